@@ -1,0 +1,60 @@
+/*
+ * clock.h - the recording clock: raw ticks on the hot path, nanoseconds in
+ * the record.
+ *
+ * Ticks come from the invariant time-stamp counter on x86-64 when the CPU
+ * says it is invariant (constant rate, runs in all sleep states), otherwise
+ * from CLOCK_MONOTONIC in nanoseconds.  STEPSCOPE_CLOCK=monotonic|tsc in the
+ * environment overrides the choice.  The choice is made once per process
+ * tree (a fork child inherits it) and written into every record.
+ */
+#ifndef SPS_CLOCK_H
+#define SPS_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "stepscope.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define SPS__HAVE_TSC 1
+#else
+#define SPS__HAVE_TSC 0
+#endif
+
+struct sps__clock {
+    enum sps_clock_source source;
+    double ticks_per_second;
+    uint64_t ns_mult; /* ns = (ticks * ns_mult) >> 32 */
+};
+
+/* Set once by sps__clock_init() before any thread records; read-only after. */
+extern struct sps__clock sps__clock;
+
+/* Choose and calibrate the clock (about 2 ms of spinning for the TSC).
+ * Idempotent; call with the process lock held. */
+void sps__clock_init(void);
+
+static inline uint64_t sps__mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t sps__ticks(void) {
+#if SPS__HAVE_TSC
+    if (__builtin_expect(sps__clock.source == SPS_CLOCK_TSC, 1))
+        return __rdtsc();
+#endif
+    return sps__mono_ns();
+}
+
+static inline uint64_t sps__ticks_to_ns(uint64_t ticks, uint64_t mult) {
+    return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
+}
+
+/* A (ticks, monotonic ns) pair read as close together as possible. */
+void sps__clock_anchor(uint64_t *ticks, uint64_t *mono_ns);
+
+#endif /* SPS_CLOCK_H */

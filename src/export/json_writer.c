@@ -1,0 +1,107 @@
+/* json_writer.c - see json_writer.h. */
+#include "export/json_writer.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+void sps__jw_init(struct sps_jw *w, FILE *f) {
+    w->f = f;
+    w->depth = 0;
+    w->count[0] = 0;
+}
+
+static void put_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* Separator, indentation and key before a value. */
+static void lead(struct sps_jw *w, const char *key) {
+    if (w->count[w->depth]++)
+        fputc(',', w->f);
+    if (w->depth) {
+        fputc('\n', w->f);
+        for (int i = 0; i < w->depth; i++)
+            fputs("  ", w->f);
+    }
+    if (key) {
+        put_string(w->f, key);
+        fputs(": ", w->f);
+    }
+}
+
+static void open_level(struct sps_jw *w, const char *key, char opener) {
+    lead(w, key);
+    fputc(opener, w->f);
+    if (w->depth + 1 < SPS_JW_MAX_DEPTH)
+        w->count[++w->depth] = 0;
+}
+
+void sps__jw_object(struct sps_jw *w, const char *key) {
+    open_level(w, key, '{');
+}
+
+void sps__jw_array(struct sps_jw *w, const char *key) {
+    open_level(w, key, '[');
+}
+
+void sps__jw_end(struct sps_jw *w, char closer) {
+    int had = w->count[w->depth];
+    if (w->depth > 0)
+        w->depth--;
+    if (had) {
+        fputc('\n', w->f);
+        for (int i = 0; i < w->depth; i++)
+            fputs("  ", w->f);
+    }
+    fputc(closer, w->f);
+    if (w->depth == 0)
+        fputc('\n', w->f);
+}
+
+void sps__jw_string(struct sps_jw *w, const char *key, const char *s) {
+    lead(w, key);
+    put_string(w->f, s);
+}
+
+void sps__jw_number(struct sps_jw *w, const char *key, double v) {
+    lead(w, key);
+    if (isfinite(v))
+        fprintf(w->f, "%.12g", v);
+    else
+        fputs("null", w->f);
+}
+
+void sps__jw_int(struct sps_jw *w, const char *key, int64_t v) {
+    lead(w, key);
+    fprintf(w->f, "%" PRId64, v);
+}
+
+void sps__jw_uint(struct sps_jw *w, const char *key, uint64_t v) {
+    lead(w, key);
+    fprintf(w->f, "%" PRIu64, v);
+}
+
+void sps__jw_bool(struct sps_jw *w, const char *key, int v) {
+    lead(w, key);
+    fputs(v ? "true" : "false", w->f);
+}
+
+void sps__jw_null(struct sps_jw *w, const char *key) {
+    lead(w, key);
+    fputs("null", w->f);
+}

@@ -1,0 +1,32 @@
+/*
+ * json_writer.h - a small streaming JSON writer.  Keys are given with each
+ * value (NULL inside arrays); commas and indentation are its business.
+ * Non-finite numbers are written as null, since JSON has no NaN.  Strings
+ * are escaped per RFC 8259; bytes >= 0x80 pass through (names are UTF-8).
+ */
+#ifndef SPS_JSON_WRITER_H
+#define SPS_JSON_WRITER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SPS_JW_MAX_DEPTH 32
+
+struct sps_jw {
+    FILE *f;
+    int depth;
+    int count[SPS_JW_MAX_DEPTH]; /* values written at each level */
+};
+
+void sps__jw_init(struct sps_jw *w, FILE *f);
+void sps__jw_object(struct sps_jw *w, const char *key);
+void sps__jw_array(struct sps_jw *w, const char *key);
+void sps__jw_end(struct sps_jw *w, char closer); /* '}' or ']' */
+void sps__jw_string(struct sps_jw *w, const char *key, const char *s);
+void sps__jw_number(struct sps_jw *w, const char *key, double v);
+void sps__jw_int(struct sps_jw *w, const char *key, int64_t v);
+void sps__jw_uint(struct sps_jw *w, const char *key, uint64_t v);
+void sps__jw_bool(struct sps_jw *w, const char *key, int v);
+void sps__jw_null(struct sps_jw *w, const char *key);
+
+#endif /* SPS_JSON_WRITER_H */

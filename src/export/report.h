@@ -1,0 +1,48 @@
+/*
+ * report.h - what a run's exporters need beyond the Run model, and the
+ * exporters the spine has: report.json and the terminal summary.
+ */
+#ifndef SPS_EXPORT_REPORT_H
+#define SPS_EXPORT_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/run.h"
+
+/* What the process that watched the run knows (the CLI, or the library
+ * itself in standalone mode).  Fields with a have_ flag may be unknown. */
+struct sps_run_info {
+    int argc;
+    char *const *argv; /* the command; NULL: take it from the first record */
+    int have_exit;
+    int exit_code;   /* when it exited */
+    int exit_signal; /* when a signal killed it (0 otherwise) */
+    int core_dumped;
+    int have_times;
+    double wall_s, user_s, sys_s;
+    int have_rss;
+    uint64_t peak_rss_bytes; /* the largest resident set of any process in the tree */
+    int64_t start_realtime_ns;
+    const char *standalone_reason; /* non-NULL: written by the library itself */
+};
+
+#define SPS_REPORT_SCHEMA "stepscope.report/1"
+
+/* Write report.json to path atomically (a temporary file renamed over it).
+ * Returns 0, or SPS_EIO with err set. */
+int sps__report_json_write(const struct sps_run *run, const struct sps_run_info *info, const char *path,
+                           char *err, size_t errlen);
+
+/* The terminal summary: totals, then the zone table sorted by total time.
+ * width is the terminal's width in columns (0: 100). */
+void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run_info *info, int width);
+
+/* Signal name ("SIGKILL") for a number, or "SIG<n>". */
+const char *sps__signal_name(int sig, char *buf, size_t len);
+
+/* Human-readable duration ("12.3 ms") and size ("1.2 GiB"). */
+const char *sps__fmt_seconds(double s, char *buf, size_t len);
+const char *sps__fmt_bytes(double b, char *buf, size_t len);
+
+#endif /* SPS_EXPORT_REPORT_H */

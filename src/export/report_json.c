@@ -1,0 +1,323 @@
+/*
+ * report_json.c - report.json, schema stepscope.report/1 (documented in
+ * docs/report-format.md: add keys freely, never rename or remove one
+ * without bumping the schema).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/json_writer.h"
+#include "export/report.h"
+#include "stepscope.h"
+
+static const char *kind_name(uint32_t kind) {
+    switch (kind) {
+    case SPS_KIND_ZONE: return "zone";
+    case SPS_KIND_STEP: return "step";
+    case SPS_KIND_MICROSTEP: return "microstep";
+    case SPS_KIND_VALUE: return "value";
+    case SPS_KIND_COUNTER: return "counter";
+    default: return "unknown";
+    }
+}
+
+static const char *ring_name(int ring) {
+    return ring == SPS_RING_ZONES ? "zones" : ring == SPS_RING_STEPS ? "steps" : "values";
+}
+
+static double rel_s(const struct sps_run *run, uint64_t ns) {
+    return ((double)ns - (double)run->start_ns) * 1e-9;
+}
+
+static void write_command(struct sps_jw *w, const struct sps_run *run, const struct sps_run_info *info) {
+    sps__jw_array(w, "command");
+    if (info->argv) {
+        for (int i = 0; i < info->argc; i++)
+            sps__jw_string(w, NULL, info->argv[i]);
+    } else if (run->nprocs) {
+        for (int i = 0; i < run->procs[0].argc; i++)
+            sps__jw_string(w, NULL, run->procs[0].argv[i]);
+    }
+    sps__jw_end(w, ']');
+}
+
+static void write_exit(struct sps_jw *w, const struct sps_run_info *info) {
+    if (!info->have_exit) {
+        sps__jw_null(w, "exit");
+        return;
+    }
+    char buf[32];
+    sps__jw_object(w, "exit");
+    if (info->exit_signal) {
+        sps__jw_string(w, "status", "killed");
+        sps__jw_int(w, "signal", info->exit_signal);
+        sps__jw_string(w, "signal_name", sps__signal_name(info->exit_signal, buf, sizeof buf));
+        sps__jw_bool(w, "core_dumped", info->core_dumped);
+    } else {
+        sps__jw_string(w, "status", "exited");
+        sps__jw_int(w, "code", info->exit_code);
+    }
+    sps__jw_end(w, '}');
+}
+
+static void write_stats(struct sps_jw *w, const struct sps_stats *s) {
+    sps__jw_uint(w, "count", s->count);
+    sps__jw_number(w, "total_s", s->total_s);
+    sps__jw_number(w, "self_s", s->self_s);
+    sps__jw_number(w, "mean_s", s->mean_s);
+    sps__jw_number(w, "std_s", s->std_s);
+    sps__jw_number(w, "min_s", s->min_s);
+    sps__jw_number(w, "max_s", s->max_s);
+    sps__jw_number(w, "p50_s", s->p50_s);
+    sps__jw_number(w, "p90_s", s->p90_s);
+    sps__jw_number(w, "p99_s", s->p99_s);
+}
+
+static void write_zones(struct sps_jw *w, const struct sps_run *run, double wall_s) {
+    sps__jw_array(w, "zones");
+    for (size_t i = 0; i < run->nnames; i++) {
+        const struct sps_name_summary *n = &run->names[i];
+        if (n->kind != SPS_KIND_ZONE && n->kind != SPS_KIND_STEP && n->kind != SPS_KIND_MICROSTEP)
+            continue;
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "name", n->name);
+        sps__jw_string(w, "kind", kind_name(n->kind));
+        write_stats(w, &n->stats);
+        sps__jw_number(w, "share_of_wall", wall_s > 0 ? n->stats.total_s / wall_s : NAN);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+}
+
+static void write_values(struct sps_jw *w, const struct sps_run *run) {
+    sps__jw_array(w, "values");
+    for (size_t i = 0; i < run->nnames; i++) {
+        const struct sps_name_summary *n = &run->names[i];
+        if (n->kind != SPS_KIND_VALUE)
+            continue;
+        const struct sps_agg *a = &n->agg;
+        double mean = a->count ? a->sum / (double)a->count : NAN;
+        double var = a->count ? a->sumsq / (double)a->count - mean * mean : NAN;
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "name", n->name);
+        sps__jw_uint(w, "count", a->count);
+        sps__jw_number(w, "mean", mean);
+        sps__jw_number(w, "std", var > 0 ? sqrt(var) : (a->count ? 0.0 : NAN));
+        sps__jw_number(w, "min", a->count ? a->min : NAN);
+        sps__jw_number(w, "max", a->count ? a->max : NAN);
+        sps__jw_number(w, "first", a->count ? a->first : NAN);
+        sps__jw_number(w, "last", a->count ? a->last : NAN);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    sps__jw_array(w, "counters");
+    for (size_t i = 0; i < run->nnames; i++) {
+        const struct sps_name_summary *n = &run->names[i];
+        if (n->kind != SPS_KIND_COUNTER)
+            continue;
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "name", n->name);
+        sps__jw_uint(w, "total", n->agg.total_ns);
+        sps__jw_uint(w, "increments", n->agg.count);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+}
+
+static void write_steps(struct sps_jw *w, const struct sps_run *run) {
+    sps__jw_object(w, "steps");
+    sps__jw_uint(w, "count", run->steps_recorded);
+    sps__jw_uint(w, "rows_kept", run->nsteps);
+    sps__jw_array(w, "rows");
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct sps_step_row *row = &run->steps[i];
+        const struct sps_process_data *p = &run->procs[row->process];
+        sps__jw_object(w, NULL);
+        sps__jw_uint(w, "index", row->index);
+        sps__jw_int(w, "pid", p->pid);
+        if (p->rank >= 0)
+            sps__jw_int(w, "rank", p->rank);
+        sps__jw_number(w, "start_s", rel_s(run, row->start_ns));
+        sps__jw_number(w, "duration_s", (double)(row->end_ns - row->start_ns) * 1e-9);
+        if (row->microsteps)
+            sps__jw_uint(w, "microsteps", row->microsteps);
+        static const struct {
+            const char *key;
+            uint32_t kind;
+        } groups[] = {{"zones_self_s", SPS_KIND_ZONE}, {"values", SPS_KIND_VALUE}, {"counters", SPS_KIND_COUNTER}};
+        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+            sps__jw_object(w, groups[g].key);
+            for (size_t k = 0; k < run->nnames; k++)
+                if (run->names[k].kind == groups[g].kind && !isnan(row->by_name[k]))
+                    sps__jw_number(w, run->names[k].name, row->by_name[k]);
+            sps__jw_end(w, '}');
+        }
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    sps__jw_end(w, '}');
+}
+
+static void write_processes(struct sps_jw *w, const struct sps_run *run) {
+    sps__jw_array(w, "processes");
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        sps__jw_object(w, NULL);
+        sps__jw_int(w, "pid", p->pid);
+        sps__jw_int(w, "ppid", p->ppid);
+        if (p->rank >= 0)
+            sps__jw_int(w, "rank", p->rank);
+        if (p->local_rank >= 0)
+            sps__jw_int(w, "local_rank", p->local_rank);
+        if (p->world_size >= 0)
+            sps__jw_int(w, "world_size", p->world_size);
+        sps__jw_string(w, "hostname", p->hostname);
+        sps__jw_array(w, "command");
+        for (int i = 0; i < p->argc; i++)
+            sps__jw_string(w, NULL, p->argv[i]);
+        sps__jw_end(w, ']');
+        sps__jw_string(w, "record", p->path);
+        /* the library marks a record closed in its exit handler; anything
+         * else (a signal, _exit, a crash) leaves it live */
+        sps__jw_string(w, "ended", p->closed ? "exit" : "without exit (killed, crashed or still running)");
+        sps__jw_number(w, "start_s", rel_s(run, p->start_ns));
+        sps__jw_string(w, "clock", p->clock_source == SPS_CLOCK_TSC ? "tsc" : "monotonic");
+        sps__jw_number(w, "clock_ticks_per_second", p->ticks_per_second);
+        sps__jw_string(w, "ring_policy", p->ring_policy == SPS_POLICY_KEEP_FIRST ? "keep-first" : "keep-latest");
+        sps__jw_uint(w, "threads_refused", p->threads_refused);
+        sps__jw_uint(w, "names_refused", p->names_refused);
+        sps__jw_array(w, "threads");
+        for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+            const struct sps_thread_data *t = &p->threads[ti];
+            sps__jw_object(w, NULL);
+            sps__jw_int(w, "tid", t->tid);
+            sps__jw_string(w, "name", t->name);
+            sps__jw_bool(w, "exited", t->exited);
+            sps__jw_object(w, "events");
+            for (int r = 0; r < SPS_RING_COUNT; r++) {
+                sps__jw_object(w, ring_name(r));
+                sps__jw_uint(w, "recorded", t->offered[r]);
+                sps__jw_uint(w, "kept", t->offered[r] - t->dropped[r]);
+                sps__jw_uint(w, "dropped", t->dropped[r]);
+                sps__jw_uint(w, "capacity", p->ring_cap[r]);
+                sps__jw_end(w, '}');
+            }
+            sps__jw_end(w, '}');
+            sps__jw_uint(w, "mismatched_ends", t->mismatched_ends);
+            sps__jw_uint(w, "depth_overflows", t->depth_overflows);
+            sps__jw_array(w, "open_zones");
+            for (uint32_t k = 0; k < t->nopen; k++) {
+                sps__jw_object(w, NULL);
+                sps__jw_string(w, "name", p->names[t->open[k].name - 1].name);
+                sps__jw_string(w, "kind", kind_name(t->open[k].kind));
+                sps__jw_number(w, "start_s", rel_s(run, t->open[k].start_ns));
+                sps__jw_end(w, '}');
+            }
+            sps__jw_end(w, ']');
+            sps__jw_end(w, '}');
+        }
+        sps__jw_end(w, ']');
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    sps__jw_array(w, "records_skipped");
+    for (size_t i = 0; i < run->nskipped; i++) {
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "record", run->skipped[i].path);
+        sps__jw_string(w, "error", run->skipped[i].error);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+}
+
+static void write_report(FILE *f, const struct sps_run *run, const struct sps_run_info *info) {
+    struct sps_jw w;
+    sps__jw_init(&w, f);
+    sps__jw_object(&w, NULL);
+    sps__jw_string(&w, "schema", SPS_REPORT_SCHEMA);
+    sps__jw_string(&w, "stepscope_version", SPS_VERSION_STRING);
+    write_command(&w, run, info);
+    if (info->standalone_reason)
+        sps__jw_string(&w, "written_by", info->standalone_reason);
+    sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns * 1e-9);
+    write_exit(&w, info);
+
+    sps__jw_object(&w, "timing");
+    sps__jw_number(&w, "wall_s", info->have_times ? info->wall_s : NAN);
+    sps__jw_number(&w, "user_s", info->have_times ? info->user_s : NAN);
+    sps__jw_number(&w, "sys_s", info->have_times ? info->sys_s : NAN);
+    sps__jw_end(&w, '}');
+    sps__jw_object(&w, "memory");
+    if (info->have_rss)
+        sps__jw_uint(&w, "peak_rss_bytes", info->peak_rss_bytes);
+    else
+        sps__jw_null(&w, "peak_rss_bytes");
+    sps__jw_string(&w, "peak_rss_scope", "largest single process of the tree (getrusage)");
+    sps__jw_end(&w, '}');
+
+    sps__jw_object(&w, "recording");
+    const char *clock = "none";
+    double hz = 0;
+    if (run->nprocs) {
+        clock = run->procs[0].clock_source == SPS_CLOCK_TSC ? "tsc" : "monotonic";
+        hz = run->procs[0].ticks_per_second;
+    }
+    sps__jw_string(&w, "clock", clock);
+    sps__jw_number(&w, "clock_ticks_per_second", hz);
+    sps__jw_uint(&w, "processes", run->nprocs);
+    sps__jw_uint(&w, "events_recorded", run->events_recorded);
+    sps__jw_uint(&w, "events_dropped", run->events_dropped);
+    sps__jw_end(&w, '}');
+
+    write_zones(&w, run, info->have_times ? info->wall_s : NAN);
+    write_steps(&w, run);
+    write_values(&w, run);
+    write_processes(&w, run);
+    sps__jw_end(&w, '}');
+}
+
+int sps__report_json_write(const struct sps_run *run, const struct sps_run_info *info, const char *path,
+                           char *err, size_t errlen) {
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return SPS_EIO;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return SPS_EIO;
+    }
+    write_report(f, run, info);
+    int bad = ferror(f);
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+        bad = 1;
+    int saved = errno;
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(saved ? saved : EIO));
+        unlink(tmp);
+        return SPS_EIO;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+        return SPS_EIO;
+    }
+    return 0;
+}
+
+const char *sps__signal_name(int sig, char *buf, size_t len) {
+    const char *abbrev = sigabbrev_np(sig);
+    if (abbrev)
+        snprintf(buf, len, "SIG%s", abbrev);
+    else
+        snprintf(buf, len, "SIG%d", sig);
+    return buf;
+}

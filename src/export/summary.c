@@ -1,0 +1,109 @@
+/*
+ * summary.c - the terminal summary `stepscope run` prints when the workload
+ * ends: how it ended, wall/user/sys time, peak RSS, then one row per zone
+ * sorted by total time (steps first: they frame everything else).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/report.h"
+#include "stepscope.h"
+
+const char *sps__fmt_seconds(double s, char *buf, size_t len) {
+    if (isnan(s))
+        snprintf(buf, len, "-");
+    else if (s >= 100)
+        snprintf(buf, len, "%.0f s", s);
+    else if (s >= 1)
+        snprintf(buf, len, "%.2f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.2f ms", s * 1e3);
+    else if (s >= 1e-6)
+        snprintf(buf, len, "%.2f us", s * 1e6);
+    else
+        snprintf(buf, len, "%.0f ns", s * 1e9);
+    return buf;
+}
+
+const char *sps__fmt_bytes(double b, char *buf, size_t len) {
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+    return buf;
+}
+
+static const char *kind_label(uint32_t kind) {
+    return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
+}
+
+void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run_info *info, int width) {
+    char a[32], b[32], c[32], d[32];
+    (void)width;
+    fprintf(f, "\nstepscope: ");
+    if (info->have_exit) {
+        if (info->exit_signal)
+            fprintf(f, "killed by %s%s", sps__signal_name(info->exit_signal, a, sizeof a),
+                    info->core_dumped ? " (core dumped)" : "");
+        else
+            fprintf(f, "exit %d", info->exit_code);
+    }
+    if (info->have_times)
+        fprintf(f, "  wall %s  user %s  sys %s", sps__fmt_seconds(info->wall_s, a, sizeof a),
+                sps__fmt_seconds(info->user_s, b, sizeof b), sps__fmt_seconds(info->sys_s, c, sizeof c));
+    if (info->have_rss)
+        fprintf(f, "  peak RSS %s", sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
+    fputc('\n', f);
+
+    size_t zones = 0;
+    for (size_t i = 0; i < run->nnames; i++)
+        zones += run->names[i].kind != SPS_KIND_VALUE && run->names[i].kind != SPS_KIND_COUNTER;
+    if (run->nprocs == 0) {
+        fprintf(f, "stepscope: nothing was recorded (the command does not use libstepscope or the stepscope module)\n");
+    } else if (zones) {
+        fprintf(f, "%-24s %-9s %9s %10s %10s %10s %10s %10s %6s\n", "zone", "kind", "count", "total", "self", "mean",
+                "p50", "p99", "%wall");
+        for (size_t i = 0; i < run->nnames; i++) {
+            const struct sps_name_summary *n = &run->names[i];
+            if (n->kind == SPS_KIND_VALUE || n->kind == SPS_KIND_COUNTER)
+                continue;
+            char t[32], s[32], m[32], p50[32], p99[32], share[16] = "-";
+            if (info->have_times && info->wall_s > 0)
+                snprintf(share, sizeof share, "%.1f", 100.0 * n->stats.total_s / info->wall_s);
+            fprintf(f, "%-24.24s %-9s %9llu %10s %10s %10s %10s %10s %6s\n", n->name, kind_label(n->kind),
+                    (unsigned long long)n->stats.count, sps__fmt_seconds(n->stats.total_s, t, sizeof t),
+                    sps__fmt_seconds(n->stats.self_s, s, sizeof s), sps__fmt_seconds(n->stats.mean_s, m, sizeof m),
+                    sps__fmt_seconds(n->stats.p50_s, p50, sizeof p50),
+                    sps__fmt_seconds(n->stats.p99_s, p99, sizeof p99), share);
+        }
+    }
+    for (size_t i = 0; i < run->nnames; i++) {
+        const struct sps_name_summary *n = &run->names[i];
+        if (n->kind == SPS_KIND_VALUE && n->agg.count)
+            fprintf(f, "value   %-16s first %.6g  last %.6g  min %.6g  max %.6g  (%llu samples)\n", n->name,
+                    n->agg.first, n->agg.last, n->agg.min, n->agg.max, (unsigned long long)n->agg.count);
+        else if (n->kind == SPS_KIND_COUNTER)
+            fprintf(f, "counter %-16s total %llu\n", n->name, (unsigned long long)n->agg.total_ns);
+    }
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+            const struct sps_thread_data *t = &p->threads[ti];
+            if (t->nopen) {
+                fprintf(f, "open at the end: pid %d tid %d:", p->pid, t->tid);
+                for (uint32_t k = 0; k < t->nopen; k++)
+                    fprintf(f, " %s%s", k ? "> " : "", p->names[t->open[k].name - 1].name);
+                fputc('\n', f);
+            }
+        }
+    }
+    if (run->events_dropped)
+        fprintf(f, "note: %llu of %llu events were not kept by full rings (aggregates stay exact)\n",
+                (unsigned long long)run->events_dropped, (unsigned long long)run->events_recorded);
+    for (size_t i = 0; i < run->nskipped; i++)
+        fprintf(f, "warning: record skipped: %s\n", run->skipped[i].error);
+}

@@ -1,0 +1,400 @@
+/*
+ * reader.c - reading one record: validate every field that locates or sizes
+ * something before following it, then copy what is there into plain owned
+ * structs (struct sps_process_data), with ticks converted to nanoseconds.
+ *
+ * A record is written by a process that may have died at any instruction,
+ * so "odd but possible" states (a half-published name, an anchor being
+ * rewritten) are tolerated; anything no writer can produce is corruption and
+ * is reported with the file and the offset of the offending field.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32.h"
+#include "model/run.h"
+#include "stepscope.h"
+
+struct reader {
+    const unsigned char *data;
+    size_t size;
+    const char *label;
+    char *err;
+    size_t errlen;
+    const struct sps_rec_header *h;
+    /* tick -> monotonic ns */
+    uint64_t anchor_ticks, anchor_ns;
+    long double ns_per_tick;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct reader *r, uint64_t offset, const char *fmt, ...) {
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (r->err && r->errlen)
+        snprintf(r->err, r->errlen, "%s: offset %llu: %s", r->label, (unsigned long long)offset, what);
+    return SPS_EFORMAT;
+}
+
+#define HOFF(field) ((uint64_t)offsetof(struct sps_rec_header, field))
+
+/* Is [off, off+len) inside the file? */
+static int in_file(const struct reader *r, uint64_t off, uint64_t len) {
+    return off <= r->size && len <= r->size - off;
+}
+
+static uint64_t to_ns(const struct reader *r, uint64_t ticks) {
+    long double d = (long double)(int64_t)(ticks - r->anchor_ticks) * r->ns_per_tick;
+    long double ns = (long double)r->anchor_ns + d;
+    return ns < 0 ? 0 : (uint64_t)(ns + 0.5L);
+}
+
+static int check_header(struct reader *r) {
+    if (r->size < SPS_REC_HEADER_SIZE)
+        return fail(r, r->size, "truncated: %zu bytes, shorter than the %u-byte header", r->size,
+                    SPS_REC_HEADER_SIZE);
+    const struct sps_rec_header *h = (const void *)r->data;
+    r->h = h;
+    static const char zeros[8];
+    if (memcmp(h->magic, zeros, sizeof zeros) == 0)
+        return fail(r, 0, "incomplete record: the process stopped before its header was written");
+    if (memcmp(h->magic, SPS_REC_MAGIC, sizeof h->magic) != 0)
+        return fail(r, 0, "not a stepscope record (bad magic)");
+    if (h->endian_check != SPS_REC_ENDIAN_CHECK)
+        return fail(r, HOFF(endian_check), "written with the other byte order, which this build cannot read");
+    if (h->version != SPS_REC_VERSION) {
+        fail(r, HOFF(version), "record format version %u; this build reads version %u", h->version,
+             SPS_REC_VERSION);
+        return SPS_EVERSION;
+    }
+    if (h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
+        return fail(r, HOFF(header_crc), "header checksum mismatch: the header is corrupted");
+    if (h->file_size > r->size)
+        return fail(r, r->size, "truncated: the header says %llu bytes, the file has %zu",
+                    (unsigned long long)h->file_size, r->size);
+    if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
+        return fail(r, HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
+    if (h->names_off < SPS_REC_HEADER_SIZE || !in_file(r, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)))
+        return fail(r, HOFF(names_off), "name table out of bounds");
+    if (!in_file(r, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)))
+        return fail(r, HOFF(threads_off), "thread directory out of bounds");
+    if (h->arena_off > h->file_size)
+        return fail(r, HOFF(arena_off), "arena out of bounds");
+    if (h->names_count > h->names_cap)
+        return fail(r, HOFF(names_count), "%u names in a table of %u", h->names_count, h->names_cap);
+    if (h->threads_count > h->threads_cap)
+        return fail(r, HOFF(threads_count), "%u threads in a directory of %u", h->threads_count, h->threads_cap);
+    for (int i = 0; i < SPS_RING_COUNT; i++)
+        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)))
+            return fail(r, HOFF(ring_cap) + 4u * (uint64_t)i, "ring capacity %u is not a power of two", h->ring_cap[i]);
+    if (h->clock_source != SPS_CLOCK_TSC && h->clock_source != SPS_CLOCK_MONOTONIC)
+        return fail(r, HOFF(clock_source), "unknown clock source %u", h->clock_source);
+    if (!(h->ticks_per_second > 0))
+        return fail(r, HOFF(ticks_per_second), "clock rate is not positive");
+    return 0;
+}
+
+static void setup_clock(struct reader *r, struct sps_process_data *p) {
+    const struct sps_rec_header *h = r->h;
+    r->anchor_ticks = h->anchor0_ticks;
+    r->anchor_ns = h->anchor0_mono_ns;
+    long double hz = h->ticks_per_second;
+    /* Refine the calibrated rate with the latest anchor when it spans long
+     * enough for its jitter not to matter (and was not being rewritten). */
+    if (h->clock_source == SPS_CLOCK_TSC && (h->anchor_seq & 1u) == 0 &&
+        h->anchor1_mono_ns > h->anchor0_mono_ns + 200000000u && h->anchor1_ticks > h->anchor0_ticks)
+        hz = (long double)(h->anchor1_ticks - h->anchor0_ticks) * 1e9L /
+             (long double)(h->anchor1_mono_ns - h->anchor0_mono_ns);
+    r->ns_per_tick = 1e9L / hz;
+    p->ticks_per_second = (double)hz;
+}
+
+static int copy_header(struct reader *r, struct sps_process_data *p) {
+    const struct sps_rec_header *h = r->h;
+    p->pid = h->pid;
+    p->ppid = h->ppid;
+    p->rank = h->rank;
+    p->local_rank = h->local_rank;
+    p->world_size = h->world_size;
+    memcpy(p->hostname, h->hostname, sizeof p->hostname);
+    p->hostname[sizeof p->hostname - 1] = '\0';
+    p->clock_source = h->clock_source;
+    p->ring_policy = h->ring_policy;
+    memcpy(p->ring_cap, h->ring_cap, sizeof p->ring_cap);
+    p->start_realtime_ns = h->start_realtime_ns;
+    p->start_ns = h->anchor0_mono_ns;
+    p->closed = h->state == SPS_REC_STATE_CLOSED;
+    p->end_ns = p->closed ? to_ns(r, h->end_ticks) : 0;
+    p->threads_refused = h->threads_refused;
+    p->names_refused = h->names_refused;
+
+    uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
+    int argc = len ? 1 : 0;
+    for (uint32_t i = 0; i < len; i++)
+        argc += h->cmdline[i] == '\0';
+    p->argv = calloc((size_t)argc + 1, sizeof *p->argv);
+    if (!p->argv)
+        return SPS_ENOMEM;
+    for (uint32_t i = 0, start = 0; i <= len && argc; i++) {
+        if (i == len || h->cmdline[i] == '\0') {
+            p->argv[p->argc] = strndup(h->cmdline + start, i - start);
+            if (!p->argv[p->argc])
+                return SPS_ENOMEM;
+            p->argc++;
+            start = i + 1;
+        }
+    }
+
+    p->nnames = h->names_count;
+    p->names = calloc(p->nnames ? p->nnames : 1, sizeof *p->names);
+    if (!p->names)
+        return SPS_ENOMEM;
+    const struct sps_rec_name *names = (const void *)(r->data + h->names_off);
+    for (uint32_t i = 0; i < p->nnames; i++) {
+        uint64_t off = h->names_off + (uint64_t)i * sizeof *names;
+        if (names[i].kind < SPS_KIND_ZONE || names[i].kind > SPS_KIND_COUNTER)
+            return fail(r, off, "name %u has unknown kind %u", i + 1, names[i].kind);
+        if (!memchr(names[i].name, '\0', sizeof names[i].name) || !names[i].name[0])
+            return fail(r, off, "name %u is not a terminated string", i + 1);
+        p->names[i].kind = names[i].kind;
+        p->names[i].line = names[i].line;
+        memcpy(p->names[i].name, names[i].name, sizeof names[i].name);
+        memcpy(p->names[i].file, names[i].file, sizeof names[i].file);
+        memcpy(p->names[i].func, names[i].func, sizeof names[i].func);
+        p->names[i].file[sizeof p->names[i].file - 1] = '\0';
+        p->names[i].func[sizeof p->names[i].func - 1] = '\0';
+    }
+    return 0;
+}
+
+static int zone_like(uint32_t kind) {
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
+}
+
+static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t seg_off, struct sps_thread_data *t,
+                     const struct sps_process_data *p) {
+    const struct sps_rec_header *h = r->h;
+    uint64_t index_len = (uint64_t)(h->names_cap + 2) * sizeof(uint32_t);
+    if (s->agg_index_off < h->arena_off || !in_file(r, s->agg_index_off, index_len))
+        return fail(r, seg_off + offsetof(struct sps_rec_thread, agg_index_off), "aggregate index out of bounds");
+    const uint32_t *index = (const void *)(r->data + s->agg_index_off);
+    t->aggs = calloc(p->nnames ? p->nnames : 1, sizeof *t->aggs);
+    if (!t->aggs)
+        return SPS_ENOMEM;
+    for (uint32_t id = 1; id <= p->nnames; id++) {
+        uint64_t off = index[id];
+        if (off == 0)
+            continue;
+        uint32_t kind = p->names[id - 1].kind;
+        uint64_t need = sizeof(struct sps_rec_agg) + (zone_like(kind) ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
+        uint64_t where = s->agg_index_off + (uint64_t)id * sizeof(uint32_t);
+        if (off < h->arena_off || !in_file(r, off, need))
+            return fail(r, where, "aggregate of name %u out of bounds", id);
+        const struct sps_rec_agg *a = (const void *)(r->data + off);
+        if (a->name != id) {
+            if (a->name == 0)
+                continue; /* the overflow sink: a full record refused this pair */
+            return fail(r, off, "aggregate belongs to name %u, indexed as %u", a->name, id);
+        }
+        if (a->kind != kind)
+            return fail(r, off, "aggregate kind %u does not match name %u's kind %u", a->kind, id, kind);
+        struct sps_agg *d = &t->aggs[id - 1];
+        d->kind = kind;
+        d->count = a->count;
+        if (kind == SPS_KIND_VALUE) {
+            d->sum = a->u.v.sum;
+            d->sumsq = a->u.v.sumsq;
+            d->min = a->u.v.min;
+            d->max = a->u.v.max;
+            d->first = a->u.v.first;
+            d->last = a->u.v.last;
+            continue;
+        }
+        d->total_ns = a->u.z.total_ns;
+        d->self_ns = a->u.z.self_ns;
+        d->min_ns = a->u.z.min_ns;
+        d->max_ns = a->u.z.max_ns;
+        d->sumsq_ns = (unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo;
+        if (zone_like(kind) && a->count) {
+            d->hist = malloc(SPS_HIST_BUCKETS * sizeof *d->hist);
+            if (!d->hist)
+                return SPS_ENOMEM;
+            memcpy(d->hist, a + 1, SPS_HIST_BUCKETS * sizeof *d->hist);
+        }
+    }
+    return 0;
+}
+
+static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t seg_off, int ring,
+                     struct sps_thread_data *t, const struct sps_process_data *p) {
+    const struct sps_rec_header *h = r->h;
+    uint64_t cap = h->ring_cap[ring];
+    uint64_t ring_off = s->ring_off[ring];
+    if (ring_off < h->arena_off || !in_file(r, ring_off, cap * sizeof(struct sps_rec_event)))
+        return fail(r, seg_off + offsetof(struct sps_rec_thread, ring_off) + 8u * (uint64_t)ring,
+                    "event ring %d out of bounds", ring);
+    uint64_t head = s->head[ring];
+    uint64_t kept = head < cap ? head : cap;
+    uint64_t first = h->ring_policy == SPS_POLICY_KEEP_FIRST ? 0 : head - kept;
+    t->offered[ring] = head;
+    t->dropped[ring] = head - kept;
+    t->events[ring] = malloc((kept ? kept : 1) * sizeof(struct sps_event));
+    if (!t->events[ring])
+        return SPS_ENOMEM;
+    const struct sps_rec_event *ev = (const void *)(r->data + ring_off);
+    size_t n = 0;
+    for (uint64_t i = first; i < first + kept; i++) {
+        const struct sps_rec_event *e = &ev[i & (cap - 1)];
+        uint64_t off = ring_off + (i & (cap - 1)) * sizeof *e;
+        if (e->name == h->names_cap + 1u) {
+            t->dropped[ring]++; /* recorded under the overflow name */
+            continue;
+        }
+        if (e->name == 0 || e->name > p->nnames)
+            return fail(r, off, "event names unknown name id %u", e->name);
+        if (e->kind != p->names[e->name - 1].kind)
+            return fail(r, off, "event kind %u does not match its name's kind %u", e->kind,
+                        p->names[e->name - 1].kind);
+        struct sps_event *d = &t->events[ring][n++];
+        d->start_ns = to_ns(r, e->start_ticks);
+        d->end_ns = zone_like(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
+        if (zone_like(e->kind) && e->end_ticks < e->start_ticks)
+            return fail(r, off, "event ends before it starts");
+        d->a = e->a;
+        d->name = e->name;
+        d->depth = e->depth;
+        d->kind = e->kind;
+    }
+    t->nevents[ring] = n;
+    return 0;
+}
+
+static int copy_threads(struct reader *r, struct sps_process_data *p) {
+    const struct sps_rec_header *h = r->h;
+    p->nthreads = h->threads_count;
+    p->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->threads);
+    if (!p->threads)
+        return SPS_ENOMEM;
+    const uint64_t *dir = (const void *)(r->data + h->threads_off);
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        uint64_t seg_off = dir[i];
+        uint64_t where = h->threads_off + (uint64_t)i * sizeof *dir;
+        if (seg_off < h->arena_off || !in_file(r, seg_off, sizeof(struct sps_rec_thread)))
+            return fail(r, where, "thread %u's segment offset %llu is out of bounds", i, (unsigned long long)seg_off);
+        const struct sps_rec_thread *s = (const void *)(r->data + seg_off);
+        if (s->magic != SPS_REC_THREAD_MAGIC || s->index != i)
+            return fail(r, seg_off, "thread segment %u is corrupted (bad magic or index)", i);
+        if (s->depth > SPS_REC_MAX_DEPTH)
+            return fail(r, seg_off + offsetof(struct sps_rec_thread, depth), "zone depth %u exceeds %u", s->depth,
+                        SPS_REC_MAX_DEPTH);
+        struct sps_thread_data *t = &p->threads[i];
+        t->tid = s->tid;
+        memcpy(t->name, s->name, sizeof t->name);
+        t->name[sizeof t->name - 1] = '\0';
+        t->exited = s->state == SPS_REC_THREAD_EXITED;
+        t->mismatched_ends = s->mismatched_ends;
+        t->depth_overflows = s->depth_overflows;
+        for (uint32_t d = 1; d <= s->depth; d++) {
+            const struct sps_rec_frame *f = &s->stack[d];
+            if (f->name == 0 || (f->name > p->nnames && f->name != h->names_cap + 1u))
+                return fail(r, seg_off + offsetof(struct sps_rec_thread, stack) + d * sizeof *f,
+                            "open zone names unknown name id %u", f->name);
+            if (f->name > p->nnames)
+                continue;
+            t->open[t->nopen].name = f->name;
+            t->open[t->nopen].kind = f->kind;
+            t->open[t->nopen].start_ns = to_ns(r, f->start_ticks);
+            t->nopen++;
+        }
+        int rc = copy_aggs(r, s, seg_off, t, p);
+        for (int ring = 0; rc == 0 && ring < SPS_RING_COUNT; ring++)
+            rc = copy_ring(r, s, seg_off, ring, t, p);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int sps__record_parse(const void *data, size_t size, const char *label, struct sps_process_data *out,
+                      char *err, size_t errlen) {
+    struct reader r = {.data = data, .size = size, .label = label, .err = err, .errlen = errlen};
+    memset(out, 0, sizeof *out);
+    int rc = check_header(&r);
+    if (rc)
+        return rc;
+    out->path = strdup(label);
+    if (!out->path)
+        return SPS_ENOMEM;
+    setup_clock(&r, out);
+    rc = copy_header(&r, out);
+    if (rc == 0)
+        rc = copy_threads(&r, out);
+    if (rc) {
+        if (rc == SPS_ENOMEM && err && errlen)
+            snprintf(err, errlen, "%s: out of memory", label);
+        sps__process_free(out);
+    }
+    return rc;
+}
+
+int sps__record_load(const char *path, struct sps_process_data *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return SPS_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return SPS_EIO;
+    }
+    size_t size = (size_t)st.st_size;
+    if (size < SPS_REC_HEADER_SIZE) {
+        close(fd);
+        snprintf(err, errlen, "%s: offset %zu: truncated: %zu bytes, shorter than the %u-byte header", path, size,
+                 size, SPS_REC_HEADER_SIZE);
+        return SPS_EFORMAT;
+    }
+    void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
+        return SPS_EIO;
+    }
+    int rc = sps__record_parse(m, size, path, out, err, errlen);
+    munmap(m, size);
+    return rc;
+}
+
+void sps__process_free(struct sps_process_data *p) {
+    if (!p)
+        return;
+    for (int i = 0; p->argv && i < p->argc; i++)
+        free(p->argv[i]);
+    free(p->argv);
+    for (uint32_t i = 0; p->threads && i < p->nthreads; i++) {
+        struct sps_thread_data *t = &p->threads[i];
+        for (uint32_t n = 0; t->aggs && n < p->nnames; n++)
+            sps__agg_free(&t->aggs[n]);
+        free(t->aggs);
+        for (int ring = 0; ring < SPS_RING_COUNT; ring++)
+            free(t->events[ring]);
+    }
+    free(p->threads);
+    free(p->names);
+    free(p->path);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,292 @@
+/*
+ * run.c - joining the records of a run and deriving per-name statistics and
+ * the step table.  No I/O beyond listing and loading the records directory.
+ */
+#include "model/run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stepscope.h"
+
+static int zone_like(uint32_t kind) {
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
+}
+
+int sps__run_add(struct sps_run *run, struct sps_process_data *p) {
+    struct sps_process_data *procs = realloc(run->procs, (run->nprocs + 1) * sizeof *procs);
+    if (!procs)
+        return SPS_ENOMEM;
+    run->procs = procs;
+    run->procs[run->nprocs++] = *p;
+    memset(p, 0, sizeof *p);
+    return 0;
+}
+
+static int add_skipped(struct sps_run *run, const char *path, const char *error) {
+    struct sps_skipped *s = realloc(run->skipped, (run->nskipped + 1) * sizeof *s);
+    if (!s)
+        return SPS_ENOMEM;
+    run->skipped = s;
+    s[run->nskipped].path = strdup(path);
+    s[run->nskipped].error = strdup(error);
+    run->nskipped++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t errlen) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        return SPS_EIO;
+    }
+    char **files = NULL;
+    size_t n = 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".sps") != 0)
+            continue;
+        char **grown = realloc(files, (n + 1) * sizeof *files);
+        if (!grown || asprintf(&grown[n], "%s/%s", dir, e->d_name) < 0) {
+            files = grown ? grown : files;
+            rc = SPS_ENOMEM;
+            break;
+        }
+        files = grown;
+        n++;
+    }
+    closedir(d);
+    if (files)
+        qsort(files, n, sizeof *files, by_name); /* a stable order for reports */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct sps_process_data p;
+        char why[768];
+        int r = sps__record_load(files[i], &p, why, sizeof why);
+        if (r == 0)
+            rc = sps__run_add(run, &p);
+        else if (r == SPS_ENOMEM)
+            rc = r;
+        else
+            rc = add_skipped(run, files[i], why);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+    if (rc == SPS_ENOMEM)
+        snprintf(err, errlen, "%s: out of memory", dir);
+    return rc;
+}
+
+long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind) {
+    for (size_t i = 0; i < run->nnames; i++)
+        if (run->names[i].kind == kind && strcmp(run->names[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int kind_rank(uint32_t kind) {
+    switch (kind) {
+    case SPS_KIND_STEP: return 0;
+    case SPS_KIND_MICROSTEP: return 1;
+    case SPS_KIND_ZONE: return 2;
+    case SPS_KIND_VALUE: return 3;
+    default: return 4;
+    }
+}
+
+/* Steps first, then micro-steps, zones by total time, values, counters. */
+static int summary_order(const void *pa, const void *pb) {
+    const struct sps_name_summary *a = pa, *b = pb;
+    if (kind_rank(a->kind) != kind_rank(b->kind))
+        return kind_rank(a->kind) - kind_rank(b->kind);
+    if (zone_like(a->kind) && a->agg.total_ns != b->agg.total_ns)
+        return a->agg.total_ns > b->agg.total_ns ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int build_names(struct sps_run *run) {
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        struct sps_process_data *p = &run->procs[pi];
+        for (uint32_t id = 1; id <= p->nnames; id++) {
+            const struct sps_name_info *ni = &p->names[id - 1];
+            long s = sps__run_find(run, ni->name, ni->kind);
+            if (s < 0) {
+                struct sps_name_summary *grown = realloc(run->names, (run->nnames + 1) * sizeof *grown);
+                if (!grown)
+                    return SPS_ENOMEM;
+                run->names = grown;
+                s = (long)run->nnames++;
+                memset(&run->names[s], 0, sizeof run->names[s]);
+                memcpy(run->names[s].name, ni->name, sizeof ni->name);
+                run->names[s].kind = ni->kind;
+                run->names[s].agg.kind = ni->kind;
+            }
+            for (uint32_t ti = 0; ti < p->nthreads; ti++)
+                if (sps__agg_merge(&run->names[s].agg, &p->threads[ti].aggs[id - 1]) != 0)
+                    return SPS_ENOMEM;
+        }
+    }
+    if (run->nnames)
+        qsort(run->names, run->nnames, sizeof *run->names, summary_order);
+    for (size_t i = 0; i < run->nnames; i++)
+        if (zone_like(run->names[i].kind))
+            sps__stats_compute(&run->names[i].agg, &run->names[i].stats);
+    return 0;
+}
+
+/* Events of one process and ring, all threads, sorted by start. */
+struct evref {
+    const struct sps_event *e;
+    long summary; /* index into run->names */
+};
+
+static int by_start(const void *pa, const void *pb) {
+    const struct evref *a = pa, *b = pb;
+    return a->e->start_ns < b->e->start_ns ? -1 : a->e->start_ns > b->e->start_ns;
+}
+
+static int gather(const struct sps_run *run, const struct sps_process_data *p, int ring, struct evref **out,
+                  size_t *n) {
+    size_t total = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        total += p->threads[t].nevents[ring];
+    *out = malloc((total ? total : 1) * sizeof **out);
+    if (!*out)
+        return SPS_ENOMEM;
+    *n = 0;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        for (size_t i = 0; i < p->threads[t].nevents[ring]; i++) {
+            const struct sps_event *e = &p->threads[t].events[ring][i];
+            const struct sps_name_info *ni = &p->names[e->name - 1];
+            (*out)[(*n)++] = (struct evref){e, sps__run_find(run, ni->name, ni->kind)};
+        }
+    qsort(*out, *n, sizeof **out, by_start);
+    return 0;
+}
+
+/* First index in sorted refs whose start is >= t. */
+static size_t lower_bound(const struct evref *refs, size_t n, uint64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (refs[mid].e->start_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * One row per recorded step event.  A step owns the zones, values and
+ * counter increments of its process that start inside it: zones contribute
+ * their self time, values their last value, counters their sum.
+ */
+static int build_steps(struct sps_run *run) {
+    for (size_t i = 0; i < run->nnames; i++)
+        if (run->names[i].kind == SPS_KIND_STEP)
+            run->steps_recorded += run->names[i].agg.count;
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        struct evref *zones = NULL, *values = NULL, *steps = NULL;
+        size_t nz = 0, nv = 0, ns = 0;
+        int rc = gather(run, p, SPS_RING_ZONES, &zones, &nz);
+        if (!rc)
+            rc = gather(run, p, SPS_RING_VALUES, &values, &nv);
+        if (!rc)
+            rc = gather(run, p, SPS_RING_STEPS, &steps, &ns);
+        size_t index = 0;
+        for (size_t si = 0; rc == 0 && si < ns; si++) {
+            const struct sps_event *st = steps[si].e;
+            if (st->kind != SPS_KIND_STEP)
+                continue;
+            struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
+            double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
+            if (!grown || !cells) {
+                free(cells);
+                if (grown)
+                    run->steps = grown;
+                rc = SPS_ENOMEM;
+                break;
+            }
+            run->steps = grown;
+            struct sps_step_row *row = &run->steps[run->nsteps++];
+            memset(row, 0, sizeof *row);
+            row->index = index++;
+            row->process = pi;
+            row->start_ns = st->start_ns;
+            row->end_ns = st->end_ns;
+            row->by_name = cells;
+            for (size_t k = 0; k < run->nnames; k++)
+                cells[k] = NAN;
+            for (size_t k = lower_bound(zones, nz, st->start_ns); k < nz && zones[k].e->start_ns < st->end_ns; k++) {
+                long s = zones[k].summary;
+                cells[s] = (isnan(cells[s]) ? 0.0 : cells[s]) + (double)zones[k].e->a * 1e-9;
+            }
+            for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < st->end_ns; k++) {
+                long s = values[k].summary;
+                if (values[k].e->kind == SPS_KIND_VALUE) {
+                    double v;
+                    memcpy(&v, &values[k].e->a, sizeof v);
+                    cells[s] = v;
+                } else {
+                    cells[s] = (isnan(cells[s]) ? 0.0 : cells[s]) + (double)values[k].e->a;
+                }
+            }
+            for (size_t k = lower_bound(steps, ns, st->start_ns); k < ns && steps[k].e->start_ns < st->end_ns; k++)
+                row->microsteps += steps[k].e->kind == SPS_KIND_MICROSTEP;
+        }
+        free(zones);
+        free(values);
+        free(steps);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int sps__run_build(struct sps_run *run) {
+    run->start_ns = UINT64_MAX;
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        if (p->start_ns < run->start_ns)
+            run->start_ns = p->start_ns;
+        for (uint32_t t = 0; t < p->nthreads; t++)
+            for (int r = 0; r < SPS_RING_COUNT; r++) {
+                run->events_recorded += p->threads[t].offered[r];
+                run->events_dropped += p->threads[t].dropped[r];
+            }
+    }
+    if (run->start_ns == UINT64_MAX)
+        run->start_ns = 0;
+    int rc = build_names(run);
+    return rc ? rc : build_steps(run);
+}
+
+void sps__run_free(struct sps_run *run) {
+    for (size_t i = 0; i < run->nprocs; i++)
+        sps__process_free(&run->procs[i]);
+    free(run->procs);
+    for (size_t i = 0; i < run->nskipped; i++) {
+        free(run->skipped[i].path);
+        free(run->skipped[i].error);
+    }
+    free(run->skipped);
+    for (size_t i = 0; i < run->nnames; i++)
+        sps__agg_free(&run->names[i].agg);
+    free(run->names);
+    for (size_t i = 0; i < run->nsteps; i++)
+        free(run->steps[i].by_name);
+    free(run->steps);
+    memset(run, 0, sizeof *run);
+}

@@ -1,0 +1,151 @@
+/*
+ * run.h - the Run model: every record of a run, read and validated, plus
+ * what is derived from them (per-name statistics, the step table).
+ *
+ * Exporters and analysis take a struct sps_run; they never parse records.
+ * Everything in it is owned by the run and freed by sps__run_free().  Times
+ * are CLOCK_MONOTONIC nanoseconds (event times) or seconds relative to the
+ * run's start (derived tables).  Not thread-safe: one thread builds and reads
+ * a run.
+ */
+#ifndef SPS_MODEL_RUN_H
+#define SPS_MODEL_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record_format.h"
+#include "stats.h"
+
+struct sps_name_info {
+    uint32_t kind; /* enum sps_kind */
+    uint32_t line;
+    char name[SPS_REC_NAME_LEN];
+    char file[SPS_REC_FILE_LEN];
+    char func[SPS_REC_FUNC_LEN];
+};
+
+/* A recorded event with its times on the monotonic clock. */
+struct sps_event {
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t a; /* self ns (zones), value bits (values), increment (counters) */
+    uint32_t name; /* id: index into the process's names + 1 */
+    uint16_t depth;
+    uint16_t kind;
+};
+
+struct sps_open_zone {
+    uint32_t name;
+    uint32_t kind;
+    uint64_t start_ns;
+};
+
+struct sps_thread_data {
+    int tid;
+    char name[SPS_REC_THREAD_NAME_LEN];
+    int exited;
+    uint64_t offered[SPS_RING_COUNT]; /* events the thread recorded */
+    uint64_t dropped[SPS_RING_COUNT]; /* of those, not kept by the ring */
+    size_t nevents[SPS_RING_COUNT];
+    struct sps_event *events[SPS_RING_COUNT]; /* oldest first */
+    uint64_t mismatched_ends;
+    uint64_t depth_overflows;
+    uint32_t nopen;
+    struct sps_open_zone open[SPS_REC_MAX_DEPTH];
+    struct sps_agg *aggs; /* indexed by name id - 1; count 0 = unused */
+};
+
+struct sps_process_data {
+    char *path;
+    int pid, ppid, rank, local_rank, world_size;
+    char hostname[64];
+    int argc;
+    char **argv;
+    uint32_t clock_source; /* enum sps_clock_source */
+    double ticks_per_second; /* refined over the run where possible */
+    uint32_t ring_policy;
+    uint32_t ring_cap[SPS_RING_COUNT];
+    int64_t start_realtime_ns;
+    uint64_t start_ns; /* monotonic */
+    int closed;        /* exited through exit(); else killed (or still running) */
+    uint64_t end_ns;   /* monotonic, when closed */
+    uint64_t threads_refused, names_refused;
+    uint32_t nnames;
+    struct sps_name_info *names;
+    uint32_t nthreads;
+    struct sps_thread_data *threads;
+};
+
+/* Statistics for one (name, kind) across every thread and process. */
+struct sps_name_summary {
+    char name[SPS_REC_NAME_LEN];
+    uint32_t kind;
+    struct sps_agg agg; /* merged */
+    struct sps_stats stats;
+};
+
+struct sps_step_row {
+    size_t index;     /* within its stream (process, thread) */
+    size_t process;   /* index into run.procs */
+    int tid;
+    uint64_t start_ns, end_ns;
+    uint32_t microsteps;
+    /* per name summary index -> seconds (zones: self time inside the step;
+     * values: the last value; counters: the sum); NAN where absent */
+    double *by_name;
+};
+
+struct sps_skipped {
+    char *path;
+    char *error;
+};
+
+struct sps_run {
+    size_t nprocs;
+    struct sps_process_data *procs;
+    size_t nskipped;
+    struct sps_skipped *skipped;
+
+    size_t nnames; /* merged across processes, zone-like first by total */
+    struct sps_name_summary *names;
+    size_t nsteps;
+    struct sps_step_row *steps;
+    uint64_t steps_recorded; /* exact count; rows may be fewer if rings wrapped */
+    uint64_t start_ns;       /* the earliest process start */
+    uint64_t events_recorded, events_dropped;
+};
+
+/*
+ * Read and validate one record from memory (data stays owned by the caller
+ * and may be released after the call).  label names it in errors.  Returns
+ * 0, or SPS_EFORMAT / SPS_EVERSION / SPS_ENOMEM with err set to
+ * "<label>: offset <n>: <what>".
+ */
+int sps__record_parse(const void *data, size_t size, const char *label, struct sps_process_data *out,
+                      char *err, size_t errlen);
+
+/* Read one record file; errors as above, SPS_EIO when it cannot be read. */
+int sps__record_load(const char *path, struct sps_process_data *out, char *err, size_t errlen);
+
+void sps__process_free(struct sps_process_data *p);
+
+/*
+ * Load every *.sps file in dir into run.  A record that fails validation is
+ * listed in run->skipped with its error and does not fail the load.
+ * Returns 0, or SPS_EIO when dir cannot be listed (err says why).
+ */
+int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t errlen);
+
+/* Append an already-parsed process (takes ownership of *p's contents). */
+int sps__run_add(struct sps_run *run, struct sps_process_data *p);
+
+/* Derive names and steps from the loaded processes.  Returns 0 or SPS_ENOMEM. */
+int sps__run_build(struct sps_run *run);
+
+void sps__run_free(struct sps_run *run);
+
+/* The summary index of (name, kind), or -1. */
+long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind);
+
+#endif /* SPS_MODEL_RUN_H */

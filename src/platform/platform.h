@@ -1,0 +1,27 @@
+/*
+ * platform.h - the few things the core needs from the operating system
+ * beyond POSIX.  One implementation per OS lives in its own folder
+ * (src/platform/linux/); portable files never test the OS themselves.
+ */
+#ifndef SPS_PLATFORM_H
+#define SPS_PLATFORM_H
+
+#include <stddef.h>
+
+/* The calling thread's kernel id (what `top -H` and /proc show). */
+int sps__platform_tid(void);
+
+/* The calling process's command line, arguments separated by NUL bytes,
+ * truncated to cap bytes.  Returns the number of bytes written (0 when it
+ * cannot be read). */
+size_t sps__platform_cmdline(char *buf, size_t cap);
+
+/* The calling thread's name as the OS knows it ("" when unknown). */
+void sps__platform_thread_name(char *buf, size_t cap);
+
+/* Make orphaned descendants of the calling process its children, so it can
+ * reap them and count their resource use.  Returns 0, or -1 where the OS
+ * cannot (the caller then counts only what its children reap). */
+int sps__platform_become_subreaper(void);
+
+#endif /* SPS_PLATFORM_H */

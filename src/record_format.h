@@ -1,0 +1,216 @@
+/*
+ * record_format.h - the layout of a record file (format version 1).
+ *
+ * One record per recording process.  The writer is that process, through a
+ * MAP_SHARED mapping, so the pages survive the process however it dies; the
+ * reader (src/model/reader.c) validates every offset before using it.
+ * docs/record-format.md describes the same layout for humans: change both
+ * together and bump SPS_REC_VERSION on any incompatible change.
+ *
+ * All integers are in the writer's native byte order (the header's
+ * endian_check tells); all offsets are bytes from the start of the file.
+ */
+#ifndef SPS_RECORD_FORMAT_H
+#define SPS_RECORD_FORMAT_H
+
+#include <stdint.h>
+
+#define SPS_REC_MAGIC "SPSREC\r\n" /* 8 bytes, no terminator used */
+#define SPS_REC_VERSION 1u
+#define SPS_REC_ENDIAN_CHECK 0x01020304u
+
+#define SPS_REC_HEADER_SIZE 4096u
+#define SPS_REC_NAME_LEN 120u
+#define SPS_REC_FILE_LEN 96u
+#define SPS_REC_FUNC_LEN 32u
+#define SPS_REC_THREAD_NAME_LEN 32u
+/* Frame 0 of a thread's stack is a sentinel, so a zone can always add its
+ * duration to its parent's child time without a branch. */
+#define SPS_REC_STACK_FRAMES 64u
+#define SPS_REC_MAX_DEPTH (SPS_REC_STACK_FRAMES - 2u)
+
+/* Histogram: log-linear in nanoseconds.  Values below 2^SUB_BITS have a
+ * bucket each; above, every power of two is split into 2^SUB_BITS buckets,
+ * so a bucket is at most 1/128 (0.78%) of its lower bound wide. */
+#define SPS_HIST_SUB_BITS 7u
+#define SPS_HIST_SUB (1u << SPS_HIST_SUB_BITS)
+#define SPS_HIST_BUCKETS ((64u - SPS_HIST_SUB_BITS + 1u) * SPS_HIST_SUB) /* 7424 */
+
+enum sps_rec_state {
+    SPS_REC_STATE_LIVE = 1,   /* the process was recording when last written */
+    SPS_REC_STATE_CLOSED = 2  /* the process exited through exit() */
+};
+
+enum sps_rec_ring {
+    SPS_RING_ZONES = 0,  /* zones */
+    SPS_RING_STEPS = 1,  /* steps and micro-steps */
+    SPS_RING_VALUES = 2, /* values and counter increments */
+    SPS_RING_COUNT = 3
+};
+
+enum sps_rec_policy {
+    SPS_POLICY_KEEP_LATEST = 1, /* a full ring overwrites its oldest event */
+    SPS_POLICY_KEEP_FIRST = 2   /* a full ring refuses new events */
+};
+
+/*
+ * The header: one page.  Fields up to header_crc never change after the
+ * record is created and are covered by the CRC; the rest is updated while
+ * the process runs.
+ */
+struct sps_rec_header {
+    /* --- immutable, covered by header_crc --- */
+    char magic[8];
+    uint32_t version;
+    uint32_t header_size;
+    uint32_t endian_check;
+    uint32_t clock_source; /* enum sps_clock_source */
+    uint64_t file_size;
+    int32_t pid, ppid;
+    int32_t rank, local_rank, world_size; /* -1 when not set */
+    uint32_t ring_policy;
+    double ticks_per_second;   /* calibrated at process start */
+    uint64_t ns_mult;          /* duration_ns = (ticks * ns_mult) >> 32 */
+    uint64_t anchor0_ticks;    /* a (ticks, CLOCK_MONOTONIC ns) pair taken */
+    uint64_t anchor0_mono_ns;  /* at process start */
+    int64_t start_realtime_ns; /* CLOCK_REALTIME at anchor0 */
+    uint64_t names_off;
+    uint32_t names_cap;
+    uint32_t threads_cap;
+    uint64_t threads_off; /* array of threads_cap uint64_t segment offsets */
+    uint64_t arena_off;   /* first byte of the arena (64-byte aligned) */
+    uint32_t ring_cap[SPS_RING_COUNT];
+    uint32_t hist_buckets;
+    char hostname[64];
+    char cmdline[2048]; /* argv joined with NUL bytes, cmdline_len bytes */
+    uint32_t cmdline_len;
+    uint32_t header_crc; /* CRC-32 (IEEE) of the bytes before this field */
+
+    /* --- mutable --- */
+    uint32_t state;         /* enum sps_rec_state */
+    uint32_t names_count;   /* published with release order after the entry */
+    uint32_t threads_count; /* likewise */
+    uint32_t anchor_seq;    /* odd while anchor1 is being written */
+    uint64_t anchor1_ticks; /* the latest (ticks, monotonic ns) pair, to */
+    uint64_t anchor1_mono_ns; /* refine the rate over long runs */
+    uint64_t arena_used;    /* bytes of the arena handed out */
+    uint64_t threads_refused; /* threads not recorded: record full */
+    uint64_t names_refused;   /* names not interned: table full */
+    uint64_t end_ticks;       /* when state became CLOSED */
+    int32_t exit_status_hint; /* reserved: the library cannot see exit codes */
+    uint32_t reserved0;
+};
+
+/* One interned name; its id is its index + 1 (0 means "no name"). */
+struct sps_rec_name {
+    uint32_t kind; /* enum sps_kind */
+    uint32_t line;
+    char name[SPS_REC_NAME_LEN];
+    char file[SPS_REC_FILE_LEN];
+    char func[SPS_REC_FUNC_LEN];
+};
+
+/* An open zone on a thread's stack. */
+struct sps_rec_frame {
+    uint64_t start_ticks;
+    uint64_t child_ns; /* summed durations of the zone's direct children */
+    uint32_t name;
+    uint16_t ring; /* enum sps_rec_ring the zone's event goes to */
+    uint16_t kind; /* enum sps_kind */
+    uint64_t reserved;
+};
+
+/*
+ * One event, 32 bytes.  Zones, steps and micro-steps: start and end ticks
+ * and the zone's self (exclusive) time.  Values: end_ticks is unused, `a`
+ * holds the double's bits.  Counters: `a` holds the increment.
+ */
+struct sps_rec_event {
+    uint64_t start_ticks;
+    uint64_t end_ticks;
+    uint64_t a; /* self_ns | value bits | counter increment */
+    uint32_t name;
+    uint16_t depth; /* nesting depth of a zone, 0 outermost */
+    uint16_t kind;  /* enum sps_kind */
+};
+
+/*
+ * Exact per-(thread, name) aggregates.  Zone-like kinds use the integer
+ * fields (nanoseconds) and are followed directly by SPS_HIST_BUCKETS uint64_t
+ * bucket counts; values use the double fields; counters use count and
+ * total_ns (the sum of increments).
+ */
+struct sps_rec_agg {
+    uint32_t name;
+    uint32_t kind;
+    uint64_t count;
+    union {
+        struct {
+            uint64_t total_ns;
+            uint64_t self_ns;
+            uint64_t min_ns;
+            uint64_t max_ns;
+            uint64_t sumsq_lo; /* sum of squared durations, 128 bits */
+            uint64_t sumsq_hi;
+        } z;
+        struct {
+            double sum, sumsq, min, max, first, last;
+        } v;
+    } u;
+};
+
+/* A thread's segment header, followed by the aggregate index and rings. */
+struct sps_rec_thread {
+    uint32_t magic; /* SPS_REC_THREAD_MAGIC */
+    uint32_t index;
+    int32_t tid;
+    uint32_t state; /* 1 running, 2 exited */
+    char name[SPS_REC_THREAD_NAME_LEN];
+    uint64_t agg_index_off; /* names_cap uint32_t: offset of each name's agg, 0 = none */
+    uint64_t ring_off[SPS_RING_COUNT];
+    /* --- hot, written by the owning thread only --- */
+    uint64_t head[SPS_RING_COUNT];  /* events ever offered to each ring */
+    uint64_t limit[SPS_RING_COUNT]; /* offers beyond this are refused (keep-first) */
+    uint32_t depth;                 /* open zones; stack[1..depth] */
+    uint32_t reserved0;
+    uint64_t depth_overflows; /* begins refused: nesting too deep */
+    uint64_t mismatched_ends; /* ends that did not match the innermost zone */
+    uint64_t reserved1[4];
+    struct sps_rec_frame stack[SPS_REC_STACK_FRAMES];
+};
+
+#define SPS_REC_THREAD_MAGIC 0x44524854u /* "THRD" */
+#define SPS_REC_THREAD_RUNNING 1u
+#define SPS_REC_THREAD_EXITED 2u
+
+_Static_assert(sizeof(struct sps_rec_header) <= SPS_REC_HEADER_SIZE, "header fits a page");
+_Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
+_Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");
+_Static_assert(sizeof(struct sps_rec_agg) == 64, "agg header is 64 bytes");
+_Static_assert(sizeof(struct sps_rec_frame) == 32, "frame is 32 bytes");
+
+/* The histogram bucket of a duration in ns (see SPS_HIST_SUB_BITS). */
+static inline uint32_t sps_hist_bucket(uint64_t ns) {
+    if (ns < SPS_HIST_SUB)
+        return (uint32_t)ns;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(ns);
+    unsigned shift = msb - SPS_HIST_SUB_BITS;
+    return ((msb - SPS_HIST_SUB_BITS + 1u) << SPS_HIST_SUB_BITS) |
+           (uint32_t)((ns >> shift) & (SPS_HIST_SUB - 1u));
+}
+
+/* The smallest value in bucket b, and its width. */
+static inline uint64_t sps_hist_bucket_low(uint32_t b) {
+    if (b < SPS_HIST_SUB)
+        return b;
+    unsigned octave = (b >> SPS_HIST_SUB_BITS) - 1u; /* shift applied */
+    uint64_t sub = b & (SPS_HIST_SUB - 1u);
+    return (SPS_HIST_SUB + sub) << octave;
+}
+static inline uint64_t sps_hist_bucket_width(uint32_t b) {
+    if (b < SPS_HIST_SUB)
+        return 1;
+    return (uint64_t)1 << ((b >> SPS_HIST_SUB_BITS) - 1u);
+}
+
+#endif /* SPS_RECORD_FORMAT_H */

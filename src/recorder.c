@@ -1,0 +1,756 @@
+/*
+ * recorder.c - the writing side of the flight recorder: the process's record,
+ * per-thread segments, name interning, and the zone/value/counter hot paths.
+ *
+ * Everything that takes a lock, allocates or makes a system call happens on
+ * a thread's first event or a site's first use ("prepare"); after that a zone
+ * is two timestamps and a handful of stores into memory that only its thread
+ * writes.  Because that memory is a MAP_SHARED file mapping in a run
+ * directory, what was recorded survives any death of the process.
+ */
+#include "recorder.h"
+
+#include <stddef.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "crc32.h"
+#include "platform/platform.h"
+#include "record_format.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define UNLIKELY(x) (x)
+#define LIKELY(x) (x)
+#endif
+
+volatile int sps__enabled = 1;
+
+enum proc_state {
+    PROC_UNINIT = 0, /* nothing recorded yet */
+    PROC_READY,      /* the record is open */
+    PROC_FORKED,     /* a fork child that has not recorded yet */
+    PROC_FAILED      /* recording is off for this process (see reason) */
+};
+
+/* A site made at run time by sps_site_get(). */
+struct dyn_site {
+    struct sps_site site;
+    struct dyn_site *next;
+    char name[];
+};
+
+static struct {
+    pthread_mutex_t lock;
+    int state; /* enum proc_state; read without the lock on slow paths only */
+    enum sps_mode mode;
+    pid_t pid;
+    unsigned char *base;
+    size_t size;
+    struct sps_rec_header *hdr;
+    uint32_t sink_id;      /* the id refused names get; its data is discarded */
+    uint64_t sink_agg_off; /* where refused (thread, name) pairs write */
+    char path[512];
+    char reason[256];
+    char out_dir[512]; /* STEPSCOPE_OUT: write a report here at exit */
+    pid_t owner_pid;   /* the process that writes it */
+    pthread_key_t thread_key;
+    int key_created;
+    int hooks_installed;
+    /* what a fork child takes over from its parent's record */
+    unsigned char *inherited_base;
+    size_t inherited_size;
+    struct sps_rec_frame fork_stack[SPS_REC_STACK_FRAMES];
+    uint32_t fork_depth;
+    void *fork_thread; /* the TLS block of the thread that forked */
+    struct dyn_site *dyn_sites;
+    volatile int anchor_busy;
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The calling thread's view of its segment, kept in TLS so the hot path
+ * reaches everything with one fs-relative load.  initial-exec: no
+ * __tls_get_addr call, even in the shared library. */
+struct tls_state {
+    struct sps_rec_thread *seg;
+    unsigned char *base;
+    uint32_t *agg_index;
+    struct sps_rec_event *ring[SPS_RING_COUNT];
+    uint64_t mask[SPS_RING_COUNT];
+    int refused; /* this thread cannot record (record full or failed) */
+};
+static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------- configuration */
+
+static uint64_t env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi) {
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return dflt;
+    return v;
+}
+
+static uint32_t pow2_at_least(uint64_t v) {
+    uint32_t p = 1;
+    while (p < v && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+static int env_int(const char *name) {
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return -1;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return (*end || v < 0 || v > INT32_MAX) ? -1 : (int)v;
+}
+
+/* ------------------------------------------------------------------ arena */
+
+static uint64_t arena_alloc(uint64_t size) {
+    struct sps_rec_header *h = P.hdr;
+    uint64_t off = h->arena_off + ((h->arena_used + 4095u) & ~(uint64_t)4095u);
+    if (off + size > h->file_size)
+        return 0;
+    __atomic_store_n(&h->arena_used, off + size - h->arena_off, __ATOMIC_RELEASE);
+    return off;
+}
+
+static uint64_t agg_size(uint32_t kind) {
+    int zone_like = kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
+    return sizeof(struct sps_rec_agg) + (zone_like ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
+}
+
+/* --------------------------------------------------------------- the record */
+
+__attribute__((format(printf, 1, 2))) static void set_reason(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(P.reason, sizeof P.reason, fmt, ap);
+    va_end(ap);
+}
+
+static int open_record_file(const char *run_dir, size_t size) {
+    char dir[512];
+    if (snprintf(dir, sizeof dir, "%s/records", run_dir) >= (int)sizeof dir) {
+        set_reason("run directory path too long: %s", run_dir);
+        return -1;
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        set_reason("cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (int seq = 0; seq < 1000; seq++) {
+        if (snprintf(P.path, sizeof P.path, "%s/%d-%d.sps", dir, (int)getpid(), seq) >= (int)sizeof P.path) {
+            set_reason("run directory path too long: %s", run_dir);
+            break;
+        }
+        int fd = open(P.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0) {
+            set_reason("cannot create %s: %s", P.path, strerror(errno));
+            break;
+        }
+        if (ftruncate(fd, (off_t)size) != 0) {
+            set_reason("cannot size %s: %s", P.path, strerror(errno));
+            close(fd);
+            unlink(P.path);
+            break;
+        }
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED) {
+            set_reason("cannot map %s: %s", P.path, strerror(errno));
+            unlink(P.path);
+            break;
+        }
+        P.base = m;
+        return 0;
+    }
+    P.path[0] = '\0';
+    return -1;
+}
+
+static void copy_inherited_names(void) {
+    const struct sps_rec_header *old = (const void *)P.inherited_base;
+    uint32_t n = __atomic_load_n(&old->names_count, __ATOMIC_ACQUIRE);
+    if (n > P.hdr->names_cap)
+        n = P.hdr->names_cap;
+    memcpy(P.base + P.hdr->names_off, P.inherited_base + old->names_off,
+           (size_t)n * sizeof(struct sps_rec_name));
+    P.hdr->names_count = n;
+}
+
+static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap,
+                         const uint32_t ring_cap[SPS_RING_COUNT], uint32_t policy) {
+    struct sps_rec_header *h = (struct sps_rec_header *)P.base;
+    P.hdr = h;
+    h->version = SPS_REC_VERSION;
+    h->header_size = SPS_REC_HEADER_SIZE;
+    h->endian_check = SPS_REC_ENDIAN_CHECK;
+    h->clock_source = (uint32_t)sps__clock.source;
+    h->file_size = size;
+    h->pid = (int32_t)getpid();
+    h->ppid = (int32_t)getppid();
+    h->rank = env_int("RANK");
+    h->local_rank = env_int("LOCAL_RANK");
+    h->world_size = env_int("WORLD_SIZE");
+    h->ring_policy = policy;
+    h->ticks_per_second = sps__clock.ticks_per_second;
+    h->ns_mult = sps__clock.ns_mult;
+    sps__clock_anchor(&h->anchor0_ticks, &h->anchor0_mono_ns);
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    h->start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    h->names_off = SPS_REC_HEADER_SIZE;
+    h->names_cap = names_cap;
+    h->threads_off = h->names_off + (uint64_t)names_cap * sizeof(struct sps_rec_name);
+    h->threads_cap = threads_cap;
+    h->arena_off = (h->threads_off + (uint64_t)threads_cap * sizeof(uint64_t) + 4095u) & ~(uint64_t)4095u;
+    memcpy(h->ring_cap, ring_cap, sizeof h->ring_cap);
+    h->hist_buckets = SPS_HIST_BUCKETS;
+    gethostname(h->hostname, sizeof h->hostname - 1);
+    h->cmdline_len = (uint32_t)sps__platform_cmdline(h->cmdline, sizeof h->cmdline);
+    h->anchor1_ticks = h->anchor0_ticks;
+    h->anchor1_mono_ns = h->anchor0_mono_ns;
+    h->state = SPS_REC_STATE_LIVE;
+    memcpy(h->magic, SPS_REC_MAGIC, sizeof h->magic);
+    h->header_crc = sps__crc32(h, offsetof(struct sps_rec_header, header_crc));
+}
+
+static void on_exit_handler(void);
+static void thread_exit_handler(void *seg);
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
+/* Open this process's record.  Called with P.lock held. */
+static int proc_open(void) {
+    int forked = P.state == PROC_FORKED;
+    if (!forked) {
+        const char *dis = getenv("STEPSCOPE_DISABLE");
+        if (dis && *dis && strcmp(dis, "0") != 0) {
+            sps__enabled = 0;
+            P.state = PROC_FAILED;
+            P.mode = SPS_MODE_FAILED;
+            set_reason("disabled by STEPSCOPE_DISABLE=%s", dis);
+            return -1;
+        }
+        const char *out = getenv("STEPSCOPE_OUT");
+        if (out && *out && !getenv("STEPSCOPE_RUN_DIR")) {
+            snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
+            P.owner_pid = getpid();
+        }
+    }
+    sps__clock_init();
+
+    uint32_t ring_cap[SPS_RING_COUNT];
+    ring_cap[SPS_RING_ZONES] = pow2_at_least(env_u64("STEPSCOPE_RING_EVENTS", 65536, 16, 1u << 24));
+    ring_cap[SPS_RING_STEPS] = pow2_at_least(env_u64("STEPSCOPE_STEP_EVENTS", 16384, 16, 1u << 24));
+    ring_cap[SPS_RING_VALUES] = pow2_at_least(env_u64("STEPSCOPE_VALUE_EVENTS", 16384, 16, 1u << 24));
+    const char *pol = getenv("STEPSCOPE_RING_POLICY");
+    uint32_t policy = (pol && strcmp(pol, "keep-first") == 0) ? SPS_POLICY_KEEP_FIRST : SPS_POLICY_KEEP_LATEST;
+    uint64_t size = env_u64("STEPSCOPE_RECORD_MB", 256, 8, 4095) << 20;
+    const uint32_t names_cap = 4096, threads_cap = 1024;
+
+    P.base = NULL;
+    P.path[0] = '\0';
+    P.reason[0] = '\0';
+    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
+    if (run_dir && *run_dir) {
+        if (open_record_file(run_dir, size) == 0)
+            P.mode = SPS_MODE_FILE;
+    } else {
+        set_reason("no run directory (STEPSCOPE_RUN_DIR unset): recording in memory");
+    }
+    if (!P.base) {
+        /* Recording must never fail the workload: fall back to memory and
+         * keep the reason for sps_status() and the report. */
+        char why[256];
+        snprintf(why, sizeof why, "%s", P.reason);
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) {
+            snprintf(P.reason, sizeof P.reason, "%s; memory fallback failed: %s", why, strerror(errno));
+            P.state = PROC_FAILED;
+            P.mode = SPS_MODE_FAILED;
+            return -1;
+        }
+        P.base = m;
+        P.mode = SPS_MODE_MEMORY;
+        if (run_dir && *run_dir)
+            snprintf(P.reason, sizeof P.reason, "%s; recording in memory", why);
+    }
+    P.size = size;
+    P.pid = getpid();
+    write_header(size, names_cap, threads_cap, ring_cap, policy);
+
+    if (forked && P.inherited_base) {
+        copy_inherited_names();
+        munmap(P.inherited_base, P.inherited_size);
+        P.inherited_base = NULL;
+    }
+    P.sink_id = names_cap + 1;
+    P.sink_agg_off = arena_alloc(agg_size(SPS_KIND_ZONE));
+
+    if (!P.hooks_installed) {
+        P.hooks_installed = 1;
+        P.key_created = pthread_key_create(&P.thread_key, thread_exit_handler) == 0;
+        atexit(on_exit_handler);
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    }
+    __atomic_store_n(&P.state, PROC_READY, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static int thread_attach(void) {
+    struct sps_rec_header *h = P.hdr;
+    if (h->threads_count >= h->threads_cap)
+        goto refuse;
+    uint64_t index_bytes = ((uint64_t)(h->names_cap + 2) * sizeof(uint32_t) + 63u) & ~(uint64_t)63u;
+    uint64_t seg_bytes = (sizeof(struct sps_rec_thread) + 63u) & ~(uint64_t)63u;
+    uint64_t total = seg_bytes + index_bytes;
+    for (int r = 0; r < SPS_RING_COUNT; r++)
+        total += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
+    uint64_t off = arena_alloc(total);
+    if (!off)
+        goto refuse;
+
+    struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + off);
+    seg->magic = SPS_REC_THREAD_MAGIC;
+    seg->index = h->threads_count;
+    seg->tid = sps__platform_tid();
+    seg->state = SPS_REC_THREAD_RUNNING;
+    sps__platform_thread_name(seg->name, sizeof seg->name);
+    seg->agg_index_off = off + seg_bytes;
+    uint64_t ring_at = seg->agg_index_off + index_bytes;
+    for (int r = 0; r < SPS_RING_COUNT; r++) {
+        seg->ring_off[r] = ring_at;
+        size_t bytes = (size_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
+        /* Touch the ring now so its page faults happen here, not inside
+         * the zones that first fill it. */
+        memset(P.base + ring_at, 0, bytes);
+        ring_at += bytes;
+        seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
+        T.ring[r] = (struct sps_rec_event *)(P.base + seg->ring_off[r]);
+        T.mask[r] = h->ring_cap[r] - 1u;
+    }
+    T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
+    T.agg_index[P.sink_id] = (uint32_t)P.sink_agg_off;
+    T.base = P.base;
+
+    if (P.fork_thread == (void *)&T) {
+        /* The thread that forked carries its open zones into the child. */
+        memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
+        seg->depth = P.fork_depth;
+        P.fork_thread = NULL;
+    }
+
+    uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
+    dir[seg->index] = off;
+    __atomic_store_n(&h->threads_count, seg->index + 1, __ATOMIC_RELEASE);
+    if (P.key_created)
+        pthread_setspecific(P.thread_key, seg);
+    T.seg = seg;
+    return 0;
+refuse:
+    __atomic_add_fetch(&h->threads_refused, 1, __ATOMIC_RELAXED);
+    T.refused = 1;
+    return -1;
+}
+
+static void thread_exit_handler(void *seg) {
+    struct sps_rec_thread *s = seg;
+    if (s && (unsigned char *)s >= P.base && (unsigned char *)s < P.base + P.size)
+        __atomic_store_n(&s->state, SPS_REC_THREAD_EXITED, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------------- names */
+
+static void copy_trunc(char *dst, size_t cap, const char *src) {
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < cap; i++)
+        dst[i] = src[i];
+    dst[i] = '\0';
+}
+
+/* The id of (name, kind) in this process's record, interning it if new;
+ * the sink id when the table is full.  Called with P.lock held. */
+static uint32_t intern(const struct sps_site *site) {
+    struct sps_rec_header *h = P.hdr;
+    struct sps_rec_name *names = (struct sps_rec_name *)(P.base + h->names_off);
+    char key[SPS_REC_NAME_LEN];
+    copy_trunc(key, sizeof key, site->name);
+    for (uint32_t i = 0; i < h->names_count; i++)
+        if (names[i].kind == site->kind && strcmp(names[i].name, key) == 0)
+            return i + 1;
+    if (h->names_count >= h->names_cap) {
+        __atomic_add_fetch(&h->names_refused, 1, __ATOMIC_RELAXED);
+        return P.sink_id;
+    }
+    struct sps_rec_name *n = &names[h->names_count];
+    n->kind = site->kind;
+    n->line = site->line;
+    memcpy(n->name, key, sizeof key);
+    copy_trunc(n->file, sizeof n->file, site->file);
+    copy_trunc(n->func, sizeof n->func, site->func);
+    __atomic_store_n(&h->names_count, h->names_count + 1, __ATOMIC_RELEASE);
+    return h->names_count;
+}
+
+static int valid_kind(uint32_t kind) {
+    return kind >= SPS_KIND_ZONE && kind <= SPS_KIND_COUNTER;
+}
+
+/*
+ * The slow path of every recording call: open the record, attach the thread,
+ * intern the site's name and give this thread an aggregate for it.  Returns
+ * the name id, or 0 when the event cannot be recorded.
+ */
+static uint32_t prepare(struct sps_site *site) {
+    if (T.refused || !site || !site->name || !site->name[0] || !valid_kind(site->kind))
+        return 0;
+    if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_FAILED) {
+        T.refused = 1;
+        return 0;
+    }
+    uint32_t id = 0;
+    pthread_mutex_lock(&P.lock);
+    if (P.state != PROC_READY && proc_open() != 0)
+        goto out;
+    if (!T.seg && thread_attach() != 0)
+        goto out;
+    id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (!id) {
+        id = intern(site);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
+    }
+    if (!T.agg_index[id]) {
+        uint64_t off = arena_alloc(agg_size(site->kind));
+        if (off) {
+            struct sps_rec_agg *a = (struct sps_rec_agg *)(P.base + off);
+            a->name = id;
+            a->kind = site->kind;
+            if (site->kind == SPS_KIND_VALUE) {
+                a->u.v.min = INFINITY;
+                a->u.v.max = -INFINITY;
+            } else {
+                a->u.z.min_ns = UINT64_MAX;
+            }
+            T.agg_index[id] = (uint32_t)off;
+        } else {
+            T.agg_index[id] = (uint32_t)P.sink_agg_off; /* counted as refused by the reader */
+            __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
+        }
+    }
+out:
+    pthread_mutex_unlock(&P.lock);
+    return id;
+}
+
+struct sps_site *sps_site_get(const char *name, enum sps_kind kind) {
+    if (!name || !name[0] || !valid_kind((uint32_t)kind))
+        return NULL;
+    pthread_mutex_lock(&P.lock);
+    struct dyn_site *d = P.dyn_sites;
+    for (; d; d = d->next)
+        if (d->site.kind == (uint32_t)kind && strcmp(d->name, name) == 0)
+            break;
+    if (!d) {
+        size_t len = strlen(name);
+        d = calloc(1, sizeof *d + len + 1);
+        if (d) {
+            memcpy(d->name, name, len + 1);
+            d->site.name = d->name;
+            d->site.file = "";
+            d->site.func = "";
+            d->site.kind = (uint32_t)kind;
+            d->next = P.dyn_sites;
+            P.dyn_sites = d;
+        }
+    }
+    pthread_mutex_unlock(&P.lock);
+    return d ? &d->site : NULL;
+}
+
+/* ---------------------------------------------------------------- hot paths */
+
+/* Write a fresh (ticks, monotonic) anchor when the last is over a second
+ * old (or always, with force), so the reader can refine the tick rate over
+ * the whole run.  Threads that find another one writing skip it. */
+static void refresh_anchor(uint64_t now, int force) {
+    struct sps_rec_header *h = P.hdr;
+    if (!force && now - h->anchor1_ticks < (uint64_t)sps__clock.ticks_per_second)
+        return;
+    if (__atomic_exchange_n(&P.anchor_busy, 1, __ATOMIC_ACQUIRE))
+        return;
+    uint64_t t, m;
+    sps__clock_anchor(&t, &m);
+    __atomic_add_fetch(&h->anchor_seq, 1, __ATOMIC_RELEASE);
+    h->anchor1_ticks = t;
+    h->anchor1_mono_ns = m;
+    __atomic_add_fetch(&h->anchor_seq, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&P.anchor_busy, 0, __ATOMIC_RELEASE);
+}
+
+sps_zone_t sps_zone_begin(struct sps_site *site) {
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!seg || !id || !T.agg_index[id])) {
+        if (site->kind == SPS_KIND_VALUE || site->kind == SPS_KIND_COUNTER || !(id = prepare(site)))
+            return 0;
+        seg = T.seg;
+    }
+    uint32_t d = seg->depth + 1;
+    if (UNLIKELY(d > SPS_REC_MAX_DEPTH)) {
+        seg->depth_overflows++;
+        return 0;
+    }
+    struct sps_rec_frame *f = &seg->stack[d];
+    f->name = id;
+    f->kind = (uint16_t)site->kind;
+    f->ring = site->kind == SPS_KIND_ZONE ? SPS_RING_ZONES : SPS_RING_STEPS;
+    f->child_ns = 0;
+    seg->depth = d;
+    /* the timestamp last, so the zone's own bookkeeping stays outside it */
+    f->start_ticks = sps__ticks();
+    return d;
+}
+
+void sps_zone_end(sps_zone_t token) {
+    uint64_t now = sps__ticks();
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!seg)) {
+        /* Only the thread that forked can end a zone it has no segment for:
+         * one it began in the parent.  It re-attaches in the child. */
+        if (!token || T.refused || P.fork_thread != (void *)&T)
+            return;
+        pthread_mutex_lock(&P.lock);
+        int ok = (P.state == PROC_READY || proc_open() == 0) && (T.seg || thread_attach() == 0);
+        pthread_mutex_unlock(&P.lock);
+        if (!ok)
+            return;
+        seg = T.seg;
+    }
+    uint32_t d = seg->depth;
+    if (UNLIKELY(token != d)) {
+        seg->mismatched_ends++;
+        if (token > d || token == 0)
+            return;
+        d = token; /* inner zones left open are closed implicitly */
+    }
+    struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
+    uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
+    f[-1].child_ns += dur; /* frame 0 is a sentinel */
+    seg->depth = d - 1;
+
+    struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[f->name]);
+    uint64_t *hist = (uint64_t *)(a + 1);
+    a->u.z.total_ns += dur;
+    a->u.z.self_ns += self;
+    a->u.z.min_ns = dur < a->u.z.min_ns ? dur : a->u.z.min_ns;
+    a->u.z.max_ns = dur > a->u.z.max_ns ? dur : a->u.z.max_ns;
+    unsigned __int128 sq = ((unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo) +
+                           (unsigned __int128)dur * dur;
+    a->u.z.sumsq_lo = (uint64_t)sq;
+    a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
+    hist[sps_hist_bucket(dur)]++;
+    a->count++;
+
+    uint32_t r = f->ring;
+    uint64_t h = seg->head[r];
+    if (LIKELY(h < seg->limit[r])) {
+        struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
+        e->start_ticks = f->start_ticks;
+        e->end_ticks = now;
+        e->a = self;
+        e->name = f->name;
+        e->depth = (uint16_t)(d - 1);
+        e->kind = f->kind;
+    }
+    /* publish after the event is complete: a reader (or a post-mortem)
+     * never counts a half-written event */
+    __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
+    if (UNLIKELY(r == SPS_RING_STEPS))
+        refresh_anchor(now, 0);
+}
+
+static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {
+    uint64_t h = seg->head[SPS_RING_VALUES];
+    if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
+        struct sps_rec_event *e = &T.ring[SPS_RING_VALUES][h & T.mask[SPS_RING_VALUES]];
+        e->start_ticks = now;
+        e->end_ticks = now;
+        e->a = a;
+        e->name = id;
+        e->depth = (uint16_t)seg->depth;
+        e->kind = (uint16_t)kind;
+    }
+    __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
+}
+
+void sps_value(struct sps_site *site, double value) {
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
+        if (site->kind != SPS_KIND_VALUE || !(id = prepare(site)))
+            return;
+    }
+    uint64_t now = sps__ticks();
+    struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
+    if (a->count == 0)
+        a->u.v.first = value;
+    a->u.v.sum += value;
+    a->u.v.sumsq += value * value;
+    if (value < a->u.v.min)
+        a->u.v.min = value;
+    if (value > a->u.v.max)
+        a->u.v.max = value;
+    a->u.v.last = value;
+    a->count++;
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    push_value_event(T.seg, id, SPS_KIND_VALUE, now, bits);
+}
+
+void sps_count(struct sps_site *site, uint64_t n) {
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
+        if (site->kind != SPS_KIND_COUNTER || !(id = prepare(site)))
+            return;
+    }
+    uint64_t now = sps__ticks();
+    struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
+    a->u.z.total_ns += n; /* for counters: the sum of increments */
+    a->count++;
+    push_value_event(T.seg, id, SPS_KIND_COUNTER, now, n);
+}
+
+void sps_thread_name(const char *name) {
+    if (!name)
+        return;
+    if (!T.seg) {
+        static struct sps_site attach_site = {"thread", "", "", 0, SPS_KIND_ZONE, 0};
+        if (!prepare(&attach_site))
+            return;
+    }
+    copy_trunc(T.seg->name, sizeof T.seg->name, name);
+}
+
+void sps_set_enabled(int enabled) {
+    sps__enabled = enabled ? 1 : 0;
+}
+
+int sps_is_enabled(void) {
+    return sps__enabled;
+}
+
+/* --------------------------------------------------------- fork and exit */
+
+static void atfork_prepare(void) {
+    pthread_mutex_lock(&P.lock);
+}
+
+static void atfork_parent(void) {
+    pthread_mutex_unlock(&P.lock);
+}
+
+static void atfork_child(void) {
+    /* The child shares the parent's record mapping: it must never write
+     * there.  Forget the segment and open a record of its own on the first
+     * event, carrying over the names and this thread's open zones. */
+    pthread_mutex_init(&P.lock, NULL);
+    if (P.state == PROC_READY) {
+        if (T.seg) {
+            memcpy(P.fork_stack, T.seg->stack, sizeof P.fork_stack);
+            P.fork_depth = T.seg->depth;
+            P.fork_thread = (void *)&T;
+        }
+        P.inherited_base = P.base;
+        P.inherited_size = P.size;
+        P.base = NULL;
+        P.hdr = NULL;
+        P.state = PROC_FORKED;
+        P.mode = SPS_MODE_UNINITIALISED;
+    } else if (P.state == PROC_FAILED && P.mode == SPS_MODE_FAILED && sps__enabled) {
+        P.state = PROC_FORKED; /* a failure (e.g. a full disk) may not last: retry */
+    }
+    if (P.key_created)
+        pthread_setspecific(P.thread_key, NULL);
+    memset(&T, 0, sizeof T);
+    P.anchor_busy = 0;
+}
+
+static void on_exit_handler(void) {
+    if (P.state != PROC_READY || P.pid != getpid())
+        return;
+    struct sps_rec_header *h = P.hdr;
+    h->end_ticks = sps__ticks();
+    refresh_anchor(h->end_ticks, 1);
+    __atomic_store_n(&h->state, SPS_REC_STATE_CLOSED, __ATOMIC_RELEASE);
+    if (P.out_dir[0] && P.owner_pid == getpid()) {
+        char err[512];
+        if (sps_report_write(P.out_dir, err, sizeof err) != 0)
+            fprintf(stderr, "stepscope: report: %s\n", err);
+    }
+}
+
+/* --------------------------------------------------------------- inspection */
+
+int sps_status(struct sps_status *out) {
+    if (!out)
+        return SPS_EINVAL;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&P.lock);
+    out->mode = P.state == PROC_READY ? P.mode : P.state == PROC_FAILED ? SPS_MODE_FAILED : SPS_MODE_UNINITIALISED;
+    out->clock = sps__clock.source;
+    out->ticks_per_second = sps__clock.ticks_per_second;
+    snprintf(out->record_path, sizeof out->record_path, "%s", P.state == PROC_READY ? P.path : "");
+    snprintf(out->reason, sizeof out->reason, "%s", P.reason);
+    if (P.state == PROC_READY) {
+        const struct sps_rec_header *h = P.hdr;
+        const uint64_t *dir = (const uint64_t *)(P.base + h->threads_off);
+        out->threads_recording = h->threads_count;
+        for (uint32_t i = 0; i < h->threads_count; i++) {
+            const struct sps_rec_thread *s = (const void *)(P.base + dir[i]);
+            for (int r = 0; r < SPS_RING_COUNT; r++) {
+                uint64_t head = __atomic_load_n(&s->head[r], __ATOMIC_ACQUIRE);
+                out->events_recorded += head;
+                if (head > h->ring_cap[r])
+                    out->events_dropped += head - h->ring_cap[r];
+            }
+        }
+    }
+    pthread_mutex_unlock(&P.lock);
+    return 0;
+}
+
+int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t label_len) {
+    if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != PROC_READY)
+        return SPS_ESTATE;
+    *base = P.base;
+    *size = P.size;
+    snprintf(label, label_len, "%s", P.mode == SPS_MODE_FILE ? P.path : "<memory record>");
+    return 0;
+}

@@ -1,0 +1,17 @@
+/* recorder.h - what the rest of the library may ask of the recorder. */
+#ifndef SPS_RECORDER_H
+#define SPS_RECORDER_H
+
+#include <stddef.h>
+
+#include "stepscope.h"
+
+/*
+ * The calling process's own record, for reading it in place (standalone
+ * reports).  *base stays owned by the recorder and valid until exit; other
+ * threads may be writing to it.  label gets the record's path or
+ * "<memory record>".  Returns 0, or SPS_ESTATE when nothing was recorded.
+ */
+int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t label_len);
+
+#endif /* SPS_RECORDER_H */

@@ -1,0 +1,99 @@
+/* stats.c - merging aggregates and deriving statistics (see stats.h). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record_format.h"
+#include "stepscope.h"
+
+int sps__agg_merge(struct sps_agg *dst, const struct sps_agg *src) {
+    if (src->count == 0)
+        return 0;
+    int first = dst->count == 0;
+    dst->kind = src->kind;
+    if (src->kind == SPS_KIND_VALUE) {
+        if (first) {
+            dst->first = src->first;
+            dst->min = src->min;
+            dst->max = src->max;
+        }
+        dst->sum += src->sum;
+        dst->sumsq += src->sumsq;
+        dst->min = fmin(dst->min, src->min);
+        dst->max = fmax(dst->max, src->max);
+        dst->last = src->last;
+        dst->count += src->count;
+        return 0;
+    }
+    if (first)
+        dst->min_ns = UINT64_MAX;
+    dst->count += src->count;
+    dst->total_ns += src->total_ns;
+    dst->self_ns += src->self_ns;
+    dst->sumsq_ns += src->sumsq_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+    if (src->hist) {
+        if (!dst->hist && !(dst->hist = calloc(SPS_HIST_BUCKETS, sizeof *dst->hist)))
+            return SPS_ENOMEM;
+        for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+            dst->hist[b] += src->hist[b];
+    }
+    return 0;
+}
+
+void sps__agg_free(struct sps_agg *a) {
+    free(a->hist);
+    a->hist = NULL;
+}
+
+uint64_t sps__hist_percentile(const uint64_t *hist, uint64_t count, double p, uint64_t min_ns,
+                              uint64_t max_ns) {
+    if (!hist || count == 0)
+        return 0;
+    /* nearest rank: the smallest value with at least p% of values <= it */
+    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)count);
+    if (rank < 1)
+        rank = 1;
+    if (rank > count)
+        rank = count;
+    uint64_t seen = 0;
+    for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++) {
+        seen += hist[b];
+        if (seen >= rank) {
+            uint64_t low = sps_hist_bucket_low(b), width = sps_hist_bucket_width(b);
+            uint64_t v = width == 1 ? low : low + width / 2;
+            if (v < min_ns)
+                v = min_ns;
+            if (v > max_ns)
+                v = max_ns;
+            return v;
+        }
+    }
+    return max_ns;
+}
+
+void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->count = a->count;
+    if (a->count == 0)
+        return;
+    double n = (double)a->count;
+    out->total_s = (double)a->total_ns * 1e-9;
+    out->self_s = (double)a->self_ns * 1e-9;
+    out->mean_s = out->total_s / n;
+    /* variance from exact integer sums, in long double to keep the
+     * difference of two large numbers meaningful */
+    long double mean_ns = (long double)a->total_ns / (long double)a->count;
+    long double var = (long double)a->sumsq_ns / (long double)a->count - mean_ns * mean_ns;
+    out->std_s = var > 0 ? (double)sqrtl(var) * 1e-9 : 0.0;
+    out->min_s = (double)a->min_ns * 1e-9;
+    out->max_s = (double)a->max_ns * 1e-9;
+    out->p50_s = (double)sps__hist_percentile(a->hist, a->count, 50, a->min_ns, a->max_ns) * 1e-9;
+    out->p90_s = (double)sps__hist_percentile(a->hist, a->count, 90, a->min_ns, a->max_ns) * 1e-9;
+    out->p99_s = (double)sps__hist_percentile(a->hist, a->count, 99, a->min_ns, a->max_ns) * 1e-9;
+}

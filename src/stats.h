@@ -1,0 +1,46 @@
+/*
+ * stats.h - exact aggregates and the statistics derived from them.
+ *
+ * An aggregate is what the recorder keeps per (thread, name): exact count,
+ * sums, extremes and a log-linear histogram.  Aggregates merge exactly
+ * (threads, processes); percentiles come from the histogram and are within
+ * 0.4% of the nearest-rank value of the same data.  Pure functions; no I/O.
+ */
+#ifndef SPS_STATS_H
+#define SPS_STATS_H
+
+#include <stdint.h>
+
+struct sps_agg {
+    uint32_t kind; /* enum sps_kind */
+    uint64_t count;
+    /* zones, steps, micro-steps (ns); counters use total_ns as their sum */
+    uint64_t total_ns, self_ns, min_ns, max_ns;
+    unsigned __int128 sumsq_ns;
+    uint64_t *hist; /* SPS_HIST_BUCKETS counts, owned; NULL for values/counters */
+    /* values */
+    double sum, sumsq, min, max, first, last;
+};
+
+struct sps_stats {
+    uint64_t count;
+    double total_s, self_s, mean_s, std_s, min_s, max_s, p50_s, p90_s, p99_s;
+};
+
+/* Add src into dst (same kind).  dst->hist is allocated on demand; returns
+ * 0 or SPS_ENOMEM. */
+int sps__agg_merge(struct sps_agg *dst, const struct sps_agg *src);
+
+void sps__agg_free(struct sps_agg *a);
+
+/* Statistics of a zone-like aggregate.  std is the population standard
+ * deviation; percentiles use the nearest-rank definition. */
+void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out);
+
+/* The nearest-rank p-th percentile (0 < p <= 100) of the histogram's
+ * values, in ns: the middle of the bucket holding that rank, clamped to
+ * [min_ns, max_ns].  0 when the histogram is empty. */
+uint64_t sps__hist_percentile(const uint64_t *hist, uint64_t count, double p, uint64_t min_ns,
+                              uint64_t max_ns);
+
+#endif /* SPS_STATS_H */

@@ -1,0 +1,15 @@
+/* cli.h - what the subcommands of the stepscope command share. */
+#ifndef SPS_CLI_H
+#define SPS_CLI_H
+
+/* Each subcommand gets argv from its own name on and returns the exit
+ * status. */
+int sps_cmd_run(int argc, char **argv);
+
+/* Print "stepscope: CMD: WHAT: WHY" on stderr and return code. */
+int sps_cli_error(const char *cmd, const char *what, const char *why, int code);
+
+/* Print "stepscope: CMD: MESSAGE" for a usage error and return 2. */
+int sps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,277 @@
+/*
+ * cmd_run.c - `stepscope run [-o DIR] -- CMD [ARGS...]`: run a command (no
+ * shell), let every instrumented process of it record into DIR/records, and
+ * when it ends write DIR/report.json and print the summary.
+ *
+ * The workload's exit status passes through (128+N when signal N killed
+ * it).  Signals sent to stepscope by another process (kill, a job
+ * scheduler) are forwarded to the workload; signals the terminal sends to
+ * the whole foreground group (Ctrl-C) already reach the workload and are
+ * not sent twice.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "export/report.h"
+#include "model/run.h"
+#include "platform/platform.h"
+
+static const char run_usage[] =
+    "usage: stepscope run [options] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND (no shell), record every process of it that uses libstepscope\n"
+    "or the stepscope Python module, and write DIR/report.json when it ends.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR        report directory (default: stepscope-out); its\n"
+    "                          records/ from an earlier run are replaced\n"
+    "  -q, --quiet             do not print the summary\n"
+    "      --ring-events N     zone events kept per thread (default 65536)\n"
+    "      --ring-policy P     keep-latest (default) or keep-first, when a\n"
+    "                          thread records more events than its ring holds\n"
+    "  -h, --help              this help\n"
+    "\n"
+    "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
+    "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
+    "COMMAND succeeded but the report could not be written.\n";
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig, siginfo_t *info, void *ctx) {
+    (void)ctx;
+    /* si_code > 0 means the kernel sent it (the terminal's Ctrl-C goes to
+     * the whole process group, the workload included): don't repeat it. */
+    if (child_pid > 0 && info && info->si_code <= 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static int mkdir_p(const char *path) {
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Remove the records of an earlier run in the same directory, so the
+ * report joins only this run's processes.  Only *.sps files are touched. */
+static int clear_old_records(const char *records) {
+    DIR *d = opendir(records);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".sps") != 0)
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", records, e->d_name);
+        if (unlink(path) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int parse_uint(const char *s, unsigned long *out) {
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return -1;
+    *out = strtoul(s, &end, 10);
+    return errno || *end ? -1 : 0;
+}
+
+int sps_cmd_run(int argc, char **argv) {
+    const char *out_dir = "stepscope-out";
+    int quiet = 0;
+    const char *ring_events = NULL, *ring_policy = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        const char *needs_value = NULL;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy"))
+            needs_value = a;
+        if (needs_value && i + 1 >= argc)
+            return sps_cli_usage_error("run", "option '%s' needs a value", a);
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            out_dir = argv[++i];
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--ring-events")) {
+            unsigned long n;
+            ring_events = argv[++i];
+            if (parse_uint(ring_events, &n) || n < 16 || n > (1ul << 24))
+                return sps_cli_usage_error("run", "--ring-events: '%s' is not a number from 16 to 16777216", ring_events);
+        } else if (!strcmp(a, "--ring-policy")) {
+            ring_policy = argv[++i];
+            if (strcmp(ring_policy, "keep-latest") && strcmp(ring_policy, "keep-first"))
+                return sps_cli_usage_error("run", "--ring-policy: '%s' is not keep-latest or keep-first", ring_policy);
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(run_usage, stdout);
+            return 0;
+        } else {
+            return sps_cli_usage_error("run", "unknown option '%s'", a);
+        }
+    }
+    if (i >= argc)
+        return sps_cli_usage_error("run", "no command given (usage: stepscope run [-o DIR] -- COMMAND [ARGS...])");
+    if (!*out_dir)
+        return sps_cli_usage_error("run", "-o: the report directory name is empty");
+    char **cmd = argv + i;
+    int cmd_argc = argc - i;
+
+    char records[PATH_MAX], abs_dir[PATH_MAX];
+    if (mkdir_p(out_dir) != 0)
+        return sps_cli_error("run", out_dir, strerror(errno), 1);
+    if (!realpath(out_dir, abs_dir))
+        return sps_cli_error("run", out_dir, strerror(errno), 1);
+    if (snprintf(records, sizeof records, "%s/records", abs_dir) >= (int)sizeof records)
+        return sps_cli_error("run", out_dir, "path too long", 1);
+    if (mkdir(records, 0777) != 0 && errno != EEXIST)
+        return sps_cli_error("run", records, strerror(errno), 1);
+    if (clear_old_records(records) != 0)
+        return sps_cli_error("run", records, "cannot remove the records of an earlier run", 1);
+    setenv("STEPSCOPE_RUN_DIR", abs_dir, 1);
+    unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */
+    if (ring_events)
+        setenv("STEPSCOPE_RING_EVENTS", ring_events, 1);
+    if (ring_policy)
+        setenv("STEPSCOPE_RING_POLICY", ring_policy, 1);
+
+    sps__platform_become_subreaper();
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) != 0)
+        return sps_cli_error("run", "pipe", strerror(errno), 1);
+
+    /* Block the forwarded signals until the handlers know the child. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
+        sigaddset(&block, forwarded[k]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t t0 = sps__mono_ns();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return sps_cli_error("run", "fork", strerror(errno), 1);
+    }
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        close(errpipe[0]);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        ssize_t w = write(errpipe[1], &e, sizeof e);
+        (void)w;
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
+        sigaction(forwarded[k], &sa, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    close(errpipe[1]);
+    int exec_errno = 0;
+    ssize_t got;
+    do
+        got = read(errpipe[0], &exec_errno, sizeof exec_errno);
+    while (got < 0 && errno == EINTR);
+    close(errpipe[0]);
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    uint64_t t1 = sps__mono_ns();
+    /* orphans the workload left behind that have already exited */
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    if (got == (ssize_t)sizeof exec_errno) {
+        sps_cli_error("run", cmd[0], exec_errno == ENOENT ? "command not found" : strerror(exec_errno), 0);
+        return exec_errno == ENOENT ? 127 : 126;
+    }
+
+    struct sps_run_info info = {0};
+    info.argc = cmd_argc;
+    info.argv = cmd;
+    info.start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    info.have_exit = 1;
+    if (WIFSIGNALED(status)) {
+        info.exit_signal = WTERMSIG(status);
+        info.core_dumped = WCOREDUMP(status) != 0;
+    } else {
+        info.exit_code = WEXITSTATUS(status);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+        info.have_times = 1;
+        info.user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+        info.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+        info.have_rss = 1;
+        info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
+    }
+    info.wall_s = (double)(t1 - t0) * 1e-9;
+    int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
+
+    struct sps_run run = {0};
+    char err[1024];
+    int rc = sps__run_load_dir(&run, records, err, sizeof err);
+    if (rc == 0)
+        rc = sps__run_build(&run);
+    if (rc == 0) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/report.json", abs_dir);
+        rc = sps__report_json_write(&run, &info, path, err, sizeof err);
+    } else if (rc == SPS_ENOMEM) {
+        snprintf(err, sizeof err, "out of memory while reading the records");
+    }
+    if (!quiet && rc == 0) {
+        sps__summary_print(stderr, &run, &info, 0);
+        fprintf(stderr, "report: %s/report.json\n", out_dir);
+    }
+    sps__run_free(&run);
+    if (rc != 0) {
+        sps_cli_error("run", "report", err, 0);
+        return exit_code ? exit_code : 1;
+    }
+    return exit_code;
+}

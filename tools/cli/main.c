@@ -1,0 +1,73 @@
+/* main.c - the stepscope command: global options and subcommand dispatch. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "stepscope.h"
+
+static const char usage[] =
+    "usage: stepscope <command> [options]\n"
+    "\n"
+    "stepscope tells where each training or inference step's time goes.\n"
+    "\n"
+    "commands:\n"
+    "  run [-o DIR] [-q] [--] COMMAND [ARGS...]\n"
+    "            run COMMAND, record every instrumented process of it, write\n"
+    "            DIR/report.json (default DIR: stepscope-out) and print a summary\n"
+    "  help      this text;  stepscope COMMAND --help for a command's options\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     this text\n"
+    "  -V, --version  the version\n"
+    "\n"
+    "exit status:\n"
+    "  run passes the workload's status through: its exit code, or 128+N when\n"
+    "  signal N killed it; 126 (cannot execute) and 127 (not found) as a shell\n"
+    "  does.  2: a usage error (bad option, missing command).  1: stepscope\n"
+    "  itself failed (a file it could not write, a record it could not read).\n"
+    "\n"
+    "environment (read by the library in the workload):\n"
+    "  STEPSCOPE_DISABLE=1         record nothing\n"
+    "  STEPSCOPE_OUT=DIR           without `stepscope run`: write DIR/report.json at exit\n"
+    "  STEPSCOPE_CLOCK=tsc|monotonic  force the timestamp source\n"
+    "  STEPSCOPE_RING_EVENTS=N     zone events kept per thread (default 65536)\n"
+    "  STEPSCOPE_RING_POLICY=keep-latest|keep-first\n"
+    "  STEPSCOPE_RECORD_MB=N       size of each process's record file (default 256, sparse)\n"
+    "\n"
+    "docs: README.md, docs/cli.md, docs/report-format.md, docs/record-format.md\n";
+
+int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
+    fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
+    return code;
+}
+
+int sps_cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "stepscope: %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return sps_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+        printf("stepscope %s\n", SPS_VERSION_STRING);
+        return 0;
+    }
+    fprintf(stderr, "stepscope: unknown command '%s' (see stepscope --help)\n", cmd);
+    return 2;
+}
