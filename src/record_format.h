@@ -213,4 +213,21 @@ static inline uint64_t sps_hist_bucket_width(uint32_t b) {
     return (uint64_t)1 << ((b >> SPS_HIST_SUB_BITS) - 1u);
 }
 
+/* Add one zone duration to an aggregate (the hot path's update; tests use
+ * it to build aggregates of known data).  The count goes last: a process
+ * killed mid-update leaves at worst one duration counted nowhere. */
+static inline void sps_rec_agg_add_zone(struct sps_rec_agg *a, uint64_t dur_ns, uint64_t self_ns) {
+    uint64_t *hist = (uint64_t *)(a + 1);
+    a->u.z.total_ns += dur_ns;
+    a->u.z.self_ns += self_ns;
+    a->u.z.min_ns = dur_ns < a->u.z.min_ns ? dur_ns : a->u.z.min_ns;
+    a->u.z.max_ns = dur_ns > a->u.z.max_ns ? dur_ns : a->u.z.max_ns;
+    unsigned __int128 sq = ((unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo) +
+                           (unsigned __int128)dur_ns * dur_ns;
+    a->u.z.sumsq_lo = (uint64_t)sq;
+    a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
+    hist[sps_hist_bucket(dur_ns)]++;
+    a->count++;
+}
+
 #endif /* SPS_RECORD_FORMAT_H */

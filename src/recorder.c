@@ -324,6 +324,30 @@ static int proc_open(void) {
 
 /* ------------------------------------------------------------------ threads */
 
+/* Give the calling thread an aggregate for name id, so the hot paths can
+ * update it without checking.  When the record is full, the pair writes to
+ * the sink aggregate instead (counted as refused).  P.lock held. */
+static void ensure_agg(uint32_t id, uint32_t kind) {
+    if (T.agg_index[id])
+        return;
+    uint64_t off = arena_alloc(agg_size(kind));
+    if (!off) {
+        T.agg_index[id] = (uint32_t)P.sink_agg_off;
+        __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    struct sps_rec_agg *a = (struct sps_rec_agg *)(P.base + off);
+    a->name = id;
+    a->kind = kind;
+    if (kind == SPS_KIND_VALUE) {
+        a->u.v.min = INFINITY;
+        a->u.v.max = -INFINITY;
+    } else {
+        a->u.z.min_ns = UINT64_MAX;
+    }
+    T.agg_index[id] = (uint32_t)off;
+}
+
 static int thread_attach(void) {
     struct sps_rec_header *h = P.hdr;
     if (h->threads_count >= h->threads_cap)
@@ -365,6 +389,8 @@ static int thread_attach(void) {
         memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
         seg->depth = P.fork_depth;
         P.fork_thread = NULL;
+        for (uint32_t d = 1; d <= seg->depth; d++)
+            ensure_agg(seg->stack[d].name, seg->stack[d].kind);
     }
 
     uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
@@ -446,24 +472,7 @@ static uint32_t prepare(struct sps_site *site) {
         id = intern(site);
         __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
     }
-    if (!T.agg_index[id]) {
-        uint64_t off = arena_alloc(agg_size(site->kind));
-        if (off) {
-            struct sps_rec_agg *a = (struct sps_rec_agg *)(P.base + off);
-            a->name = id;
-            a->kind = site->kind;
-            if (site->kind == SPS_KIND_VALUE) {
-                a->u.v.min = INFINITY;
-                a->u.v.max = -INFINITY;
-            } else {
-                a->u.z.min_ns = UINT64_MAX;
-            }
-            T.agg_index[id] = (uint32_t)off;
-        } else {
-            T.agg_index[id] = (uint32_t)P.sink_agg_off; /* counted as refused by the reader */
-            __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
-        }
-    }
+    ensure_agg(id, site->kind);
 out:
     pthread_mutex_unlock(&P.lock);
     return id;
@@ -517,8 +526,12 @@ static void refresh_anchor(uint64_t now, int force) {
 sps_zone_t sps_zone_begin(struct sps_site *site) {
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     struct sps_rec_thread *seg = T.seg;
+    /* kinds 1..3 (zone, step, micro-step) begin zones; a value or counter
+     * site passed here is refused rather than corrupting its aggregate */
+    if (UNLIKELY(site->kind - 1u > 2u))
+        return 0;
     if (UNLIKELY(!seg || !id || !T.agg_index[id])) {
-        if (site->kind == SPS_KIND_VALUE || site->kind == SPS_KIND_COUNTER || !(id = prepare(site)))
+        if (!(id = prepare(site)))
             return 0;
         seg = T.seg;
     }
@@ -566,18 +579,7 @@ void sps_zone_end(sps_zone_t token) {
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
 
-    struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[f->name]);
-    uint64_t *hist = (uint64_t *)(a + 1);
-    a->u.z.total_ns += dur;
-    a->u.z.self_ns += self;
-    a->u.z.min_ns = dur < a->u.z.min_ns ? dur : a->u.z.min_ns;
-    a->u.z.max_ns = dur > a->u.z.max_ns ? dur : a->u.z.max_ns;
-    unsigned __int128 sq = ((unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo) +
-                           (unsigned __int128)dur * dur;
-    a->u.z.sumsq_lo = (uint64_t)sq;
-    a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
-    hist[sps_hist_bucket(dur)]++;
-    a->count++;
+    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + T.agg_index[f->name]), dur, self);
 
     uint32_t r = f->ring;
     uint64_t h = seg->head[r];
@@ -613,10 +615,10 @@ static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uin
 
 void sps_value(struct sps_site *site, double value) {
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
-        if (site->kind != SPS_KIND_VALUE || !(id = prepare(site)))
-            return;
-    }
+    if (UNLIKELY(site->kind != SPS_KIND_VALUE))
+        return;
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id]) && !(id = prepare(site)))
+        return;
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     if (a->count == 0)
@@ -636,10 +638,10 @@ void sps_value(struct sps_site *site, double value) {
 
 void sps_count(struct sps_site *site, uint64_t n) {
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
-        if (site->kind != SPS_KIND_COUNTER || !(id = prepare(site)))
-            return;
-    }
+    if (UNLIKELY(site->kind != SPS_KIND_COUNTER))
+        return;
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id]) && !(id = prepare(site)))
+        return;
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     a->u.z.total_ns += n; /* for counters: the sum of increments */

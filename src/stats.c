@@ -46,6 +46,32 @@ int sps__agg_merge(struct sps_agg *dst, const struct sps_agg *src) {
     return 0;
 }
 
+int sps__agg_from_record(struct sps_agg *d, const struct sps_rec_agg *a) {
+    memset(d, 0, sizeof *d);
+    d->kind = a->kind;
+    d->count = a->count;
+    if (a->kind == SPS_KIND_VALUE) {
+        d->sum = a->u.v.sum;
+        d->sumsq = a->u.v.sumsq;
+        d->min = a->u.v.min;
+        d->max = a->u.v.max;
+        d->first = a->u.v.first;
+        d->last = a->u.v.last;
+        return 0;
+    }
+    d->total_ns = a->u.z.total_ns;
+    d->self_ns = a->u.z.self_ns;
+    d->min_ns = a->u.z.min_ns;
+    d->max_ns = a->u.z.max_ns;
+    d->sumsq_ns = (unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo;
+    if (a->kind != SPS_KIND_COUNTER && a->count) {
+        if (!(d->hist = malloc(SPS_HIST_BUCKETS * sizeof *d->hist)))
+            return SPS_ENOMEM;
+        memcpy(d->hist, a + 1, SPS_HIST_BUCKETS * sizeof *d->hist);
+    }
+    return 0;
+}
+
 void sps__agg_free(struct sps_agg *a) {
     free(a->hist);
     a->hist = NULL;

@@ -33,6 +33,11 @@ int sps__agg_merge(struct sps_agg *dst, const struct sps_agg *src);
 
 void sps__agg_free(struct sps_agg *a);
 
+struct sps_rec_agg;
+/* Copy a record's aggregate (and, for zone-like kinds, the histogram that
+ * follows it) into dst.  Returns 0 or SPS_ENOMEM. */
+int sps__agg_from_record(struct sps_agg *dst, const struct sps_rec_agg *src);
+
 /* Statistics of a zone-like aggregate.  std is the population standard
  * deviation; percentiles use the nearest-rank definition. */
 void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out);

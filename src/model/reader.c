@@ -209,29 +209,8 @@ static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         }
         if (a->kind != kind)
             return fail(r, off, "aggregate kind %u does not match name %u's kind %u", a->kind, id, kind);
-        struct sps_agg *d = &t->aggs[id - 1];
-        d->kind = kind;
-        d->count = a->count;
-        if (kind == SPS_KIND_VALUE) {
-            d->sum = a->u.v.sum;
-            d->sumsq = a->u.v.sumsq;
-            d->min = a->u.v.min;
-            d->max = a->u.v.max;
-            d->first = a->u.v.first;
-            d->last = a->u.v.last;
-            continue;
-        }
-        d->total_ns = a->u.z.total_ns;
-        d->self_ns = a->u.z.self_ns;
-        d->min_ns = a->u.z.min_ns;
-        d->max_ns = a->u.z.max_ns;
-        d->sumsq_ns = (unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo;
-        if (zone_like(kind) && a->count) {
-            d->hist = malloc(SPS_HIST_BUCKETS * sizeof *d->hist);
-            if (!d->hist)
-                return SPS_ENOMEM;
-            memcpy(d->hist, a + 1, SPS_HIST_BUCKETS * sizeof *d->hist);
-        }
+        if (sps__agg_from_record(&t->aggs[id - 1], a) != 0)
+            return SPS_ENOMEM;
     }
     return 0;
 }

@@ -1,0 +1,116 @@
+/*
+ * workload.c - an instrumented program for the tests to run under
+ * `stepscope run`, with flags that make it end in every way a real
+ * workload can.
+ *
+ *   --steps N        steps to run (default 5); each: zone "a", zone "b",
+ *                    value "loss" = 1/(i+1), counter "samples" += 8
+ *   --die-at K       in step K, inside zone "b" (after "a" completed),
+ *                    kill itself with SIGKILL
+ *   --exit CODE      exit with CODE after the steps
+ *   --kill-self SIG  kill itself with SIG after the steps
+ *   --wait-term FD   after the steps write one byte to FD, then wait for
+ *                    SIGTERM or SIGINT and exit 42 on it
+ *   --fork N         first fork a child that records N "child_work" zones
+ *                    and exits; wait for it
+ *   --exec           after the steps exec this program with
+ *                    "--steps 3 --tag exec_image"
+ *   --tag NAME       record one zone called NAME
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stepscope.h"
+
+static volatile sig_atomic_t got_term;
+static void on_term(int sig) {
+    (void)sig;
+    got_term = 1;
+}
+
+static double spin(int n) {
+    volatile double x = 1.0;
+    for (int i = 0; i < n; i++)
+        x = x * 1.0000001 + 1e-9;
+    return x;
+}
+
+int main(int argc, char **argv) {
+    int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
+    const char *tag = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--steps") && v) steps = atoi(argv[++i]);
+        else if (!strcmp(a, "--die-at") && v) die_at = atoi(argv[++i]);
+        else if (!strcmp(a, "--exit") && v) exit_code = atoi(argv[++i]);
+        else if (!strcmp(a, "--kill-self") && v) kill_sig = atoi(argv[++i]);
+        else if (!strcmp(a, "--wait-term") && v) wait_fd = atoi(argv[++i]);
+        else if (!strcmp(a, "--fork") && v) fork_n = atoi(argv[++i]);
+        else if (!strcmp(a, "--tag") && v) tag = argv[++i];
+        else if (!strcmp(a, "--exec")) do_exec = 1;
+        else {
+            fprintf(stderr, "workload: bad argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (tag) {
+        struct sps_site *site = sps_site_get(tag, SPS_KIND_ZONE);
+        sps_zone_end(sps_zone_begin(site));
+    }
+    if (fork_n > 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (int i = 0; i < fork_n; i++) {
+                SPS_ZONE("child_work");
+                spin(1000);
+            }
+            exit(0);
+        }
+        waitpid(pid, NULL, 0);
+    }
+    for (int i = 0; i < steps; i++) {
+        SPS_STEP();
+        {
+            SPS_ZONE("a");
+            spin(2000);
+        }
+        {
+            SPS_ZONE("b");
+            spin(1000);
+            if (i == die_at)
+                raise(SIGKILL);
+        }
+        SPS_VALUE("loss", 1.0 / (i + 1));
+        SPS_COUNT("samples", 8);
+    }
+    if (do_exec) {
+        char *args[] = {argv[0], "--steps", "3", "--tag", "exec_image", NULL};
+        execv(argv[0], args);
+        perror("workload: execv");
+        return 3;
+    }
+    if (kill_sig) {
+        signal(kill_sig, SIG_DFL);
+        raise(kill_sig);
+    }
+    if (wait_fd >= 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        if (write(wait_fd, "r", 1) != 1)
+            return 4;
+        while (!got_term)
+            sigsuspend(&none);
+        return 42;
+    }
+    return exit_code;
+}

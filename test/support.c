@@ -1,0 +1,110 @@
+/* support.c - see support.h. */
+#include "support.h"
+
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *tmpdir_new(const char *tag) {
+    static char path[512];
+    const char *base = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/sps-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    if (!mkdtemp(path)) {
+        perror("mkdtemp");
+        exit(99);
+    }
+    return path;
+}
+
+int run_capture(char *const argv[], char *err, size_t errlen) {
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(fds[1]);
+    size_t len = 0;
+    char sink[4096];
+    for (;;) {
+        char *dst = err && len + 1 < errlen ? err + len : sink;
+        size_t room = err && len + 1 < errlen ? errlen - 1 - len : sizeof sink;
+        ssize_t n = read(fds[0], dst, room);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (dst != sink)
+            len += (size_t)n;
+    }
+    close(fds[0]);
+    if (err && errlen)
+        err[len] = '\0';
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return status;
+}
+
+int exit_code_of(int status) {
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+json_t *report_load(const char *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j)
+        fprintf(stderr, "%s:%d:%d: %s\n", path, e.line, e.column, e.text);
+    return j;
+}
+
+json_t *report_find(json_t *report, const char *array, const char *name) {
+    json_t *arr = json_object_get(report, array);
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) {
+        const char *n = json_string_value(json_object_get(v, "name"));
+        if (n && strcmp(n, name) == 0)
+            return v;
+    }
+    return NULL;
+}
+
+json_t *json_path(json_t *root, const char *path) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = root;
+    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = json_object_get(cur, tok);
+    return cur;
+}
+
+double json_num(json_t *root, const char *path) {
+    json_t *v = json_path(root, path);
+    return v && json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int count_lines(const char *s) {
+    int n = 0;
+    for (const char *p = s; *p; p++)
+        n += *p == '\n';
+    if (*s && s[strlen(s) - 1] != '\n')
+        n++;
+    return n;
+}

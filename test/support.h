@@ -1,0 +1,37 @@
+/* support.h - helpers shared by the tests: temporary directories, running
+ * the CLI and reading report.json (with jansson). */
+#ifndef SPS_TEST_SUPPORT_H
+#define SPS_TEST_SUPPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#ifndef SPS_BIN_DIR
+#error "SPS_BIN_DIR must name the build directory"
+#endif
+
+/* A new empty directory under $TMPDIR (or /tmp); the path is static storage
+ * valid until the next call. */
+const char *tmpdir_new(const char *tag);
+
+/* Run argv (argv[0] a path), wait, and return the raw wait status.  stderr
+ * of the command is captured into err (NUL-terminated) when err is given. */
+int run_capture(char *const argv[], char *err, size_t errlen);
+
+/* Exit code for a wait status: the code, or 128+signal. */
+int exit_code_of(int status);
+
+/* Parse DIR/report.json; NULL (and a message on stderr) on failure. */
+json_t *report_load(const char *dir);
+
+/* The element of report["zones"] (or "values"/"counters") named name. */
+json_t *report_find(json_t *report, const char *array, const char *name);
+
+/* report[a][b]...: a path of object keys separated by '.'. */
+json_t *json_path(json_t *root, const char *path);
+double json_num(json_t *root, const char *path);
+
+/* Number of lines in s (a final line without '\n' counts). */
+int count_lines(const char *s);
+
+#endif

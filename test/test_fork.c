@@ -1,0 +1,84 @@
+/*
+ * test_fork.c - a fork child gets a record of its own in the run directory
+ * (names carried over, the zone open across the fork ended in the child
+ * counted in the child), and the parent's record is untouched by it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "model/run.h"
+#include "stepscope.h"
+#include "support.h"
+
+static uint64_t proc_count(const struct sps_process_data *p, const char *name) {
+    uint64_t n = 0;
+    for (uint32_t id = 1; id <= p->nnames; id++)
+        if (!strcmp(p->names[id - 1].name, name))
+            for (uint32_t t = 0; t < p->nthreads; t++)
+                n += p->threads[t].aggs[id - 1].count;
+    return n;
+}
+
+static void test_fork_child_recorded_separately(void) {
+    const char *dir = tmpdir_new("fork");
+    char records[600];
+    snprintf(records, sizeof records, "%s/records", dir);
+    setenv("STEPSCOPE_RUN_DIR", dir, 1);
+
+    for (int i = 0; i < 5; i++) {
+        SPS_ZONE("parent_work");
+    }
+    SPS_ZONE_BEGIN(around, "around_fork");
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 7; i++) {
+            SPS_ZONE("child_work");
+        }
+        SPS_ZONE_END(around); /* begun in the parent, ended in the child */
+        exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    SPS_ZONE_END(around);
+
+    struct sps_run run = {0};
+    char err[512];
+    CHECK(sps__run_load_dir(&run, records, err, sizeof err) == 0);
+    CHECK(sps__run_build(&run) == 0);
+    CHECK_EQ_U(run.nprocs, 2);
+    CHECK_EQ_U(run.nskipped, 0);
+    for (size_t i = 0; i < run.nskipped; i++)
+        fprintf(stderr, "skipped: %s\n", run.skipped[i].error);
+    const struct sps_process_data *parent = NULL, *child = NULL;
+    for (size_t i = 0; i < run.nprocs; i++) {
+        if (run.procs[i].pid == getpid())
+            parent = &run.procs[i];
+        if (run.procs[i].pid == pid)
+            child = &run.procs[i];
+    }
+    CHECK(parent && child);
+    if (parent && child) {
+        CHECK_EQ_I(child->ppid, getpid());
+        CHECK_EQ_U(proc_count(parent, "parent_work"), 5);
+        CHECK_EQ_U(proc_count(parent, "child_work"), 0);
+        CHECK_EQ_U(proc_count(parent, "around_fork"), 1);
+        CHECK_EQ_U(proc_count(child, "child_work"), 7);
+        CHECK_EQ_U(proc_count(child, "parent_work"), 0);
+        CHECK_EQ_U(proc_count(child, "around_fork"), 1);
+        CHECK(child->closed); /* exit() ran the handler */
+        CHECK_EQ_U(child->threads[0].mismatched_ends, 0);
+    }
+    long cw = sps__run_find(&run, "child_work", SPS_KIND_ZONE);
+    CHECK(cw >= 0 && run.names[cw].agg.count == 7);
+    sps__run_free(&run);
+    unsetenv("STEPSCOPE_RUN_DIR");
+}
+
+int main(void) {
+    RUN_TEST(test_fork_child_recorded_separately);
+    return check_report();
+}

@@ -1,0 +1,203 @@
+/*
+ * test_reader.c - the reader rejects truncated, corrupted and wrong-version
+ * records with an error naming the file and the offset, and a run keeps
+ * going without the bad record.
+ */
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "model/run.h"
+#include "record_format.h"
+#include "stepscope.h"
+#include "support.h"
+
+static unsigned char *good;
+static size_t good_size;
+static char dir[512];
+
+static void make_good_record(void) {
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("reader"));
+    char out[600];
+    snprintf(out, sizeof out, "%s/run", dir);
+    setenv("STEPSCOPE_RECORD_MB", "8", 1);
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--", SPS_BIN_DIR "/test_workload", "--steps",
+                    "4", NULL};
+    int st = run_capture(argv, NULL, 0);
+    unsetenv("STEPSCOPE_RECORD_MB");
+    if (exit_code_of(st) != 0) {
+        fprintf(stderr, "workload run failed\n");
+        exit(1);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/run/records", dir);
+    struct sps_run run = {0};
+    char err[512];
+    if (sps__run_load_dir(&run, path, err, sizeof err) != 0 || run.nprocs != 1) {
+        fprintf(stderr, "no good record: %s\n", err);
+        exit(1);
+    }
+    int fd = open(run.procs[0].path, O_RDONLY);
+    struct stat st2;
+    fstat(fd, &st2);
+    good_size = (size_t)st2.st_size;
+    good = malloc(good_size);
+    size_t got = 0;
+    while (got < good_size) {
+        ssize_t n = read(fd, good + got, good_size - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    sps__run_free(&run);
+}
+
+/* Write a variant of the good record (size bytes of buf) and parse it. */
+static int parse_variant(const char *name, const unsigned char *buf, size_t size, char *err, size_t errlen,
+                         char *path_out) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s.sps", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (write(fd, buf, size) != (ssize_t)size)
+        fprintf(stderr, "short write\n");
+    close(fd);
+    if (path_out)
+        strcpy(path_out, path);
+    struct sps_process_data p;
+    int rc = sps__record_load(path, &p, err, errlen);
+    if (rc == 0)
+        sps__process_free(&p);
+    return rc;
+}
+
+static unsigned char *copy_good(void) {
+    unsigned char *c = malloc(good_size);
+    memcpy(c, good, good_size);
+    return c;
+}
+
+static const struct sps_rec_header *hdr(const unsigned char *b) {
+    return (const struct sps_rec_header *)b;
+}
+
+static void expect_error(const char *name, unsigned char *buf, size_t size, int want_rc, uint64_t want_offset,
+                         const char *want_text) {
+    char err[1024], path[700], where[64];
+    int rc = parse_variant(name, buf, size, err, sizeof err, path);
+    CHECK_MSG(rc == want_rc, "%s: rc %d, expected %d (%s)", name, rc, want_rc, err);
+    if (rc == 0)
+        return;
+    snprintf(where, sizeof where, ": offset %llu: ", (unsigned long long)want_offset);
+    CHECK_STR_HAS(err, path);
+    CHECK_STR_HAS(err, where);
+    CHECK_STR_HAS(err, want_text);
+    CHECK(strchr(err, '\n') == NULL);
+}
+
+static void test_good_record_parses(void) {
+    char err[512];
+    CHECK_EQ_I(parse_variant("good", good, good_size, err, sizeof err, NULL), 0);
+}
+
+static void test_truncated(void) {
+    expect_error("short", good, 1000, SPS_EFORMAT, 1000, "truncated");
+    size_t half = good_size / 2;
+    expect_error("half", good, half, SPS_EFORMAT, half, "truncated: the header says");
+}
+
+static void test_bad_magic_and_incomplete(void) {
+    unsigned char *c = copy_good();
+    c[0] = 'X';
+    expect_error("magic", c, good_size, SPS_EFORMAT, 0, "bad magic");
+    memset(c, 0, 8);
+    expect_error("incomplete", c, good_size, SPS_EFORMAT, 0, "incomplete record");
+    free(c);
+}
+
+static void test_wrong_version(void) {
+    unsigned char *c = copy_good();
+    uint32_t v = 99;
+    memcpy(c + offsetof(struct sps_rec_header, version), &v, sizeof v);
+    expect_error("version", c, good_size, SPS_EVERSION, offsetof(struct sps_rec_header, version),
+                 "version 99; this build reads version 1");
+    free(c);
+}
+
+static void test_corrupted_header(void) {
+    unsigned char *c = copy_good();
+    c[offsetof(struct sps_rec_header, hostname)] ^= 0x5a;
+    expect_error("crc", c, good_size, SPS_EFORMAT, offsetof(struct sps_rec_header, header_crc), "checksum");
+    free(c);
+}
+
+static void test_corrupted_thread_directory(void) {
+    unsigned char *c = copy_good();
+    uint64_t bogus = (uint64_t)1 << 40;
+    uint64_t at = hdr(c)->threads_off;
+    memcpy(c + at, &bogus, sizeof bogus);
+    expect_error("threaddir", c, good_size, SPS_EFORMAT, at, "out of bounds");
+    free(c);
+}
+
+static void test_corrupted_event(void) {
+    unsigned char *c = copy_good();
+    uint64_t seg_off;
+    memcpy(&seg_off, c + hdr(c)->threads_off, sizeof seg_off);
+    const struct sps_rec_thread *seg = (const void *)(c + seg_off);
+    uint64_t ev_off = seg->ring_off[SPS_RING_ZONES];
+    uint32_t bogus = 9999;
+    memcpy(c + ev_off + offsetof(struct sps_rec_event, name), &bogus, sizeof bogus);
+    expect_error("event", c, good_size, SPS_EFORMAT, ev_off, "unknown name id 9999");
+    free(c);
+}
+
+static void test_missing_file(void) {
+    char err[512];
+    struct sps_process_data p;
+    CHECK_EQ_I(sps__record_load("/nonexistent/x.sps", &p, err, sizeof err), SPS_EIO);
+    CHECK_STR_HAS(err, "/nonexistent/x.sps: No such file");
+}
+
+static void test_run_skips_bad_record(void) {
+    char rdir[700], path[800];
+    snprintf(rdir, sizeof rdir, "%s/mixed", dir);
+    mkdir(rdir, 0777);
+    snprintf(path, sizeof path, "%s/1-0.sps", rdir);
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (write(fd, good, good_size) != (ssize_t)good_size)
+        fprintf(stderr, "short write\n");
+    close(fd);
+    snprintf(path, sizeof path, "%s/2-0.sps", rdir);
+    fd = open(path, O_WRONLY | O_CREAT, 0644);
+    if (write(fd, good, 5000) != 5000)
+        fprintf(stderr, "short write\n");
+    close(fd);
+    struct sps_run run = {0};
+    char err[512];
+    CHECK_EQ_I(sps__run_load_dir(&run, rdir, err, sizeof err), 0);
+    CHECK_EQ_U(run.nprocs, 1);
+    CHECK_EQ_U(run.nskipped, 1);
+    if (run.nskipped)
+        CHECK_STR_HAS(run.skipped[0].error, "2-0.sps: offset 5000: truncated");
+    sps__run_free(&run);
+}
+
+int main(void) {
+    make_good_record();
+    RUN_TEST(test_good_record_parses);
+    RUN_TEST(test_truncated);
+    RUN_TEST(test_bad_magic_and_incomplete);
+    RUN_TEST(test_wrong_version);
+    RUN_TEST(test_corrupted_header);
+    RUN_TEST(test_corrupted_thread_directory);
+    RUN_TEST(test_corrupted_event);
+    RUN_TEST(test_missing_file);
+    RUN_TEST(test_run_skips_bad_record);
+    free(good);
+    return check_report();
+}

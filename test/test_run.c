@@ -1,0 +1,210 @@
+/*
+ * test_run.c - `stepscope run` end to end: exit codes and signals pass
+ * through, signals are forwarded, bad usage gets one line and a non-zero
+ * status, several processes are joined, and a workload killed with SIGKILL
+ * in the middle of a step still leaves every completed zone in report.json.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "support.h"
+
+#define STEPSCOPE SPS_BIN_DIR "/stepscope"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
+
+static char out[600];
+
+static int run_workload(char **extra, char *err, size_t errlen) {
+    char *argv[32] = {STEPSCOPE, "run", "-q", "-o", out, "--", WORKLOAD};
+    int n = 7;
+    for (int i = 0; extra && extra[i]; i++)
+        argv[n++] = extra[i];
+    argv[n] = NULL;
+    return run_capture(argv, err, errlen);
+}
+
+static void test_exit_code_passthrough(void) {
+    char *args[] = {"--steps", "2", "--exit", "3", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 3);
+    json_t *r = report_load(out);
+    CHECK(r != NULL);
+    CHECK_EQ_I(json_num(r, "exit.code"), 3);
+    CHECK(!strcmp(json_string_value(json_path(r, "exit.status")), "exited"));
+    CHECK(!strcmp(json_string_value(json_path(r, "schema")), "stepscope.report/1"));
+    CHECK(json_num(r, "timing.wall_s") > 0);
+    CHECK(json_num(r, "memory.peak_rss_bytes") > 0);
+    json_decref(r);
+}
+
+static void test_signal_passthrough(void) {
+    char *args[] = {"--steps", "1", "--kill-self", "15", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 128 + 15);
+    json_t *r = report_load(out);
+    CHECK_EQ_I(json_num(r, "exit.signal"), 15);
+    CHECK(!strcmp(json_string_value(json_path(r, "exit.signal_name")), "SIGTERM"));
+    json_decref(r);
+}
+
+/* Send sig to stepscope once the workload is waiting; it must reach the
+ * workload, which exits 42. */
+static void forwarded(int sig) {
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    char fd_arg[16];
+    snprintf(fd_arg, sizeof fd_arg, "%d", fds[1]);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char *argv[] = {STEPSCOPE, "run", "-q", "-o", out, "--", WORKLOAD, "--steps", "1", "--wait-term", fd_arg, NULL};
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(fds[1]);
+    char c = 0;
+    CHECK(read(fds[0], &c, 1) == 1 && c == 'r');
+    close(fds[0]);
+    kill(pid, sig);
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 42, "signal %d: status %d", sig, exit_code_of(status));
+}
+
+static void test_signals_forwarded(void) {
+    forwarded(SIGTERM);
+    forwarded(SIGINT);
+}
+
+static void expect_usage_error(char **argv, int want_code, const char *want_text) {
+    char err[2048];
+    int code = exit_code_of(run_capture(argv, err, sizeof err));
+    CHECK_MSG(code == want_code, "%s %s: exit %d, want %d", argv[1], argv[2] ? argv[2] : "", code, want_code);
+    CHECK_MSG(count_lines(err) == 1, "one line expected, got: %s", err);
+    CHECK_STR_HAS(err, "stepscope: ");
+    CHECK_STR_HAS(err, want_text);
+}
+
+static void test_usage_errors(void) {
+    char *no_cmd[] = {STEPSCOPE, "run", NULL};
+    expect_usage_error(no_cmd, 2, "no command given");
+    char *no_cmd2[] = {STEPSCOPE, "run", "-o", out, "--", NULL};
+    expect_usage_error(no_cmd2, 2, "no command given");
+    char *bad_flag[] = {STEPSCOPE, "run", "--bogus", "--", "/bin/true", NULL};
+    expect_usage_error(bad_flag, 2, "unknown option '--bogus'");
+    char *missing_value[] = {STEPSCOPE, "run", "-o", NULL};
+    expect_usage_error(missing_value, 2, "needs a value");
+    char *bad_number[] = {STEPSCOPE, "run", "--ring-events", "lots", "--", "/bin/true", NULL};
+    expect_usage_error(bad_number, 2, "--ring-events");
+    char *bad_policy[] = {STEPSCOPE, "run", "--ring-policy", "random", "--", "/bin/true", NULL};
+    expect_usage_error(bad_policy, 2, "keep-latest or keep-first");
+    char *bad_cmd[] = {STEPSCOPE, "frobnicate", NULL};
+    expect_usage_error(bad_cmd, 2, "unknown command 'frobnicate'");
+    char *not_found[] = {STEPSCOPE, "run", "-q", "-o", out, "--", "/nonexistent/train", NULL};
+    expect_usage_error(not_found, 127, "/nonexistent/train: command not found");
+    char not_exec[700];
+    snprintf(not_exec, sizeof not_exec, "%s/not-executable", out);
+    FILE *f = fopen(not_exec, "w");
+    fputs("data\n", f);
+    fclose(f);
+    char *cannot[] = {STEPSCOPE, "run", "-q", "-o", out, "--", not_exec, NULL};
+    expect_usage_error(cannot, 126, "Permission denied");
+}
+
+static void test_help(void) {
+    char *argv[] = {STEPSCOPE, "--help", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    char *argv2[] = {STEPSCOPE, "run", "--help", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv2, NULL, 0)), 0);
+}
+
+static void test_crash_safety_sigkill_mid_step(void) {
+    /* killed inside zone "b" of step 12: steps 0..11 completed */
+    char *args[] = {"--steps", "20", "--die-at", "12", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 128 + 9);
+    json_t *r = report_load(out);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    CHECK_EQ_I(json_num(r, "exit.signal"), 9);
+    CHECK(!strcmp(json_string_value(json_path(r, "exit.signal_name")), "SIGKILL"));
+    CHECK(!strcmp(json_string_value(json_path(r, "exit.status")), "killed"));
+    json_t *step = report_find(r, "zones", "step");
+    json_t *a = report_find(r, "zones", "a");
+    json_t *b = report_find(r, "zones", "b");
+    CHECK(step && a && b);
+    CHECK_EQ_I(json_num(step, "count"), 12);
+    CHECK_EQ_I(json_num(a, "count"), 13); /* step 12's "a" completed too */
+    CHECK_EQ_I(json_num(b, "count"), 12);
+    CHECK_EQ_I(json_num(report_find(r, "values", "loss"), "count"), 12);
+    CHECK_EQ_I(json_num(report_find(r, "counters", "samples"), "total"), 96);
+    CHECK_EQ_I(json_num(r, "steps.count"), 12);
+    CHECK_EQ_I(json_array_size(json_path(r, "steps.rows")), 12);
+    /* how it ended, and what was open when it did */
+    json_t *proc = json_array_get(json_object_get(r, "processes"), 0);
+    CHECK_STR_HAS(json_string_value(json_object_get(proc, "ended")), "without exit");
+    json_t *open = json_object_get(json_array_get(json_object_get(proc, "threads"), 0), "open_zones");
+    CHECK_EQ_I(json_array_size(open), 2);
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(open, 0), "name")), "step"));
+    CHECK(!strcmp(json_string_value(json_object_get(json_array_get(open, 1), "name")), "b"));
+    json_decref(r);
+}
+
+static void test_processes_joined(void) {
+    /* the workload forks a recording child, then execs an instrumented
+     * image of itself: three records, one report */
+    char *args[] = {"--steps", "2", "--fork", "7", "--exec", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 0);
+    json_t *r = report_load(out);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    CHECK_EQ_I(json_array_size(json_object_get(r, "processes")), 3);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "child_work"), "count"), 7);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "exec_image"), "count"), 1);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "step"), "count"), 2 + 3);
+    CHECK_EQ_I(json_array_size(json_object_get(r, "records_skipped")), 0);
+    json_decref(r);
+}
+
+static void test_uninstrumented_command(void) {
+    char *argv[] = {STEPSCOPE, "run", "-o", out, "--", "/bin/sh", "-c", "exit 5", NULL};
+    char err[4096];
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 5);
+    CHECK_STR_HAS(err, "nothing was recorded");
+    json_t *r = report_load(out);
+    CHECK(r && json_array_size(json_object_get(r, "processes")) == 0);
+    json_decref(r);
+}
+
+static void test_summary_printed(void) {
+    char *argv[] = {STEPSCOPE, "run", "-o", out, "--", WORKLOAD, "--steps", "3", NULL};
+    char err[8192];
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    CHECK_STR_HAS(err, "stepscope: exit 0");
+    CHECK_STR_HAS(err, "wall ");
+    CHECK_STR_HAS(err, "peak RSS");
+    CHECK_STR_HAS(err, "zone ");
+    /* sorted by total time: "a" (twice the work of "b") before "b" */
+    const char *pa = strstr(err, "\na "), *pb = strstr(err, "\nb ");
+    CHECK(pa && pb && pa < pb);
+    CHECK_STR_HAS(err, "report: ");
+}
+
+int main(void) {
+    snprintf(out, sizeof out, "%s/out", tmpdir_new("run"));
+    RUN_TEST(test_exit_code_passthrough);
+    RUN_TEST(test_signal_passthrough);
+    RUN_TEST(test_signals_forwarded);
+    RUN_TEST(test_usage_errors);
+    RUN_TEST(test_help);
+    RUN_TEST(test_crash_safety_sigkill_mid_step);
+    RUN_TEST(test_processes_joined);
+    RUN_TEST(test_uninstrumented_command);
+    RUN_TEST(test_summary_printed);
+    return check_report();
+}

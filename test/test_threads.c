@@ -1,0 +1,97 @@
+/*
+ * test_threads.c - eight threads recording at once: every thread gets its
+ * own segment and the counts are exact, per thread and merged.  Built under
+ * ThreadSanitizer in CI.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/run.h"
+#include "recorder.h"
+#include "stepscope.h"
+
+enum { THREADS = 8, ITERATIONS = 20000 };
+
+static pthread_barrier_t start;
+
+static void *worker(void *arg) {
+    long me = (long)arg;
+    char name[16];
+    snprintf(name, sizeof name, "worker-%ld", me);
+    sps_thread_name(name);
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < ITERATIONS; i++) {
+        SPS_ZONE("thread_work");
+        if (i % 4 == 0) {
+            SPS_ZONE("thread_inner");
+        }
+        SPS_COUNT("thread_items", 1);
+    }
+    SPS_VALUE("thread_id", (double)me);
+    return NULL;
+}
+
+static void test_eight_threads_exact_counts(void) {
+    pthread_t t[THREADS];
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (long i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+
+    const void *base;
+    size_t size;
+    char label[512], err[512];
+    CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
+    struct sps_process_data p;
+    CHECK(sps__record_parse(base, size, label, &p, err, sizeof err) == 0);
+    struct sps_run run = {0};
+    sps__run_add(&run, &p);
+    sps__run_build(&run);
+
+    const struct sps_process_data *proc = &run.procs[0];
+    CHECK_EQ_U(proc->nthreads, THREADS);
+    int tids_distinct = 1, names_ok = 1, exited = 0;
+    for (uint32_t i = 0; i < proc->nthreads; i++) {
+        const struct sps_thread_data *th = &proc->threads[i];
+        exited += th->exited;
+        if (strncmp(th->name, "worker-", 7) != 0)
+            names_ok = 0;
+        for (uint32_t k = 0; k < i; k++)
+            if (proc->threads[k].tid == th->tid)
+                tids_distinct = 0;
+        /* per thread: exactly ITERATIONS outer zones */
+        for (uint32_t id = 1; id <= proc->nnames; id++) {
+            if (!strcmp(proc->names[id - 1].name, "thread_work"))
+                CHECK_EQ_U(th->aggs[id - 1].count, ITERATIONS);
+            if (!strcmp(proc->names[id - 1].name, "thread_inner"))
+                CHECK_EQ_U(th->aggs[id - 1].count, ITERATIONS / 4);
+        }
+        CHECK_EQ_U(th->offered[SPS_RING_ZONES], ITERATIONS + ITERATIONS / 4);
+        CHECK_EQ_U(th->mismatched_ends, 0);
+    }
+    CHECK(tids_distinct);
+    CHECK(names_ok);
+    CHECK_EQ_I(exited, THREADS);
+    long w = sps__run_find(&run, "thread_work", SPS_KIND_ZONE);
+    long c = sps__run_find(&run, "thread_items", SPS_KIND_COUNTER);
+    long v = sps__run_find(&run, "thread_id", SPS_KIND_VALUE);
+    CHECK(w >= 0 && c >= 0 && v >= 0);
+    if (w >= 0 && c >= 0 && v >= 0) {
+        CHECK_EQ_U(run.names[w].agg.count, (uint64_t)THREADS * ITERATIONS);
+        CHECK_EQ_U(run.names[c].agg.total_ns, (uint64_t)THREADS * ITERATIONS);
+        CHECK_EQ_U(run.names[v].agg.count, THREADS);
+        CHECK(run.names[v].agg.sum == 0 + 1 + 2 + 3 + 4 + 5 + 6 + 7);
+    }
+    sps__run_free(&run);
+}
+
+int main(void) {
+    unsetenv("STEPSCOPE_RUN_DIR");
+    unsetenv("STEPSCOPE_OUT");
+    RUN_TEST(test_eight_threads_exact_counts);
+    return check_report();
+}

@@ -1,0 +1,274 @@
+/*
+ * test_zones.c - zones, steps, values and counters recorded in this process
+ * (memory mode) and read back through the real reader: nesting and self
+ * time, mismatched ends, depth limits, run-time and compile-time disable.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/run.h"
+#include "recorder.h"
+#include "stepscope.h"
+
+void disabled_tu_exercise(void); /* test_zones_disabled.c */
+
+/* Read this process's own record into a fresh run. */
+static void snapshot(struct sps_run *run) {
+    const void *base;
+    size_t size;
+    char label[512], err[512];
+    memset(run, 0, sizeof *run);
+    if (sps__recorder_snapshot(&base, &size, label, sizeof label) != 0) {
+        fprintf(stderr, "no record\n");
+        exit(1);
+    }
+    struct sps_process_data p;
+    int rc = sps__record_parse(base, size, label, &p, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "parse: %s\n", err);
+        exit(1);
+    }
+    sps__run_add(run, &p);
+    sps__run_build(run);
+}
+
+static const struct sps_name_summary *find(const struct sps_run *run, const char *name, uint32_t kind) {
+    long i = sps__run_find(run, name, kind);
+    return i < 0 ? NULL : &run->names[i];
+}
+
+static uint64_t count_of(const char *name, uint32_t kind) {
+    struct sps_run run;
+    snapshot(&run);
+    const struct sps_name_summary *n = find(&run, name, kind);
+    uint64_t c = n ? n->agg.count : 0;
+    sps__run_free(&run);
+    return c;
+}
+
+static double burn(int n) {
+    volatile double x = 1;
+    for (int i = 0; i < n; i++)
+        x = x * 1.000001 + 1e-7;
+    return x;
+}
+
+static void test_nesting_and_self_time(void) {
+    for (int i = 0; i < 5; i++) {
+        SPS_ZONE("outer");
+        burn(1000);
+        for (int k = 0; k < 3; k++) {
+            SPS_ZONE("inner");
+            burn(2000);
+            {
+                SPS_ZONE("leaf");
+                burn(500);
+            }
+        }
+    }
+    struct sps_run run;
+    snapshot(&run);
+    const struct sps_name_summary *outer = find(&run, "outer", SPS_KIND_ZONE);
+    const struct sps_name_summary *inner = find(&run, "inner", SPS_KIND_ZONE);
+    const struct sps_name_summary *leaf = find(&run, "leaf", SPS_KIND_ZONE);
+    CHECK(outer && inner && leaf);
+    if (outer && inner && leaf) {
+        CHECK_EQ_U(outer->agg.count, 5);
+        CHECK_EQ_U(inner->agg.count, 15);
+        CHECK_EQ_U(leaf->agg.count, 15);
+        /* self = total minus the direct children's total, exactly */
+        CHECK_EQ_U(outer->agg.self_ns + inner->agg.total_ns, outer->agg.total_ns);
+        CHECK_EQ_U(inner->agg.self_ns + leaf->agg.total_ns, inner->agg.total_ns);
+        CHECK_EQ_U(leaf->agg.self_ns, leaf->agg.total_ns);
+        CHECK(outer->agg.min_ns <= outer->agg.max_ns && outer->agg.min_ns > 0);
+        CHECK_EQ_U(outer->stats.count, 5);
+    }
+    /* the events carry their depth, and each outer event's self time
+     * equals its duration minus its inner children's */
+    const struct sps_thread_data *t = &run.procs[0].threads[0];
+    int depth_ok = 1, self_ok = 1, outers = 0;
+    for (size_t i = 0; i < t->nevents[SPS_RING_ZONES]; i++) {
+        const struct sps_event *e = &t->events[SPS_RING_ZONES][i];
+        const char *name = run.procs[0].names[e->name - 1].name;
+        int want = !strcmp(name, "outer") ? 0 : !strcmp(name, "inner") ? 1 : !strcmp(name, "leaf") ? 2 : -1;
+        if (want >= 0 && e->depth != want)
+            depth_ok = 0;
+        if (want == 0) {
+            outers++;
+            uint64_t children = 0;
+            for (size_t k = 0; k < i; k++) {
+                const struct sps_event *c = &t->events[SPS_RING_ZONES][k];
+                if (c->depth == 1 && c->start_ns >= e->start_ns && c->end_ns <= e->end_ns)
+                    children += c->end_ns - c->start_ns;
+            }
+            /* ring times are converted from ticks independently: allow a
+             * few ns of rounding per child */
+            double expect = (double)(e->end_ns - e->start_ns) - (double)children;
+            if (fabs((double)e->a - expect) > 10)
+                self_ok = 0;
+        }
+    }
+    CHECK_EQ_I(outers, 5);
+    CHECK(depth_ok);
+    CHECK(self_ok);
+    sps__run_free(&run);
+}
+
+static void test_steps_values_counters(void) {
+    double values[] = {4.0, 2.5, -1.0, 3.0};
+    for (int i = 0; i < 4; i++) {
+        SPS_STEP();
+        {
+            SPS_ZONE("work");
+            burn(3000);
+        }
+        SPS_VALUE("metric", values[i]);
+        SPS_COUNT("items", 10 + i);
+    }
+    struct sps_run run;
+    snapshot(&run);
+    const struct sps_name_summary *step = find(&run, "step", SPS_KIND_STEP);
+    const struct sps_name_summary *metric = find(&run, "metric", SPS_KIND_VALUE);
+    const struct sps_name_summary *items = find(&run, "items", SPS_KIND_COUNTER);
+    CHECK(step && metric && items);
+    if (step && metric && items) {
+        CHECK_EQ_U(step->agg.count, 4);
+        CHECK_EQ_U(metric->agg.count, 4);
+        CHECK(metric->agg.sum == 8.5 && metric->agg.sumsq == 16 + 6.25 + 1 + 9);
+        CHECK(metric->agg.min == -1.0 && metric->agg.max == 4.0);
+        CHECK(metric->agg.first == 4.0 && metric->agg.last == 3.0);
+        CHECK_EQ_U(items->agg.total_ns, 10 + 11 + 12 + 13);
+        CHECK_EQ_U(items->agg.count, 4);
+    }
+    /* one row per step, each with its own zone time, value and count */
+    CHECK_EQ_U(run.nsteps, 4);
+    long work = sps__run_find(&run, "work", SPS_KIND_ZONE);
+    long m = sps__run_find(&run, "metric", SPS_KIND_VALUE);
+    long it = sps__run_find(&run, "items", SPS_KIND_COUNTER);
+    for (size_t i = 0; i < run.nsteps && i < 4 && work >= 0 && m >= 0 && it >= 0; i++) {
+        const struct sps_step_row *row = &run.steps[i];
+        CHECK_EQ_U(row->index, i);
+        CHECK(row->by_name[work] > 0 && row->by_name[work] * 1e9 <= (double)(row->end_ns - row->start_ns));
+        CHECK(row->by_name[m] == values[i]);
+        CHECK(row->by_name[it] == 10.0 + (double)i);
+    }
+    sps__run_free(&run);
+}
+
+static void test_mismatched_end(void) {
+    SPS_ZONE_BEGIN(a, "mm_a");
+    SPS_ZONE_BEGIN(b, "mm_b");
+    (void)b;
+    SPS_ZONE_END(a); /* skips b: b is closed implicitly, not recorded */
+    SPS_ZONE_END(a); /* already closed: ignored */
+    struct sps_run run;
+    snapshot(&run);
+    const struct sps_thread_data *t = &run.procs[0].threads[0];
+    CHECK_EQ_U(t->mismatched_ends, 2);
+    CHECK_EQ_U(t->nopen, 0);
+    const struct sps_name_summary *na = find(&run, "mm_a", SPS_KIND_ZONE);
+    CHECK(na && na->agg.count == 1);
+    CHECK(find(&run, "mm_b", SPS_KIND_ZONE) && find(&run, "mm_b", SPS_KIND_ZONE)->agg.count == 0);
+    sps__run_free(&run);
+}
+
+static void test_depth_limit(void) {
+    struct sps_site *site = sps_site_get("deep", SPS_KIND_ZONE);
+    sps_zone_t tokens[70];
+    int recorded = 0;
+    for (int i = 0; i < 70; i++)
+        recorded += (tokens[i] = sps_zone_begin(site)) != 0;
+    for (int i = 69; i >= 0; i--)
+        sps_zone_end(tokens[i]);
+    CHECK_EQ_I(recorded, 62);
+    struct sps_run run;
+    snapshot(&run);
+    const struct sps_thread_data *t = &run.procs[0].threads[0];
+    CHECK_EQ_U(t->depth_overflows, 8);
+    CHECK_EQ_U(t->nopen, 0);
+    const struct sps_name_summary *d = find(&run, "deep", SPS_KIND_ZONE);
+    CHECK(d && d->agg.count == 62);
+    sps__run_free(&run);
+}
+
+static void test_site_get(void) {
+    struct sps_site *a = sps_site_get("dynamic", SPS_KIND_ZONE);
+    struct sps_site *b = sps_site_get("dynamic", SPS_KIND_ZONE);
+    struct sps_site *c = sps_site_get("dynamic", SPS_KIND_VALUE);
+    CHECK(a && a == b && c && c != a);
+    CHECK(sps_site_get("", SPS_KIND_ZONE) == NULL);
+    CHECK(sps_site_get(NULL, SPS_KIND_ZONE) == NULL);
+    CHECK(sps_site_get("x", (enum sps_kind)99) == NULL);
+    sps_zone_end(sps_zone_begin(a));
+    sps_value(c, 7.0);
+    sps_value(a, 1.0); /* wrong kind: ignored */
+    CHECK_EQ_U(count_of("dynamic", SPS_KIND_ZONE), 1);
+    CHECK_EQ_U(count_of("dynamic", SPS_KIND_VALUE), 1);
+}
+
+static void test_runtime_disable(void) {
+    uint64_t before = count_of("toggled", SPS_KIND_ZONE);
+    sps_set_enabled(0);
+    CHECK_EQ_I(sps_is_enabled(), 0);
+    for (int i = 0; i < 10; i++) {
+        SPS_ZONE("toggled");
+        SPS_VALUE("toggled_value", i);
+    }
+    sps_set_enabled(1);
+    CHECK_EQ_U(count_of("toggled", SPS_KIND_ZONE), before);
+    CHECK_EQ_U(count_of("toggled_value", SPS_KIND_VALUE), 0);
+    /* a zone open when recording is turned off still ends normally */
+    {
+        SPS_ZONE("toggled");
+        sps_set_enabled(0);
+    }
+    sps_set_enabled(1);
+    CHECK_EQ_U(count_of("toggled", SPS_KIND_ZONE), before + 1);
+}
+
+static void test_compile_time_disable(void) {
+    struct sps_status s0, s1;
+    sps_status(&s0);
+    disabled_tu_exercise();
+    sps_status(&s1);
+    CHECK_EQ_U(s1.events_recorded, s0.events_recorded);
+    CHECK_EQ_U(count_of("compiled_out", SPS_KIND_ZONE), 0);
+}
+
+static void test_status(void) {
+    struct sps_status s;
+    CHECK_EQ_I(sps_status(NULL), SPS_EINVAL);
+    CHECK_EQ_I(sps_status(&s), 0);
+    CHECK_EQ_I(s.mode, SPS_MODE_MEMORY);
+    CHECK_STR_HAS(s.reason, "STEPSCOPE_RUN_DIR unset");
+    CHECK(s.events_recorded > 0);
+    CHECK_EQ_U(s.threads_recording, 1);
+    CHECK(s.clock == SPS_CLOCK_TSC || s.clock == SPS_CLOCK_MONOTONIC);
+    CHECK(s.ticks_per_second > 1e6);
+    CHECK_STR_HAS(sps_strerror(SPS_EVERSION), "version");
+}
+
+static void test_thread_name(void) {
+    sps_thread_name("trainer-main");
+    struct sps_run run;
+    snapshot(&run);
+    CHECK_STR_HAS(run.procs[0].threads[0].name, "trainer-main");
+    sps__run_free(&run);
+}
+
+int main(void) {
+    unsetenv("STEPSCOPE_RUN_DIR");
+    unsetenv("STEPSCOPE_OUT");
+    unsetenv("STEPSCOPE_DISABLE");
+    RUN_TEST(test_nesting_and_self_time);
+    RUN_TEST(test_steps_values_counters);
+    RUN_TEST(test_mismatched_end);
+    RUN_TEST(test_depth_limit);
+    RUN_TEST(test_site_get);
+    RUN_TEST(test_runtime_disable);
+    RUN_TEST(test_compile_time_disable);
+    RUN_TEST(test_status);
+    RUN_TEST(test_thread_name);
+    return check_report();
+}
