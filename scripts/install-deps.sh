@@ -1,0 +1,24 @@
+#!/bin/sh
+# install-deps.sh - install the Debian 12 packages stepscope builds and tests
+# with.  Runs apt-get only when something is missing.
+set -eu
+
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev"
+
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "install-deps: need root (or sudo) to install:$missing" >&2
+    exit 1
+fi
+echo "install-deps: installing$missing" >&2
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
