@@ -175,7 +175,14 @@ struct sps_rec_thread {
     uint32_t reserved0;
     uint64_t depth_overflows; /* begins refused: nesting too deep */
     uint64_t mismatched_ends; /* ends that did not match the innermost zone */
-    uint64_t reserved1[4];
+    /* The last zone's duration, not yet in its histogram: the bucket and the
+     * offset of the aggregate.  Incrementing a bucket chosen by the duration
+     * just measured stalls the loads that follow it (the CPU cannot tell
+     * they do not alias), so each end adds the previous end's bucket. */
+    uint64_t pending_agg_off;
+    uint32_t pending_bucket;
+    uint32_t reserved2;
+    uint64_t reserved1[2];
     struct sps_rec_frame stack[SPS_REC_STACK_FRAMES];
 };
 
@@ -213,11 +220,16 @@ static inline uint64_t sps_hist_bucket_width(uint32_t b) {
     return (uint64_t)1 << ((b >> SPS_HIST_SUB_BITS) - 1u);
 }
 
-/* Add one zone duration to an aggregate (the hot path's update; tests use
- * it to build aggregates of known data).  The count goes last: a process
- * killed mid-update leaves at worst one duration counted nowhere. */
+/*
+ * Add one zone duration to an aggregate's exact fields (the hot path's
+ * update; tests use it to build aggregates of known data).  The histogram
+ * is not touched here: the recorder adds each duration to its histogram one
+ * zone later (see sps_rec_thread.pending_*), and the reader adds a thread's
+ * last pending duration when the histogram is one short of the count.
+ * The count goes last: a process killed mid-update leaves at worst one
+ * duration counted nowhere.
+ */
 static inline void sps_rec_agg_add_zone(struct sps_rec_agg *a, uint64_t dur_ns, uint64_t self_ns) {
-    uint64_t *hist = (uint64_t *)(a + 1);
     a->u.z.total_ns += dur_ns;
     a->u.z.self_ns += self_ns;
     a->u.z.min_ns = dur_ns < a->u.z.min_ns ? dur_ns : a->u.z.min_ns;
@@ -226,8 +238,12 @@ static inline void sps_rec_agg_add_zone(struct sps_rec_agg *a, uint64_t dur_ns, 
                            (unsigned __int128)dur_ns * dur_ns;
     a->u.z.sumsq_lo = (uint64_t)sq;
     a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
-    hist[sps_hist_bucket(dur_ns)]++;
     a->count++;
+}
+
+/* The histogram that follows a zone-like aggregate. */
+static inline uint64_t *sps_rec_agg_hist(struct sps_rec_agg *a) {
+    return (uint64_t *)(a + 1);
 }
 
 #endif /* SPS_RECORD_FORMAT_H */

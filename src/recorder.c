@@ -37,6 +37,11 @@
 #define UNLIKELY(x) (x)
 #define LIKELY(x) (x)
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#define COLD __attribute__((noinline, cold))
+#else
+#define COLD
+#endif
 
 volatile int sps__enabled = 1;
 
@@ -382,6 +387,7 @@ static int thread_attach(void) {
     }
     T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
     T.agg_index[P.sink_id] = (uint32_t)P.sink_agg_off;
+    seg->pending_agg_off = P.sink_agg_off; /* nothing pending: a harmless target */
     T.base = P.base;
 
     if (P.fork_thread == (void *)&T) {
@@ -508,7 +514,7 @@ struct sps_site *sps_site_get(const char *name, enum sps_kind kind) {
 /* Write a fresh (ticks, monotonic) anchor when the last is over a second
  * old (or always, with force), so the reader can refine the tick rate over
  * the whole run.  Threads that find another one writing skip it. */
-static void refresh_anchor(uint64_t now, int force) {
+static COLD void refresh_anchor(uint64_t now, int force) {
     struct sps_rec_header *h = P.hdr;
     if (!force && now - h->anchor1_ticks < (uint64_t)sps__clock.ticks_per_second)
         return;
@@ -523,18 +529,31 @@ static void refresh_anchor(uint64_t now, int force) {
     __atomic_store_n(&P.anchor_busy, 0, __ATOMIC_RELEASE);
 }
 
-sps_zone_t sps_zone_begin(struct sps_site *site) {
-    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    struct sps_rec_thread *seg = T.seg;
-    /* kinds 1..3 (zone, step, micro-step) begin zones; a value or counter
-     * site passed here is refused rather than corrupting its aggregate */
-    if (UNLIKELY(site->kind - 1u > 2u))
-        return 0;
-    if (UNLIKELY(!seg || !id || !T.agg_index[id])) {
-        if (!(id = prepare(site)))
-            return 0;
-        seg = T.seg;
-    }
+/*
+ * The hot paths.  Each public function is a few checks that are always
+ * false once a thread and a site are warmed up, then the work; everything
+ * else lives in cold, never-inlined functions, so the hot code needs no
+ * stack frame and keeps its values in registers.
+ */
+
+/* The clock read with the source known at compile time: the public
+ * functions test the source once and call a copy specialised for it, so
+ * the common (TSC) copy contains no call and needs no stack frame. */
+static inline uint64_t ticks_now(int tsc) {
+#if SPS__HAVE_TSC
+    if (tsc)
+        return __rdtsc();
+#else
+    (void)tsc;
+#endif
+    return sps__mono_ns();
+}
+
+static inline int clock_is_tsc(void) {
+    return SPS__HAVE_TSC && sps__clock.source == SPS_CLOCK_TSC;
+}
+
+static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc) {
     uint32_t d = seg->depth + 1;
     if (UNLIKELY(d > SPS_REC_MAX_DEPTH)) {
         seg->depth_overflows++;
@@ -542,44 +561,55 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
     }
     struct sps_rec_frame *f = &seg->stack[d];
     f->name = id;
-    f->kind = (uint16_t)site->kind;
-    f->ring = site->kind == SPS_KIND_ZONE ? SPS_RING_ZONES : SPS_RING_STEPS;
+    f->kind = (uint16_t)kind;
+    f->ring = kind == SPS_KIND_ZONE ? SPS_RING_ZONES : SPS_RING_STEPS;
     f->child_ns = 0;
     seg->depth = d;
     /* the timestamp last, so the zone's own bookkeeping stays outside it */
-    f->start_ticks = sps__ticks();
+    f->start_ticks = ticks_now(tsc);
     return d;
 }
 
-void sps_zone_end(sps_zone_t token) {
-    uint64_t now = sps__ticks();
+static COLD sps_zone_t begin_slow(struct sps_site *site) {
+    uint32_t id = prepare(site);
+    return id ? begin_at(T.seg, id, site->kind, clock_is_tsc()) : 0;
+}
+
+static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     struct sps_rec_thread *seg = T.seg;
-    if (UNLIKELY(!seg)) {
-        /* Only the thread that forked can end a zone it has no segment for:
-         * one it began in the parent.  It re-attaches in the child. */
-        if (!token || T.refused || P.fork_thread != (void *)&T)
-            return;
-        pthread_mutex_lock(&P.lock);
-        int ok = (P.state == PROC_READY || proc_open() == 0) && (T.seg || thread_attach() == 0);
-        pthread_mutex_unlock(&P.lock);
-        if (!ok)
-            return;
-        seg = T.seg;
-    }
-    uint32_t d = seg->depth;
-    if (UNLIKELY(token != d)) {
-        seg->mismatched_ends++;
-        if (token > d || token == 0)
-            return;
-        d = token; /* inner zones left open are closed implicitly */
-    }
+    /* kinds 1..3 (zone, step, micro-step) begin zones; a value or counter
+     * site passed here is refused rather than corrupting its aggregate */
+    if (UNLIKELY(site->kind - 1u > 2u))
+        return 0;
+    if (UNLIKELY(!seg || !id || !T.agg_index[id]))
+        return begin_slow(site);
+    return begin_at(seg, id, site->kind, tsc);
+}
+
+static COLD sps_zone_t begin_monotonic(struct sps_site *site) {
+    return begin(site, 0);
+}
+
+sps_zone_t sps_zone_begin(struct sps_site *site) {
+    if (LIKELY(clock_is_tsc()))
+        return begin(site, 1);
+    return begin_monotonic(site);
+}
+
+/* Close frame d of seg at time now: aggregates, then the event. */
+static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
     struct sps_rec_frame *f = &seg->stack[d];
     uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
     uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
-
-    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + T.agg_index[f->name]), dur, self);
+    /* the previous zone's histogram bucket first (see pending_agg_off) */
+    sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
+    uint64_t agg_off = T.agg_index[f->name];
+    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
+    seg->pending_agg_off = agg_off;
+    seg->pending_bucket = sps_hist_bucket(dur);
 
     uint32_t r = f->ring;
     uint64_t h = seg->head[r];
@@ -599,6 +629,51 @@ void sps_zone_end(sps_zone_t token) {
         refresh_anchor(now, 0);
 }
 
+static COLD void end_slow(sps_zone_t token, uint64_t now) {
+    struct sps_rec_thread *seg = T.seg;
+    if (!seg) {
+        /* Only the thread that forked can end a zone it has no segment for:
+         * one it began in the parent.  It re-attaches in the child. */
+        if (!token || T.refused || P.fork_thread != (void *)&T)
+            return;
+        pthread_mutex_lock(&P.lock);
+        int ok = (P.state == PROC_READY || proc_open() == 0) && (T.seg || thread_attach() == 0);
+        pthread_mutex_unlock(&P.lock);
+        if (!ok)
+            return;
+        seg = T.seg;
+    }
+    uint32_t d = seg->depth;
+    if (token != d) {
+        seg->mismatched_ends++;
+        if (token > d || token == 0)
+            return;
+        d = token; /* inner zones left open are closed implicitly */
+    }
+    end_at(seg, d, now);
+}
+
+static inline void end(sps_zone_t token, int tsc) {
+    uint64_t now = ticks_now(tsc);
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!seg || token != seg->depth)) {
+        end_slow(token, now);
+        return;
+    }
+    end_at(seg, token, now);
+}
+
+static COLD void end_monotonic(sps_zone_t token) {
+    end(token, 0);
+}
+
+void sps_zone_end(sps_zone_t token) {
+    if (LIKELY(clock_is_tsc()))
+        end(token, 1);
+    else
+        end_monotonic(token);
+}
+
 static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {
     uint64_t h = seg->head[SPS_RING_VALUES];
     if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
@@ -613,12 +688,7 @@ static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uin
     __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
 }
 
-void sps_value(struct sps_site *site, double value) {
-    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (UNLIKELY(site->kind != SPS_KIND_VALUE))
-        return;
-    if (UNLIKELY(!T.seg || !id || !T.agg_index[id]) && !(id = prepare(site)))
-        return;
+static inline void value_at(uint32_t id, double value) {
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     if (a->count == 0)
@@ -636,17 +706,46 @@ void sps_value(struct sps_site *site, double value) {
     push_value_event(T.seg, id, SPS_KIND_VALUE, now, bits);
 }
 
-void sps_count(struct sps_site *site, uint64_t n) {
+static COLD void value_slow(struct sps_site *site, double value) {
+    uint32_t id = prepare(site);
+    if (id)
+        value_at(id, value);
+}
+
+void sps_value(struct sps_site *site, double value) {
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (UNLIKELY(site->kind != SPS_KIND_COUNTER))
+    if (UNLIKELY(site->kind != SPS_KIND_VALUE))
         return;
-    if (UNLIKELY(!T.seg || !id || !T.agg_index[id]) && !(id = prepare(site)))
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
+        value_slow(site, value);
         return;
+    }
+    value_at(id, value);
+}
+
+static inline void count_at(uint32_t id, uint64_t n) {
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     a->u.z.total_ns += n; /* for counters: the sum of increments */
     a->count++;
     push_value_event(T.seg, id, SPS_KIND_COUNTER, now, n);
+}
+
+static COLD void count_slow(struct sps_site *site, uint64_t n) {
+    uint32_t id = prepare(site);
+    if (id)
+        count_at(id, n);
+}
+
+void sps_count(struct sps_site *site, uint64_t n) {
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (UNLIKELY(site->kind != SPS_KIND_COUNTER))
+        return;
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
+        count_slow(site, n);
+        return;
+    }
+    count_at(id, n);
 }
 
 void sps_thread_name(const char *name) {

@@ -29,8 +29,10 @@ static struct sps_rec_agg *make_agg(const uint64_t *values, size_t n) {
     struct sps_rec_agg *a = calloc(1, sizeof *a + SPS_HIST_BUCKETS * sizeof(uint64_t));
     a->kind = SPS_KIND_ZONE;
     a->u.z.min_ns = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         sps_rec_agg_add_zone(a, values[i], values[i] / 2);
+        sps_rec_agg_hist(a)[sps_hist_bucket(values[i])]++;
+    }
     return a;
 }
 

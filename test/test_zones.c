@@ -82,6 +82,15 @@ static void test_nesting_and_self_time(void) {
         CHECK_EQ_U(inner->agg.self_ns + leaf->agg.total_ns, inner->agg.total_ns);
         CHECK_EQ_U(leaf->agg.self_ns, leaf->agg.total_ns);
         CHECK(outer->agg.min_ns <= outer->agg.max_ns && outer->agg.min_ns > 0);
+        /* every duration is in the histogram, the last one (pending in the
+         * recorder) included */
+        const struct sps_name_summary *all[] = {outer, inner, leaf};
+        for (int k = 0; k < 3; k++) {
+            uint64_t in_hist = 0;
+            for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+                in_hist += all[k]->agg.hist[b];
+            CHECK_EQ_U(in_hist, all[k]->agg.count);
+        }
         CHECK_EQ_U(outer->stats.count, 5);
     }
     /* the events carry their depth, and each outer event's self time

@@ -182,6 +182,17 @@ static int zone_like(uint32_t kind) {
     return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
 }
 
+/* The recorder adds each duration to its histogram one zone late; a
+ * thread's last duration is still pending when the histogram holds one
+ * fewer than the count. */
+static void add_pending(struct sps_agg *a, uint32_t bucket) {
+    uint64_t in_hist = 0;
+    for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+        in_hist += a->hist[b];
+    if (in_hist + 1 == a->count && bucket < SPS_HIST_BUCKETS)
+        a->hist[bucket]++;
+}
+
 static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t seg_off, struct sps_thread_data *t,
                      const struct sps_process_data *p) {
     const struct sps_rec_header *h = r->h;
@@ -211,6 +222,8 @@ static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t 
             return fail(r, off, "aggregate kind %u does not match name %u's kind %u", a->kind, id, kind);
         if (sps__agg_from_record(&t->aggs[id - 1], a) != 0)
             return SPS_ENOMEM;
+        if (off == s->pending_agg_off && t->aggs[id - 1].hist)
+            add_pending(&t->aggs[id - 1], s->pending_bucket);
     }
     return 0;
 }
