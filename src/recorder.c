@@ -67,8 +67,7 @@ static struct {
     unsigned char *base;
     size_t size;
     struct sps_rec_header *hdr;
-    uint32_t sink_id;      /* the id refused names get; its data is discarded */
-    uint64_t sink_agg_off; /* where refused (thread, name) pairs write */
+    uint32_t sink_id; /* the id refused names get; its data is discarded */
     char path[512];
     char reason[256];
     char out_dir[512]; /* STEPSCOPE_OUT: write a report here at exit */
@@ -315,7 +314,6 @@ static int proc_open(void) {
         P.inherited_base = NULL;
     }
     P.sink_id = names_cap + 1;
-    P.sink_agg_off = arena_alloc(agg_size(SPS_KIND_ZONE));
 
     if (!P.hooks_installed) {
         P.hooks_installed = 1;
@@ -337,7 +335,7 @@ static void ensure_agg(uint32_t id, uint32_t kind) {
         return;
     uint64_t off = arena_alloc(agg_size(kind));
     if (!off) {
-        T.agg_index[id] = (uint32_t)P.sink_agg_off;
+        T.agg_index[id] = T.agg_index[P.sink_id];
         __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
         return;
     }
@@ -359,12 +357,13 @@ static int thread_attach(void) {
         goto refuse;
     uint64_t index_bytes = ((uint64_t)(h->names_cap + 2) * sizeof(uint32_t) + 63u) & ~(uint64_t)63u;
     uint64_t seg_bytes = (sizeof(struct sps_rec_thread) + 63u) & ~(uint64_t)63u;
-    uint64_t total = seg_bytes + index_bytes;
+    uint64_t total = seg_bytes + index_bytes + agg_size(SPS_KIND_ZONE);
     for (int r = 0; r < SPS_RING_COUNT; r++)
         total += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
     uint64_t off = arena_alloc(total);
     if (!off)
         goto refuse;
+    uint64_t sink_off = off + total - agg_size(SPS_KIND_ZONE);
 
     struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + off);
     seg->magic = SPS_REC_THREAD_MAGIC;
@@ -386,8 +385,11 @@ static int thread_attach(void) {
         T.mask[r] = h->ring_cap[r] - 1u;
     }
     T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
-    T.agg_index[P.sink_id] = (uint32_t)P.sink_agg_off;
-    seg->pending_agg_off = P.sink_agg_off; /* nothing pending: a harmless target */
+    /* The thread's own sink: what refused names and (thread, name) pairs
+     * write to (the reader skips it: its name is 0), and the target of the
+     * first deferred histogram update, when nothing is pending yet. */
+    T.agg_index[P.sink_id] = (uint32_t)sink_off;
+    seg->pending_agg_off = sink_off;
     T.base = P.base;
 
     if (P.fork_thread == (void *)&T) {
