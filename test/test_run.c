@@ -195,6 +195,105 @@ static void test_summary_printed(void) {
     CHECK_STR_HAS(err, "report: ");
 }
 
+static void test_warmup_and_microsteps(void) {
+    char *args[] = {"--steps", "30", "--warmup", "3", "--micro", "4", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 0);
+    json_t *r = report_load(out);
+    if (!r)
+        return;
+    json_t *rows = json_path(r, "steps.rows");
+    CHECK_EQ_I(json_array_size(rows), 30);
+    for (size_t i = 0; i < 3; i++)
+        CHECK_MSG(json_is_true(json_object_get(json_array_get(rows, i), "warmup")), "step %zu is warm-up", i);
+    CHECK(json_is_false(json_object_get(json_array_get(rows, 29), "warmup")));
+    CHECK(json_num(r, "steps.warmup_steps") >= 3 && json_num(r, "steps.warmup_steps") <= 6);
+    CHECK_EQ_I(json_num(json_array_get(rows, 10), "microsteps"), 4);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "microstep"), "count"), 30 * 4);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "a"), "count"), 30 * 4);
+    json_decref(r);
+}
+
+/* 20 steps = 40 zone events into a ring of 16: aggregates stay exact, the
+ * drop is counted, and the policy decides which events are kept. */
+static void ring_policy(const char *policy, int expect_first_kept) {
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", out, "--ring-events", "16", "--ring-policy", (char *)policy, "--",
+                    WORKLOAD, "--steps", "20", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    json_t *r = report_load(out);
+    if (!r)
+        return;
+    CHECK_EQ_I(json_num(report_find(r, "zones", "a"), "count"), 20);
+    CHECK_EQ_I(json_num(r, "recording.events_dropped"), 24);
+    json_t *thread = json_array_get(json_object_get(json_array_get(json_object_get(r, "processes"), 0), "threads"), 0);
+    CHECK_EQ_I(json_num(thread, "events.zones.recorded"), 40);
+    CHECK_EQ_I(json_num(thread, "events.zones.kept"), 16);
+    CHECK_EQ_I(json_num(thread, "events.zones.dropped"), 24);
+    CHECK(!strcmp(json_string_value(json_path(json_array_get(json_object_get(r, "processes"), 0), "ring_policy")),
+                  policy));
+    /* steps have a ring of their own: all 20 rows are there; only the rows
+     * whose zones were kept show zone times */
+    json_t *rows = json_path(r, "steps.rows");
+    CHECK_EQ_I(json_array_size(rows), 20);
+    int first_has = json_object_get(json_path(json_array_get(rows, 0), "zones_self_s"), "a") != NULL;
+    int last_has = json_object_get(json_path(json_array_get(rows, 19), "zones_self_s"), "a") != NULL;
+    CHECK_EQ_I(first_has, expect_first_kept);
+    CHECK_EQ_I(last_has, !expect_first_kept);
+    json_decref(r);
+}
+
+static void test_ring_policies(void) {
+    ring_policy("keep-latest", 0);
+    ring_policy("keep-first", 1);
+}
+
+static void test_clock_override_visible(void) {
+    setenv("STEPSCOPE_CLOCK", "monotonic", 1);
+    char *args[] = {"--steps", "3", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 0);
+    unsetenv("STEPSCOPE_CLOCK");
+    json_t *r = report_load(out);
+    if (!r)
+        return;
+    CHECK(!strcmp(json_string_value(json_path(r, "recording.clock")), "monotonic"));
+    CHECK_EQ_I(json_num(r, "recording.clock_ticks_per_second"), 1e9);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "a"), "count"), 3);
+    json_decref(r);
+}
+
+/* Without `stepscope run`: STEPSCOPE_OUT makes the process write its own
+ * report at exit, from its in-memory record. */
+static void test_standalone_report(void) {
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/standalone", out);
+    setenv("STEPSCOPE_OUT", dir, 1);
+    char *argv[] = {WORKLOAD, "--steps", "6", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    unsetenv("STEPSCOPE_OUT");
+    json_t *r = report_load(dir);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    CHECK_EQ_I(json_num(report_find(r, "zones", "step"), "count"), 6);
+    CHECK_EQ_I(json_num(report_find(r, "values", "loss"), "count"), 6);
+    CHECK(json_num(r, "timing.wall_s") > 0);
+    CHECK(json_is_null(json_object_get(r, "exit")));
+    CHECK_STR_HAS(json_string_value(json_object_get(r, "written_by")), "recording process itself");
+    json_decref(r);
+}
+
+static void test_unwritable_output(void) {
+    char file[700];
+    snprintf(file, sizeof file, "%s/a-file", out);
+    FILE *f = fopen(file, "w");
+    fclose(f);
+    char *argv[] = {STEPSCOPE, "run", "-o", file, "--", WORKLOAD, NULL};
+    char err[1024];
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "stepscope: run: ");
+    CHECK_STR_HAS(err, "a-file");
+}
+
 int main(void) {
     snprintf(out, sizeof out, "%s/out", tmpdir_new("run"));
     RUN_TEST(test_exit_code_passthrough);
@@ -206,5 +305,10 @@ int main(void) {
     RUN_TEST(test_processes_joined);
     RUN_TEST(test_uninstrumented_command);
     RUN_TEST(test_summary_printed);
+    RUN_TEST(test_warmup_and_microsteps);
+    RUN_TEST(test_ring_policies);
+    RUN_TEST(test_clock_override_visible);
+    RUN_TEST(test_standalone_report);
+    RUN_TEST(test_unwritable_output);
     return check_report();
 }

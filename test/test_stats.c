@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "model/run.h"
 #include "record_format.h"
 #include "stats.h"
 #include "stepscope.h"
@@ -165,10 +166,33 @@ static void test_empty(void) {
     CHECK_EQ_U(sps__hist_percentile(NULL, 0, 50, 0, 0), 0);
 }
 
+static void test_warmup_detection(void) {
+    double d[100];
+    for (int i = 0; i < 100; i++) /* steady 10 ms steps with +-2% noise */
+        d[i] = 10e6 * (1.0 + 0.02 * sin(i * 1.7));
+    CHECK_EQ_U(sps__warmup_length(d, 100), 0);
+    d[0] = 900e6; /* compilation in the first step */
+    d[1] = 40e6;
+    d[2] = 12e6; /* 20% slower: still warming up */
+    CHECK_EQ_U(sps__warmup_length(d, 100), 3);
+    d[1] = 10e6; /* a fast second step ends the warm-up */
+    CHECK_EQ_U(sps__warmup_length(d, 100), 1);
+    for (int i = 0; i < 100; i++) /* everything slow: capped at a fifth */
+        d[i] = i < 50 ? 50e6 : 10e6;
+    CHECK_EQ_U(sps__warmup_length(d, 100), 20);
+    CHECK_EQ_U(sps__warmup_length(d, 4), 0); /* too few steps to tell */
+    /* a sawtooth (every 10th step checkpoints) is not warm-up unless it
+     * starts the run */
+    for (int i = 0; i < 100; i++)
+        d[i] = i % 10 == 5 ? 80e6 : 10e6;
+    CHECK_EQ_U(sps__warmup_length(d, 100), 0);
+}
+
 int main(void) {
     RUN_TEST(test_bucket_bounds);
     RUN_TEST(test_percentiles_match_exact);
     RUN_TEST(test_merge_is_exact);
     RUN_TEST(test_empty);
+    RUN_TEST(test_warmup_detection);
     return check_report();
 }

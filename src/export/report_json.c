@@ -133,6 +133,7 @@ static void write_steps(struct sps_jw *w, const struct sps_run *run) {
     sps__jw_object(w, "steps");
     sps__jw_uint(w, "count", run->steps_recorded);
     sps__jw_uint(w, "rows_kept", run->nsteps);
+    sps__jw_uint(w, "warmup_steps", run->warmup_steps);
     sps__jw_array(w, "rows");
     for (size_t i = 0; i < run->nsteps; i++) {
         const struct sps_step_row *row = &run->steps[i];
@@ -144,6 +145,7 @@ static void write_steps(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_int(w, "rank", p->rank);
         sps__jw_number(w, "start_s", rel_s(run, row->start_ns));
         sps__jw_number(w, "duration_s", (double)(row->end_ns - row->start_ns) * 1e-9);
+        sps__jw_bool(w, "warmup", row->warmup);
         if (row->microsteps)
             sps__jw_uint(w, "microsteps", row->microsteps);
         static const struct {

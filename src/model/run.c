@@ -255,6 +255,59 @@ static int build_steps(struct sps_run *run) {
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n) { /* sorts v */
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+size_t sps__warmup_length(const double *durations, size_t n) {
+    if (n < 5)
+        return 0;
+    size_t cap = n / 5;
+    /* the typical step: steps after the longest possible warm-up */
+    size_t m = n - cap;
+    double *rest = malloc(m * sizeof *rest);
+    if (!rest)
+        return 0;
+    memcpy(rest, durations + cap, m * sizeof *rest);
+    double med = median_of(rest, m);
+    for (size_t i = 0; i < m; i++)
+        rest[i] = fabs(rest[i] - med);
+    double mad = median_of(rest, m) * 1.4826; /* a normal's sigma */
+    free(rest);
+    double limit = med + fmax(3.0 * mad, 0.1 * med);
+    size_t w = 0;
+    while (w < cap && durations[w] > limit)
+        w++;
+    return w;
+}
+
+/* Mark the warm-up of every process's step stream. */
+static int mark_warmup(struct sps_run *run) {
+    double *d = malloc((run->nsteps ? run->nsteps : 1) * sizeof *d);
+    if (!d)
+        return SPS_ENOMEM;
+    for (size_t i = 0; i < run->nsteps;) {
+        size_t j = i;
+        while (j < run->nsteps && run->steps[j].process == run->steps[i].process) {
+            d[j - i] = (double)(run->steps[j].end_ns - run->steps[j].start_ns);
+            j++;
+        }
+        size_t w = sps__warmup_length(d, j - i);
+        for (size_t k = 0; k < w; k++)
+            run->steps[i + k].warmup = 1;
+        run->warmup_steps += w;
+        i = j;
+    }
+    free(d);
+    return 0;
+}
+
 int sps__run_build(struct sps_run *run) {
     run->start_ns = UINT64_MAX;
     for (size_t pi = 0; pi < run->nprocs; pi++) {
@@ -270,7 +323,9 @@ int sps__run_build(struct sps_run *run) {
     if (run->start_ns == UINT64_MAX)
         run->start_ns = 0;
     int rc = build_names(run);
-    return rc ? rc : build_steps(run);
+    if (rc == 0)
+        rc = build_steps(run);
+    return rc ? rc : mark_warmup(run);
 }
 
 void sps__run_free(struct sps_run *run) {

@@ -91,6 +91,7 @@ struct sps_step_row {
     int tid;
     uint64_t start_ns, end_ns;
     uint32_t microsteps;
+    int warmup; /* part of its stream's warm-up (see sps__run_build) */
     /* per name summary index -> seconds (zones: self time inside the step;
      * values: the last value; counters: the sum); NAN where absent */
     double *by_name;
@@ -112,6 +113,7 @@ struct sps_run {
     size_t nsteps;
     struct sps_step_row *steps;
     uint64_t steps_recorded; /* exact count; rows may be fewer if rings wrapped */
+    size_t warmup_steps;     /* rows marked warm-up, all processes */
     uint64_t start_ns;       /* the earliest process start */
     uint64_t events_recorded, events_dropped;
 };
@@ -140,10 +142,22 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
 /* Append an already-parsed process (takes ownership of *p's contents). */
 int sps__run_add(struct sps_run *run, struct sps_process_data *p);
 
-/* Derive names and steps from the loaded processes.  Returns 0 or SPS_ENOMEM. */
+/*
+ * Derive names and steps from the loaded processes.  Each process's step
+ * rows are a stream; its warm-up is the run of leading steps slower than
+ * the stream's typical step (sps__warmup_length).  Returns 0 or SPS_ENOMEM.
+ */
 int sps__run_build(struct sps_run *run);
 
 void sps__run_free(struct sps_run *run);
+
+/*
+ * How many leading steps of durations[0..n) are warm-up: the longest prefix,
+ * at most a fifth of the steps, whose every step is slower than the median
+ * of the rest by more than max(3 robust deviations, 10% of the median).
+ * Steps are kept and marked, never dropped.  Needs at least 5 steps.
+ */
+size_t sps__warmup_length(const double *durations, size_t n);
 
 /* The summary index of (name, kind), or -1. */
 long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind);

@@ -16,6 +16,8 @@
  *   --exec           after the steps exec this program with
  *                    "--steps 3 --tag exec_image"
  *   --tag NAME       record one zone called NAME
+ *   --warmup K       the first K steps do ten times the work
+ *   --micro N        each step is N micro-steps (zone "a" in each)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +43,7 @@ static double spin(int n) {
 
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
+    int warmup = 0, micro = 0;
     const char *tag = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -52,6 +55,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--wait-term") && v) wait_fd = atoi(argv[++i]);
         else if (!strcmp(a, "--fork") && v) fork_n = atoi(argv[++i]);
         else if (!strcmp(a, "--tag") && v) tag = argv[++i];
+        else if (!strcmp(a, "--warmup") && v) warmup = atoi(argv[++i]);
+        else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
@@ -75,9 +80,15 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < steps; i++) {
         SPS_STEP();
-        {
+        int scale = i < warmup ? 10 : 1;
+        for (int m = 0; m < micro; m++) {
+            SPS_MICROSTEP();
             SPS_ZONE("a");
-            spin(2000);
+            spin(2000 * scale / micro);
+        }
+        if (!micro) {
+            SPS_ZONE("a");
+            spin(2000 * scale);
         }
         {
             SPS_ZONE("b");
