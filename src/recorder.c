@@ -261,7 +261,8 @@ static int proc_open(void) {
             return -1;
         }
         const char *out = getenv("STEPSCOPE_OUT");
-        if (out && *out && !getenv("STEPSCOPE_RUN_DIR")) {
+        const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
+        if (out && *out && !(run_dir && *run_dir)) {
             snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
             P.owner_pid = getpid();
         }
