@@ -302,8 +302,12 @@ static int proc_open(void) {
         }
         P.base = m;
         P.mode = SPS_MODE_MEMORY;
-        if (run_dir && *run_dir)
+        if (run_dir && *run_dir) {
+            /* a run was asked for and this process will be missing from
+             * its report: say so once, where the user will see it */
             snprintf(P.reason, sizeof P.reason, "%s; recording in memory", why);
+            fprintf(stderr, "stepscope: %s\n", P.reason);
+        }
     }
     P.size = size;
     P.pid = getpid();
@@ -349,7 +353,8 @@ static void ensure_agg(uint32_t id, uint32_t kind) {
     } else {
         a->u.z.min_ns = UINT64_MAX;
     }
-    T.agg_index[id] = (uint32_t)off;
+    /* after the aggregate is initialised: an in-process reader may look */
+    __atomic_store_n(&T.agg_index[id], (uint32_t)off, __ATOMIC_RELEASE);
 }
 
 static int thread_attach(void) {
@@ -376,11 +381,10 @@ static int thread_attach(void) {
     uint64_t ring_at = seg->agg_index_off + index_bytes;
     for (int r = 0; r < SPS_RING_COUNT; r++) {
         seg->ring_off[r] = ring_at;
-        size_t bytes = (size_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
-        /* Touch the ring now so its page faults happen here, not inside
-         * the zones that first fill it. */
-        memset(P.base + ring_at, 0, bytes);
-        ring_at += bytes;
+        /* Not pre-touched: a page costs a fault the first time 128 events
+         * fill it, but a process that records little (a short-lived fork
+         * child) then takes only the disk space it uses. */
+        ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
         T.ring[r] = (struct sps_rec_event *)(P.base + seg->ring_off[r]);
         T.mask[r] = h->ring_cap[r] - 1u;

@@ -294,6 +294,25 @@ static void test_unwritable_output(void) {
     CHECK_STR_HAS(err, "a-file");
 }
 
+/* A run directory the record cannot be created in: the workload still
+ * runs and succeeds, and says once on stderr that it records in memory. */
+static void test_record_fallback_to_memory(void) {
+    char dir[700], blocker[800];
+    snprintf(dir, sizeof dir, "%s/blocked", out);
+    mkdir(dir, 0777);
+    snprintf(blocker, sizeof blocker, "%s/records", dir);
+    FILE *f = fopen(blocker, "w"); /* a file where the records folder goes */
+    fclose(f);
+    setenv("STEPSCOPE_RUN_DIR", dir, 1);
+    char *argv[] = {WORKLOAD, "--steps", "3", NULL};
+    char err[2048];
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_RUN_DIR");
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "stepscope: cannot create ");
+    CHECK_STR_HAS(err, "recording in memory");
+}
+
 int main(void) {
     snprintf(out, sizeof out, "%s/out", tmpdir_new("run"));
     RUN_TEST(test_exit_code_passthrough);
@@ -310,5 +329,6 @@ int main(void) {
     RUN_TEST(test_clock_override_visible);
     RUN_TEST(test_standalone_report);
     RUN_TEST(test_unwritable_output);
+    RUN_TEST(test_record_fallback_to_memory);
     return check_report();
 }
