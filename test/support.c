@@ -108,3 +108,12 @@ int count_lines(const char *s) {
         n++;
     return n;
 }
+
+void write_file(const char *path, const void *data, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
+        perror(path);
+        exit(99);
+    }
+    close(fd);
+}

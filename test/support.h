@@ -31,6 +31,10 @@ json_t *report_find(json_t *report, const char *array, const char *name);
 json_t *json_path(json_t *root, const char *path);
 double json_num(json_t *root, const char *path);
 
+/* Create or replace path with len bytes of data; exits the test binary
+ * when it cannot (the test's own setup failed, not the code under test). */
+void write_file(const char *path, const void *data, size_t len);
+
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
 

@@ -62,10 +62,7 @@ static int parse_variant(const char *name, const unsigned char *buf, size_t size
                          char *path_out) {
     char path[700];
     snprintf(path, sizeof path, "%s/%s.sps", dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (write(fd, buf, size) != (ssize_t)size)
-        fprintf(stderr, "short write\n");
-    close(fd);
+    write_file(path, buf, size);
     if (path_out)
         strcpy(path_out, path);
     struct sps_process_data p;
@@ -168,15 +165,9 @@ static void test_run_skips_bad_record(void) {
     snprintf(rdir, sizeof rdir, "%s/mixed", dir);
     mkdir(rdir, 0777);
     snprintf(path, sizeof path, "%s/1-0.sps", rdir);
-    int fd = open(path, O_WRONLY | O_CREAT, 0644);
-    if (write(fd, good, good_size) != (ssize_t)good_size)
-        fprintf(stderr, "short write\n");
-    close(fd);
+    write_file(path, good, good_size);
     snprintf(path, sizeof path, "%s/2-0.sps", rdir);
-    fd = open(path, O_WRONLY | O_CREAT, 0644);
-    if (write(fd, good, 5000) != 5000)
-        fprintf(stderr, "short write\n");
-    close(fd);
+    write_file(path, good, 5000); /* truncated */
     struct sps_run run = {0};
     char err[512];
     CHECK_EQ_I(sps__run_load_dir(&run, rdir, err, sizeof err), 0);

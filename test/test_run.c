@@ -108,9 +108,7 @@ static void test_usage_errors(void) {
     expect_usage_error(not_found, 127, "/nonexistent/train: command not found");
     char not_exec[700];
     snprintf(not_exec, sizeof not_exec, "%s/not-executable", out);
-    FILE *f = fopen(not_exec, "w");
-    fputs("data\n", f);
-    fclose(f);
+    write_file(not_exec, "data\n", 5);
     char *cannot[] = {STEPSCOPE, "run", "-q", "-o", out, "--", not_exec, NULL};
     expect_usage_error(cannot, 126, "Permission denied");
 }
@@ -284,8 +282,7 @@ static void test_standalone_report(void) {
 static void test_unwritable_output(void) {
     char file[700];
     snprintf(file, sizeof file, "%s/a-file", out);
-    FILE *f = fopen(file, "w");
-    fclose(f);
+    write_file(file, "", 0);
     char *argv[] = {STEPSCOPE, "run", "-o", file, "--", WORKLOAD, NULL};
     char err[1024];
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 1);
@@ -301,8 +298,7 @@ static void test_record_fallback_to_memory(void) {
     snprintf(dir, sizeof dir, "%s/blocked", out);
     mkdir(dir, 0777);
     snprintf(blocker, sizeof blocker, "%s/records", dir);
-    FILE *f = fopen(blocker, "w"); /* a file where the records folder goes */
-    fclose(f);
+    write_file(blocker, "", 0); /* a file where the records folder goes */
     setenv("STEPSCOPE_RUN_DIR", dir, 1);
     char *argv[] = {WORKLOAD, "--steps", "3", NULL};
     char err[2048];
