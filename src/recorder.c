@@ -845,8 +845,12 @@ int sps_status(struct sps_status *out) {
             for (int r = 0; r < SPS_RING_COUNT; r++) {
                 uint64_t head = __atomic_load_n(&s->head[r], __ATOMIC_ACQUIRE);
                 out->events_recorded += head;
-                if (head > h->ring_cap[r])
-                    out->events_dropped += head - h->ring_cap[r];
+                /* as the reader counts: a wrapped keep-latest ring keeps
+                 * cap - 1 events (see docs/record-format.md) */
+                uint64_t kept = head < h->ring_cap[r] ? head
+                                : h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r]
+                                                                          : h->ring_cap[r] - 1u;
+                out->events_dropped += head - kept;
             }
         }
     }

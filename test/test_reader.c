@@ -149,7 +149,20 @@ static void test_corrupted_event(void) {
     uint64_t ev_off = seg->ring_off[SPS_RING_ZONES];
     uint32_t bogus = 9999;
     memcpy(c + ev_off + offsetof(struct sps_rec_event, name), &bogus, sizeof bogus);
-    expect_error("event", c, good_size, SPS_EFORMAT, ev_off, "unknown name id 9999");
+    expect_error("event", c, good_size, SPS_EFORMAT, ev_off, "unknown name id (name id 9999");
+    /* the same event in the record of a process that did not exit cleanly
+     * (killed mid-write, or still running) is dropped, not fatal */
+    uint32_t live = SPS_REC_STATE_LIVE;
+    memcpy(c + offsetof(struct sps_rec_header, state), &live, sizeof live);
+    char err[1024];
+    struct sps_process_data p;
+    char path[800];
+    snprintf(path, sizeof path, "%s/event-live.sps", dir);
+    write_file(path, c, good_size);
+    CHECK_EQ_I(sps__record_load(path, &p, err, sizeof err), 0);
+    CHECK_EQ_U(p.threads[0].dropped[SPS_RING_ZONES], 1);
+    CHECK_EQ_U(p.threads[0].nevents[SPS_RING_ZONES], p.threads[0].offered[SPS_RING_ZONES] - 1);
+    sps__process_free(&p);
     free(c);
 }
 

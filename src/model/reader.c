@@ -237,8 +237,21 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         return fail(r, seg_off + offsetof(struct sps_rec_thread, ring_off) + 8u * (uint64_t)ring,
                     "event ring %d out of bounds", ring);
     uint64_t head = s->head[ring];
-    uint64_t kept = head < cap ? head : cap;
-    uint64_t first = h->ring_policy == SPS_POLICY_KEEP_FIRST ? 0 : head - kept;
+    uint64_t kept, first;
+    if (h->ring_policy == SPS_POLICY_KEEP_FIRST) {
+        kept = head < cap ? head : cap;
+        first = 0;
+    } else {
+        /* Once the ring has wrapped, the slot the next event goes into is
+         * the oldest kept one, and a writer killed (or still running)
+         * mid-event leaves it half-written: it is never read. */
+        kept = head < cap ? head : cap - 1;
+        first = head - kept;
+    }
+    /* A process that did not exit cleanly may have been stopped, or may
+     * still be running, while writing: an inconsistent event there is
+     * counted as dropped.  In a closed record it is corruption. */
+    int tolerant = h->state != SPS_REC_STATE_CLOSED;
     t->offered[ring] = head;
     t->dropped[ring] = head - kept;
     t->events[ring] = malloc((kept ? kept : 1) * sizeof(struct sps_event));
@@ -253,16 +266,22 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
             t->dropped[ring]++; /* recorded under the overflow name */
             continue;
         }
+        const char *bad = NULL;
         if (e->name == 0 || e->name > p->nnames)
-            return fail(r, off, "event names unknown name id %u", e->name);
-        if (e->kind != p->names[e->name - 1].kind)
-            return fail(r, off, "event kind %u does not match its name's kind %u", e->kind,
-                        p->names[e->name - 1].kind);
+            bad = "event names an unknown name id";
+        else if (e->kind != p->names[e->name - 1].kind)
+            bad = "event kind does not match its name's kind";
+        else if (zone_like(e->kind) && e->end_ticks < e->start_ticks)
+            bad = "event ends before it starts";
+        if (bad && tolerant) {
+            t->dropped[ring]++;
+            continue;
+        }
+        if (bad)
+            return fail(r, off, "%s (name id %u, kind %u)", bad, e->name, e->kind);
         struct sps_event *d = &t->events[ring][n++];
         d->start_ns = to_ns(r, e->start_ticks);
         d->end_ns = zone_like(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
-        if (zone_like(e->kind) && e->end_ticks < e->start_ticks)
-            return fail(r, off, "event ends before it starts");
         d->a = e->a;
         d->name = e->name;
         d->depth = e->depth;
