@@ -30,8 +30,9 @@
 #define SPS_REC_MAX_DEPTH (SPS_REC_STACK_FRAMES - 2u)
 
 /* Histogram: log-linear in nanoseconds.  Values below 2^SUB_BITS have a
- * bucket each; above, every power of two is split into 2^SUB_BITS buckets,
- * so a bucket is at most 1/128 (0.78%) of its lower bound wide. */
+ * bucket each; above, every power of two is split into 2^SUB_BITS buckets
+ * (so values below 256 ns are still exact), and a bucket is at most 1/128
+ * (0.78%) of its lower bound wide. */
 #define SPS_HIST_SUB_BITS 7u
 #define SPS_HIST_SUB (1u << SPS_HIST_SUB_BITS)
 #define SPS_HIST_BUCKETS ((64u - SPS_HIST_SUB_BITS + 1u) * SPS_HIST_SUB) /* 7424 */
@@ -78,7 +79,7 @@ struct sps_rec_header {
     uint32_t names_cap;
     uint32_t threads_cap;
     uint64_t threads_off; /* array of threads_cap uint64_t segment offsets */
-    uint64_t arena_off;   /* first byte of the arena (64-byte aligned) */
+    uint64_t arena_off;   /* first byte of the arena (page-aligned) */
     uint32_t ring_cap[SPS_RING_COUNT];
     uint32_t hist_buckets;
     char hostname[64];
@@ -95,7 +96,8 @@ struct sps_rec_header {
     uint64_t anchor1_mono_ns; /* refine the rate over long runs */
     uint64_t arena_used;    /* bytes of the arena handed out */
     uint64_t threads_refused; /* threads not recorded: record full */
-    uint64_t names_refused;   /* names not interned: table full */
+    uint64_t names_refused;   /* names not interned (table full), or (thread, name)
+                                 aggregates not allocated (record full) */
     uint64_t end_ticks;       /* when state became CLOSED */
     int32_t exit_status_hint; /* reserved: the library cannot see exit codes */
     uint32_t reserved0;
@@ -122,8 +124,11 @@ struct sps_rec_frame {
 
 /*
  * One event, 32 bytes.  Zones, steps and micro-steps: start and end ticks
- * and the zone's self (exclusive) time.  Values: end_ticks is unused, `a`
- * holds the double's bits.  Counters: `a` holds the increment.
+ * and the zone's self (exclusive) time.  Values and counters: end_ticks
+ * equals start_ticks; `a` holds the double's bits or the increment.  An
+ * event named the sink id (names_cap + 1) is not data: kind 0 marks a
+ * zone inherited across fork() (the parent records it), any other kind
+ * one refused for want of room.
  */
 struct sps_rec_event {
     uint64_t start_ticks;
@@ -226,8 +231,8 @@ static inline uint64_t sps_hist_bucket_width(uint32_t b) {
  * is not touched here: the recorder adds each duration to its histogram one
  * zone later (see sps_rec_thread.pending_*), and the reader adds a thread's
  * last pending duration when the histogram is one short of the count.
- * The count goes last: a process killed mid-update leaves at worst one
- * duration counted nowhere.
+ * The count goes last: a process killed mid-update may leave one duration
+ * in the sums but not in the count.
  */
 static inline void sps_rec_agg_add_zone(struct sps_rec_agg *a, uint64_t dur_ns, uint64_t self_ns) {
     a->u.z.total_ns += dur_ns;

@@ -130,13 +130,21 @@ static int env_int(const char *name) {
 
 /* ------------------------------------------------------------------ arena */
 
-static uint64_t arena_alloc(uint64_t size) {
+/* size bytes of the arena at an offset that is a multiple of align (a
+ * power of two); 0 when the record is full.  P.lock held. */
+static uint64_t arena_alloc(uint64_t size, uint64_t align) {
     struct sps_rec_header *h = P.hdr;
-    uint64_t off = h->arena_off + ((h->arena_used + 4095u) & ~(uint64_t)4095u);
+    uint64_t off = h->arena_off + ((h->arena_used + align - 1u) & ~(align - 1u));
     if (off + size > h->file_size)
         return 0;
     __atomic_store_n(&h->arena_used, off + size - h->arena_off, __ATOMIC_RELEASE);
     return off;
+}
+
+/* Zone-like aggregates (with their 58 KiB histogram) and thread segments
+ * start on a page; value and counter aggregates share pages. */
+static uint64_t agg_align(uint32_t kind) {
+    return kind == SPS_KIND_VALUE || kind == SPS_KIND_COUNTER ? 64u : 4096u;
 }
 
 static uint64_t agg_size(uint32_t kind) {
@@ -338,7 +346,7 @@ static int proc_open(void) {
 static void ensure_agg(uint32_t id, uint32_t kind) {
     if (T.agg_index[id])
         return;
-    uint64_t off = arena_alloc(agg_size(kind));
+    uint64_t off = arena_alloc(agg_size(kind), agg_align(kind));
     if (!off) {
         T.agg_index[id] = T.agg_index[P.sink_id];
         __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
@@ -366,7 +374,7 @@ static int thread_attach(void) {
     uint64_t total = seg_bytes + index_bytes + agg_size(SPS_KIND_ZONE);
     for (int r = 0; r < SPS_RING_COUNT; r++)
         total += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
-    uint64_t off = arena_alloc(total);
+    uint64_t off = arena_alloc(total, 4096u);
     if (!off)
         goto refuse;
     uint64_t sink_off = off + total - agg_size(SPS_KIND_ZONE);
@@ -398,12 +406,17 @@ static int thread_attach(void) {
     T.base = P.base;
 
     if (P.fork_thread == (void *)&T) {
-        /* The thread that forked carries its open zones into the child. */
+        /* The thread that forked carries its open zones into the child, so
+         * their ends still match; but the parent records those zones, so
+         * here they end into the sink, as kind 0 ("inherited"), which the
+         * reader skips without counting them as dropped. */
         memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
         seg->depth = P.fork_depth;
         P.fork_thread = NULL;
-        for (uint32_t d = 1; d <= seg->depth; d++)
-            ensure_agg(seg->stack[d].name, seg->stack[d].kind);
+        for (uint32_t d = 1; d <= seg->depth; d++) {
+            seg->stack[d].name = P.sink_id;
+            seg->stack[d].kind = 0;
+        }
     }
 
     uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
@@ -462,6 +475,14 @@ static int valid_kind(uint32_t kind) {
     return kind >= SPS_KIND_ZONE && kind <= SPS_KIND_COUNTER;
 }
 
+/* Open the record if needed and give the calling thread its segment.
+ * P.lock held.  Returns 0 or -1 (recording impossible: see P.reason). */
+static int attach_locked(void) {
+    if (P.state != PROC_READY && proc_open() != 0)
+        return -1;
+    return T.seg || thread_attach() == 0 ? 0 : -1;
+}
+
 /*
  * The slow path of every recording call: open the record, attach the thread,
  * intern the site's name and give this thread an aggregate for it.  Returns
@@ -476,9 +497,7 @@ static uint32_t prepare(struct sps_site *site) {
     }
     uint32_t id = 0;
     pthread_mutex_lock(&P.lock);
-    if (P.state != PROC_READY && proc_open() != 0)
-        goto out;
-    if (!T.seg && thread_attach() != 0)
+    if (attach_locked() != 0)
         goto out;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (!id) {
@@ -569,7 +588,9 @@ static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint3
     struct sps_rec_frame *f = &seg->stack[d];
     f->name = id;
     f->kind = (uint16_t)kind;
-    f->ring = kind == SPS_KIND_ZONE ? SPS_RING_ZONES : SPS_RING_STEPS;
+    /* steps get a ring of their own, so the step table outlives the
+     * zones' ring; micro-steps are as frequent as zones and go with them */
+    f->ring = kind == SPS_KIND_STEP ? SPS_RING_STEPS : SPS_RING_ZONES;
     f->child_ns = 0;
     seg->depth = d;
     /* the timestamp last, so the zone's own bookkeeping stays outside it */
@@ -611,12 +632,15 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
     uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
-    /* the previous zone's histogram bucket first (see pending_agg_off) */
+    /* The previous zone's histogram bucket first (see pending_agg_off),
+     * then this zone becomes the pending one, then its count: killed at
+     * any point, the reader finds count - histogram = 1 only when the
+     * pending bucket is this zone's. */
     sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
     uint64_t agg_off = T.agg_index[f->name];
-    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
     seg->pending_agg_off = agg_off;
     seg->pending_bucket = sps_hist_bucket(dur);
+    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
 
     uint32_t r = f->ring;
     uint64_t h = seg->head[r];
@@ -644,7 +668,7 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
         if (!token || T.refused || P.fork_thread != (void *)&T)
             return;
         pthread_mutex_lock(&P.lock);
-        int ok = (P.state == PROC_READY || proc_open() == 0) && (T.seg || thread_attach() == 0);
+        int ok = attach_locked() == 0;
         pthread_mutex_unlock(&P.lock);
         if (!ok)
             return;
@@ -759,8 +783,12 @@ void sps_thread_name(const char *name) {
     if (!name)
         return;
     if (!T.seg) {
-        static struct sps_site attach_site = {"thread", "", "", 0, SPS_KIND_ZONE, 0};
-        if (!prepare(&attach_site))
+        if (T.refused || __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_FAILED)
+            return;
+        pthread_mutex_lock(&P.lock);
+        int ok = attach_locked() == 0;
+        pthread_mutex_unlock(&P.lock);
+        if (!ok)
             return;
     }
     copy_trunc(T.seg->name, sizeof T.seg->name, name);

@@ -152,6 +152,24 @@ static void test_crash_safety_sigkill_mid_step(void) {
     json_decref(r);
 }
 
+/* Killed inside its very first step: the step never completed, so its
+ * statistics are null, not zero, and it is listed as open. */
+static void test_killed_in_first_step(void) {
+    char *args[] = {"--steps", "5", "--die-at", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 137);
+    json_t *r = report_load(out);
+    if (!r)
+        return;
+    json_t *step = report_find(r, "zones", "step");
+    CHECK(step != NULL);
+    CHECK_EQ_I(json_num(step, "count"), 0);
+    CHECK(json_is_null(json_object_get(step, "mean_s")));
+    CHECK(json_is_null(json_object_get(step, "p50_s")));
+    CHECK_EQ_I(json_num(step, "total_s"), 0);
+    CHECK_EQ_I(json_num(report_find(r, "zones", "a"), "count"), 1);
+    json_decref(r);
+}
+
 static void test_processes_joined(void) {
     /* the workload forks a recording child, then execs an instrumented
      * image of itself: three records, one report */
@@ -246,6 +264,30 @@ static void test_ring_policies(void) {
     ring_policy("keep-first", 1);
 }
 
+/* 40 steps into a step ring of 16: the rows kept are the last 15 and carry
+ * their true step numbers; the lost beginning means no warm-up is claimed. */
+static void test_step_rows_after_wrap(void) {
+    setenv("STEPSCOPE_STEP_EVENTS", "16", 1);
+    char *args[] = {"--steps", "40", "--warmup", "3", NULL};
+    CHECK_EQ_I(exit_code_of(run_workload(args, NULL, 0)), 0);
+    unsetenv("STEPSCOPE_STEP_EVENTS");
+    json_t *r = report_load(out);
+    if (!r)
+        return;
+    CHECK_EQ_I(json_num(r, "steps.count"), 40);
+    CHECK_EQ_I(json_num(r, "steps.rows_kept"), 15);
+    CHECK_EQ_I(json_num(r, "steps.warmup_steps"), 0);
+    json_t *rows = json_path(r, "steps.rows");
+    CHECK_EQ_I(json_num(json_array_get(rows, 0), "index"), 25);
+    CHECK_EQ_I(json_num(json_array_get(rows, 14), "index"), 39);
+    json_t *row = json_array_get(rows, 14);
+    CHECK(!strcmp(json_string_value(json_object_get(row, "name")), "step"));
+    CHECK(json_num(row, "tid") > 0);
+    CHECK_EQ_I(json_num(row, "tid"), json_num(row, "pid")); /* the main thread */
+    CHECK_NEAR(json_num(row, "values.loss"), 1.0 / 40, 1e-12);
+    json_decref(r);
+}
+
 static void test_clock_override_visible(void) {
     setenv("STEPSCOPE_CLOCK", "monotonic", 1);
     char *args[] = {"--steps", "3", NULL};
@@ -319,11 +361,13 @@ int main(void) {
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_help);
     RUN_TEST(test_crash_safety_sigkill_mid_step);
+    RUN_TEST(test_killed_in_first_step);
     RUN_TEST(test_processes_joined);
     RUN_TEST(test_uninstrumented_command);
     RUN_TEST(test_summary_printed);
     RUN_TEST(test_warmup_and_microsteps);
     RUN_TEST(test_ring_policies);
+    RUN_TEST(test_step_rows_after_wrap);
     RUN_TEST(test_clock_override_visible);
     RUN_TEST(test_standalone_report);
     RUN_TEST(test_unwritable_output);

@@ -81,7 +81,7 @@ void sps__jw_string(struct sps_jw *w, const char *key, const char *s) {
 void sps__jw_number(struct sps_jw *w, const char *key, double v) {
     lead(w, key);
     if (isfinite(v))
-        fprintf(w->f, "%.12g", v);
+        fprintf(w->f, "%.15g", v);
     else
         fputs("null", w->f);
 }

@@ -23,6 +23,7 @@ struct sps_run_info {
     double wall_s, user_s, sys_s;
     int have_rss;
     uint64_t peak_rss_bytes; /* the largest resident set of any process in the tree */
+    const char *rss_scope;   /* what peak_rss_bytes covers; NULL: the tree's largest process */
     int64_t start_realtime_ns;
     const char *standalone_reason; /* non-NULL: written by the library itself */
 };

@@ -52,6 +52,7 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
         info.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
         info.have_rss = info.have_times;
         info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
+        info.rss_scope = "this process (getrusage RUSAGE_SELF)";
         info.standalone_reason = "the recording process itself (sps_report_write); wall time from its first event";
         char path[4096];
         snprintf(path, sizeof path, "%s/report.json", dir);

@@ -65,17 +65,20 @@ static void write_exit(struct sps_jw *w, const struct sps_run_info *info) {
     sps__jw_end(w, '}');
 }
 
+/* A zone that never completed has totals of 0 but no mean, extremes or
+ * percentiles: those are null, not a made-up 0. */
 static void write_stats(struct sps_jw *w, const struct sps_stats *s) {
+    double none = s->count ? 0.0 : NAN;
     sps__jw_uint(w, "count", s->count);
     sps__jw_number(w, "total_s", s->total_s);
     sps__jw_number(w, "self_s", s->self_s);
-    sps__jw_number(w, "mean_s", s->mean_s);
-    sps__jw_number(w, "std_s", s->std_s);
-    sps__jw_number(w, "min_s", s->min_s);
-    sps__jw_number(w, "max_s", s->max_s);
-    sps__jw_number(w, "p50_s", s->p50_s);
-    sps__jw_number(w, "p90_s", s->p90_s);
-    sps__jw_number(w, "p99_s", s->p99_s);
+    sps__jw_number(w, "mean_s", s->mean_s + none);
+    sps__jw_number(w, "std_s", s->std_s + none);
+    sps__jw_number(w, "min_s", s->min_s + none);
+    sps__jw_number(w, "max_s", s->max_s + none);
+    sps__jw_number(w, "p50_s", s->p50_s + none);
+    sps__jw_number(w, "p90_s", s->p90_s + none);
+    sps__jw_number(w, "p99_s", s->p99_s + none);
 }
 
 static void write_zones(struct sps_jw *w, const struct sps_run *run, double wall_s) {
@@ -140,7 +143,10 @@ static void write_steps(struct sps_jw *w, const struct sps_run *run) {
         const struct sps_process_data *p = &run->procs[row->process];
         sps__jw_object(w, NULL);
         sps__jw_uint(w, "index", row->index);
+        if (row->name >= 0)
+            sps__jw_string(w, "name", run->names[row->name].name);
         sps__jw_int(w, "pid", p->pid);
+        sps__jw_int(w, "tid", row->tid);
         if (p->rank >= 0)
             sps__jw_int(w, "rank", p->rank);
         sps__jw_number(w, "start_s", rel_s(run, row->start_ns));
@@ -259,18 +265,19 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
         sps__jw_uint(&w, "peak_rss_bytes", info->peak_rss_bytes);
     else
         sps__jw_null(&w, "peak_rss_bytes");
-    sps__jw_string(&w, "peak_rss_scope", "largest single process of the tree (getrusage)");
+    sps__jw_string(&w, "peak_rss_scope", info->rss_scope ? info->rss_scope : "largest single process of the tree (getrusage)");
     sps__jw_end(&w, '}');
 
     sps__jw_object(&w, "recording");
-    const char *clock = "none";
-    double hz = 0;
+    /* every process of a run inherits the clock choice; each process's own
+     * calibration is under processes[] */
     if (run->nprocs) {
-        clock = run->procs[0].clock_source == SPS_CLOCK_TSC ? "tsc" : "monotonic";
-        hz = run->procs[0].ticks_per_second;
+        sps__jw_string(&w, "clock", run->procs[0].clock_source == SPS_CLOCK_TSC ? "tsc" : "monotonic");
+        sps__jw_number(&w, "clock_ticks_per_second", run->procs[0].ticks_per_second);
+    } else {
+        sps__jw_null(&w, "clock");
+        sps__jw_null(&w, "clock_ticks_per_second");
     }
-    sps__jw_string(&w, "clock", clock);
-    sps__jw_number(&w, "clock_ticks_per_second", hz);
     sps__jw_uint(&w, "processes", run->nprocs);
     sps__jw_uint(&w, "events_recorded", run->events_recorded);
     sps__jw_uint(&w, "events_dropped", run->events_dropped);

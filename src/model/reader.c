@@ -111,11 +111,16 @@ static void setup_clock(struct reader *r, struct sps_process_data *p) {
     r->anchor_ns = h->anchor0_mono_ns;
     long double hz = h->ticks_per_second;
     /* Refine the calibrated rate with the latest anchor when it spans long
-     * enough for its jitter not to matter (and was not being rewritten). */
-    if (h->clock_source == SPS_CLOCK_TSC && (h->anchor_seq & 1u) == 0 &&
-        h->anchor1_mono_ns > h->anchor0_mono_ns + 200000000u && h->anchor1_ticks > h->anchor0_ticks)
-        hz = (long double)(h->anchor1_ticks - h->anchor0_ticks) * 1e9L /
-             (long double)(h->anchor1_mono_ns - h->anchor0_mono_ns);
+     * enough for its jitter not to matter, and was not being rewritten
+     * while we read it (the writer may be alive: a seqlock). */
+    uint32_t seq0 = __atomic_load_n(&h->anchor_seq, __ATOMIC_ACQUIRE);
+    uint64_t t1 = __atomic_load_n(&h->anchor1_ticks, __ATOMIC_RELAXED);
+    uint64_t m1 = __atomic_load_n(&h->anchor1_mono_ns, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    uint32_t seq1 = __atomic_load_n(&h->anchor_seq, __ATOMIC_RELAXED);
+    if (h->clock_source == SPS_CLOCK_TSC && seq0 == seq1 && (seq0 & 1u) == 0 &&
+        m1 > h->anchor0_mono_ns + 200000000u && t1 > h->anchor0_ticks)
+        hz = (long double)(t1 - h->anchor0_ticks) * 1e9L / (long double)(m1 - h->anchor0_mono_ns);
     r->ns_per_tick = 1e9L / hz;
     p->ticks_per_second = (double)hz;
 }
@@ -263,7 +268,10 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         const struct sps_rec_event *e = &ev[i & (cap - 1)];
         uint64_t off = ring_off + (i & (cap - 1)) * sizeof *e;
         if (e->name == h->names_cap + 1u) {
-            t->dropped[ring]++; /* recorded under the overflow name */
+            /* the sink: a zone inherited across fork (kind 0, recorded by
+             * the parent) is skipped; others were refused for want of room */
+            if (e->kind != 0)
+                t->dropped[ring]++;
             continue;
         }
         const char *bad = NULL;
@@ -280,6 +288,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         if (bad)
             return fail(r, off, "%s (name id %u, kind %u)", bad, e->name, e->kind);
         struct sps_event *d = &t->events[ring][n++];
+        d->seq = i;
         d->start_ns = to_ns(r, e->start_ticks);
         d->end_ns = zone_like(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
         d->a = e->a;

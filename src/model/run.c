@@ -188,9 +188,10 @@ static size_t lower_bound(const struct evref *refs, size_t n, uint64_t t) {
 }
 
 /*
- * One row per recorded step event.  A step owns the zones, values and
- * counter increments of its process that start inside it: zones contribute
- * their self time, values their last value, counters their sum.
+ * One row per step event kept, per process, per thread, in order.  A step
+ * owns the zones, values and counter increments of its process (any
+ * thread) that start inside it: zones contribute their self time, values
+ * their last value, counters their sum; micro-steps are counted.
  */
 static int build_steps(struct sps_run *run) {
     for (size_t i = 0; i < run->nnames; i++)
@@ -198,57 +199,61 @@ static int build_steps(struct sps_run *run) {
             run->steps_recorded += run->names[i].agg.count;
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         const struct sps_process_data *p = &run->procs[pi];
-        struct evref *zones = NULL, *values = NULL, *steps = NULL;
-        size_t nz = 0, nv = 0, ns = 0;
+        struct evref *zones = NULL, *values = NULL;
+        size_t nz = 0, nv = 0;
         int rc = gather(run, p, SPS_RING_ZONES, &zones, &nz);
         if (!rc)
             rc = gather(run, p, SPS_RING_VALUES, &values, &nv);
-        if (!rc)
-            rc = gather(run, p, SPS_RING_STEPS, &steps, &ns);
-        size_t index = 0;
-        for (size_t si = 0; rc == 0 && si < ns; si++) {
-            const struct sps_event *st = steps[si].e;
-            if (st->kind != SPS_KIND_STEP)
-                continue;
-            struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
-            double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
-            if (!grown || !cells) {
-                free(cells);
-                if (grown)
-                    run->steps = grown;
-                rc = SPS_ENOMEM;
-                break;
-            }
-            run->steps = grown;
-            struct sps_step_row *row = &run->steps[run->nsteps++];
-            memset(row, 0, sizeof *row);
-            row->index = index++;
-            row->process = pi;
-            row->start_ns = st->start_ns;
-            row->end_ns = st->end_ns;
-            row->by_name = cells;
-            for (size_t k = 0; k < run->nnames; k++)
-                cells[k] = NAN;
-            for (size_t k = lower_bound(zones, nz, st->start_ns); k < nz && zones[k].e->start_ns < st->end_ns; k++) {
-                long s = zones[k].summary;
-                cells[s] = (isnan(cells[s]) ? 0.0 : cells[s]) + (double)zones[k].e->a * 1e-9;
-            }
-            for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < st->end_ns; k++) {
-                long s = values[k].summary;
-                if (values[k].e->kind == SPS_KIND_VALUE) {
-                    double v;
-                    memcpy(&v, &values[k].e->a, sizeof v);
-                    cells[s] = v;
-                } else {
-                    cells[s] = (isnan(cells[s]) ? 0.0 : cells[s]) + (double)values[k].e->a;
+        for (uint32_t ti = 0; rc == 0 && ti < p->nthreads; ti++) {
+            const struct sps_thread_data *t = &p->threads[ti];
+            for (size_t si = 0; rc == 0 && si < t->nevents[SPS_RING_STEPS]; si++) {
+                const struct sps_event *st = &t->events[SPS_RING_STEPS][si];
+                struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
+                double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
+                if (!grown || !cells) {
+                    free(cells);
+                    if (grown)
+                        run->steps = grown;
+                    rc = SPS_ENOMEM;
+                    break;
+                }
+                run->steps = grown;
+                struct sps_step_row *row = &run->steps[run->nsteps++];
+                memset(row, 0, sizeof *row);
+                row->index = st->seq;
+                row->process = pi;
+                row->tid = t->tid;
+                row->name = sps__run_find(run, p->names[st->name - 1].name, SPS_KIND_STEP);
+                row->start_ns = st->start_ns;
+                row->end_ns = st->end_ns;
+                row->by_name = cells;
+                for (size_t k = 0; k < run->nnames; k++)
+                    cells[k] = NAN;
+                for (size_t k = lower_bound(zones, nz, st->start_ns); k < nz && zones[k].e->start_ns < st->end_ns;
+                     k++) {
+                    const struct sps_event *z = zones[k].e;
+                    if (z->kind == SPS_KIND_MICROSTEP) {
+                        row->microsteps++;
+                        continue;
+                    }
+                    long c = zones[k].summary;
+                    cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)z->a * 1e-9;
+                }
+                for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < st->end_ns;
+                     k++) {
+                    long c = values[k].summary;
+                    if (values[k].e->kind == SPS_KIND_VALUE) {
+                        double v;
+                        memcpy(&v, &values[k].e->a, sizeof v);
+                        cells[c] = v;
+                    } else {
+                        cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)values[k].e->a;
+                    }
                 }
             }
-            for (size_t k = lower_bound(steps, ns, st->start_ns); k < ns && steps[k].e->start_ns < st->end_ns; k++)
-                row->microsteps += steps[k].e->kind == SPS_KIND_MICROSTEP;
         }
         free(zones);
         free(values);
-        free(steps);
         if (rc)
             return rc;
     }
@@ -287,28 +292,62 @@ size_t sps__warmup_length(const double *durations, size_t n) {
     return w;
 }
 
-/* Mark the warm-up of every process's step stream. */
+/*
+ * Mark the warm-up of every stream: the steps of one name on one thread.
+ * A stream whose first kept step is not its thread's first step (a wrapped
+ * keep-latest ring) has lost its warm-up and gets none.
+ */
 static int mark_warmup(struct sps_run *run) {
     double *d = malloc((run->nsteps ? run->nsteps : 1) * sizeof *d);
-    if (!d)
+    size_t *at = malloc((run->nsteps ? run->nsteps : 1) * sizeof *at);
+    if (!d || !at) {
+        free(d);
+        free(at);
         return SPS_ENOMEM;
+    }
     for (size_t i = 0; i < run->nsteps;) {
-        size_t j = i;
-        while (j < run->nsteps && run->steps[j].process == run->steps[i].process) {
-            d[j - i] = (double)(run->steps[j].end_ns - run->steps[j].start_ns);
+        size_t j = i; /* [i, j): one thread's rows */
+        while (j < run->nsteps && run->steps[j].process == run->steps[i].process && run->steps[j].tid == run->steps[i].tid)
             j++;
+        for (size_t k = i; k < j; k++) {
+            long name = run->steps[k].name;
+            int first_of_name = 1;
+            for (size_t q = i; q < k; q++)
+                first_of_name &= run->steps[q].name != name;
+            if (!first_of_name)
+                continue;
+            size_t n = 0;
+            for (size_t q = k; q < j; q++)
+                if (run->steps[q].name == name) {
+                    at[n] = q;
+                    d[n++] = (double)(run->steps[q].end_ns - run->steps[q].start_ns);
+                }
+            if (run->steps[i].index != 0)
+                continue; /* the thread's first steps were not kept */
+            size_t w = sps__warmup_length(d, n);
+            for (size_t q = 0; q < w; q++)
+                run->steps[at[q]].warmup = 1;
+            run->warmup_steps += w;
         }
-        size_t w = sps__warmup_length(d, j - i);
-        for (size_t k = 0; k < w; k++)
-            run->steps[i + k].warmup = 1;
-        run->warmup_steps += w;
         i = j;
     }
     free(d);
+    free(at);
     return 0;
 }
 
+static int by_process_start(const void *pa, const void *pb) {
+    const struct sps_process_data *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return a->pid - b->pid;
+}
+
 int sps__run_build(struct sps_run *run) {
+    /* processes in the order they started: merged values' first and last
+     * then come from the first and last recording process */
+    if (run->nprocs > 1)
+        qsort(run->procs, run->nprocs, sizeof *run->procs, by_process_start);
     run->start_ns = UINT64_MAX;
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         const struct sps_process_data *p = &run->procs[pi];

@@ -27,6 +27,7 @@ struct sps_name_info {
 
 /* A recorded event with its times on the monotonic clock. */
 struct sps_event {
+    uint64_t seq; /* the event's ordinal among all its thread put in its ring */
     uint64_t start_ns;
     uint64_t end_ns;
     uint64_t a; /* self ns (zones), value bits (values), increment (counters) */
@@ -46,7 +47,7 @@ struct sps_thread_data {
     char name[SPS_REC_THREAD_NAME_LEN];
     int exited;
     uint64_t offered[SPS_RING_COUNT]; /* events the thread recorded */
-    uint64_t dropped[SPS_RING_COUNT]; /* of those, not kept by the ring */
+    uint64_t dropped[SPS_RING_COUNT]; /* of those, not kept by the ring (or unreadable) */
     size_t nevents[SPS_RING_COUNT];
     struct sps_event *events[SPS_RING_COUNT]; /* oldest first */
     uint64_t mismatched_ends;
@@ -86,9 +87,10 @@ struct sps_name_summary {
 };
 
 struct sps_step_row {
-    size_t index;     /* within its stream (process, thread) */
+    uint64_t index;   /* the step's ordinal among its thread's steps, from 0 */
     size_t process;   /* index into run.procs */
     int tid;
+    long name;        /* index into run.names of the step's name */
     uint64_t start_ns, end_ns;
     uint32_t microsteps;
     int warmup; /* part of its stream's warm-up (see sps__run_build) */
@@ -143,9 +145,10 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
 int sps__run_add(struct sps_run *run, struct sps_process_data *p);
 
 /*
- * Derive names and steps from the loaded processes.  Each process's step
- * rows are a stream; its warm-up is the run of leading steps slower than
- * the stream's typical step (sps__warmup_length).  Returns 0 or SPS_ENOMEM.
+ * Derive names and steps from the loaded processes.  Step rows come per
+ * process, then per thread, in order; the steps of one name on one thread
+ * are a stream, whose warm-up is its run of leading steps slower than its
+ * typical step (sps__warmup_length).  Returns 0 or SPS_ENOMEM.
  */
 int sps__run_build(struct sps_run *run);
 
