@@ -13,6 +13,7 @@
 #ifndef SPS_RECORD_FORMAT_H
 #define SPS_RECORD_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define SPS_REC_MAGIC "SPSREC\r\n" /* 8 bytes, no terminator used */
@@ -44,9 +45,14 @@ enum sps_rec_state {
 
 enum sps_rec_ring {
     SPS_RING_ZONES = 0,  /* zones */
-    SPS_RING_STEPS = 1,  /* steps and micro-steps */
+    SPS_RING_STEPS = 1,  /* steps (micro-steps go with the zones) */
     SPS_RING_VALUES = 2, /* values and counter increments */
-    SPS_RING_COUNT = 3
+    SPS_RING_COUNT = 3,
+    /* Not a ring: the slot of zones inherited across fork(), whose ends
+     * must match but whose events the parent records.  Its limit is 0, so
+     * nothing is ever stored and the hot path needs no extra test. */
+    SPS_RING_DISCARD = 3,
+    SPS_RING_SLOTS = 4
 };
 
 enum sps_rec_policy {
@@ -126,9 +132,8 @@ struct sps_rec_frame {
  * One event, 32 bytes.  Zones, steps and micro-steps: start and end ticks
  * and the zone's self (exclusive) time.  Values and counters: end_ticks
  * equals start_ticks; `a` holds the double's bits or the increment.  An
- * event named the sink id (names_cap + 1) is not data: kind 0 marks a
- * zone inherited across fork() (the parent records it), any other kind
- * one refused for want of room.
+ * event named the sink id (names_cap + 1) is not data: it was refused for
+ * want of room, and counts as dropped.
  */
 struct sps_rec_event {
     uint64_t start_ticks;
@@ -171,11 +176,12 @@ struct sps_rec_thread {
     int32_t tid;
     uint32_t state; /* 1 running, 2 exited */
     char name[SPS_REC_THREAD_NAME_LEN];
-    uint64_t agg_index_off; /* names_cap uint32_t: offset of each name's agg, 0 = none */
+    uint64_t agg_index_off; /* names_cap + 2 uint32_t, by name id (the last is the
+                               sink's): offset of the thread's aggregate, 0 = none */
     uint64_t ring_off[SPS_RING_COUNT];
     /* --- hot, written by the owning thread only --- */
-    uint64_t head[SPS_RING_COUNT];  /* events ever offered to each ring */
-    uint64_t limit[SPS_RING_COUNT]; /* offers beyond this are refused (keep-first) */
+    uint64_t head[SPS_RING_SLOTS];  /* events ever offered to each ring */
+    uint64_t limit[SPS_RING_SLOTS]; /* offers beyond this are refused (keep-first) */
     uint32_t depth;                 /* open zones; stack[1..depth] */
     uint32_t reserved0;
     uint64_t depth_overflows; /* begins refused: nesting too deep */
@@ -187,7 +193,6 @@ struct sps_rec_thread {
     uint64_t pending_agg_off;
     uint32_t pending_bucket;
     uint32_t reserved2;
-    uint64_t reserved1[2];
     struct sps_rec_frame stack[SPS_REC_STACK_FRAMES];
 };
 
@@ -200,6 +205,7 @@ _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");
 _Static_assert(sizeof(struct sps_rec_agg) == 64, "agg header is 64 bytes");
 _Static_assert(sizeof(struct sps_rec_frame) == 32, "frame is 32 bytes");
+_Static_assert(offsetof(struct sps_rec_thread, stack) == 184, "segment layout as documented");
 
 /* The histogram bucket of a duration in ns (see SPS_HIST_SUB_BITS). */
 static inline uint32_t sps_hist_bucket(uint64_t ns) {
@@ -243,7 +249,9 @@ static inline void sps_rec_agg_add_zone(struct sps_rec_agg *a, uint64_t dur_ns, 
                            (unsigned __int128)dur_ns * dur_ns;
     a->u.z.sumsq_lo = (uint64_t)sq;
     a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
-    a->count++;
+    /* a release store: the stores above (and the pending bucket before
+     * them) happen first, even if the compiler would reorder them */
+    __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
 }
 
 /* The histogram that follows a zone-like aggregate. */

@@ -92,8 +92,8 @@ struct tls_state {
     struct sps_rec_thread *seg;
     unsigned char *base;
     uint32_t *agg_index;
-    struct sps_rec_event *ring[SPS_RING_COUNT];
-    uint64_t mask[SPS_RING_COUNT];
+    struct sps_rec_event *ring[SPS_RING_SLOTS];
+    uint64_t mask[SPS_RING_SLOTS];
     int refused; /* this thread cannot record (record full or failed) */
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
@@ -397,6 +397,7 @@ static int thread_attach(void) {
         T.ring[r] = (struct sps_rec_event *)(P.base + seg->ring_off[r]);
         T.mask[r] = h->ring_cap[r] - 1u;
     }
+    seg->limit[SPS_RING_DISCARD] = 0; /* stores nothing, ever */
     T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
     /* The thread's own sink: what refused names and (thread, name) pairs
      * write to (the reader skips it: its name is 0), and the target of the
@@ -408,14 +409,13 @@ static int thread_attach(void) {
     if (P.fork_thread == (void *)&T) {
         /* The thread that forked carries its open zones into the child, so
          * their ends still match; but the parent records those zones, so
-         * here they end into the sink, as kind 0 ("inherited"), which the
-         * reader skips without counting them as dropped. */
+         * here they end into the sink aggregate and the discard slot. */
         memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
         seg->depth = P.fork_depth;
         P.fork_thread = NULL;
         for (uint32_t d = 1; d <= seg->depth; d++) {
             seg->stack[d].name = P.sink_id;
-            seg->stack[d].kind = 0;
+            seg->stack[d].ring = SPS_RING_DISCARD;
         }
     }
 
@@ -638,7 +638,10 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
      * pending bucket is this zone's. */
     sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
     uint64_t agg_off = T.agg_index[f->name];
-    seg->pending_agg_off = agg_off;
+    /* release stores order what precedes them (plain stores on x86): the
+     * bucket above before the pending offset, everything before the count
+     * (in sps_rec_agg_add_zone) */
+    __atomic_store_n(&seg->pending_agg_off, agg_off, __ATOMIC_RELEASE);
     seg->pending_bucket = sps_hist_bucket(dur);
     sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
 

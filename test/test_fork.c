@@ -22,11 +22,11 @@ static uint64_t proc_count(const struct sps_process_data *p, const char *name) {
     return n;
 }
 
+/* One run directory for the whole binary: this process's record is
+ * created once, on its first event. */
+static char records[600];
+
 static void test_fork_child_recorded_separately(void) {
-    const char *dir = tmpdir_new("fork");
-    char records[600];
-    snprintf(records, sizeof records, "%s/records", dir);
-    setenv("STEPSCOPE_RUN_DIR", dir, 1);
 
     for (int i = 0; i < 5; i++) {
         SPS_ZONE("parent_work");
@@ -49,7 +49,7 @@ static void test_fork_child_recorded_separately(void) {
     char err[512];
     CHECK(sps__run_load_dir(&run, records, err, sizeof err) == 0);
     CHECK(sps__run_build(&run) == 0);
-    CHECK_EQ_U(run.nprocs, 2);
+    CHECK_EQ_U(run.nprocs, 2); /* this process and its first child */
     CHECK_EQ_U(run.nskipped, 0);
     for (size_t i = 0; i < run.nskipped; i++)
         fprintf(stderr, "skipped: %s\n", run.skipped[i].error);
@@ -81,10 +81,55 @@ static void test_fork_child_recorded_separately(void) {
     long af = sps__run_find(&run, "around_fork", SPS_KIND_ZONE);
     CHECK(af >= 0 && run.names[af].agg.count == 1);
     sps__run_free(&run);
-    unsetenv("STEPSCOPE_RUN_DIR");
+}
+
+/* A step open across fork(): counted once (by the parent), and the child's
+ * own steps are numbered from 0. */
+static void test_step_open_across_fork(void) {
+    pid_t pid;
+    {
+        SPS_STEP();
+        pid = fork();
+        if (pid == 0) {
+            for (int i = 0; i < 3; i++) {
+                SPS_STEP_NAMED("child_step");
+            }
+        }
+    } /* the child ends the inherited step here too */
+    if (pid == 0)
+        exit(0);
+    int status;
+    waitpid(pid, &status, 0);
+    struct sps_run run = {0};
+    char err[512];
+    CHECK(sps__run_load_dir(&run, records, err, sizeof err) == 0);
+    CHECK(sps__run_build(&run) == 0);
+    long step = sps__run_find(&run, "step", SPS_KIND_STEP);
+    long child_step = sps__run_find(&run, "child_step", SPS_KIND_STEP);
+    CHECK(step >= 0 && run.names[step].agg.count == 1);
+    CHECK(child_step >= 0 && run.names[child_step].agg.count == 3);
+    CHECK_EQ_U(run.nsteps, 4);
+    int child_rows = 0;
+    for (size_t i = 0; i < run.nsteps; i++) {
+        if (run.steps[i].name != child_step)
+            continue;
+        CHECK_EQ_U(run.steps[i].index, (uint64_t)child_rows);
+        child_rows++;
+    }
+    CHECK_EQ_I(child_rows, 3);
+    for (size_t i = 0; i < run.nprocs; i++)
+        if (run.procs[i].pid == pid) {
+            CHECK_EQ_U(run.procs[i].threads[0].dropped[SPS_RING_STEPS], 0);
+            CHECK_EQ_U(run.procs[i].threads[0].nopen, 0);
+        }
+    sps__run_free(&run);
 }
 
 int main(void) {
+    const char *dir = tmpdir_new("fork");
+    snprintf(records, sizeof records, "%s/records", dir);
+    setenv("STEPSCOPE_RUN_DIR", dir, 1);
     RUN_TEST(test_fork_child_recorded_separately);
+    RUN_TEST(test_step_open_across_fork);
     return check_report();
 }

@@ -268,10 +268,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         const struct sps_rec_event *e = &ev[i & (cap - 1)];
         uint64_t off = ring_off + (i & (cap - 1)) * sizeof *e;
         if (e->name == h->names_cap + 1u) {
-            /* the sink: a zone inherited across fork (kind 0, recorded by
-             * the parent) is skipped; others were refused for want of room */
-            if (e->kind != 0)
-                t->dropped[ring]++;
+            t->dropped[ring]++; /* recorded under the sink: refused for want of room */
             continue;
         }
         const char *bad = NULL;

@@ -239,8 +239,15 @@ static int build_steps(struct sps_run *run) {
                     long c = zones[k].summary;
                     cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)z->a * 1e-9;
                 }
-                for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < st->end_ns;
-                     k++) {
+                /* A value recorded as the step's last statement can carry a
+                 * timestamp a few cycles past the step's end: rdtsc is not
+                 * ordered with earlier instructions, and a thread may move
+                 * between cores.  Values and counts therefore belong to a
+                 * step until a microsecond after it, never into the next. */
+                uint64_t until = st->end_ns + 1000u;
+                if (si + 1 < t->nevents[SPS_RING_STEPS] && t->events[SPS_RING_STEPS][si + 1].start_ns < until)
+                    until = t->events[SPS_RING_STEPS][si + 1].start_ns;
+                for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < until; k++) {
                     long c = values[k].summary;
                     if (values[k].e->kind == SPS_KIND_VALUE) {
                         double v;
