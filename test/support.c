@@ -4,12 +4,33 @@
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Temporary directories are removed when the process that made them exits
+ * (not its fork children), unless SPS_KEEP_TMP is set, for a post-mortem. */
+static char made[16][512];
+static int nmade;
+static pid_t maker;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tmpdirs(void) {
+    if (getpid() != maker || getenv("SPS_KEEP_TMP"))
+        return;
+    for (int i = 0; i < nmade; i++)
+        nftw(made[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 const char *tmpdir_new(const char *tag) {
     static char path[512];
@@ -19,6 +40,12 @@ const char *tmpdir_new(const char *tag) {
         perror("mkdtemp");
         exit(99);
     }
+    if (nmade == 0) {
+        maker = getpid();
+        atexit(remove_tmpdirs);
+    }
+    if (nmade < 16)
+        snprintf(made[nmade++], sizeof made[0], "%s", path);
     return path;
 }
 
