@@ -40,7 +40,7 @@ void sps__clock_anchor(uint64_t *ticks, uint64_t *mono_ns) {
 }
 
 void sps__clock_init(void) {
-    static int done;
+    static int done; /* called once, through pthread_once in the recorder */
     if (done)
         return;
     done = 1;

@@ -33,7 +33,8 @@ struct sps__clock {
 extern struct sps__clock sps__clock;
 
 /* Choose and calibrate the clock (about 2 ms of spinning for the TSC).
- * Idempotent; call with the process lock held. */
+ * Idempotent but not thread-safe: the recorder calls it once, through
+ * pthread_once, before it takes any lock. */
 void sps__clock_init(void);
 
 static inline uint64_t sps__mono_ns(void) {

@@ -74,7 +74,6 @@ static struct {
     pid_t owner_pid;   /* the process that writes it */
     pthread_key_t thread_key;
     int key_created;
-    int hooks_installed;
     /* what a fork child takes over from its parent's record */
     unsigned char *inherited_base;
     size_t inherited_size;
@@ -256,6 +255,24 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static void setup(void) {
+    /* The fork handlers must exist before P.lock is first taken: a fork
+     * while another thread holds it would leave the child a lock nobody
+     * releases.  The clock is calibrated here too, outside the lock. */
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    P.key_created = pthread_key_create(&P.thread_key, thread_exit_handler) == 0;
+    atexit(on_exit_handler);
+    sps__clock_init();
+}
+
+/* Take P.lock; the first call in the process sets up the hooks first. */
+static void lock_process(void) {
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&P.lock);
+}
+
 /* Open this process's record.  Called with P.lock held. */
 static int proc_open(void) {
     int forked = P.state == PROC_FORKED;
@@ -275,8 +292,6 @@ static int proc_open(void) {
             P.owner_pid = getpid();
         }
     }
-    sps__clock_init();
-
     uint32_t ring_cap[SPS_RING_COUNT];
     ring_cap[SPS_RING_ZONES] = pow2_at_least(env_u64("STEPSCOPE_RING_EVENTS", 65536, 16, 1u << 24));
     ring_cap[SPS_RING_STEPS] = pow2_at_least(env_u64("STEPSCOPE_STEP_EVENTS", 16384, 16, 1u << 24));
@@ -328,12 +343,6 @@ static int proc_open(void) {
     }
     P.sink_id = names_cap + 1;
 
-    if (!P.hooks_installed) {
-        P.hooks_installed = 1;
-        P.key_created = pthread_key_create(&P.thread_key, thread_exit_handler) == 0;
-        atexit(on_exit_handler);
-        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-    }
     __atomic_store_n(&P.state, PROC_READY, __ATOMIC_RELEASE);
     return 0;
 }
@@ -496,10 +505,12 @@ static uint32_t prepare(struct sps_site *site) {
         return 0;
     }
     uint32_t id = 0;
-    pthread_mutex_lock(&P.lock);
+    lock_process();
     if (attach_locked() != 0)
         goto out;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (id > P.hdr->names_count && id != P.sink_id)
+        id = 0; /* not one of ours (a site that was not zeroed): intern it */
     if (!id) {
         id = intern(site);
         __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
@@ -513,7 +524,7 @@ out:
 struct sps_site *sps_site_get(const char *name, enum sps_kind kind) {
     if (!name || !name[0] || !valid_kind((uint32_t)kind))
         return NULL;
-    pthread_mutex_lock(&P.lock);
+    lock_process();
     struct dyn_site *d = P.dyn_sites;
     for (; d; d = d->next)
         if (d->site.kind == (uint32_t)kind && strcmp(d->name, name) == 0)
@@ -604,6 +615,8 @@ static COLD sps_zone_t begin_slow(struct sps_site *site) {
 }
 
 static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+    if (UNLIKELY(!site))
+        return 0;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     struct sps_rec_thread *seg = T.seg;
     /* kinds 1..3 (zone, step, micro-step) begin zones; a value or counter
@@ -664,13 +677,15 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
 }
 
 static COLD void end_slow(sps_zone_t token, uint64_t now) {
+    if (!token)
+        return; /* a begin that recorded nothing */
     struct sps_rec_thread *seg = T.seg;
     if (!seg) {
         /* Only the thread that forked can end a zone it has no segment for:
          * one it began in the parent.  It re-attaches in the child. */
         if (!token || T.refused || P.fork_thread != (void *)&T)
             return;
-        pthread_mutex_lock(&P.lock);
+        lock_process();
         int ok = attach_locked() == 0;
         pthread_mutex_unlock(&P.lock);
         if (!ok)
@@ -690,7 +705,7 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
 static inline void end(sps_zone_t token, int tsc) {
     uint64_t now = ticks_now(tsc);
     struct sps_rec_thread *seg = T.seg;
-    if (UNLIKELY(!seg || token != seg->depth)) {
+    if (UNLIKELY(!seg || !token || token != seg->depth)) {
         end_slow(token, now);
         return;
     }
@@ -747,6 +762,8 @@ static COLD void value_slow(struct sps_site *site, double value) {
 }
 
 void sps_value(struct sps_site *site, double value) {
+    if (UNLIKELY(!site))
+        return;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(site->kind != SPS_KIND_VALUE))
         return;
@@ -772,6 +789,8 @@ static COLD void count_slow(struct sps_site *site, uint64_t n) {
 }
 
 void sps_count(struct sps_site *site, uint64_t n) {
+    if (UNLIKELY(!site))
+        return;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(site->kind != SPS_KIND_COUNTER))
         return;
@@ -788,7 +807,7 @@ void sps_thread_name(const char *name) {
     if (!T.seg) {
         if (T.refused || __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_FAILED)
             return;
-        pthread_mutex_lock(&P.lock);
+        lock_process();
         int ok = attach_locked() == 0;
         pthread_mutex_unlock(&P.lock);
         if (!ok)
@@ -861,7 +880,7 @@ int sps_status(struct sps_status *out) {
     if (!out)
         return SPS_EINVAL;
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&P.lock);
+    lock_process();
     out->mode = P.state == PROC_READY ? P.mode : P.state == PROC_FAILED ? SPS_MODE_FAILED : SPS_MODE_UNINITIALISED;
     out->clock = sps__clock.source;
     out->ticks_per_second = sps__clock.ticks_per_second;

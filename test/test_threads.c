@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "model/run.h"
@@ -89,9 +91,46 @@ static void test_eight_threads_exact_counts(void) {
     sps__run_free(&run);
 }
 
+/* fork() while another thread keeps taking the library's lock: every
+ * child must still record (a child that inherits a held lock hangs; the
+ * alarm turns a hang into a failure instead of a stuck suite). */
+static volatile int stop_churn;
+static void *churn_sites(void *arg) {
+    (void)arg;
+    char name[32];
+    for (unsigned i = 0; !stop_churn; i++) {
+        snprintf(name, sizeof name, "churn-%u", i % 64);
+        sps_site_get(name, SPS_KIND_ZONE);
+    }
+    return NULL;
+}
+
+static void test_fork_while_lock_is_busy(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, churn_sites, NULL);
+    int ok = 0;
+    for (int i = 0; i < 40; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(30);
+            SPS_ZONE("in_child");
+            sps_site_get("child-site", SPS_KIND_ZONE);
+            _exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    stop_churn = 1;
+    pthread_join(t, NULL);
+    CHECK_EQ_I(ok, 40);
+}
+
 int main(void) {
     unsetenv("STEPSCOPE_RUN_DIR");
     unsetenv("STEPSCOPE_OUT");
     RUN_TEST(test_eight_threads_exact_counts);
+    RUN_TEST(test_fork_while_lock_is_busy);
     return check_report();
 }

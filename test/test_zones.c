@@ -182,6 +182,25 @@ static void test_mismatched_end(void) {
     sps__run_free(&run);
 }
 
+/* Calls a careless program can make must not corrupt the record. */
+static void test_bad_calls_are_harmless(void) {
+    sps_zone_end(0); /* no zone open: ignored */
+    sps_zone_end(0);
+    sps_zone_end(12345); /* never issued */
+    CHECK_EQ_U(sps_zone_begin(NULL), 0);
+    sps_value(NULL, 1.0);
+    sps_count(NULL, 1);
+    struct sps_site stray = {"stray", "", "", 0, SPS_KIND_ZONE, 77777}; /* id not zeroed */
+    sps_zone_end(sps_zone_begin(&stray));
+    struct sps_run run;
+    snapshot(&run); /* exits the test if the record no longer parses */
+    const struct sps_thread_data *t = &run.procs[0].threads[0];
+    CHECK_EQ_U(t->nopen, 0);
+    const struct sps_name_summary *n = find(&run, "stray", SPS_KIND_ZONE);
+    CHECK(n && n->agg.count == 1);
+    sps__run_free(&run);
+}
+
 static void test_depth_limit(void) {
     struct sps_site *site = sps_site_get("deep", SPS_KIND_ZONE);
     sps_zone_t tokens[70];
@@ -273,6 +292,7 @@ int main(void) {
     RUN_TEST(test_nesting_and_self_time);
     RUN_TEST(test_steps_values_counters);
     RUN_TEST(test_mismatched_end);
+    RUN_TEST(test_bad_calls_are_harmless);
     RUN_TEST(test_depth_limit);
     RUN_TEST(test_site_get);
     RUN_TEST(test_runtime_disable);
