@@ -21,6 +21,10 @@
 #define SPS_REC_ENDIAN_CHECK 0x01020304u
 
 #define SPS_REC_HEADER_SIZE 4096u
+/* The largest capacities a writer uses; a reader rejects anything above. */
+#define SPS_REC_MAX_NAMES 65536u
+#define SPS_REC_MAX_THREADS 65536u
+#define SPS_REC_MAX_RING (1u << 24)
 #define SPS_REC_NAME_LEN 120u
 #define SPS_REC_FILE_LEN 96u
 #define SPS_REC_FUNC_LEN 32u

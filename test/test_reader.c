@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "crc32.h"
 #include "model/run.h"
 #include "record_format.h"
 #include "stepscope.h"
@@ -166,6 +167,43 @@ static void test_corrupted_event(void) {
     free(c);
 }
 
+/* Change a checksummed header field and fix the checksum, as a crafted
+ * file would. */
+static void set_header_u32(unsigned char *c, size_t off, uint32_t v) {
+    memcpy(c + off, &v, sizeof v);
+    uint32_t crc = sps__crc32(c, offsetof(struct sps_rec_header, header_crc));
+    memcpy(c + offsetof(struct sps_rec_header, header_crc), &crc, sizeof crc);
+}
+
+static void test_crafted_headers(void) {
+    unsigned char *c = copy_good();
+    set_header_u32(c, offsetof(struct sps_rec_header, names_cap), 0xFFFFFFFFu);
+    expect_error("names_cap", c, good_size, SPS_EFORMAT, offsetof(struct sps_rec_header, names_cap),
+                 "capacity 4294967295 out of range");
+    free(c);
+    c = copy_good();
+    set_header_u32(c, offsetof(struct sps_rec_header, ring_cap), 1u << 30);
+    expect_error("ring_cap", c, good_size, SPS_EFORMAT, offsetof(struct sps_rec_header, ring_cap),
+                 "not a power of two up to");
+    free(c);
+    c = copy_good();
+    double tiny = 1e-300;
+    memcpy(c + offsetof(struct sps_rec_header, ticks_per_second), &tiny, sizeof tiny);
+    set_header_u32(c, offsetof(struct sps_rec_header, version), SPS_REC_VERSION);
+    expect_error("rate", c, good_size, SPS_EFORMAT, offsetof(struct sps_rec_header, ticks_per_second),
+                 "not plausible");
+    free(c);
+    /* a segment offset that is in bounds but misaligned */
+    c = copy_good();
+    uint64_t seg;
+    uint64_t at = hdr(c)->threads_off;
+    memcpy(&seg, c + at, sizeof seg);
+    seg += 4;
+    memcpy(c + at, &seg, sizeof seg);
+    expect_error("misaligned", c, good_size, SPS_EFORMAT, at, "misaligned");
+    free(c);
+}
+
 static void test_missing_file(void) {
     char err[512];
     struct sps_process_data p;
@@ -200,6 +238,7 @@ int main(void) {
     RUN_TEST(test_corrupted_header);
     RUN_TEST(test_corrupted_thread_directory);
     RUN_TEST(test_corrupted_event);
+    RUN_TEST(test_crafted_headers);
     RUN_TEST(test_missing_file);
     RUN_TEST(test_run_skips_bad_record);
     free(good);

@@ -323,6 +323,24 @@ static void test_standalone_report(void) {
     json_decref(r);
 }
 
+/* The exit report reads the process's own record while another thread is
+ * still recording (and naming) zones: it must still be written. */
+static void test_standalone_report_with_busy_thread(void) {
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/standalone-busy", out);
+    setenv("STEPSCOPE_OUT", dir, 1);
+    char *argv[] = {WORKLOAD, "--steps", "200", "--busy-thread", NULL};
+    char err[2048];
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_OUT");
+    CHECK_MSG(err[0] == '\0', "stderr: %s", err);
+    json_t *r = report_load(dir);
+    CHECK(r != NULL);
+    if (r)
+        CHECK_EQ_I(json_num(report_find(r, "zones", "step"), "count"), 200);
+    json_decref(r);
+}
+
 static void test_unwritable_output(void) {
     char file[700];
     snprintf(file, sizeof file, "%s/a-file", out);
@@ -370,6 +388,7 @@ int main(void) {
     RUN_TEST(test_step_rows_after_wrap);
     RUN_TEST(test_clock_override_visible);
     RUN_TEST(test_standalone_report);
+    RUN_TEST(test_standalone_report_with_busy_thread);
     RUN_TEST(test_unwritable_output);
     RUN_TEST(test_record_fallback_to_memory);
     return check_report();

@@ -49,7 +49,7 @@ static void test_eight_threads_exact_counts(void) {
     char label[512], err[512];
     CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
     struct sps_process_data p;
-    CHECK(sps__record_parse(base, size, label, &p, err, sizeof err) == 0);
+    CHECK(sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err) == 0);
     struct sps_run run = {0};
     sps__run_add(&run, &p);
     sps__run_build(&run);

@@ -24,7 +24,7 @@ static void snapshot(struct sps_run *run) {
         exit(1);
     }
     struct sps_process_data p;
-    int rc = sps__record_parse(base, size, label, &p, err, sizeof err);
+    int rc = sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "parse: %s\n", err);
         exit(1);

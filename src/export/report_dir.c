@@ -37,7 +37,8 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
     }
     struct sps_run run = {0};
     struct sps_process_data p;
-    int rc = sps__record_parse(base, size, label, &p, errbuf, errlen);
+    /* other threads may still be recording: read it as a live record */
+    int rc = sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, errbuf, errlen);
     if (rc == 0)
         rc = sps__run_add(&run, &p);
     if (rc == 0)

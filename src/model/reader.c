@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ struct reader {
     char *err;
     size_t errlen;
     const struct sps_rec_header *h;
+    int live; /* the writer may still be running (SPS_PARSE_LIVE) */
     /* tick -> monotonic ns */
     uint64_t anchor_ticks, anchor_ns;
     long double ns_per_tick;
@@ -56,8 +59,10 @@ static int in_file(const struct reader *r, uint64_t off, uint64_t len) {
 
 static uint64_t to_ns(const struct reader *r, uint64_t ticks) {
     long double d = (long double)(int64_t)(ticks - r->anchor_ticks) * r->ns_per_tick;
-    long double ns = (long double)r->anchor_ns + d;
-    return ns < 0 ? 0 : (uint64_t)(ns + 0.5L);
+    long double ns = (long double)r->anchor_ns + d + 0.5L;
+    if (!(ns > 0))
+        return 0;
+    return ns >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)ns;
 }
 
 static int check_header(struct reader *r) {
@@ -85,23 +90,31 @@ static int check_header(struct reader *r) {
                     (unsigned long long)h->file_size, r->size);
     if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
         return fail(r, HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
-    if (h->names_off < SPS_REC_HEADER_SIZE || !in_file(r, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)))
-        return fail(r, HOFF(names_off), "name table out of bounds");
-    if (!in_file(r, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)))
-        return fail(r, HOFF(threads_off), "thread directory out of bounds");
-    if (h->arena_off > h->file_size)
-        return fail(r, HOFF(arena_off), "arena out of bounds");
+    /* capacities no writer exceeds: also keeps every size below 2^40, so
+     * the bounds arithmetic cannot overflow */
+    if (h->names_cap == 0 || h->names_cap > SPS_REC_MAX_NAMES)
+        return fail(r, HOFF(names_cap), "name table capacity %u out of range", h->names_cap);
+    if (h->threads_cap == 0 || h->threads_cap > SPS_REC_MAX_THREADS)
+        return fail(r, HOFF(threads_cap), "thread directory capacity %u out of range", h->threads_cap);
+    if (h->names_off < SPS_REC_HEADER_SIZE || h->names_off % 8 ||
+        !in_file(r, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)))
+        return fail(r, HOFF(names_off), "name table out of bounds or misaligned");
+    if (h->threads_off % 8 || !in_file(r, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)))
+        return fail(r, HOFF(threads_off), "thread directory out of bounds or misaligned");
+    if (h->arena_off > h->file_size || h->arena_off % 8)
+        return fail(r, HOFF(arena_off), "arena out of bounds or misaligned");
     if (h->names_count > h->names_cap)
         return fail(r, HOFF(names_count), "%u names in a table of %u", h->names_count, h->names_cap);
     if (h->threads_count > h->threads_cap)
         return fail(r, HOFF(threads_count), "%u threads in a directory of %u", h->threads_count, h->threads_cap);
     for (int i = 0; i < SPS_RING_COUNT; i++)
-        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)))
-            return fail(r, HOFF(ring_cap) + 4u * (uint64_t)i, "ring capacity %u is not a power of two", h->ring_cap[i]);
+        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)) || h->ring_cap[i] > SPS_REC_MAX_RING)
+            return fail(r, HOFF(ring_cap) + 4u * (uint64_t)i, "ring capacity %u is not a power of two up to %u",
+                        h->ring_cap[i], SPS_REC_MAX_RING);
     if (h->clock_source != SPS_CLOCK_TSC && h->clock_source != SPS_CLOCK_MONOTONIC)
         return fail(r, HOFF(clock_source), "unknown clock source %u", h->clock_source);
-    if (!(h->ticks_per_second > 0))
-        return fail(r, HOFF(ticks_per_second), "clock rate is not positive");
+    if (!(h->ticks_per_second >= 1e6 && h->ticks_per_second <= 1e11))
+        return fail(r, HOFF(ticks_per_second), "clock rate %g ticks/s is not plausible", h->ticks_per_second);
     return 0;
 }
 
@@ -119,8 +132,13 @@ static void setup_clock(struct reader *r, struct sps_process_data *p) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     uint32_t seq1 = __atomic_load_n(&h->anchor_seq, __ATOMIC_RELAXED);
     if (h->clock_source == SPS_CLOCK_TSC && seq0 == seq1 && (seq0 & 1u) == 0 &&
-        m1 > h->anchor0_mono_ns + 200000000u && t1 > h->anchor0_ticks)
-        hz = (long double)(t1 - h->anchor0_ticks) * 1e9L / (long double)(m1 - h->anchor0_mono_ns);
+        m1 > h->anchor0_mono_ns + 200000000u && t1 > h->anchor0_ticks) {
+        long double refined = (long double)(t1 - h->anchor0_ticks) * 1e9L / (long double)(m1 - h->anchor0_mono_ns);
+        /* a refinement, not a replacement: a rate far from the calibrated
+         * one means a damaged anchor */
+        if (fabsl(refined - hz) < hz * 0.01L)
+            hz = refined;
+    }
     r->ns_per_tick = 1e9L / hz;
     p->ticks_per_second = (double)hz;
 }
@@ -201,9 +219,10 @@ static void add_pending(struct sps_agg *a, uint32_t bucket) {
 static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t seg_off, struct sps_thread_data *t,
                      const struct sps_process_data *p) {
     const struct sps_rec_header *h = r->h;
-    uint64_t index_len = (uint64_t)(h->names_cap + 2) * sizeof(uint32_t);
-    if (s->agg_index_off < h->arena_off || !in_file(r, s->agg_index_off, index_len))
-        return fail(r, seg_off + offsetof(struct sps_rec_thread, agg_index_off), "aggregate index out of bounds");
+    uint64_t index_len = ((uint64_t)h->names_cap + 2u) * sizeof(uint32_t);
+    if (s->agg_index_off < h->arena_off || s->agg_index_off % 8 || !in_file(r, s->agg_index_off, index_len))
+        return fail(r, seg_off + offsetof(struct sps_rec_thread, agg_index_off),
+                    "aggregate index out of bounds or misaligned");
     const uint32_t *index = (const void *)(r->data + s->agg_index_off);
     t->aggs = calloc(p->nnames ? p->nnames : 1, sizeof *t->aggs);
     if (!t->aggs)
@@ -215,8 +234,8 @@ static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         uint32_t kind = p->names[id - 1].kind;
         uint64_t need = sizeof(struct sps_rec_agg) + (zone_like(kind) ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
         uint64_t where = s->agg_index_off + (uint64_t)id * sizeof(uint32_t);
-        if (off < h->arena_off || !in_file(r, off, need))
-            return fail(r, where, "aggregate of name %u out of bounds", id);
+        if (off < h->arena_off || off % 8 || !in_file(r, off, need))
+            return fail(r, where, "aggregate of name %u out of bounds or misaligned", id);
         const struct sps_rec_agg *a = (const void *)(r->data + off);
         if (a->name != id) {
             if (a->name == 0)
@@ -238,9 +257,9 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
     const struct sps_rec_header *h = r->h;
     uint64_t cap = h->ring_cap[ring];
     uint64_t ring_off = s->ring_off[ring];
-    if (ring_off < h->arena_off || !in_file(r, ring_off, cap * sizeof(struct sps_rec_event)))
+    if (ring_off < h->arena_off || ring_off % 8 || !in_file(r, ring_off, cap * sizeof(struct sps_rec_event)))
         return fail(r, seg_off + offsetof(struct sps_rec_thread, ring_off) + 8u * (uint64_t)ring,
-                    "event ring %d out of bounds", ring);
+                    "event ring %d out of bounds or misaligned", ring);
     uint64_t head = s->head[ring];
     uint64_t kept, first;
     if (h->ring_policy == SPS_POLICY_KEEP_FIRST) {
@@ -256,7 +275,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
     /* A process that did not exit cleanly may have been stopped, or may
      * still be running, while writing: an inconsistent event there is
      * counted as dropped.  In a closed record it is corruption. */
-    int tolerant = h->state != SPS_REC_STATE_CLOSED;
+    int tolerant = r->live || h->state != SPS_REC_STATE_CLOSED;
     t->offered[ring] = head;
     t->dropped[ring] = head - kept;
     t->events[ring] = malloc((kept ? kept : 1) * sizeof(struct sps_event));
@@ -307,13 +326,16 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
     for (uint32_t i = 0; i < p->nthreads; i++) {
         uint64_t seg_off = dir[i];
         uint64_t where = h->threads_off + (uint64_t)i * sizeof *dir;
-        if (seg_off < h->arena_off || !in_file(r, seg_off, sizeof(struct sps_rec_thread)))
-            return fail(r, where, "thread %u's segment offset %llu is out of bounds", i, (unsigned long long)seg_off);
+        if (seg_off < h->arena_off || seg_off % 8 || !in_file(r, seg_off, sizeof(struct sps_rec_thread)))
+            return fail(r, where, "thread %u's segment offset %llu is out of bounds or misaligned", i,
+                        (unsigned long long)seg_off);
         const struct sps_rec_thread *s = (const void *)(r->data + seg_off);
         if (s->magic != SPS_REC_THREAD_MAGIC || s->index != i)
             return fail(r, seg_off, "thread segment %u is corrupted (bad magic or index)", i);
-        if (s->depth > SPS_REC_MAX_DEPTH)
-            return fail(r, seg_off + offsetof(struct sps_rec_thread, depth), "zone depth %u exceeds %u", s->depth,
+        /* read once: a live writer may change it under us */
+        uint32_t depth = __atomic_load_n(&s->depth, __ATOMIC_ACQUIRE);
+        if (depth > SPS_REC_MAX_DEPTH)
+            return fail(r, seg_off + offsetof(struct sps_rec_thread, depth), "zone depth %u exceeds %u", depth,
                         SPS_REC_MAX_DEPTH);
         struct sps_thread_data *t = &p->threads[i];
         t->tid = s->tid;
@@ -322,7 +344,7 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
         t->exited = s->state == SPS_REC_THREAD_EXITED;
         t->mismatched_ends = s->mismatched_ends;
         t->depth_overflows = s->depth_overflows;
-        for (uint32_t d = 1; d <= s->depth; d++) {
+        for (uint32_t d = 1; d <= depth; d++) {
             const struct sps_rec_frame *f = &s->stack[d];
             if (f->name == 0 || (f->name > p->nnames && f->name != h->names_cap + 1u))
                 return fail(r, seg_off + offsetof(struct sps_rec_thread, stack) + d * sizeof *f,
@@ -343,9 +365,10 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
     return 0;
 }
 
-int sps__record_parse(const void *data, size_t size, const char *label, struct sps_process_data *out,
-                      char *err, size_t errlen) {
-    struct reader r = {.data = data, .size = size, .label = label, .err = err, .errlen = errlen};
+int sps__record_parse(const void *data, size_t size, const char *label, unsigned flags,
+                      struct sps_process_data *out, char *err, size_t errlen) {
+    struct reader r = {.data = data, .size = size, .label = label, .err = err, .errlen = errlen,
+                       .live = (flags & SPS_PARSE_LIVE) != 0};
     memset(out, 0, sizeof *out);
     int rc = check_header(&r);
     if (rc)
@@ -363,6 +386,13 @@ int sps__record_parse(const void *data, size_t size, const char *label, struct s
         sps__process_free(out);
     }
     return rc;
+}
+
+static sigjmp_buf sigbus_jump;
+
+static void on_sigbus(int sig) {
+    (void)sig;
+    siglongjmp(sigbus_jump, 1);
 }
 
 int sps__record_load(const char *path, struct sps_process_data *out, char *err, size_t errlen) {
@@ -391,7 +421,23 @@ int sps__record_load(const char *path, struct sps_process_data *out, char *err, 
         snprintf(err, errlen, "%s: cannot map: %s", path, strerror(errno));
         return SPS_EIO;
     }
-    int rc = sps__record_parse(m, size, path, out, err, errlen);
+    /* A page the kernel cannot supply (an I/O error, a hole on a full
+     * tmpfs) raises SIGBUS on access: report it as an unreadable record
+     * rather than dying. */
+    struct sigaction guard, saved;
+    memset(&guard, 0, sizeof guard);
+    guard.sa_handler = on_sigbus;
+    sigemptyset(&guard.sa_mask);
+    int rc;
+    if (sigsetjmp(sigbus_jump, 1) == 0) {
+        sigaction(SIGBUS, &guard, &saved);
+        rc = sps__record_parse(m, size, path, 0, out, err, errlen);
+    } else {
+        sps__process_free(out);
+        snprintf(err, errlen, "%s: cannot read the mapped record (I/O error or full filesystem)", path);
+        rc = SPS_EIO;
+    }
+    sigaction(SIGBUS, &saved, NULL);
     munmap(m, size);
     return rc;
 }

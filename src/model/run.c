@@ -34,6 +34,11 @@ static int add_skipped(struct sps_run *run, const char *path, const char *error)
     run->skipped = s;
     s[run->nskipped].path = strdup(path);
     s[run->nskipped].error = strdup(error);
+    if (!s[run->nskipped].path || !s[run->nskipped].error) {
+        free(s[run->nskipped].path);
+        free(s[run->nskipped].error);
+        return SPS_ENOMEM;
+    }
     run->nskipped++;
     return 0;
 }
@@ -74,8 +79,8 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
         int r = sps__record_load(files[i], &p, why, sizeof why);
         if (r == 0)
             rc = sps__run_add(run, &p);
-        else if (r == SPS_ENOMEM)
-            rc = r;
+        else if (r == SPS_ENOMEM) /* one huge (or crafted) record: skip it */
+            rc = add_skipped(run, files[i], "out of memory reading this record");
         else
             rc = add_skipped(run, files[i], why);
     }

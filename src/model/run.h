@@ -120,16 +120,21 @@ struct sps_run {
     uint64_t events_recorded, events_dropped;
 };
 
+/* The writer may still be running (a process reading its own record):
+ * inconsistent events are counted as dropped, never an error. */
+#define SPS_PARSE_LIVE 1u
+
 /*
  * Read and validate one record from memory (data stays owned by the caller
- * and may be released after the call).  label names it in errors.  Returns
- * 0, or SPS_EFORMAT / SPS_EVERSION / SPS_ENOMEM with err set to
- * "<label>: offset <n>: <what>".
+ * and may be released after the call).  label names it in errors; flags is
+ * 0 or SPS_PARSE_LIVE.  Returns 0, or SPS_EFORMAT / SPS_EVERSION /
+ * SPS_ENOMEM with err set to "<label>: offset <n>: <what>".
  */
-int sps__record_parse(const void *data, size_t size, const char *label, struct sps_process_data *out,
-                      char *err, size_t errlen);
+int sps__record_parse(const void *data, size_t size, const char *label, unsigned flags,
+                      struct sps_process_data *out, char *err, size_t errlen);
 
-/* Read one record file; errors as above, SPS_EIO when it cannot be read. */
+/* Read one record file; errors as above, SPS_EIO when it cannot be read.
+ * Briefly installs a SIGBUS handler: call from one thread at a time. */
 int sps__record_load(const char *path, struct sps_process_data *out, char *err, size_t errlen);
 
 void sps__process_free(struct sps_process_data *p);

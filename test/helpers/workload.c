@@ -18,7 +18,10 @@
  *   --tag NAME       record one zone called NAME
  *   --warmup K       the first K steps do ten times the work
  *   --micro N        each step is N micro-steps (zone "a" in each)
+ *   --busy-thread    a thread that keeps making new zone names and
+ *                    recording them until the process exits
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,17 @@ static void on_term(int sig) {
     got_term = 1;
 }
 
+static void *busy(void *arg) {
+    (void)arg;
+    char name[32];
+    for (unsigned i = 0;; i++) {
+        snprintf(name, sizeof name, "busy-%u", i % 3000);
+        struct sps_site *site = sps_site_get(name, SPS_KIND_ZONE);
+        sps_zone_end(sps_zone_begin(site));
+    }
+    return NULL;
+}
+
 static double spin(int n) {
     volatile double x = 1.0;
     for (int i = 0; i < n; i++)
@@ -43,7 +57,7 @@ static double spin(int n) {
 
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
-    int warmup = 0, micro = 0;
+    int warmup = 0, micro = 0, busy_thread = 0;
     const char *tag = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -58,10 +72,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--warmup") && v) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
+        else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
             return 2;
         }
+    }
+    if (busy_thread) {
+        pthread_t t;
+        pthread_create(&t, NULL, busy, NULL);
     }
     if (tag) {
         struct sps_site *site = sps_site_get(tag, SPS_KIND_ZONE);
