@@ -94,11 +94,11 @@ static void test_eight_threads_exact_counts(void) {
 /* fork() while another thread keeps taking the library's lock: every
  * child must still record (a child that inherits a held lock hangs; the
  * alarm turns a hang into a failure instead of a stuck suite). */
-static volatile int stop_churn;
+static int stop_churn; /* atomic */
 static void *churn_sites(void *arg) {
     (void)arg;
     char name[32];
-    for (unsigned i = 0; !stop_churn; i++) {
+    for (unsigned i = 0; !__atomic_load_n(&stop_churn, __ATOMIC_RELAXED); i++) {
         snprintf(name, sizeof name, "churn-%u", i % 64);
         sps_site_get(name, SPS_KIND_ZONE);
     }
@@ -122,7 +122,7 @@ static void test_fork_while_lock_is_busy(void) {
         waitpid(pid, &status, 0);
         ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
-    stop_churn = 1;
+    __atomic_store_n(&stop_churn, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);
     CHECK_EQ_I(ok, 40);
 }
