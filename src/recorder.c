@@ -449,10 +449,15 @@ static void thread_exit_handler(void *seg) {
 
 /* ------------------------------------------------------------------- names */
 
+/* Copy src into dst (cap bytes with the NUL), cutting at a UTF-8
+ * character boundary when it must cut. */
 static void copy_trunc(char *dst, size_t cap, const char *src) {
     size_t i = 0;
     for (; src && src[i] && i + 1 < cap; i++)
         dst[i] = src[i];
+    if (src && src[i]) /* cut: drop a partial character at the end */
+        while (i > 0 && ((unsigned char)src[i] & 0xC0) == 0x80)
+            i--;
     dst[i] = '\0';
 }
 

@@ -10,6 +10,7 @@
 #include "model/run.h"
 #include "recorder.h"
 #include "stepscope.h"
+#include "support.h"
 
 void disabled_tu_exercise(void); /* test_zones_disabled.c */
 
@@ -264,6 +265,29 @@ static void test_compile_time_disable(void) {
     CHECK_EQ_U(count_of("compiled_out", SPS_KIND_ZONE), 0);
 }
 
+/* Names are the workload's bytes: cut at a character boundary, and any
+ * invalid UTF-8 still yields a valid JSON report (U+FFFD in its place). */
+static void test_utf8_names(void) {
+    char long_name[200] = "";
+    for (int i = 0; i < 60; i++)
+        strcat(long_name, "\xc3\xa9"); /* 60 x e-acute: 120 bytes */
+    sps_zone_end(sps_zone_begin(sps_site_get(long_name, SPS_KIND_ZONE)));
+    sps_zone_end(sps_zone_begin(sps_site_get("bad\xff\xfename", SPS_KIND_ZONE)));
+    const char *dir = tmpdir_new("utf8");
+    char err[512];
+    CHECK_EQ_I(sps_report_write(dir, err, sizeof err), 0);
+    json_t *r = report_load(dir); /* jansson rejects invalid UTF-8 */
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    char kept[200];
+    memcpy(kept, long_name, 118); /* 59 whole characters fit in 119 bytes */
+    kept[118] = '\0';
+    CHECK(report_find(r, "zones", kept) != NULL);
+    CHECK(report_find(r, "zones", "bad\xef\xbf\xbd\xef\xbf\xbdname") != NULL);
+    json_decref(r);
+}
+
 static void test_status(void) {
     struct sps_status s;
     CHECK_EQ_I(sps_status(NULL), SPS_EINVAL);
@@ -297,6 +321,7 @@ int main(void) {
     RUN_TEST(test_site_get);
     RUN_TEST(test_runtime_disable);
     RUN_TEST(test_compile_time_disable);
+    RUN_TEST(test_utf8_names);
     RUN_TEST(test_status);
     RUN_TEST(test_thread_name);
     return check_report();

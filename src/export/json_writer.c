@@ -10,9 +10,48 @@ void sps__jw_init(struct sps_jw *w, FILE *f) {
     w->count[0] = 0;
 }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs,
+ * no surrogates, nothing above U+10FFFF), or 0 when it is not one. */
+static int utf8_length(const unsigned char *p) {
+    unsigned char c = p[0];
+    int n;
+    uint32_t min, cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2, min = 0x80, cp = c & 0x1Fu;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3, min = 0x800, cp = c & 0x0Fu;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4, min = 0x10000, cp = c & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0; /* also stops at the terminating NUL */
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+/* Names and command lines are bytes from the workload and may be cut
+ * anywhere: JSON must be UTF-8, so a byte that does not start a
+ * well-formed sequence becomes U+FFFD. */
 static void put_string(FILE *f, const char *s) {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        if (*p >= 0x80) {
+            int n = utf8_length(p);
+            if (n) {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            } else {
+                fputs("\\ufffd", f);
+                p++;
+            }
+            continue;
+        }
         switch (*p) {
         case '"': fputs("\\\"", f); break;
         case '\\': fputs("\\\\", f); break;
@@ -25,6 +64,7 @@ static void put_string(FILE *f, const char *s) {
             else
                 fputc(*p, f);
         }
+        p++;
     }
     fputc('"', f);
 }
