@@ -111,6 +111,7 @@ struct sps_rec_header {
     uint64_t end_ticks;       /* when state became CLOSED */
     int32_t exit_status_hint; /* reserved: the library cannot see exit codes */
     uint32_t reserved0;
+    char problem[256]; /* why something was refused (NUL-terminated), "" if nothing was */
 };
 
 /* One interned name; its id is its index + 1 (0 means "no name"). */

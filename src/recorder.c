@@ -66,6 +66,7 @@ static struct {
     pid_t pid;
     unsigned char *base;
     size_t size;
+    int fd; /* the record file, -1 in memory mode */
     struct sps_rec_header *hdr;
     uint32_t sink_id; /* the id refused names get; its data is discarded */
     char path[512];
@@ -82,7 +83,7 @@ static struct {
     void *fork_thread; /* the TLS block of the thread that forked */
     struct dyn_site *dyn_sites;
     volatile int anchor_busy;
-} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 /* The calling thread's view of its segment, kept in TLS so the hot path
  * reaches everything with one fs-relative load.  initial-exec: no
@@ -129,17 +130,6 @@ static int env_int(const char *name) {
 
 /* ------------------------------------------------------------------ arena */
 
-/* size bytes of the arena at an offset that is a multiple of align (a
- * power of two); 0 when the record is full.  P.lock held. */
-static uint64_t arena_alloc(uint64_t size, uint64_t align) {
-    struct sps_rec_header *h = P.hdr;
-    uint64_t off = h->arena_off + ((h->arena_used + align - 1u) & ~(align - 1u));
-    if (off + size > h->file_size)
-        return 0;
-    __atomic_store_n(&h->arena_used, off + size - h->arena_off, __ATOMIC_RELEASE);
-    return off;
-}
-
 /* Zone-like aggregates (with their 58 KiB histogram) and thread segments
  * start on a page; value and counter aggregates share pages. */
 static uint64_t agg_align(uint32_t kind) {
@@ -160,7 +150,46 @@ __attribute__((format(printf, 1, 2))) static void set_reason(const char *fmt, ..
     va_end(ap);
 }
 
-static int open_record_file(const char *run_dir, size_t size) {
+/* Where the arena starts for these capacities: the header page, the name
+ * table and the thread directory come first. */
+static uint64_t arena_offset(uint32_t names_cap, uint32_t threads_cap) {
+    uint64_t threads_off = SPS_REC_HEADER_SIZE + (uint64_t)names_cap * sizeof(struct sps_rec_name);
+    return (threads_off + (uint64_t)threads_cap * sizeof(uint64_t) + 4095u) & ~(uint64_t)4095u;
+}
+
+/* Give [off, off+len) of a file-backed record real disk blocks.  The file
+ * is sparse, and a store into a hole the filesystem cannot fill raises
+ * SIGBUS in the workload: so every range the hot paths will write is
+ * reserved here, on a slow path, where a full disk is just a refusal. */
+static int reserve(uint64_t off, uint64_t len) {
+    if (P.fd < 0)
+        return 0; /* memory mode */
+    int e = posix_fallocate(P.fd, (off_t)off, (off_t)len);
+    if (e == 0)
+        return 0;
+    /* into the record too, so the report can say why data is missing */
+    snprintf(P.hdr->problem, sizeof P.hdr->problem, "cannot reserve %llu bytes in %s: %s",
+             (unsigned long long)len, P.path, strerror(e));
+    return -1;
+}
+
+/* size bytes of the arena at an offset that is a multiple of align (a
+ * power of two); 0 when the record is full.  P.lock held. */
+static uint64_t arena_alloc(uint64_t size, uint64_t align) {
+    struct sps_rec_header *h = P.hdr;
+    uint64_t off = h->arena_off + ((h->arena_used + align - 1u) & ~(align - 1u));
+    if (off + size > h->file_size) {
+        snprintf(h->problem, sizeof h->problem, "the record is full (%llu MiB; STEPSCOPE_RECORD_MB sets it)",
+                 (unsigned long long)(h->file_size >> 20));
+        return 0;
+    }
+    if (reserve(off, size) != 0)
+        return 0;
+    __atomic_store_n(&h->arena_used, off + size - h->arena_off, __ATOMIC_RELEASE);
+    return off;
+}
+
+static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
     char dir[512];
     if (snprintf(dir, sizeof dir, "%s/records", run_dir) >= (int)sizeof dir) {
         set_reason("run directory path too long: %s", run_dir);
@@ -188,14 +217,22 @@ static int open_record_file(const char *run_dir, size_t size) {
             unlink(P.path);
             break;
         }
+        int e = posix_fallocate(fd, 0, (off_t)fixed);
+        if (e != 0) {
+            set_reason("cannot reserve space in %s: %s", P.path, strerror(e));
+            close(fd);
+            unlink(P.path);
+            break;
+        }
         void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
         if (m == MAP_FAILED) {
             set_reason("cannot map %s: %s", P.path, strerror(errno));
+            close(fd);
             unlink(P.path);
             break;
         }
         P.base = m;
+        P.fd = fd; /* kept open: arena allocations reserve their blocks */
         return 0;
     }
     P.path[0] = '\0';
@@ -237,7 +274,7 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
     h->names_cap = names_cap;
     h->threads_off = h->names_off + (uint64_t)names_cap * sizeof(struct sps_rec_name);
     h->threads_cap = threads_cap;
-    h->arena_off = (h->threads_off + (uint64_t)threads_cap * sizeof(uint64_t) + 4095u) & ~(uint64_t)4095u;
+    h->arena_off = arena_offset(names_cap, threads_cap);
     memcpy(h->ring_cap, ring_cap, sizeof h->ring_cap);
     h->hist_buckets = SPS_HIST_BUCKETS;
     gethostname(h->hostname, sizeof h->hostname - 1);
@@ -304,9 +341,12 @@ static int proc_open(void) {
     P.base = NULL;
     P.path[0] = '\0';
     P.reason[0] = '\0';
+    if (P.fd >= 0) /* a fork child: the parent's record is not ours */
+        close(P.fd);
+    P.fd = -1;
     const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
     if (run_dir && *run_dir) {
-        if (open_record_file(run_dir, size) == 0)
+        if (open_record_file(run_dir, size, arena_offset(names_cap, threads_cap)) == 0)
             P.mode = SPS_MODE_FILE;
     } else {
         set_reason("no run directory (STEPSCOPE_RUN_DIR unset): recording in memory");
@@ -376,8 +416,10 @@ static void ensure_agg(uint32_t id, uint32_t kind) {
 
 static int thread_attach(void) {
     struct sps_rec_header *h = P.hdr;
-    if (h->threads_count >= h->threads_cap)
+    if (h->threads_count >= h->threads_cap) {
+        snprintf(h->problem, sizeof h->problem, "more than %u threads recorded", h->threads_cap);
         goto refuse;
+    }
     uint64_t index_bytes = ((uint64_t)(h->names_cap + 2) * sizeof(uint32_t) + 63u) & ~(uint64_t)63u;
     uint64_t seg_bytes = (sizeof(struct sps_rec_thread) + 63u) & ~(uint64_t)63u;
     uint64_t total = seg_bytes + index_bytes + agg_size(SPS_KIND_ZONE);
@@ -472,6 +514,7 @@ static uint32_t intern(const struct sps_site *site) {
         if (names[i].kind == site->kind && strcmp(names[i].name, key) == 0)
             return i + 1;
     if (h->names_count >= h->names_cap) {
+        snprintf(h->problem, sizeof h->problem, "more than %u distinct names", h->names_cap);
         __atomic_add_fetch(&h->names_refused, 1, __ATOMIC_RELAXED);
         return P.sink_id;
     }

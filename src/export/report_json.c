@@ -199,6 +199,10 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
         sps__jw_string(w, "ring_policy", p->ring_policy == SPS_POLICY_KEEP_FIRST ? "keep-first" : "keep-latest");
         sps__jw_uint(w, "threads_refused", p->threads_refused);
         sps__jw_uint(w, "names_refused", p->names_refused);
+        if (p->problem[0])
+            sps__jw_string(w, "recording_problem", p->problem);
+        else
+            sps__jw_null(w, "recording_problem");
         sps__jw_array(w, "threads");
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];

@@ -104,6 +104,13 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
     if (run->events_dropped)
         fprintf(f, "note: %llu of %llu events were not kept by full rings (aggregates stay exact)\n",
                 (unsigned long long)run->events_dropped, (unsigned long long)run->events_recorded);
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        if (p->threads_refused || p->names_refused)
+            fprintf(f, "warning: pid %d: %llu thread(s) and %llu name(s) not recorded: %s\n", p->pid,
+                    (unsigned long long)p->threads_refused, (unsigned long long)p->names_refused,
+                    p->problem[0] ? p->problem : "the record was full");
+    }
     for (size_t i = 0; i < run->nskipped; i++)
         fprintf(f, "warning: record skipped: %s\n", run->skipped[i].error);
 }

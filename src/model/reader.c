@@ -161,6 +161,8 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->end_ns = p->closed ? to_ns(r, h->end_ticks) : 0;
     p->threads_refused = h->threads_refused;
     p->names_refused = h->names_refused;
+    memcpy(p->problem, h->problem, sizeof p->problem);
+    p->problem[sizeof p->problem - 1] = '\0';
 
     uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
     int argc = len ? 1 : 0;

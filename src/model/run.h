@@ -72,6 +72,7 @@ struct sps_process_data {
     int closed;        /* exited through exit(); else killed (or still running) */
     uint64_t end_ns;   /* monotonic, when closed */
     uint64_t threads_refused, names_refused;
+    char problem[256]; /* why something was refused, "" if nothing was */
     uint32_t nnames;
     struct sps_name_info *names;
     uint32_t nthreads;

@@ -163,6 +163,12 @@ int sps_cmd_run(int argc, char **argv) {
         return sps_cli_error("run", records, strerror(errno), 1);
     if (clear_old_records(records) != 0)
         return sps_cli_error("run", records, "cannot remove the records of an earlier run", 1);
+    /* an earlier run's report must not pass for this run's if this one
+     * cannot write its own */
+    char old_report[PATH_MAX + 32];
+    snprintf(old_report, sizeof old_report, "%s/report.json", abs_dir);
+    if (unlink(old_report) != 0 && errno != ENOENT)
+        return sps_cli_error("run", old_report, strerror(errno), 1);
     setenv("STEPSCOPE_RUN_DIR", abs_dir, 1);
     unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */
     if (ring_events)

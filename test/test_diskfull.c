@@ -1,0 +1,64 @@
+/*
+ * test_diskfull.c - a run directory on a full filesystem: the workload is
+ * never killed (a store into an unbacked page of the sparse record would
+ * raise SIGBUS), what could not be recorded is counted, and the report
+ * says why.  Needs to mount a small tmpfs (root); skipped otherwise.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "support.h"
+
+int main(void) {
+    char mnt[600];
+    snprintf(mnt, sizeof mnt, "%s", tmpdir_new("diskfull"));
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
+        printf("skipped: cannot mount a 3 MiB tmpfs (needs root): %s\n", strerror(errno));
+        return 77;
+    }
+    char out[700];
+    snprintf(out, sizeof out, "%s/out", mnt);
+    /* a 32 MiB zone ring cannot fit: the thread is refused, not killed */
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--ring-events", "1000000", "--",
+                    SPS_BIN_DIR "/test_workload", "--steps", "5000", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    json_t *r = report_load(out);
+    CHECK(r != NULL);
+    if (r) {
+        json_t *proc = json_array_get(json_object_get(r, "processes"), 0);
+        CHECK_EQ_I(json_num(proc, "threads_refused"), 1);
+        CHECK_STR_HAS(json_string_value(json_object_get(proc, "recording_problem")), "No space left on device");
+        json_decref(r);
+    }
+    /* with rings that fit, recording goes on as usual */
+    char *argv2[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--ring-events", "1024", "--",
+                     SPS_BIN_DIR "/test_workload", "--steps", "200", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv2, NULL, 0)), 0);
+    r = report_load(out);
+    if (r) {
+        CHECK_EQ_I(json_num(report_find(r, "zones", "step"), "count"), 200);
+        json_decref(r);
+    }
+    /* a report too big for what is left: one line, exit 1 (the workload
+     * succeeded), and no half-written file */
+    char *argv3[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--ring-events", "1024", "--",
+                     SPS_BIN_DIR "/test_workload", "--steps", "5000", NULL};
+    char err[1024];
+    CHECK_EQ_I(exit_code_of(run_capture(argv3, err, sizeof err)), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "stepscope: run: report: ");
+    CHECK_STR_HAS(err, "No space left on device");
+    DIR *d = opendir(out);
+    int leftovers = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        leftovers += strncmp(e->d_name, "report.json", 11) == 0;
+    if (d)
+        closedir(d);
+    CHECK_EQ_I(leftovers, 0); /* the earlier report was removed at start */
+    umount(mnt);
+    return check_report();
+}
