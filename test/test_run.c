@@ -80,6 +80,41 @@ static void test_signals_forwarded(void) {
     forwarded(SIGINT);
 }
 
+/* A signal sent to stepscope's whole process group (kill -- -PGID, a
+ * scheduler, timeout(1)) reaches the workload once: the workload has a
+ * group of its own, and stepscope forwards what it receives. */
+static void test_group_signal_reaches_workload_once(void) {
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    char fd_arg[16];
+    snprintf(fd_arg, sizeof fd_arg, "%d", fds[1]);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0); /* stepscope leads a group, like a job */
+        close(fds[0]);
+        char *argv[] = {STEPSCOPE, "run", "-q", "-o", out, "--", WORKLOAD, "--steps", "1", "--count-int", fd_arg, NULL};
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    setpgid(pid, pid);
+    close(fds[1]);
+    char buf[64] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    CHECK(n > 1 && buf[0] == 'r');
+    int workload_pgid = atoi(buf + 1);
+    CHECK_MSG(workload_pgid != pid, "the workload runs in its own group (%d), not stepscope's", workload_pgid);
+    kill(-pid, SIGINT); /* the whole group stepscope leads */
+    char c = 0;
+    CHECK(read(fds[0], &c, 1) == 1 && c == 'i');
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    CHECK_MSG(exit_code_of(status) == 41, "exit %d: the workload saw %d SIGINTs, want 1", exit_code_of(status),
+              exit_code_of(status) - 40);
+}
+
 static void expect_usage_error(char **argv, int want_code, const char *want_text) {
     char err[2048];
     int code = exit_code_of(run_capture(argv, err, sizeof err));
@@ -376,6 +411,7 @@ int main(void) {
     RUN_TEST(test_exit_code_passthrough);
     RUN_TEST(test_signal_passthrough);
     RUN_TEST(test_signals_forwarded);
+    RUN_TEST(test_group_signal_reaches_workload_once);
     RUN_TEST(test_usage_errors);
     RUN_TEST(test_help);
     RUN_TEST(test_crash_safety_sigkill_mid_step);

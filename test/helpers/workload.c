@@ -18,6 +18,9 @@
  *   --tag NAME       record one zone called NAME
  *   --warmup K       the first K steps do ten times the work
  *   --micro N        each step is N micro-steps (zone "a" in each)
+ *   --count-int FD   after the steps write 'r' to FD, then write 'i' for
+ *                    every SIGINT, and exit 40 + the number of SIGINTs on
+ *                    SIGTERM; also write its process group id first
  *   --busy-thread    a thread that keeps making new zone names and
  *                    recording them until the process exits
  */
@@ -31,10 +34,17 @@
 
 #include "stepscope.h"
 
-static volatile sig_atomic_t got_term;
+static volatile sig_atomic_t got_term, ints;
+static int int_fd = -1;
 static void on_term(int sig) {
     (void)sig;
     got_term = 1;
+}
+static void on_int_counted(int sig) {
+    (void)sig;
+    ints++;
+    if (write(int_fd, "i", 1) != 1)
+        _exit(5);
 }
 
 static void *busy(void *arg) {
@@ -57,7 +67,7 @@ static double spin(int n) {
 
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
-    int warmup = 0, micro = 0, busy_thread = 0;
+    int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1;
     const char *tag = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -73,6 +83,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
+        else if (!strcmp(a, "--count-int") && v) count_fd = atoi(argv[++i]);
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
             return 2;
@@ -127,6 +138,24 @@ int main(int argc, char **argv) {
     if (kill_sig) {
         signal(kill_sig, SIG_DFL);
         raise(kill_sig);
+    }
+    if (count_fd >= 0) {
+        int_fd = count_fd;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
+        sa.sa_handler = on_int_counted;
+        sigaction(SIGINT, &sa, NULL);
+        char msg[32];
+        int len = snprintf(msg, sizeof msg, "r%d\n", (int)getpgrp());
+        if (write(count_fd, msg, (size_t)len) != len)
+            return 4;
+        sigset_t none;
+        sigemptyset(&none);
+        while (!got_term)
+            sigsuspend(&none);
+        return 40 + ints;
     }
     if (wait_fd >= 0) {
         struct sigaction sa;

@@ -4,10 +4,12 @@
  * when it ends write DIR/report.json and print the summary.
  *
  * The workload's exit status passes through (128+N when signal N killed
- * it).  Signals sent to stepscope by another process (kill, a job
- * scheduler) are forwarded to the workload; signals the terminal sends to
- * the whole foreground group (Ctrl-C) already reach the workload and are
- * not sent twice.
+ * it).  The workload runs in a process group of its own, which gets the
+ * terminal when stepscope has it: Ctrl-C reaches the workload (and not
+ * stepscope), and every signal stepscope receives (kill, a scheduler's
+ * SIGTERM, a signal to stepscope's whole group) is forwarded to the
+ * workload's group exactly once.  Ctrl-Z stops the workload and then
+ * stepscope, so the shell's job control works as usual.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,14 +50,24 @@ static const char run_usage[] =
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
     "COMMAND succeeded but the report could not be written.\n";
 
-static volatile sig_atomic_t child_pid;
+/* The workload's process group (its pid); 0 once it has been reaped, so a
+ * late signal never reaches a recycled pid. */
+static volatile sig_atomic_t child_pgid;
 
-static void forward_signal(int sig, siginfo_t *info, void *ctx) {
-    (void)ctx;
-    /* si_code > 0 means the kernel sent it (the terminal's Ctrl-C goes to
-     * the whole process group, the workload included): don't repeat it. */
-    if (child_pid > 0 && info && info->si_code <= 0)
-        kill((pid_t)child_pid, sig);
+static void forward_signal(int sig) {
+    if (child_pgid > 0)
+        kill(-(pid_t)child_pgid, sig);
+}
+
+/* Make pgid the terminal's foreground group.  A process outside the
+ * foreground group that calls tcsetpgrp gets SIGTTOU: block it meanwhile. */
+static void give_terminal(int tty, pid_t pgid) {
+    sigset_t ttou, saved;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &ttou, &saved);
+    tcsetpgrp(tty, pgid);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -188,6 +200,8 @@ int sps_cmd_run(int argc, char **argv) {
         sigaddset(&block, forwarded[k]);
     sigprocmask(SIG_BLOCK, &block, &old);
 
+    /* the terminal, when stepscope is in its foreground group */
+    int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() ? STDIN_FILENO : -1;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t t0 = sps__mono_ns();
@@ -198,6 +212,9 @@ int sps_cmd_run(int argc, char **argv) {
         return sps_cli_error("run", "fork", strerror(errno), 1);
     }
     if (pid == 0) {
+        setpgid(0, 0);
+        if (tty >= 0) /* before exec, so the workload can read the terminal at once */
+            give_terminal(tty, getpid());
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(errpipe[0]);
         execvp(cmd[0], cmd);
@@ -206,11 +223,14 @@ int sps_cmd_run(int argc, char **argv) {
         (void)w;
         _exit(e == ENOENT ? 127 : 126);
     }
-    child_pid = pid;
+    setpgid(pid, pid); /* also here: whichever runs first */
+    if (tty >= 0)
+        give_terminal(tty, pid);
+    child_pgid = pid;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = forward_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         sigaction(forwarded[k], &sa, NULL);
@@ -225,8 +245,28 @@ int sps_cmd_run(int argc, char **argv) {
     close(errpipe[0]);
 
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (!WIFSTOPPED(status))
+            break;
+        /* The workload was stopped (Ctrl-Z): take the terminal back and
+         * stop too, so the shell sees the job stopped; when continued,
+         * hand the terminal back (if we are in the foreground) and
+         * continue the workload. */
+        if (tty >= 0)
+            give_terminal(tty, getpgrp());
+        raise(SIGSTOP);
+        if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
+            give_terminal(tty, pid);
+        kill(-pid, SIGCONT);
+    }
+    child_pgid = 0;
+    if (tty >= 0)
+        give_terminal(tty, getpgrp());
     uint64_t t1 = sps__mono_ns();
     /* orphans the workload left behind that have already exited */
     while (waitpid(-1, NULL, WNOHANG) > 0)
