@@ -188,7 +188,7 @@ struct sps_rec_thread {
     uint64_t head[SPS_RING_SLOTS];  /* events ever offered to each ring */
     uint64_t limit[SPS_RING_SLOTS]; /* offers beyond this are refused (keep-first) */
     uint32_t depth;                 /* open zones; stack[1..depth] */
-    uint32_t reserved0;
+    uint32_t reuses;                /* earlier threads that recorded into this segment */
     uint64_t depth_overflows; /* begins refused: nesting too deep */
     uint64_t mismatched_ends; /* ends that did not match the innermost zone */
     /* The last zone's duration, not yet in its histogram: the bucket and the

@@ -82,6 +82,11 @@ static struct {
     uint32_t fork_depth;
     void *fork_thread; /* the TLS block of the thread that forked */
     struct dyn_site *dyn_sites;
+    /* segments of exited threads, by directory index, for the next new
+     * thread: a program that starts a thread per request or per epoch
+     * would otherwise run out of record after a few dozen */
+    uint32_t free_segs[1024];
+    uint32_t nfree;
     volatile int anchor_busy;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -382,6 +387,7 @@ static int proc_open(void) {
         P.inherited_base = NULL;
     }
     P.sink_id = names_cap + 1;
+    P.nfree = 0;
 
     __atomic_store_n(&P.state, PROC_READY, __ATOMIC_RELEASE);
     return 0;
@@ -414,8 +420,47 @@ static void ensure_agg(uint32_t id, uint32_t kind) {
     __atomic_store_n(&T.agg_index[id], (uint32_t)off, __ATOMIC_RELEASE);
 }
 
+/* Point the calling thread's TLS at seg and give it the thread. */
+static void bind_thread(struct sps_rec_thread *seg) {
+    const struct sps_rec_header *h = P.hdr;
+    seg->tid = sps__platform_tid();
+    sps__platform_thread_name(seg->name, sizeof seg->name);
+    for (int r = 0; r < SPS_RING_COUNT; r++) {
+        T.ring[r] = (struct sps_rec_event *)(P.base + seg->ring_off[r]);
+        T.mask[r] = h->ring_cap[r] - 1u;
+    }
+    T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
+    T.base = P.base;
+    if (P.fork_thread == (void *)&T) {
+        /* The thread that forked carries its open zones into the child, so
+         * their ends still match; but the parent records those zones, so
+         * here they end into the sink aggregate and the discard slot. */
+        memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
+        seg->depth = P.fork_depth;
+        P.fork_thread = NULL;
+        for (uint32_t d = 1; d <= seg->depth; d++) {
+            seg->stack[d].name = P.sink_id;
+            seg->stack[d].ring = SPS_RING_DISCARD;
+        }
+    }
+    __atomic_store_n(&seg->state, SPS_REC_THREAD_RUNNING, __ATOMIC_RELEASE);
+    if (P.key_created)
+        pthread_setspecific(P.thread_key, seg);
+    T.seg = seg;
+}
+
 static int thread_attach(void) {
     struct sps_rec_header *h = P.hdr;
+    if (P.nfree) {
+        /* a segment an exited thread left: its aggregates keep adding up
+         * (per-name totals stay exact), its rings go on where they were */
+        const uint64_t *dir = (const uint64_t *)(P.base + h->threads_off);
+        struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + dir[P.free_segs[--P.nfree]]);
+        seg->depth = 0; /* zones the last thread left open died with it */
+        seg->reuses++;
+        bind_thread(seg);
+        return 0;
+    }
     if (h->threads_count >= h->threads_cap) {
         snprintf(h->problem, sizeof h->problem, "more than %u threads recorded", h->threads_cap);
         goto refuse;
@@ -433,9 +478,6 @@ static int thread_attach(void) {
     struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + off);
     seg->magic = SPS_REC_THREAD_MAGIC;
     seg->index = h->threads_count;
-    seg->tid = sps__platform_tid();
-    seg->state = SPS_REC_THREAD_RUNNING;
-    sps__platform_thread_name(seg->name, sizeof seg->name);
     seg->agg_index_off = off + seg_bytes;
     uint64_t ring_at = seg->agg_index_off + index_bytes;
     for (int r = 0; r < SPS_RING_COUNT; r++) {
@@ -445,37 +487,18 @@ static int thread_attach(void) {
          * child) then takes only the disk space it uses. */
         ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
-        T.ring[r] = (struct sps_rec_event *)(P.base + seg->ring_off[r]);
-        T.mask[r] = h->ring_cap[r] - 1u;
     }
     seg->limit[SPS_RING_DISCARD] = 0; /* stores nothing, ever */
-    T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
     /* The thread's own sink: what refused names and (thread, name) pairs
      * write to (the reader skips it: its name is 0), and the target of the
      * first deferred histogram update, when nothing is pending yet. */
-    T.agg_index[P.sink_id] = (uint32_t)sink_off;
+    ((uint32_t *)(P.base + seg->agg_index_off))[P.sink_id] = (uint32_t)sink_off;
     seg->pending_agg_off = sink_off;
-    T.base = P.base;
-
-    if (P.fork_thread == (void *)&T) {
-        /* The thread that forked carries its open zones into the child, so
-         * their ends still match; but the parent records those zones, so
-         * here they end into the sink aggregate and the discard slot. */
-        memcpy(seg->stack, P.fork_stack, sizeof seg->stack);
-        seg->depth = P.fork_depth;
-        P.fork_thread = NULL;
-        for (uint32_t d = 1; d <= seg->depth; d++) {
-            seg->stack[d].name = P.sink_id;
-            seg->stack[d].ring = SPS_RING_DISCARD;
-        }
-    }
+    bind_thread(seg);
 
     uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
     dir[seg->index] = off;
     __atomic_store_n(&h->threads_count, seg->index + 1, __ATOMIC_RELEASE);
-    if (P.key_created)
-        pthread_setspecific(P.thread_key, seg);
-    T.seg = seg;
     return 0;
 refuse:
     __atomic_add_fetch(&h->threads_refused, 1, __ATOMIC_RELAXED);
@@ -483,10 +506,19 @@ refuse:
     return -1;
 }
 
+/* A recording thread exits: its segment goes to the next new thread.  This
+ * thread records nothing more (another destructor might try). */
 static void thread_exit_handler(void *seg) {
     struct sps_rec_thread *s = seg;
-    if (s && (unsigned char *)s >= P.base && (unsigned char *)s < P.base + P.size)
+    pthread_mutex_lock(&P.lock);
+    if (s && s == T.seg && P.state == PROC_READY) {
         __atomic_store_n(&s->state, SPS_REC_THREAD_EXITED, __ATOMIC_RELEASE);
+        if (P.nfree < sizeof P.free_segs / sizeof P.free_segs[0])
+            P.free_segs[P.nfree++] = s->index;
+    }
+    T.seg = NULL;
+    T.refused = 1;
+    pthread_mutex_unlock(&P.lock);
 }
 
 /* ------------------------------------------------------------------- names */

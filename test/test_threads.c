@@ -127,10 +127,50 @@ static void test_fork_while_lock_is_busy(void) {
     CHECK_EQ_I(ok, 40);
 }
 
+/* Threads that come and go (one per request, per epoch): their segments
+ * are reused, so 300 of them fit and the totals stay exact. */
+static void *short_lived(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 10; i++) {
+        SPS_ZONE("short_lived_work");
+    }
+    return NULL;
+}
+
+static void test_thread_churn_keeps_exact_totals(void) {
+    for (int i = 0; i < 300; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, short_lived, NULL);
+        pthread_join(t, NULL);
+    }
+    const void *base;
+    size_t size;
+    char label[512], err[512];
+    CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
+    struct sps_process_data p;
+    CHECK(sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err) == 0);
+    struct sps_run run = {0};
+    sps__run_add(&run, &p);
+    sps__run_build(&run);
+    long w = sps__run_find(&run, "short_lived_work", SPS_KIND_ZONE);
+    CHECK(w >= 0 && run.names[w].agg.count == 3000);
+    uint64_t served = 0;
+    for (uint32_t i = 0; i < run.procs[0].nthreads; i++)
+        served += 1 + run.procs[0].threads[i].reuses;
+    /* the workers of the first test and the 300 short-lived threads (the
+     * main thread has recorded nothing here); new segments only when no
+     * exited thread's was free */
+    CHECK_EQ_U(served, THREADS + 300);
+    CHECK_EQ_U(run.procs[0].nthreads, THREADS);
+    CHECK_EQ_U(run.procs[0].threads_refused, 0);
+    sps__run_free(&run);
+}
+
 int main(void) {
     unsetenv("STEPSCOPE_RUN_DIR");
     unsetenv("STEPSCOPE_OUT");
     RUN_TEST(test_eight_threads_exact_counts);
     RUN_TEST(test_fork_while_lock_is_busy);
+    RUN_TEST(test_thread_churn_keeps_exact_totals);
     return check_report();
 }

@@ -210,6 +210,9 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_int(w, "tid", t->tid);
             sps__jw_string(w, "name", t->name);
             sps__jw_bool(w, "exited", t->exited);
+            /* threads that exited and left this segment to the next one:
+             * tid and name are the latest thread's, the counts everyone's */
+            sps__jw_uint(w, "earlier_threads", t->reuses);
             sps__jw_object(w, "events");
             for (int r = 0; r < SPS_RING_COUNT; r++) {
                 sps__jw_object(w, ring_name(r));

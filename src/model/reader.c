@@ -344,6 +344,7 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
         memcpy(t->name, s->name, sizeof t->name);
         t->name[sizeof t->name - 1] = '\0';
         t->exited = s->state == SPS_REC_THREAD_EXITED;
+        t->reuses = s->reuses;
         t->mismatched_ends = s->mismatched_ends;
         t->depth_overflows = s->depth_overflows;
         for (uint32_t d = 1; d <= depth; d++) {

@@ -46,6 +46,7 @@ struct sps_thread_data {
     int tid;
     char name[SPS_REC_THREAD_NAME_LEN];
     int exited;
+    uint32_t reuses; /* earlier threads that recorded into this segment */
     uint64_t offered[SPS_RING_COUNT]; /* events the thread recorded */
     uint64_t dropped[SPS_RING_COUNT]; /* of those, not kept by the ring (or unreadable) */
     size_t nevents[SPS_RING_COUNT];
