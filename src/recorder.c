@@ -329,7 +329,9 @@ static int proc_open(void) {
         }
         const char *out = getenv("STEPSCOPE_OUT");
         const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-        if (out && *out && !(run_dir && *run_dir)) {
+        /* A program the owner started (exec, system()) inherits
+         * STEPSCOPE_OUT too; it must not overwrite the owner's report. */
+        if (out && *out && !(run_dir && *run_dir) && !sps__platform_parent_env_has("STEPSCOPE_OUT", out)) {
             snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
             P.owner_pid = getpid();
         }

@@ -376,6 +376,20 @@ static void test_standalone_report_with_busy_thread(void) {
     json_decref(r);
 }
 
+/* A program started by a process that already had STEPSCOPE_OUT (an
+ * instrumented program's exec'd child, here simply a shell's) inherits the
+ * variable but must not write the report over its parent's. */
+static void test_standalone_exec_child_does_not_overwrite(void) {
+    char dir[700], report[800];
+    snprintf(dir, sizeof dir, "%s/standalone-exec", out);
+    snprintf(report, sizeof report, "%s/report.json", dir);
+    setenv("STEPSCOPE_OUT", dir, 1);
+    char *argv[] = {"/bin/sh", "-c", WORKLOAD " --steps 4", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    unsetenv("STEPSCOPE_OUT");
+    CHECK_MSG(access(report, F_OK) != 0, "%s must not exist", report);
+}
+
 static void test_unwritable_output(void) {
     char file[700];
     snprintf(file, sizeof file, "%s/a-file", out);
@@ -425,6 +439,7 @@ int main(void) {
     RUN_TEST(test_clock_override_visible);
     RUN_TEST(test_standalone_report);
     RUN_TEST(test_standalone_report_with_busy_thread);
+    RUN_TEST(test_standalone_exec_child_does_not_overwrite);
     RUN_TEST(test_unwritable_output);
     RUN_TEST(test_record_fallback_to_memory);
     return check_report();

@@ -110,7 +110,7 @@ static void write_values(struct sps_jw *w, const struct sps_run *run) {
         sps__jw_string(w, "name", n->name);
         sps__jw_uint(w, "count", a->count);
         sps__jw_number(w, "mean", mean);
-        sps__jw_number(w, "std", var > 0 ? sqrt(var) : (a->count ? 0.0 : NAN));
+        sps__jw_number(w, "std", var > 0 ? sqrt(var) : var == var ? 0.0 : NAN); /* NaN stays null */
         sps__jw_number(w, "min", a->count ? a->min : NAN);
         sps__jw_number(w, "max", a->count ? a->max : NAN);
         sps__jw_number(w, "first", a->count ? a->first : NAN);
