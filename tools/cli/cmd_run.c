@@ -46,6 +46,9 @@ static const char run_usage[] =
     "                          thread records more events than its ring holds\n"
     "  -h, --help              this help\n"
     "\n"
+    "COMMAND runs in a process group of its own and gets the terminal; every\n"
+    "signal stepscope receives is forwarded to it once, and Ctrl-Z stops both.\n"
+    "\n"
     "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
     "COMMAND succeeded but the report could not be written.\n";
