@@ -297,6 +297,31 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+/*
+ * STEPSCOPE_OUT without a run directory: this process writes OUT/report.json
+ * at exit, unless an ancestor already does.  A program the owner starts
+ * (exec, system(), a shell in between) inherits the variable; the owner
+ * leaves OUT/.owner-<pid> while it runs, and a process with such an
+ * ancestor leaves the report alone.
+ */
+static void claim_report(const char *out) {
+    char marker[600];
+    int ancestors[64];
+    int n = sps__platform_ancestors(ancestors, 64);
+    mkdir(out, 0777);
+    for (int i = 0; i < n; i++) {
+        snprintf(marker, sizeof marker, "%s/.owner-%d", out, ancestors[i]);
+        if (access(marker, F_OK) == 0)
+            return;
+    }
+    snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
+    P.owner_pid = getpid();
+    snprintf(marker, sizeof marker, "%s/.owner-%d", out, (int)getpid());
+    int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 static void setup(void) {
@@ -329,12 +354,8 @@ static int proc_open(void) {
         }
         const char *out = getenv("STEPSCOPE_OUT");
         const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-        /* A program the owner started (exec, system()) inherits
-         * STEPSCOPE_OUT too; it must not overwrite the owner's report. */
-        if (out && *out && !(run_dir && *run_dir) && !sps__platform_parent_env_has("STEPSCOPE_OUT", out)) {
-            snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
-            P.owner_pid = getpid();
-        }
+        if (out && *out && !(run_dir && *run_dir))
+            claim_report(out);
     }
     uint32_t ring_cap[SPS_RING_COUNT];
     ring_cap[SPS_RING_ZONES] = pow2_at_least(env_u64("STEPSCOPE_RING_EVENTS", 65536, 16, 1u << 24));
@@ -484,9 +505,8 @@ static int thread_attach(void) {
     uint64_t ring_at = seg->agg_index_off + index_bytes;
     for (int r = 0; r < SPS_RING_COUNT; r++) {
         seg->ring_off[r] = ring_at;
-        /* Not pre-touched: a page costs a fault the first time 128 events
-         * fill it, but a process that records little (a short-lived fork
-         * child) then takes only the disk space it uses. */
+        /* Not touched here: the blocks are reserved (arena_alloc), and a
+         * page costs one fault the first time 128 events fill it. */
         ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
     }
@@ -531,9 +551,16 @@ static void copy_trunc(char *dst, size_t cap, const char *src) {
     size_t i = 0;
     for (; src && src[i] && i + 1 < cap; i++)
         dst[i] = src[i];
-    if (src && src[i]) /* cut: drop a partial character at the end */
-        while (i > 0 && ((unsigned char)src[i] & 0xC0) == 0x80)
-            i--;
+    if (src && src[i]) {
+        /* cut inside a character: back up to its lead byte, which a valid
+         * sequence has within 3 bytes (bytes that are not UTF-8 are kept
+         * as they are; the report writer replaces them) */
+        size_t j = i;
+        while (j > 0 && i - j < 3 && ((unsigned char)src[j] & 0xC0) == 0x80)
+            j--;
+        if (((unsigned char)src[j] & 0xC0) == 0xC0 && j > 0)
+            i = j;
+    }
     dst[i] = '\0';
 }
 
@@ -950,9 +977,11 @@ static void on_exit_handler(void) {
     refresh_anchor(h->end_ticks, 1);
     __atomic_store_n(&h->state, SPS_REC_STATE_CLOSED, __ATOMIC_RELEASE);
     if (P.out_dir[0] && P.owner_pid == getpid()) {
-        char err[512];
+        char err[512], marker[600];
         if (sps_report_write(P.out_dir, err, sizeof err) != 0)
             fprintf(stderr, "stepscope: report: %s\n", err);
+        snprintf(marker, sizeof marker, "%s/.owner-%d", P.out_dir, (int)getpid());
+        unlink(marker);
     }
 }
 

@@ -273,6 +273,10 @@ static void test_utf8_names(void) {
         strcat(long_name, "\xc3\xa9"); /* 60 x e-acute: 120 bytes */
     sps_zone_end(sps_zone_begin(sps_site_get(long_name, SPS_KIND_ZONE)));
     sps_zone_end(sps_zone_begin(sps_site_get("bad\xff\xfename", SPS_KIND_ZONE)));
+    char junk[140];
+    memset(junk, 0x80, sizeof junk - 1); /* continuation bytes only: not UTF-8 at all */
+    junk[sizeof junk - 1] = '\0';
+    sps_zone_end(sps_zone_begin(sps_site_get(junk, SPS_KIND_ZONE)));
     const char *dir = tmpdir_new("utf8");
     char err[512];
     CHECK_EQ_I(sps_report_write(dir, err, sizeof err), 0);
@@ -285,6 +289,10 @@ static void test_utf8_names(void) {
     kept[118] = '\0';
     CHECK(report_find(r, "zones", kept) != NULL);
     CHECK(report_find(r, "zones", "bad\xef\xbf\xbd\xef\xbf\xbdname") != NULL);
+    char replaced[119 * 3 + 1] = "";
+    for (int i = 0; i < 119; i++) /* kept to the limit, each byte U+FFFD */
+        strcat(replaced, "\xef\xbf\xbd");
+    CHECK(report_find(r, "zones", replaced) != NULL);
     json_decref(r);
 }
 

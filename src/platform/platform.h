@@ -24,8 +24,8 @@ void sps__platform_thread_name(char *buf, size_t cap);
  * cannot (the caller then counts only what its children reap). */
 int sps__platform_become_subreaper(void);
 
-/* Whether the calling process's parent started with name=value in its
- * environment.  0 when it did not, or when that cannot be known. */
-int sps__platform_parent_env_has(const char *name, const char *value);
+/* The pids of the calling process's ancestors, parent first, at most max;
+ * returns how many (0 when they cannot be read). */
+int sps__platform_ancestors(int *pids, int max);
 
 #endif /* SPS_PLATFORM_H */

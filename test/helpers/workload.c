@@ -21,6 +21,7 @@
  *   --count-int FD   after the steps write 'r' to FD, then write 'i' for
  *                    every SIGINT, and exit 40 + the number of SIGINTs on
  *                    SIGTERM; also write its process group id first
+ *   --spawn CMD      after the steps run CMD with system() (a shell)
  *   --busy-thread    a thread that keeps making new zone names and
  *                    recording them until the process exits
  */
@@ -68,7 +69,7 @@ static double spin(int n) {
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1;
-    const char *tag = NULL;
+    const char *tag = NULL, *spawn = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -83,6 +84,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
+        else if (!strcmp(a, "--spawn") && v) spawn = argv[++i];
         else if (!strcmp(a, "--count-int") && v) count_fd = atoi(argv[++i]);
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
@@ -129,6 +131,8 @@ int main(int argc, char **argv) {
         SPS_VALUE("loss", 1.0 / (i + 1));
         SPS_COUNT("samples", 8);
     }
+    if (spawn && system(spawn) != 0)
+        return 6;
     if (do_exec) {
         char *args[] = {argv[0], "--steps", "3", "--tag", "exec_image", NULL};
         execv(argv[0], args);

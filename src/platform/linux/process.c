@@ -50,37 +50,27 @@ int sps__platform_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -1;
 }
 
-int sps__platform_parent_env_has(const char *name, const char *value) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)getppid());
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    /* the initial environment: NUL-separated name=value entries */
-    char *env = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            char *grown = realloc(env, cap = cap ? cap * 2 : 16384);
-            if (!grown)
-                break;
-            env = grown;
-        }
-        ssize_t n = read(fd, env + len, cap - len - 1);
-        if (n <= 0)
+int sps__platform_ancestors(int *pids, int max) {
+    int n = 0;
+    int pid = (int)getppid();
+    while (pid > 1 && n < max) {
+        pids[n++] = pid;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
             break;
-        len += (size_t)n;
-    }
-    close(fd);
-    int found = 0;
-    size_t nlen = strlen(name);
-    for (size_t i = 0; env && i < len; i += strlen(env + i) + 1) {
-        env[len] = '\0';
-        if (strncmp(env + i, name, nlen) == 0 && env[i + nlen] == '=' && strcmp(env + i + nlen + 1, value) == 0) {
-            found = 1;
+        ssize_t len = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (len <= 0)
             break;
-        }
+        buf[len] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold spaces and parens */
+        char *close_paren = strrchr(buf, ')');
+        int ppid;
+        if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+            break;
+        pid = ppid;
     }
-    free(env);
-    return found;
+    return n;
 }
