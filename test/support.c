@@ -1,6 +1,9 @@
 /* support.c - see support.h. */
 #include "support.h"
 
+#include "model/run.h"
+#include "recorder.h"
+
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -143,4 +146,24 @@ void write_file(const char *path, const void *data, size_t len) {
         exit(99);
     }
     close(fd);
+}
+
+void run_of_this_process(struct sps_run *run) {
+    const void *base;
+    size_t size;
+    char label[512], err[512];
+    memset(run, 0, sizeof *run);
+    if (sps__recorder_snapshot(&base, &size, label, sizeof label) != 0) {
+        fprintf(stderr, "this process has no record\n");
+        exit(1);
+    }
+    struct sps_process_data p;
+    if (sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "its record does not parse: %s\n", err);
+        exit(1);
+    }
+    if (sps__run_add(run, &p) != 0 || sps__run_build(run) != 0) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
 }

@@ -35,6 +35,11 @@ double json_num(json_t *root, const char *path);
  * when it cannot (the test's own setup failed, not the code under test). */
 void write_file(const char *path, const void *data, size_t len);
 
+struct sps_run;
+/* Build *run from this process's own (live) record; exits the test binary
+ * when there is none or it does not parse (the check the caller wants). */
+void run_of_this_process(struct sps_run *run);
+
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "support.h"
 #include "model/run.h"
-#include "recorder.h"
 #include "stepscope.h"
 
 enum { THREADS = 8, ITERATIONS = 20000 };
@@ -44,15 +44,8 @@ static void test_eight_threads_exact_counts(void) {
         pthread_join(t[i], NULL);
     pthread_barrier_destroy(&start);
 
-    const void *base;
-    size_t size;
-    char label[512], err[512];
-    CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
-    struct sps_process_data p;
-    CHECK(sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err) == 0);
-    struct sps_run run = {0};
-    sps__run_add(&run, &p);
-    sps__run_build(&run);
+    struct sps_run run;
+    run_of_this_process(&run);
 
     const struct sps_process_data *proc = &run.procs[0];
     CHECK_EQ_U(proc->nthreads, THREADS);
@@ -143,15 +136,8 @@ static void test_thread_churn_keeps_exact_totals(void) {
         pthread_create(&t, NULL, short_lived, NULL);
         pthread_join(t, NULL);
     }
-    const void *base;
-    size_t size;
-    char label[512], err[512];
-    CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
-    struct sps_process_data p;
-    CHECK(sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err) == 0);
-    struct sps_run run = {0};
-    sps__run_add(&run, &p);
-    sps__run_build(&run);
+    struct sps_run run;
+    run_of_this_process(&run);
     long w = sps__run_find(&run, "short_lived_work", SPS_KIND_ZONE);
     CHECK(w >= 0 && run.names[w].agg.count == 3000);
     uint64_t served = 0;

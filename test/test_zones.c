@@ -8,31 +8,10 @@
 
 #include "check.h"
 #include "model/run.h"
-#include "recorder.h"
 #include "stepscope.h"
 #include "support.h"
 
 void disabled_tu_exercise(void); /* test_zones_disabled.c */
-
-/* Read this process's own record into a fresh run. */
-static void snapshot(struct sps_run *run) {
-    const void *base;
-    size_t size;
-    char label[512], err[512];
-    memset(run, 0, sizeof *run);
-    if (sps__recorder_snapshot(&base, &size, label, sizeof label) != 0) {
-        fprintf(stderr, "no record\n");
-        exit(1);
-    }
-    struct sps_process_data p;
-    int rc = sps__record_parse(base, size, label, SPS_PARSE_LIVE, &p, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "parse: %s\n", err);
-        exit(1);
-    }
-    sps__run_add(run, &p);
-    sps__run_build(run);
-}
 
 static const struct sps_name_summary *find(const struct sps_run *run, const char *name, uint32_t kind) {
     long i = sps__run_find(run, name, kind);
@@ -41,7 +20,7 @@ static const struct sps_name_summary *find(const struct sps_run *run, const char
 
 static uint64_t count_of(const char *name, uint32_t kind) {
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     const struct sps_name_summary *n = find(&run, name, kind);
     uint64_t c = n ? n->agg.count : 0;
     sps__run_free(&run);
@@ -69,7 +48,7 @@ static void test_nesting_and_self_time(void) {
         }
     }
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     const struct sps_name_summary *outer = find(&run, "outer", SPS_KIND_ZONE);
     const struct sps_name_summary *inner = find(&run, "inner", SPS_KIND_ZONE);
     const struct sps_name_summary *leaf = find(&run, "leaf", SPS_KIND_ZONE);
@@ -137,7 +116,7 @@ static void test_steps_values_counters(void) {
         SPS_COUNT("items", 10 + i);
     }
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     const struct sps_name_summary *step = find(&run, "step", SPS_KIND_STEP);
     const struct sps_name_summary *metric = find(&run, "metric", SPS_KIND_VALUE);
     const struct sps_name_summary *items = find(&run, "items", SPS_KIND_COUNTER);
@@ -173,7 +152,7 @@ static void test_mismatched_end(void) {
     SPS_ZONE_END(a); /* skips b: b is closed implicitly, not recorded */
     SPS_ZONE_END(a); /* already closed: ignored */
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     const struct sps_thread_data *t = &run.procs[0].threads[0];
     CHECK_EQ_U(t->mismatched_ends, 2);
     CHECK_EQ_U(t->nopen, 0);
@@ -194,7 +173,7 @@ static void test_bad_calls_are_harmless(void) {
     struct sps_site stray = {"stray", "", "", 0, SPS_KIND_ZONE, 77777}; /* id not zeroed */
     sps_zone_end(sps_zone_begin(&stray));
     struct sps_run run;
-    snapshot(&run); /* exits the test if the record no longer parses */
+    run_of_this_process(&run); /* exits the test if the record no longer parses */
     const struct sps_thread_data *t = &run.procs[0].threads[0];
     CHECK_EQ_U(t->nopen, 0);
     const struct sps_name_summary *n = find(&run, "stray", SPS_KIND_ZONE);
@@ -212,7 +191,7 @@ static void test_depth_limit(void) {
         sps_zone_end(tokens[i]);
     CHECK_EQ_I(recorded, 62);
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     const struct sps_thread_data *t = &run.procs[0].threads[0];
     CHECK_EQ_U(t->depth_overflows, 8);
     CHECK_EQ_U(t->nopen, 0);
@@ -312,7 +291,7 @@ static void test_status(void) {
 static void test_thread_name(void) {
     sps_thread_name("trainer-main");
     struct sps_run run;
-    snapshot(&run);
+    run_of_this_process(&run);
     CHECK_STR_HAS(run.procs[0].threads[0].name, "trainer-main");
     sps__run_free(&run);
 }
