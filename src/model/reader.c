@@ -262,7 +262,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
     if (ring_off < h->arena_off || ring_off % 8 || !in_file(r, ring_off, cap * sizeof(struct sps_rec_event)))
         return fail(r, seg_off + offsetof(struct sps_rec_thread, ring_off) + 8u * (uint64_t)ring,
                     "event ring %d out of bounds or misaligned", ring);
-    uint64_t head = s->head[ring];
+    uint64_t head = __atomic_load_n(&s->head[ring], __ATOMIC_ACQUIRE);
     uint64_t kept, first;
     if (h->ring_policy == SPS_POLICY_KEEP_FIRST) {
         kept = head < cap ? head : cap;
@@ -349,9 +349,12 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
         t->depth_overflows = s->depth_overflows;
         for (uint32_t d = 1; d <= depth; d++) {
             const struct sps_rec_frame *f = &s->stack[d];
-            if (f->name == 0 || (f->name > p->nnames && f->name != h->names_cap + 1u))
+            if (f->name == 0 || (f->name > p->nnames && f->name != h->names_cap + 1u)) {
+                if (r->live)
+                    continue; /* named after we read the name table */
                 return fail(r, seg_off + offsetof(struct sps_rec_thread, stack) + d * sizeof *f,
                             "open zone names unknown name id %u", f->name);
+            }
             if (f->name > p->nnames)
                 continue;
             t->open[t->nopen].name = f->name;
@@ -400,7 +403,8 @@ static void on_sigbus(int sig) {
 
 int sps__record_load(const char *path, struct sps_process_data *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named like a record must not hang the reader */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return SPS_EIO;
@@ -410,6 +414,11 @@ int sps__record_load(const char *path, struct sps_process_data *out, char *err, 
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         close(fd);
         return SPS_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return SPS_EFORMAT;
     }
     size_t size = (size_t)st.st_size;
     if (size < SPS_REC_HEADER_SIZE) {

@@ -57,6 +57,13 @@ static const char run_usage[] =
  * late signal never reaches a recycled pid. */
 static volatile sig_atomic_t child_pgid;
 
+static volatile sig_atomic_t continued;
+
+static void note_continued(int sig) {
+    (void)sig;
+    continued = 1;
+}
+
 static void forward_signal(int sig) {
     if (child_pgid > 0)
         kill(-(pid_t)child_pgid, sig);
@@ -203,8 +210,11 @@ int sps_cmd_run(int argc, char **argv) {
         sigaddset(&block, forwarded[k]);
     sigprocmask(SIG_BLOCK, &block, &old);
 
-    /* the terminal, when stepscope is in its foreground group */
-    int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() ? STDIN_FILENO : -1;
+    /* The controlling terminal, whatever stdin is (it may be /dev/null
+     * while the keyboard still sends Ctrl-Z), and whether we hold it. */
+    signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the workload for us */
+    int tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    int foreground = tty >= 0 && tcgetpgrp(tty) == getpgrp();
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t t0 = sps__mono_ns();
@@ -216,8 +226,10 @@ int sps_cmd_run(int argc, char **argv) {
     }
     if (pid == 0) {
         setpgid(0, 0);
-        if (tty >= 0) /* before exec, so the workload can read the terminal at once */
+        if (foreground) /* before exec, so the workload can read the terminal at once */
             give_terminal(tty, getpid());
+        if (tty >= 0)
+            close(tty);
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(errpipe[0]);
         execvp(cmd[0], cmd);
@@ -227,7 +239,7 @@ int sps_cmd_run(int argc, char **argv) {
         _exit(e == ENOENT ? 127 : 126);
     }
     setpgid(pid, pid); /* also here: whichever runs first */
-    if (tty >= 0)
+    if (foreground)
         give_terminal(tty, pid);
     child_pgid = pid;
     struct sigaction sa;
@@ -237,6 +249,13 @@ int sps_cmd_run(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         sigaction(forwarded[k], &sa, NULL);
+    /* SIGCONT (the shell's fg or bg) interrupts the wait, so a job started
+     * in the background can hand the terminal over once it has it */
+    struct sigaction cont;
+    memset(&cont, 0, sizeof cont);
+    cont.sa_handler = note_continued;
+    sigemptyset(&cont.sa_mask);
+    sigaction(SIGCONT, &cont, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
 
     close(errpipe[1]);
@@ -247,29 +266,53 @@ int sps_cmd_run(int argc, char **argv) {
     while (got < 0 && errno == EINTR);
     close(errpipe[0]);
 
-    int status = 0;
+    int status = 0, reaped = 0;
     for (;;) {
         if (waitpid(pid, &status, WUNTRACED) < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno != EINTR)
+                break;
+            if (continued) { /* fg: we may hold the terminal now */
+                continued = 0;
+                if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
+                    give_terminal(tty, pid);
+            }
+            continue;
+        }
+        if (!WIFSTOPPED(status)) {
+            reaped = 1;
             break;
         }
-        if (!WIFSTOPPED(status))
-            break;
-        /* The workload was stopped (Ctrl-Z): take the terminal back and
+        /* A terminal stop (Ctrl-Z, or touching the terminal from the
+         * background): take the terminal back if the workload holds it and
          * stop too, so the shell sees the job stopped; when continued,
-         * hand the terminal back (if we are in the foreground) and
-         * continue the workload. */
-        if (tty >= 0)
+         * hand the terminal over if we are in the foreground and continue
+         * the workload.  Other stops (SIGSTOP from a debugger or a
+         * scheduler) are someone else's to undo: keep waiting. */
+        int sig = WSTOPSIG(status);
+        if (tty < 0 || (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
+            continue;
+        if (tcgetpgrp(tty) == pid)
             give_terminal(tty, getpgrp());
+        continued = 0;
         raise(SIGSTOP);
-        if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
+        if (tcgetpgrp(tty) == getpgrp())
             give_terminal(tty, pid);
         kill(-pid, SIGCONT);
     }
     child_pgid = 0;
-    if (tty >= 0)
-        give_terminal(tty, getpgrp());
+    /* from here on, signals mean what they usually do: stop stepscope */
+    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
+        signal(forwarded[k], SIG_DFL);
+    signal(SIGCONT, SIG_DFL);
+    if (tty >= 0) {
+        if (tcgetpgrp(tty) == pid) /* only if the workload still held it */
+            give_terminal(tty, getpgrp());
+        close(tty);
+    }
+    if (!reaped) {
+        sps_cli_error("run", "wait", strerror(errno), 0);
+        return 1;
+    }
     uint64_t t1 = sps__mono_ns();
     /* orphans the workload left behind that have already exited */
     while (waitpid(-1, NULL, WNOHANG) > 0)
