@@ -67,11 +67,14 @@ static struct {
     unsigned char *base;
     size_t size;
     int fd; /* the record file, -1 in memory mode */
+    dev_t fd_dev; /* what fd must still be: the program may close it and */
+    ino_t fd_ino; /* reuse the number for a file of its own */
     struct sps_rec_header *hdr;
     uint32_t sink_id; /* the id refused names get; its data is discarded */
     char path[512];
     char reason[256];
     char out_dir[512]; /* STEPSCOPE_OUT: write a report here at exit */
+    char owner_marker[600]; /* the marker file saying so, for descendants */
     pid_t owner_pid;   /* the process that writes it */
     pthread_key_t thread_key;
     int key_created;
@@ -167,8 +170,22 @@ static uint64_t arena_offset(uint32_t names_cap, uint32_t threads_cap) {
  * SIGBUS in the workload: so every range the hot paths will write is
  * reserved here, on a slow path, where a full disk is just a refusal. */
 static int reserve(uint64_t off, uint64_t len) {
-    if (P.fd < 0)
+    if (P.mode != SPS_MODE_FILE)
         return 0; /* memory mode */
+    struct stat st;
+    if (P.fd < 0 || fstat(P.fd, &st) != 0 || st.st_dev != P.fd_dev || st.st_ino != P.fd_ino) {
+        /* The program closed our descriptor (daemons close everything)
+         * and the number may now be one of its files: never touch it, and
+         * reopen the record by name instead. */
+        P.fd = open(P.path, O_RDWR | O_CLOEXEC);
+        if (P.fd < 0 || fstat(P.fd, &st) != 0 || st.st_dev != P.fd_dev || st.st_ino != P.fd_ino) {
+            if (P.fd >= 0)
+                close(P.fd);
+            P.fd = -1;
+            snprintf(P.hdr->problem, sizeof P.hdr->problem, "the record file %s can no longer be opened", P.path);
+            return -1;
+        }
+    }
     int e = posix_fallocate(P.fd, (off_t)off, (off_t)len);
     if (e == 0)
         return 0;
@@ -236,8 +253,12 @@ static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
             unlink(P.path);
             break;
         }
+        struct stat st;
+        fstat(fd, &st);
         P.base = m;
         P.fd = fd; /* kept open: arena allocations reserve their blocks */
+        P.fd_dev = st.st_dev;
+        P.fd_ino = st.st_ino;
         return 0;
     }
     P.path[0] = '\0';
@@ -301,23 +322,25 @@ static void atfork_child(void);
  * STEPSCOPE_OUT without a run directory: this process writes OUT/report.json
  * at exit, unless an ancestor already does.  A program the owner starts
  * (exec, system(), a shell in between) inherits the variable; the owner
- * leaves OUT/.owner-<pid> while it runs, and a process with such an
- * ancestor leaves the report alone.
+ * leaves OUT/.owner-<pid>-<start time> while it runs, and a process with
+ * such an ancestor leaves the report alone (the start time keeps a marker
+ * a crashed owner left from matching a later process with its pid).
  */
 static void claim_report(const char *out) {
     char marker[600];
-    int ancestors[64];
+    struct sps_process_id ancestors[64];
     int n = sps__platform_ancestors(ancestors, 64);
     mkdir(out, 0777);
     for (int i = 0; i < n; i++) {
-        snprintf(marker, sizeof marker, "%s/.owner-%d", out, ancestors[i]);
+        snprintf(marker, sizeof marker, "%s/.owner-%d-%llu", out, ancestors[i].pid, ancestors[i].start);
         if (access(marker, F_OK) == 0)
             return;
     }
     snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
     P.owner_pid = getpid();
-    snprintf(marker, sizeof marker, "%s/.owner-%d", out, (int)getpid());
-    int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    struct sps_process_id self = sps__platform_self();
+    snprintf(P.owner_marker, sizeof P.owner_marker, "%s/.owner-%d-%llu", out, self.pid, self.start);
+    int fd = open(P.owner_marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd >= 0)
         close(fd);
 }
@@ -334,10 +357,21 @@ static void setup(void) {
     sps__clock_init();
 }
 
-/* Take P.lock; the first call in the process sets up the hooks first. */
+/* Take P.lock; the first call in the process sets up the hooks first.
+ * Cancellation is off while it is held: some of what the slow paths do
+ * (open, fprintf, posix_fallocate) are cancellation points, and a thread
+ * cancelled there would leave the lock held for ever. */
+static __thread int saved_cancel_state;
+
 static void lock_process(void) {
     pthread_once(&setup_once, setup);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &saved_cancel_state);
     pthread_mutex_lock(&P.lock);
+}
+
+static void unlock_process(void) {
+    pthread_mutex_unlock(&P.lock);
+    pthread_setcancelstate(saved_cancel_state, NULL);
 }
 
 /* Open this process's record.  Called with P.lock held. */
@@ -369,9 +403,7 @@ static int proc_open(void) {
     P.base = NULL;
     P.path[0] = '\0';
     P.reason[0] = '\0';
-    if (P.fd >= 0) /* a fork child: the parent's record is not ours */
-        close(P.fd);
-    P.fd = -1;
+    P.fd = -1; /* a fork child closed the parent's in atfork_child */
     const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
     if (run_dir && *run_dir) {
         if (open_record_file(run_dir, size, arena_offset(names_cap, threads_cap)) == 0)
@@ -532,7 +564,7 @@ refuse:
  * thread records nothing more (another destructor might try). */
 static void thread_exit_handler(void *seg) {
     struct sps_rec_thread *s = seg;
-    pthread_mutex_lock(&P.lock);
+    lock_process();
     if (s && s == T.seg && P.state == PROC_READY) {
         __atomic_store_n(&s->state, SPS_REC_THREAD_EXITED, __ATOMIC_RELEASE);
         if (P.nfree < sizeof P.free_segs / sizeof P.free_segs[0])
@@ -540,7 +572,7 @@ static void thread_exit_handler(void *seg) {
     }
     T.seg = NULL;
     T.refused = 1;
-    pthread_mutex_unlock(&P.lock);
+    unlock_process();
 }
 
 /* ------------------------------------------------------------------- names */
@@ -626,7 +658,7 @@ static uint32_t prepare(struct sps_site *site) {
     }
     ensure_agg(id, site->kind);
 out:
-    pthread_mutex_unlock(&P.lock);
+    unlock_process();
     return id;
 }
 
@@ -651,7 +683,7 @@ struct sps_site *sps_site_get(const char *name, enum sps_kind kind) {
             P.dyn_sites = d;
         }
     }
-    pthread_mutex_unlock(&P.lock);
+    unlock_process();
     return d ? &d->site : NULL;
 }
 
@@ -796,7 +828,7 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
             return;
         lock_process();
         int ok = attach_locked() == 0;
-        pthread_mutex_unlock(&P.lock);
+        unlock_process();
         if (!ok)
             return;
         seg = T.seg;
@@ -918,7 +950,7 @@ void sps_thread_name(const char *name) {
             return;
         lock_process();
         int ok = attach_locked() == 0;
-        pthread_mutex_unlock(&P.lock);
+        unlock_process();
         if (!ok)
             return;
     }
@@ -963,6 +995,10 @@ static void atfork_child(void) {
     } else if (P.state == PROC_FAILED && P.mode == SPS_MODE_FAILED && sps__enabled) {
         P.state = PROC_FORKED; /* a failure (e.g. a full disk) may not last: retry */
     }
+    if (P.fd >= 0) { /* the parent's record file: not ours to keep open */
+        close(P.fd);
+        P.fd = -1;
+    }
     if (P.key_created)
         pthread_setspecific(P.thread_key, NULL);
     memset(&T, 0, sizeof T);
@@ -977,11 +1013,10 @@ static void on_exit_handler(void) {
     refresh_anchor(h->end_ticks, 1);
     __atomic_store_n(&h->state, SPS_REC_STATE_CLOSED, __ATOMIC_RELEASE);
     if (P.out_dir[0] && P.owner_pid == getpid()) {
-        char err[512], marker[600];
+        char err[512];
         if (sps_report_write(P.out_dir, err, sizeof err) != 0)
             fprintf(stderr, "stepscope: report: %s\n", err);
-        snprintf(marker, sizeof marker, "%s/.owner-%d", P.out_dir, (int)getpid());
-        unlink(marker);
+        unlink(P.owner_marker);
     }
 }
 
@@ -1015,7 +1050,7 @@ int sps_status(struct sps_status *out) {
             }
         }
     }
-    pthread_mutex_unlock(&P.lock);
+    unlock_process();
     return 0;
 }
 

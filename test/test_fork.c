@@ -5,6 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,11 +127,51 @@ static void test_step_open_across_fork(void) {
     sps__run_free(&run);
 }
 
+/* Programs that close every descriptor (daemons, some launchers) and then
+ * open files of their own must never have those files touched by the
+ * recorder, which keeps its record file open. */
+static void test_closed_descriptors_are_left_alone(void) {
+    const char *victim_dir = tmpdir_new("victim");
+    char victim[700];
+    snprintf(victim, sizeof victim, "%s/victim.dat", victim_dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* in a fork child: its first event opens a record of its own */
+        { SPS_ZONE("before_close"); }
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        int fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (write(fd, "0123456789", 10) != 10)
+            _exit(3);
+        /* new names make the recorder reserve more of its file */
+        static const char *names[] = {"after_close_1", "after_close_2", "after_close_3"};
+        for (int i = 0; i < 3; i++)
+            sps_zone_end(sps_zone_begin(sps_site_get(names[i], SPS_KIND_ZONE)));
+        close(fd);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct stat st;
+    CHECK(stat(victim, &st) == 0 && st.st_size == 10);
+    struct sps_run run = {0};
+    char err[512];
+    CHECK(sps__run_load_dir(&run, records, err, sizeof err) == 0);
+    CHECK(sps__run_build(&run) == 0);
+    CHECK_EQ_U(run.nskipped, 0);
+    long a3 = sps__run_find(&run, "after_close_3", SPS_KIND_ZONE);
+    CHECK(a3 >= 0 && run.names[a3].agg.count == 1);
+    sps__run_free(&run);
+}
+
 int main(void) {
     const char *dir = tmpdir_new("fork");
     snprintf(records, sizeof records, "%s/records", dir);
     setenv("STEPSCOPE_RUN_DIR", dir, 1);
     RUN_TEST(test_fork_child_recorded_separately);
     RUN_TEST(test_step_open_across_fork);
+    RUN_TEST(test_closed_descriptors_are_left_alone);
     return check_report();
 }

@@ -24,8 +24,18 @@ void sps__platform_thread_name(char *buf, size_t cap);
  * cannot (the caller then counts only what its children reap). */
 int sps__platform_become_subreaper(void);
 
-/* The pids of the calling process's ancestors, parent first, at most max;
- * returns how many (0 when they cannot be read). */
-int sps__platform_ancestors(int *pids, int max);
+/* A process named so that a recycled pid does not match it: its pid and
+ * its start time (in the OS's own units; 0 when unknown). */
+struct sps_process_id {
+    int pid;
+    unsigned long long start;
+};
+
+/* The calling process's own id. */
+struct sps_process_id sps__platform_self(void);
+
+/* The calling process's ancestors, parent first, at most max; returns how
+ * many (0 when they cannot be read). */
+int sps__platform_ancestors(struct sps_process_id *ids, int max);
 
 #endif /* SPS_PLATFORM_H */

@@ -50,26 +50,45 @@ int sps__platform_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -1;
 }
 
-int sps__platform_ancestors(int *pids, int max) {
+/* pid's parent and start time from /proc/<pid>/stat; -1 when unreadable. */
+static int read_stat(int pid, int *ppid, unsigned long long *start) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t len = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (len <= 0)
+        return -1;
+    buf[len] = '\0';
+    /* "pid (comm) state ppid ... starttime(22nd) ...": comm may hold
+     * spaces and parentheses, so parse from the last ')' */
+    char *p = strrchr(buf, ')');
+    if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     ppid, start) != 2)
+        return -1;
+    return 0;
+}
+
+struct sps_process_id sps__platform_self(void) {
+    struct sps_process_id id = {(int)getpid(), 0};
+    int ppid;
+    read_stat(id.pid, &ppid, &id.start);
+    return id;
+}
+
+int sps__platform_ancestors(struct sps_process_id *ids, int max) {
     int n = 0;
     int pid = (int)getppid();
     while (pid > 1 && n < max) {
-        pids[n++] = pid;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            break;
-        ssize_t len = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (len <= 0)
-            break;
-        buf[len] = '\0';
-        /* "pid (comm) state ppid ...": comm may hold spaces and parens */
-        char *close_paren = strrchr(buf, ')');
         int ppid;
-        if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+        unsigned long long start;
+        if (read_stat(pid, &ppid, &start) != 0)
             break;
+        ids[n].pid = pid;
+        ids[n].start = start;
+        n++;
         pid = ppid;
     }
     return n;
