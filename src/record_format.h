@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stepscope.h"
+
 #define SPS_REC_MAGIC "SPSREC\r\n" /* 8 bytes, no terminator used */
 #define SPS_REC_VERSION 1u
 #define SPS_REC_ENDIAN_CHECK 0x01020304u
@@ -211,6 +213,32 @@ _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");
 _Static_assert(sizeof(struct sps_rec_agg) == 64, "agg header is 64 bytes");
 _Static_assert(sizeof(struct sps_rec_frame) == 32, "frame is 32 bytes");
 _Static_assert(offsetof(struct sps_rec_thread, stack) == 184, "segment layout as documented");
+
+/* Zones, steps and micro-steps: the kinds that measure time (and carry a
+ * histogram); values and counters do not. */
+static inline int sps_kind_is_timed(uint32_t kind) {
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
+}
+
+/* The bytes of a (thread, name) aggregate of this kind: the header, and for
+ * timed kinds the histogram that follows it. */
+static inline uint64_t sps_rec_agg_size(uint32_t kind) {
+    return sizeof(struct sps_rec_agg) + (sps_kind_is_timed(kind) ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
+}
+
+/*
+ * How many of the head events offered to a ring of cap slots a reader may
+ * use.  Keep-first: the first cap.  Keep-latest: once the ring has wrapped,
+ * the slot the next event goes into is the oldest kept one, and a writer
+ * killed (or still running) mid-event leaves it half-written, so it is
+ * never read: cap - 1.  The kept events start at index head - kept under
+ * keep-latest, at 0 under keep-first.
+ */
+static inline uint64_t sps_rec_ring_kept(uint64_t head, uint64_t cap, uint32_t policy) {
+    if (head < cap)
+        return head;
+    return policy == SPS_POLICY_KEEP_FIRST ? cap : cap - 1u;
+}
 
 /* The histogram bucket of a duration in ns (see SPS_HIST_SUB_BITS). */
 static inline uint32_t sps_hist_bucket(uint64_t ns) {

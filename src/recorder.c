@@ -33,15 +33,15 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
+#define COLD __attribute__((noinline, cold))
 #else
 #define UNLIKELY(x) (x)
 #define LIKELY(x) (x)
-#endif
-#if defined(__GNUC__) || defined(__clang__)
-#define COLD __attribute__((noinline, cold))
-#else
 #define COLD
 #endif
+
+/* The capacities of every record this library writes. */
+enum { NAMES_CAP = 4096, THREADS_CAP = 1024 };
 
 volatile int sps__enabled = 1;
 
@@ -88,7 +88,7 @@ static struct {
     /* segments of exited threads, by directory index, for the next new
      * thread: a program that starts a thread per request or per epoch
      * would otherwise run out of record after a few dozen */
-    uint32_t free_segs[1024];
+    uint32_t free_segs[THREADS_CAP];
     uint32_t nfree;
     volatile int anchor_busy;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
@@ -144,11 +144,6 @@ static uint64_t agg_align(uint32_t kind) {
     return kind == SPS_KIND_VALUE || kind == SPS_KIND_COUNTER ? 64u : 4096u;
 }
 
-static uint64_t agg_size(uint32_t kind) {
-    int zone_like = kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
-    return sizeof(struct sps_rec_agg) + (zone_like ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
-}
-
 /* --------------------------------------------------------------- the record */
 
 __attribute__((format(printf, 1, 2))) static void set_reason(const char *fmt, ...) {
@@ -158,11 +153,14 @@ __attribute__((format(printf, 1, 2))) static void set_reason(const char *fmt, ..
     va_end(ap);
 }
 
-/* Where the arena starts for these capacities: the header page, the name
- * table and the thread directory come first. */
+/* The layout's fixed part: the header page, the name table (from
+ * SPS_REC_HEADER_SIZE), the thread directory, then the arena on a page. */
+static uint64_t threads_offset(uint32_t names_cap) {
+    return SPS_REC_HEADER_SIZE + (uint64_t)names_cap * sizeof(struct sps_rec_name);
+}
+
 static uint64_t arena_offset(uint32_t names_cap, uint32_t threads_cap) {
-    uint64_t threads_off = SPS_REC_HEADER_SIZE + (uint64_t)names_cap * sizeof(struct sps_rec_name);
-    return (threads_off + (uint64_t)threads_cap * sizeof(uint64_t) + 4095u) & ~(uint64_t)4095u;
+    return (threads_offset(names_cap) + (uint64_t)threads_cap * sizeof(uint64_t) + 4095u) & ~(uint64_t)4095u;
 }
 
 /* Give [off, off+len) of a file-backed record real disk blocks.  The file
@@ -298,7 +296,7 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
     h->start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
     h->names_off = SPS_REC_HEADER_SIZE;
     h->names_cap = names_cap;
-    h->threads_off = h->names_off + (uint64_t)names_cap * sizeof(struct sps_rec_name);
+    h->threads_off = threads_offset(names_cap);
     h->threads_cap = threads_cap;
     h->arena_off = arena_offset(names_cap, threads_cap);
     memcpy(h->ring_cap, ring_cap, sizeof h->ring_cap);
@@ -398,7 +396,7 @@ static int proc_open(void) {
     const char *pol = getenv("STEPSCOPE_RING_POLICY");
     uint32_t policy = (pol && strcmp(pol, "keep-first") == 0) ? SPS_POLICY_KEEP_FIRST : SPS_POLICY_KEEP_LATEST;
     uint64_t size = env_u64("STEPSCOPE_RECORD_MB", 256, 8, 4095) << 20;
-    const uint32_t names_cap = 4096, threads_cap = 1024;
+    const uint32_t names_cap = NAMES_CAP, threads_cap = THREADS_CAP;
 
     P.base = NULL;
     P.path[0] = '\0';
@@ -456,7 +454,7 @@ static int proc_open(void) {
 static void ensure_agg(uint32_t id, uint32_t kind) {
     if (T.agg_index[id])
         return;
-    uint64_t off = arena_alloc(agg_size(kind), agg_align(kind));
+    uint64_t off = arena_alloc(sps_rec_agg_size(kind), agg_align(kind));
     if (!off) {
         T.agg_index[id] = T.agg_index[P.sink_id];
         __atomic_add_fetch(&P.hdr->names_refused, 1, __ATOMIC_RELAXED);
@@ -522,13 +520,13 @@ static int thread_attach(void) {
     }
     uint64_t index_bytes = ((uint64_t)(h->names_cap + 2) * sizeof(uint32_t) + 63u) & ~(uint64_t)63u;
     uint64_t seg_bytes = (sizeof(struct sps_rec_thread) + 63u) & ~(uint64_t)63u;
-    uint64_t total = seg_bytes + index_bytes + agg_size(SPS_KIND_ZONE);
+    uint64_t total = seg_bytes + index_bytes + sps_rec_agg_size(SPS_KIND_ZONE);
     for (int r = 0; r < SPS_RING_COUNT; r++)
         total += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
     uint64_t off = arena_alloc(total, 4096u);
     if (!off)
         goto refuse;
-    uint64_t sink_off = off + total - agg_size(SPS_KIND_ZONE);
+    uint64_t sink_off = off + total - sps_rec_agg_size(SPS_KIND_ZONE);
 
     struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + off);
     seg->magic = SPS_REC_THREAD_MAGIC;
@@ -760,9 +758,9 @@ static inline sps_zone_t begin(struct sps_site *site, int tsc) {
         return 0;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     struct sps_rec_thread *seg = T.seg;
-    /* kinds 1..3 (zone, step, micro-step) begin zones; a value or counter
-     * site passed here is refused rather than corrupting its aggregate */
-    if (UNLIKELY(site->kind - 1u > 2u))
+    /* a value or counter site passed here is refused rather than
+     * corrupting its aggregate */
+    if (UNLIKELY(!sps_kind_is_timed(site->kind)))
         return 0;
     if (UNLIKELY(!seg || !id || !T.agg_index[id]))
         return begin_slow(site);
@@ -1041,12 +1039,7 @@ int sps_status(struct sps_status *out) {
             for (int r = 0; r < SPS_RING_COUNT; r++) {
                 uint64_t head = __atomic_load_n(&s->head[r], __ATOMIC_ACQUIRE);
                 out->events_recorded += head;
-                /* as the reader counts: a wrapped keep-latest ring keeps
-                 * cap - 1 events (see docs/record-format.md) */
-                uint64_t kept = head < h->ring_cap[r] ? head
-                                : h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r]
-                                                                          : h->ring_cap[r] - 1u;
-                out->events_dropped += head - kept;
+                out->events_dropped += head - sps_rec_ring_kept(head, h->ring_cap[r], h->ring_policy);
             }
         }
     }

@@ -64,7 +64,7 @@ int sps__agg_from_record(struct sps_agg *d, const struct sps_rec_agg *a) {
     d->min_ns = a->u.z.min_ns;
     d->max_ns = a->u.z.max_ns;
     d->sumsq_ns = (unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo;
-    if (a->kind != SPS_KIND_COUNTER && a->count) {
+    if (sps_kind_is_timed(a->kind) && a->count) {
         if (!(d->hist = malloc(SPS_HIST_BUCKETS * sizeof *d->hist)))
             return SPS_ENOMEM;
         memcpy(d->hist, a + 1, SPS_HIST_BUCKETS * sizeof *d->hist);

@@ -85,7 +85,7 @@ static void write_zones(struct sps_jw *w, const struct sps_run *run, double wall
     sps__jw_array(w, "zones");
     for (size_t i = 0; i < run->nnames; i++) {
         const struct sps_name_summary *n = &run->names[i];
-        if (n->kind != SPS_KIND_ZONE && n->kind != SPS_KIND_STEP && n->kind != SPS_KIND_MICROSTEP)
+        if (!sps_kind_is_timed(n->kind))
             continue;
         sps__jw_object(w, NULL);
         sps__jw_string(w, "name", n->name);

@@ -61,7 +61,7 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
 
     size_t zones = 0;
     for (size_t i = 0; i < run->nnames; i++)
-        zones += run->names[i].kind != SPS_KIND_VALUE && run->names[i].kind != SPS_KIND_COUNTER;
+        zones += sps_kind_is_timed(run->names[i].kind);
     if (run->nprocs == 0) {
         fprintf(f, "stepscope: nothing was recorded (the command does not use libstepscope or the stepscope module)\n");
     } else if (zones) {
@@ -69,7 +69,7 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
                 "p50", "p99", "%wall");
         for (size_t i = 0; i < run->nnames; i++) {
             const struct sps_name_summary *n = &run->names[i];
-            if (n->kind == SPS_KIND_VALUE || n->kind == SPS_KIND_COUNTER)
+            if (!sps_kind_is_timed(n->kind))
                 continue;
             char t[32], s[32], m[32], p50[32], p99[32], share[16] = "-";
             if (info->have_times && info->wall_s > 0)

@@ -203,10 +203,6 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     return 0;
 }
 
-static int zone_like(uint32_t kind) {
-    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
-}
-
 /* The recorder adds each duration to its histogram one zone late; a
  * thread's last duration is still pending when the histogram holds one
  * fewer than the count. */
@@ -234,7 +230,7 @@ static int copy_aggs(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         if (off == 0)
             continue;
         uint32_t kind = p->names[id - 1].kind;
-        uint64_t need = sizeof(struct sps_rec_agg) + (zone_like(kind) ? SPS_HIST_BUCKETS * sizeof(uint64_t) : 0);
+        uint64_t need = sps_rec_agg_size(kind);
         uint64_t where = s->agg_index_off + (uint64_t)id * sizeof(uint32_t);
         if (off < h->arena_off || off % 8 || !in_file(r, off, need))
             return fail(r, where, "aggregate of name %u out of bounds or misaligned", id);
@@ -263,17 +259,8 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         return fail(r, seg_off + offsetof(struct sps_rec_thread, ring_off) + 8u * (uint64_t)ring,
                     "event ring %d out of bounds or misaligned", ring);
     uint64_t head = __atomic_load_n(&s->head[ring], __ATOMIC_ACQUIRE);
-    uint64_t kept, first;
-    if (h->ring_policy == SPS_POLICY_KEEP_FIRST) {
-        kept = head < cap ? head : cap;
-        first = 0;
-    } else {
-        /* Once the ring has wrapped, the slot the next event goes into is
-         * the oldest kept one, and a writer killed (or still running)
-         * mid-event leaves it half-written: it is never read. */
-        kept = head < cap ? head : cap - 1;
-        first = head - kept;
-    }
+    uint64_t kept = sps_rec_ring_kept(head, cap, h->ring_policy);
+    uint64_t first = h->ring_policy == SPS_POLICY_KEEP_FIRST ? 0 : head - kept;
     /* A process that did not exit cleanly may have been stopped, or may
      * still be running, while writing: an inconsistent event there is
      * counted as dropped.  In a closed record it is corruption. */
@@ -297,7 +284,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
             bad = "event names an unknown name id";
         else if (e->kind != p->names[e->name - 1].kind)
             bad = "event kind does not match its name's kind";
-        else if (zone_like(e->kind) && e->end_ticks < e->start_ticks)
+        else if (sps_kind_is_timed(e->kind) && e->end_ticks < e->start_ticks)
             bad = "event ends before it starts";
         if (bad && tolerant) {
             t->dropped[ring]++;
@@ -308,7 +295,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         struct sps_event *d = &t->events[ring][n++];
         d->seq = i;
         d->start_ns = to_ns(r, e->start_ticks);
-        d->end_ns = zone_like(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
+        d->end_ns = sps_kind_is_timed(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
         d->a = e->a;
         d->name = e->name;
         d->depth = e->depth;

@@ -13,10 +13,6 @@
 
 #include "stepscope.h"
 
-static int zone_like(uint32_t kind) {
-    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
-}
-
 int sps__run_add(struct sps_run *run, struct sps_process_data *p) {
     struct sps_process_data *procs = realloc(run->procs, (run->nprocs + 1) * sizeof *procs);
     if (!procs)
@@ -114,7 +110,7 @@ static int summary_order(const void *pa, const void *pb) {
     const struct sps_name_summary *a = pa, *b = pb;
     if (kind_rank(a->kind) != kind_rank(b->kind))
         return kind_rank(a->kind) - kind_rank(b->kind);
-    if (zone_like(a->kind) && a->agg.total_ns != b->agg.total_ns)
+    if (sps_kind_is_timed(a->kind) && a->agg.total_ns != b->agg.total_ns)
         return a->agg.total_ns > b->agg.total_ns ? -1 : 1;
     return strcmp(a->name, b->name);
 }
@@ -144,7 +140,7 @@ static int build_names(struct sps_run *run) {
     if (run->nnames)
         qsort(run->names, run->nnames, sizeof *run->names, summary_order);
     for (size_t i = 0; i < run->nnames; i++)
-        if (zone_like(run->names[i].kind))
+        if (sps_kind_is_timed(run->names[i].kind))
             sps__stats_compute(&run->names[i].agg, &run->names[i].stats);
     return 0;
 }
