@@ -457,6 +457,7 @@ void sps__process_free(struct sps_process_data *p) {
     }
     free(p->threads);
     free(p->names);
+    free(p->summary_of);
     free(p->path);
     memset(p, 0, sizeof *p);
 }

@@ -39,6 +39,11 @@ static int add_skipped(struct sps_run *run, const char *path, const char *error)
     return 0;
 }
 
+int sps__is_record_name(const char *file_name) {
+    size_t len = strlen(file_name);
+    return len >= 5 && strcmp(file_name + len - 4, ".sps") == 0;
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -54,8 +59,7 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".sps") != 0)
+        if (!sps__is_record_name(e->d_name))
             continue;
         char **grown = realloc(files, (n + 1) * sizeof *files);
         if (!grown || asprintf(&grown[n], "%s/%s", dir, e->d_name) < 0) {
@@ -142,6 +146,17 @@ static int build_names(struct sps_run *run) {
     for (size_t i = 0; i < run->nnames; i++)
         if (sps_kind_is_timed(run->names[i].kind))
             sps__stats_compute(&run->names[i].agg, &run->names[i].stats);
+    /* each process's name ids -> summaries, once, so that events need no
+     * search by name */
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        struct sps_process_data *p = &run->procs[pi];
+        free(p->summary_of);
+        p->summary_of = malloc((p->nnames ? p->nnames : 1) * sizeof *p->summary_of);
+        if (!p->summary_of)
+            return SPS_ENOMEM;
+        for (uint32_t id = 1; id <= p->nnames; id++)
+            p->summary_of[id - 1] = sps__run_find(run, p->names[id - 1].name, p->names[id - 1].kind);
+    }
     return 0;
 }
 
@@ -156,8 +171,7 @@ static int by_start(const void *pa, const void *pb) {
     return a->e->start_ns < b->e->start_ns ? -1 : a->e->start_ns > b->e->start_ns;
 }
 
-static int gather(const struct sps_run *run, const struct sps_process_data *p, int ring, struct evref **out,
-                  size_t *n) {
+static int gather(const struct sps_process_data *p, int ring, struct evref **out, size_t *n) {
     size_t total = 0;
     for (uint32_t t = 0; t < p->nthreads; t++)
         total += p->threads[t].nevents[ring];
@@ -168,8 +182,7 @@ static int gather(const struct sps_run *run, const struct sps_process_data *p, i
     for (uint32_t t = 0; t < p->nthreads; t++)
         for (size_t i = 0; i < p->threads[t].nevents[ring]; i++) {
             const struct sps_event *e = &p->threads[t].events[ring][i];
-            const struct sps_name_info *ni = &p->names[e->name - 1];
-            (*out)[(*n)++] = (struct evref){e, sps__run_find(run, ni->name, ni->kind)};
+            (*out)[(*n)++] = (struct evref){e, p->summary_of[e->name - 1]};
         }
     qsort(*out, *n, sizeof **out, by_start);
     return 0;
@@ -202,9 +215,9 @@ static int build_steps(struct sps_run *run) {
         const struct sps_process_data *p = &run->procs[pi];
         struct evref *zones = NULL, *values = NULL;
         size_t nz = 0, nv = 0;
-        int rc = gather(run, p, SPS_RING_ZONES, &zones, &nz);
+        int rc = gather(p, SPS_RING_ZONES, &zones, &nz);
         if (!rc)
-            rc = gather(run, p, SPS_RING_VALUES, &values, &nv);
+            rc = gather(p, SPS_RING_VALUES, &values, &nv);
         for (uint32_t ti = 0; rc == 0 && ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];
             for (size_t si = 0; rc == 0 && si < t->nevents[SPS_RING_STEPS]; si++) {
@@ -224,7 +237,7 @@ static int build_steps(struct sps_run *run) {
                 row->index = st->seq;
                 row->process = pi;
                 row->tid = t->tid;
-                row->name = sps__run_find(run, p->names[st->name - 1].name, SPS_KIND_STEP);
+                row->name = p->summary_of[st->name - 1];
                 row->start_ns = st->start_ns;
                 row->end_ns = st->end_ns;
                 row->by_name = cells;

@@ -76,6 +76,7 @@ struct sps_process_data {
     char problem[256]; /* why something was refused, "" if nothing was */
     uint32_t nnames;
     struct sps_name_info *names;
+    long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */
     uint32_t nthreads;
     struct sps_thread_data *threads;
 };
@@ -150,6 +151,9 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
 
 /* Append an already-parsed process (takes ownership of *p's contents). */
 int sps__run_add(struct sps_run *run, struct sps_process_data *p);
+
+/* Whether a directory entry is a record file (ends in ".sps"). */
+int sps__is_record_name(const char *file_name);
 
 /*
  * Derive names and steps from the loaded processes.  Step rows come per

@@ -108,8 +108,7 @@ static int clear_old_records(const char *records) {
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".sps") != 0)
+        if (!sps__is_record_name(e->d_name))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", records, e->d_name);
