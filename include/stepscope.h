@@ -175,6 +175,208 @@ struct sps_status {
  * SPS_EINVAL when out is NULL. */
 SPS_API int sps_status(struct sps_status *out);
 
+/* ------------------------------------------------------------------ metrics */
+
+/*
+ * The metric catalogue: every machine metric stepscope knows, one row each:
+ * X(ID, "name", "unit", "source", SPS_GAUGE or SPS_TOTAL, "description").
+ * Report keys, CSV headers and chart labels all come from these rows; the
+ * unit is the name's last word(s).  A TOTAL counts from when sampling
+ * began; its _per_second twin is the rate over the last interval.
+ *
+ * Host metrics: one value per machine (system_*) or per watched process
+ * tree (workload_*: the process and all its descendants).
+ */
+#define SPS_HOST_METRICS(X) \
+    X(SYSTEM_CPU_PERCENT, "system_cpu_percent", "percent", "proc", SPS_GAUGE, \
+      "busy time of all CPUs (user, nice, system, irq, softirq, steal), percent of all CPUs") \
+    X(SYSTEM_IOWAIT_PERCENT, "system_iowait_percent", "percent", "proc", SPS_GAUGE, \
+      "time CPUs sat idle waiting for I/O, percent of all CPUs") \
+    X(SYSTEM_MEMORY_USED_BYTES, "system_memory_used_bytes", "bytes", "proc", SPS_GAUGE, \
+      "memory in use: MemTotal - MemAvailable") \
+    X(SYSTEM_MEMORY_AVAILABLE_BYTES, "system_memory_available_bytes", "bytes", "proc", SPS_GAUGE, \
+      "memory available to new work without swapping (MemAvailable)") \
+    X(SYSTEM_MEMORY_TOTAL_BYTES, "system_memory_total_bytes", "bytes", "proc", SPS_GAUGE, "installed memory (MemTotal)") \
+    X(SYSTEM_SWAP_USED_BYTES, "system_swap_used_bytes", "bytes", "proc", SPS_GAUGE, "swap in use: SwapTotal - SwapFree") \
+    X(SYSTEM_NETWORK_RECEIVE_BYTES, "system_network_receive_bytes", "bytes", "proc", SPS_TOTAL, \
+      "bytes received by all network interfaces but loopback") \
+    X(SYSTEM_NETWORK_TRANSMIT_BYTES, "system_network_transmit_bytes", "bytes", "proc", SPS_TOTAL, \
+      "bytes sent by all network interfaces but loopback") \
+    X(SYSTEM_NETWORK_RECEIVE_BYTES_PER_SECOND, "system_network_receive_bytes_per_second", "bytes_per_second", "proc", \
+      SPS_GAUGE, "network receive rate, all interfaces but loopback") \
+    X(SYSTEM_NETWORK_TRANSMIT_BYTES_PER_SECOND, "system_network_transmit_bytes_per_second", "bytes_per_second", \
+      "proc", SPS_GAUGE, "network send rate, all interfaces but loopback") \
+    X(WORKLOAD_CPU_PERCENT, "workload_cpu_percent", "percent", "proc", SPS_GAUGE, \
+      "CPU time used by the process tree, percent of one CPU (200 = two busy cores)") \
+    X(WORKLOAD_CPU_SECONDS, "workload_cpu_seconds", "seconds", "proc", SPS_TOTAL, \
+      "user + system CPU time of the process tree") \
+    X(WORKLOAD_RSS_BYTES, "workload_rss_bytes", "bytes", "proc", SPS_GAUGE, \
+      "resident memory of the process tree (sum over its processes)") \
+    X(WORKLOAD_RSS_PEAK_BYTES, "workload_rss_peak_bytes", "bytes", "proc", SPS_GAUGE, \
+      "largest resident memory of the tree so far: the larger of the sampled sum and any one process's high-water mark") \
+    X(WORKLOAD_PROCESSES, "workload_processes", "count", "proc", SPS_GAUGE, "processes in the tree") \
+    X(WORKLOAD_THREADS, "workload_threads", "count", "proc", SPS_GAUGE, "threads of all processes in the tree") \
+    X(WORKLOAD_DISK_READ_BYTES, "workload_disk_read_bytes", "bytes", "proc", SPS_TOTAL, \
+      "bytes the tree caused to be read from storage (/proc/PID/io read_bytes)") \
+    X(WORKLOAD_DISK_WRITE_BYTES, "workload_disk_write_bytes", "bytes", "proc", SPS_TOTAL, \
+      "bytes the tree caused to be written to storage (/proc/PID/io write_bytes)") \
+    X(WORKLOAD_DISK_READ_BYTES_PER_SECOND, "workload_disk_read_bytes_per_second", "bytes_per_second", "proc", \
+      SPS_GAUGE, "storage read rate of the tree") \
+    X(WORKLOAD_DISK_WRITE_BYTES_PER_SECOND, "workload_disk_write_bytes_per_second", "bytes_per_second", "proc", \
+      SPS_GAUGE, "storage write rate of the tree") \
+    X(CPU_TEMPERATURE_CELSIUS, "cpu_temperature_celsius", "celsius", "thermal", SPS_GAUGE, \
+      "hottest CPU sensor (hwmon coretemp/k10temp/zenpower..., else a CPU thermal zone)") \
+    X(CPU_PACKAGE_ENERGY_JOULES, "cpu_package_energy_joules", "joules", "rapl", SPS_TOTAL, \
+      "energy used by all CPU packages (RAPL package domains)") \
+    X(CPU_PACKAGE_POWER_WATTS, "cpu_package_power_watts", "watts", "rapl", SPS_GAUGE, \
+      "power drawn by all CPU packages over the last interval") \
+    X(DRAM_ENERGY_JOULES, "dram_energy_joules", "joules", "rapl", SPS_TOTAL, "energy used by DRAM (RAPL dram domains)") \
+    X(DRAM_POWER_WATTS, "dram_power_watts", "watts", "rapl", SPS_GAUGE, "power drawn by DRAM over the last interval")
+
+/* Per-GPU metrics; the source is whichever of nvml, drm and nvidia-smi
+ * serves the GPU (struct sps_capture_gpu says which). */
+#define SPS_GPU_METRICS(X) \
+    X(GPU_MEMORY_USED_BYTES, "gpu_memory_used_bytes", "bytes", "gpu", SPS_GAUGE, \
+      "device memory in use by all processes") \
+    X(GPU_MEMORY_TOTAL_BYTES, "gpu_memory_total_bytes", "bytes", "gpu", SPS_GAUGE, "device memory installed") \
+    X(GPU_UTILIZATION_PERCENT, "gpu_utilization_percent", "percent", "gpu", SPS_GAUGE, \
+      "time a kernel was running over the driver's last sample period") \
+    X(GPU_MEMORY_UTILIZATION_PERCENT, "gpu_memory_utilization_percent", "percent", "gpu", SPS_GAUGE, \
+      "time device memory was being read or written over the driver's last sample period") \
+    X(GPU_TEMPERATURE_CELSIUS, "gpu_temperature_celsius", "celsius", "gpu", SPS_GAUGE, "GPU die temperature") \
+    X(GPU_POWER_WATTS, "gpu_power_watts", "watts", "gpu", SPS_GAUGE, "power drawn by the board") \
+    X(GPU_ENERGY_JOULES, "gpu_energy_joules", "joules", "gpu", SPS_TOTAL, "energy used by the board") \
+    X(GPU_SM_CLOCK_HERTZ, "gpu_sm_clock_hertz", "hertz", "gpu", SPS_GAUGE, "streaming multiprocessor clock") \
+    X(GPU_MEMORY_CLOCK_HERTZ, "gpu_memory_clock_hertz", "hertz", "gpu", SPS_GAUGE, "memory clock") \
+    X(GPU_THROTTLE_REASONS, "gpu_throttle_reasons", "bitmask", "gpu", SPS_GAUGE, \
+      "why clocks are held down (NVML clocks-event reasons; 0 = not throttled, 1 = idle)") \
+    X(GPU_WORKLOAD_MEMORY_BYTES, "gpu_workload_memory_bytes", "bytes", "gpu", SPS_GAUGE, \
+      "device memory used by the watched process tree's own processes")
+
+enum sps_metric_kind {
+    SPS_GAUGE = 1, /* a level: mean and max are meaningful */
+    SPS_TOTAL = 2  /* a running total since sampling began: last is the total */
+};
+
+#define SPS__METRIC_ENUM(id, name, unit, source, kind, what) SPS_M_##id,
+enum sps_host_metric { SPS_HOST_METRICS(SPS__METRIC_ENUM) SPS_HOST_METRIC_COUNT };
+enum sps_gpu_metric { SPS_GPU_METRICS(SPS__METRIC_ENUM) SPS_GPU_METRIC_COUNT };
+#undef SPS__METRIC_ENUM
+
+struct sps_metric_info {
+    const char *name;        /* "workload_rss_bytes" */
+    const char *unit;        /* "bytes" */
+    const char *source;      /* "proc", "thermal", "rapl" or "gpu" */
+    enum sps_metric_kind kind;
+    const char *description; /* one line */
+};
+
+/* The catalogue row for a host metric (SPS_M_*) or a GPU metric; NULL when
+ * id is out of range.  Static storage; thread-safe. */
+SPS_API const struct sps_metric_info *sps_host_metric_info(int id);
+SPS_API const struct sps_metric_info *sps_gpu_metric_info(int id);
+
+/* Where machine readings come from.  Sources are tried in this order; the
+ * GPU sources form a chain: the first that finds a GPU serves them all. */
+enum sps_source_id {
+    SPS_SOURCE_PROC = 0,      /* /proc: CPU, memory, I/O, the process tree */
+    SPS_SOURCE_THERMAL = 1,   /* hwmon and thermal zones */
+    SPS_SOURCE_RAPL = 2,      /* powercap energy counters */
+    SPS_SOURCE_NVML = 3,      /* libnvidia-ml.so.1, loaded at run time */
+    SPS_SOURCE_DRM = 4,       /* /sys/class/drm (amdgpu and others) */
+    SPS_SOURCE_NVIDIA_SMI = 5, /* the nvidia-smi command: slow, the last resort */
+    SPS_SOURCE_COUNT = 6
+};
+
+/* One reading: a value in its metric's unit, or unavailable. */
+struct sps_reading {
+    double value;   /* NAN when unavailable */
+    int64_t age_ns; /* how long before the capture it was read; -1 when unavailable */
+    int available;  /* 1 when value is a reading, 0 when there is none */
+};
+
+#define SPS_CAPTURE_MAX_GPUS 16
+#define SPS_CAPTURE_MAX_SENSORS 16
+
+struct sps_capture_gpu {
+    int index;                /* as the workload numbers it (CUDA_VISIBLE_DEVICES honoured) */
+    enum sps_source_id source; /* which source read it */
+    char name[64];            /* "NVIDIA H100 80GB HBM3" */
+    char uuid[96];            /* "GPU-..." ("" when unknown) */
+    struct sps_reading metric[SPS_GPU_METRIC_COUNT];
+};
+
+struct sps_capture_sensor {
+    char label[48]; /* "k10temp Tctl", "coretemp Package id 0", "thermal_zone0 x86_pkg_temp" */
+    int is_cpu;     /* counted in cpu_temperature_celsius */
+    struct sps_reading celsius;
+};
+
+/* What sps_capture() fills in.  Large (about 7 KiB): keep one around. */
+struct sps_capture {
+    int64_t time_ns;  /* CLOCK_MONOTONIC when taken */
+    int fresh;        /* 1: read synchronously by this call */
+    int published;    /* 1: read from what `stepscope run` published */
+    int tree_pid;     /* root of the process tree the workload_* metrics cover */
+    struct sps_reading metric[SPS_HOST_METRIC_COUNT]; /* by enum sps_host_metric */
+    int gpu_count;    /* entries of gpu[] filled in */
+    struct sps_capture_gpu gpu[SPS_CAPTURE_MAX_GPUS];
+    int sensor_count; /* entries of sensor[] filled in */
+    struct sps_capture_sensor sensor[SPS_CAPTURE_MAX_SENSORS];
+};
+
+enum {
+    SPS_CAPTURE_FRESH = 1 /* read every source now instead of taking the latest sample */
+};
+
+/*
+ * Fill *out with the latest machine readings.  Under `stepscope run` this
+ * copies what the CLI's sampler published into the run directory: O(1), no
+ * system call, no thread of its own.  Otherwise the first call starts this
+ * process's sampler (sps_sampler_start() with defaults) and later calls copy
+ * its latest sample.  With SPS_CAPTURE_FRESH every source is read now, on
+ * the calling thread (costs what `stepscope doctor` shows).
+ *
+ * Returns 0, SPS_EINVAL when out is NULL, or SPS_ENOMEM/SPS_ESTATE when no
+ * sampler could be started (then every reading is unavailable).  Never
+ * fails for a missing source: its readings are unavailable and
+ * sps_source_status() says why.  Thread-safe.
+ */
+SPS_API int sps_capture(struct sps_capture *out, unsigned flags);
+
+struct sps_source_status {
+    enum sps_source_id id;
+    const char *name;  /* "proc", "nvml", ... (static) */
+    int available;     /* 1: it reads; 0: see reason */
+    int in_use;        /* 1: the sampler reads it (a GPU source later in the chain than the one in use is not) */
+    int slow;          /* 1: one read costs milliseconds (nvidia-smi) */
+    char reason[192];  /* why not available (or notes when available) */
+};
+
+/* Status of source id as the sampler behind sps_capture() sees it.
+ * Returns 0, SPS_EINVAL for a bad id or NULL out, SPS_ESTATE when no sampler
+ * runs or is published. */
+SPS_API int sps_source_status(enum sps_source_id id, struct sps_source_status *out);
+
+struct sps_sampler_config {
+    int pid;                /* root of the process tree to watch; 0: this process */
+    int host_interval_ms;   /* CPU, memory, I/O, temperatures, RAPL; 0: 100 */
+    int gpu_interval_ms;    /* GPUs; 0: 500 */
+};
+
+/*
+ * Start this process's sampler thread (config NULL: defaults).  Returns 0,
+ * SPS_ESTATE when one already runs or this process is under `stepscope run`
+ * (whose sampler is used instead), SPS_ENOMEM, or SPS_EIO when the thread
+ * cannot be created.  The sampler's summary joins the report this process
+ * writes (sps_report_write, STEPSCOPE_OUT).
+ */
+SPS_API int sps_sampler_start(const struct sps_sampler_config *config);
+
+/* Stop and join this process's sampler (a no-op when none runs).  Not from
+ * a signal handler. */
+SPS_API void sps_sampler_stop(void);
+
 /* ------------------------------------------------------------------ reports */
 
 /*

@@ -1,0 +1,113 @@
+/*
+ * source.h - where machine readings come from.
+ *
+ * A source is a small vtable: open (available, or unavailable with a
+ * reason), read into its own slots of a struct sps__sample, close.  The
+ * table in sources.c lists them in a fixed order; there are no
+ * constructors.  The sampler walks the table at its intervals; `stepscope
+ * doctor` opens each one on its own to say whether it works and what a
+ * read costs.
+ *
+ * An unavailable reading is NAN in the sample, never a fake 0: a source
+ * leaves every slot it could not read as the sampler set it (NAN).
+ *
+ * Paths under /proc and /sys are joined to ctx->root so tests can point a
+ * source at a fixture tree.  Sources are not thread-safe: one thread opens,
+ * reads and closes a given state.
+ */
+#ifndef SPS_SOURCES_SOURCE_H
+#define SPS_SOURCES_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stepscope.h"
+
+struct sps__gpu_sample {
+    int index;                 /* as the workload numbers it */
+    int source;                /* enum sps_source_id */
+    char name[64];
+    char uuid[96];
+    double v[SPS_GPU_METRIC_COUNT]; /* NAN: unavailable */
+};
+
+struct sps__sensor_sample {
+    char label[48];
+    int is_cpu;
+    double celsius; /* NAN: unavailable */
+};
+
+/*
+ * One sample of every source.  read_ns[s] is when source s last filled its
+ * slots (CLOCK_MONOTONIC ns; 0: never): every reading's age is the age of
+ * its source's read.  Plain data, no pointers: the sampler publishes it
+ * byte for byte to other processes.
+ */
+struct sps__sample {
+    int64_t read_ns[SPS_SOURCE_COUNT];
+    double host[SPS_HOST_METRIC_COUNT];
+    int32_t ngpus;
+    int32_t nsensors;
+    struct sps__gpu_sample gpu[SPS_CAPTURE_MAX_GPUS];
+    struct sps__sensor_sample sensor[SPS_CAPTURE_MAX_SENSORS];
+};
+
+/* Every reading NAN, no GPUs, no sensors, never read. */
+void sps__sample_clear(struct sps__sample *s);
+
+/* Is pid one of the watched process tree's?  (GPU per-process memory.) */
+typedef int (*sps__tree_query)(void *arg, int pid);
+
+struct sps__source_ctx {
+    const char *root;      /* prefix of /proc and /sys paths; "" for the real ones */
+    int tree_pid;          /* root of the watched process tree; 0: none */
+    const char *nvml_path; /* library to load; NULL: "libnvidia-ml.so.1" */
+    const char *smi_path;  /* nvidia-smi to run; NULL: "nvidia-smi" on PATH */
+    int smi_timeout_ms;    /* 0: 2000 */
+    const char *cuda_visible_devices; /* CUDA_VISIBLE_DEVICES; NULL: unset */
+    sps__tree_query in_tree;          /* NULL: only tree_pid itself counts */
+    void *in_tree_arg;
+};
+
+struct sps__source {
+    enum sps_source_id id;
+    const char *name; /* "proc" */
+    const char *what; /* one line: what it reads */
+    int is_gpu;       /* read at the GPU interval; part of the GPU chain */
+    int slow;         /* a read costs milliseconds */
+    /*
+     * Open the source.  Returns 0 with *state set (it may be NULL) when it
+     * can read, or a negative value with a one-line reason in reason (no
+     * state to close).  When available, reason may carry a note ("" if
+     * none).
+     */
+    int (*open)(const struct sps__source_ctx *ctx, void **state, char *reason, size_t cap);
+    /*
+     * Read into the source's own slots of s at now_ns.  Returns 0, or a
+     * negative value with a one-line reason when this read failed (its
+     * slots stay NAN; the next read tries again).  GPU sources set
+     * s->ngpus and the gpu[] entries; thermal sets the sensors.
+     */
+    int (*read)(void *state, const struct sps__source_ctx *ctx, struct sps__sample *s, int64_t now_ns, char *reason,
+                size_t cap);
+    void (*close)(void *state);
+};
+
+/* The source with this id (every id below SPS_SOURCE_COUNT has one). */
+const struct sps__source *sps__source_get(enum sps_source_id id);
+
+extern const struct sps__source sps__source_proc;
+extern const struct sps__source sps__source_thermal;
+extern const struct sps__source sps__source_rapl;
+extern const struct sps__source sps__source_nvml;
+extern const struct sps__source sps__source_drm;
+extern const struct sps__source sps__source_nvidia_smi;
+
+/*
+ * The proc source also answers "is pid in the tree?" from what its last
+ * read found, so the GPU sources can count the workload's own memory.
+ * state is the proc source's open state.
+ */
+int sps__proc_tree_contains(void *state, int pid);
+
+#endif /* SPS_SOURCES_SOURCE_H */

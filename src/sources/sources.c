@@ -1,0 +1,29 @@
+/* sources.c - the table of sources, in the order the sampler reads them. */
+#include "sources/source.h"
+
+#include <math.h>
+#include <string.h>
+
+static const struct sps__source *const sources[SPS_SOURCE_COUNT] = {
+    [SPS_SOURCE_PROC] = &sps__source_proc,
+    [SPS_SOURCE_THERMAL] = &sps__source_thermal,
+    [SPS_SOURCE_RAPL] = &sps__source_rapl,
+    [SPS_SOURCE_NVML] = &sps__source_nvml,
+    [SPS_SOURCE_DRM] = &sps__source_drm,
+    [SPS_SOURCE_NVIDIA_SMI] = &sps__source_nvidia_smi,
+};
+
+const struct sps__source *sps__source_get(enum sps_source_id id) {
+    return (unsigned)id < SPS_SOURCE_COUNT ? sources[id] : NULL;
+}
+
+void sps__sample_clear(struct sps__sample *s) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        s->host[i] = NAN;
+    for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            s->gpu[g].v[i] = NAN;
+    for (int i = 0; i < SPS_CAPTURE_MAX_SENSORS; i++)
+        s->sensor[i].celsius = NAN;
+}
