@@ -8,6 +8,7 @@ void sps__jw_init(struct sps_jw *w, FILE *f) {
     w->f = f;
     w->depth = 0;
     w->count[0] = 0;
+    w->flat[0] = 0;
 }
 
 /* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs,
@@ -72,8 +73,8 @@ static void put_string(FILE *f, const char *s) {
 /* Separator, indentation and key before a value. */
 static void lead(struct sps_jw *w, const char *key) {
     if (w->count[w->depth]++)
-        fputc(',', w->f);
-    if (w->depth) {
+        fputs(w->flat[w->depth] ? ", " : ",", w->f);
+    if (w->depth && !w->flat[w->depth]) {
         fputc('\n', w->f);
         for (int i = 0; i < w->depth; i++)
             fputs("  ", w->f);
@@ -84,23 +85,29 @@ static void lead(struct sps_jw *w, const char *key) {
     }
 }
 
-static void open_level(struct sps_jw *w, const char *key, char opener) {
+static void open_level(struct sps_jw *w, const char *key, char opener, int flat) {
     lead(w, key);
     fputc(opener, w->f);
-    if (w->depth + 1 < SPS_JW_MAX_DEPTH)
+    if (w->depth + 1 < SPS_JW_MAX_DEPTH) {
         w->count[++w->depth] = 0;
+        w->flat[w->depth] = (unsigned char)flat;
+    }
 }
 
 void sps__jw_object(struct sps_jw *w, const char *key) {
-    open_level(w, key, '{');
+    open_level(w, key, '{', 0);
 }
 
 void sps__jw_array(struct sps_jw *w, const char *key) {
-    open_level(w, key, '[');
+    open_level(w, key, '[', 0);
+}
+
+void sps__jw_array_flat(struct sps_jw *w, const char *key) {
+    open_level(w, key, '[', 1);
 }
 
 void sps__jw_end(struct sps_jw *w, char closer) {
-    int had = w->count[w->depth];
+    int had = w->count[w->depth] && !w->flat[w->depth];
     if (w->depth > 0)
         w->depth--;
     if (had) {

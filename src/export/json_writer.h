@@ -16,11 +16,14 @@ struct sps_jw {
     FILE *f;
     int depth;
     int count[SPS_JW_MAX_DEPTH]; /* values written at each level */
+    unsigned char flat[SPS_JW_MAX_DEPTH]; /* level written on one line */
 };
 
 void sps__jw_init(struct sps_jw *w, FILE *f);
 void sps__jw_object(struct sps_jw *w, const char *key);
 void sps__jw_array(struct sps_jw *w, const char *key);
+/* An array written on one line ([1, 2, 3]): for long lists of numbers. */
+void sps__jw_array_flat(struct sps_jw *w, const char *key);
 void sps__jw_end(struct sps_jw *w, char closer); /* '}' or ']' */
 void sps__jw_string(struct sps_jw *w, const char *key, const char *s);
 void sps__jw_number(struct sps_jw *w, const char *key, double v);

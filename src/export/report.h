@@ -10,6 +10,9 @@
 
 #include "model/run.h"
 
+struct sps_jw;
+struct sps__sampler_result;
+
 /* What the process that watched the run knows (the CLI, or the library
  * itself in standalone mode).  Fields with a have_ flag may be unknown. */
 struct sps_run_info {
@@ -25,7 +28,12 @@ struct sps_run_info {
     uint64_t peak_rss_bytes; /* the largest resident set of any process in the tree */
     const char *rss_scope;   /* what peak_rss_bytes covers; NULL: the tree's largest process */
     int64_t start_realtime_ns;
+    uint64_t start_mono_ns; /* when the run began, CLOCK_MONOTONIC; 0: unknown */
     const char *standalone_reason; /* non-NULL: written by the library itself */
+    /* the machine metrics; NULL when no sampler ran (then absent_reason
+     * says why, e.g. "no sampler ran in this process") */
+    const struct sps__sampler_result *sampler;
+    const char *sampler_absent_reason;
 };
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"
@@ -38,6 +46,14 @@ int sps__report_json_write(const struct sps_run *run, const struct sps_run_info 
 /* The terminal summary: totals, then the zone table sorted by total time.
  * width is the terminal's width in columns (0: 100). */
 void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run_info *info, int width);
+
+/* report.json's machine half: metrics, gpus, sensors, sources, series
+ * and the sampler's overhead (report_metrics.c).  base_ns is the run's
+ * start on the monotonic clock: series times are seconds after it. */
+void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns);
+
+/* The summary's machine lines: peaks and means (summary_metrics.c). */
+void sps__summary_metrics(FILE *f, const struct sps_run_info *info);
 
 /* Signal name ("SIGKILL") for a number, or "SIG<n>". */
 const char *sps__signal_name(int sig, char *buf, size_t len);

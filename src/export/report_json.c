@@ -294,6 +294,7 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     write_steps(&w, run);
     write_values(&w, run);
     write_processes(&w, run);
+    sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     sps__jw_end(&w, '}');
 }
 

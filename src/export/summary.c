@@ -58,6 +58,7 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
     if (info->have_rss)
         fprintf(f, "  peak RSS %s", sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
     fputc('\n', f);
+    sps__summary_metrics(f, info);
 
     size_t zones = 0;
     for (size_t i = 0; i < run->nnames; i++)

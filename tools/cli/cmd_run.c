@@ -30,6 +30,8 @@
 #include "export/report.h"
 #include "model/run.h"
 #include "platform/platform.h"
+#include "capture.h"
+#include "sampler/sampler.h"
 
 static const char run_usage[] =
     "usage: stepscope run [options] [--] COMMAND [ARGS...]\n"
@@ -44,6 +46,10 @@ static const char run_usage[] =
     "      --ring-events N     zone events kept per thread (default 65536)\n"
     "      --ring-policy P     keep-latest (default) or keep-first, when a\n"
     "                          thread records more events than its ring holds\n"
+    "      --interval MS       sample CPU, memory, I/O, temperatures and RAPL\n"
+    "                          every MS milliseconds (default 100)\n"
+    "      --gpu-interval MS   sample the GPUs every MS milliseconds (default 500)\n"
+    "      --no-sample         do not sample the machine at all\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -132,6 +138,8 @@ int sps_cmd_run(int argc, char **argv) {
     const char *out_dir = "stepscope-out";
     int quiet = 0;
     const char *ring_events = NULL, *ring_policy = NULL;
+    unsigned long host_ms = 0, gpu_ms = 0;
+    int sample = 1;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -142,7 +150,8 @@ int sps_cmd_run(int argc, char **argv) {
         if (a[0] != '-')
             break;
         const char *needs_value = NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy"))
+        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
+            !strcmp(a, "--interval") || !strcmp(a, "--gpu-interval"))
             needs_value = a;
         if (needs_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
@@ -159,6 +168,13 @@ int sps_cmd_run(int argc, char **argv) {
             ring_policy = argv[++i];
             if (strcmp(ring_policy, "keep-latest") && strcmp(ring_policy, "keep-first"))
                 return sps_cli_usage_error("run", "--ring-policy: '%s' is not keep-latest or keep-first", ring_policy);
+        } else if (!strcmp(a, "--interval") || !strcmp(a, "--gpu-interval")) {
+            unsigned long *ms = a[2] == 'i' ? &host_ms : &gpu_ms;
+            if (parse_uint(argv[++i], ms) || *ms < 10 || *ms > 3600000)
+                return sps_cli_usage_error("run", "%s: '%s' is not a number of milliseconds from 10 to 3600000", a,
+                                           argv[i]);
+        } else if (!strcmp(a, "--no-sample")) {
+            sample = 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(run_usage, stdout);
             return 0;
@@ -197,6 +213,27 @@ int sps_cmd_run(int argc, char **argv) {
     if (ring_policy)
         setenv("STEPSCOPE_RING_POLICY", ring_policy, 1);
 
+    /* The sampler opens its sources and creates DIR/capture.bin before the
+     * workload starts, so the workload's first sps_capture() finds it;
+     * its thread starts once the workload's pid is known. */
+    struct sps__sampler *sampler = NULL;
+    char capture_path[PATH_MAX + 32];
+    snprintf(capture_path, sizeof capture_path, "%s/%s", abs_dir, SPS_PUBLISHED_FILE);
+    unlink(capture_path); /* an earlier run's must not pass for this one's */
+    if (sample) {
+        struct sps__sampler_config scfg = {0};
+        sps__sampler_config_from_env(&scfg);
+        scfg.host_interval_ms = (int)host_ms;
+        scfg.gpu_interval_ms = (int)gpu_ms;
+        scfg.publish_path = capture_path;
+        char serr[512];
+        sampler = sps__sampler_open(&scfg, serr, sizeof serr);
+        if (!sampler)
+            sps_cli_error("run", "sampler", serr, 0); /* the run goes on without machine metrics */
+        else if (serr[0])
+            sps_cli_error("run", "sampler", serr, 0);
+    }
+
     sps__platform_become_subreaper();
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0)
@@ -221,6 +258,7 @@ int sps_cmd_run(int argc, char **argv) {
     pid_t pid = fork();
     if (pid < 0) {
         sigprocmask(SIG_SETMASK, &old, NULL);
+        sps__sampler_close(sampler);
         return sps_cli_error("run", "fork", strerror(errno), 1);
     }
     if (pid == 0) {
@@ -256,6 +294,12 @@ int sps_cmd_run(int argc, char **argv) {
     sigemptyset(&cont.sa_mask);
     sigaction(SIGCONT, &cont, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
+
+    if (sampler) {
+        sps__sampler_set_tree(sampler, pid);
+        if (sps__sampler_start(sampler) != 0)
+            sps_cli_error("run", "sampler", strerror(errno), 0);
+    }
 
     close(errpipe[1]);
     int exec_errno = 0;
@@ -299,6 +343,8 @@ int sps_cmd_run(int argc, char **argv) {
         kill(-pid, SIGCONT);
     }
     child_pgid = 0;
+    /* the tree is gone: a later tick would only record its absence */
+    sps__sampler_stop(sampler);
     /* from here on, signals mean what they usually do: stop stepscope */
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         signal(forwarded[k], SIG_DFL);
@@ -310,6 +356,7 @@ int sps_cmd_run(int argc, char **argv) {
     }
     if (!reaped) {
         sps_cli_error("run", "wait", strerror(errno), 0);
+        sps__sampler_close(sampler);
         return 1;
     }
     uint64_t t1 = sps__mono_ns();
@@ -317,6 +364,7 @@ int sps_cmd_run(int argc, char **argv) {
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
     if (got == (ssize_t)sizeof exec_errno) {
+        sps__sampler_close(sampler);
         sps_cli_error("run", cmd[0], exec_errno == ENOENT ? "command not found" : strerror(exec_errno), 0);
         return exec_errno == ENOENT ? 127 : 126;
     }
@@ -325,6 +373,9 @@ int sps_cmd_run(int argc, char **argv) {
     info.argc = cmd_argc;
     info.argv = cmd;
     info.start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    info.start_mono_ns = t0;
+    info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
+    info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
     if (WIFSIGNALED(status)) {
         info.exit_signal = WTERMSIG(status);
@@ -360,6 +411,7 @@ int sps_cmd_run(int argc, char **argv) {
         fprintf(stderr, "report: %s/report.json\n", out_dir);
     }
     sps__run_free(&run);
+    sps__sampler_close(sampler);
     if (rc != 0) {
         sps_cli_error("run", "report", err, 0);
         return exit_code ? exit_code : 1;

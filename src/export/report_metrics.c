@@ -1,0 +1,250 @@
+/*
+ * report_metrics.c - the machine half of report.json: what the sampler
+ * saw.  Every key comes from the metric catalogue; a metric with no
+ * reading is written with null statistics and the reason, never as 0.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/json_writer.h"
+#include "export/report.h"
+#include "sampler/sampler.h"
+
+static const char *kind_label(enum sps_metric_kind k) {
+    return k == SPS_TOTAL ? "total" : "gauge";
+}
+
+static void write_stats(struct sps_jw *w, const struct sps__series *s) {
+    sps__jw_uint(w, "samples", s->n);
+    if (s->n) {
+        sps__jw_number(w, "mean", s->sum / (double)s->n);
+        sps__jw_number(w, "min", s->min);
+        sps__jw_number(w, "max", s->max);
+        sps__jw_number(w, "last", s->last);
+    } else {
+        sps__jw_null(w, "mean");
+        sps__jw_null(w, "min");
+        sps__jw_null(w, "max");
+        sps__jw_null(w, "last");
+    }
+}
+
+/* Why a source gave no reading for a metric. */
+static const char *why_none(const struct sps__source_result *src, char *buf, size_t len) {
+    if (!src->available)
+        return src->reason[0] ? src->reason : "the source is unavailable";
+    if (src->last_error[0])
+        return src->last_error;
+    snprintf(buf, len, "the source read no value for it during the run");
+    return buf;
+}
+
+static void write_metric(struct sps_jw *w, const struct sps_metric_info *m, const struct sps__series *s,
+                         const struct sps__source_result *src, const char *source_name) {
+    char buf[256];
+    sps__jw_object(w, m->name);
+    sps__jw_string(w, "unit", m->unit);
+    sps__jw_string(w, "source", source_name);
+    sps__jw_string(w, "kind", kind_label(m->kind));
+    write_stats(w, s);
+    if (!s->n)
+        sps__jw_string(w, "unavailable_reason", why_none(src, buf, sizeof buf));
+    sps__jw_end(w, '}');
+}
+
+static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t base_ns) {
+    sps__jw_uint(w, "readings_per_point", s->per_point);
+    sps__jw_array_flat(w, "t_s");
+    for (uint32_t i = 0; i < s->count; i++)
+        sps__jw_number(w, NULL, ((double)s->points[i].t_ns - (double)base_ns) * 1e-9);
+    sps__jw_end(w, ']');
+    sps__jw_array_flat(w, "mean");
+    for (uint32_t i = 0; i < s->count; i++)
+        sps__jw_number(w, NULL, s->points[i].mean);
+    sps__jw_end(w, ']');
+    sps__jw_array_flat(w, "max");
+    for (uint32_t i = 0; i < s->count; i++)
+        sps__jw_number(w, NULL, s->points[i].max);
+    sps__jw_end(w, ']');
+}
+
+static void write_unsampled(struct sps_jw *w, const char *reason) {
+    sps__jw_object(w, "metrics");
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        const struct sps_metric_info *m = sps_host_metric_info(i);
+        sps__jw_object(w, m->name);
+        sps__jw_string(w, "unit", m->unit);
+        sps__jw_string(w, "source", m->source);
+        sps__jw_string(w, "kind", kind_label(m->kind));
+        sps__jw_uint(w, "samples", 0);
+        sps__jw_null(w, "mean");
+        sps__jw_null(w, "min");
+        sps__jw_null(w, "max");
+        sps__jw_null(w, "last");
+        sps__jw_string(w, "unavailable_reason", reason);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, '}');
+    sps__jw_array(w, "gpus");
+    sps__jw_end(w, ']');
+    sps__jw_array(w, "sensors");
+    sps__jw_end(w, ']');
+    sps__jw_array(w, "sources");
+    sps__jw_end(w, ']');
+    sps__jw_object(w, "series");
+    sps__jw_array(w, "metrics");
+    sps__jw_end(w, ']');
+    sps__jw_end(w, '}');
+    sps__jw_object(w, "overhead");
+    sps__jw_null(w, "sampler_cpu_seconds");
+    sps__jw_end(w, '}');
+}
+
+void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns) {
+    const struct sps__sampler_result *r = info->sampler;
+    if (!r) {
+        write_unsampled(w, info->sampler_absent_reason ? info->sampler_absent_reason : "no sampler ran");
+        return;
+    }
+    if (!base_ns)
+        base_ns = (uint64_t)r->started_ns;
+
+    sps__jw_object(w, "metrics");
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        enum sps_source_id id = sps__host_metric_source(i);
+        write_metric(w, sps_host_metric_info(i), &r->host[i], &r->sources[id], sps__source_get(id)->name);
+    }
+    sps__jw_end(w, '}');
+
+    sps__jw_array(w, "gpus");
+    for (int g = 0; g < r->ngpus; g++) {
+        const struct sps__gpu_series *gs = &r->gpu[g];
+        const struct sps__source *src = sps__source_get((enum sps_source_id)gs->source);
+        const char *src_name = src ? src->name : "unknown";
+        sps__jw_object(w, NULL);
+        sps__jw_int(w, "index", gs->index);
+        sps__jw_string(w, "name", gs->name);
+        sps__jw_string(w, "uuid", gs->uuid);
+        sps__jw_string(w, "source", src_name);
+        sps__jw_object(w, "metrics");
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++) {
+            const struct sps_metric_info *m = sps_gpu_metric_info(i);
+            char why[160];
+            sps__jw_object(w, m->name);
+            sps__jw_string(w, "unit", m->unit);
+            sps__jw_string(w, "source", src_name);
+            sps__jw_string(w, "kind", kind_label(m->kind));
+            write_stats(w, &gs->m[i]);
+            if (!gs->m[i].n) {
+                snprintf(why, sizeof why, "%s does not report it for this GPU", src_name);
+                sps__jw_string(w, "unavailable_reason", why);
+            }
+            sps__jw_end(w, '}');
+        }
+        sps__jw_end(w, '}');
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    if (r->ngpus == 0) {
+        /* the chain's reasons, in the order it tried them */
+        char why[700] = "";
+        size_t len = 0;
+        static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
+        for (size_t k = 0; k < sizeof chain / sizeof chain[0] && len < sizeof why; k++) {
+            const struct sps__source_result *sr = &r->sources[chain[k]];
+            int n = snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "", sps__source_get(chain[k])->name,
+                             sr->available ? (sr->last_error[0] ? sr->last_error : "found no GPU")
+                                           : sr->reason);
+            if (n > 0)
+                len += (size_t)n;
+        }
+        sps__jw_string(w, "gpus_unavailable_reason", why);
+    }
+
+    sps__jw_array(w, "sensors");
+    for (int k = 0; k < r->nsensors; k++) {
+        const struct sps__sensor_series *ss = &r->sensor[k];
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "label", ss->label);
+        sps__jw_bool(w, "is_cpu", ss->is_cpu);
+        sps__jw_string(w, "unit", "celsius");
+        write_stats(w, &ss->celsius);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+
+    sps__jw_array(w, "sources");
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
+        const struct sps__source_result *sr = &r->sources[i];
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "name", sps__source_get(i)->name);
+        sps__jw_bool(w, "tried", sr->tried);
+        sps__jw_bool(w, "available", sr->available);
+        sps__jw_bool(w, "in_use", sr->in_use);
+        sps__jw_bool(w, "slow", sr->slow);
+        if (sr->reason[0])
+            sps__jw_string(w, "reason", sr->reason);
+        else
+            sps__jw_null(w, "reason");
+        sps__jw_uint(w, "reads", sr->reads);
+        sps__jw_uint(w, "failed_reads", sr->failed_reads);
+        sps__jw_number(w, "read_mean_s", sr->reads ? (double)sr->read_ns_total * 1e-9 / (double)sr->reads : NAN);
+        if (sr->last_error[0])
+            sps__jw_string(w, "last_error", sr->last_error);
+        else
+            sps__jw_null(w, "last_error");
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+
+    sps__jw_object(w, "series");
+    sps__jw_int(w, "host_interval_ms", r->host_interval_ms);
+    sps__jw_int(w, "gpu_interval_ms", r->gpu_interval_ms);
+    sps__jw_array(w, "metrics");
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        if (!r->host[i].count)
+            continue;
+        const struct sps_metric_info *m = sps_host_metric_info(i);
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "metric", m->name);
+        sps__jw_string(w, "unit", m->unit);
+        write_points(w, &r->host[i], base_ns);
+        sps__jw_end(w, '}');
+    }
+    for (int g = 0; g < r->ngpus; g++)
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++) {
+            if (!r->gpu[g].m[i].count)
+                continue;
+            const struct sps_metric_info *m = sps_gpu_metric_info(i);
+            sps__jw_object(w, NULL);
+            sps__jw_string(w, "metric", m->name);
+            sps__jw_int(w, "gpu", r->gpu[g].index);
+            sps__jw_string(w, "unit", m->unit);
+            write_points(w, &r->gpu[g].m[i], base_ns);
+            sps__jw_end(w, '}');
+        }
+    for (int k = 0; k < r->nsensors; k++) {
+        if (!r->sensor[k].celsius.count)
+            continue;
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "metric", "sensor_temperature_celsius");
+        sps__jw_string(w, "sensor", r->sensor[k].label);
+        sps__jw_string(w, "unit", "celsius");
+        write_points(w, &r->sensor[k].celsius, base_ns);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    sps__jw_end(w, '}');
+
+    sps__jw_object(w, "overhead");
+    double span_s = r->stopped_ns > r->started_ns ? (double)(r->stopped_ns - r->started_ns) * 1e-9 : NAN;
+    sps__jw_number(w, "sampler_cpu_seconds", r->thread_cpu_seconds);
+    sps__jw_number(w, "sampler_cpu_percent_of_one_core",
+                   span_s > 0 ? 100.0 * r->thread_cpu_seconds / span_s : NAN);
+    sps__jw_uint(w, "sampler_host_ticks", r->host_ticks);
+    sps__jw_uint(w, "sampler_gpu_ticks", r->gpu_ticks);
+    uint64_t ticks = r->host_ticks > r->gpu_ticks ? r->host_ticks : r->gpu_ticks;
+    sps__jw_number(w, "sampler_tick_mean_s", ticks ? (double)r->tick_ns_total * 1e-9 / (double)ticks : NAN);
+    sps__jw_end(w, '}');
+}

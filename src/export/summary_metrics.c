@@ -1,0 +1,79 @@
+/*
+ * summary_metrics.c - the terminal summary's machine lines: the peaks and
+ * means a user looks for first (peak RSS, CPU %, GPU memory, utilisation,
+ * temperature, power).  Anything unavailable says so in a word and points
+ * at `stepscope doctor`, which says why.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/report.h"
+#include "sampler/sampler.h"
+
+static double mean_of(const struct sps__series *s) {
+    return s->n ? s->sum / (double)s->n : NAN;
+}
+
+void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
+    const struct sps__sampler_result *r = info->sampler;
+    if (!r)
+        return;
+    char a[32], b[32], c[32];
+    const struct sps__series *h = r->host;
+
+    if (h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].n) {
+        fprintf(f, "machine   workload: peak RSS %s",
+                sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, a, sizeof a));
+        if (h[SPS_M_WORKLOAD_CPU_PERCENT].n)
+            fprintf(f, ", CPU %.0f%% mean / %.0f%% max (100%% = one core)", mean_of(&h[SPS_M_WORKLOAD_CPU_PERCENT]),
+                    h[SPS_M_WORKLOAD_CPU_PERCENT].max);
+        if (h[SPS_M_WORKLOAD_PROCESSES].n && h[SPS_M_WORKLOAD_PROCESSES].max > 1)
+            fprintf(f, ", up to %.0f processes", h[SPS_M_WORKLOAD_PROCESSES].max);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "machine   workload: no process-tree readings (see stepscope doctor)\n");
+    }
+    if (h[SPS_M_SYSTEM_MEMORY_USED_BYTES].n) {
+        fprintf(f, "          system: memory %s used at peak of %s", sps__fmt_bytes(h[SPS_M_SYSTEM_MEMORY_USED_BYTES].max, a, sizeof a),
+                sps__fmt_bytes(h[SPS_M_SYSTEM_MEMORY_TOTAL_BYTES].last, b, sizeof b));
+        if (h[SPS_M_SYSTEM_CPU_PERCENT].n)
+            fprintf(f, ", CPU %.0f%% mean of all cores", mean_of(&h[SPS_M_SYSTEM_CPU_PERCENT]));
+        if (h[SPS_M_SYSTEM_IOWAIT_PERCENT].n && h[SPS_M_SYSTEM_IOWAIT_PERCENT].max >= 1)
+            fprintf(f, ", iowait %.0f%% max", h[SPS_M_SYSTEM_IOWAIT_PERCENT].max);
+        if (h[SPS_M_SYSTEM_SWAP_USED_BYTES].n && h[SPS_M_SYSTEM_SWAP_USED_BYTES].max > 0)
+            fprintf(f, ", swap %s max", sps__fmt_bytes(h[SPS_M_SYSTEM_SWAP_USED_BYTES].max, c, sizeof c));
+        fputc('\n', f);
+    }
+    if (h[SPS_M_CPU_TEMPERATURE_CELSIUS].n)
+        fprintf(f, "          CPU temperature %.0f C mean / %.0f C max", mean_of(&h[SPS_M_CPU_TEMPERATURE_CELSIUS]),
+                h[SPS_M_CPU_TEMPERATURE_CELSIUS].max);
+    else
+        fprintf(f, "          CPU temperature unavailable");
+    if (h[SPS_M_CPU_PACKAGE_POWER_WATTS].n)
+        fprintf(f, ", CPU package %.0f W mean / %.0f W max", mean_of(&h[SPS_M_CPU_PACKAGE_POWER_WATTS]),
+                h[SPS_M_CPU_PACKAGE_POWER_WATTS].max);
+    else
+        fprintf(f, ", CPU power unavailable");
+    fputc('\n', f);
+
+    if (r->ngpus == 0)
+        fprintf(f, "GPUs      none found (see stepscope doctor)\n");
+    for (int g = 0; g < r->ngpus; g++) {
+        const struct sps__gpu_series *gs = &r->gpu[g];
+        const struct sps__series *m = gs->m;
+        fprintf(f, "GPU %-5d %s:", gs->index, gs->name[0] ? gs->name : "GPU");
+        if (m[SPS_M_GPU_MEMORY_USED_BYTES].n)
+            fprintf(f, " memory %s peak", sps__fmt_bytes(m[SPS_M_GPU_MEMORY_USED_BYTES].max, a, sizeof a));
+        if (m[SPS_M_GPU_MEMORY_TOTAL_BYTES].n)
+            fprintf(f, " of %s", sps__fmt_bytes(m[SPS_M_GPU_MEMORY_TOTAL_BYTES].last, b, sizeof b));
+        if (m[SPS_M_GPU_UTILIZATION_PERCENT].n)
+            fprintf(f, ", util %.0f%% mean / %.0f%% max", mean_of(&m[SPS_M_GPU_UTILIZATION_PERCENT]),
+                    m[SPS_M_GPU_UTILIZATION_PERCENT].max);
+        if (m[SPS_M_GPU_TEMPERATURE_CELSIUS].n)
+            fprintf(f, ", %.0f C max", m[SPS_M_GPU_TEMPERATURE_CELSIUS].max);
+        if (m[SPS_M_GPU_POWER_WATTS].n)
+            fprintf(f, ", %.0f W mean / %.0f W max", mean_of(&m[SPS_M_GPU_POWER_WATTS]), m[SPS_M_GPU_POWER_WATTS].max);
+        fputc('\n', f);
+    }
+}

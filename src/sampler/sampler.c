@@ -1,0 +1,433 @@
+/* sampler.c - the sampler thread, series and publishing (see sampler.h). */
+#include "sampler/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+struct sps__sampler {
+    pthread_mutex_t lock; /* sources, sample, result, publishing */
+    pthread_mutex_t wake_lock;
+    pthread_cond_t wake;
+    int stop_requested; /* under wake_lock */
+    int running;
+    int locks_ready;
+    pthread_t thread;
+
+    struct sps__sampler_config cfg;
+    char *root, *nvml_path, *smi_path, *cuda_visible; /* owned copies */
+    struct sps__source_ctx ctx;
+    void *state[SPS_SOURCE_COUNT];
+    int open[SPS_SOURCE_COUNT];
+    int gpu_source; /* the GPU chain's source in use; -1: none */
+
+    struct sps__sample sample;
+    struct sps__published_source pub_sources[SPS_SOURCE_COUNT];
+    struct sps__published *pub;
+    int pub_mapped; /* pub is a shared mapping (munmap), else malloc'd */
+
+    struct sps__sampler_result result;
+};
+
+enum sps_source_id sps__host_metric_source(int metric) {
+    const struct sps_metric_info *m = sps_host_metric_info(metric);
+    if (m && strcmp(m->source, "thermal") == 0)
+        return SPS_SOURCE_THERMAL;
+    if (m && strcmp(m->source, "rapl") == 0)
+        return SPS_SOURCE_RAPL;
+    return SPS_SOURCE_PROC;
+}
+
+static char *dup_or_null(const char *s) {
+    return s ? strdup(s) : NULL;
+}
+
+static int tree_query(void *arg, int pid) {
+    struct sps__sampler *s = arg;
+    if (s->open[SPS_SOURCE_PROC])
+        return sps__proc_tree_contains(s->state[SPS_SOURCE_PROC], pid);
+    return pid == s->ctx.tree_pid;
+}
+
+static void open_source(struct sps__sampler *s, enum sps_source_id id) {
+    const struct sps__source *src = sps__source_get(id);
+    struct sps__source_result *r = &s->result.sources[id];
+    r->tried = 1;
+    r->slow = src->slow;
+    r->reason[0] = '\0';
+    void *st = NULL;
+    if (src->open(&s->ctx, &st, r->reason, sizeof r->reason) == 0) {
+        s->open[id] = 1;
+        s->state[id] = st;
+        r->available = 1;
+        r->in_use = 1;
+    } else if (!r->reason[0]) {
+        snprintf(r->reason, sizeof r->reason, "unavailable");
+    }
+}
+
+/* The publish file: made under a temporary name and renamed, so a reader
+ * never maps a half-initialised one. */
+static struct sps__published *map_publish_file(const char *path, char *err, size_t errlen) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid()) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return NULL;
+    }
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return NULL;
+    }
+    struct sps__published *p = MAP_FAILED;
+    int e = posix_fallocate(fd, 0, (off_t)sizeof *p);
+    if (e == 0)
+        p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    else
+        errno = e;
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return NULL;
+    }
+    close(fd);
+    sps__published_init(p, 0);
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        munmap(p, sizeof *p);
+        unlink(tmp);
+        return NULL;
+    }
+    return p;
+}
+
+struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, char *err, size_t errlen) {
+    if (err && errlen)
+        err[0] = '\0';
+    struct sps__sampler *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    if (s->cfg.host_interval_ms <= 0)
+        s->cfg.host_interval_ms = SPS_SAMPLER_DEFAULT_HOST_MS;
+    if (s->cfg.gpu_interval_ms <= 0)
+        s->cfg.gpu_interval_ms = SPS_SAMPLER_DEFAULT_GPU_MS;
+    if (s->cfg.series_points < 2)
+        s->cfg.series_points = SPS_SAMPLER_DEFAULT_POINTS;
+    s->root = strdup(cfg->root ? cfg->root : "");
+    s->nvml_path = dup_or_null(cfg->nvml_path);
+    s->smi_path = dup_or_null(cfg->smi_path);
+    s->cuda_visible = dup_or_null(cfg->cuda_visible_devices);
+    if (!s->root || (cfg->nvml_path && !s->nvml_path) || (cfg->smi_path && !s->smi_path) ||
+        (cfg->cuda_visible_devices && !s->cuda_visible)) {
+        snprintf(err, errlen, "out of memory");
+        sps__sampler_close(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->wake_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    s->locks_ready = 1;
+
+    s->ctx = (struct sps__source_ctx){
+        .root = s->root,
+        .tree_pid = cfg->tree_pid,
+        .nvml_path = s->nvml_path,
+        .smi_path = s->smi_path,
+        .smi_timeout_ms = cfg->smi_timeout_ms,
+        .cuda_visible_devices = s->cuda_visible,
+        .in_tree = tree_query,
+        .in_tree_arg = s,
+    };
+
+    struct sps__sampler_result *r = &s->result;
+    r->host_interval_ms = s->cfg.host_interval_ms;
+    r->gpu_interval_ms = s->cfg.gpu_interval_ms;
+    r->tree_pid = cfg->tree_pid;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        sps__series_init(&r->host[i], s->cfg.series_points);
+    for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            sps__series_init(&r->gpu[g].m[i], s->cfg.series_points);
+    for (int k = 0; k < SPS_CAPTURE_MAX_SENSORS; k++)
+        sps__series_init(&r->sensor[k].celsius, s->cfg.series_points);
+
+    open_source(s, SPS_SOURCE_PROC);
+    open_source(s, SPS_SOURCE_THERMAL);
+    open_source(s, SPS_SOURCE_RAPL);
+    static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
+    s->gpu_source = -1;
+    for (size_t i = 0; i < sizeof chain / sizeof chain[0]; i++) {
+        if (s->gpu_source >= 0) {
+            snprintf(r->sources[chain[i]].reason, sizeof r->sources[chain[i]].reason, "not needed: %s serves the GPUs",
+                     sps__source_get(s->gpu_source)->name);
+            r->sources[chain[i]].slow = sps__source_get(chain[i])->slow;
+            continue;
+        }
+        open_source(s, chain[i]);
+        if (s->open[chain[i]])
+            s->gpu_source = (int)chain[i];
+    }
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
+        struct sps__published_source *ps = &s->pub_sources[i];
+        ps->available = r->sources[i].available;
+        ps->in_use = r->sources[i].in_use;
+        ps->slow = r->sources[i].slow;
+        memcpy(ps->reason, r->sources[i].reason, sizeof ps->reason);
+    }
+
+    sps__sample_clear(&s->sample);
+    if (cfg->publish_path) {
+        s->pub = map_publish_file(cfg->publish_path, err, errlen);
+        s->pub_mapped = s->pub != NULL;
+    }
+    if (!s->pub) {
+        s->pub = malloc(sizeof *s->pub);
+        if (!s->pub) {
+            snprintf(err, errlen, "out of memory");
+            sps__sampler_close(s);
+            return NULL;
+        }
+    }
+    sps__published_init(s->pub, cfg->tree_pid);
+    return s;
+}
+
+void sps__sampler_set_tree(struct sps__sampler *s, int pid) {
+    pthread_mutex_lock(&s->lock);
+    s->ctx.tree_pid = pid;
+    s->result.tree_pid = pid;
+    __atomic_store_n(&s->pub->tree_pid, pid, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Read one source into the sample, keeping its account. */
+static void read_source(struct sps__sampler *s, enum sps_source_id id, int64_t now) {
+    struct sps__source_result *r = &s->result.sources[id];
+    char reason[192] = "";
+    uint64_t t0 = sps__mono_ns();
+    int rc = sps__source_get(id)->read(s->state[id], &s->ctx, &s->sample, now, reason, sizeof reason);
+    r->read_ns_total += sps__mono_ns() - t0;
+    r->reads++;
+    s->sample.read_ns[id] = now;
+    if (rc != 0) {
+        r->failed_reads++;
+        snprintf(r->last_error, sizeof r->last_error, "%s", reason[0] ? reason : "read failed");
+    }
+}
+
+static void append_host(struct sps__sampler *s, enum sps_source_id id, int64_t now) {
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (sps__host_metric_source(i) == id)
+            sps__series_add(&s->result.host[i], now, s->sample.host[i]);
+}
+
+static void tick_locked(struct sps__sampler *s, int host, int gpu) {
+    uint64_t t0 = sps__mono_ns();
+    int64_t now = (int64_t)t0;
+    struct sps__sampler_result *r = &s->result;
+    if (host) {
+        static const enum sps_source_id host_sources[] = {SPS_SOURCE_PROC, SPS_SOURCE_THERMAL, SPS_SOURCE_RAPL};
+        for (size_t k = 0; k < sizeof host_sources / sizeof host_sources[0]; k++) {
+            enum sps_source_id id = host_sources[k];
+            if (!s->open[id])
+                continue;
+            for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+                if (sps__host_metric_source(i) == id)
+                    s->sample.host[i] = NAN;
+            if (id == SPS_SOURCE_THERMAL) {
+                s->sample.nsensors = 0;
+                for (int i = 0; i < SPS_CAPTURE_MAX_SENSORS; i++)
+                    s->sample.sensor[i].celsius = NAN;
+            }
+            read_source(s, id, now);
+            append_host(s, id, now);
+        }
+        if (s->open[SPS_SOURCE_THERMAL]) {
+            int n = s->sample.nsensors;
+            if (n > r->nsensors)
+                r->nsensors = n;
+            for (int k = 0; k < n; k++) {
+                struct sps__sensor_series *ss = &r->sensor[k];
+                memcpy(ss->label, s->sample.sensor[k].label, sizeof ss->label);
+                ss->label[sizeof ss->label - 1] = '\0';
+                ss->is_cpu = s->sample.sensor[k].is_cpu;
+                sps__series_add(&ss->celsius, now, s->sample.sensor[k].celsius);
+            }
+        }
+        r->host_ticks++;
+    }
+    if (gpu && s->gpu_source >= 0) {
+        s->sample.ngpus = 0;
+        for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
+            for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+                s->sample.gpu[g].v[i] = NAN;
+        read_source(s, (enum sps_source_id)s->gpu_source, now);
+        int n = s->sample.ngpus;
+        if (n > r->ngpus)
+            r->ngpus = n;
+        for (int g = 0; g < n; g++) {
+            struct sps__gpu_series *gs = &r->gpu[g];
+            const struct sps__gpu_sample *gp = &s->sample.gpu[g];
+            gs->index = gp->index;
+            gs->source = gp->source;
+            memcpy(gs->name, gp->name, sizeof gs->name);
+            gs->name[sizeof gs->name - 1] = '\0';
+            memcpy(gs->uuid, gp->uuid, sizeof gs->uuid);
+            gs->uuid[sizeof gs->uuid - 1] = '\0';
+            for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+                sps__series_add(&gs->m[i], now, gp->v[i]);
+        }
+        r->gpu_ticks++;
+    }
+    if (!r->started_ns)
+        r->started_ns = now;
+    sps__published_write(s->pub, &s->sample, s->pub_sources);
+    r->tick_ns_total += sps__mono_ns() - t0;
+}
+
+void sps__sampler_tick(struct sps__sampler *s, int host, int gpu) {
+    pthread_mutex_lock(&s->lock);
+    tick_locked(s, host, gpu);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static struct timespec ts_of_ns(int64_t ns) {
+    return (struct timespec){.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+}
+
+static void *sampler_main(void *arg) {
+    struct sps__sampler *s = arg;
+    const int64_t host_ns = (int64_t)s->cfg.host_interval_ms * 1000000;
+    const int64_t gpu_ns = (int64_t)s->cfg.gpu_interval_ms * 1000000;
+    int64_t now = (int64_t)sps__mono_ns();
+    /* start() ticked both just now */
+    int64_t next_host = now + host_ns, next_gpu = now + gpu_ns;
+    pthread_mutex_lock(&s->wake_lock);
+    while (!s->stop_requested) {
+        int64_t next = next_host < next_gpu ? next_host : next_gpu;
+        struct timespec until = ts_of_ns(next);
+        while (!s->stop_requested) {
+            int rc = pthread_cond_timedwait(&s->wake, &s->wake_lock, &until);
+            if (rc == ETIMEDOUT || (int64_t)sps__mono_ns() >= next)
+                break;
+        }
+        if (s->stop_requested)
+            break;
+        pthread_mutex_unlock(&s->wake_lock);
+        now = (int64_t)sps__mono_ns();
+        int host = now >= next_host, gpu = now >= next_gpu;
+        sps__sampler_tick(s, host, gpu);
+        /* keep the cadence; after a stall (a stopped process, a slow
+         * nvidia-smi) skip the missed ticks instead of bursting */
+        if (host)
+            next_host = next_host + host_ns > now ? next_host + host_ns : now + host_ns;
+        if (gpu)
+            next_gpu = next_gpu + gpu_ns > now ? next_gpu + gpu_ns : now + gpu_ns;
+        pthread_mutex_lock(&s->wake_lock);
+    }
+    pthread_mutex_unlock(&s->wake_lock);
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+        pthread_mutex_lock(&s->lock);
+        s->result.thread_cpu_seconds = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+int sps__sampler_start(struct sps__sampler *s) {
+    if (s->running)
+        return 0;
+    sps__sampler_tick(s, 1, 1);
+    s->stop_requested = 0;
+    /* the workload's signals are not ours: the thread blocks them all so
+     * they reach the threads that expect them */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&s->thread, NULL, sampler_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    pthread_setname_np(s->thread, "stepscope-samp");
+    s->running = 1;
+    return 0;
+}
+
+void sps__sampler_stop(struct sps__sampler *s) {
+    if (!s || !s->running)
+        return;
+    pthread_mutex_lock(&s->wake_lock);
+    s->stop_requested = 1;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->wake_lock);
+    pthread_join(s->thread, NULL);
+    s->running = 0;
+    pthread_mutex_lock(&s->lock);
+    s->result.stopped_ns = (int64_t)sps__mono_ns();
+    pthread_mutex_unlock(&s->lock);
+}
+
+int sps__sampler_running(const struct sps__sampler *s) {
+    return s->running;
+}
+
+const struct sps__published *sps__sampler_published(const struct sps__sampler *s) {
+    return s->pub;
+}
+
+const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler *s) {
+    return &s->result;
+}
+
+void sps__sampler_close(struct sps__sampler *s) {
+    if (!s)
+        return;
+    sps__sampler_stop(s);
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++)
+        if (s->open[i])
+            sps__source_get(i)->close(s->state[i]);
+    struct sps__sampler_result *r = &s->result;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        sps__series_free(&r->host[i]);
+    for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            sps__series_free(&r->gpu[g].m[i]);
+    for (int k = 0; k < SPS_CAPTURE_MAX_SENSORS; k++)
+        sps__series_free(&r->sensor[k].celsius);
+    if (s->pub) {
+        if (s->pub_mapped)
+            munmap(s->pub, sizeof *s->pub);
+        else
+            free(s->pub);
+    }
+    if (s->locks_ready) {
+        pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->wake_lock);
+        pthread_cond_destroy(&s->wake);
+    }
+    free(s->root);
+    free(s->nvml_path);
+    free(s->smi_path);
+    free(s->cuda_visible);
+    free(s);
+}

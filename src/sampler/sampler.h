@@ -1,0 +1,121 @@
+/*
+ * sampler.h - reads the sources at their intervals, keeps bounded series
+ * and publishes the latest sample.
+ *
+ * Host sources (proc, thermal, rapl) are read every host interval (default
+ * 100 ms); the GPU chain (nvml, else drm, else nvidia-smi: the first that
+ * opens serves every GPU) every GPU interval (default 500 ms).  Every
+ * reading is timestamped with CLOCK_MONOTONIC, the clock zones are
+ * converted to, so series and zones share one time axis.
+ *
+ * A sampler may run a thread (sps__sampler_start) or be ticked by its
+ * owner (sps__sampler_tick, for fresh reads and tests).  All functions
+ * are thread-safe against the sampler's own thread; one owner opens,
+ * starts, stops and closes it.
+ */
+#ifndef SPS_SAMPLER_SAMPLER_H
+#define SPS_SAMPLER_SAMPLER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampler/published.h"
+#include "sampler/series.h"
+#include "sources/source.h"
+
+#define SPS_SAMPLER_DEFAULT_HOST_MS 100
+#define SPS_SAMPLER_DEFAULT_GPU_MS 500
+#define SPS_SAMPLER_DEFAULT_POINTS 512
+
+struct sps__sampler_config {
+    const char *root;     /* prefix for /proc and /sys ("" or NULL: the real ones) */
+    int tree_pid;         /* root of the watched process tree; 0: none yet */
+    int host_interval_ms; /* 0: SPS_SAMPLER_DEFAULT_HOST_MS */
+    int gpu_interval_ms;  /* 0: SPS_SAMPLER_DEFAULT_GPU_MS */
+    uint32_t series_points; /* per metric; 0: SPS_SAMPLER_DEFAULT_POINTS */
+    const char *publish_path; /* a file to publish into (created and mapped shared); NULL: memory */
+    const char *nvml_path;    /* NULL: libnvidia-ml.so.1 */
+    const char *smi_path;     /* NULL: nvidia-smi on PATH */
+    int smi_timeout_ms;       /* 0: 2000 */
+    const char *cuda_visible_devices; /* NULL: unset */
+};
+
+/* What a source did over the run. */
+struct sps__source_result {
+    int tried;     /* open was attempted (GPU sources past the one in use are not) */
+    int available; /* open succeeded */
+    int in_use;    /* the sampler reads it */
+    int slow;
+    char reason[192];     /* why unavailable, or the open's note */
+    uint64_t reads, failed_reads;
+    uint64_t read_ns_total; /* wall time spent in its reads */
+    char last_error[192];   /* the latest failed read's reason ("" if none) */
+};
+
+struct sps__gpu_series {
+    int index, source;
+    char name[64], uuid[96];
+    struct sps__series m[SPS_GPU_METRIC_COUNT];
+};
+
+struct sps__sensor_series {
+    char label[48];
+    int is_cpu;
+    struct sps__series celsius;
+};
+
+/* Everything the sampler saw; stable once it is stopped. */
+struct sps__sampler_result {
+    int host_interval_ms, gpu_interval_ms;
+    int tree_pid;
+    uint64_t host_ticks, gpu_ticks;
+    uint64_t tick_ns_total;     /* wall time of all ticks */
+    double thread_cpu_seconds;  /* the sampler thread's own CPU time (set by stop) */
+    int64_t started_ns, stopped_ns;
+    struct sps__source_result sources[SPS_SOURCE_COUNT];
+    struct sps__series host[SPS_HOST_METRIC_COUNT];
+    int ngpus;
+    struct sps__gpu_series gpu[SPS_CAPTURE_MAX_GPUS];
+    int nsensors;
+    struct sps__sensor_series sensor[SPS_CAPTURE_MAX_SENSORS];
+};
+
+struct sps__sampler;
+
+/* Open every source the sampler uses (the GPU chain up to the first that
+ * opens).  Returns NULL only when out of memory (err says so); a publish
+ * file that cannot be created is not fatal: the sample is published in
+ * memory and err receives a note (err[0] is "" otherwise). */
+struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, char *err, size_t errlen);
+
+/* Change the watched tree's root (stepscope run knows it after fork). */
+void sps__sampler_set_tree(struct sps__sampler *s, int pid);
+
+/* Read now: the host sources when host, the GPU source when gpu. */
+void sps__sampler_tick(struct sps__sampler *s, int host, int gpu);
+
+/* Tick once, then start the thread (every signal blocked in it).  Returns
+ * 0, or -1 with errno when the thread cannot be created. */
+int sps__sampler_start(struct sps__sampler *s);
+
+/* Stop and join the thread (no-op when none runs).  start() resumes. */
+void sps__sampler_stop(struct sps__sampler *s);
+
+/* Is the thread running? */
+int sps__sampler_running(const struct sps__sampler *s);
+
+/* The published latest sample (read it with sps__published_read). */
+const struct sps__published *sps__sampler_published(const struct sps__sampler *s);
+
+/* The run so far.  Call after sps__sampler_stop (or with no thread). */
+const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler *s);
+
+/* Stop, close the sources, unmap the publish file (which stays on disk),
+ * free.  NULL is a no-op. */
+void sps__sampler_close(struct sps__sampler *s);
+
+/* The host source id ("proc", "thermal", "rapl") a host metric comes from. */
+enum sps_source_id sps__host_metric_source(int metric);
+
+#endif /* SPS_SAMPLER_SAMPLER_H */
