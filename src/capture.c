@@ -52,9 +52,16 @@ static void atfork_child(void) {
 }
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static void setup(void) {
+static pthread_once_t host_source_once = PTHREAD_ONCE_INIT;
+static void fill_host_sources(void) {
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         host_source[i] = sps__host_metric_source(i);
+}
+static void host_source_init(void) {
+    pthread_once(&host_source_once, fill_host_sources);
+}
+static void setup(void) {
+    host_source_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
@@ -162,7 +169,8 @@ static void fill_reading(struct sps_reading *r, double v, int64_t read_ns, int64
 }
 
 /* Turn a published sample into the public form. */
-static void fill_capture(struct sps_capture *out, const struct sps__sample *s, int64_t now) {
+void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample *s, int64_t now) {
+    host_source_init();
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         fill_reading(&out->metric[i], s->host[i], s->read_ns[host_source[i]], now);
     out->gpu_count = s->ngpus;
@@ -253,7 +261,7 @@ int sps_capture(struct sps_capture *out, unsigned flags) {
         fill_unavailable(out);
         return rc;
     }
-    fill_capture(out, &s, now);
+    sps__capture_from_sample(out, &s, now);
     return SPS_OK;
 }
 

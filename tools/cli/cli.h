@@ -5,6 +5,8 @@
 /* Each subcommand gets argv from its own name on and returns the exit
  * status. */
 int sps_cmd_run(int argc, char **argv);
+int sps_cmd_snapshot(int argc, char **argv);
+int sps_cmd_doctor(int argc, char **argv);
 
 /* Print "stepscope: CMD: WHAT: WHY" on stderr and return code. */
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code);

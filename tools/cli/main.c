@@ -15,6 +15,10 @@ static const char usage[] =
     "  run [-o DIR] [-q] [--] COMMAND [ARGS...]\n"
     "            run COMMAND, record every instrumented process of it, write\n"
     "            DIR/report.json (default DIR: stepscope-out) and print a summary\n"
+    "  snapshot [--pid PID]\n"
+    "            read every metric source once; print the readings as JSON\n"
+    "  doctor [--json]\n"
+    "            list every metric source: works or not, why not, cost of a read\n"
     "  help      this text;  stepscope COMMAND --help for a command's options\n"
     "\n"
     "options:\n"
@@ -60,6 +64,10 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return sps_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "snapshot"))
+        return sps_cmd_snapshot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "doctor"))
+        return sps_cmd_doctor(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(usage, stdout);
         return 0;

@@ -1,0 +1,201 @@
+/*
+ * cmd_doctor.c - `stepscope doctor`: every source, whether it works here,
+ * why not, what one read costs, and what the sampler would cost at its
+ * default intervals.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cli.h"
+#include "clock.h"
+#include "export/json_writer.h"
+#include "export/report.h"
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+static const char doctor_usage[] =
+    "usage: stepscope doctor [--json]\n"
+    "\n"
+    "Open every metric source on its own (proc, thermal, rapl, nvml, drm,\n"
+    "nvidia-smi), read it a few times, and print whether it works, why not,\n"
+    "what one read costs, and how many readings it gives.  The GPU sources\n"
+    "form a chain: the sampler uses the first one that works.\n"
+    "\n"
+    "options:\n"
+    "  --json       print the findings as JSON\n"
+    "  -h, --help   this help\n"
+    "\n"
+    "exit status: 0 when the proc source works, 1 otherwise; 2 for a usage error.\n";
+
+struct finding {
+    int available;
+    char reason[192];
+    double open_s;
+    double read_s; /* mean of the timed reads */
+    int reads, failed;
+    char read_error[192];
+    int readings; /* values a read gave */
+};
+
+static int count_readings(enum sps_source_id id, const struct sps__sample *s) {
+    int n = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        n += sps__host_metric_source(i) == id && !isnan(s->host[i]);
+    if (sps__source_get(id)->is_gpu)
+        for (int g = 0; g < s->ngpus; g++)
+            for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+                n += !isnan(s->gpu[g].v[i]);
+    if (id == SPS_SOURCE_THERMAL)
+        for (int k = 0; k < s->nsensors; k++)
+            n += !isnan(s->sensor[k].celsius);
+    return n;
+}
+
+static void examine(enum sps_source_id id, const struct sps__source_ctx *ctx, struct finding *f) {
+    const struct sps__source *src = sps__source_get(id);
+    memset(f, 0, sizeof *f);
+    void *state = NULL;
+    uint64_t t0 = sps__mono_ns();
+    int rc = src->open(ctx, &state, f->reason, sizeof f->reason);
+    f->open_s = (double)(sps__mono_ns() - t0) * 1e-9;
+    if (rc != 0) {
+        if (!f->reason[0])
+            snprintf(f->reason, sizeof f->reason, "unavailable");
+        return;
+    }
+    f->available = 1;
+    /* one untimed read (first reads find processes and sensors), then the
+     * timed ones; a slow source gets one */
+    int timed = src->slow ? 1 : 20;
+    struct sps__sample s;
+    char why[192];
+    uint64_t total = 0;
+    for (int k = 0; k <= timed; k++) {
+        sps__sample_clear(&s);
+        why[0] = '\0';
+        uint64_t r0 = sps__mono_ns();
+        int r = src->read(state, ctx, &s, (int64_t)r0, why, sizeof why);
+        uint64_t dt = sps__mono_ns() - r0;
+        if (k > 0 || src->slow) {
+            total += dt;
+            f->reads++;
+        }
+        if (r != 0) {
+            f->failed++;
+            snprintf(f->read_error, sizeof f->read_error, "%s", why[0] ? why : "read failed");
+        }
+        if (src->slow)
+            break;
+    }
+    f->read_s = f->reads ? (double)total * 1e-9 / f->reads : NAN;
+    f->readings = count_readings(id, &s);
+    src->close(state);
+}
+
+static const char *fmt_cost(double s, char *buf, size_t len) {
+    return sps__fmt_seconds(s, buf, len);
+}
+
+int sps_cmd_doctor(int argc, char **argv) {
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(doctor_usage, stdout);
+            return 0;
+        } else
+            return sps_cli_usage_error("doctor", "unknown option '%s'", argv[i]);
+    }
+    struct sps__sampler_config cfg = {0};
+    sps__sampler_config_from_env(&cfg);
+    struct sps__source_ctx ctx = {
+        .root = cfg.root ? cfg.root : "",
+        .tree_pid = (int)getpid(), /* the proc source reads a tree: this one */
+        .nvml_path = cfg.nvml_path,
+        .smi_path = cfg.smi_path,
+        .cuda_visible_devices = cfg.cuda_visible_devices,
+    };
+    struct finding found[SPS_SOURCE_COUNT];
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++)
+        examine((enum sps_source_id)i, &ctx, &found[i]);
+
+    /* the GPU chain: the first working source serves the GPUs */
+    int gpu_source = -1;
+    static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
+    for (size_t k = 0; k < 3 && gpu_source < 0; k++)
+        if (found[chain[k]].available)
+            gpu_source = (int)chain[k];
+    double host_cost = 0, gpu_cost = 0;
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
+        if (!found[i].available || isnan(found[i].read_s))
+            continue;
+        if (!sps__source_get(i)->is_gpu)
+            host_cost += found[i].read_s;
+        else if (i == gpu_source)
+            gpu_cost = found[i].read_s;
+    }
+    double core_percent = 100.0 * (host_cost / (SPS_SAMPLER_DEFAULT_HOST_MS * 1e-3) +
+                                   gpu_cost / (SPS_SAMPLER_DEFAULT_GPU_MS * 1e-3));
+
+    if (json) {
+        struct sps_jw w;
+        sps__jw_init(&w, stdout);
+        sps__jw_object(&w, NULL);
+        sps__jw_string(&w, "schema", "stepscope.doctor/1");
+        sps__jw_array(&w, "sources");
+        for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
+            const struct sps__source *src = sps__source_get(i);
+            const struct finding *f = &found[i];
+            sps__jw_object(&w, NULL);
+            sps__jw_string(&w, "name", src->name);
+            sps__jw_string(&w, "what", src->what);
+            sps__jw_bool(&w, "available", f->available);
+            sps__jw_bool(&w, "gpu", src->is_gpu);
+            sps__jw_bool(&w, "slow", src->slow);
+            sps__jw_bool(&w, "used_by_sampler", f->available && (!src->is_gpu || i == gpu_source));
+            if (f->reason[0])
+                sps__jw_string(&w, "reason", f->reason);
+            else
+                sps__jw_null(&w, "reason");
+            sps__jw_number(&w, "open_s", f->open_s);
+            sps__jw_number(&w, "read_s", f->available ? f->read_s : NAN);
+            sps__jw_int(&w, "readings", f->readings);
+            if (f->read_error[0])
+                sps__jw_string(&w, "read_error", f->read_error);
+            else
+                sps__jw_null(&w, "read_error");
+            sps__jw_end(&w, '}');
+        }
+        sps__jw_end(&w, ']');
+        sps__jw_number(&w, "sampler_cpu_percent_of_one_core", core_percent);
+        sps__jw_end(&w, '}');
+    } else {
+        printf("%-11s %-12s %10s %9s  %s\n", "source", "status", "read cost", "readings", "detail");
+        for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
+            const struct sps__source *src = sps__source_get(i);
+            const struct finding *f = &found[i];
+            char cost[32] = "-", detail[400];
+            const char *status = "unavailable";
+            if (f->available) {
+                fmt_cost(f->read_s, cost, sizeof cost);
+                status = f->failed ? "read errors" : src->is_gpu && i != gpu_source ? "ok (spare)" : "ok";
+                snprintf(detail, sizeof detail, "%s%s%s%s", src->what, f->reason[0] ? "; " : "", f->reason,
+                         src->slow ? " (slow: used only when nothing faster works)" : "");
+                if (f->read_error[0])
+                    snprintf(detail, sizeof detail, "%s", f->read_error);
+            } else {
+                snprintf(detail, sizeof detail, "%s", f->reason);
+            }
+            printf("%-11s %-12s %10s %9d  %s\n", src->name, status, cost, f->readings, detail);
+        }
+        printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
+        printf("sampler at the default intervals (host %d ms, GPUs %d ms): about %.3f%% of one core\n",
+               SPS_SAMPLER_DEFAULT_HOST_MS, SPS_SAMPLER_DEFAULT_GPU_MS, core_percent);
+    }
+    return found[SPS_SOURCE_PROC].available ? 0 : 1;
+}
