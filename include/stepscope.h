@@ -181,7 +181,8 @@ SPS_API int sps_status(struct sps_status *out);
  * The metric catalogue: every machine metric stepscope knows, one row each:
  * X(ID, "name", "unit", "source", SPS_GAUGE or SPS_TOTAL, "description").
  * Report keys, CSV headers and chart labels all come from these rows; the
- * unit is the name's last word(s).  A TOTAL counts from when sampling
+ * unit is the name's last word(s), except the dimensionless count and
+ * bitmask.  A TOTAL counts from when sampling
  * began; its _per_second twin is the rate over the last interval.
  *
  * Host metrics: one value per machine (system_*) or per watched process

@@ -149,11 +149,25 @@ void sps_sampler_stop(void) {
     pthread_mutex_unlock(&cap_lock);
 }
 
-const struct sps__sampler *sps__capture_own_sampler(void) {
+const struct sps__sampler_result *sps__capture_pause(int *was_running) {
+    pthread_once(&setup_once, setup);
     pthread_mutex_lock(&cap_lock);
-    const struct sps__sampler *s = own;
+    const struct sps__sampler_result *r = NULL;
+    *was_running = 0;
+    if (own) {
+        *was_running = sps__sampler_running(own);
+        sps__sampler_stop(own);
+        r = sps__sampler_result(own);
+    }
     pthread_mutex_unlock(&cap_lock);
-    return s;
+    return r;
+}
+
+void sps__capture_resume(int was_running) {
+    pthread_mutex_lock(&cap_lock);
+    if (own && was_running && !sps__sampler_running(own))
+        sps__sampler_start(own);
+    pthread_mutex_unlock(&cap_lock);
 }
 
 static void fill_reading(struct sps_reading *r, double v, int64_t read_ns, int64_t now) {

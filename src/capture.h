@@ -9,9 +9,12 @@ struct sps__sampler_config;
 struct sps__sample;
 struct sps_capture;
 
-/* This process's sampler (sps_sampler_start or the first sps_capture), or
- * NULL.  It lives until the process exits. */
-const struct sps__sampler *sps__capture_own_sampler(void);
+/* Pause this process's sampler (sps_sampler_start or the first
+ * sps_capture) so its result can be read, and return the result (NULL when
+ * none ever ran).  Call sps__capture_resume(*was_running) when done. */
+struct sps__sampler_result;
+const struct sps__sampler_result *sps__capture_pause(int *was_running);
+void sps__capture_resume(int was_running);
 
 /* Fill the source-related fields of cfg from the environment:
  * STEPSCOPE_ROOT (prefix of /proc and /sys), STEPSCOPE_NVML_LIBRARY,

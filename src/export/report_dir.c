@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "capture.h"
 #include "clock.h"
 #include "export/report.h"
 #include "recorder.h"
@@ -55,9 +56,13 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
         info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
         info.rss_scope = "this process (getrusage RUSAGE_SELF)";
         info.standalone_reason = "the recording process itself (sps_report_write); wall time from its first event";
+        int sampling = 0;
+        info.sampler = sps__capture_pause(&sampling);
+        info.sampler_absent_reason = "no sampler ran in this process (sps_sampler_start() or sps_capture() starts one)";
         char path[4096];
         snprintf(path, sizeof path, "%s/report.json", dir);
         rc = sps__report_json_write(&run, &info, path, errbuf, errlen);
+        sps__capture_resume(sampling);
     } else if (rc == SPS_ENOMEM) {
         snprintf(errbuf, errlen, "out of memory");
     }
