@@ -53,6 +53,10 @@ const char *tmpdir_new(const char *tag) {
 }
 
 int run_capture(char *const argv[], char *err, size_t errlen) {
+    return run_capture_to(argv, NULL, err, errlen);
+}
+
+int run_capture_to(char *const argv[], const char *out_path, char *err, size_t errlen) {
     int fds[2];
     if (pipe(fds) != 0)
         return -1;
@@ -61,8 +65,8 @@ int run_capture(char *const argv[], char *err, size_t errlen) {
     if (pid == 0) {
         close(fds[0]);
         dup2(fds[1], 2);
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 1);
+        int out = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open("/dev/null", O_WRONLY);
+        dup2(out, 1);
         execv(argv[0], argv);
         _exit(126);
     }

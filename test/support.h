@@ -18,6 +18,9 @@ const char *tmpdir_new(const char *tag);
  * of the command is captured into err (NUL-terminated) when err is given. */
 int run_capture(char *const argv[], char *err, size_t errlen);
 
+/* The same with the command's stdout written to out_path (NULL: dropped). */
+int run_capture_to(char *const argv[], const char *out_path, char *err, size_t errlen);
+
 /* Exit code for a wait status: the code, or 128+signal. */
 int exit_code_of(int status);
 

@@ -24,6 +24,11 @@
  *   --spawn CMD      after the steps run CMD with system() (a shell)
  *   --busy-thread    a thread that keeps making new zone names and
  *                    recording them until the process exits
+ *   --alloc-mb N     first allocate N MiB and touch every page (kept)
+ *   --burn-ms N      first burn N ms of CPU time (measured by the kernel)
+ *   --sleep-ms N     after the steps sleep N ms
+ *   --capture FILE   after the steps write one sps_capture() to FILE as
+ *                    "key value" lines
  */
 #include <pthread.h>
 #include <signal.h>
@@ -31,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stepscope.h"
@@ -66,10 +72,33 @@ static double spin(int n) {
     return x;
 }
 
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int write_capture(const char *path) {
+    static struct sps_capture c;
+    int rc = sps_capture(&c, 0);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "rc %d\npublished %d\nfresh %d\ntree_pid %d\npid %d\n", rc, c.published, c.fresh, c.tree_pid,
+            (int)getpid());
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        fprintf(f, "%s %d %.17g %lld\n", sps_host_metric_info(i)->name, c.metric[i].available, c.metric[i].value,
+                (long long)c.metric[i].age_ns);
+    struct sps_source_status st;
+    fprintf(f, "proc_status %d\n", sps_source_status(SPS_SOURCE_PROC, &st) == 0 ? st.available : -1);
+    return fclose(f);
+}
+
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1;
-    const char *tag = NULL, *spawn = NULL;
+    const char *tag = NULL, *spawn = NULL, *capture = NULL;
+    long alloc_mb = 0, burn_ms = 0, sleep_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -86,10 +115,27 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
         else if (!strcmp(a, "--spawn") && v) spawn = argv[++i];
         else if (!strcmp(a, "--count-int") && v) count_fd = atoi(argv[++i]);
+        else if (!strcmp(a, "--alloc-mb") && v) alloc_mb = atol(argv[++i]);
+        else if (!strcmp(a, "--burn-ms") && v) burn_ms = atol(argv[++i]);
+        else if (!strcmp(a, "--sleep-ms") && v) sleep_ms = atol(argv[++i]);
+        else if (!strcmp(a, "--capture") && v) capture = argv[++i];
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
             return 2;
         }
+    }
+    if (alloc_mb > 0) {
+        size_t len = (size_t)alloc_mb << 20;
+        volatile char *mem = malloc(len);
+        if (!mem)
+            return 7;
+        for (size_t off = 0; off < len; off += 4096)
+            mem[off] = 1;
+    }
+    if (burn_ms > 0) {
+        double until = cpu_seconds() + (double)burn_ms * 1e-3;
+        while (cpu_seconds() < until)
+            spin(10000);
     }
     if (busy_thread) {
         pthread_t t;
@@ -133,6 +179,13 @@ int main(int argc, char **argv) {
     }
     if (spawn && system(spawn) != 0)
         return 6;
+    if (capture && write_capture(capture) != 0)
+        return 8;
+    if (sleep_ms > 0) {
+        struct timespec ts = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     if (do_exec) {
         char *args[] = {argv[0], "--steps", "3", "--tag", "exec_image", NULL};
         execv(argv[0], args);

@@ -1,0 +1,179 @@
+/*
+ * bench_capture.c - what machine readings cost, next to psutil's.
+ *
+ * The seeds read CPU and GPU memory and temperatures through psutil at
+ * every micro-step; stepscope's answer is sps_capture(), a copy of the
+ * sampler's latest sample.  This measures, in one run:
+ *   - sps_capture() (the latest sample: the O(1) copy)
+ *   - sps_capture(SPS_CAPTURE_FRESH) (every source read now)
+ *   - one sampler tick (every host source and the GPU source)
+ *   - the sampler thread's own CPU time over a few seconds at the default
+ *     intervals, as a share of one core
+ * and, as the baseline, the same readings through psutil in a python3
+ * child (python3-psutil): virtual_memory(), Process().memory_info(), and
+ * the seed's capture (virtual memory, process memory, cpu_percent,
+ * sensors_temperatures).  Each case is the minimum of 7 repeats.
+ *
+ *     bench_capture [--quick]
+ */
+#define _GNU_SOURCE
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+#define REPEATS 7
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct sps_capture cap;
+
+static double per_call(int fresh, long n) {
+    double best = INFINITY;
+    for (int r = 0; r < REPEATS; r++) {
+        double t0 = now_s();
+        for (long i = 0; i < n; i++)
+            sps_capture(&cap, fresh ? SPS_CAPTURE_FRESH : 0);
+        double dt = (now_s() - t0) / (double)n;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+static double tick_cost(struct sps__sampler *s, long n) {
+    double best = INFINITY;
+    for (int r = 0; r < REPEATS; r++) {
+        double t0 = now_s();
+        for (long i = 0; i < n; i++)
+            sps__sampler_tick(s, 1, 1);
+        double dt = (now_s() - t0) / (double)n;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+/* psutil's costs in seconds per call: vmem, process memory, seed capture;
+ * 0 when python3 or psutil is missing. */
+static int psutil_costs(double out[3]) {
+    static const char script[] =
+        "import time\n"
+        "import psutil\n"
+        "p = psutil.Process()\n"
+        "def seed():\n"
+        "    v = psutil.virtual_memory(); m = p.memory_info(); c = psutil.cpu_percent()\n"
+        "    t = psutil.sensors_temperatures() if hasattr(psutil, 'sensors_temperatures') else {}\n"
+        "def best(f, n):\n"
+        "    r = []\n"
+        "    for _ in range(7):\n"
+        "        t0 = time.perf_counter()\n"
+        "        for _ in range(n): f()\n"
+        "        r.append((time.perf_counter() - t0) / n)\n"
+        "    return min(r)\n"
+        "print(best(psutil.virtual_memory, 2000), best(p.memory_info, 2000), best(seed, 300))\n";
+    char path[] = "/tmp/bench_capture_XXXXXX.py";
+    int fd = mkstemps(path, 3);
+    if (fd < 0)
+        return 0;
+    if (write(fd, script, sizeof script - 1) != (ssize_t)(sizeof script - 1)) {
+        close(fd);
+        unlink(path);
+        return 0;
+    }
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    int ok = p && fscanf(p, "%lf %lf %lf", &out[0], &out[1], &out[2]) == 3;
+    if (p)
+        pclose(p);
+    unlink(path);
+    return ok;
+}
+
+static const char *fmt(double s, char *buf, size_t len) {
+    if (s < 1e-6)
+        snprintf(buf, len, "%8.1f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, len, "%8.2f us", s * 1e6);
+    else
+        snprintf(buf, len, "%8.2f ms", s * 1e3);
+    return buf;
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    long n_capture = quick ? 20000 : 1000000, n_fresh = quick ? 50 : 500;
+    double sampler_run_s = quick ? 1.0 : 5.0;
+    char a[32], b[32];
+
+    if (sps_capture(&cap, 0) != SPS_OK) { /* starts this process's sampler */
+        fprintf(stderr, "bench_capture: no sampler could start\n");
+        return 1;
+    }
+    double capture = per_call(0, n_capture);
+    double fresh = per_call(1, n_fresh);
+    sps_sampler_stop();
+
+    struct sps__sampler_config cfg = {.tree_pid = (int)getpid()};
+    char err[256];
+    struct sps__sampler *s = sps__sampler_open(&cfg, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "bench_capture: %s\n", err);
+        return 1;
+    }
+    double tick = tick_cost(s, n_fresh);
+    sps__sampler_close(s);
+
+    /* the sampler thread at the default intervals, measured by the kernel */
+    s = sps__sampler_open(&cfg, err, sizeof err);
+    if (!s || sps__sampler_start(s) != 0) {
+        fprintf(stderr, "bench_capture: the sampler thread did not start\n");
+        return 1;
+    }
+    double t0 = now_s();
+    struct timespec nap = {(time_t)sampler_run_s, (long)((sampler_run_s - (double)(time_t)sampler_run_s) * 1e9)};
+    while (nanosleep(&nap, &nap) != 0)
+        ;
+    sps__sampler_stop(s);
+    double span = now_s() - t0;
+    const struct sps__sampler_result *r = sps__sampler_result(s);
+    double thread_cpu = r->thread_cpu_seconds;
+    double share = 100.0 * thread_cpu / span;
+    uint64_t ticks = r->host_ticks;
+    sps__sampler_close(s);
+
+    double py[3];
+    int have_py = psutil_costs(py);
+
+    printf("bench_capture: minimum of %d repeats; baseline psutil %s in the same run\n", REPEATS,
+           have_py ? "measured" : "unavailable (python3-psutil missing)");
+    printf("  %-44s %s\n", "sps_capture() (latest sample)", fmt(capture, a, sizeof a));
+    printf("  %-44s %s\n", "sps_capture(SPS_CAPTURE_FRESH)", fmt(fresh, a, sizeof a));
+    printf("  %-44s %s\n", "one sampler tick (every source)", fmt(tick, a, sizeof a));
+    if (have_py) {
+        printf("  %-44s %s\n", "psutil.virtual_memory()  [baseline]", fmt(py[0], a, sizeof a));
+        printf("  %-44s %s\n", "psutil.Process().memory_info()", fmt(py[1], a, sizeof a));
+        printf("  %-44s %s\n", "psutil seed capture (vmem+rss+cpu%+temps)", fmt(py[2], a, sizeof a));
+        printf("ratios:\n");
+        printf("  psutil.virtual_memory() / sps_capture()      %8.0fx  (target >= 100x)\n", py[0] / capture);
+        printf("  psutil seed capture / sps_capture()          %8.0fx\n", py[2] / capture);
+        printf("  psutil seed capture / sps_capture(FRESH)     %8.2fx  (FRESH reads far more)\n", py[2] / fresh);
+    }
+    printf("sampler thread at default intervals (host %d ms, GPUs %d ms): %s CPU over %.2f s, %llu ticks\n",
+           SPS_SAMPLER_DEFAULT_HOST_MS, SPS_SAMPLER_DEFAULT_GPU_MS, fmt(thread_cpu, b, sizeof b), span,
+           (unsigned long long)ticks);
+    printf("  = %.4f%% of one core  (target < 0.1%%)\n", share);
+    return 0;
+}

@@ -1,0 +1,297 @@
+/*
+ * test_metrics.c - the machine half end to end: `stepscope run` samples
+ * the workload's tree and publishes captures to it; report.json carries
+ * metrics, series and sources; the figures agree with the kernel's own;
+ * `stepscope snapshot` and `stepscope doctor` say what works and why not.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "stepscope.h"
+#include "support.h"
+
+#define STEPSCOPE SPS_BIN_DIR "/stepscope"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
+
+/* "key a b c" lines written by the workload's --capture. */
+static int capture_field(const char *path, const char *key, int col, double *out) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int found = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, kl) || line[kl] != ' ')
+            continue;
+        char *p = line + kl;
+        for (int c = 0; c <= col; c++) {
+            char *end;
+            double v = strtod(p, &end);
+            if (end == p)
+                break;
+            if (c == col) {
+                *out = v;
+                found = 0;
+            }
+            p = end;
+        }
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Under `stepscope run` a workload's capture copies what the CLI's
+ * sampler published: no sampler of its own, the tree rooted at itself. */
+static void test_capture_reads_what_run_published(void) {
+    const char *dir = tmpdir_new("pub");
+    char out[1024], cap[1100], err[2048];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(cap, sizeof cap, "%s/capture.txt", dir);
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", out, "--", WORKLOAD, "--steps", "2",
+                    "--alloc-mb", "8", "--sleep-ms", "60", "--capture", cap, "--sleep-ms", "60", NULL};
+    int st = run_capture(argv, err, sizeof err);
+    CHECK_MSG(exit_code_of(st) == 0, "run: %s", err);
+    double published = -1, tree = -1, pid = -2, rc = -1, avail = -1, rss = 0, age = -1, proc = -1;
+    capture_field(cap, "rc", 0, &rc);
+    capture_field(cap, "published", 0, &published);
+    capture_field(cap, "tree_pid", 0, &tree);
+    capture_field(cap, "pid", 0, &pid);
+    capture_field(cap, "workload_rss_bytes", 0, &avail);
+    capture_field(cap, "workload_rss_bytes", 1, &rss);
+    capture_field(cap, "workload_rss_bytes", 2, &age);
+    capture_field(cap, "proc_status", 0, &proc);
+    CHECK_EQ_I(rc, 0);
+    CHECK_EQ_I(published, 1);
+    CHECK_EQ_I(tree, pid); /* the workload is the tree's root */
+    CHECK_EQ_I(avail, 1);
+    CHECK_MSG(rss >= 8.0 * 1048576, "the tree's RSS %.0f covers the 8 MiB the workload touched", rss);
+    CHECK(age >= 0);
+    CHECK_EQ_I(proc, 1);
+}
+
+/* Peak RSS and CPU time agree with the kernel's own accounting (rusage of
+ * the reaped workload) within 2%. */
+static void test_accuracy_against_rusage(void) {
+    const char *dir = tmpdir_new("acc");
+    char err[2048];
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "0",
+                    "--alloc-mb", "200", "--burn-ms", "1000", "--sleep-ms", "300", NULL};
+    int st = run_capture(argv, err, sizeof err);
+    CHECK_MSG(exit_code_of(st) == 0, "run: %s", err);
+    json_t *r = report_load(dir);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    double kernel_rss = json_num(r, "memory.peak_rss_bytes");
+    double sampled_rss = json_num(r, "metrics.workload_rss_peak_bytes.max");
+    double kernel_cpu = json_num(r, "timing.user_s") + json_num(r, "timing.sys_s");
+    double sampled_cpu = json_num(r, "metrics.workload_cpu_seconds.last");
+    CHECK_MSG(kernel_rss > 200.0 * 1048576, "kernel peak RSS %.0f", kernel_rss);
+    CHECK_MSG(fabs(sampled_rss - kernel_rss) <= 0.02 * kernel_rss, "peak RSS: sampled %.0f, kernel %.0f", sampled_rss,
+              kernel_rss);
+    CHECK_MSG(kernel_cpu >= 1.0, "kernel CPU %.3f s", kernel_cpu);
+    CHECK_MSG(fabs(sampled_cpu - kernel_cpu) <= 0.02 * kernel_cpu, "CPU time: sampled %.4f s, kernel %.4f s",
+              sampled_cpu, kernel_cpu);
+    double mean_rss = json_num(r, "metrics.workload_rss_bytes.mean");
+    CHECK(mean_rss > 100.0 * 1048576 && mean_rss <= sampled_rss);
+    json_decref(r);
+}
+
+/* Every catalogue metric is in the report: statistics, or nulls and why. */
+static void test_report_metrics_shape(void) {
+    const char *dir = tmpdir_new("shape");
+    char err[2048];
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "3",
+                    "--sleep-ms", "120", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    json_t *r = report_load(dir);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    json_t *metrics = json_object_get(r, "metrics");
+    CHECK_EQ_U(json_object_size(metrics), SPS_HOST_METRIC_COUNT);
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        const struct sps_metric_info *m = sps_host_metric_info(i);
+        json_t *e = json_object_get(metrics, m->name);
+        CHECK_MSG(e != NULL, "metrics.%s", m->name);
+        if (!e)
+            continue;
+        CHECK(strcmp(json_string_value(json_object_get(e, "unit")), m->unit) == 0);
+        json_int_t n = json_integer_value(json_object_get(e, "samples"));
+        if (n > 0) {
+            CHECK(json_is_number(json_object_get(e, "mean")) && json_is_number(json_object_get(e, "max")) &&
+                  json_is_number(json_object_get(e, "last")));
+            CHECK(json_object_get(e, "unavailable_reason") == NULL);
+        } else {
+            CHECK(json_is_null(json_object_get(e, "mean")) && json_is_null(json_object_get(e, "last")));
+            const char *why = json_string_value(json_object_get(e, "unavailable_reason"));
+            CHECK_MSG(why && *why, "%s has no reading and says why", m->name);
+        }
+    }
+    /* this machine: the tree's memory and CPU are always readable */
+    CHECK(json_num(r, "metrics.workload_rss_bytes.samples") >= 3);
+    CHECK(json_num(r, "metrics.system_memory_total_bytes.last") > 0);
+    CHECK(json_num(r, "metrics.workload_processes.max") >= 1);
+    json_t *sources = json_object_get(r, "sources");
+    CHECK_EQ_U(json_array_size(sources), SPS_SOURCE_COUNT);
+    CHECK(json_is_true(json_object_get(json_array_get(sources, 0), "available")));
+    if (json_array_size(json_object_get(r, "gpus")) == 0)
+        CHECK(json_string_value(json_object_get(r, "gpus_unavailable_reason")) != NULL);
+    json_t *series = json_object_get(json_object_get(r, "series"), "metrics");
+    CHECK(json_array_size(series) > 0);
+    size_t i;
+    json_t *s;
+    json_array_foreach(series, i, s) {
+        size_t n = json_array_size(json_object_get(s, "t_s"));
+        CHECK(n > 0);
+        CHECK_EQ_U(json_array_size(json_object_get(s, "mean")), n);
+        CHECK_EQ_U(json_array_size(json_object_get(s, "max")), n);
+        double t0 = json_number_value(json_array_get(json_object_get(s, "t_s"), 0));
+        CHECK_MSG(t0 >= -0.001 && t0 < 5, "series start %.3f s after the run began", t0);
+    }
+    CHECK(json_is_number(json_path(r, "overhead.sampler_cpu_seconds")));
+    json_decref(r);
+}
+
+static void test_no_sample(void) {
+    const char *dir = tmpdir_new("nosample");
+    char err[2048];
+    char *argv[] = {STEPSCOPE, "run", "-q", "--no-sample", "-o", (char *)dir, "--", WORKLOAD, "--steps", "1", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    json_t *r = report_load(dir);
+    if (!r) {
+        CHECK(r != NULL);
+        return;
+    }
+    CHECK(json_is_null(json_path(r, "metrics.workload_rss_bytes.max")));
+    CHECK_STR_HAS(json_string_value(json_path(r, "metrics.workload_rss_bytes.unavailable_reason")), "--no-sample");
+    json_decref(r);
+    char capfile[1024];
+    snprintf(capfile, sizeof capfile, "%s/capture.bin", dir);
+    CHECK(access(capfile, F_OK) != 0);
+}
+
+static void test_run_interval_flags(void) {
+    char err[1024];
+    char *bad[] = {STEPSCOPE, "run", "--interval", "5", "--", WORKLOAD, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(bad, err, sizeof err)), 2);
+    CHECK_STR_HAS(err, "--interval: '5'");
+    CHECK_EQ_I(count_lines(err), 1);
+    char *bad2[] = {STEPSCOPE, "run", "--gpu-interval", "x", "--", WORKLOAD, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(bad2, err, sizeof err)), 2);
+    CHECK_STR_HAS(err, "--gpu-interval");
+}
+
+static json_t *load_json_file(const char *path) {
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j)
+        fprintf(stderr, "%s:%d:%d: %s\n", path, e.line, e.column, e.text);
+    return j;
+}
+
+static void test_snapshot(void) {
+    const char *dir = tmpdir_new("snap");
+    char out[1024], pid[32], err[2048];
+    snprintf(out, sizeof out, "%s/snap.json", dir);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    char *argv[] = {STEPSCOPE, "snapshot", "--pid", pid, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    json_t *j = load_json_file(out);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK(strcmp(json_string_value(json_object_get(j, "schema")), "stepscope.snapshot/1") == 0);
+        CHECK_EQ_I(json_integer_value(json_object_get(j, "tree_pid")), getpid());
+        CHECK(json_num(j, "metrics.workload_rss_bytes.value") > 1e6);
+        CHECK(json_num(j, "metrics.system_memory_available_bytes.value") > 0);
+        CHECK(json_num(j, "metrics.workload_processes.value") >= 1);
+        /* percentages need two reads; the default wait gives them */
+        CHECK(json_is_number(json_path(j, "metrics.system_cpu_percent.value")));
+        CHECK_EQ_U(json_array_size(json_object_get(j, "sources")), SPS_SOURCE_COUNT);
+        json_decref(j);
+    }
+    /* without --pid, the tree metrics are null and say why */
+    char *nopid[] = {STEPSCOPE, "snapshot", "--wait", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(nopid, out, err, sizeof err)), 0);
+    j = load_json_file(out);
+    if (j) {
+        CHECK(json_is_null(json_path(j, "metrics.workload_rss_bytes.value")));
+        CHECK_STR_HAS(json_string_value(json_path(j, "metrics.workload_rss_bytes.unavailable_reason")), "--pid");
+        CHECK_STR_HAS(json_string_value(json_path(j, "metrics.system_cpu_percent.unavailable_reason")), "two reads");
+        json_decref(j);
+    }
+    char *bad[] = {STEPSCOPE, "snapshot", "--pid", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
+    CHECK_EQ_I(count_lines(err), 1);
+    char *gone[] = {STEPSCOPE, "snapshot", "--pid", "4194000", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(gone, NULL, err, sizeof err)), 1);
+    CHECK_STR_HAS(err, "no such process");
+}
+
+static void test_doctor(void) {
+    const char *dir = tmpdir_new("doc");
+    char out[1024], err[2048];
+    snprintf(out, sizeof out, "%s/doctor.json", dir);
+    char *argv[] = {STEPSCOPE, "doctor", "--json", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    json_t *j = load_json_file(out);
+    CHECK(j != NULL);
+    if (j) {
+        json_t *sources = json_object_get(j, "sources");
+        CHECK_EQ_U(json_array_size(sources), SPS_SOURCE_COUNT);
+        size_t i;
+        json_t *s;
+        json_array_foreach(sources, i, s) {
+            const char *name = json_string_value(json_object_get(s, "name"));
+            if (json_is_true(json_object_get(s, "available")))
+                CHECK_MSG(json_number_value(json_object_get(s, "read_s")) > 0, "%s has a read cost", name);
+            else
+                CHECK_MSG(json_string_value(json_object_get(s, "reason")) != NULL, "%s says why not", name);
+        }
+        CHECK(json_is_true(json_object_get(json_array_get(sources, 0), "available")));
+        CHECK(json_number_value(json_object_get(j, "sampler_cpu_percent_of_one_core")) > 0);
+        json_decref(j);
+    }
+    /* the text form names every source */
+    snprintf(out, sizeof out, "%s/doctor.txt", dir);
+    char *text[] = {STEPSCOPE, "doctor", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
+    char buf[8192];
+    FILE *f = fopen(out, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    const char *names[] = {"proc", "thermal", "rapl", "nvml", "drm", "nvidia-smi"};
+    for (int k = 0; k < 6; k++)
+        CHECK_STR_HAS(buf, names[k]);
+    /* a root without /proc: proc unavailable, exit 1, the reason names it */
+    setenv("STEPSCOPE_ROOT", dir, 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 1);
+    unsetenv("STEPSCOPE_ROOT");
+    f = fopen(out, "r");
+    n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    CHECK_STR_HAS(buf, "/proc/stat");
+    char *bad[] = {STEPSCOPE, "doctor", "--bogus", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
+}
+
+int main(void) {
+    RUN_TEST(test_capture_reads_what_run_published);
+    RUN_TEST(test_accuracy_against_rusage);
+    RUN_TEST(test_report_metrics_shape);
+    RUN_TEST(test_no_sample);
+    RUN_TEST(test_run_interval_flags);
+    RUN_TEST(test_snapshot);
+    RUN_TEST(test_doctor);
+    return check_report();
+}
