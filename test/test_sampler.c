@@ -219,8 +219,30 @@ static void test_catalogue(void) {
     }
 }
 
+/* Docs move with the code: docs/metrics.md lists every catalogue metric. */
+static void test_catalogue_documented(void) {
+    FILE *f = fopen(SPS_SOURCE_DIR "/docs/metrics.md", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    static char doc[65536];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = '\0';
+    fclose(f);
+    char key[96];
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        snprintf(key, sizeof key, "| `%s` | %s |", sps_host_metric_info(i)->name, sps_host_metric_info(i)->unit);
+        CHECK_STR_HAS(doc, key);
+    }
+    for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++) {
+        snprintf(key, sizeof key, "| `%s` | %s |", sps_gpu_metric_info(i)->name, sps_gpu_metric_info(i)->unit);
+        CHECK_STR_HAS(doc, key);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_catalogue);
+    RUN_TEST(test_catalogue_documented);
     RUN_TEST(test_series_decimation_keeps_peaks);
     RUN_TEST(test_series_ignores_nan);
     RUN_TEST(test_published_never_torn);
