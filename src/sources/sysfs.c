@@ -1,9 +1,11 @@
 /* sysfs.c - small-file reading for the sources (see sysfs.h). */
 #include "sources/sysfs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,4 +113,48 @@ void sps__reason_errno(char *reason, size_t cap, const char *what, const char *p
     int e = neg_errno < 0 ? -neg_errno : neg_errno;
     const char *why = e == EINVAL ? "not a number" : strerror(e);
     snprintf(reason, cap, "%s: %s: %s", what, path, why);
+}
+
+/* N when name is prefix + N + suffix (N as %d prints it), else -1. */
+static int numbered_entry(const char *name, const char *prefix, const char *suffix) {
+    size_t plen = strlen(prefix), slen = strlen(suffix), len = strlen(name);
+    if (len <= plen + slen || strncmp(name, prefix, plen) != 0 || strcmp(name + len - slen, suffix) != 0)
+        return -1;
+    const char *digits = name + plen, *end = name + len - slen;
+    if (*digits == '0' && end - digits > 1)
+        return -1;
+    long n = 0;
+    for (const char *p = digits; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        n = n * 10 + (*p - '0');
+        if (n > INT_MAX)
+            return -1;
+    }
+    return (int)n;
+}
+
+int sps__list_numbered(const char *dir, const char *prefix, const char *suffix, int *numbers, int cap) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -errno;
+    int count = 0, kept = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int n = numbered_entry(e->d_name, prefix, suffix);
+        if (n < 0)
+            continue;
+        count++;
+        /* keep the cap smallest, sorted: insertion into a short array */
+        if (kept == cap && (cap == 0 || n >= numbers[cap - 1]))
+            continue;
+        int at = kept < cap ? kept++ : cap - 1;
+        while (at > 0 && numbers[at - 1] > n) {
+            numbers[at] = numbers[at - 1];
+            at--;
+        }
+        numbers[at] = n;
+    }
+    closedir(d);
+    return count;
 }

@@ -36,4 +36,14 @@ int sps__read_i64(const char *path, int64_t *out);
  * cap (for source reasons). */
 void sps__reason_errno(char *reason, size_t cap, const char *what, const char *path, int neg_errno);
 
+/*
+ * The numbers N of the entries of dir named prefix + N + suffix ("hwmon3",
+ * "temp2_input"), N decimal without sign or leading zero so that printing
+ * N with %d names the same entry again.  The smallest min(count, cap) of
+ * them go into numbers, ascending (numerically: hwmon10 after hwmon2).
+ * Returns how many entries match (which may exceed cap), or -errno when
+ * dir cannot be opened.
+ */
+int sps__list_numbered(const char *dir, const char *prefix, const char *suffix, int *numbers, int cap);
+
 #endif /* SPS_SOURCES_SYSFS_H */
