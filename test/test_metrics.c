@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "sysfs_tree.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -285,6 +286,89 @@ static void test_doctor(void) {
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
 }
 
+/* A machine made of fixtures: a k10temp sensor, a RAPL package and an
+ * amdgpu card under STEPSCOPE_ROOT, with the real /proc linked in. */
+static const char *fixture_machine(void) {
+    const char *root = tmpdir_new("machine");
+    tree_symlink(root, "proc", "/proc");
+    tree_write(root, "sys/class/hwmon/hwmon0/name", "k10temp\n");
+    tree_write(root, "sys/class/hwmon/hwmon0/temp1_input", "55250\n");
+    tree_write(root, "sys/class/hwmon/hwmon0/temp1_label", "Tctl\n");
+    tree_write(root, "sys/class/powercap/intel-rapl:0/name", "package-0\n");
+    tree_write(root, "sys/class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+    tree_write(root, "sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
+    tree_write(root, "sys/class/drm/card0/device/vendor", "0x1002\n");
+    tree_write(root, "sys/class/drm/card0/device/device", "0x73bf\n");
+    tree_write(root, "sys/class/drm/card0/device/gpu_busy_percent", "87\n");
+    tree_write(root, "sys/class/drm/card0/device/mem_info_vram_used", "4294967296\n");
+    tree_write(root, "sys/class/drm/card0/device/mem_info_vram_total", "17163091968\n");
+    return root;
+}
+
+static void test_snapshot_of_fixture_machine(void) {
+    const char *root = fixture_machine();
+    char out[1024], err[2048];
+    snprintf(out, sizeof out, "%s/snap.json", root);
+    setenv("STEPSCOPE_ROOT", root, 1);
+    setenv("STEPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    char *argv[] = {STEPSCOPE, "snapshot", "--wait", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_ROOT");
+    unsetenv("STEPSCOPE_NVML_LIBRARY");
+    json_t *j = load_json_file(out);
+    CHECK(j != NULL);
+    if (!j)
+        return;
+    CHECK_NEAR(json_num(j, "metrics.cpu_temperature_celsius.value"), 55.25, 1e-9);
+    CHECK(strcmp(json_string_value(json_path(j, "metrics.cpu_temperature_celsius.source")), "thermal") == 0);
+    json_t *sensor = json_array_get(json_object_get(j, "sensors"), 0);
+    CHECK(sensor && strcmp(json_string_value(json_object_get(sensor, "label")), "k10temp Tctl") == 0);
+    CHECK_NEAR(json_num(j, "metrics.cpu_package_energy_joules.value"), 0, 0); /* a total since the sampler opened */
+    json_t *gpu = json_array_get(json_object_get(j, "gpus"), 0);
+    CHECK(gpu != NULL);
+    if (gpu) {
+        CHECK(strcmp(json_string_value(json_object_get(gpu, "source")), "drm") == 0);
+        CHECK_NEAR(json_num(gpu, "metrics.gpu_utilization_percent.value"), 87, 0);
+        CHECK_NEAR(json_num(gpu, "metrics.gpu_memory_used_bytes.value"), 4294967296.0, 0);
+        CHECK(json_is_null(json_path(gpu, "metrics.gpu_throttle_reasons.value")));
+        CHECK(json_string_value(json_path(gpu, "metrics.gpu_throttle_reasons.unavailable_reason")) != NULL);
+    }
+    /* nvml was tried first and says why it could not serve */
+    json_t *nvml = json_array_get(json_object_get(j, "sources"), SPS_SOURCE_NVML);
+    CHECK(json_is_false(json_object_get(nvml, "available")));
+    CHECK_STR_HAS(json_string_value(json_object_get(nvml, "reason")), "/nonexistent/libnvidia-ml.so.1");
+    json_decref(j);
+}
+
+/* The same machine under `stepscope run`: the report and the summary
+ * carry the fixture's sensor and GPU. */
+static void test_run_on_fixture_machine(void) {
+    const char *root = fixture_machine();
+    char out[1024], err[8192];
+    snprintf(out, sizeof out, "%s/out", root);
+    setenv("STEPSCOPE_ROOT", root, 1);
+    setenv("STEPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    char *argv[] = {STEPSCOPE, "run", "--interval", "20", "--gpu-interval", "20", "-o", out, "--", WORKLOAD,
+                    "--steps", "1", "--sleep-ms", "100", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_ROOT");
+    unsetenv("STEPSCOPE_NVML_LIBRARY");
+    CHECK_STR_HAS(err, "CPU temperature 55 C mean / 55 C max");
+    CHECK_STR_HAS(err, "util 87% mean / 87% max");
+    json_t *r = report_load(out);
+    if (!r) {
+        CHECK(r != NULL);
+        return;
+    }
+    CHECK_NEAR(json_num(r, "metrics.cpu_temperature_celsius.max"), 55.25, 1e-9);
+    json_t *gpu = json_array_get(json_object_get(r, "gpus"), 0);
+    CHECK(gpu && strcmp(json_string_value(json_object_get(gpu, "source")), "drm") == 0);
+    CHECK_NEAR(json_num(gpu, "metrics.gpu_memory_used_bytes.max"), 4294967296.0, 0);
+    CHECK(json_num(gpu, "metrics.gpu_memory_used_bytes.samples") >= 2);
+    CHECK(json_num(r, "metrics.workload_rss_bytes.samples") >= 2); /* the real /proc, linked in */
+    json_decref(r);
+}
+
 int main(void) {
     RUN_TEST(test_capture_reads_what_run_published);
     RUN_TEST(test_accuracy_against_rusage);
@@ -293,5 +377,7 @@ int main(void) {
     RUN_TEST(test_run_interval_flags);
     RUN_TEST(test_snapshot);
     RUN_TEST(test_doctor);
+    RUN_TEST(test_snapshot_of_fixture_machine);
+    RUN_TEST(test_run_on_fixture_machine);
     return check_report();
 }
