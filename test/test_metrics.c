@@ -369,6 +369,83 @@ static void test_run_on_fixture_machine(void) {
     json_decref(r);
 }
 
+/* The NVML path end to end, through the fake library: two GPUs, and the
+ * workload's own device memory found by pid. */
+static void test_snapshot_with_fake_nvml(void) {
+    const char *dir = tmpdir_new("nvml");
+    char out[1024], err[2048], pid[32], procs[64];
+    snprintf(out, sizeof out, "%s/snap.json", dir);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    snprintf(procs, sizeof procs, "%d:1048576,1:999", (int)getpid());
+    setenv("STEPSCOPE_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML_GPUS", "2", 1);
+    setenv("FAKE_NVML_PROCS", procs, 1);
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    char *argv[] = {STEPSCOPE, "snapshot", "--pid", pid, "--wait", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    json_t *j = load_json_file(out);
+    if (j) {
+        json_t *gpus = json_object_get(j, "gpus");
+        CHECK_EQ_U(json_array_size(gpus), 1); /* only the visible one, numbered as CUDA does */
+        json_t *g = json_array_get(gpus, 0);
+        CHECK_EQ_I(json_integer_value(json_object_get(g, "index")), 0);
+        CHECK(strcmp(json_string_value(json_object_get(g, "source")), "nvml") == 0);
+        CHECK_NEAR(json_num(g, "metrics.gpu_memory_used_bytes.value"), 2.0 * 1073741824, 0); /* NVML GPU 1 */
+        CHECK_NEAR(json_num(g, "metrics.gpu_temperature_celsius.value"), 41, 0);
+        CHECK_NEAR(json_num(g, "metrics.gpu_workload_memory_bytes.value"), 1048576, 0); /* pid 1 is not ours */
+        json_decref(j);
+    }
+    /* all GPUs, and the process under `stepscope run`'s summary */
+    char run_out[1024], serr[8192];
+    snprintf(run_out, sizeof run_out, "%s/out", dir);
+    char *run[] = {STEPSCOPE, "run", "--gpu-interval", "20", "-o", run_out, "--", WORKLOAD, "--steps", "1",
+                   "--sleep-ms", "100", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(run, serr, sizeof serr)), 0);
+    CHECK_STR_HAS(serr, "GPU 0");
+    CHECK_STR_HAS(serr, "GPU 1");
+    json_t *r = report_load(run_out);
+    if (r) {
+        CHECK_EQ_U(json_array_size(json_object_get(r, "gpus")), 2);
+        json_t *g1 = json_array_get(json_object_get(r, "gpus"), 1);
+        CHECK_NEAR(json_num(g1, "metrics.gpu_power_watts.max"), 100.001, 1e-9);
+        CHECK(json_num(g1, "metrics.gpu_power_watts.samples") >= 2);
+        json_decref(r);
+    }
+    unsetenv("STEPSCOPE_NVML_LIBRARY");
+    unsetenv("FAKE_NVML_GPUS");
+    unsetenv("FAKE_NVML_PROCS");
+}
+
+/* No NVML, no drm card: the chain's last link, nvidia-smi, serves. */
+static void test_snapshot_falls_back_to_nvidia_smi(void) {
+    const char *root = tmpdir_new("smi");
+    tree_symlink(root, "proc", "/proc");
+    tree_mkdir(root, "sys/class/drm");
+    char out[1024], err[2048];
+    snprintf(out, sizeof out, "%s/snap.json", root);
+    setenv("STEPSCOPE_ROOT", root, 1);
+    setenv("STEPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    setenv("STEPSCOPE_NVIDIA_SMI", FAKES_DIR "/nvidia-smi", 1);
+    char *argv[] = {STEPSCOPE, "snapshot", "--wait", "0", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_ROOT");
+    unsetenv("STEPSCOPE_NVML_LIBRARY");
+    unsetenv("STEPSCOPE_NVIDIA_SMI");
+    json_t *j = load_json_file(out);
+    if (!j) {
+        CHECK(j != NULL);
+        return;
+    }
+    json_t *g = json_array_get(json_object_get(j, "gpus"), 0);
+    CHECK(g && strcmp(json_string_value(json_object_get(g, "source")), "nvidia-smi") == 0);
+    CHECK(json_is_number(json_path(g, "metrics.gpu_memory_used_bytes.value")));
+    json_t *smi = json_array_get(json_object_get(j, "sources"), SPS_SOURCE_NVIDIA_SMI);
+    CHECK(json_is_true(json_object_get(smi, "slow")));
+    CHECK(json_is_true(json_object_get(smi, "in_use")));
+    json_decref(j);
+}
+
 int main(void) {
     RUN_TEST(test_capture_reads_what_run_published);
     RUN_TEST(test_accuracy_against_rusage);
@@ -379,5 +456,7 @@ int main(void) {
     RUN_TEST(test_doctor);
     RUN_TEST(test_snapshot_of_fixture_machine);
     RUN_TEST(test_run_on_fixture_machine);
+    RUN_TEST(test_snapshot_with_fake_nvml);
+    RUN_TEST(test_snapshot_falls_back_to_nvidia_smi);
     return check_report();
 }
