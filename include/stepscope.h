@@ -313,7 +313,7 @@ struct sps_capture_sensor {
     struct sps_reading celsius;
 };
 
-/* What sps_capture() fills in.  Large (about 7 KiB): keep one around. */
+/* What sps_capture() fills in.  Large (about 9 KiB): keep one around. */
 struct sps_capture {
     int64_t time_ns;  /* CLOCK_MONOTONIC when taken */
     int fresh;        /* 1: read synchronously by this call */
@@ -335,10 +335,12 @@ enum {
  * copies what the CLI's sampler published into the run directory: O(1), no
  * system call, no thread of its own.  Otherwise the first call starts this
  * process's sampler (sps_sampler_start() with defaults) and later calls copy
- * its latest sample.  With SPS_CAPTURE_FRESH every source is read now, on
- * the calling thread (costs what `stepscope doctor` shows).
+ * its latest sample; after sps_sampler_stop() they copy the last sample it
+ * took (its readings age) until sps_sampler_start() resumes it.  With
+ * SPS_CAPTURE_FRESH every source is read now, on the calling thread (costs
+ * what `stepscope doctor` shows), without restarting a stopped sampler.
  *
- * Returns 0, SPS_EINVAL when out is NULL, or SPS_ENOMEM/SPS_ESTATE when no
+ * Returns 0, SPS_EINVAL when out is NULL, or SPS_ENOMEM/SPS_EIO when no
  * sampler could be started (then every reading is unavailable).  Never
  * fails for a missing source: its readings are unavailable and
  * sps_source_status() says why.  Thread-safe.

@@ -240,12 +240,11 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
         *fresh = 1;
         return sps__sampler_published(fresh_local);
     }
-    if (!own || !sps__sampler_running(own)) {
-        int had = own != NULL;
+    if (!own) {
         *rc = start_own(NULL); /* ticks once before it returns */
         if (*rc != SPS_OK)
             return NULL;
-        *fresh = !had;
+        *fresh = 1;
     }
     if ((flags & SPS_CAPTURE_FRESH) && !*fresh) {
         sps__sampler_tick(own, 1, 1);

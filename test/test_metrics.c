@@ -55,7 +55,7 @@ static void test_capture_reads_what_run_published(void) {
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(cap, sizeof cap, "%s/capture.txt", dir);
     char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", out, "--", WORKLOAD, "--steps", "2",
-                    "--alloc-mb", "8", "--sleep-ms", "60", "--capture", cap, "--sleep-ms", "60", NULL};
+                    "--alloc-mb", "8", "--settle-ms", "100", "--capture", cap, "--sleep-ms", "60", NULL};
     int st = run_capture(argv, err, sizeof err);
     CHECK_MSG(exit_code_of(st) == 0, "run: %s", err);
     double published = -1, tree = -1, pid = -2, rc = -1, avail = -1, rss = 0, age = -1, proc = -1;

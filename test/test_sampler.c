@@ -171,6 +171,11 @@ static void test_capture_own_sampler(void) {
     CHECK_EQ_I(c.fresh, 1);
     sps_sampler_stop();
     CHECK_EQ_I(sps_capture(&c, 0), SPS_OK); /* the last sample stays readable */
+    CHECK_EQ_I(c.fresh, 0);
+    CHECK_EQ_I(sps_capture(&c, SPS_CAPTURE_FRESH), SPS_OK); /* read now, on this thread */
+    CHECK_EQ_I(c.fresh, 1);
+    CHECK_EQ_I(sps_sampler_start(NULL), SPS_OK); /* a fresh read did not restart it */
+    sps_sampler_stop();
     CHECK_EQ_I(sps_sampler_start(NULL), SPS_OK); /* and the sampler resumes */
     CHECK_EQ_I(sps_sampler_start(NULL), SPS_ESTATE);
     struct sps_sampler_config bad = {.host_interval_ms = -1};

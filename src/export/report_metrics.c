@@ -36,6 +36,8 @@ static const char *why_none(const struct sps__source_result *src, char *buf, siz
         return src->reason[0] ? src->reason : "the source is unavailable";
     if (src->last_error[0])
         return src->last_error;
+    if (src->note[0])
+        return src->note;
     snprintf(buf, len, "the source read no value for it during the run");
     return buf;
 }
@@ -194,6 +196,10 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
             sps__jw_string(w, "last_error", sr->last_error);
         else
             sps__jw_null(w, "last_error");
+        if (sr->note[0])
+            sps__jw_string(w, "note", sr->note);
+        else
+            sps__jw_null(w, "note");
         sps__jw_end(w, '}');
     }
     sps__jw_end(w, ']');
@@ -238,13 +244,13 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_end(w, '}');
 
     sps__jw_object(w, "overhead");
-    double span_s = r->stopped_ns > r->started_ns ? (double)(r->stopped_ns - r->started_ns) * 1e-9 : NAN;
+    double span_s = (double)r->thread_ns_total * 1e-9;
     sps__jw_number(w, "sampler_cpu_seconds", r->thread_cpu_seconds);
     sps__jw_number(w, "sampler_cpu_percent_of_one_core",
                    span_s > 0 ? 100.0 * r->thread_cpu_seconds / span_s : NAN);
     sps__jw_uint(w, "sampler_host_ticks", r->host_ticks);
     sps__jw_uint(w, "sampler_gpu_ticks", r->gpu_ticks);
-    uint64_t ticks = r->host_ticks > r->gpu_ticks ? r->host_ticks : r->gpu_ticks;
-    sps__jw_number(w, "sampler_tick_mean_s", ticks ? (double)r->tick_ns_total * 1e-9 / (double)ticks : NAN);
+    sps__jw_uint(w, "sampler_ticks", r->ticks);
+    sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total * 1e-9 / (double)r->ticks : NAN);
     sps__jw_end(w, '}');
 }

@@ -282,7 +282,7 @@ static int in_tree(const struct sps__source_ctx *ctx, unsigned pid) {
 static sps_nvml_return workload_memory(struct nvml_state *st, sps_nvml_device device,
                                        const struct sps__source_ctx *ctx, double *bytes) {
     *bytes = NAN;
-    if (!ctx->in_tree && ctx->tree_pid <= 0)
+    if (ctx->tree_pid <= 0)
         return SPS_NVML_SUCCESS; /* no tree is watched */
     _Alignas(8) unsigned char stack_entries[NVML_STACK_PROCESSES * NVML_PROCESS_SLOT];
     while (st->nqueries > 0) {

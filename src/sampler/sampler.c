@@ -22,6 +22,7 @@ struct sps__sampler {
     int running;
     int locks_ready;
     pthread_t thread;
+    uint64_t thread_started_ns;
 
     struct sps__sampler_config cfg;
     char *root, *nvml_path, *smi_path, *cuda_visible; /* owned copies */
@@ -229,6 +230,8 @@ static void read_source(struct sps__sampler *s, enum sps_source_id id, int64_t n
     if (rc != 0) {
         r->failed_reads++;
         snprintf(r->last_error, sizeof r->last_error, "%s", reason[0] ? reason : "read failed");
+    } else if (reason[0]) {
+        snprintf(r->note, sizeof r->note, "%s", reason);
     }
 }
 
@@ -299,6 +302,7 @@ static void tick_locked(struct sps__sampler *s, int host, int gpu) {
     if (!r->started_ns)
         r->started_ns = now;
     sps__published_write(s->pub, &s->sample, s->pub_sources);
+    r->ticks++;
     r->tick_ns_total += sps__mono_ns() - t0;
 }
 
@@ -343,10 +347,11 @@ static void *sampler_main(void *arg) {
         pthread_mutex_lock(&s->wake_lock);
     }
     pthread_mutex_unlock(&s->wake_lock);
+    /* each start makes a new thread whose CPU clock starts at zero */
     struct timespec cpu;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
         pthread_mutex_lock(&s->lock);
-        s->result.thread_cpu_seconds = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
+        s->result.thread_cpu_seconds += (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
         pthread_mutex_unlock(&s->lock);
     }
     return NULL;
@@ -370,6 +375,7 @@ int sps__sampler_start(struct sps__sampler *s) {
     }
     pthread_setname_np(s->thread, "stepscope-samp");
     s->running = 1;
+    s->thread_started_ns = sps__mono_ns();
     return 0;
 }
 
@@ -383,7 +389,9 @@ void sps__sampler_stop(struct sps__sampler *s) {
     pthread_join(s->thread, NULL);
     s->running = 0;
     pthread_mutex_lock(&s->lock);
-    s->result.stopped_ns = (int64_t)sps__mono_ns();
+    uint64_t now = sps__mono_ns();
+    s->result.stopped_ns = (int64_t)now;
+    s->result.thread_ns_total += now - s->thread_started_ns;
     pthread_mutex_unlock(&s->lock);
 }
 

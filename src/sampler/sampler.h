@@ -51,6 +51,7 @@ struct sps__source_result {
     uint64_t reads, failed_reads;
     uint64_t read_ns_total; /* wall time spent in its reads */
     char last_error[192];   /* the latest failed read's reason ("" if none) */
+    char note[192];         /* the latest successful read's note, e.g. a metric it could not read */
 };
 
 struct sps__gpu_series {
@@ -70,9 +71,11 @@ struct sps__sampler_result {
     int host_interval_ms, gpu_interval_ms;
     int tree_pid;
     uint64_t host_ticks, gpu_ticks;
+    uint64_t ticks;             /* ticks of any kind */
     uint64_t tick_ns_total;     /* wall time of all ticks */
-    double thread_cpu_seconds;  /* the sampler thread's own CPU time (set by stop) */
-    int64_t started_ns, stopped_ns;
+    double thread_cpu_seconds;  /* the sampler threads' own CPU time, summed over every start/stop */
+    uint64_t thread_ns_total;   /* wall time the thread ran, summed likewise */
+    int64_t started_ns, stopped_ns; /* first tick; last stop */
     struct sps__source_result sources[SPS_SOURCE_COUNT];
     struct sps__series host[SPS_HOST_METRIC_COUNT];
     int ngpus;

@@ -27,6 +27,7 @@
  *   --alloc-mb N     first allocate N MiB and touch every page (kept)
  *   --burn-ms N      first burn N ms of CPU time (measured by the kernel)
  *   --sleep-ms N     after the steps sleep N ms
+ *   --settle-ms N    after the steps, before --capture, sleep N ms
  *   --capture FILE   after the steps write one sps_capture() to FILE as
  *                    "key value" lines
  */
@@ -78,6 +79,12 @@ static double cpu_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static void sleep_ms_for(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 static int write_capture(const char *path) {
     static struct sps_capture c;
     int rc = sps_capture(&c, 0);
@@ -98,7 +105,7 @@ int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
-    long alloc_mb = 0, burn_ms = 0, sleep_ms = 0;
+    long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,6 +125,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--alloc-mb") && v) alloc_mb = atol(argv[++i]);
         else if (!strcmp(a, "--burn-ms") && v) burn_ms = atol(argv[++i]);
         else if (!strcmp(a, "--sleep-ms") && v) sleep_ms = atol(argv[++i]);
+        else if (!strcmp(a, "--settle-ms") && v) settle_ms = atol(argv[++i]);
         else if (!strcmp(a, "--capture") && v) capture = argv[++i];
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
@@ -179,13 +187,12 @@ int main(int argc, char **argv) {
     }
     if (spawn && system(spawn) != 0)
         return 6;
+    if (settle_ms > 0)
+        sleep_ms_for(settle_ms);
     if (capture && write_capture(capture) != 0)
         return 8;
-    if (sleep_ms > 0) {
-        struct timespec ts = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0)
-            ;
-    }
+    if (sleep_ms > 0)
+        sleep_ms_for(sleep_ms);
     if (do_exec) {
         char *args[] = {argv[0], "--steps", "3", "--tag", "exec_image", NULL};
         execv(argv[0], args);

@@ -295,12 +295,6 @@ int sps_cmd_run(int argc, char **argv) {
     sigaction(SIGCONT, &cont, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
 
-    if (sampler) {
-        sps__sampler_set_tree(sampler, pid);
-        if (sps__sampler_start(sampler) != 0)
-            sps_cli_error("run", "sampler", strerror(errno), 0);
-    }
-
     close(errpipe[1]);
     int exec_errno = 0;
     ssize_t got;
@@ -308,6 +302,14 @@ int sps_cmd_run(int argc, char **argv) {
         got = read(errpipe[0], &exec_errno, sizeof exec_errno);
     while (got < 0 && errno == EINTR);
     close(errpipe[0]);
+
+    /* Sample from the exec on: before it, the child is a copy of stepscope
+     * and its memory is not the workload's. */
+    if (sampler && got == 0) {
+        sps__sampler_set_tree(sampler, pid);
+        if (sps__sampler_start(sampler) != 0)
+            sps_cli_error("run", "sampler", strerror(errno), 0);
+    }
 
     int status = 0, reaped = 0;
     for (;;) {
@@ -399,6 +401,9 @@ int sps_cmd_run(int argc, char **argv) {
     int rc = sps__run_load_dir(&run, records, err, sizeof err);
     if (rc == 0)
         rc = sps__run_build(&run);
+    /* one time origin for zones, steps and series: when the run began */
+    if (rc == 0 && (run.nprocs == 0 || run.start_ns > t0))
+        run.start_ns = t0;
     if (rc == 0) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/report.json", abs_dir);

@@ -22,7 +22,7 @@
 static const char snapshot_usage[] =
     "usage: stepscope snapshot [--pid PID] [--wait MS]\n"
     "\n"
-    "Read every source once and print the readings as JSON on stdout:\n"
+    "Read every source twice, MS apart, and print the readings as JSON:\n"
     "system CPU, memory, swap and network; CPU temperatures and RAPL energy;\n"
     "every visible GPU's memory, utilisation, temperature, power and clocks;\n"
     "and, with --pid, the CPU, memory and disk I/O of that process and its\n"

@@ -15,8 +15,9 @@ static const char usage[] =
     "  run [-o DIR] [-q] [--] COMMAND [ARGS...]\n"
     "            run COMMAND, record every instrumented process of it, write\n"
     "            DIR/report.json (default DIR: stepscope-out) and print a summary\n"
-    "  snapshot [--pid PID]\n"
-    "            read every metric source once; print the readings as JSON\n"
+    "  snapshot [--pid PID] [--wait MS]\n"
+    "            read every metric source (twice, MS apart, for rates); print\n"
+    "            the readings as JSON\n"
     "  doctor [--json]\n"
     "            list every metric source: works or not, why not, cost of a read\n"
     "  help      this text;  stepscope COMMAND --help for a command's options\n"
@@ -30,6 +31,8 @@ static const char usage[] =
     "  signal N killed it; 126 (cannot execute) and 127 (not found) as a shell\n"
     "  does.  2: a usage error (bad option, missing command).  1: stepscope\n"
     "  itself failed (a file it could not write, a record it could not read).\n"
+    "  snapshot: 0; 1 when no source gave a reading or --pid names no process.\n"
+    "  doctor: 0 when the proc source works, else 1.\n"
     "\n"
     "environment (read by the library in the workload):\n"
     "  STEPSCOPE_DISABLE=1         record nothing\n"
@@ -39,7 +42,14 @@ static const char usage[] =
     "  STEPSCOPE_RING_POLICY=keep-latest|keep-first\n"
     "  STEPSCOPE_RECORD_MB=N       size of each process's record file (default 256, sparse)\n"
     "\n"
-    "docs: README.md, docs/cli.md, docs/report-format.md, docs/record-format.md\n";
+    "environment (read by the sampler: run, snapshot, doctor, sps_capture):\n"
+    "  STEPSCOPE_ROOT=DIR          read /proc and /sys under DIR (fixture trees)\n"
+    "  STEPSCOPE_NVML_LIBRARY=PATH the NVML library to load (default libnvidia-ml.so.1)\n"
+    "  STEPSCOPE_NVIDIA_SMI=PATH   the nvidia-smi to run (default: nvidia-smi on PATH)\n"
+    "  CUDA_VISIBLE_DEVICES        which GPUs are sampled, numbered as CUDA does\n"
+    "\n"
+    "docs: README.md, docs/cli.md, docs/metrics.md, docs/report-format.md,\n"
+    "      docs/record-format.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
