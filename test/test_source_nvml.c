@@ -555,6 +555,7 @@ static void test_nvml_workload_memory(void) {
 
     /* only the tree's own processes count, on every GPU */
     int asked = 0;
+    ctx.tree_pid = 100;
     ctx.in_tree = tree_of_100_and_300;
     ctx.in_tree_arg = &asked;
     CHECK_NEAR(read_workload_memory(&ctx, 0), 301000, 0);
@@ -567,6 +568,11 @@ static void test_nvml_workload_memory(void) {
     CHECK_NEAR(read_workload_memory(&ctx, 0), 20000, 0);
     ctx.tree_pid = 999;
     CHECK_NEAR(read_workload_memory(&ctx, 0), 0, 0);
+    /* no tree at all: unknown, not 0 */
+    ctx.tree_pid = 0;
+    ctx.in_tree = tree_of_100_and_300;
+    CHECK(isnan(read_workload_memory(&ctx, 0)));
+    ctx.in_tree = NULL;
 
     /* the R535 drivers whose _v3 wrote 32-byte entries */
     setenv("FAKE_NVML_V3_STRIDE", "32", 1);

@@ -65,7 +65,7 @@ struct sps__source_ctx {
     const char *smi_path;  /* nvidia-smi to run; NULL: "nvidia-smi" on PATH */
     int smi_timeout_ms;    /* 0: 2000 */
     const char *cuda_visible_devices; /* CUDA_VISIBLE_DEVICES; NULL: unset */
-    sps__tree_query in_tree;          /* NULL: only tree_pid itself counts */
+    sps__tree_query in_tree;          /* NULL: only tree_pid itself counts; unused when tree_pid is 0 */
     void *in_tree_arg;
 };
 
