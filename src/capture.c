@@ -28,7 +28,7 @@
 
 static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Where captures read from; set once under cap_lock, then read without it. */
-static const struct sps__published *_Atomic current;
+static const struct sps__published *current;
 static int looked_for_parent;           /* under cap_lock */
 static const struct sps__published *parent; /* capture.bin of the run, mapped read-only */
 static struct sps__sampler *own;        /* this process's sampler (never freed: captures may be reading it) */
