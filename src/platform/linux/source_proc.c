@@ -1,23 +1,981 @@
-/* Placeholder until the proc source lands: always unavailable. */
+/*
+ * source_proc.c - the proc source: system CPU, memory, swap and network
+ * from /proc/stat, /proc/meminfo and /proc/net/dev, and the watched
+ * process tree's CPU time, memory, threads and disk I/O from
+ * /proc/PID/{stat,status,io}.
+ *
+ * The three system files stay open and are re-read with pread.  The tree
+ * is found by listing /proc on every read.  Of the processes outside the
+ * tree only those not yet classified (new ones, or a pid whose /proc
+ * directory changed) have their stat read, to learn their parent; so a
+ * read costs one directory listing plus three small files per tree
+ * process.  A process keeps its classification while it lives (the pair
+ * pid, start time names it), so a worker orphaned and reparented to the
+ * subreaper stays in the tree.
+ *
+ * Totals of the tree (CPU time, disk bytes) add the last values seen for
+ * tree processes that have gone, so they never drop when a worker exits.
+ */
 #include "sources/source.h"
+#include "sources/sysfs.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
-static int open_unbuilt(const struct sps__source_ctx *ctx, void **state, char *reason, size_t cap) {
-    (void)ctx;
+/*
+ * procfs lists its own entries (cpuinfo, sys, ...) before the pids; from
+ * position 256 (FIRST_PROCESS_ENTRY in fs/proc) it lists "self",
+ * "thread-self", then the pids.  Seeking there saves a quarter of the
+ * listing's cost.  Used only where a probe at open found "self" at that position.
+ */
+#define PROCFS_PIDS_POS 256
+#define PROCFS_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
+
+/* Classification of one process. */
+enum pid_class { PID_UNCLASSIFIED = 0, PID_MEMBER, PID_OUTSIDE };
+
+/* /proc/net/dev is read into a buffer that starts at NETDEV_TEXT_MIN bytes
+ * and doubles up to NETDEV_TEXT_MAX (about 30000 interfaces). */
+#define NETDEV_TEXT_MIN 8192
+#define NETDEV_TEXT_MAX (4u << 20)
+
+/* One process the source knows about.  The table holds every pid in /proc,
+ * sorted by pid. */
+struct tracked_pid {
+    int pid;
+    int ppid;
+    uint64_t dir_ino;     /* inode of /proc/PID as listed: a new one means the pid may be reused */
+    uint64_t start_ticks; /* starttime: with pid, names one process */
+    uint64_t cpu_ticks;   /* utime + stime at the last successful read */
+    uint64_t disk_read;   /* read_bytes / write_bytes at the last successful read */
+    uint64_t disk_write;
+    unsigned char cls;      /* enum pid_class */
+    unsigned char verify;   /* dir_ino changed: re-read stat to see whether it is another process */
+    unsigned char alive;    /* its stat was read by the last scan */
+    unsigned char has_stat; /* start_ticks and ppid are known */
+    unsigned walk;          /* the last classification walk that passed here */
+};
+
+/* A pid listed in /proc with its directory's inode. */
+struct listed_pid {
+    int pid;
+    uint64_t ino;
+};
+
+/* One network interface of /proc/net/dev and its counters at the last read. */
+struct net_iface {
+    char name[32];
+    uint64_t rx, tx;
+    unsigned seen; /* generation of the last parse that listed it */
+};
+
+/* A TOTAL's rate over the interval between two consecutive good reads. */
+struct rate_tracker {
+    double last_total;
+    int64_t last_ns;
+    int valid;
+};
+
+/* What one scan of the tree found. */
+struct tree_scan {
+    uint64_t cpu_ticks;  /* live + departed */
+    uint64_t disk_read;  /* live + departed */
+    uint64_t disk_write;
+    uint64_t rss_bytes;  /* sum of VmRSS */
+    uint64_t hwm_bytes;  /* largest VmHWM */
+    int processes;
+    int threads;
+    int disk_ok;         /* every live tree process's io was read */
+};
+
+struct proc_state {
+    int stat_fd, meminfo_fd, netdev_fd;
+    long clk_tck;
+
+    /* system CPU: the "cpu " line's fields at the previous read */
+    uint64_t cpu_busy, cpu_idle, cpu_iowait;
+
+    /* network */
+    struct net_iface *ifaces;
+    size_t niface, iface_cap;
+    unsigned net_generation;
+    int net_baseline; /* counters seen once: later reads add deltas */
+    uint64_t net_rx_total, net_tx_total;
+    struct rate_tracker net_rx_rate, net_tx_rate;
+
+    /* the process tree */
+    int tree_pid;
+    DIR *proc_dir;
+    int skip_to_pids; /* proc_dir is procfs and PROCFS_PIDS_POS works there */
+    struct tracked_pid *table, *spare; /* spare: where the next merge writes */
+    size_t ntable, table_cap;
+    struct listed_pid *listed;
+    size_t nlisted, listed_cap;
+    unsigned walk;          /* numbers classification walks */
+    int root_start_known;
+    uint64_t root_start_ticks;
+    uint64_t departed_cpu_ticks, departed_disk_read, departed_disk_write;
+    int disk_baseline_known;
+    uint64_t disk_read_baseline, disk_write_baseline;
+    double rss_peak_bytes;
+    struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
+
+    char text[8192]; /* the file being parsed (all but /proc/net/dev are small) */
+    char *netdev_text; /* /proc/net/dev: one line per interface, so it grows */
+    size_t netdev_cap;
+};
+
+/* ------------------------------------------------------------ parsing */
+
+static const char *skip_blanks(const char *p) {
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* An unsigned decimal at *p (after blanks); advances *p past it.  Returns
+ * 0, or -1 when there are no digits. */
+static int take_u64(const char **p, uint64_t *out) {
+    const char *q = skip_blanks(*p);
+    if (*q < '0' || *q > '9')
+        return -1;
+    uint64_t v = 0;
+    while (*q >= '0' && *q <= '9')
+        v = v * 10 + (uint64_t)(*q++ - '0');
+    *p = q;
+    *out = v;
+    return 0;
+}
+
+/* Skip one space-separated field (which may be negative or not a number). */
+static int skip_field(const char **p) {
+    const char *q = skip_blanks(*p);
+    if (*q == '\0' || *q == '\n')
+        return -1;
+    while (*q && *q != ' ' && *q != '\t' && *q != '\n')
+        q++;
+    *p = q;
+    return 0;
+}
+
+/*
+ * Parse "Key: value" lines (meminfo, status, io): for each key that
+ * starts a line (keys include their ':'), its number goes to vals[i] and
+ * bit i of the result is set.  Stops once every key is found.  A key whose
+ * value is not a number counts as not found.
+ */
+static unsigned parse_keyed(const char *text, const char *const *keys, int nkeys, uint64_t *vals) {
+    unsigned found = 0, all = (1u << nkeys) - 1;
+    for (const char *line = text; *line && found != all;) {
+        for (int i = 0; i < nkeys; i++) {
+            size_t len = strlen(keys[i]);
+            if (!(found & (1u << i)) && strncmp(line, keys[i], len) == 0) {
+                const char *p = line + len;
+                if (take_u64(&p, &vals[i]) == 0)
+                    found |= 1u << i;
+                break;
+            }
+        }
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return found;
+}
+
+/* The fields of /proc/PID/stat the tree needs. */
+struct pid_stat {
+    int ppid;
+    uint64_t cpu_ticks; /* utime + stime */
+    uint64_t start_ticks;
+};
+
+/*
+ * "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt
+ * cmajflt utime stime cutime cstime priority nice threads itreal starttime
+ * ...".  comm may hold spaces and ')', so fields are counted from the last
+ * ')'.  Returns 0 or -1 when it does not parse.
+ */
+static int parse_pid_stat(const char *text, struct pid_stat *out) {
+    const char *p = strrchr(text, ')');
+    if (!p)
+        return -1;
+    p++;
+    uint64_t ppid, utime, stime, start;
+    if (skip_field(&p) != 0 || take_u64(&p, &ppid) != 0) /* state, ppid */
+        return -1;
+    for (int i = 0; i < 9; i++) /* pgrp .. cmajflt */
+        if (skip_field(&p) != 0)
+            return -1;
+    if (take_u64(&p, &utime) != 0 || take_u64(&p, &stime) != 0)
+        return -1;
+    for (int i = 0; i < 6; i++) /* cutime .. itrealvalue */
+        if (skip_field(&p) != 0)
+            return -1;
+    if (take_u64(&p, &start) != 0 || ppid > 0x7fffffff)
+        return -1;
+    out->ppid = (int)ppid;
+    out->cpu_ticks = utime + stime;
+    out->start_ticks = start;
+    return 0;
+}
+
+/* ------------------------------------------------------------ reasons */
+
+/* Append "; note" (or the note alone) to reason, cut to cap. */
+static void add_note(char *reason, size_t cap, const char *note) {
+    if (!reason || cap == 0)
+        return;
+    size_t len = strnlen(reason, cap - 1);
+    snprintf(reason + len, cap - len, "%s%s", len ? "; " : "", note);
+}
+
+/* "what path: why" as the read's error.  The first error of a read is
+ * kept: later ones would only hide its cause. */
+static void set_error(char *reason, size_t cap, int *failed, const char *what, const char *path, const char *why) {
+    if (!*failed && reason && cap > 0)
+        snprintf(reason, cap, "%s %s: %s", what, path, why);
+    *failed = 1;
+}
+
+static double rate_update(struct rate_tracker *r, double total, int64_t now_ns) {
+    double rate = NAN;
+    if (r->valid && now_ns > r->last_ns)
+        rate = (total - r->last_total) / ((double)(now_ns - r->last_ns) / 1e9);
+    r->last_total = total;
+    r->last_ns = now_ns;
+    r->valid = 1;
+    return rate;
+}
+
+/* --------------------------------------------------------- system files */
+
+/* (Re)open a system file kept open between reads.  -errno when absent. */
+static int open_system_file(int *fd, const char *root, const char *name, char *path, size_t path_cap) {
+    if (sps__path(path, path_cap, root, "%s", name) != 0)
+        return -ENAMETOOLONG;
+    if (*fd >= 0)
+        return 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    return *fd >= 0 ? 0 : -errno;
+}
+
+struct cpu_times {
+    uint64_t busy, idle, iowait;
+};
+
+/* The "cpu " line of /proc/stat.  Returns 0, -errno, or -EINVAL when
+ * malformed. */
+static int read_cpu_times(struct proc_state *st, struct cpu_times *out) {
+    ssize_t n = sps__pread_text(st->stat_fd, st->text, sizeof st->text);
+    if (n < 0)
+        return (int)n;
+    if (strncmp(st->text, "cpu ", 4) != 0)
+        return -EINVAL;
+    /* user nice system idle iowait irq softirq steal (guest, guest_nice
+     * are already inside user and nice); older kernels stop earlier */
+    uint64_t f[8] = {0};
+    const char *p = st->text + 4;
+    int nfields = 0;
+    while (nfields < 8 && take_u64(&p, &f[nfields]) == 0)
+        nfields++;
+    if (nfields < 4)
+        return -EINVAL;
+    out->busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+    out->idle = f[3];
+    out->iowait = f[4];
+    return 0;
+}
+
+/* A counter's growth; iowait (and on some kernels idle) can step back. */
+static uint64_t growth(uint64_t now, uint64_t before) {
+    return now > before ? now - before : 0;
+}
+
+static int read_system_cpu(struct proc_state *st, const char *root, struct sps__sample *s, char *reason, size_t cap,
+                           int *failed) {
+    char path[512];
+    sps__path(path, sizeof path, root, "/proc/stat");
+    struct cpu_times now;
+    int err = read_cpu_times(st, &now);
+    if (err == -EINVAL) {
+        set_error(reason, cap, failed, "malformed", path, "no \"cpu\" line with four or more numbers");
+        return -1;
+    }
+    if (err < 0) {
+        set_error(reason, cap, failed, "cannot read", path, strerror(-err));
+        return -1;
+    }
+    uint64_t busy = growth(now.busy, st->cpu_busy), idle = growth(now.idle, st->cpu_idle),
+             iowait = growth(now.iowait, st->cpu_iowait);
+    uint64_t total = busy + idle + iowait;
+    if (total > 0) {
+        s->host[SPS_M_SYSTEM_CPU_PERCENT] = 100.0 * (double)busy / (double)total;
+        s->host[SPS_M_SYSTEM_IOWAIT_PERCENT] = 100.0 * (double)iowait / (double)total;
+    }
+    st->cpu_busy = now.busy;
+    st->cpu_idle = now.idle;
+    st->cpu_iowait = now.iowait;
+    return 0;
+}
+
+static void read_memory(struct proc_state *st, const char *root, struct sps__sample *s, char *reason, size_t cap,
+                        int *failed) {
+    char path[512];
+    int err = open_system_file(&st->meminfo_fd, root, "/proc/meminfo", path, sizeof path);
+    ssize_t n = err < 0 ? err : sps__pread_text(st->meminfo_fd, st->text, sizeof st->text);
+    if (n < 0) {
+        char note[600];
+        snprintf(note, sizeof note, "no memory readings: cannot read %s: %s", path, strerror((int)-n));
+        add_note(reason, cap, note);
+        return;
+    }
+    static const char *const keys[] = {"MemTotal:", "MemAvailable:", "SwapTotal:", "SwapFree:"};
+    uint64_t kb[4];
+    unsigned found = parse_keyed(st->text, keys, 4, kb);
+    if (!(found & 1)) {
+        set_error(reason, cap, failed, "malformed", path, "no MemTotal");
+        return;
+    }
+    s->host[SPS_M_SYSTEM_MEMORY_TOTAL_BYTES] = (double)kb[0] * 1024.0;
+    if (found & 2) { /* MemAvailable: Linux 3.14 and later */
+        uint64_t used = kb[0] > kb[1] ? kb[0] - kb[1] : 0;
+        s->host[SPS_M_SYSTEM_MEMORY_AVAILABLE_BYTES] = (double)kb[1] * 1024.0;
+        s->host[SPS_M_SYSTEM_MEMORY_USED_BYTES] = (double)used * 1024.0;
+    }
+    if ((found & 12) == 12)
+        s->host[SPS_M_SYSTEM_SWAP_USED_BYTES] = (double)(kb[2] > kb[3] ? kb[2] - kb[3] : 0) * 1024.0;
+}
+
+static struct net_iface *find_iface(struct proc_state *st, const char *name, size_t hint) {
+    if (hint < st->niface && strcmp(st->ifaces[hint].name, name) == 0)
+        return &st->ifaces[hint];
+    for (size_t i = 0; i < st->niface; i++)
+        if (strcmp(st->ifaces[i].name, name) == 0)
+            return &st->ifaces[i];
+    if (st->niface == st->iface_cap) {
+        size_t cap = st->iface_cap ? st->iface_cap * 2 : 8;
+        struct net_iface *grown = realloc(st->ifaces, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        st->ifaces = grown;
+        st->iface_cap = cap;
+    }
+    struct net_iface *f = &st->ifaces[st->niface++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    return f;
+}
+
+/*
+ * Parse /proc/net/dev and add every interface's growth since the last
+ * parse to the totals (all but lo).  An interface seen for the first time
+ * after the baseline counts from zero; a counter that went down was reset
+ * (the interface was recreated) and counts from zero again.  Returns 0,
+ * -errno, or -EINVAL when malformed.
+ */
+static int parse_net_dev(struct proc_state *st) {
+    ssize_t n;
+    /* a full buffer may have cut the file short: grow until it all fits */
+    while ((n = sps__pread_text(st->netdev_fd, st->netdev_text, st->netdev_cap)) == (ssize_t)st->netdev_cap - 1 &&
+           st->netdev_cap < NETDEV_TEXT_MAX) {
+        char *grown = realloc(st->netdev_text, st->netdev_cap * 2);
+        if (!grown)
+            return -ENOMEM;
+        st->netdev_text = grown;
+        st->netdev_cap *= 2;
+    }
+    if (n < 0)
+        return (int)n;
+    if (n == (ssize_t)st->netdev_cap - 1) { /* still cut short: drop the partial last line */
+        char *last = strrchr(st->netdev_text, '\n');
+        if (last)
+            last[1] = '\0';
+    }
+    /* two header lines */
+    const char *line = strchr(st->netdev_text, '\n');
+    line = line ? strchr(line + 1, '\n') : NULL;
+    if (!line)
+        return -EINVAL;
+    line++;
+    if (++st->net_generation == 0) /* 0 marks an interface never seen */
+        st->net_generation = 1;
+    unsigned generation = st->net_generation;
+    size_t index = 0;
+    while (*line) {
+        const char *colon = strchr(line, ':'), *nl = strchr(line, '\n');
+        if (!colon || (nl && colon > nl))
+            return -EINVAL;
+        const char *name = skip_blanks(line);
+        size_t name_len = (size_t)(colon - name);
+        char ifname[32];
+        if (name_len == 0 || name_len >= sizeof ifname)
+            return -EINVAL;
+        memcpy(ifname, name, name_len);
+        ifname[name_len] = '\0';
+        const char *p = colon + 1;
+        uint64_t rx, tx, skipped;
+        if (take_u64(&p, &rx) != 0)
+            return -EINVAL;
+        for (int i = 0; i < 7; i++) /* packets errs drop fifo frame compressed multicast */
+            if (take_u64(&p, &skipped) != 0)
+                return -EINVAL;
+        if (take_u64(&p, &tx) != 0)
+            return -EINVAL;
+        if (strcmp(ifname, "lo") != 0) {
+            struct net_iface *f = find_iface(st, ifname, index);
+            if (!f)
+                return -ENOMEM;
+            int is_new = f->seen == 0;
+            if (st->net_baseline) {
+                /* a new interface appeared after the baseline: all its
+                 * traffic is new (the counters of a new device start at 0) */
+                st->net_rx_total += is_new || rx < f->rx ? rx : rx - f->rx;
+                st->net_tx_total += is_new || tx < f->tx ? tx : tx - f->tx;
+            }
+            f->rx = rx;
+            f->tx = tx;
+            f->seen = generation;
+            index++;
+        }
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    /* interfaces that went away: forget them, so one that comes back is new */
+    size_t kept = 0;
+    for (size_t i = 0; i < st->niface; i++)
+        if (st->ifaces[i].seen == generation)
+            st->ifaces[kept++] = st->ifaces[i];
+    st->niface = kept;
+    st->net_baseline = 1;
+    return 0;
+}
+
+static void read_network(struct proc_state *st, const char *root, struct sps__sample *s, int64_t now_ns,
+                         char *reason, size_t cap, int *failed) {
+    char path[512];
+    int err = open_system_file(&st->netdev_fd, root, "/proc/net/dev", path, sizeof path);
+    if (err == 0)
+        err = parse_net_dev(st);
+    if (err < 0) {
+        st->net_rx_rate.valid = st->net_tx_rate.valid = 0;
+        if (err == -EINVAL) {
+            set_error(reason, cap, failed, "malformed", path, "an interface line without its byte counters");
+        } else {
+            char note[600];
+            snprintf(note, sizeof note, "no network readings: cannot read %s: %s", path, strerror(-err));
+            add_note(reason, cap, note);
+        }
+        return;
+    }
+    s->host[SPS_M_SYSTEM_NETWORK_RECEIVE_BYTES] = (double)st->net_rx_total;
+    s->host[SPS_M_SYSTEM_NETWORK_TRANSMIT_BYTES] = (double)st->net_tx_total;
+    s->host[SPS_M_SYSTEM_NETWORK_RECEIVE_BYTES_PER_SECOND] =
+        rate_update(&st->net_rx_rate, (double)st->net_rx_total, now_ns);
+    s->host[SPS_M_SYSTEM_NETWORK_TRANSMIT_BYTES_PER_SECOND] =
+        rate_update(&st->net_tx_rate, (double)st->net_tx_total, now_ns);
+}
+
+/* ------------------------------------------------------- the process tree */
+
+static int cmp_listed(const void *a, const void *b) {
+    int x = ((const struct listed_pid *)a)->pid, y = ((const struct listed_pid *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+static struct tracked_pid *find_tracked(struct proc_state *st, int pid) {
+    size_t lo = 0, hi = st->ntable;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->table[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < st->ntable && st->table[lo].pid == pid ? &st->table[lo] : NULL;
+}
+
+/* A tree process that is gone: its last values stay in the totals. */
+static void retire(struct proc_state *st, const struct tracked_pid *e) {
+    if (e->cls != PID_MEMBER)
+        return;
+    st->departed_cpu_ticks += e->cpu_ticks;
+    st->departed_disk_read += e->disk_read;
+    st->departed_disk_write += e->disk_write;
+}
+
+/* Does dir (the real /proc) list "self" at PROCFS_PIDS_POS? */
+static int pids_start_at_known_position(DIR *dir) {
+    struct statfs fs;
+    if (fstatfs(dirfd(dir), &fs) != 0 || fs.f_type != PROCFS_MAGIC)
+        return 0;
+    seekdir(dir, PROCFS_PIDS_POS);
+    errno = 0;
+    struct dirent *d = readdir(dir);
+    return d && strcmp(d->d_name, "self") == 0;
+}
+
+/* The pids in ROOT/proc now, sorted.  /proc lists them in order already;
+ * a fixture directory may not. */
+static int list_pids(struct proc_state *st) {
+    if (st->skip_to_pids)
+        seekdir(st->proc_dir, PROCFS_PIDS_POS);
+    else
+        rewinddir(st->proc_dir);
+    st->nlisted = 0;
+    int sorted = 1;
+    for (;;) {
+        errno = 0; /* readdir's end and its failure differ only in errno */
+        struct dirent *d = readdir(st->proc_dir);
+        if (!d)
+            break;
+        const char *c = d->d_name;
+        long pid = 0;
+        for (; *c >= '0' && *c <= '9' && pid <= 0x7fffffff; c++)
+            pid = pid * 10 + (*c - '0');
+        if (*c != '\0' || c == d->d_name || pid <= 0 || pid > 0x7fffffff)
+            continue;
+        if (st->nlisted == st->listed_cap) {
+            size_t cap = st->listed_cap * 2;
+            struct listed_pid *grown = realloc(st->listed, cap * sizeof *grown);
+            if (!grown)
+                return -ENOMEM;
+            st->listed = grown;
+            st->listed_cap = cap;
+        }
+        if (st->nlisted > 0 && st->listed[st->nlisted - 1].pid > (int)pid)
+            sorted = 0;
+        st->listed[st->nlisted].pid = (int)pid;
+        st->listed[st->nlisted].ino = (uint64_t)d->d_ino;
+        st->nlisted++;
+    }
+    if (errno)
+        return -errno;
+    if (!sorted)
+        qsort(st->listed, st->nlisted, sizeof *st->listed, cmp_listed);
+    return 0;
+}
+
+/* Make the table hold the pids just listed: keep what is known about the
+ * ones still there, add the new ones unclassified, retire the gone. */
+static int merge_listed(struct proc_state *st) {
+    if (st->nlisted > st->table_cap) {
+        size_t cap = st->table_cap;
+        while (cap < st->nlisted)
+            cap *= 2;
+        struct tracked_pid *a = realloc(st->table, cap * sizeof *a);
+        if (!a)
+            return -ENOMEM;
+        st->table = a;
+        struct tracked_pid *b = realloc(st->spare, cap * sizeof *b);
+        if (!b)
+            return -ENOMEM;
+        st->spare = b;
+        st->table_cap = cap;
+    }
+    size_t old = 0, out = 0;
+    for (size_t i = 0; i < st->nlisted; i++) {
+        const struct listed_pid *l = &st->listed[i];
+        if (i > 0 && l->pid == st->listed[i - 1].pid)
+            continue;
+        while (old < st->ntable && st->table[old].pid < l->pid)
+            retire(st, &st->table[old++]);
+        struct tracked_pid *e = &st->spare[out++];
+        if (old < st->ntable && st->table[old].pid == l->pid) {
+            *e = st->table[old++];
+            if (e->dir_ino != l->ino) {
+                e->verify = 1;
+                e->dir_ino = l->ino;
+            }
+        } else {
+            memset(e, 0, sizeof *e);
+            e->pid = l->pid;
+            e->dir_ino = l->ino;
+        }
+    }
+    while (old < st->ntable)
+        retire(st, &st->table[old++]);
+    struct tracked_pid *t = st->table;
+    st->table = st->spare;
+    st->spare = t;
+    st->ntable = out;
+    return 0;
+}
+
+/* Read the stat of every process that needs it: tree members (CPU time),
+ * unclassified ones (their parent), and ones whose directory changed.  A
+ * changed start time means the pid now names another process. */
+static void read_stats(struct proc_state *st, const char *root) {
+    char path[512];
+    for (size_t i = 0; i < st->ntable; i++) {
+        struct tracked_pid *e = &st->table[i];
+        e->alive = 0;
+        if (e->cls == PID_OUTSIDE && !e->verify)
+            continue;
+        struct pid_stat ps;
+        if (sps__path(path, sizeof path, root, "/proc/%d/stat", e->pid) != 0 ||
+            sps__read_text(path, st->text, sizeof st->text) < 0 || parse_pid_stat(st->text, &ps) != 0)
+            continue; /* gone since the listing (or never readable): not alive */
+        if (e->has_stat && ps.start_ticks != e->start_ticks) {
+            retire(st, e);
+            int pid = e->pid;
+            uint64_t ino = e->dir_ino;
+            memset(e, 0, sizeof *e);
+            e->pid = pid;
+            e->dir_ino = ino;
+        }
+        e->verify = 0;
+        e->ppid = ps.ppid;
+        e->start_ticks = ps.start_ticks;
+        e->has_stat = 1;
+        e->alive = 1;
+        e->cpu_ticks = ps.cpu_ticks;
+    }
+}
+
+static int is_tree_root(struct proc_state *st, const struct tracked_pid *e) {
+    if (e->pid != st->tree_pid)
+        return 0;
+    if (!st->root_start_known) {
+        st->root_start_known = 1;
+        st->root_start_ticks = e->start_ticks;
+    }
+    return e->start_ticks == st->root_start_ticks;
+}
+
+/* e's parent as far as the tree is concerned: NULL when e is the root,
+ * its parent is unknown or gone, or the pid in its ppid started after it
+ * (the parent exited and its pid was reused). */
+static struct tracked_pid *tree_parent(struct proc_state *st, struct tracked_pid *e) {
+    if (!e->has_stat || e->ppid <= 0 || is_tree_root(st, e))
+        return NULL;
+    struct tracked_pid *parent = find_tracked(st, e->ppid);
+    if (!parent || (parent->has_stat && parent->start_ticks > e->start_ticks))
+        return NULL;
+    return parent;
+}
+
+/*
+ * Classify e by walking up its parents to the first one already
+ * classified, or the tree root; everything on the way gets that answer,
+ * so parents are classified before children whatever their pids.  The
+ * walk is iterative (no depth limit but the table) and marks what it
+ * passes: meeting its own mark means a loop of recycled pids, outside.
+ */
+static void classify(struct proc_state *st, struct tracked_pid *e) {
+    if (++st->walk == 0) { /* wrapped: old marks could look like this walk's */
+        for (size_t i = 0; i < st->ntable; i++)
+            st->table[i].walk = 0;
+        st->walk = 1;
+    }
+    unsigned char verdict;
+    for (struct tracked_pid *cur = e;;) {
+        if (cur->cls != PID_UNCLASSIFIED) {
+            verdict = cur->cls;
+            break;
+        }
+        if (cur->walk == st->walk) {
+            verdict = PID_OUTSIDE;
+            break;
+        }
+        cur->walk = st->walk;
+        if (cur->has_stat && is_tree_root(st, cur)) {
+            verdict = PID_MEMBER;
+            break;
+        }
+        cur = tree_parent(st, cur);
+        if (!cur) {
+            verdict = PID_OUTSIDE;
+            break;
+        }
+    }
+    for (struct tracked_pid *cur = e; cur && cur->cls == PID_UNCLASSIFIED;) {
+        struct tracked_pid *parent = tree_parent(st, cur);
+        cur->cls = verdict;
+        cur = parent;
+    }
+}
+
+/* ROOT/proc/PID still exists (the process did not exit since listing). */
+static int pid_exists(const char *root, int pid) {
+    char path[512];
+    struct stat sb;
+    return sps__path(path, sizeof path, root, "/proc/%d", pid) == 0 && stat(path, &sb) == 0;
+}
+
+/* One tree process's status and io.  Returns 0, or -1 when it is gone. */
+static int read_member(struct proc_state *st, const char *root, struct tracked_pid *e, struct tree_scan *scan,
+                       char *reason, size_t cap) {
+    char path[512];
+    if (sps__path(path, sizeof path, root, "/proc/%d/status", e->pid) != 0 ||
+        sps__read_text(path, st->text, sizeof st->text) < 0)
+        return -1;
+    static const char *const status_keys[] = {"VmRSS:", "VmHWM:", "Threads:"};
+    uint64_t v[3];
+    unsigned found = parse_keyed(st->text, status_keys, 3, v);
+    if (found & 1) /* a zombie has no memory lines */
+        scan->rss_bytes += v[0] * 1024;
+    if ((found & 2) && v[1] * 1024 > scan->hwm_bytes)
+        scan->hwm_bytes = v[1] * 1024;
+    if (found & 4)
+        scan->threads += (int)v[2];
+    scan->processes++;
+
+    if (sps__path(path, sizeof path, root, "/proc/%d/io", e->pid) != 0)
+        return 0;
+    ssize_t n = sps__read_text(path, st->text, sizeof st->text);
+    static const char *const io_keys[] = {"read_bytes:", "write_bytes:"};
+    if (n >= 0 && parse_keyed(st->text, io_keys, 2, v) == 3) {
+        e->disk_read = v[0];
+        e->disk_write = v[1];
+        return 0;
+    }
+    if ((n == -ENOENT || n == -ESRCH) && !pid_exists(root, e->pid))
+        return 0; /* exited after its status was read: keep its last values */
+    if (scan->disk_ok) {
+        char note[600];
+        snprintf(note, sizeof note, "no workload disk readings: cannot read %s: %s", path,
+                 n < 0 ? strerror((int)-n) : "no read_bytes/write_bytes");
+        add_note(reason, cap, note);
+    }
+    scan->disk_ok = 0;
+    return 0;
+}
+
+/* List /proc, classify what is new, read the tree's processes. */
+static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, char *reason, size_t cap) {
+    memset(scan, 0, sizeof *scan);
+    scan->disk_ok = 1;
+    char path[512];
+    if (!st->proc_dir) {
+        if (sps__path(path, sizeof path, root, "/proc") != 0)
+            return -ENAMETOOLONG;
+        st->proc_dir = opendir(path);
+        if (!st->proc_dir)
+            return -errno;
+        st->skip_to_pids = pids_start_at_known_position(st->proc_dir);
+    }
+    int err = list_pids(st);
+    if (err == 0)
+        err = merge_listed(st);
+    if (err < 0)
+        return err;
+    read_stats(st, root);
+    for (size_t i = 0; i < st->ntable; i++)
+        if (st->table[i].cls == PID_UNCLASSIFIED)
+            classify(st, &st->table[i]);
+    scan->cpu_ticks = st->departed_cpu_ticks;
+    scan->disk_read = st->departed_disk_read;
+    scan->disk_write = st->departed_disk_write;
+    for (size_t i = 0; i < st->ntable; i++) {
+        struct tracked_pid *e = &st->table[i];
+        if (e->cls != PID_MEMBER)
+            continue;
+        if (e->alive && read_member(st, root, e, scan, reason, cap) != 0)
+            e->alive = 0;
+        /* a member gone since the listing still counts with its last values */
+        scan->cpu_ticks += e->cpu_ticks;
+        scan->disk_read += e->disk_read;
+        scan->disk_write += e->disk_write;
+    }
+    return 0;
+}
+
+static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int64_t now_ns,
+                          char *reason, size_t cap) {
+    struct tree_scan scan;
+    int err = scan_tree(st, root, &scan, reason, cap);
+    if (err < 0) {
+        char path[512], note[600];
+        sps__path(path, sizeof path, root, "/proc");
+        snprintf(note, sizeof note, "no workload readings: cannot list %s: %s", path, strerror(-err));
+        add_note(reason, cap, note);
+        st->cpu_rate.valid = st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
+        return;
+    }
+    double cpu_seconds = (double)scan.cpu_ticks / (double)st->clk_tck;
+    s->host[SPS_M_WORKLOAD_CPU_SECONDS] = cpu_seconds;
+    s->host[SPS_M_WORKLOAD_CPU_PERCENT] = 100.0 * rate_update(&st->cpu_rate, cpu_seconds, now_ns);
+    s->host[SPS_M_WORKLOAD_RSS_BYTES] = (double)scan.rss_bytes;
+    double peak = (double)(scan.rss_bytes > scan.hwm_bytes ? scan.rss_bytes : scan.hwm_bytes);
+    if (peak > st->rss_peak_bytes)
+        st->rss_peak_bytes = peak;
+    s->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] = st->rss_peak_bytes;
+    s->host[SPS_M_WORKLOAD_PROCESSES] = scan.processes;
+    s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
+    if (!scan.disk_ok) {
+        st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
+        return;
+    }
+    if (!st->disk_baseline_known) { /* the tree's io was unreadable at open */
+        st->disk_baseline_known = 1;
+        st->disk_read_baseline = scan.disk_read;
+        st->disk_write_baseline = scan.disk_write;
+    }
+    double disk_read = (double)growth(scan.disk_read, st->disk_read_baseline);
+    double disk_write = (double)growth(scan.disk_write, st->disk_write_baseline);
+    s->host[SPS_M_WORKLOAD_DISK_READ_BYTES] = disk_read;
+    s->host[SPS_M_WORKLOAD_DISK_WRITE_BYTES] = disk_write;
+    s->host[SPS_M_WORKLOAD_DISK_READ_BYTES_PER_SECOND] = rate_update(&st->disk_read_rate, disk_read, now_ns);
+    s->host[SPS_M_WORKLOAD_DISK_WRITE_BYTES_PER_SECOND] = rate_update(&st->disk_write_rate, disk_write, now_ns);
+}
+
+/* Forget the tree: a new tree_pid starts from nothing. */
+static void reset_tree(struct proc_state *st, int tree_pid) {
+    st->tree_pid = tree_pid;
+    st->ntable = 0;
+    st->root_start_known = 0;
+    st->departed_cpu_ticks = st->departed_disk_read = st->departed_disk_write = 0;
+    st->disk_baseline_known = 0;
+    st->rss_peak_bytes = 0;
+    memset(&st->cpu_rate, 0, sizeof st->cpu_rate);
+    memset(&st->disk_read_rate, 0, sizeof st->disk_read_rate);
+    memset(&st->disk_write_rate, 0, sizeof st->disk_write_rate);
+}
+
+/* The tree as it is at open: what its disk counters already hold is not
+ * counted. */
+static void take_tree_baseline(struct proc_state *st, const char *root, char *reason, size_t cap) {
+    struct tree_scan scan;
+    int err = scan_tree(st, root, &scan, reason, cap);
+    if (err < 0) {
+        char path[512], note[600];
+        sps__path(path, sizeof path, root, "/proc");
+        snprintf(note, sizeof note, "no workload readings yet: cannot list %s: %s", path, strerror(-err));
+        add_note(reason, cap, note);
+        return;
+    }
+    if (scan.disk_ok) {
+        st->disk_baseline_known = 1;
+        st->disk_read_baseline = scan.disk_read;
+        st->disk_write_baseline = scan.disk_write;
+    }
+}
+
+/* ------------------------------------------------------------ the vtable */
+
+static void proc_close(void *state) {
+    struct proc_state *st = state;
+    if (!st)
+        return;
+    if (st->stat_fd >= 0)
+        close(st->stat_fd);
+    if (st->meminfo_fd >= 0)
+        close(st->meminfo_fd);
+    if (st->netdev_fd >= 0)
+        close(st->netdev_fd);
+    if (st->proc_dir)
+        closedir(st->proc_dir);
+    free(st->ifaces);
+    free(st->table);
+    free(st->spare);
+    free(st->listed);
+    free(st->netdev_text);
+    free(st);
+}
+
+static int proc_open(const struct sps__source_ctx *ctx, void **state, char *reason, size_t cap) {
     *state = NULL;
-    snprintf(reason, cap, "not built");
-    return -1;
+    if (reason && cap)
+        reason[0] = '\0';
+    const char *root = ctx->root;
+    char path[512];
+    struct proc_state *st = calloc(1, sizeof *st);
+    if (!st) {
+        snprintf(reason, cap, "out of memory");
+        return -1;
+    }
+    st->stat_fd = st->meminfo_fd = st->netdev_fd = -1;
+    st->clk_tck = sysconf(_SC_CLK_TCK);
+    if (st->clk_tck <= 0)
+        st->clk_tck = 100; /* USER_HZ on every Linux architecture */
+    enum { INITIAL_PIDS = 256 };
+    st->table = malloc(INITIAL_PIDS * sizeof *st->table);
+    st->spare = malloc(INITIAL_PIDS * sizeof *st->spare);
+    st->listed = malloc(INITIAL_PIDS * sizeof *st->listed);
+    st->netdev_text = malloc(NETDEV_TEXT_MIN);
+    if (!st->table || !st->spare || !st->listed || !st->netdev_text) {
+        proc_close(st);
+        snprintf(reason, cap, "out of memory");
+        return -1;
+    }
+    st->table_cap = st->listed_cap = INITIAL_PIDS;
+    st->netdev_cap = NETDEV_TEXT_MIN;
+
+    int err = open_system_file(&st->stat_fd, root, "/proc/stat", path, sizeof path);
+    struct cpu_times base;
+    if (err == 0)
+        err = read_cpu_times(st, &base);
+    if (err < 0) {
+        if (err == -EINVAL)
+            snprintf(reason, cap, "malformed %s: no \"cpu\" line with four or more numbers", path);
+        else
+            snprintf(reason, cap, "cannot read %s: %s", path, strerror(-err));
+        proc_close(st);
+        return -1;
+    }
+    /* the first read's CPU percent covers the time since open */
+    st->cpu_busy = base.busy;
+    st->cpu_idle = base.idle;
+    st->cpu_iowait = base.iowait;
+
+    /* network totals count from open (or, when /proc/net/dev cannot be
+     * parsed now, from the first read that can) */
+    if (open_system_file(&st->netdev_fd, root, "/proc/net/dev", path, sizeof path) == 0 && parse_net_dev(st) != 0) {
+        st->niface = 0;
+        st->net_baseline = 0;
+    }
+    open_system_file(&st->meminfo_fd, root, "/proc/meminfo", path, sizeof path);
+
+    reset_tree(st, ctx->tree_pid);
+    if (st->tree_pid > 0)
+        take_tree_baseline(st, root, reason, cap);
+    *state = st;
+    return 0;
 }
 
-static int read_unbuilt(void *state, const struct sps__source_ctx *ctx, struct sps__sample *s, int64_t now_ns,
-                        char *reason, size_t cap) {
-    (void)state; (void)ctx; (void)s; (void)now_ns;
-    snprintf(reason, cap, "not built");
-    return -1;
+static int proc_read(void *state, const struct sps__source_ctx *ctx, struct sps__sample *s, int64_t now_ns,
+                     char *reason, size_t cap) {
+    struct proc_state *st = state;
+    if (reason && cap)
+        reason[0] = '\0';
+    const char *root = ctx->root;
+    int failed = 0;
+    read_system_cpu(st, root, s, reason, cap, &failed);
+    read_memory(st, root, s, reason, cap, &failed);
+    read_network(st, root, s, now_ns, reason, cap, &failed);
+    if (ctx->tree_pid != st->tree_pid)
+        reset_tree(st, ctx->tree_pid);
+    if (st->tree_pid > 0)
+        read_workload(st, root, s, now_ns, reason, cap);
+    return failed ? -1 : 0;
 }
 
-static void close_unbuilt(void *state) { (void)state; }
+const struct sps__source sps__source_proc = {
+    SPS_SOURCE_PROC,
+    "proc",
+    "/proc: system CPU, memory, swap and network; the process tree's CPU, memory, threads and disk I/O",
+    0,
+    0,
+    proc_open,
+    proc_read,
+    proc_close,
+};
 
-const struct sps__source sps__source_proc = {SPS_SOURCE_PROC, "proc", "proc", 0, 0, open_unbuilt, read_unbuilt, close_unbuilt};
-int sps__proc_tree_contains(void *state, int pid) { (void)state; (void)pid; return 0; }
+int sps__proc_tree_contains(void *state, int pid) {
+    struct proc_state *st = state;
+    if (!st || pid <= 0 || st->tree_pid <= 0)
+        return 0;
+    const struct tracked_pid *e = find_tracked(st, pid);
+    return e && e->cls == PID_MEMBER && e->alive;
+}
