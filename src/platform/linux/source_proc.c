@@ -57,6 +57,8 @@ struct tracked_pid {
     uint64_t cpu_ticks;   /* utime + stime at the last successful read */
     uint64_t disk_read;   /* read_bytes / write_bytes at the last successful read */
     uint64_t disk_write;
+    uint64_t hwm_bytes;   /* VmHWM at the last status read */
+    int threads;          /* Threads: at the last status read */
     unsigned char cls;      /* enum pid_class */
     unsigned char verify;   /* dir_ino changed: re-read stat to see whether it is another process */
     unsigned char alive;    /* its stat was read by the last scan */
@@ -120,6 +122,8 @@ struct proc_state {
     struct listed_pid *listed;
     size_t nlisted, listed_cap;
     unsigned walk;          /* numbers classification walks */
+    int listed_once;
+    int64_t listed_ns;      /* when /proc was last listed for new processes */
     int root_start_known;
     uint64_t root_start_ticks;
     uint64_t departed_cpu_ticks, departed_disk_read, departed_disk_write;
@@ -713,22 +717,48 @@ static int pid_exists(const char *root, int pid) {
     return sps__path(path, sizeof path, root, "/proc/%d", pid) == 0 && stat(path, &sb) == 0;
 }
 
-/* One tree process's status and io.  Returns 0, or -1 when it is gone. */
-static int read_member(struct proc_state *st, const char *root, struct tracked_pid *e, struct tree_scan *scan,
-                       char *reason, size_t cap) {
+/* The resident set from /proc/PID/statm (second field, in pages): a tenth
+ * of what status costs the kernel to write.  -1 when unreadable. */
+static int read_statm_rss(struct proc_state *st, const char *root, int pid, uint64_t *bytes) {
     char path[512];
-    if (sps__path(path, sizeof path, root, "/proc/%d/status", e->pid) != 0 ||
+    if (sps__path(path, sizeof path, root, "/proc/%d/statm", pid) != 0 ||
         sps__read_text(path, st->text, sizeof st->text) < 0)
         return -1;
-    static const char *const status_keys[] = {"VmRSS:", "VmHWM:", "Threads:"};
-    uint64_t v[3];
-    unsigned found = parse_keyed(st->text, status_keys, 3, v);
-    if (found & 1) /* a zombie has no memory lines */
-        scan->rss_bytes += v[0] * 1024;
-    if ((found & 2) && v[1] * 1024 > scan->hwm_bytes)
-        scan->hwm_bytes = v[1] * 1024;
-    if (found & 4)
-        scan->threads += (int)v[2];
+    const char *p = st->text;
+    uint64_t size, resident;
+    if (take_u64(&p, &size) != 0 || take_u64(&p, &resident) != 0)
+        return -1;
+    long page = sysconf(_SC_PAGESIZE);
+    *bytes = resident * (uint64_t)(page > 0 ? page : 4096);
+    return 0;
+}
+
+/* One tree process's memory, threads and io.  status (the high-water mark
+ * and the thread count) is read when /proc was listed; in between, statm
+ * gives the resident set and the rest keeps its last values.  Returns 0,
+ * or -1 when the process is gone. */
+static int read_member(struct proc_state *st, const char *root, struct tracked_pid *e, struct tree_scan *scan,
+                       int full, char *reason, size_t cap) {
+    char path[512];
+    uint64_t v[3], rss;
+    if (!full && read_statm_rss(st, root, e->pid, &rss) == 0) {
+        scan->rss_bytes += rss;
+    } else {
+        if (sps__path(path, sizeof path, root, "/proc/%d/status", e->pid) != 0 ||
+            sps__read_text(path, st->text, sizeof st->text) < 0)
+            return -1;
+        static const char *const status_keys[] = {"VmRSS:", "VmHWM:", "Threads:"};
+        unsigned found = parse_keyed(st->text, status_keys, 3, v);
+        if (found & 1) /* a zombie has no memory lines */
+            scan->rss_bytes += v[0] * 1024;
+        if (found & 2)
+            e->hwm_bytes = v[1] * 1024;
+        if (found & 4)
+            e->threads = (int)v[2];
+    }
+    if (e->hwm_bytes > scan->hwm_bytes)
+        scan->hwm_bytes = e->hwm_bytes;
+    scan->threads += e->threads;
     scan->processes++;
 
     if (sps__path(path, sizeof path, root, "/proc/%d/io", e->pid) != 0)
@@ -752,8 +782,15 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     return 0;
 }
 
-/* List /proc, classify what is new, read the tree's processes. */
-static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, char *reason, size_t cap) {
+/* Listing /proc is the largest part of a read (about half of it here, and
+ * it grows with every process on the machine), while new processes matter
+ * only at the rate workers are started: list at most this often and, in
+ * between, read only the processes already in the tree. */
+#define LIST_INTERVAL_NS 500000000LL
+
+/* List /proc (when due), classify what is new, read the tree's processes. */
+static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int64_t now_ns, char *reason,
+                     size_t cap) {
     memset(scan, 0, sizeof *scan);
     scan->disk_ok = 1;
     char path[512];
@@ -765,11 +802,16 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
             return -errno;
         st->skip_to_pids = pids_start_at_known_position(st->proc_dir);
     }
-    int err = list_pids(st);
-    if (err == 0)
-        err = merge_listed(st);
-    if (err < 0)
-        return err;
+    int full = !st->listed_once || now_ns < st->listed_ns || now_ns - st->listed_ns >= LIST_INTERVAL_NS;
+    if (full) {
+        int err = list_pids(st);
+        if (err == 0)
+            err = merge_listed(st);
+        if (err < 0)
+            return err;
+        st->listed_once = 1;
+        st->listed_ns = now_ns;
+    }
     read_stats(st, root);
     for (size_t i = 0; i < st->ntable; i++)
         if (st->table[i].cls == PID_UNCLASSIFIED)
@@ -781,7 +823,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
         struct tracked_pid *e = &st->table[i];
         if (e->cls != PID_MEMBER)
             continue;
-        if (e->alive && read_member(st, root, e, scan, reason, cap) != 0)
+        if (e->alive && read_member(st, root, e, scan, full, reason, cap) != 0)
             e->alive = 0;
         /* a member gone since the listing still counts with its last values */
         scan->cpu_ticks += e->cpu_ticks;
@@ -794,7 +836,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
 static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int64_t now_ns,
                           char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, reason, cap);
+    int err = scan_tree(st, root, &scan, now_ns, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
@@ -834,6 +876,7 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
 static void reset_tree(struct proc_state *st, int tree_pid) {
     st->tree_pid = tree_pid;
     st->ntable = 0;
+    st->listed_once = 0;
     st->root_start_known = 0;
     st->departed_cpu_ticks = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
@@ -847,7 +890,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
  * counted. */
 static void take_tree_baseline(struct proc_state *st, const char *root, char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, reason, cap);
+    int err = scan_tree(st, root, &scan, 0, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
