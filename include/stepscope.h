@@ -210,7 +210,7 @@ SPS_API int sps_status(struct sps_status *out);
     X(WORKLOAD_CPU_PERCENT, "workload_cpu_percent", "percent", "proc", SPS_GAUGE, \
       "CPU time used by the process tree, percent of one CPU (200 = two busy cores)") \
     X(WORKLOAD_CPU_SECONDS, "workload_cpu_seconds", "seconds", "proc", SPS_TOTAL, \
-      "user + system CPU time of the process tree") \
+      "user + system CPU time of the tree's processes, each since it started (not since sampling began)") \
     X(WORKLOAD_RSS_BYTES, "workload_rss_bytes", "bytes", "proc", SPS_GAUGE, \
       "resident memory of the process tree (sum over its processes)") \
     X(WORKLOAD_RSS_PEAK_BYTES, "workload_rss_peak_bytes", "bytes", "proc", SPS_GAUGE, \
