@@ -1,5 +1,6 @@
 /* test_source_proc.c - the proc source against fixture trees (exact values
  * from known counters and times) and once against the real /proc. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -785,6 +786,37 @@ static void test_missing_optional_files(void) {
 
 static volatile double burn_sink;
 
+static int open_descriptors(void) {
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+/* A tree process's files stay open between reads and are all closed with
+ * the source; reads through them see the same process as reads by path. */
+static void test_kept_descriptors(void) {
+    int before = open_descriptors();
+    struct sps__source_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.root = "";
+    ctx.tree_pid = (int)getpid();
+    void *st = open_ok(&ctx);
+    for (int i = 1; i <= 12; i++) { /* listing reads and reads between them */
+        CHECK_EQ_I(read_at(st, &ctx, (int64_t)i * SEC / 4), 0);
+        CHECK_NEAR(sample.host[SPS_M_WORKLOAD_PROCESSES], 1, 0);
+        CHECK(sample.host[SPS_M_WORKLOAD_RSS_BYTES] > 0);
+        CHECK(sample.host[SPS_M_WORKLOAD_THREADS] >= 1);
+    }
+    CHECK(open_descriptors() > before); /* kept, not reopened per read */
+    sps__source_proc.close(st);
+    CHECK_EQ_I(open_descriptors(), before);
+}
+
 static void test_real_proc(void) {
     struct sps__source_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
@@ -913,5 +945,6 @@ int main(void) {
     RUN_TEST(test_missing_optional_files);
     RUN_TEST(test_real_proc);
     RUN_TEST(test_real_tree);
+    RUN_TEST(test_kept_descriptors);
     return check_report();
 }

@@ -47,6 +47,16 @@ enum pid_class { PID_UNCLASSIFIED = 0, PID_MEMBER, PID_OUTSIDE };
 #define NETDEV_TEXT_MIN 8192
 #define NETDEV_TEXT_MAX (4u << 20)
 
+/* The files of a tree process read on every read.  They stay open:
+ * opening a /proc/PID file (a path walk that makes a new inode) costs the
+ * kernel more than reading it, and a descriptor stays bound to the process
+ * it was opened for, so a recycled pid cannot be misread through it (its
+ * reads fail with ESRCH once the process is gone).  At most
+ * MAX_OPEN_MEMBERS processes keep theirs; the rest open and close. */
+enum member_file { FILE_STAT, FILE_STATM, FILE_STATUS, FILE_IO, MEMBER_FILES };
+static const char *const member_file_name[MEMBER_FILES] = {"stat", "statm", "status", "io"};
+#define MAX_OPEN_MEMBERS 64
+
 /* One process the source knows about.  The table holds every pid in /proc,
  * sorted by pid. */
 struct tracked_pid {
@@ -57,6 +67,7 @@ struct tracked_pid {
     uint64_t cpu_ticks;   /* utime + stime at the last successful read */
     uint64_t disk_read;   /* read_bytes / write_bytes at the last successful read */
     uint64_t disk_write;
+    int fd[MEMBER_FILES]; /* a tree process's files, kept open (-1: not open) */
     uint64_t hwm_bytes;   /* VmHWM at the last status read */
     int threads;          /* Threads: at the last status read */
     unsigned char cls;      /* enum pid_class */
@@ -123,6 +134,7 @@ struct proc_state {
     size_t nlisted, listed_cap;
     unsigned walk;          /* numbers classification walks */
     int listed_once;
+    int open_members; /* tracked processes holding descriptors */
     int64_t listed_ns;      /* when /proc was last listed for new processes */
     int root_start_known;
     uint64_t root_start_ticks;
@@ -510,7 +522,24 @@ static struct tracked_pid *find_tracked(struct proc_state *st, int pid) {
 }
 
 /* A tree process that is gone: its last values stay in the totals. */
-static void retire(struct proc_state *st, const struct tracked_pid *e) {
+static void close_member_files(struct proc_state *st, struct tracked_pid *e) {
+    int had = 0;
+    for (int k = 0; k < MEMBER_FILES; k++)
+        if (e->fd[k] >= 0) {
+            close(e->fd[k]);
+            e->fd[k] = -1;
+            had = 1;
+        }
+    st->open_members -= had;
+}
+
+static void forget_files(struct tracked_pid *e) {
+    for (int k = 0; k < MEMBER_FILES; k++)
+        e->fd[k] = -1;
+}
+
+static void retire(struct proc_state *st, struct tracked_pid *e) {
+    close_member_files(st, e);
     if (e->cls != PID_MEMBER)
         return;
     st->departed_cpu_ticks += e->cpu_ticks;
@@ -603,6 +632,7 @@ static int merge_listed(struct proc_state *st) {
             }
         } else {
             memset(e, 0, sizeof *e);
+            forget_files(e);
             e->pid = l->pid;
             e->dir_ino = l->ino;
         }
@@ -616,25 +646,56 @@ static int merge_listed(struct proc_state *st) {
     return 0;
 }
 
+/* Read one of a process's files into st->text: a tree process's through
+ * its kept descriptor (opened on first use, while fewer than
+ * MAX_OPEN_MEMBERS processes hold some), any other by path.  A failed read
+ * through a descriptor means the process is gone: its descriptors close, so
+ * a process that reuses the pid is read by path (and its start time
+ * checked) from then on.  Returns the length or -errno. */
+static ssize_t read_pid_file(struct proc_state *st, const char *root, struct tracked_pid *e, enum member_file which) {
+    char path[512];
+    if (sps__path(path, sizeof path, root, "/proc/%d/%s", e->pid, member_file_name[which]) != 0)
+        return -ENAMETOOLONG;
+    if (e->cls != PID_MEMBER)
+        return sps__read_text(path, st->text, sizeof st->text);
+    if (e->fd[which] < 0) {
+        int holds = 0;
+        for (int k = 0; k < MEMBER_FILES; k++)
+            holds |= e->fd[k] >= 0;
+        if (!holds && st->open_members >= MAX_OPEN_MEMBERS)
+            return sps__read_text(path, st->text, sizeof st->text);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        e->fd[which] = fd;
+        st->open_members += !holds;
+    }
+    ssize_t n = sps__pread_text(e->fd[which], st->text, sizeof st->text);
+    if (n < 0)
+        close_member_files(st, e);
+    return n;
+}
+
 /* Read the stat of every process that needs it: tree members (CPU time),
  * unclassified ones (their parent), and ones whose directory changed.  A
  * changed start time means the pid now names another process. */
 static void read_stats(struct proc_state *st, const char *root) {
-    char path[512];
     for (size_t i = 0; i < st->ntable; i++) {
         struct tracked_pid *e = &st->table[i];
         e->alive = 0;
         if (e->cls == PID_OUTSIDE && !e->verify)
             continue;
         struct pid_stat ps;
-        if (sps__path(path, sizeof path, root, "/proc/%d/stat", e->pid) != 0 ||
-            sps__read_text(path, st->text, sizeof st->text) < 0 || parse_pid_stat(st->text, &ps) != 0)
+        if (e->verify)
+            close_member_files(st, e); /* its directory changed: read the pid afresh */
+        if (read_pid_file(st, root, e, FILE_STAT) < 0 || parse_pid_stat(st->text, &ps) != 0)
             continue; /* gone since the listing (or never readable): not alive */
         if (e->has_stat && ps.start_ticks != e->start_ticks) {
             retire(st, e);
             int pid = e->pid;
             uint64_t ino = e->dir_ino;
             memset(e, 0, sizeof *e);
+            forget_files(e);
             e->pid = pid;
             e->dir_ino = ino;
         }
@@ -719,10 +780,8 @@ static int pid_exists(const char *root, int pid) {
 
 /* The resident set from /proc/PID/statm (second field, in pages): a tenth
  * of what status costs the kernel to write.  -1 when unreadable. */
-static int read_statm_rss(struct proc_state *st, const char *root, int pid, uint64_t *bytes) {
-    char path[512];
-    if (sps__path(path, sizeof path, root, "/proc/%d/statm", pid) != 0 ||
-        sps__read_text(path, st->text, sizeof st->text) < 0)
+static int read_statm_rss(struct proc_state *st, const char *root, struct tracked_pid *e, uint64_t *bytes) {
+    if (read_pid_file(st, root, e, FILE_STATM) < 0)
         return -1;
     const char *p = st->text;
     uint64_t size, resident;
@@ -741,11 +800,10 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
                        int full, char *reason, size_t cap) {
     char path[512];
     uint64_t v[3], rss;
-    if (!full && read_statm_rss(st, root, e->pid, &rss) == 0) {
+    if (!full && read_statm_rss(st, root, e, &rss) == 0) {
         scan->rss_bytes += rss;
     } else {
-        if (sps__path(path, sizeof path, root, "/proc/%d/status", e->pid) != 0 ||
-            sps__read_text(path, st->text, sizeof st->text) < 0)
+        if (read_pid_file(st, root, e, FILE_STATUS) < 0)
             return -1;
         static const char *const status_keys[] = {"VmRSS:", "VmHWM:", "Threads:"};
         unsigned found = parse_keyed(st->text, status_keys, 3, v);
@@ -763,7 +821,7 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
 
     if (sps__path(path, sizeof path, root, "/proc/%d/io", e->pid) != 0)
         return 0;
-    ssize_t n = sps__read_text(path, st->text, sizeof st->text);
+    ssize_t n = read_pid_file(st, root, e, FILE_IO);
     static const char *const io_keys[] = {"read_bytes:", "write_bytes:"};
     if (n >= 0 && parse_keyed(st->text, io_keys, 2, v) == 3) {
         e->disk_read = v[0];
@@ -874,6 +932,8 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
 
 /* Forget the tree: a new tree_pid starts from nothing. */
 static void reset_tree(struct proc_state *st, int tree_pid) {
+    for (size_t i = 0; i < st->ntable; i++)
+        close_member_files(st, &st->table[i]);
     st->tree_pid = tree_pid;
     st->ntable = 0;
     st->listed_once = 0;
@@ -919,6 +979,8 @@ static void proc_close(void *state) {
         close(st->netdev_fd);
     if (st->proc_dir)
         closedir(st->proc_dir);
+    for (size_t i = 0; i < st->ntable; i++)
+        close_member_files(st, &st->table[i]);
     free(st->ifaces);
     free(st->table);
     free(st->spare);
