@@ -8,7 +8,8 @@
  *   - sps_capture(SPS_CAPTURE_FRESH) (every source read now)
  *   - one sampler tick (every host source and the GPU source)
  *   - the sampler thread's own CPU time over a few seconds at the default
- *     intervals, as a share of one core
+ *     intervals, as a share of one core, beside a bare thread that only
+ *     wakes at the same interval (the floor any sampler thread pays)
  * and, as the baseline, the same readings through psutil in a python3
  * child (python3-psutil): virtual_memory(), Process().memory_info(), and
  * the seed's capture (virtual memory, process memory, cpu_percent,
@@ -19,6 +20,7 @@
 #define _GNU_SOURCE
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,33 @@ static int psutil_costs(double out[3]) {
     return ok;
 }
 
+/* The floor under any sampler: a thread that only wakes every interval_ms
+ * (no reads), its CPU time over n wakes, per wake.  On a VM a wake-up alone
+ * can cost tens of microseconds. */
+struct waker {
+    int interval_ms, n;
+    double cpu_per_wake;
+};
+
+static void *bare_wakes(void *arg) {
+    struct waker *w = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (int i = 0; i < w->n; i++) {
+        next.tv_nsec += (long)w->interval_ms * 1000000L;
+        while (next.tv_nsec >= 1000000000L) {
+            next.tv_sec++;
+            next.tv_nsec -= 1000000000L;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
+            ;
+    }
+    struct timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    w->cpu_per_wake = ((double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9) / w->n;
+    return NULL;
+}
+
 static const char *fmt(double s, char *buf, size_t len) {
     if (s < 1e-6)
         snprintf(buf, len, "%8.1f ns", s * 1e9);
@@ -154,6 +183,11 @@ int main(int argc, char **argv) {
     uint64_t ticks = r->host_ticks;
     sps__sampler_close(s);
 
+    struct waker bare = {SPS_SAMPLER_DEFAULT_HOST_MS, (int)ticks > 0 ? (int)ticks : 10, 0};
+    pthread_t wt;
+    if (pthread_create(&wt, NULL, bare_wakes, &bare) == 0)
+        pthread_join(wt, NULL);
+
     double py[3];
     int have_py = psutil_costs(py);
 
@@ -174,6 +208,11 @@ int main(int argc, char **argv) {
     printf("sampler thread at default intervals (host %d ms, GPUs %d ms): %s CPU over %.2f s, %llu ticks\n",
            SPS_SAMPLER_DEFAULT_HOST_MS, SPS_SAMPLER_DEFAULT_GPU_MS, fmt(thread_cpu, b, sizeof b), span,
            (unsigned long long)ticks);
-    printf("  = %.4f%% of one core  (target < 0.1%%)\n", share);
+    printf("  = %.4f%% of one core  (target < 0.1%%); %s per tick\n", share,
+           fmt(ticks ? thread_cpu / (double)ticks : 0, a, sizeof a));
+    printf("baseline: a bare thread waking every %d ms, no reads: %s CPU per wake = %.4f%% of one core\n",
+           bare.interval_ms, fmt(bare.cpu_per_wake, b, sizeof b),
+           100.0 * bare.cpu_per_wake / (bare.interval_ms * 1e-3));
+    printf("  sampler / bare wake: %.2fx\n", ticks && bare.cpu_per_wake > 0 ? thread_cpu / (double)ticks / bare.cpu_per_wake : NAN);
     return 0;
 }
