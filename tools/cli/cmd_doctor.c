@@ -172,6 +172,7 @@ int sps_cmd_doctor(int argc, char **argv) {
             sps__jw_end(&w, '}');
         }
         sps__jw_end(&w, ']');
+        /* warm reads only: the thread's wake-ups and cold caches come on top */
         sps__jw_number(&w, "sampler_cpu_percent_of_one_core", core_percent);
         sps__jw_end(&w, '}');
     } else {
@@ -194,7 +195,8 @@ int sps_cmd_doctor(int argc, char **argv) {
             printf("%-11s %-12s %10s %9d  %s\n", src->name, status, cost, f->readings, detail);
         }
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
-        printf("sampler at the default intervals (host %d ms, GPUs %d ms): about %.3f%% of one core\n",
+        printf("reads at the default intervals (host %d ms, GPUs %d ms): about %.3f%% of one core, with warm\n"
+               "caches; the sampler thread's wake-ups and cold caches add to it (bench_capture measures the whole)\n",
                SPS_SAMPLER_DEFAULT_HOST_MS, SPS_SAMPLER_DEFAULT_GPU_MS, core_percent);
     }
     return found[SPS_SOURCE_PROC].available ? 0 : 1;
