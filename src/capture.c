@@ -33,7 +33,6 @@ static int looked_for_parent;           /* under cap_lock */
 static const struct sps__published *parent; /* capture.bin of the run, mapped read-only */
 static struct sps__sampler *own;        /* this process's sampler (never freed: captures may be reading it) */
 static struct sps__sampler *fresh_local; /* fresh reads under a parent's publisher */
-static enum sps_source_id host_source[SPS_HOST_METRIC_COUNT];
 
 static void atfork_prepare(void) {
     pthread_mutex_lock(&cap_lock);
@@ -52,16 +51,7 @@ static void atfork_child(void) {
 }
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static pthread_once_t host_source_once = PTHREAD_ONCE_INIT;
-static void fill_host_sources(void) {
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        host_source[i] = sps__host_metric_source(i);
-}
-static void host_source_init(void) {
-    pthread_once(&host_source_once, fill_host_sources);
-}
 static void setup(void) {
-    host_source_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
@@ -184,9 +174,8 @@ static void fill_reading(struct sps_reading *r, double v, int64_t read_ns, int64
 
 /* Turn a published sample into the public form. */
 void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample *s, int64_t now) {
-    host_source_init();
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        fill_reading(&out->metric[i], s->host[i], s->read_ns[host_source[i]], now);
+        fill_reading(&out->metric[i], s->host[i], s->read_ns[sps__host_metric_source(i)], now);
     out->gpu_count = s->ngpus;
     for (int g = 0; g < s->ngpus; g++) {
         const struct sps__gpu_sample *gs = &s->gpu[g];

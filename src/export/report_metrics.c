@@ -42,16 +42,16 @@ static const char *why_none(const struct sps__source_result *src, char *buf, siz
     return buf;
 }
 
+/* One metric: its statistics, or nulls and why_none when it has none. */
 static void write_metric(struct sps_jw *w, const struct sps_metric_info *m, const struct sps__series *s,
-                         const struct sps__source_result *src, const char *source_name) {
-    char buf[256];
+                         const char *source_name, const char *why_none) {
     sps__jw_object(w, m->name);
     sps__jw_string(w, "unit", m->unit);
     sps__jw_string(w, "source", source_name);
     sps__jw_string(w, "kind", kind_label(m->kind));
     write_stats(w, s);
     if (!s->n)
-        sps__jw_string(w, "unavailable_reason", why_none(src, buf, sizeof buf));
+        sps__jw_string(w, "unavailable_reason", why_none);
     sps__jw_end(w, '}');
 }
 
@@ -72,20 +72,11 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
 }
 
 static void write_unsampled(struct sps_jw *w, const char *reason) {
+    static const struct sps__series none; /* no readings */
     sps__jw_object(w, "metrics");
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
         const struct sps_metric_info *m = sps_host_metric_info(i);
-        sps__jw_object(w, m->name);
-        sps__jw_string(w, "unit", m->unit);
-        sps__jw_string(w, "source", m->source);
-        sps__jw_string(w, "kind", kind_label(m->kind));
-        sps__jw_uint(w, "samples", 0);
-        sps__jw_null(w, "mean");
-        sps__jw_null(w, "min");
-        sps__jw_null(w, "max");
-        sps__jw_null(w, "last");
-        sps__jw_string(w, "unavailable_reason", reason);
-        sps__jw_end(w, '}');
+        write_metric(w, m, &none, m->source, reason);
     }
     sps__jw_end(w, '}');
     sps__jw_array(w, "gpus");
@@ -115,7 +106,9 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_object(w, "metrics");
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
         enum sps_source_id id = sps__host_metric_source(i);
-        write_metric(w, sps_host_metric_info(i), &r->host[i], &r->sources[id], sps__source_get(id)->name);
+        char buf[256];
+        write_metric(w, sps_host_metric_info(i), &r->host[i], sps__source_get(id)->name,
+                     r->host[i].n ? NULL : why_none(&r->sources[id], buf, sizeof buf));
     }
     sps__jw_end(w, '}');
 
@@ -131,18 +124,9 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_string(w, "source", src_name);
         sps__jw_object(w, "metrics");
         for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++) {
-            const struct sps_metric_info *m = sps_gpu_metric_info(i);
             char why[160];
-            sps__jw_object(w, m->name);
-            sps__jw_string(w, "unit", m->unit);
-            sps__jw_string(w, "source", src_name);
-            sps__jw_string(w, "kind", kind_label(m->kind));
-            write_stats(w, &gs->m[i]);
-            if (!gs->m[i].n) {
-                snprintf(why, sizeof why, "%s does not report it for this GPU", src_name);
-                sps__jw_string(w, "unavailable_reason", why);
-            }
-            sps__jw_end(w, '}');
+            snprintf(why, sizeof why, "%s does not report it for this GPU", src_name);
+            write_metric(w, sps_gpu_metric_info(i), &gs->m[i], src_name, why);
         }
         sps__jw_end(w, '}');
         sps__jw_end(w, '}');
@@ -152,10 +136,11 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         /* the chain's reasons, in the order it tried them */
         char why[700] = "";
         size_t len = 0;
-        static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
-        for (size_t k = 0; k < sizeof chain / sizeof chain[0] && len < sizeof why; k++) {
-            const struct sps__source_result *sr = &r->sources[chain[k]];
-            int n = snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "", sps__source_get(chain[k])->name,
+        for (int id = 0; id < SPS_SOURCE_COUNT && len < sizeof why; id++) {
+            if (!sps__source_get(id)->is_gpu)
+                continue;
+            const struct sps__source_result *sr = &r->sources[id];
+            int n = snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "", sps__source_get(id)->name,
                              sr->available ? (sr->last_error[0] ? sr->last_error : "found no GPU")
                                            : sr->reason);
             if (n > 0)

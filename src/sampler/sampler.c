@@ -39,15 +39,6 @@ struct sps__sampler {
     struct sps__sampler_result result;
 };
 
-enum sps_source_id sps__host_metric_source(int metric) {
-    const struct sps_metric_info *m = sps_host_metric_info(metric);
-    if (m && strcmp(m->source, "thermal") == 0)
-        return SPS_SOURCE_THERMAL;
-    if (m && strcmp(m->source, "rapl") == 0)
-        return SPS_SOURCE_RAPL;
-    return SPS_SOURCE_PROC;
-}
-
 static char *dup_or_null(const char *s) {
     return s ? strdup(s) : NULL;
 }
@@ -169,21 +160,19 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
     for (int k = 0; k < SPS_CAPTURE_MAX_SENSORS; k++)
         sps__series_init(&r->sensor[k].celsius, s->cfg.series_points);
 
-    open_source(s, SPS_SOURCE_PROC);
-    open_source(s, SPS_SOURCE_THERMAL);
-    open_source(s, SPS_SOURCE_RAPL);
-    static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
+    /* every host source; the GPU chain up to the first that opens */
     s->gpu_source = -1;
-    for (size_t i = 0; i < sizeof chain / sizeof chain[0]; i++) {
-        if (s->gpu_source >= 0) {
-            snprintf(r->sources[chain[i]].reason, sizeof r->sources[chain[i]].reason, "not needed: %s serves the GPUs",
+    for (int id = 0; id < SPS_SOURCE_COUNT; id++) {
+        const struct sps__source *src = sps__source_get(id);
+        if (src->is_gpu && s->gpu_source >= 0) {
+            snprintf(r->sources[id].reason, sizeof r->sources[id].reason, "not needed: %s serves the GPUs",
                      sps__source_get(s->gpu_source)->name);
-            r->sources[chain[i]].slow = sps__source_get(chain[i])->slow;
+            r->sources[id].slow = src->slow;
             continue;
         }
-        open_source(s, chain[i]);
-        if (s->open[chain[i]])
-            s->gpu_source = (int)chain[i];
+        open_source(s, id);
+        if (src->is_gpu && s->open[id])
+            s->gpu_source = id;
     }
     for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
         struct sps__published_source *ps = &s->pub_sources[i];
@@ -246,10 +235,8 @@ static void tick_locked(struct sps__sampler *s, int host, int gpu) {
     int64_t now = (int64_t)t0;
     struct sps__sampler_result *r = &s->result;
     if (host) {
-        static const enum sps_source_id host_sources[] = {SPS_SOURCE_PROC, SPS_SOURCE_THERMAL, SPS_SOURCE_RAPL};
-        for (size_t k = 0; k < sizeof host_sources / sizeof host_sources[0]; k++) {
-            enum sps_source_id id = host_sources[k];
-            if (!s->open[id])
+        for (enum sps_source_id id = 0; id < SPS_SOURCE_COUNT; id++) {
+            if (!s->open[id] || sps__source_get(id)->is_gpu)
                 continue;
             for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
                 if (sps__host_metric_source(i) == id)
@@ -390,7 +377,6 @@ void sps__sampler_stop(struct sps__sampler *s) {
     s->running = 0;
     pthread_mutex_lock(&s->lock);
     uint64_t now = sps__mono_ns();
-    s->result.stopped_ns = (int64_t)now;
     s->result.thread_ns_total += now - s->thread_started_ns;
     pthread_mutex_unlock(&s->lock);
 }

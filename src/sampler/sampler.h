@@ -75,7 +75,7 @@ struct sps__sampler_result {
     uint64_t tick_ns_total;     /* wall time of all ticks */
     double thread_cpu_seconds;  /* the sampler threads' own CPU time, summed over every start/stop */
     uint64_t thread_ns_total;   /* wall time the thread ran, summed likewise */
-    int64_t started_ns, stopped_ns; /* first tick; last stop */
+    int64_t started_ns;         /* the first tick */
     struct sps__source_result sources[SPS_SOURCE_COUNT];
     struct sps__series host[SPS_HOST_METRIC_COUNT];
     int ngpus;
@@ -117,8 +117,5 @@ const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler 
 /* Stop, close the sources, unmap the publish file (which stays on disk),
  * free.  NULL is a no-op. */
 void sps__sampler_close(struct sps__sampler *s);
-
-/* The host source id ("proc", "thermal", "rapl") a host metric comes from. */
-enum sps_source_id sps__host_metric_source(int metric);
 
 #endif /* SPS_SAMPLER_SAMPLER_H */

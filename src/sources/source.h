@@ -93,8 +93,14 @@ struct sps__source {
     void (*close)(void *state);
 };
 
-/* The source with this id (every id below SPS_SOURCE_COUNT has one). */
+/* The source with this id (every id below SPS_SOURCE_COUNT has one).  The
+ * ids without is_gpu are the host sources; those with it, in id order, are
+ * the GPU chain, tried in that order. */
 const struct sps__source *sps__source_get(enum sps_source_id id);
+
+/* The host source (proc, thermal or rapl) a host metric comes from, as
+ * the catalogue says.  Thread-safe. */
+enum sps_source_id sps__host_metric_source(int metric);
 
 extern const struct sps__source sps__source_proc;
 extern const struct sps__source sps__source_thermal;

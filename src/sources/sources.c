@@ -2,6 +2,7 @@
 #include "sources/source.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static const struct sps__source *const sources[SPS_SOURCE_COUNT] = {
@@ -15,6 +16,26 @@ static const struct sps__source *const sources[SPS_SOURCE_COUNT] = {
 
 const struct sps__source *sps__source_get(enum sps_source_id id) {
     return (unsigned)id < SPS_SOURCE_COUNT ? sources[id] : NULL;
+}
+
+/* The catalogue names each host metric's source as text; the sampler asks
+ * for the id on every tick, so the names are matched once. */
+static enum sps_source_id host_metric_source[SPS_HOST_METRIC_COUNT];
+static pthread_once_t host_metric_source_once = PTHREAD_ONCE_INIT;
+
+static void match_host_metric_sources(void) {
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        const char *name = sps_host_metric_info(i)->source;
+        host_metric_source[i] = SPS_SOURCE_PROC;
+        for (int id = 0; id < SPS_SOURCE_COUNT; id++)
+            if (strcmp(sources[id]->name, name) == 0)
+                host_metric_source[i] = (enum sps_source_id)id;
+    }
+}
+
+enum sps_source_id sps__host_metric_source(int metric) {
+    pthread_once(&host_metric_source_once, match_host_metric_sources);
+    return metric >= 0 && metric < SPS_HOST_METRIC_COUNT ? host_metric_source[metric] : SPS_SOURCE_PROC;
 }
 
 void sps__sample_clear(struct sps__sample *s) {

@@ -126,10 +126,9 @@ int sps_cmd_doctor(int argc, char **argv) {
 
     /* the GPU chain: the first working source serves the GPUs */
     int gpu_source = -1;
-    static const enum sps_source_id chain[] = {SPS_SOURCE_NVML, SPS_SOURCE_DRM, SPS_SOURCE_NVIDIA_SMI};
-    for (size_t k = 0; k < 3 && gpu_source < 0; k++)
-        if (found[chain[k]].available)
-            gpu_source = (int)chain[k];
+    for (int id = 0; id < SPS_SOURCE_COUNT && gpu_source < 0; id++)
+        if (sps__source_get(id)->is_gpu && found[id].available)
+            gpu_source = id;
     double host_cost = 0, gpu_cost = 0;
     for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
         if (!found[i].available || isnan(found[i].read_s))
