@@ -174,8 +174,9 @@ static void fill_reading(struct sps_reading *r, double v, int64_t read_ns, int64
 
 /* Turn a published sample into the public form. */
 void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample *s, int64_t now) {
+    const enum sps_source_id *source_of = sps__host_metric_sources();
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        fill_reading(&out->metric[i], s->host[i], s->read_ns[sps__host_metric_source(i)], now);
+        fill_reading(&out->metric[i], s->host[i], s->read_ns[source_of[i]], now);
     out->gpu_count = s->ngpus;
     for (int g = 0; g < s->ngpus; g++) {
         const struct sps__gpu_sample *gs = &s->gpu[g];

@@ -225,8 +225,9 @@ static void read_source(struct sps__sampler *s, enum sps_source_id id, int64_t n
 }
 
 static void append_host(struct sps__sampler *s, enum sps_source_id id, int64_t now) {
+    const enum sps_source_id *source_of = sps__host_metric_sources();
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        if (sps__host_metric_source(i) == id)
+        if (source_of[i] == id)
             sps__series_add(&s->result.host[i], now, s->sample.host[i]);
 }
 
@@ -234,12 +235,13 @@ static void tick_locked(struct sps__sampler *s, int host, int gpu) {
     uint64_t t0 = sps__mono_ns();
     int64_t now = (int64_t)t0;
     struct sps__sampler_result *r = &s->result;
+    const enum sps_source_id *source_of = sps__host_metric_sources();
     if (host) {
         for (enum sps_source_id id = 0; id < SPS_SOURCE_COUNT; id++) {
             if (!s->open[id] || sps__source_get(id)->is_gpu)
                 continue;
             for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-                if (sps__host_metric_source(i) == id)
+                if (source_of[i] == id)
                     s->sample.host[i] = NAN;
             if (id == SPS_SOURCE_THERMAL) {
                 s->sample.nsensors = 0;

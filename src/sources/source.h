@@ -102,6 +102,10 @@ const struct sps__source *sps__source_get(enum sps_source_id id);
  * the catalogue says.  Thread-safe. */
 enum sps_source_id sps__host_metric_source(int metric);
 
+/* The same for every host metric at once, indexed by enum sps_host_metric
+ * (static storage): for loops over all of them on a hot path. */
+const enum sps_source_id *sps__host_metric_sources(void);
+
 extern const struct sps__source sps__source_proc;
 extern const struct sps__source sps__source_thermal;
 extern const struct sps__source sps__source_rapl;

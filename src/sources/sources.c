@@ -33,9 +33,13 @@ static void match_host_metric_sources(void) {
     }
 }
 
-enum sps_source_id sps__host_metric_source(int metric) {
+const enum sps_source_id *sps__host_metric_sources(void) {
     pthread_once(&host_metric_source_once, match_host_metric_sources);
-    return metric >= 0 && metric < SPS_HOST_METRIC_COUNT ? host_metric_source[metric] : SPS_SOURCE_PROC;
+    return host_metric_source;
+}
+
+enum sps_source_id sps__host_metric_source(int metric) {
+    return metric >= 0 && metric < SPS_HOST_METRIC_COUNT ? sps__host_metric_sources()[metric] : SPS_SOURCE_PROC;
 }
 
 void sps__sample_clear(struct sps__sample *s) {
