@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -183,6 +184,29 @@ static void test_no_sample(void) {
     char capfile[1024];
     snprintf(capfile, sizeof capfile, "%s/capture.bin", dir);
     CHECK(access(capfile, F_OK) != 0);
+}
+
+/* A capture.bin that cannot be made (a directory is in its place): one
+ * line says so, the run goes on, and the report still has the metrics
+ * (the sample is then published in memory only). */
+static void test_run_without_publish_file(void) {
+    const char *dir = tmpdir_new("nopub");
+    char blocker[1024], err[4096];
+    snprintf(blocker, sizeof blocker, "%s/capture.bin", dir);
+    CHECK(mkdir(blocker, 0755) == 0);
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "1",
+                    "--sleep-ms", "80", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    CHECK_STR_HAS(err, "stepscope: run: sampler: ");
+    CHECK_EQ_I(count_lines(err), 1);
+    json_t *r = report_load(dir);
+    if (!r) {
+        CHECK(r != NULL);
+        return;
+    }
+    CHECK(json_num(r, "metrics.workload_rss_bytes.samples") >= 2);
+    CHECK(json_array_size(json_object_get(r, "zones")) > 0);
+    json_decref(r);
 }
 
 static void test_run_interval_flags(void) {
@@ -459,6 +483,7 @@ int main(void) {
     RUN_TEST(test_report_metrics_shape);
     RUN_TEST(test_no_sample);
     RUN_TEST(test_run_interval_flags);
+    RUN_TEST(test_run_without_publish_file);
     RUN_TEST(test_snapshot);
     RUN_TEST(test_doctor);
     RUN_TEST(test_snapshot_of_fixture_machine);
