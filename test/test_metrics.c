@@ -56,7 +56,7 @@ static void test_capture_reads_what_run_published(void) {
     snprintf(out, sizeof out, "%s/out", dir);
     snprintf(cap, sizeof cap, "%s/capture.txt", dir);
     char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", out, "--", WORKLOAD, "--steps", "2",
-                    "--alloc-mb", "8", "--settle-ms", "100", "--capture", cap, "--sleep-ms", "60", NULL};
+                    "--alloc-mb", "8", "--settle-ms", "300", "--capture", cap, "--sleep-ms", "60", NULL};
     int st = run_capture(argv, err, sizeof err);
     CHECK_MSG(exit_code_of(st) == 0, "run: %s", err);
     double published = -1, tree = -1, pid = -2, rc = -1, avail = -1, rss = 0, age = -1, proc = -1;
@@ -117,7 +117,7 @@ static void test_report_metrics_shape(void) {
     const char *dir = tmpdir_new("shape");
     char err[2048];
     char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "3",
-                    "--sleep-ms", "120", NULL};
+                    "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     json_t *r = report_load(dir);
     CHECK(r != NULL);
@@ -195,7 +195,7 @@ static void test_run_without_publish_file(void) {
     snprintf(blocker, sizeof blocker, "%s/capture.bin", dir);
     CHECK(mkdir(blocker, 0755) == 0);
     char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "1",
-                    "--sleep-ms", "80", NULL};
+                    "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     CHECK_STR_HAS(err, "stepscope: run: sampler: ");
     CHECK_EQ_I(count_lines(err), 1);
@@ -248,9 +248,18 @@ static void test_snapshot(void) {
         CHECK_EQ_U(json_array_size(json_object_get(j, "sources")), SPS_SOURCE_COUNT);
         json_decref(j);
     }
-    /* without --pid, the tree metrics are null and say why */
+    /* Without --pid the tree metrics are null and say why; with one read
+     * (--wait 0) percentages are null and say they need two.  A /proc whose
+     * counters stand still makes that certain: on the real one a clock tick
+     * can fall between the sampler's open and its read. */
+    const char *still = tmpdir_new("still");
+    tree_write(still, "proc/stat", "cpu  100 0 50 1000 10 0 0 0 0 0\n");
+    tree_write(still, "proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n");
+    tree_write(still, "proc/net/dev", "Inter-|   Receive\n face |bytes\n    lo: 1 1 0 0 0 0 0 0 1 1 0 0 0 0 0 0\n");
+    setenv("STEPSCOPE_ROOT", still, 1);
     char *nopid[] = {STEPSCOPE, "snapshot", "--wait", "0", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(nopid, out, err, sizeof err)), 0);
+    unsetenv("STEPSCOPE_ROOT");
     j = load_json_file(out);
     if (j) {
         CHECK(json_is_null(json_path(j, "metrics.workload_rss_bytes.value")));
@@ -380,7 +389,7 @@ static void test_run_on_fixture_machine(void) {
     setenv("STEPSCOPE_ROOT", root, 1);
     setenv("STEPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     char *argv[] = {STEPSCOPE, "run", "--interval", "20", "--gpu-interval", "20", "-o", out, "--", WORKLOAD,
-                    "--steps", "1", "--sleep-ms", "100", NULL};
+                    "--steps", "1", "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     unsetenv("STEPSCOPE_ROOT");
     unsetenv("STEPSCOPE_NVML_LIBRARY");
@@ -431,7 +440,7 @@ static void test_snapshot_with_fake_nvml(void) {
     char run_out[1024], serr[8192];
     snprintf(run_out, sizeof run_out, "%s/out", dir);
     char *run[] = {STEPSCOPE, "run", "--gpu-interval", "20", "-o", run_out, "--", WORKLOAD, "--steps", "1",
-                   "--sleep-ms", "100", NULL};
+                   "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(run, serr, sizeof serr)), 0);
     CHECK_STR_HAS(serr, "GPU 0");
     CHECK_STR_HAS(serr, "GPU 1");
