@@ -179,79 +179,80 @@ SPS_API int sps_status(struct sps_status *out);
 
 /*
  * The metric catalogue: every machine metric stepscope knows, one row each:
- * X(ID, "name", "unit", "source", SPS_GAUGE or SPS_TOTAL, "description").
- * Report keys, CSV headers and chart labels all come from these rows; the
- * unit is the name's last word(s), except the dimensionless count and
- * bitmask.  A TOTAL counts from when sampling
- * began; its _per_second twin is the rate over the last interval.
+ * X(ID, "name", "unit", "source", SPS_GAUGE or SPS_TOTAL, cadence,
+ * "description").  Report keys, CSV headers and chart labels all come from
+ * these rows; the unit is the name's last word(s), except the dimensionless
+ * count and bitmask.  A TOTAL counts from when sampling began; its
+ * _per_second twin is the rate over the last interval.  The cadence says
+ * which of the sampler's two intervals reads the metric (enum sps_cadence).
  *
  * Host metrics: one value per machine (system_*) or per watched process
  * tree (workload_*: the process and all its descendants).
  */
 #define SPS_HOST_METRICS(X) \
-    X(SYSTEM_CPU_PERCENT, "system_cpu_percent", "percent", "proc", SPS_GAUGE, \
+    X(SYSTEM_CPU_PERCENT, "system_cpu_percent", "percent", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "busy time of all CPUs (user, nice, system, irq, softirq, steal), percent of all CPUs") \
-    X(SYSTEM_IOWAIT_PERCENT, "system_iowait_percent", "percent", "proc", SPS_GAUGE, \
+    X(SYSTEM_IOWAIT_PERCENT, "system_iowait_percent", "percent", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "time CPUs sat idle waiting for I/O, percent of all CPUs") \
-    X(SYSTEM_MEMORY_USED_BYTES, "system_memory_used_bytes", "bytes", "proc", SPS_GAUGE, \
+    X(SYSTEM_MEMORY_USED_BYTES, "system_memory_used_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "memory in use: MemTotal - MemAvailable") \
-    X(SYSTEM_MEMORY_AVAILABLE_BYTES, "system_memory_available_bytes", "bytes", "proc", SPS_GAUGE, \
+    X(SYSTEM_MEMORY_AVAILABLE_BYTES, "system_memory_available_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "memory available to new work without swapping (MemAvailable)") \
-    X(SYSTEM_MEMORY_TOTAL_BYTES, "system_memory_total_bytes", "bytes", "proc", SPS_GAUGE, "installed memory (MemTotal)") \
-    X(SYSTEM_SWAP_USED_BYTES, "system_swap_used_bytes", "bytes", "proc", SPS_GAUGE, "swap in use: SwapTotal - SwapFree") \
-    X(SYSTEM_NETWORK_RECEIVE_BYTES, "system_network_receive_bytes", "bytes", "proc", SPS_TOTAL, \
+    X(SYSTEM_MEMORY_TOTAL_BYTES, "system_memory_total_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "installed memory (MemTotal)") \
+    X(SYSTEM_SWAP_USED_BYTES, "system_swap_used_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "swap in use: SwapTotal - SwapFree") \
+    X(SYSTEM_NETWORK_RECEIVE_BYTES, "system_network_receive_bytes", "bytes", "proc", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
       "bytes received by all network interfaces but loopback") \
-    X(SYSTEM_NETWORK_TRANSMIT_BYTES, "system_network_transmit_bytes", "bytes", "proc", SPS_TOTAL, \
+    X(SYSTEM_NETWORK_TRANSMIT_BYTES, "system_network_transmit_bytes", "bytes", "proc", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
       "bytes sent by all network interfaces but loopback") \
     X(SYSTEM_NETWORK_RECEIVE_BYTES_PER_SECOND, "system_network_receive_bytes_per_second", "bytes_per_second", "proc", \
-      SPS_GAUGE, "network receive rate, all interfaces but loopback") \
+      SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "network receive rate, all interfaces but loopback") \
     X(SYSTEM_NETWORK_TRANSMIT_BYTES_PER_SECOND, "system_network_transmit_bytes_per_second", "bytes_per_second", \
-      "proc", SPS_GAUGE, "network send rate, all interfaces but loopback") \
-    X(WORKLOAD_CPU_PERCENT, "workload_cpu_percent", "percent", "proc", SPS_GAUGE, \
+      "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "network send rate, all interfaces but loopback") \
+    X(WORKLOAD_CPU_PERCENT, "workload_cpu_percent", "percent", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, \
       "CPU time used by the process tree, percent of one CPU (200 = two busy cores)") \
-    X(WORKLOAD_CPU_SECONDS, "workload_cpu_seconds", "seconds", "proc", SPS_TOTAL, \
+    X(WORKLOAD_CPU_SECONDS, "workload_cpu_seconds", "seconds", "proc", SPS_TOTAL, SPS_EVERY_INTERVAL, \
       "user + system CPU time of the tree's processes, each since it started (not since sampling began)") \
-    X(WORKLOAD_RSS_BYTES, "workload_rss_bytes", "bytes", "proc", SPS_GAUGE, \
+    X(WORKLOAD_RSS_BYTES, "workload_rss_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, \
       "resident memory of the process tree (sum over its processes)") \
-    X(WORKLOAD_RSS_PEAK_BYTES, "workload_rss_peak_bytes", "bytes", "proc", SPS_GAUGE, \
+    X(WORKLOAD_RSS_PEAK_BYTES, "workload_rss_peak_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, \
       "largest resident memory of the tree so far: the larger of the sampled sum and any one process's high-water mark") \
-    X(WORKLOAD_PROCESSES, "workload_processes", "count", "proc", SPS_GAUGE, "processes in the tree") \
-    X(WORKLOAD_THREADS, "workload_threads", "count", "proc", SPS_GAUGE, "threads of all processes in the tree") \
-    X(WORKLOAD_DISK_READ_BYTES, "workload_disk_read_bytes", "bytes", "proc", SPS_TOTAL, \
+    X(WORKLOAD_PROCESSES, "workload_processes", "count", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, "processes in the tree") \
+    X(WORKLOAD_THREADS, "workload_threads", "count", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "threads of all processes in the tree") \
+    X(WORKLOAD_DISK_READ_BYTES, "workload_disk_read_bytes", "bytes", "proc", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
       "bytes the tree caused to be read from storage (/proc/PID/io read_bytes)") \
-    X(WORKLOAD_DISK_WRITE_BYTES, "workload_disk_write_bytes", "bytes", "proc", SPS_TOTAL, \
+    X(WORKLOAD_DISK_WRITE_BYTES, "workload_disk_write_bytes", "bytes", "proc", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
       "bytes the tree caused to be written to storage (/proc/PID/io write_bytes)") \
     X(WORKLOAD_DISK_READ_BYTES_PER_SECOND, "workload_disk_read_bytes_per_second", "bytes_per_second", "proc", \
-      SPS_GAUGE, "storage read rate of the tree") \
+      SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "storage read rate of the tree") \
     X(WORKLOAD_DISK_WRITE_BYTES_PER_SECOND, "workload_disk_write_bytes_per_second", "bytes_per_second", "proc", \
-      SPS_GAUGE, "storage write rate of the tree") \
-    X(CPU_TEMPERATURE_CELSIUS, "cpu_temperature_celsius", "celsius", "thermal", SPS_GAUGE, \
+      SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "storage write rate of the tree") \
+    X(CPU_TEMPERATURE_CELSIUS, "cpu_temperature_celsius", "celsius", "thermal", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "hottest CPU sensor (hwmon coretemp/k10temp/zenpower..., else a CPU thermal zone)") \
-    X(CPU_PACKAGE_ENERGY_JOULES, "cpu_package_energy_joules", "joules", "rapl", SPS_TOTAL, \
+    X(CPU_PACKAGE_ENERGY_JOULES, "cpu_package_energy_joules", "joules", "rapl", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
       "energy used by all CPU packages (RAPL package domains)") \
-    X(CPU_PACKAGE_POWER_WATTS, "cpu_package_power_watts", "watts", "rapl", SPS_GAUGE, \
+    X(CPU_PACKAGE_POWER_WATTS, "cpu_package_power_watts", "watts", "rapl", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "power drawn by all CPU packages over the last interval") \
-    X(DRAM_ENERGY_JOULES, "dram_energy_joules", "joules", "rapl", SPS_TOTAL, "energy used by DRAM (RAPL dram domains)") \
-    X(DRAM_POWER_WATTS, "dram_power_watts", "watts", "rapl", SPS_GAUGE, "power drawn by DRAM over the last interval")
+    X(DRAM_ENERGY_JOULES, "dram_energy_joules", "joules", "rapl", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, "energy used by DRAM (RAPL dram domains)") \
+    X(DRAM_POWER_WATTS, "dram_power_watts", "watts", "rapl", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "power drawn by DRAM over the last interval")
 
 /* Per-GPU metrics; the source is whichever of nvml, drm and nvidia-smi
  * serves the GPU (struct sps_capture_gpu says which). */
 #define SPS_GPU_METRICS(X) \
-    X(GPU_MEMORY_USED_BYTES, "gpu_memory_used_bytes", "bytes", "gpu", SPS_GAUGE, \
+    X(GPU_MEMORY_USED_BYTES, "gpu_memory_used_bytes", "bytes", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "device memory in use by all processes") \
-    X(GPU_MEMORY_TOTAL_BYTES, "gpu_memory_total_bytes", "bytes", "gpu", SPS_GAUGE, "device memory installed") \
-    X(GPU_UTILIZATION_PERCENT, "gpu_utilization_percent", "percent", "gpu", SPS_GAUGE, \
+    X(GPU_MEMORY_TOTAL_BYTES, "gpu_memory_total_bytes", "bytes", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "device memory installed") \
+    X(GPU_UTILIZATION_PERCENT, "gpu_utilization_percent", "percent", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "time a kernel was running over the driver's last sample period") \
-    X(GPU_MEMORY_UTILIZATION_PERCENT, "gpu_memory_utilization_percent", "percent", "gpu", SPS_GAUGE, \
+    X(GPU_MEMORY_UTILIZATION_PERCENT, "gpu_memory_utilization_percent", "percent", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "time device memory was being read or written over the driver's last sample period") \
-    X(GPU_TEMPERATURE_CELSIUS, "gpu_temperature_celsius", "celsius", "gpu", SPS_GAUGE, "GPU die temperature") \
-    X(GPU_POWER_WATTS, "gpu_power_watts", "watts", "gpu", SPS_GAUGE, "power drawn by the board") \
-    X(GPU_ENERGY_JOULES, "gpu_energy_joules", "joules", "gpu", SPS_TOTAL, "energy used by the board") \
-    X(GPU_SM_CLOCK_HERTZ, "gpu_sm_clock_hertz", "hertz", "gpu", SPS_GAUGE, "streaming multiprocessor clock") \
-    X(GPU_MEMORY_CLOCK_HERTZ, "gpu_memory_clock_hertz", "hertz", "gpu", SPS_GAUGE, "memory clock") \
-    X(GPU_THROTTLE_REASONS, "gpu_throttle_reasons", "bitmask", "gpu", SPS_GAUGE, \
+    X(GPU_TEMPERATURE_CELSIUS, "gpu_temperature_celsius", "celsius", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "GPU die temperature") \
+    X(GPU_POWER_WATTS, "gpu_power_watts", "watts", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "power drawn by the board") \
+    X(GPU_ENERGY_JOULES, "gpu_energy_joules", "joules", "gpu", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, "energy used by the board") \
+    X(GPU_SM_CLOCK_HERTZ, "gpu_sm_clock_hertz", "hertz", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "streaming multiprocessor clock") \
+    X(GPU_MEMORY_CLOCK_HERTZ, "gpu_memory_clock_hertz", "hertz", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "memory clock") \
+    X(GPU_THROTTLE_REASONS, "gpu_throttle_reasons", "bitmask", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "why clocks are held down (NVML clocks-event reasons; 0 = not throttled, 1 = idle)") \
-    X(GPU_WORKLOAD_MEMORY_BYTES, "gpu_workload_memory_bytes", "bytes", "gpu", SPS_GAUGE, \
+    X(GPU_WORKLOAD_MEMORY_BYTES, "gpu_workload_memory_bytes", "bytes", "gpu", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "device memory used by the watched process tree's own processes")
 
 enum sps_metric_kind {
@@ -259,7 +260,22 @@ enum sps_metric_kind {
     SPS_TOTAL = 2  /* a running total since sampling began: last is the total */
 };
 
-#define SPS__METRIC_ENUM(id, name, unit, source, kind, what) SPS_M_##id,
+/*
+ * How often the sampler reads a metric.  The workload's own CPU time and
+ * memory are read every interval (default 100 ms): they are what a step
+ * spends, and the process CPU clock and statm are cheap to read.  Everything
+ * about the machine (GPUs, system-wide CPU, memory and network, sensors,
+ * energy) and the tree's threads and disk I/O are read every machine
+ * interval (default 500 ms): /proc/stat counts in 10 ms ticks, so a 100 ms
+ * system CPU percent moves in 5% steps on two cores, and these reads are
+ * most of the sampler's cost.
+ */
+enum sps_cadence {
+    SPS_EVERY_INTERVAL = 1,        /* struct sps_sampler_config.interval_ms */
+    SPS_EVERY_MACHINE_INTERVAL = 2 /* struct sps_sampler_config.machine_interval_ms */
+};
+
+#define SPS__METRIC_ENUM(id, name, unit, source, kind, cadence, what) SPS_M_##id,
 enum sps_host_metric { SPS_HOST_METRICS(SPS__METRIC_ENUM) SPS_HOST_METRIC_COUNT };
 enum sps_gpu_metric { SPS_GPU_METRICS(SPS__METRIC_ENUM) SPS_GPU_METRIC_COUNT };
 #undef SPS__METRIC_ENUM
@@ -269,6 +285,7 @@ struct sps_metric_info {
     const char *unit;        /* "bytes" */
     const char *source;      /* "proc", "thermal", "rapl" or "gpu" */
     enum sps_metric_kind kind;
+    enum sps_cadence cadence;
     const char *description; /* one line */
 };
 
@@ -363,8 +380,8 @@ SPS_API int sps_source_status(enum sps_source_id id, struct sps_source_status *o
 
 struct sps_sampler_config {
     int pid;                /* root of the process tree to watch; 0: this process */
-    int host_interval_ms;   /* CPU, memory, I/O, temperatures, RAPL; 0: 100 */
-    int gpu_interval_ms;    /* GPUs; 0: 500 */
+    int interval_ms;         /* the tree's CPU time and memory; 0: 100 */
+    int machine_interval_ms; /* GPUs, the machine, sensors, the tree's threads and disk I/O; 0: 500 */
 };
 
 /*

@@ -100,8 +100,8 @@ static int start_own(const struct sps_sampler_config *config) {
     struct sps__sampler_config cfg = {0};
     sps__sampler_config_from_env(&cfg);
     cfg.tree_pid = config && config->pid > 0 ? config->pid : (int)getpid();
-    cfg.host_interval_ms = config ? config->host_interval_ms : 0;
-    cfg.gpu_interval_ms = config ? config->gpu_interval_ms : 0;
+    cfg.interval_ms = config ? config->interval_ms : 0;
+    cfg.machine_interval_ms = config ? config->machine_interval_ms : 0;
     char err[256];
     struct sps__sampler *s = sps__sampler_open(&cfg, err, sizeof err);
     if (!s)
@@ -116,7 +116,7 @@ static int start_own(const struct sps_sampler_config *config) {
 }
 
 int sps_sampler_start(const struct sps_sampler_config *config) {
-    if (config && (config->host_interval_ms < 0 || config->gpu_interval_ms < 0 || config->pid < 0))
+    if (config && (config->interval_ms < 0 || config->machine_interval_ms < 0 || config->pid < 0))
         return SPS_EINVAL;
     pthread_once(&setup_once, setup);
     pthread_mutex_lock(&cap_lock);
@@ -174,9 +174,8 @@ static void fill_reading(struct sps_reading *r, double v, int64_t read_ns, int64
 
 /* Turn a published sample into the public form. */
 void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample *s, int64_t now) {
-    const enum sps_source_id *source_of = sps__host_metric_sources();
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        fill_reading(&out->metric[i], s->host[i], s->read_ns[source_of[i]], now);
+        fill_reading(&out->metric[i], s->host[i], s->host_read_ns[i], now);
     out->gpu_count = s->ngpus;
     for (int g = 0; g < s->ngpus; g++) {
         const struct sps__gpu_sample *gs = &s->gpu[g];

@@ -78,8 +78,9 @@ static void test_capture_reads_what_run_published(void) {
 }
 
 /* Peak RSS and CPU time agree with the kernel's own accounting (rusage of
- * the reaped workload) within 2%.  /proc reports CPU time in clock ticks
- * (10 ms), truncated per field: two seconds of CPU keep that under 1%. */
+ * the reaped workload) within 2%.  CPU time comes from the process CPU
+ * clock (nanoseconds); where /proc/PID/stat must serve, it counts 10 ms
+ * ticks, truncated per field: two seconds of CPU keep that under 1%. */
 static void test_accuracy_against_rusage(void) {
     const char *dir = tmpdir_new("acc");
     char err[2048];
@@ -163,7 +164,18 @@ static void test_report_metrics_shape(void) {
         CHECK_EQ_U(json_array_size(json_object_get(s, "max")), n);
         double t0 = json_number_value(json_array_get(json_object_get(s, "t_s"), 0));
         CHECK_MSG(t0 >= -0.001 && t0 < 5, "series start %.3f s after the run began", t0);
+        /* each series says how often it was read: the tree's CPU and memory
+         * every --interval, the rest every machine interval */
+        const char *name = json_string_value(json_object_get(s, "metric"));
+        int every_interval = 0;
+        for (int k = 0; k < SPS_HOST_METRIC_COUNT; k++)
+            if (name && !strcmp(name, sps_host_metric_info(k)->name))
+                every_interval = sps_host_metric_info(k)->cadence == SPS_EVERY_INTERVAL;
+        CHECK_MSG(json_integer_value(json_object_get(s, "interval_ms")) == (every_interval ? 20 : 500),
+                  "%s: interval_ms %lld", name ? name : "?", (long long)json_integer_value(json_object_get(s, "interval_ms")));
     }
+    CHECK_EQ_I((int)json_integer_value(json_path(r, "series.interval_ms")), 20);
+    CHECK_EQ_I((int)json_integer_value(json_path(r, "series.machine_interval_ms")), 500);
     CHECK(json_is_number(json_path(r, "overhead.sampler_cpu_seconds")));
     json_decref(r);
 }
@@ -215,9 +227,9 @@ static void test_run_interval_flags(void) {
     CHECK_EQ_I(exit_code_of(run_capture(bad, err, sizeof err)), 2);
     CHECK_STR_HAS(err, "--interval: '5'");
     CHECK_EQ_I(count_lines(err), 1);
-    char *bad2[] = {STEPSCOPE, "run", "--gpu-interval", "x", "--", WORKLOAD, NULL};
+    char *bad2[] = {STEPSCOPE, "run", "--machine-interval", "x", "--", WORKLOAD, NULL};
     CHECK_EQ_I(exit_code_of(run_capture(bad2, err, sizeof err)), 2);
-    CHECK_STR_HAS(err, "--gpu-interval");
+    CHECK_STR_HAS(err, "--machine-interval");
 }
 
 static json_t *load_json_file(const char *path) {
@@ -388,7 +400,7 @@ static void test_run_on_fixture_machine(void) {
     snprintf(out, sizeof out, "%s/out", root);
     setenv("STEPSCOPE_ROOT", root, 1);
     setenv("STEPSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
-    char *argv[] = {STEPSCOPE, "run", "--interval", "20", "--gpu-interval", "20", "-o", out, "--", WORKLOAD,
+    char *argv[] = {STEPSCOPE, "run", "--interval", "20", "--machine-interval", "20", "-o", out, "--", WORKLOAD,
                     "--steps", "1", "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     unsetenv("STEPSCOPE_ROOT");
@@ -439,7 +451,7 @@ static void test_snapshot_with_fake_nvml(void) {
     /* all GPUs, and the process under `stepscope run`'s summary */
     char run_out[1024], serr[8192];
     snprintf(run_out, sizeof run_out, "%s/out", dir);
-    char *run[] = {STEPSCOPE, "run", "--gpu-interval", "20", "-o", run_out, "--", WORKLOAD, "--steps", "1",
+    char *run[] = {STEPSCOPE, "run", "--machine-interval", "20", "-o", run_out, "--", WORKLOAD, "--steps", "1",
                    "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(run, serr, sizeof serr)), 0);
     CHECK_STR_HAS(serr, "GPU 0");

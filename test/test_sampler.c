@@ -178,7 +178,7 @@ static void test_capture_own_sampler(void) {
     sps_sampler_stop();
     CHECK_EQ_I(sps_sampler_start(NULL), SPS_OK); /* and the sampler resumes */
     CHECK_EQ_I(sps_sampler_start(NULL), SPS_ESTATE);
-    struct sps_sampler_config bad = {.host_interval_ms = -1};
+    struct sps_sampler_config bad = {.interval_ms = -1};
     CHECK_EQ_I(sps_sampler_start(&bad), SPS_EINVAL);
 
     /* a fork child has no sampler thread: its first capture starts its own */
@@ -224,7 +224,8 @@ static void test_catalogue(void) {
     }
 }
 
-/* Docs move with the code: docs/metrics.md lists every catalogue metric. */
+/* Docs move with the code: docs/metrics.md lists every catalogue metric
+ * with its unit, source, kind and cadence. */
 static void test_catalogue_documented(void) {
     FILE *f = fopen(SPS_SOURCE_DIR "/docs/metrics.md", "r");
     CHECK(f != NULL);
@@ -234,13 +235,13 @@ static void test_catalogue_documented(void) {
     size_t n = fread(doc, 1, sizeof doc - 1, f);
     doc[n] = '\0';
     fclose(f);
-    char key[96];
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
-        snprintf(key, sizeof key, "| `%s` | %s |", sps_host_metric_info(i)->name, sps_host_metric_info(i)->unit);
-        CHECK_STR_HAS(doc, key);
-    }
-    for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++) {
-        snprintf(key, sizeof key, "| `%s` | %s |", sps_gpu_metric_info(i)->name, sps_gpu_metric_info(i)->unit);
+    char key[192];
+    for (int k = 0; k < SPS_HOST_METRIC_COUNT + SPS_GPU_METRIC_COUNT; k++) {
+        const struct sps_metric_info *m =
+            k < SPS_HOST_METRIC_COUNT ? sps_host_metric_info(k) : sps_gpu_metric_info(k - SPS_HOST_METRIC_COUNT);
+        snprintf(key, sizeof key, "| `%s` | %s | %s | %s | %s |", m->name, m->unit, m->source,
+                 m->kind == SPS_TOTAL ? "total" : "gauge",
+                 m->cadence == SPS_EVERY_INTERVAL ? "interval" : "machine interval");
         CHECK_STR_HAS(doc, key);
     }
 }

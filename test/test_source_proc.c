@@ -9,6 +9,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -102,6 +103,9 @@ static void put_pid_dir(const char *dir, const struct fake_pid *p) {
         "%d (evil) comm (%d) x) S %d %d %d 0 -1 4194560 1234 0 7 0 %llu %llu 90000 90000 20 0 %u 0 %llu "
         "123456789 %u 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
         p->pid, p->pid, p->ppid, p->pid, p->pid, p->utime, p->stime, p->threads, p->start, p->rss_kb / 4);
+    snprintf(rel, sizeof rel, "%s/statm", dir);
+    long page = sysconf(_SC_PAGESIZE);
+    put(rel, "99999 %llu 100 10 0 500 0\n", (unsigned long long)p->rss_kb * 1024 / (unsigned long long)page);
     snprintf(rel, sizeof rel, "%s/status", dir);
     put(rel,
         "Name:\tevil) comm\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n"
@@ -122,9 +126,9 @@ static void put_pid(const struct fake_pid *p) {
 }
 
 static void remove_pid(int pid) {
-    static const char *const files[] = {"stat", "status", "io"};
+    static const char *const files[] = {"stat", "statm", "status", "io"};
     char path[700];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/proc/%d/%s", fixture, pid, files[i]);
         unlink(path);
     }
@@ -782,6 +786,83 @@ static void test_missing_optional_files(void) {
     src->close(st);
 }
 
+/* ------------------------------------------------------ the two cadences */
+
+/* At the interval alone a read gives the tree's CPU time and memory and
+ * nothing else (the rest keeps its last values in the sampler); new
+ * processes wait for the next full read. */
+static void test_interval_only_reads(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 50, 30, 100, 2000, 3000, 4, 100, 200};
+    put_pid(&root);
+    struct sps__source_ctx ctx = ctx_for(10);
+    void *st = open_ok(&ctx);
+    CHECK_EQ_I(read_at(st, &ctx, 1 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1);
+    CHECK_VAL(SPS_M_WORKLOAD_THREADS, 4);
+
+    root.utime += 100;
+    root.rss_kb = 4000;
+    root.threads = 9;
+    root.read_bytes += 50;
+    put_pid(&root);
+    struct fake_pid child = {11, 10, 5, 5, 101, 1000, 1000, 1, 0, 0};
+    put_pid(&child);
+    put_cpu(200, 0, 50, 900, 50, 0, 0, 0, 0);
+    ctx.interval_only = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_CPU_SECONDS, 180 / clk_tck());
+    CHECK_VAL(SPS_M_WORKLOAD_CPU_PERCENT, 100.0 * 100 / clk_tck());
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 4000.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_PEAK_BYTES, 4000.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1); /* the child waits for a listing */
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (sps_host_metric_info(i)->cadence != SPS_EVERY_INTERVAL)
+            CHECK_MSG(isnan(m((enum sps_host_metric)i)), "%s read at the interval alone",
+                      sps_host_metric_info(i)->name);
+
+    ctx.interval_only = 0;
+    CHECK_EQ_I(read_at(st, &ctx, 3 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 2);
+    CHECK_VAL(SPS_M_WORKLOAD_THREADS, 10);
+    CHECK_VAL(SPS_M_WORKLOAD_DISK_READ_BYTES, 50.0);
+    CHECK_VAL(SPS_M_WORKLOAD_CPU_SECONDS, 190 / clk_tck());
+    CHECK_VAL(SPS_M_SYSTEM_CPU_PERCENT, 100.0 * 100 / 200); /* since the full read at 1 s */
+    CHECK(m(SPS_M_SYSTEM_MEMORY_TOTAL_BYTES) > 0);
+    src->close(st);
+}
+
+/* /proc is listed again only when /proc/loadavg's last pid has moved; one
+ * that cannot be read or parsed lists every full read. */
+static void test_listing_waits_for_a_new_pid(void) {
+    fixture_new();
+    put_system();
+    put("proc/loadavg", "0.10 0.20 0.30 1/120 500\n");
+    struct fake_pid root = {10, 1, 50, 0, 100, 1000, 1000, 1, 0, 0};
+    put_pid(&root);
+    struct sps__source_ctx ctx = ctx_for(10);
+    void *st = open_ok(&ctx);
+    CHECK_EQ_I(read_at(st, &ctx, 1 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1);
+
+    struct fake_pid child = {11, 10, 5, 5, 101, 1000, 1000, 1, 0, 0};
+    put_pid(&child);
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1); /* no pid made since the listing */
+
+    put("proc/loadavg", "0.10 0.20 0.30 1/121 501\n");
+    CHECK_EQ_I(read_at(st, &ctx, 3 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 2);
+
+    struct fake_pid grandchild = {12, 11, 5, 5, 102, 1000, 1000, 1, 0, 0};
+    put_pid(&grandchild);
+    put("proc/loadavg", "no pid here\n");
+    CHECK_EQ_I(read_at(st, &ctx, 4 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
+    src->close(st);
+}
+
 /* ------------------------------------------------------------ real /proc */
 
 static volatile double burn_sink;
@@ -860,6 +941,48 @@ static int64_t mono_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * SEC + t.tv_nsec;
+}
+
+/*
+ * On the real /proc the tree's CPU time comes from each process's CPU
+ * clock: nanoseconds, where /proc/PID/stat counts 10 ms ticks (and
+ * truncates utime and stime apiece).  A child burns CPU and stops itself;
+ * the source's figure then matches the kernel's rusage of the reaped child
+ * to within a millisecond (stat's could be off by up to 20).
+ */
+static void test_real_cpu_time_is_exact(void) {
+    pid_t c = fork();
+    if (c == 0) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        do {
+            for (int i = 0; i < 100000; i++)
+                burn_sink += sqrt((double)i);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1e9 + (t.tv_nsec - t0.tv_nsec) < 2.37e8);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status;
+    CHECK(waitpid(c, &status, WUNTRACED) == c && WIFSTOPPED(status));
+    struct sps__source_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.root = "";
+    ctx.tree_pid = (int)c;
+    void *st = open_ok(&ctx);
+    CHECK_EQ_I(read_at(st, &ctx, mono_ns()), 0);
+    ctx.interval_only = 1; /* the clock is read from the second read on */
+    CHECK_EQ_I(read_at(st, &ctx, mono_ns() + SEC / 10), 0);
+    double sampled = m(SPS_M_WORKLOAD_CPU_SECONDS);
+    src->close(st);
+
+    kill(c, SIGKILL);
+    struct rusage ru;
+    CHECK(wait4(c, &status, 0, &ru) == c);
+    double kernel = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                    (double)ru.ru_stime.tv_usec * 1e-6;
+    CHECK_NEAR(sampled, kernel, 1e-3);
+    CHECK(sampled >= 0.237);
 }
 
 /*
@@ -943,7 +1066,10 @@ int main(void) {
     RUN_TEST(test_missing_stat);
     RUN_TEST(test_malformed_files);
     RUN_TEST(test_missing_optional_files);
+    RUN_TEST(test_interval_only_reads);
+    RUN_TEST(test_listing_waits_for_a_new_pid);
     RUN_TEST(test_real_proc);
+    RUN_TEST(test_real_cpu_time_is_exact);
     RUN_TEST(test_real_tree);
     RUN_TEST(test_kept_descriptors);
     return check_report();

@@ -190,8 +190,8 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_end(w, ']');
 
     sps__jw_object(w, "series");
-    sps__jw_int(w, "host_interval_ms", r->host_interval_ms);
-    sps__jw_int(w, "gpu_interval_ms", r->gpu_interval_ms);
+    sps__jw_int(w, "interval_ms", r->interval_ms);
+    sps__jw_int(w, "machine_interval_ms", r->machine_interval_ms);
     sps__jw_array(w, "metrics");
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
         if (!r->host[i].count)
@@ -200,6 +200,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_object(w, NULL);
         sps__jw_string(w, "metric", m->name);
         sps__jw_string(w, "unit", m->unit);
+        sps__jw_int(w, "interval_ms", m->cadence == SPS_EVERY_INTERVAL ? r->interval_ms : r->machine_interval_ms);
         write_points(w, &r->host[i], base_ns);
         sps__jw_end(w, '}');
     }
@@ -212,6 +213,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
             sps__jw_string(w, "metric", m->name);
             sps__jw_int(w, "gpu", r->gpu[g].index);
             sps__jw_string(w, "unit", m->unit);
+            sps__jw_int(w, "interval_ms", r->machine_interval_ms);
             write_points(w, &r->gpu[g].m[i], base_ns);
             sps__jw_end(w, '}');
         }
@@ -222,6 +224,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_string(w, "metric", "sensor_temperature_celsius");
         sps__jw_string(w, "sensor", r->sensor[k].label);
         sps__jw_string(w, "unit", "celsius");
+        sps__jw_int(w, "interval_ms", r->machine_interval_ms);
         write_points(w, &r->sensor[k].celsius, base_ns);
         sps__jw_end(w, '}');
     }
@@ -233,8 +236,8 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_number(w, "sampler_cpu_seconds", r->thread_cpu_seconds);
     sps__jw_number(w, "sampler_cpu_percent_of_one_core",
                    span_s > 0 ? 100.0 * r->thread_cpu_seconds / span_s : NAN);
-    sps__jw_uint(w, "sampler_host_ticks", r->host_ticks);
-    sps__jw_uint(w, "sampler_gpu_ticks", r->gpu_ticks);
+    sps__jw_uint(w, "sampler_interval_ticks", r->interval_ticks);
+    sps__jw_uint(w, "sampler_machine_ticks", r->machine_ticks);
     sps__jw_uint(w, "sampler_ticks", r->ticks);
     sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total * 1e-9 / (double)r->ticks : NAN);
     sps__jw_end(w, '}');

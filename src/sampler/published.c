@@ -10,6 +10,7 @@ _Static_assert(sizeof(struct sps__gpu_sample) % 8 == 0, "copied in 8-byte words"
 _Static_assert(sizeof(struct sps__sensor_sample) % 8 == 0, "copied in 8-byte words");
 _Static_assert(sizeof(struct sps__published_source) % 8 == 0, "copied in 8-byte words");
 _Static_assert(offsetof(struct sps__published, sources) % 8 == 0, "aligned");
+_Static_assert(offsetof(struct sps__sample, gpu) % 8 == 0 && offsetof(struct sps__sample, sensor) % 8 == 0, "aligned");
 
 static void store_words(void *dst, const void *src, size_t bytes) {
     uint64_t *d = dst;
@@ -47,7 +48,16 @@ void sps__published_write(struct sps__published *p, const struct sps__sample *sa
     __atomic_thread_fence(__ATOMIC_RELEASE);
     if (sources)
         store_words(p->sources, sources, sizeof p->sources);
-    store_words(&p->sample, sample, sizeof *sample);
+    /* only what a reader reads: the head and the GPUs and sensors in use
+     * (the sample is 9 KiB, the head about 0.5 KiB) */
+    int32_t ngpus = sample->ngpus, nsensors = sample->nsensors;
+    if (ngpus < 0 || ngpus > SPS_CAPTURE_MAX_GPUS)
+        ngpus = 0;
+    if (nsensors < 0 || nsensors > SPS_CAPTURE_MAX_SENSORS)
+        nsensors = 0;
+    store_words(&p->sample, sample, offsetof(struct sps__sample, gpu));
+    store_words(p->sample.gpu, sample->gpu, sizeof sample->gpu[0] * (size_t)ngpus);
+    store_words(p->sample.sensor, sample->sensor, sizeof sample->sensor[0] * (size_t)nsensors);
     __atomic_store_n(&p->seq, seq + 2, __ATOMIC_RELEASE);
 }
 

@@ -112,10 +112,10 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
         return NULL;
     }
     s->cfg = *cfg;
-    if (s->cfg.host_interval_ms <= 0)
-        s->cfg.host_interval_ms = SPS_SAMPLER_DEFAULT_HOST_MS;
-    if (s->cfg.gpu_interval_ms <= 0)
-        s->cfg.gpu_interval_ms = SPS_SAMPLER_DEFAULT_GPU_MS;
+    if (s->cfg.interval_ms <= 0)
+        s->cfg.interval_ms = SPS_SAMPLER_DEFAULT_INTERVAL_MS;
+    if (s->cfg.machine_interval_ms <= 0)
+        s->cfg.machine_interval_ms = SPS_SAMPLER_DEFAULT_MACHINE_MS;
     if (s->cfg.series_points < 2)
         s->cfg.series_points = SPS_SAMPLER_DEFAULT_POINTS;
     s->root = strdup(cfg->root ? cfg->root : "");
@@ -149,8 +149,8 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
     };
 
     struct sps__sampler_result *r = &s->result;
-    r->host_interval_ms = s->cfg.host_interval_ms;
-    r->gpu_interval_ms = s->cfg.gpu_interval_ms;
+    r->interval_ms = s->cfg.interval_ms;
+    r->machine_interval_ms = s->cfg.machine_interval_ms;
     r->tree_pid = cfg->tree_pid;
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         sps__series_init(&r->host[i], s->cfg.series_points);
@@ -224,48 +224,60 @@ static void read_source(struct sps__sampler *s, enum sps_source_id id, int64_t n
     }
 }
 
-static void append_host(struct sps__sampler *s, enum sps_source_id id, int64_t now) {
-    const enum sps_source_id *source_of = sps__host_metric_sources();
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        if (source_of[i] == id)
-            sps__series_add(&s->result.host[i], now, s->sample.host[i]);
+/* Is metric read by a read of its source at this tick?  Every metric on a
+ * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks. */
+static int refreshed(int metric, int machine) {
+    return machine || sps_host_metric_info(metric)->cadence == SPS_EVERY_INTERVAL;
 }
 
-static void tick_locked(struct sps__sampler *s, int host, int gpu) {
+/* Read the host source id: the metrics this tick refreshes start NAN (a
+ * read that cannot produce one leaves it unavailable, never stale), then
+ * each gets a point in its series and its read time. */
+static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int machine, int64_t now) {
+    const enum sps_source_id *source_of = sps__host_metric_sources();
+    int any = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (source_of[i] == id && refreshed(i, machine)) {
+            s->sample.host[i] = NAN;
+            any = 1;
+        }
+    if (!any)
+        return; /* all its metrics wait for the machine interval */
+    if (id == SPS_SOURCE_THERMAL) {
+        s->sample.nsensors = 0;
+        for (int i = 0; i < SPS_CAPTURE_MAX_SENSORS; i++)
+            s->sample.sensor[i].celsius = NAN;
+    }
+    s->ctx.interval_only = !machine;
+    read_source(s, id, now);
+    s->ctx.interval_only = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (source_of[i] == id && refreshed(i, machine)) {
+            sps__series_add(&s->result.host[i], now, s->sample.host[i]);
+            s->sample.host_read_ns[i] = now;
+        }
+}
+
+static void tick_locked(struct sps__sampler *s, int interval, int machine) {
     uint64_t t0 = sps__mono_ns();
     int64_t now = (int64_t)t0;
     struct sps__sampler_result *r = &s->result;
-    const enum sps_source_id *source_of = sps__host_metric_sources();
-    if (host) {
-        for (enum sps_source_id id = 0; id < SPS_SOURCE_COUNT; id++) {
-            if (!s->open[id] || sps__source_get(id)->is_gpu)
-                continue;
-            for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-                if (source_of[i] == id)
-                    s->sample.host[i] = NAN;
-            if (id == SPS_SOURCE_THERMAL) {
-                s->sample.nsensors = 0;
-                for (int i = 0; i < SPS_CAPTURE_MAX_SENSORS; i++)
-                    s->sample.sensor[i].celsius = NAN;
-            }
-            read_source(s, id, now);
-            append_host(s, id, now);
+    for (enum sps_source_id id = 0; id < SPS_SOURCE_COUNT; id++)
+        if (s->open[id] && !sps__source_get(id)->is_gpu)
+            read_host_source(s, id, machine, now);
+    if (machine && s->open[SPS_SOURCE_THERMAL]) {
+        int n = s->sample.nsensors;
+        if (n > r->nsensors)
+            r->nsensors = n;
+        for (int k = 0; k < n; k++) {
+            struct sps__sensor_series *ss = &r->sensor[k];
+            memcpy(ss->label, s->sample.sensor[k].label, sizeof ss->label);
+            ss->label[sizeof ss->label - 1] = '\0';
+            ss->is_cpu = s->sample.sensor[k].is_cpu;
+            sps__series_add(&ss->celsius, now, s->sample.sensor[k].celsius);
         }
-        if (s->open[SPS_SOURCE_THERMAL]) {
-            int n = s->sample.nsensors;
-            if (n > r->nsensors)
-                r->nsensors = n;
-            for (int k = 0; k < n; k++) {
-                struct sps__sensor_series *ss = &r->sensor[k];
-                memcpy(ss->label, s->sample.sensor[k].label, sizeof ss->label);
-                ss->label[sizeof ss->label - 1] = '\0';
-                ss->is_cpu = s->sample.sensor[k].is_cpu;
-                sps__series_add(&ss->celsius, now, s->sample.sensor[k].celsius);
-            }
-        }
-        r->host_ticks++;
     }
-    if (gpu && s->gpu_source >= 0) {
+    if (machine && s->gpu_source >= 0) {
         s->sample.ngpus = 0;
         for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
             for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
@@ -286,18 +298,20 @@ static void tick_locked(struct sps__sampler *s, int host, int gpu) {
             for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
                 sps__series_add(&gs->m[i], now, gp->v[i]);
         }
-        r->gpu_ticks++;
     }
+    r->interval_ticks += interval != 0;
+    r->machine_ticks += machine != 0;
     if (!r->started_ns)
         r->started_ns = now;
-    sps__published_write(s->pub, &s->sample, s->pub_sources);
+    /* the sources' status is fixed at open: published with the first tick */
+    sps__published_write(s->pub, &s->sample, r->ticks == 0 ? s->pub_sources : NULL);
     r->ticks++;
     r->tick_ns_total += sps__mono_ns() - t0;
 }
 
-void sps__sampler_tick(struct sps__sampler *s, int host, int gpu) {
+void sps__sampler_tick(struct sps__sampler *s, int interval, int machine) {
     pthread_mutex_lock(&s->lock);
-    tick_locked(s, host, gpu);
+    tick_locked(s, interval, machine);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -307,14 +321,14 @@ static struct timespec ts_of_ns(int64_t ns) {
 
 static void *sampler_main(void *arg) {
     struct sps__sampler *s = arg;
-    const int64_t host_ns = (int64_t)s->cfg.host_interval_ms * 1000000;
-    const int64_t gpu_ns = (int64_t)s->cfg.gpu_interval_ms * 1000000;
+    const int64_t interval_ns = (int64_t)s->cfg.interval_ms * 1000000;
+    const int64_t machine_ns = (int64_t)s->cfg.machine_interval_ms * 1000000;
     int64_t now = (int64_t)sps__mono_ns();
     /* start() ticked both just now */
-    int64_t next_host = now + host_ns, next_gpu = now + gpu_ns;
+    int64_t next_interval = now + interval_ns, next_machine = now + machine_ns;
     pthread_mutex_lock(&s->wake_lock);
     while (!s->stop_requested) {
-        int64_t next = next_host < next_gpu ? next_host : next_gpu;
+        int64_t next = next_interval < next_machine ? next_interval : next_machine;
         struct timespec until = ts_of_ns(next);
         while (!s->stop_requested) {
             int rc = pthread_cond_timedwait(&s->wake, &s->wake_lock, &until);
@@ -325,14 +339,14 @@ static void *sampler_main(void *arg) {
             break;
         pthread_mutex_unlock(&s->wake_lock);
         now = (int64_t)sps__mono_ns();
-        int host = now >= next_host, gpu = now >= next_gpu;
-        sps__sampler_tick(s, host, gpu);
+        int interval = now >= next_interval, machine = now >= next_machine;
+        sps__sampler_tick(s, interval, machine);
         /* keep the cadence; after a stall (a stopped process, a slow
          * nvidia-smi) skip the missed ticks instead of bursting */
-        if (host)
-            next_host = next_host + host_ns > now ? next_host + host_ns : now + host_ns;
-        if (gpu)
-            next_gpu = next_gpu + gpu_ns > now ? next_gpu + gpu_ns : now + gpu_ns;
+        if (interval)
+            next_interval = next_interval + interval_ns > now ? next_interval + interval_ns : now + interval_ns;
+        if (machine)
+            next_machine = next_machine + machine_ns > now ? next_machine + machine_ns : now + machine_ns;
         pthread_mutex_lock(&s->wake_lock);
     }
     pthread_mutex_unlock(&s->wake_lock);

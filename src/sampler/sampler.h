@@ -2,9 +2,12 @@
  * sampler.h - reads the sources at their intervals, keeps bounded series
  * and publishes the latest sample.
  *
- * Host sources (proc, thermal, rapl) are read every host interval (default
- * 100 ms); the GPU chain (nvml, else drm, else nvidia-smi: the first that
- * opens serves every GPU) every GPU interval (default 500 ms).  Every
+ * Every interval (default 100 ms) it reads the watched tree's CPU time and
+ * memory (the SPS_EVERY_INTERVAL metrics); every machine interval (default
+ * 500 ms) everything else: the rest of the host sources (proc, thermal,
+ * rapl) and the GPU chain (nvml, else drm, else nvidia-smi: the first that
+ * opens serves every GPU).  With the defaults every fifth interval is also
+ * a machine tick, so the slower reads share a wake-up.  Every
  * reading is timestamped with CLOCK_MONOTONIC, the clock zones are
  * converted to, so series and zones share one time axis.
  *
@@ -24,15 +27,15 @@
 #include "sampler/series.h"
 #include "sources/source.h"
 
-#define SPS_SAMPLER_DEFAULT_HOST_MS 100
-#define SPS_SAMPLER_DEFAULT_GPU_MS 500
+#define SPS_SAMPLER_DEFAULT_INTERVAL_MS 100
+#define SPS_SAMPLER_DEFAULT_MACHINE_MS 500
 #define SPS_SAMPLER_DEFAULT_POINTS 512
 
 struct sps__sampler_config {
     const char *root;     /* prefix for /proc and /sys ("" or NULL: the real ones) */
     int tree_pid;         /* root of the watched process tree; 0: none yet */
-    int host_interval_ms; /* 0: SPS_SAMPLER_DEFAULT_HOST_MS */
-    int gpu_interval_ms;  /* 0: SPS_SAMPLER_DEFAULT_GPU_MS */
+    int interval_ms; /* 0: SPS_SAMPLER_DEFAULT_INTERVAL_MS */
+    int machine_interval_ms;  /* 0: SPS_SAMPLER_DEFAULT_MACHINE_MS */
     uint32_t series_points; /* per metric; 0: SPS_SAMPLER_DEFAULT_POINTS */
     const char *publish_path; /* a file to publish into (created and mapped shared); NULL: memory */
     const char *nvml_path;    /* NULL: libnvidia-ml.so.1 */
@@ -68,9 +71,9 @@ struct sps__sensor_series {
 
 /* Everything the sampler saw; stable once it is stopped. */
 struct sps__sampler_result {
-    int host_interval_ms, gpu_interval_ms;
+    int interval_ms, machine_interval_ms;
     int tree_pid;
-    uint64_t host_ticks, gpu_ticks;
+    uint64_t interval_ticks, machine_ticks;
     uint64_t ticks;             /* ticks of any kind */
     uint64_t tick_ns_total;     /* wall time of all ticks */
     double thread_cpu_seconds;  /* the sampler threads' own CPU time, summed over every start/stop */
@@ -95,8 +98,8 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
 /* Change the watched tree's root (stepscope run knows it after fork). */
 void sps__sampler_set_tree(struct sps__sampler *s, int pid);
 
-/* Read now: the host sources when host, the GPU source when gpu. */
-void sps__sampler_tick(struct sps__sampler *s, int host, int gpu);
+/* Read now: the interval metrics when interval, everything when machine. */
+void sps__sampler_tick(struct sps__sampler *s, int interval, int machine);
 
 /* Tick once, then start the thread (every signal blocked in it).  Returns
  * 0, or -1 with errno when the thread cannot be created. */

@@ -44,7 +44,8 @@ struct sps__sensor_sample {
  * byte for byte to other processes.
  */
 struct sps__sample {
-    int64_t read_ns[SPS_SOURCE_COUNT];
+    int64_t read_ns[SPS_SOURCE_COUNT];          /* each source's latest read (0: never) */
+    int64_t host_read_ns[SPS_HOST_METRIC_COUNT]; /* each host metric's latest read: the cadences differ */
     double host[SPS_HOST_METRIC_COUNT];
     int32_t ngpus;
     int32_t nsensors;
@@ -66,6 +67,8 @@ struct sps__source_ctx {
     int smi_timeout_ms;    /* 0: 2000 */
     const char *cuda_visible_devices; /* CUDA_VISIBLE_DEVICES; NULL: unset */
     sps__tree_query in_tree;          /* NULL: only tree_pid itself counts; unused when tree_pid is 0 */
+    int interval_only; /* this read is at the interval alone: read only the SPS_EVERY_INTERVAL metrics
+                          (the rest keep their values); 0: read everything */
     void *in_tree_arg;
 };
 
@@ -73,7 +76,7 @@ struct sps__source {
     enum sps_source_id id;
     const char *name; /* "proc" */
     const char *what; /* one line: what it reads */
-    int is_gpu;       /* read at the GPU interval; part of the GPU chain */
+    int is_gpu;       /* part of the GPU chain (read every machine interval) */
     int slow;         /* a read costs milliseconds */
     /*
      * Open the source.  Returns 0 with *state set (it may be NULL) when it

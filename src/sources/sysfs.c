@@ -47,6 +47,18 @@ ssize_t sps__pread_text(int fd, char *buf, size_t cap) {
     return (ssize_t)len;
 }
 
+ssize_t sps__pread_record(int fd, char *buf, size_t cap) {
+    if (cap == 0)
+        return -EINVAL;
+    ssize_t n;
+    while ((n = pread(fd, buf, cap - 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n < 0)
+        return -errno;
+    buf[n] = '\0';
+    return n;
+}
+
 ssize_t sps__read_text(const char *path, char *buf, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -23,6 +23,13 @@ ssize_t sps__read_text(const char *path, char *buf, size_t cap);
  * source can keep them open and save the open/close per read. */
 ssize_t sps__pread_text(int fd, char *buf, size_t cap);
 
+/* The same for a file the kernel writes as one record (the single_open
+ * files of /proc: stat, meminfo, loadavg, PID/stat, statm, status, io; a
+ * sysfs attribute): one pread returns all of it, so there is no second
+ * read to find the end.  Not for multi-record files such as
+ * /proc/net/dev, which come a page at a time. */
+ssize_t sps__pread_record(int fd, char *buf, size_t cap);
+
 /* The file's first line, trailing whitespace removed.  Returns its length
  * or -errno. */
 ssize_t sps__read_line(const char *path, char *buf, size_t cap);

@@ -35,7 +35,8 @@ struct finding {
     int available;
     char reason[192];
     double open_s;
-    double read_s; /* mean of the timed reads */
+    double read_s;          /* mean of the timed reads (everything: a machine-interval read) */
+    double interval_read_s; /* mean of timed reads at the interval alone; NAN: not read then */
     int reads, failed;
     char read_error[192];
     int readings; /* values a read gave */
@@ -93,6 +94,24 @@ static void examine(enum sps_source_id id, const struct sps__source_ctx *ctx, st
     }
     f->read_s = f->reads ? (double)total * 1e-9 / f->reads : NAN;
     f->readings = count_readings(id, &s);
+
+    /* a source with metrics read every interval is also read that way */
+    f->interval_read_s = NAN;
+    int every_interval = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        every_interval |= sps__host_metric_source(i) == id && sps_host_metric_info(i)->cadence == SPS_EVERY_INTERVAL;
+    if (every_interval && !src->slow) {
+        struct sps__source_ctx interval_ctx = *ctx;
+        interval_ctx.interval_only = 1;
+        total = 0;
+        for (int k = 0; k < timed; k++) {
+            sps__sample_clear(&s);
+            uint64_t r0 = sps__mono_ns();
+            src->read(state, &interval_ctx, &s, (int64_t)r0, why, sizeof why);
+            total += sps__mono_ns() - r0;
+        }
+        f->interval_read_s = (double)total * 1e-9 / timed;
+    }
     src->close(state);
 }
 
@@ -129,17 +148,20 @@ int sps_cmd_doctor(int argc, char **argv) {
     for (int id = 0; id < SPS_SOURCE_COUNT && gpu_source < 0; id++)
         if (sps__source_get(id)->is_gpu && found[id].available)
             gpu_source = id;
-    double host_cost = 0, gpu_cost = 0;
+    /* per machine interval: every source read in full once, and the
+     * sources with interval metrics read that way at the other intervals */
+    double machine_cost = 0, interval_cost = 0;
     for (int i = 0; i < SPS_SOURCE_COUNT; i++) {
         if (!found[i].available || isnan(found[i].read_s))
             continue;
-        if (!sps__source_get(i)->is_gpu)
-            host_cost += found[i].read_s;
-        else if (i == gpu_source)
-            gpu_cost = found[i].read_s;
+        if (!sps__source_get(i)->is_gpu || i == gpu_source)
+            machine_cost += found[i].read_s;
+        if (!isnan(found[i].interval_read_s))
+            interval_cost += found[i].interval_read_s;
     }
-    double core_percent = 100.0 * (host_cost / (SPS_SAMPLER_DEFAULT_HOST_MS * 1e-3) +
-                                   gpu_cost / (SPS_SAMPLER_DEFAULT_GPU_MS * 1e-3));
+    double per_machine = (double)SPS_SAMPLER_DEFAULT_MACHINE_MS / SPS_SAMPLER_DEFAULT_INTERVAL_MS;
+    double core_percent = 100.0 * (machine_cost + interval_cost * (per_machine - 1)) /
+                          (SPS_SAMPLER_DEFAULT_MACHINE_MS * 1e-3);
 
     if (json) {
         struct sps_jw w;
@@ -163,6 +185,7 @@ int sps_cmd_doctor(int argc, char **argv) {
                 sps__jw_null(&w, "reason");
             sps__jw_number(&w, "open_s", f->open_s);
             sps__jw_number(&w, "read_s", f->available ? f->read_s : NAN);
+            sps__jw_number(&w, "interval_read_s", f->available ? f->interval_read_s : NAN);
             sps__jw_int(&w, "readings", f->readings);
             if (f->read_error[0])
                 sps__jw_string(&w, "read_error", f->read_error);
@@ -194,9 +217,14 @@ int sps_cmd_doctor(int argc, char **argv) {
             printf("%-11s %-12s %10s %9d  %s\n", src->name, status, cost, f->readings, detail);
         }
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
-        printf("reads at the default intervals (host %d ms, GPUs %d ms): about %.3f%% of one core, with warm\n"
+        if (found[SPS_SOURCE_PROC].available && !isnan(found[SPS_SOURCE_PROC].interval_read_s)) {
+            char cost[32];
+            printf("proc at the interval alone (the tree's CPU time and memory): %s a read\n",
+                   fmt_cost(found[SPS_SOURCE_PROC].interval_read_s, cost, sizeof cost));
+        }
+        printf("reads at the default intervals (%d ms, machine %d ms): about %.3f%% of one core, with warm\n"
                "caches; the sampler thread's wake-ups and cold caches add to it (bench_capture measures the whole)\n",
-               SPS_SAMPLER_DEFAULT_HOST_MS, SPS_SAMPLER_DEFAULT_GPU_MS, core_percent);
+               SPS_SAMPLER_DEFAULT_INTERVAL_MS, SPS_SAMPLER_DEFAULT_MACHINE_MS, core_percent);
     }
     return found[SPS_SOURCE_PROC].available ? 0 : 1;
 }

@@ -46,9 +46,12 @@ static const char run_usage[] =
     "      --ring-events N     zone events kept per thread (default 65536)\n"
     "      --ring-policy P     keep-latest (default) or keep-first, when a\n"
     "                          thread records more events than its ring holds\n"
-    "      --interval MS       sample CPU, memory, I/O, temperatures and RAPL\n"
-    "                          every MS milliseconds (default 100)\n"
-    "      --gpu-interval MS   sample the GPUs every MS milliseconds (default 500)\n"
+    "      --interval MS       read the workload's CPU time and memory every MS\n"
+    "                          milliseconds (default 100)\n"
+    "      --machine-interval MS\n"
+    "                          read the GPUs, system CPU, memory and network,\n"
+    "                          temperatures, energy, and the workload's threads\n"
+    "                          and disk I/O every MS milliseconds (default 500)\n"
     "      --no-sample         do not sample the machine at all\n"
     "  -h, --help              this help\n"
     "\n"
@@ -138,7 +141,7 @@ int sps_cmd_run(int argc, char **argv) {
     const char *out_dir = "stepscope-out";
     int quiet = 0;
     const char *ring_events = NULL, *ring_policy = NULL;
-    unsigned long host_ms = 0, gpu_ms = 0;
+    unsigned long interval_ms = 0, machine_ms = 0;
     int sample = 1;
     int i = 1;
     for (; i < argc; i++) {
@@ -151,7 +154,7 @@ int sps_cmd_run(int argc, char **argv) {
             break;
         const char *needs_value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
-            !strcmp(a, "--interval") || !strcmp(a, "--gpu-interval"))
+            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval"))
             needs_value = a;
         if (needs_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
@@ -168,8 +171,8 @@ int sps_cmd_run(int argc, char **argv) {
             ring_policy = argv[++i];
             if (strcmp(ring_policy, "keep-latest") && strcmp(ring_policy, "keep-first"))
                 return sps_cli_usage_error("run", "--ring-policy: '%s' is not keep-latest or keep-first", ring_policy);
-        } else if (!strcmp(a, "--interval") || !strcmp(a, "--gpu-interval")) {
-            unsigned long *ms = a[2] == 'i' ? &host_ms : &gpu_ms;
+        } else if (!strcmp(a, "--interval") || !strcmp(a, "--machine-interval")) {
+            unsigned long *ms = a[2] == 'i' ? &interval_ms : &machine_ms;
             if (parse_uint(argv[++i], ms) || *ms < 10 || *ms > 3600000)
                 return sps_cli_usage_error("run", "%s: '%s' is not a number of milliseconds from 10 to 3600000", a,
                                            argv[i]);
@@ -223,8 +226,8 @@ int sps_cmd_run(int argc, char **argv) {
     if (sample) {
         struct sps__sampler_config scfg = {0};
         sps__sampler_config_from_env(&scfg);
-        scfg.host_interval_ms = (int)host_ms;
-        scfg.gpu_interval_ms = (int)gpu_ms;
+        scfg.interval_ms = (int)interval_ms;
+        scfg.machine_interval_ms = (int)machine_ms;
         scfg.publish_path = capture_path;
         char serr[512];
         sampler = sps__sampler_open(&scfg, serr, sizeof serr);

@@ -2,16 +2,22 @@
  * source_proc.c - the proc source: system CPU, memory, swap and network
  * from /proc/stat, /proc/meminfo and /proc/net/dev, and the watched
  * process tree's CPU time, memory, threads and disk I/O from
- * /proc/PID/{stat,status,io}.
+ * /proc/PID/{stat,statm,status,io}.
  *
- * The three system files stay open and are re-read with pread.  The tree
- * is found by listing /proc on every read.  Of the processes outside the
- * tree only those not yet classified (new ones, or a pid whose /proc
- * directory changed) have their stat read, to learn their parent; so a
- * read costs one directory listing plus three small files per tree
- * process.  A process keeps its classification while it lives (the pair
- * pid, start time names it), so a worker orphaned and reparented to the
- * subreaper stays in the tree.
+ * A read at the interval alone (ctx->interval_only) reads only the tree's
+ * CPU time and resident memory: per tree process its CPU clock (the
+ * kernel's nanosecond sum over its threads, one syscall, where /proc is
+ * this process's own) or else its stat, and its statm.  A full read adds
+ * the system files, which stay open and are re-read with pread, and looks
+ * for new tree processes.
+ *
+ * New processes are found by listing /proc, skipped while /proc/loadavg's
+ * last allocated pid has not moved (no process or thread was made
+ * anywhere).  Of the processes outside the tree only those not yet
+ * classified (new ones, or a pid whose /proc directory changed) have their
+ * stat read, to learn their parent.  A process keeps its classification
+ * while it lives (the pair pid, start time names it), so a worker orphaned
+ * and reparented to the subreaper stays in the tree.
  *
  * Totals of the tree (CPU time, disk bytes) add the last values seen for
  * tree processes that have gone, so they never drop when a worker exits.
@@ -28,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -64,7 +71,8 @@ struct tracked_pid {
     int ppid;
     uint64_t dir_ino;     /* inode of /proc/PID as listed: a new one means the pid may be reused */
     uint64_t start_ticks; /* starttime: with pid, names one process */
-    uint64_t cpu_ticks;   /* utime + stime at the last successful read */
+    uint64_t cpu_ns;      /* CPU time (all its threads) at the last successful read */
+    clockid_t cpu_clock;  /* its process CPU clock, when has_clock */
     uint64_t disk_read;   /* read_bytes / write_bytes at the last successful read */
     uint64_t disk_write;
     int fd[MEMBER_FILES]; /* a tree process's files, kept open (-1: not open) */
@@ -74,6 +82,8 @@ struct tracked_pid {
     unsigned char verify;   /* dir_ino changed: re-read stat to see whether it is another process */
     unsigned char alive;    /* its stat was read by the last scan */
     unsigned char has_stat; /* start_ticks and ppid are known */
+    unsigned char has_clock; /* cpu_clock is set */
+    unsigned char gone;     /* a read through its kept descriptors failed: it exited */
     unsigned walk;          /* the last classification walk that passed here */
 };
 
@@ -99,7 +109,7 @@ struct rate_tracker {
 
 /* What one scan of the tree found. */
 struct tree_scan {
-    uint64_t cpu_ticks;  /* live + departed */
+    uint64_t cpu_ns;     /* live + departed */
     uint64_t disk_read;  /* live + departed */
     uint64_t disk_write;
     uint64_t rss_bytes;  /* sum of VmRSS */
@@ -110,8 +120,9 @@ struct tree_scan {
 };
 
 struct proc_state {
-    int stat_fd, meminfo_fd, netdev_fd;
+    int stat_fd, meminfo_fd, netdev_fd, loadavg_fd;
     long clk_tck;
+    int own_proc; /* ROOT/proc is this process's own: pids there are pids here */
 
     /* system CPU: the "cpu " line's fields at the previous read */
     uint64_t cpu_busy, cpu_idle, cpu_iowait;
@@ -132,13 +143,15 @@ struct proc_state {
     size_t ntable, table_cap;
     struct listed_pid *listed;
     size_t nlisted, listed_cap;
+    size_t *members; /* indices of the tree's processes in table, found by the last full read */
+    size_t nmembers, members_cap;
     unsigned walk;          /* numbers classification walks */
     int listed_once;
     int open_members; /* tracked processes holding descriptors */
-    int64_t listed_ns;      /* when /proc was last listed for new processes */
+    int64_t last_pid_listed; /* /proc/loadavg's last pid when /proc was last listed; -1: unknown */
     int root_start_known;
     uint64_t root_start_ticks;
-    uint64_t departed_cpu_ticks, departed_disk_read, departed_disk_write;
+    uint64_t departed_cpu_ns, departed_disk_read, departed_disk_write;
     int disk_baseline_known;
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
@@ -275,12 +288,14 @@ static double rate_update(struct rate_tracker *r, double total, int64_t now_ns) 
 
 /* --------------------------------------------------------- system files */
 
-/* (Re)open a system file kept open between reads.  -errno when absent. */
+/* (Re)open a system file kept open between reads; path receives its path
+ * when it is not open yet (for the caller's messages; reads of an open one
+ * build no path).  -errno when absent. */
 static int open_system_file(int *fd, const char *root, const char *name, char *path, size_t path_cap) {
-    if (sps__path(path, path_cap, root, "%s", name) != 0)
-        return -ENAMETOOLONG;
     if (*fd >= 0)
         return 0;
+    if (sps__path(path, path_cap, root, "%s", name) != 0)
+        return -ENAMETOOLONG;
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     return *fd >= 0 ? 0 : -errno;
 }
@@ -292,7 +307,7 @@ struct cpu_times {
 /* The "cpu " line of /proc/stat.  Returns 0, -errno, or -EINVAL when
  * malformed. */
 static int read_cpu_times(struct proc_state *st, struct cpu_times *out) {
-    ssize_t n = sps__pread_text(st->stat_fd, st->text, sizeof st->text);
+    ssize_t n = sps__pread_record(st->stat_fd, st->text, sizeof st->text);
     if (n < 0)
         return (int)n;
     if (strncmp(st->text, "cpu ", 4) != 0)
@@ -320,9 +335,10 @@ static uint64_t growth(uint64_t now, uint64_t before) {
 static int read_system_cpu(struct proc_state *st, const char *root, struct sps__sample *s, char *reason, size_t cap,
                            int *failed) {
     char path[512];
-    sps__path(path, sizeof path, root, "/proc/stat");
     struct cpu_times now;
     int err = read_cpu_times(st, &now);
+    if (err < 0)
+        sps__path(path, sizeof path, root, "/proc/stat");
     if (err == -EINVAL) {
         set_error(reason, cap, failed, "malformed", path, "no \"cpu\" line with four or more numbers");
         return -1;
@@ -348,8 +364,9 @@ static void read_memory(struct proc_state *st, const char *root, struct sps__sam
                         int *failed) {
     char path[512];
     int err = open_system_file(&st->meminfo_fd, root, "/proc/meminfo", path, sizeof path);
-    ssize_t n = err < 0 ? err : sps__pread_text(st->meminfo_fd, st->text, sizeof st->text);
+    ssize_t n = err < 0 ? err : sps__pread_record(st->meminfo_fd, st->text, sizeof st->text);
     if (n < 0) {
+        sps__path(path, sizeof path, root, "/proc/meminfo");
         char note[600];
         snprintf(note, sizeof note, "no memory readings: cannot read %s: %s", path, strerror((int)-n));
         add_note(reason, cap, note);
@@ -359,6 +376,7 @@ static void read_memory(struct proc_state *st, const char *root, struct sps__sam
     uint64_t kb[4];
     unsigned found = parse_keyed(st->text, keys, 4, kb);
     if (!(found & 1)) {
+        sps__path(path, sizeof path, root, "/proc/meminfo");
         set_error(reason, cap, failed, "malformed", path, "no MemTotal");
         return;
     }
@@ -484,6 +502,7 @@ static void read_network(struct proc_state *st, const char *root, struct sps__sa
     if (err == 0)
         err = parse_net_dev(st);
     if (err < 0) {
+        sps__path(path, sizeof path, root, "/proc/net/dev");
         st->net_rx_rate.valid = st->net_tx_rate.valid = 0;
         if (err == -EINVAL) {
             set_error(reason, cap, failed, "malformed", path, "an interface line without its byte counters");
@@ -542,7 +561,7 @@ static void retire(struct proc_state *st, struct tracked_pid *e) {
     close_member_files(st, e);
     if (e->cls != PID_MEMBER)
         return;
-    st->departed_cpu_ticks += e->cpu_ticks;
+    st->departed_cpu_ns += e->cpu_ns;
     st->departed_disk_read += e->disk_read;
     st->departed_disk_write += e->disk_write;
 }
@@ -648,21 +667,22 @@ static int merge_listed(struct proc_state *st) {
 
 /* Read one of a process's files into st->text: a tree process's through
  * its kept descriptor (opened on first use, while fewer than
- * MAX_OPEN_MEMBERS processes hold some), any other by path.  A failed read
- * through a descriptor means the process is gone: its descriptors close, so
- * a process that reuses the pid is read by path (and its start time
- * checked) from then on.  Returns the length or -errno. */
+ * MAX_OPEN_MEMBERS processes hold some), any other by path.  A read
+ * through a descriptor failing with ESRCH means the process has exited: it
+ * is marked gone and read no more (its pid may name another process by
+ * now; the next listing sorts that out).  Any failed read closes its
+ * descriptors.  Returns the length or -errno. */
 static ssize_t read_pid_file(struct proc_state *st, const char *root, struct tracked_pid *e, enum member_file which) {
-    char path[512];
-    if (sps__path(path, sizeof path, root, "/proc/%d/%s", e->pid, member_file_name[which]) != 0)
-        return -ENAMETOOLONG;
-    if (e->cls != PID_MEMBER)
-        return sps__read_text(path, st->text, sizeof st->text);
-    if (e->fd[which] < 0) {
+    if (e->gone)
+        return -ESRCH; /* its pid may be another process's by now */
+    if (e->fd[which] < 0) { /* the path is built only to open (or read) by it */
+        char path[512];
+        if (sps__path(path, sizeof path, root, "/proc/%d/%s", e->pid, member_file_name[which]) != 0)
+            return -ENAMETOOLONG;
         int holds = 0;
         for (int k = 0; k < MEMBER_FILES; k++)
             holds |= e->fd[k] >= 0;
-        if (!holds && st->open_members >= MAX_OPEN_MEMBERS)
+        if (e->cls != PID_MEMBER || (!holds && st->open_members >= MAX_OPEN_MEMBERS))
             return sps__read_text(path, st->text, sizeof st->text);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -670,24 +690,45 @@ static ssize_t read_pid_file(struct proc_state *st, const char *root, struct tra
         e->fd[which] = fd;
         st->open_members += !holds;
     }
-    ssize_t n = sps__pread_text(e->fd[which], st->text, sizeof st->text);
-    if (n < 0)
+    ssize_t n = sps__pread_record(e->fd[which], st->text, sizeof st->text);
+    if (n < 0) {
         close_member_files(st, e);
+        e->gone = n == -ESRCH; /* the descriptor's process has exited */
+    }
     return n;
 }
 
-/* Read the stat of every process that needs it: tree members (CPU time),
- * unclassified ones (their parent), and ones whose directory changed.  A
- * changed start time means the pid now names another process. */
+/* Does e's CPU time come from its CPU clock?  Only while its descriptors
+ * are kept: a read through them after the clock's proves the pid was still
+ * e's (a pid is not reused while its process lives). */
+static int uses_cpu_clock(const struct proc_state *st, const struct tracked_pid *e) {
+    if (!st->own_proc || e->cls != PID_MEMBER || !e->has_clock || e->gone)
+        return 0;
+    for (int k = 0; k < MEMBER_FILES; k++)
+        if (e->fd[k] >= 0)
+            return 1;
+    return 0;
+}
+
+/* Read the stat of every process that needs it: tree members whose CPU
+ * time does not come from their CPU clock, unclassified processes (their
+ * parent), and ones whose directory changed.  A changed start time means
+ * the pid now names another process. */
 static void read_stats(struct proc_state *st, const char *root) {
     for (size_t i = 0; i < st->ntable; i++) {
         struct tracked_pid *e = &st->table[i];
+        if (e->cls == PID_MEMBER && !e->verify && (e->gone || uses_cpu_clock(st, e))) {
+            e->alive = !e->gone; /* the clock or its kept files will tell */
+            continue;
+        }
         e->alive = 0;
         if (e->cls == PID_OUTSIDE && !e->verify)
             continue;
         struct pid_stat ps;
-        if (e->verify)
-            close_member_files(st, e); /* its directory changed: read the pid afresh */
+        if (e->verify) { /* its directory changed: read the pid afresh (its start time says whose it is) */
+            close_member_files(st, e);
+            e->gone = 0;
+        }
         if (read_pid_file(st, root, e, FILE_STAT) < 0 || parse_pid_stat(st->text, &ps) != 0)
             continue; /* gone since the listing (or never readable): not alive */
         if (e->has_stat && ps.start_ticks != e->start_ticks) {
@@ -704,7 +745,7 @@ static void read_stats(struct proc_state *st, const char *root) {
         e->start_ticks = ps.start_ticks;
         e->has_stat = 1;
         e->alive = 1;
-        e->cpu_ticks = ps.cpu_ticks;
+        e->cpu_ns = ps.cpu_ticks * (uint64_t)1000000000 / (uint64_t)st->clk_tck;
     }
 }
 
@@ -792,14 +833,18 @@ static int read_statm_rss(struct proc_state *st, const char *root, struct tracke
     return 0;
 }
 
-/* One tree process's memory, threads and io.  status (the high-water mark
- * and the thread count) is read when /proc was listed; in between, statm
- * gives the resident set and the rest keeps its last values.  Returns 0,
- * or -1 when the process is gone. */
+/* One tree process's CPU time (from its clock, when it has one), memory,
+ * threads and io.  status (the high-water mark and the thread count) and
+ * io are read by full reads; at the interval alone statm gives the resident
+ * set and the rest keeps its last values.  Returns 0, or -1 when the
+ * process is gone. */
 static int read_member(struct proc_state *st, const char *root, struct tracked_pid *e, struct tree_scan *scan,
                        int full, char *reason, size_t cap) {
     char path[512];
     uint64_t v[3], rss;
+    struct timespec cpu;
+    /* the clock first: the file reads after it prove the pid was still e's */
+    int clock_ok = uses_cpu_clock(st, e) && clock_gettime(e->cpu_clock, &cpu) == 0;
     if (!full && read_statm_rss(st, root, e, &rss) == 0) {
         scan->rss_bytes += rss;
     } else {
@@ -814,13 +859,17 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
         if (found & 4)
             e->threads = (int)v[2];
     }
+    if (clock_ok)
+        e->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+    if (!e->has_clock && st->own_proc && clock_getcpuclockid(e->pid, &e->cpu_clock) == 0)
+        e->has_clock = 1; /* from the next read on (its descriptors are open now) */
     if (e->hwm_bytes > scan->hwm_bytes)
         scan->hwm_bytes = e->hwm_bytes;
     scan->threads += e->threads;
     scan->processes++;
-
-    if (sps__path(path, sizeof path, root, "/proc/%d/io", e->pid) != 0)
+    if (!full)
         return 0;
+
     ssize_t n = read_pid_file(st, root, e, FILE_IO);
     static const char *const io_keys[] = {"read_bytes:", "write_bytes:"};
     if (n >= 0 && parse_keyed(st->text, io_keys, 2, v) == 3) {
@@ -832,6 +881,7 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
         return 0; /* exited after its status was read: keep its last values */
     if (scan->disk_ok) {
         char note[600];
+        sps__path(path, sizeof path, root, "/proc/%d/io", e->pid);
         snprintf(note, sizeof note, "no workload disk readings: cannot read %s: %s", path,
                  n < 0 ? strerror((int)-n) : "no read_bytes/write_bytes");
         add_note(reason, cap, note);
@@ -840,14 +890,42 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     return 0;
 }
 
-/* Listing /proc is the largest part of a read (about half of it here, and
- * it grows with every process on the machine), while new processes matter
- * only at the rate workers are started: list at most this often and, in
- * between, read only the processes already in the tree. */
-#define LIST_INTERVAL_NS 500000000LL
+/* Note where the tree's processes are in the table (which a listing
+ * reorders), so reads at the interval alone touch only them. */
+static int collect_members(struct proc_state *st) {
+    st->nmembers = 0;
+    for (size_t i = 0; i < st->ntable; i++) {
+        if (st->table[i].cls != PID_MEMBER)
+            continue;
+        if (st->nmembers == st->members_cap) {
+            size_t cap = st->members_cap ? st->members_cap * 2 : 16;
+            size_t *grown = realloc(st->members, cap * sizeof *grown);
+            if (!grown)
+                return -ENOMEM;
+            st->members = grown;
+            st->members_cap = cap;
+        }
+        st->members[st->nmembers++] = i;
+    }
+    return 0;
+}
 
-/* List /proc (when due), classify what is new, read the tree's processes. */
-static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int64_t now_ns, char *reason,
+/* /proc/loadavg's last field: the pid most recently given to a process or
+ * thread.  -1 when it cannot be read (then every full read lists /proc). */
+static int64_t last_pid_made(struct proc_state *st) {
+    if (st->loadavg_fd < 0 || sps__pread_record(st->loadavg_fd, st->text, sizeof st->text) < 0)
+        return -1;
+    const char *p = strrchr(st->text, ' ');
+    uint64_t pid;
+    if (!p || take_u64(&p, &pid) != 0 || pid > 0x7fffffff)
+        return -1;
+    return (int64_t)pid;
+}
+
+/* On a full read, list /proc when a process or thread may have been made
+ * since the last listing; classify what is new; read the tree's processes.
+ * At the interval alone, read the processes already in the tree. */
+static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int full, char *reason,
                      size_t cap) {
     memset(scan, 0, sizeof *scan);
     scan->disk_ok = 1;
@@ -860,41 +938,61 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
             return -errno;
         st->skip_to_pids = pids_start_at_known_position(st->proc_dir);
     }
-    int full = !st->listed_once || now_ns < st->listed_ns || now_ns - st->listed_ns >= LIST_INTERVAL_NS;
+    full |= !st->listed_once;
     if (full) {
-        int err = list_pids(st);
-        if (err == 0)
-            err = merge_listed(st);
+        int64_t last_pid = last_pid_made(st); /* before listing: a pid made during it is seen next time */
+        if (!st->listed_once || last_pid < 0 || last_pid != st->last_pid_listed) {
+            int err = list_pids(st);
+            if (err == 0)
+                err = merge_listed(st);
+            if (err < 0)
+                return err;
+            st->listed_once = 1;
+            st->last_pid_listed = last_pid;
+        }
+        read_stats(st, root);
+        for (size_t i = 0; i < st->ntable; i++)
+            if (st->table[i].cls == PID_UNCLASSIFIED)
+                classify(st, &st->table[i]);
+        int err = collect_members(st);
         if (err < 0)
             return err;
-        st->listed_once = 1;
-        st->listed_ns = now_ns;
+    } else {
+        /* members only: the rest of the table waits for the next listing */
+        for (size_t k = 0; k < st->nmembers; k++) {
+            struct tracked_pid *e = &st->table[st->members[k]];
+            if (e->gone || uses_cpu_clock(st, e)) {
+                e->alive = !e->gone;
+                continue;
+            }
+            struct pid_stat ps;
+            e->alive = 0;
+            if (read_pid_file(st, root, e, FILE_STAT) < 0 || parse_pid_stat(st->text, &ps) != 0 ||
+                ps.start_ticks != e->start_ticks)
+                continue; /* gone, or the pid is another process's now: the next listing sorts it out */
+            e->alive = 1;
+            e->cpu_ns = ps.cpu_ticks * (uint64_t)1000000000 / (uint64_t)st->clk_tck;
+        }
     }
-    read_stats(st, root);
-    for (size_t i = 0; i < st->ntable; i++)
-        if (st->table[i].cls == PID_UNCLASSIFIED)
-            classify(st, &st->table[i]);
-    scan->cpu_ticks = st->departed_cpu_ticks;
+    scan->cpu_ns = st->departed_cpu_ns;
     scan->disk_read = st->departed_disk_read;
     scan->disk_write = st->departed_disk_write;
-    for (size_t i = 0; i < st->ntable; i++) {
-        struct tracked_pid *e = &st->table[i];
-        if (e->cls != PID_MEMBER)
-            continue;
+    for (size_t k = 0; k < st->nmembers; k++) {
+        struct tracked_pid *e = &st->table[st->members[k]];
         if (e->alive && read_member(st, root, e, scan, full, reason, cap) != 0)
             e->alive = 0;
         /* a member gone since the listing still counts with its last values */
-        scan->cpu_ticks += e->cpu_ticks;
+        scan->cpu_ns += e->cpu_ns;
         scan->disk_read += e->disk_read;
         scan->disk_write += e->disk_write;
     }
     return 0;
 }
 
-static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int64_t now_ns,
+static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int64_t now_ns,
                           char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, now_ns, reason, cap);
+    int err = scan_tree(st, root, &scan, full, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
@@ -903,7 +1001,7 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
         st->cpu_rate.valid = st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
         return;
     }
-    double cpu_seconds = (double)scan.cpu_ticks / (double)st->clk_tck;
+    double cpu_seconds = (double)scan.cpu_ns / 1e9;
     s->host[SPS_M_WORKLOAD_CPU_SECONDS] = cpu_seconds;
     s->host[SPS_M_WORKLOAD_CPU_PERCENT] = 100.0 * rate_update(&st->cpu_rate, cpu_seconds, now_ns);
     s->host[SPS_M_WORKLOAD_RSS_BYTES] = (double)scan.rss_bytes;
@@ -912,6 +1010,8 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
         st->rss_peak_bytes = peak;
     s->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] = st->rss_peak_bytes;
     s->host[SPS_M_WORKLOAD_PROCESSES] = scan.processes;
+    if (!full)
+        return; /* threads and disk wait for the machine interval */
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
         st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
@@ -936,9 +1036,11 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
         close_member_files(st, &st->table[i]);
     st->tree_pid = tree_pid;
     st->ntable = 0;
+    st->nmembers = 0;
     st->listed_once = 0;
+    st->last_pid_listed = -1;
     st->root_start_known = 0;
-    st->departed_cpu_ticks = st->departed_disk_read = st->departed_disk_write = 0;
+    st->departed_cpu_ns = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
     memset(&st->cpu_rate, 0, sizeof st->cpu_rate);
@@ -950,7 +1052,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
  * counted. */
 static void take_tree_baseline(struct proc_state *st, const char *root, char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, 0, reason, cap);
+    int err = scan_tree(st, root, &scan, 1, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
@@ -965,6 +1067,22 @@ static void take_tree_baseline(struct proc_state *st, const char *root, char *re
     }
 }
 
+/* Is ROOT/proc the procfs of this process's pid namespace?  Then a pid
+ * listed there names the same process to clock_getcpuclockid (a fixture
+ * tree's pids name nothing here). */
+static int proc_is_own(const char *root) {
+    char path[512], target[32];
+    if (sps__path(path, sizeof path, root, "/proc/self") != 0)
+        return 0;
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0)
+        return 0;
+    target[n] = '\0';
+    char self[32];
+    snprintf(self, sizeof self, "%d", (int)getpid());
+    return strcmp(target, self) == 0;
+}
+
 /* ------------------------------------------------------------ the vtable */
 
 static void proc_close(void *state) {
@@ -977,6 +1095,8 @@ static void proc_close(void *state) {
         close(st->meminfo_fd);
     if (st->netdev_fd >= 0)
         close(st->netdev_fd);
+    if (st->loadavg_fd >= 0)
+        close(st->loadavg_fd);
     if (st->proc_dir)
         closedir(st->proc_dir);
     for (size_t i = 0; i < st->ntable; i++)
@@ -985,6 +1105,7 @@ static void proc_close(void *state) {
     free(st->table);
     free(st->spare);
     free(st->listed);
+    free(st->members);
     free(st->netdev_text);
     free(st);
 }
@@ -1000,7 +1121,7 @@ static int proc_open(const struct sps__source_ctx *ctx, void **state, char *reas
         snprintf(reason, cap, "out of memory");
         return -1;
     }
-    st->stat_fd = st->meminfo_fd = st->netdev_fd = -1;
+    st->stat_fd = st->meminfo_fd = st->netdev_fd = st->loadavg_fd = -1;
     st->clk_tck = sysconf(_SC_CLK_TCK);
     if (st->clk_tck <= 0)
         st->clk_tck = 100; /* USER_HZ on every Linux architecture */
@@ -1041,6 +1162,8 @@ static int proc_open(const struct sps__source_ctx *ctx, void **state, char *reas
         st->net_baseline = 0;
     }
     open_system_file(&st->meminfo_fd, root, "/proc/meminfo", path, sizeof path);
+    open_system_file(&st->loadavg_fd, root, "/proc/loadavg", path, sizeof path);
+    st->own_proc = proc_is_own(root);
 
     reset_tree(st, ctx->tree_pid);
     if (st->tree_pid > 0)
@@ -1055,14 +1178,16 @@ static int proc_read(void *state, const struct sps__source_ctx *ctx, struct sps_
     if (reason && cap)
         reason[0] = '\0';
     const char *root = ctx->root;
-    int failed = 0;
-    read_system_cpu(st, root, s, reason, cap, &failed);
-    read_memory(st, root, s, reason, cap, &failed);
-    read_network(st, root, s, now_ns, reason, cap, &failed);
+    int failed = 0, full = !ctx->interval_only;
+    if (full) {
+        read_system_cpu(st, root, s, reason, cap, &failed);
+        read_memory(st, root, s, reason, cap, &failed);
+        read_network(st, root, s, now_ns, reason, cap, &failed);
+    }
     if (ctx->tree_pid != st->tree_pid)
         reset_tree(st, ctx->tree_pid);
     if (st->tree_pid > 0)
-        read_workload(st, root, s, now_ns, reason, cap);
+        read_workload(st, root, s, full, now_ns, reason, cap);
     return failed ? -1 : 0;
 }
 
