@@ -1,7 +1,9 @@
 /*
  * cmd_run.c - `stepscope run [-o DIR] -- CMD [ARGS...]`: run a command (no
  * shell), let every instrumented process of it record into DIR/records, and
- * when it ends write DIR/report.json and print the summary.
+ * when it ends write DIR/report.json, then the files made from it
+ * (report.html, steps.csv, timeline.csv, trace.json), and print the
+ * summary.
  *
  * The workload's exit status passes through (128+N when signal N killed
  * it).  The workload runs in a process group of its own, which gets the
@@ -29,6 +31,8 @@
 #include "clock.h"
 #include "export/report.h"
 #include "model/run.h"
+#include "report/export_dir.h"
+#include "report/exporters.h"
 #include "platform/platform.h"
 #include "capture.h"
 #include "sampler/sampler.h"
@@ -37,7 +41,8 @@ static const char run_usage[] =
     "usage: stepscope run [options] [--] COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND (no shell), record every process of it that uses libstepscope\n"
-    "or the stepscope Python module, and write DIR/report.json when it ends.\n"
+    "or the stepscope Python module, and when it ends write DIR/report.json,\n"
+    "DIR/report.html, DIR/steps.csv, DIR/timeline.csv and DIR/trace.json.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR        report directory (default: stepscope-out); its\n"
@@ -53,6 +58,7 @@ static const char run_usage[] =
     "                          temperatures, energy, and the workload's threads\n"
     "                          and disk I/O every MS milliseconds (default 500)\n"
     "      --no-sample         do not sample the machine at all\n"
+    "      --trace-max-mb N    size budget of trace.json (default 100)\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -142,6 +148,7 @@ int sps_cmd_run(int argc, char **argv) {
     int quiet = 0;
     const char *ring_events = NULL, *ring_policy = NULL;
     unsigned long interval_ms = 0, machine_ms = 0;
+    unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
     int sample = 1;
     int i = 1;
     for (; i < argc; i++) {
@@ -154,7 +161,7 @@ int sps_cmd_run(int argc, char **argv) {
             break;
         const char *needs_value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
-            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval"))
+            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval") || !strcmp(a, "--trace-max-mb"))
             needs_value = a;
         if (needs_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
@@ -176,6 +183,9 @@ int sps_cmd_run(int argc, char **argv) {
             if (parse_uint(argv[++i], ms) || *ms < 10 || *ms > 3600000)
                 return sps_cli_usage_error("run", "%s: '%s' is not a number of milliseconds from 10 to 3600000", a,
                                            argv[i]);
+        } else if (!strcmp(a, "--trace-max-mb")) {
+            if (parse_uint(argv[++i], &trace_mb) || trace_mb < 1 || trace_mb > (1ul << 20))
+                return sps_cli_usage_error("run", "--trace-max-mb: '%s' is not a number from 1 to 1048576", argv[i]);
         } else if (!strcmp(a, "--no-sample")) {
             sample = 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -205,10 +215,14 @@ int sps_cmd_run(int argc, char **argv) {
         return sps_cli_error("run", records, "cannot remove the records of an earlier run", 1);
     /* an earlier run's report must not pass for this run's if this one
      * cannot write its own */
-    char old_report[PATH_MAX + 32];
-    snprintf(old_report, sizeof old_report, "%s/report.json", abs_dir);
-    if (unlink(old_report) != 0 && errno != ENOENT)
-        return sps_cli_error("run", old_report, strerror(errno), 1);
+    static const char *const report_files[] = {"report.json", "report.html", "steps.csv", "timeline.csv",
+                                               "trace.json"};
+    for (size_t k = 0; k < sizeof report_files / sizeof report_files[0]; k++) {
+        char old_report[PATH_MAX + 32];
+        snprintf(old_report, sizeof old_report, "%s/%s", abs_dir, report_files[k]);
+        if (unlink(old_report) != 0 && errno != ENOENT)
+            return sps_cli_error("run", old_report, strerror(errno), 1);
+    }
     setenv("STEPSCOPE_RUN_DIR", abs_dir, 1);
     unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */
     if (ring_events)
@@ -414,11 +428,20 @@ int sps_cmd_run(int argc, char **argv) {
     } else if (rc == SPS_ENOMEM) {
         snprintf(err, sizeof err, "out of memory while reading the records");
     }
-    if (!quiet && rc == 0) {
-        sps__summary_print(stderr, &run, &info, 0);
-        fprintf(stderr, "report: %s/report.json\n", out_dir);
-    }
     sps__run_free(&run);
+    /* everything else is made from the directory, as `stepscope report` does */
+    struct sps_report_input in;
+    int exported = rc == 0 && sps__report_input_load(abs_dir, &in, err, sizeof err) == 0;
+    if (exported) {
+        rc = sps__export_all(&in, (uint64_t)trace_mb << 20, err, sizeof err);
+        if (!quiet && rc == 0)
+            sps__summary_print(stderr, &in.run, &info, 0);
+        sps__report_input_free(&in);
+    } else if (rc == 0) {
+        rc = SPS_EIO; /* err says why report.json, just written, cannot be read back */
+    }
+    if (!quiet && rc == 0)
+        fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", out_dir);
     sps__sampler_close(sampler);
     if (rc != 0) {
         sps_cli_error("run", "report", err, 0);

@@ -18,6 +18,9 @@ static const char usage[] =
     "  snapshot [--pid PID] [--wait MS]\n"
     "            read every metric source (twice, MS apart, for rates); print\n"
     "            the readings as JSON\n"
+    "  report DIR [--format html|csv|trace|json|summary] [-o OUT]\n"
+    "            make a run directory's report.html, steps.csv, timeline.csv and\n"
+    "            trace.json again (or one of them, or the summary)\n"
     "  doctor [--json]\n"
     "            list every metric source: works or not, why not, cost of a read\n"
     "  help      this text;  stepscope COMMAND --help for a command's options\n"
@@ -49,6 +52,7 @@ static const char usage[] =
     "  CUDA_VISIBLE_DEVICES        which GPUs are sampled, numbered as CUDA does\n"
     "\n"
     "docs: README.md, docs/cli.md, docs/metrics.md, docs/report-format.md,\n"
+    "      docs/trace-format.md, docs/csv-format.md, docs/html-report.md,\n"
     "      docs/record-format.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
@@ -78,6 +82,8 @@ int main(int argc, char **argv) {
         return sps_cmd_snapshot(argc - 1, argv + 1);
     if (!strcmp(cmd, "doctor"))
         return sps_cmd_doctor(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return sps_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(usage, stdout);
         return 0;

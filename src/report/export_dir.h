@@ -1,0 +1,40 @@
+/*
+ * export_dir.h - write the files people open into a run directory, or
+ * one of them anywhere: what `stepscope run` does after report.json and
+ * what `stepscope report` does on demand.  Not thread-safe.
+ */
+#ifndef SPS_REPORT_EXPORT_DIR_H
+#define SPS_REPORT_EXPORT_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report/input.h"
+
+enum sps_export_format {
+    SPS_EXPORT_HTML,    /* report.html */
+    SPS_EXPORT_CSV,     /* steps.csv and timeline.csv */
+    SPS_EXPORT_TRACE,   /* trace.json */
+    SPS_EXPORT_JSON,    /* report.json, checked and copied */
+    SPS_EXPORT_SUMMARY, /* the terminal summary */
+    SPS_EXPORT_FORMATS
+};
+
+/* "html" -> SPS_EXPORT_HTML; -1 for an unknown name. */
+int sps__export_format_parse(const char *name);
+
+/*
+ * Write format from in to out_path: a file (for CSV a directory that gets
+ * steps.csv and timeline.csv), "-" for standard output (not for CSV), or
+ * NULL for the format's usual place in the run directory.  Files are
+ * replaced atomically; on failure nothing is half-written and err says why.
+ * Returns 0 or an SPS_E* code.
+ */
+int sps__export_one(const struct sps_report_input *in, enum sps_export_format format, const char *out_path,
+                    uint64_t trace_max_bytes, char *err, size_t errlen);
+
+/* Every file into the run directory: report.html, steps.csv,
+ * timeline.csv, trace.json.  Stops at the first failure. */
+int sps__export_all(const struct sps_report_input *in, uint64_t trace_max_bytes, char *err, size_t errlen);
+
+#endif /* SPS_REPORT_EXPORT_DIR_H */

@@ -1,0 +1,191 @@
+/*
+ * cmd_report.c - `stepscope report DIR`: make the files people look at
+ * (report.html, steps.csv, timeline.csv, trace.json), the terminal summary
+ * or report.json itself again from a run directory.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "export/report.h"
+#include "report/export_dir.h"
+#include "report/exporters.h"
+#include "report/input.h"
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+static const char report_usage[] =
+    "usage: stepscope report DIR [--format FORMAT] [-o OUT] [--trace-max-mb N]\n"
+    "\n"
+    "Make a run directory's files again from its report.json and records:\n"
+    "with no --format, report.html, steps.csv, timeline.csv and trace.json\n"
+    "in DIR (what `stepscope run` writes).\n"
+    "\n"
+    "options:\n"
+    "  --format FORMAT   only one: html, csv (steps.csv and timeline.csv),\n"
+    "                    trace, json (report.json, checked and indented) or\n"
+    "                    summary (the terminal summary)\n"
+    "  -o, --output OUT  where: a file, - for standard output, or for csv a\n"
+    "                    directory (default: the usual name in DIR)\n"
+    "  --trace-max-mb N  size budget of trace.json (default 100)\n"
+    "  -h, --help        this help\n"
+    "\n"
+    "Files are replaced whole: a failure leaves the earlier file as it was.\n"
+    "exit status: 0; 1 when DIR cannot be read (a missing or malformed\n"
+    "report.json: the message names the file, line and column) or a file\n"
+    "cannot be written; 2 for a usage error.\n";
+
+/* The stats report.json keeps of a metric, as a series with no points:
+ * all the summary reads. */
+static void stats_from_json(struct sps__series *s, json_t *m) {
+    json_int_t n = json_integer_value(json_object_get(m, "samples"));
+    if (n <= 0 || !json_is_number(json_object_get(m, "mean")))
+        return;
+    s->n = (uint64_t)n;
+    s->sum = json_number_value(json_object_get(m, "mean")) * (double)n;
+    s->min = json_number_value(json_object_get(m, "min"));
+    s->max = json_number_value(json_object_get(m, "max"));
+    s->last = json_number_value(json_object_get(m, "last"));
+}
+
+/* The summary's inputs rebuilt from report.json: exit, times, memory, and
+ * the machine metrics' whole-run statistics. */
+static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler) {
+    json_t *exit_obj = json_object_get(r, "exit");
+    if (json_is_object(exit_obj)) {
+        info->have_exit = 1;
+        info->exit_code = (int)json_integer_value(json_object_get(exit_obj, "code"));
+        info->exit_signal = (int)json_integer_value(json_object_get(exit_obj, "signal"));
+        info->core_dumped = json_is_true(json_object_get(exit_obj, "core_dumped"));
+    }
+    json_t *wall = sps__json_at(r, "timing.wall_s");
+    if (json_is_number(wall)) {
+        info->have_times = 1;
+        info->wall_s = json_number_value(wall);
+        info->user_s = json_number_value(sps__json_at(r, "timing.user_s"));
+        info->sys_s = json_number_value(sps__json_at(r, "timing.sys_s"));
+    }
+    json_t *rss = sps__json_at(r, "memory.peak_rss_bytes");
+    if (json_is_integer(rss)) {
+        info->have_rss = 1;
+        info->peak_rss_bytes = (uint64_t)json_integer_value(rss);
+        info->rss_scope = json_string_value(sps__json_at(r, "memory.peak_rss_scope"));
+    }
+    info->start_realtime_ns = (int64_t)(json_number_value(json_object_get(r, "started_unix_s")) * 1e9);
+
+    json_t *metrics = json_object_get(r, "metrics");
+    int sampled = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        stats_from_json(&sampler->host[i], json_object_get(metrics, sps_host_metric_info(i)->name));
+        sampled |= sampler->host[i].n > 0;
+    }
+    json_t *gpus = json_object_get(r, "gpus");
+    size_t g;
+    json_t *gpu;
+    json_array_foreach(gpus, g, gpu) {
+        if (g >= SPS_CAPTURE_MAX_GPUS)
+            break;
+        struct sps__gpu_series *gs = &sampler->gpu[g];
+        gs->index = (int)json_integer_value(json_object_get(gpu, "index"));
+        const char *name = json_string_value(json_object_get(gpu, "name"));
+        snprintf(gs->name, sizeof gs->name, "%s", name ? name : "");
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            stats_from_json(&gs->m[i], json_object_get(json_object_get(gpu, "metrics"), sps_gpu_metric_info(i)->name));
+        sampler->ngpus = (int)g + 1;
+    }
+    if (sampled || sampler->ngpus)
+        info->sampler = sampler;
+    else
+        info->sampler_absent_reason = "no machine metrics in report.json";
+}
+
+static int print_summary(const struct sps_report_input *in, const char *out_path, char *err, size_t errlen) {
+    FILE *f = stdout;
+    struct sps_out o = {0};
+    if (out_path && strcmp(out_path, "-") != 0) {
+        int rc = sps__out_open(&o, out_path, err, errlen);
+        if (rc != 0)
+            return rc;
+        f = o.f;
+    }
+    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
+    if (!sampler) {
+        sps__out_abort(&o);
+        snprintf(err, errlen, "out of memory");
+        return SPS_ENOMEM;
+    }
+    struct sps_run_info info = {0};
+    info_from_json(in->report, &info, sampler);
+    if (!in->have_records)
+        fprintf(f, "note: %s\n", in->records_note[0] ? in->records_note : "no records");
+    sps__summary_print(f, &in->run, &info, 0);
+    free(sampler);
+    if (o.f)
+        return sps__out_commit(&o, err, errlen);
+    if (fflush(stdout) != 0) {
+        snprintf(err, errlen, "standard output: %s", strerror(errno));
+        return SPS_EIO;
+    }
+    return 0;
+}
+
+int sps_cmd_report(int argc, char **argv) {
+    const char *dir = NULL, *out = NULL;
+    int format = -1;
+    unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes_value = !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
+                          !strcmp(a, "--trace-max-mb");
+        if (takes_value && i + 1 >= argc)
+            return sps_cli_usage_error("report", "option '%s' needs a value", a);
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(report_usage, stdout);
+            return 0;
+        } else if (!strcmp(a, "--format")) {
+            format = sps__export_format_parse(argv[++i]);
+            if (format < 0)
+                return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json or summary",
+                                           argv[i]);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--trace-max-mb")) {
+            char *end;
+            errno = 0;
+            trace_mb = strtoul(argv[++i], &end, 10);
+            if (errno || *end || end == argv[i] || argv[i][0] == '-' || trace_mb < 1 || trace_mb > (1ul << 20))
+                return sps_cli_usage_error("report", "--trace-max-mb: '%s' is not a number from 1 to 1048576",
+                                           argv[i]);
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return sps_cli_usage_error("report", "unknown option '%s'", a);
+        } else if (!dir) {
+            dir = a;
+        } else {
+            return sps_cli_usage_error("report", "one run directory only ('%s' and '%s')", dir, a);
+        }
+    }
+    if (!dir)
+        return sps_cli_usage_error("report", "which run directory? (stepscope report DIR)");
+    if (out && format < 0)
+        return sps_cli_usage_error("report", "-o needs --format (without it every file goes into DIR)");
+
+    struct sps_report_input in;
+    char err[1024];
+    int rc = sps__report_input_load(dir, &in, err, sizeof err);
+    if (rc != 0)
+        return sps_cli_error("report", "cannot read the run", err, 1);
+    uint64_t trace_max = (uint64_t)trace_mb << 20;
+    if (format < 0)
+        rc = sps__export_all(&in, trace_max, err, sizeof err);
+    else if (format == SPS_EXPORT_SUMMARY)
+        rc = print_summary(&in, out, err, sizeof err);
+    else
+        rc = sps__export_one(&in, (enum sps_export_format)format, out, trace_max, err, sizeof err);
+    sps__report_input_free(&in);
+    if (rc != 0)
+        return sps_cli_error("report", "cannot write", err, 1);
+    return 0;
+}
