@@ -125,6 +125,32 @@ static const json_t *main_step_zone(const json_t *report) {
     return best;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank p50 and p90 of the rows' durations, as report.json defines
+ * them, for a report whose zones[] has no statistics for the step. */
+static int rows_percentiles(const struct html_steps *s, double *p50, double *p90) {
+    double *d = malloc(s->n * sizeof *d);
+    if (!d)
+        return SPS_ENOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->duration_s[i]))
+            d[n++] = s->duration_s[i];
+    *p50 = *p90 = NAN;
+    if (n) {
+        qsort(d, n, sizeof *d, cmp_double);
+        size_t r50 = (n * 50 + 99) / 100, r90 = (n * 90 + 99) / 100;
+        *p50 = d[(r50 ? r50 : 1) - 1];
+        *p90 = d[(r90 ? r90 : 1) - 1];
+    }
+    free(d);
+    return 0;
+}
+
 int html_write_step_time(FILE *out, const json_t *report, const struct html_steps *s) {
     section_begin(out, "step-time", "Step time per step",
                   "How long each step took, in the order of the step table. Warm-up steps (the slow first steps "
@@ -139,6 +165,9 @@ int html_write_step_time(FILE *out, const json_t *report, const struct html_step
     }
     const json_t *step_zone = main_step_zone(report);
     double p50 = html_num(step_zone, "p50_s"), p90 = html_num(step_zone, "p90_s");
+    int from_rows = !isfinite(p50) || !isfinite(p90);
+    if (from_rows && rows_percentiles(s, &p50, &p90) != 0)
+        return SPS_ENOMEM;
     size_t k = rows_per_bar(s->n), nbars = (s->n + k - 1) / k;
     double max_s = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -198,9 +227,13 @@ int html_write_step_time(FILE *out, const json_t *report, const struct html_step
                         "them is warm-up.",
                         k);
     const char *name = html_str(step_zone, "name");
-    if (name && len > 0 && (size_t)len < sizeof note)
-        snprintf(note + len, sizeof note - (size_t)len, " p50 and p90 are those of the step \"%s\" in the zone table.",
-                 name);
+    if (len > 0 && (size_t)len < sizeof note) {
+        if (from_rows)
+            snprintf(note + len, sizeof note - (size_t)len, " p50 and p90 are taken over the rows drawn.");
+        else if (name)
+            snprintf(note + len, sizeof note - (size_t)len,
+                     " p50 and p90 are those of the step \"%s\" in the zone table.", name);
+    }
     write_note(out, note);
     fputs("</section>\n", out);
     return 0;
