@@ -215,8 +215,10 @@ int html_write_step_time(FILE *out, const json_t *report, const struct html_step
             svg_chart_rect(&c, (double)lo + gap / 2, (double)hi - gap / 2, 0, longest / u.div,
                            any_warm ? COLOR_WARMUP : COLOR_STEADY);
     }
-    svg_chart_hline(&c, p50 / u.div, COLOR_P50, 1, p50_label, 1);
-    svg_chart_hline(&c, p90 / u.div, COLOR_P90, 1, p90_label, 0);
+    /* the legend names the lines with their values: a label at the line
+     * itself would sit on the bars */
+    svg_chart_hline(&c, p50 / u.div, COLOR_P50, 1, NULL, 0);
+    svg_chart_hline(&c, p90 / u.div, COLOR_P90, 1, NULL, 0);
     svg_chart_end(&c);
 
     char note[512];
