@@ -3,7 +3,7 @@
 # with.  Runs apt-get only when something is missing.
 set -eu
 
-PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev python3-psutil"
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev python3-psutil chromium"
 
 missing=""
 for p in $PACKAGES; do

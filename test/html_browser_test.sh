@@ -1,0 +1,103 @@
+#!/bin/sh
+# html_browser_test.sh BUILD_DIR - open a real report.html in headless
+# Chromium: the page must log nothing to the console (no script error, no
+# resource the Content-Security-Policy had to block), its charts must be in
+# the rendered DOM, and a 1280 px wide screenshot must show them.
+#
+# Exits 77 (ctest SKIP_RETURN_CODE) with the reason when Chromium is not
+# installed.  SPS_SCREENSHOT_OUT=FILE keeps the screenshot.
+set -u
+BUILD=${1:?usage: html_browser_test.sh BUILD_DIR}
+
+CHROME=""
+for c in chromium chromium-browser google-chrome; do
+    if command -v "$c" >/dev/null 2>&1; then
+        CHROME=$(command -v "$c")
+        break
+    fi
+done
+if [ -z "$CHROME" ]; then
+    echo "SKIP: no headless browser: chromium is not installed (apt-get install chromium, or scripts/install-deps.sh)"
+    exit 77
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sps-html-browser.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail=0
+failed() {
+    echo "FAIL: $*"
+    fail=1
+}
+
+# browser PAGE MODE...: run Chromium on file://PAGE with a fresh profile;
+# its log (console messages included) goes to $TMP/log
+browser() {
+    page=$1
+    shift
+    rm -rf "$TMP/profile"
+    # root needs --no-sandbox; the virtual time budget lets the page settle
+    timeout 60 "$CHROME" --headless=new --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+        --user-data-dir="$TMP/profile" --enable-logging=stderr --v=0 --virtual-time-budget=3000 \
+        "$@" "file://$page" 2>"$TMP/log"
+}
+
+# console messages: "INFO:CONSOLE:1]" in Chromium 1xx, "CONSOLE(1)" before
+console_lines() {
+    grep -E 'CONSOLE[:(]|Uncaught|Refused to' "$TMP/log"
+}
+
+# 1. The detector must see errors, or a silent page would prove nothing:
+#    a blocked remote image and an uncaught exception must both show up.
+cat >"$TMP/canary.html" <<'HTML'
+<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'">
+</head><body><img src="https://example.invalid/x.png" alt=""><script>throw new Error("canary-boom")</script></body></html>
+HTML
+browser "$TMP/canary.html" --dump-dom >/dev/null
+console_lines | grep -q 'example.invalid' || failed "the console log does not show a blocked remote image"
+console_lines | grep -q 'canary-boom' || failed "the console log does not show an uncaught exception"
+
+# 2. A real run directory and its report.html.
+"$BUILD/stepscope" run -q -o "$TMP/run" -- "$BUILD/test_workload" --steps 30 --warmup 3 --alloc-mb 16 \
+    --burn-ms 200 --sleep-ms 100 || failed "stepscope run exited $?"
+"$BUILD/export_html" "$TMP/run" >/dev/null || failed "export_html exited $?"
+PAGE="$TMP/run/report.html"
+[ -s "$PAGE" ] || { failed "no report.html"; exit 1; }
+
+browser "$PAGE" --dump-dom >"$TMP/dom.html"
+if console_lines >"$TMP/console"; then
+    failed "console messages while loading report.html:"
+    cat "$TMP/console"
+fi
+svgs=$(grep -o '<svg' "$TMP/dom.html" | wc -l)
+rects=$(grep -o '<rect' "$TMP/dom.html" | wc -l)
+lines=$(grep -o '<polyline' "$TMP/dom.html" | wc -l)
+[ "$svgs" -ge 4 ] || failed "rendered DOM has $svgs <svg> (expected at least 4)"
+[ "$rects" -ge 60 ] || failed "rendered DOM has $rects <rect> (expected at least 60: two charts of 30 steps)"
+[ "$lines" -ge 2 ] || failed "rendered DOM has $lines <polyline> (expected at least 2)"
+for id in step-time phases memory cpu gpu temperature power zones; do
+    grep -q "<section id=\"$id\">" "$TMP/dom.html" || failed "rendered DOM lacks section $id"
+done
+
+# 3. A screenshot 1280 px wide: a PNG of that width, and far more than a
+#    blank page compresses to (a white 1280x2400 PNG is about 10 KB).
+browser "$PAGE" --window-size=1280,2400 --screenshot="$TMP/shot.png" >/dev/null
+if [ -s "$TMP/shot.png" ]; then
+    size=$(wc -c <"$TMP/shot.png")
+    sig=$(od -An -c -j1 -N3 "$TMP/shot.png" | tr -d ' ')
+    width=$(od -An -tu1 -j16 -N4 "$TMP/shot.png" | awk '{print $1*16777216 + $2*65536 + $3*256 + $4}')
+    [ "$sig" = "PNG" ] || failed "the screenshot is not a PNG"
+    [ "$width" -eq 1280 ] || failed "the screenshot is $width px wide, not 1280"
+    [ "$size" -ge 60000 ] || failed "the screenshot is $size bytes: next to nothing was drawn"
+    [ -n "${SPS_SCREENSHOT_OUT:-}" ] && cp "$TMP/shot.png" "$SPS_SCREENSHOT_OUT"
+else
+    failed "no screenshot"
+fi
+
+if [ "$fail" -ne 0 ]; then
+    echo "html_browser_test: FAILED (browser log: last lines)"
+    tail -n 20 "$TMP/log"
+    exit 1
+fi
+echo "html_browser_test: ok ($svgs charts, $rects rects, $lines polylines, screenshot $size bytes)"
+exit 0
