@@ -1,0 +1,638 @@
+/*
+ * test_trace.c - trace.json (the Trace Event Format): real run directories
+ * made by the CLI, exported and read back with jansson against the
+ * format's rules (known phases, integer pid/tid, timestamps, metadata for
+ * every track, complete events nesting per thread), plus the size budget,
+ * a run without records, events that overlap and a failing write.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "report/exporters.h"
+#include "report/input.h"
+#include "stepscope.h"
+#include "support.h"
+
+#define STEPSCOPE SPS_BIN_DIR "/stepscope"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
+#define STEPS_TID_BASE 1000000000
+#define MACHINE_PID 2000000000
+
+/* ------------------------------------------------------------ helpers */
+
+/* Load dir, export trace.json into path with max_bytes; the exporter's
+ * return code (the load must succeed). */
+static int export_dir(const char *dir, const char *path, uint64_t max_bytes, char *err, size_t errlen) {
+    struct sps_report_input in;
+    char lerr[512];
+    int rc = sps__report_input_load(dir, &in, lerr, sizeof lerr);
+    CHECK_MSG(rc == 0, "load %s: %s", dir, lerr);
+    if (rc != 0)
+        return rc;
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) {
+        sps__report_input_free(&in);
+        return SPS_EIO;
+    }
+    rc = sps__export_trace(&in, f, max_bytes, err, errlen);
+    fclose(f);
+    sps__report_input_free(&in);
+    return rc;
+}
+
+static long file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static json_t *load_json(const char *path) {
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    CHECK_MSG(j != NULL, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+    return j;
+}
+
+struct span {
+    long long pid, tid, start, end; /* ns: exact, the file has 3 decimals of us */
+};
+
+static int span_order(const void *pa, const void *pb) {
+    const struct span *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->end > b->end ? -1 : a->end < b->end;
+}
+
+static int has_pair(const long long (*pairs)[2], size_t n, long long pid, long long tid) {
+    for (size_t i = 0; i < n; i++)
+        if (pairs[i][0] == pid && (tid < 0 || pairs[i][1] == tid))
+            return 1;
+    return 0;
+}
+
+/* What a trace holds, once it passed validate(). */
+struct seen {
+    size_t zones, microsteps, steps, counters, machine_counters, metadata;
+};
+
+/*
+ * Check a trace against the rules of the Trace Event Format that Perfetto
+ * and chrome://tracing rely on, and count what it holds.
+ */
+static void validate(json_t *trace, struct seen *s) {
+    memset(s, 0, sizeof *s);
+    CHECK(json_is_object(trace));
+    json_t *events = json_object_get(trace, "traceEvents");
+    CHECK(json_is_array(events));
+    CHECK(json_is_string(json_object_get(trace, "displayTimeUnit")) &&
+          !strcmp(json_string_value(json_object_get(trace, "displayTimeUnit")), "ms"));
+    CHECK(json_is_object(json_object_get(trace, "otherData")));
+
+    size_t n = json_array_size(events);
+    struct span *spans = calloc(n + 1, sizeof *spans);
+    long long(*named_threads)[2] = calloc(n + 1, sizeof *named_threads);
+    long long(*named_procs)[2] = calloc(n + 1, sizeof *named_procs);
+    long long(*used)[2] = calloc(n + 1, sizeof *used);
+    size_t nspans = 0, nthreads = 0, nprocs = 0, nused = 0;
+    int bad_event = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e) {
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        json_t *pid = json_object_get(e, "pid"), *tid = json_object_get(e, "tid");
+        json_t *ts = json_object_get(e, "ts");
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *args = json_object_get(e, "args");
+        int ok = ph && json_is_integer(pid) && json_is_integer(tid) && name;
+        if (ok && strcmp(ph, "M") != 0)
+            ok = json_is_number(ts) && json_number_value(ts) >= 0;
+        if (ok && !strcmp(ph, "X")) {
+            json_t *dur = json_object_get(e, "dur");
+            ok = json_is_number(dur) && json_number_value(dur) >= 0;
+            if (ok) {
+                long long t0 = llround(json_number_value(ts) * 1000);
+                spans[nspans++] = (struct span){json_integer_value(pid), json_integer_value(tid), t0,
+                                                t0 + llround(json_number_value(dur) * 1000)};
+                used[nused][0] = json_integer_value(pid);
+                used[nused++][1] = json_integer_value(tid);
+                const char *cat = json_string_value(json_object_get(e, "cat"));
+                if (cat && !strcmp(cat, "zone"))
+                    s->zones++;
+                else if (cat && !strcmp(cat, "microstep"))
+                    s->microsteps++;
+                else if (cat && !strcmp(cat, "step"))
+                    s->steps++;
+                else
+                    ok = 0;
+            }
+        } else if (ok && !strcmp(ph, "C")) {
+            ok = json_is_object(args) && json_object_size(args) > 0;
+            const char *key;
+            json_t *v;
+            json_object_foreach(args, key, v) ok = ok && json_is_number(v);
+            used[nused][0] = json_integer_value(pid);
+            used[nused++][1] = json_integer_value(tid);
+            s->counters++;
+            if (json_integer_value(pid) == MACHINE_PID)
+                s->machine_counters++;
+        } else if (ok && !strcmp(ph, "M")) {
+            s->metadata++;
+            if (!strcmp(name, "process_name") || !strcmp(name, "thread_name")) {
+                ok = json_is_string(json_object_get(args, "name"));
+                long long(*list)[2] = name[0] == 'p' ? named_procs : named_threads;
+                size_t *count = name[0] == 'p' ? &nprocs : &nthreads;
+                list[*count][0] = json_integer_value(pid);
+                list[(*count)++][1] = json_integer_value(tid);
+            } else {
+                ok = (!strcmp(name, "process_sort_index") || !strcmp(name, "thread_sort_index")) &&
+                     json_is_integer(json_object_get(args, "sort_index"));
+            }
+        } else if (ok) {
+            ok = 0; /* a phase this exporter does not write */
+        }
+        if (!ok && bad_event++ < 3) {
+            char *text = json_dumps(e, JSON_COMPACT);
+            CHECK_MSG(0, "malformed event: %s", text ? text : "?");
+            free(text);
+        }
+    }
+    CHECK_EQ_I(bad_event, 0);
+
+    /* every track named, every process named */
+    int unnamed = 0;
+    for (size_t k = 0; k < nused; k++) {
+        if (!has_pair((const long long(*)[2])named_procs, nprocs, used[k][0], -1) ||
+            !has_pair((const long long(*)[2])named_threads, nthreads, used[k][0], used[k][1]))
+            if (unnamed++ < 3)
+                CHECK_MSG(0, "pid %lld tid %lld has no process_name or thread_name", used[k][0], used[k][1]);
+    }
+    CHECK_EQ_I(unnamed, 0);
+
+    /* complete events nest per thread: sorted by start (longer first),
+     * each lies inside the innermost open one or starts after it ends */
+    qsort(spans, nspans, sizeof *spans, span_order);
+    size_t *stack = calloc(nspans + 1, sizeof *stack), depth = 0;
+    int overlaps = 0;
+    for (size_t k = 0; k < nspans; k++) {
+        if (k && (spans[k].pid != spans[k - 1].pid || spans[k].tid != spans[k - 1].tid))
+            depth = 0;
+        while (depth && spans[stack[depth - 1]].end <= spans[k].start)
+            depth--;
+        if (depth && spans[k].end > spans[stack[depth - 1]].end) {
+            if (overlaps++ < 3)
+                CHECK_MSG(0, "pid %lld tid %lld: [%lld, %lld] ns overlaps [%lld, %lld] ns", spans[k].pid, spans[k].tid,
+                          spans[k].start, spans[k].end, spans[stack[depth - 1]].start, spans[stack[depth - 1]].end);
+            continue;
+        }
+        stack[depth++] = k;
+    }
+    CHECK_EQ_I(overlaps, 0);
+    free(stack);
+    free(spans);
+    free(named_threads);
+    free(named_procs);
+    free(used);
+}
+
+static uint64_t other_u(json_t *trace, const char *key) {
+    json_t *v = json_object_get(json_object_get(trace, "otherData"), key);
+    CHECK_MSG(json_is_integer(v), "otherData.%s is an integer", key);
+    return (uint64_t)json_integer_value(v);
+}
+
+/* Zone and micro-step events the rings kept, from report.json. */
+static uint64_t zones_kept(json_t *report) {
+    uint64_t kept = 0;
+    size_t i, j;
+    json_t *p, *t;
+    json_array_foreach(json_object_get(report, "processes"), i, p) {
+        json_array_foreach(json_object_get(p, "threads"), j, t) {
+            kept += (uint64_t)json_integer_value(json_path(t, "events.zones.kept"));
+        }
+    }
+    return kept;
+}
+
+/* The first event with this ph and name (and pid when pid >= 0). */
+static json_t *find_event(json_t *trace, const char *ph, const char *name, long long pid) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *eph = json_string_value(json_object_get(e, "ph"));
+        const char *ename = json_string_value(json_object_get(e, "name"));
+        if (eph && ename && !strcmp(eph, ph) && !strcmp(ename, name) &&
+            (pid < 0 || json_integer_value(json_object_get(e, "pid")) == pid))
+            return e;
+    }
+    return NULL;
+}
+
+static size_t count_events(json_t *trace, const char *ph, const char *name) {
+    size_t n = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *eph = json_string_value(json_object_get(e, "ph"));
+        const char *ename = json_string_value(json_object_get(e, "name"));
+        n += eph && ename && !strcmp(eph, ph) && !strcmp(ename, name);
+    }
+    return n;
+}
+
+/* The pid of the longest step event, with its span in ns; -1 if none. */
+static long long slowest_step(json_t *trace, long long *start, long long *end) {
+    long long pid = -1, longest = -1;
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat || strcmp(cat, "step") != 0)
+            continue;
+        long long t0 = llround(json_number_value(json_object_get(e, "ts")) * 1000);
+        long long d = llround(json_number_value(json_object_get(e, "dur")) * 1000);
+        if (d > longest) {
+            longest = d;
+            pid = json_integer_value(json_object_get(e, "pid"));
+            *start = t0;
+            *end = t0 + d;
+        }
+    }
+    return pid;
+}
+
+/* Zone and micro-step events of pid that start in [start, end) ns: the
+ * zones a step owns. */
+static size_t zones_within(json_t *trace, long long pid, long long start, long long end) {
+    size_t n = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        long long t0 = llround(json_number_value(json_object_get(e, "ts")) * 1000);
+        if (cat && strcmp(cat, "step") != 0 && json_integer_value(json_object_get(e, "pid")) == pid && t0 >= start &&
+            t0 < end)
+            n++;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static char full_dir[600];
+
+/* Steps with micro-steps, a fork child, values and counters, a rank and
+ * sampled metrics: everything in the trace, nothing left out. */
+static void test_full_run(void) {
+    snprintf(full_dir, sizeof full_dir, "%s", tmpdir_new("trace-full"));
+    char *argv[] = {"/usr/bin/env", "RANK=3", STEPSCOPE, "run", "-q", "--interval", "20", "-o", full_dir, "--",
+                    WORKLOAD, "--steps", "12", "--micro", "2", "--fork", "3", "--sleep-ms", "120", NULL};
+    char err[4096] = "";
+    CHECK_MSG(exit_code_of(run_capture(argv, err, sizeof err)) == 0, "stepscope run: %s", err);
+    json_t *report = report_load(full_dir);
+    if (!report)
+        return;
+    char path[700];
+    snprintf(path, sizeof path, "%s/trace.json", full_dir);
+    char xerr[512] = "";
+    CHECK_MSG(export_dir(full_dir, path, SPS_TRACE_DEFAULT_MAX_BYTES, xerr, sizeof xerr) == 0, "export: %s", xerr);
+    json_t *trace = load_json(path);
+    if (!trace) {
+        json_decref(report);
+        return;
+    }
+    struct seen s;
+    validate(trace, &s);
+
+    /* every kept zone and micro-step, and the counts agree with the exact
+     * aggregates since the rings dropped nothing */
+    CHECK_EQ_U(json_integer_value(json_path(report, "recording.events_dropped")), 0);
+    CHECK_EQ_U(s.zones + s.microsteps, zones_kept(report));
+    uint64_t aggregated = 0;
+    size_t i;
+    json_t *z;
+    json_array_foreach(json_object_get(report, "zones"), i, z) {
+        const char *kind = json_string_value(json_object_get(z, "kind"));
+        if (!strcmp(kind, "zone") || !strcmp(kind, "microstep"))
+            aggregated += (uint64_t)json_integer_value(json_object_get(z, "count"));
+    }
+    CHECK_EQ_U(s.zones + s.microsteps, aggregated);
+    CHECK_EQ_U(s.microsteps, 24);
+    CHECK_EQ_U(count_events(trace, "X", "child_work"), 3);
+    CHECK_EQ_U(other_u(trace, "zone_events_written"), s.zones + s.microsteps);
+    CHECK_EQ_U(other_u(trace, "zone_events_left_out_for_budget"), 0);
+    CHECK_EQ_U(other_u(trace, "zone_events_left_out_overlapping"), 0);
+    CHECK_EQ_U(other_u(trace, "budget_bytes"), SPS_TRACE_DEFAULT_MAX_BYTES);
+    CHECK(json_is_true(json_path(trace, "otherData.zones_available")));
+
+    /* steps: one per row, on the steps track, at the row's time */
+    CHECK_EQ_U(s.steps, 12);
+    CHECK_EQ_U(s.steps, json_integer_value(json_path(report, "steps.rows_kept")));
+    json_t *row0 = json_array_get(json_path(report, "steps.rows"), 0);
+    long long pid = json_integer_value(json_object_get(row0, "pid"));
+    json_t *step0 = find_event(trace, "X", "step 0", pid);
+    CHECK(step0 != NULL);
+    if (step0) {
+        CHECK_EQ_I(json_integer_value(json_object_get(step0, "tid")),
+                   STEPS_TID_BASE + json_integer_value(json_object_get(row0, "tid")));
+        CHECK_NEAR(json_number_value(json_object_get(step0, "ts")),
+                   json_number_value(json_object_get(row0, "start_s")) * 1e6, 1.0);
+        CHECK_NEAR(json_number_value(json_object_get(step0, "dur")),
+                   json_number_value(json_object_get(row0, "duration_s")) * 1e6, 0.01);
+        CHECK(json_is_boolean(json_path(step0, "args.warmup")));
+        CHECK_EQ_I(json_integer_value(json_path(step0, "args.index")), 0);
+        CHECK_EQ_I(json_integer_value(json_path(step0, "args.microsteps")), 2);
+    }
+    CHECK(find_event(trace, "X", "step 11", pid) != NULL);
+    json_t *steps_track = NULL;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, z) {
+        if (!strcmp(json_string_value(json_object_get(z, "name")), "thread_name") &&
+            json_integer_value(json_object_get(z, "pid")) == pid &&
+            json_integer_value(json_object_get(z, "tid")) >= STEPS_TID_BASE)
+            steps_track = z;
+    }
+    CHECK(steps_track && !strcmp(json_string_value(json_path(steps_track, "args.name")), "steps"));
+
+    /* the rank labels its process and orders it */
+    json_t *pname = find_event(trace, "M", "process_name", pid);
+    CHECK(pname != NULL);
+    if (pname) {
+        char want[64];
+        snprintf(want, sizeof want, "rank 3 (pid %lld) test_workload --steps 12", pid);
+        CHECK_STR_HAS(json_string_value(json_path(pname, "args.name")), want);
+    }
+    json_t *sort = find_event(trace, "M", "process_sort_index", pid);
+    CHECK(sort && json_integer_value(json_path(sort, "args.sort_index")) == 3);
+
+    /* values and counters as counters: loss = 1/(i+1), samples += 8 */
+    CHECK_EQ_U(count_events(trace, "C", "loss"), 12);
+    CHECK_EQ_U(count_events(trace, "C", "samples"), 12);
+    json_t *loss = find_event(trace, "C", "loss", pid);
+    CHECK(loss && json_number_value(json_path(loss, "args.value")) == 1.0);
+    double last_total = 0;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, z)
+        if (!strcmp(json_string_value(json_object_get(z, "name")), "samples"))
+            last_total = json_number_value(json_path(z, "args.total"));
+    CHECK(last_total == 96.0);
+
+    /* sampled metrics: every point of every series, on the machine process */
+    size_t points = 0;
+    json_array_foreach(json_path(report, "series.metrics"), i, z) {
+        size_t n = json_array_size(json_object_get(z, "t_s"));
+        points += json_integer_value(json_object_get(z, "readings_per_point")) > 1 ? 2 * n : n;
+    }
+    CHECK(points > 0);
+    CHECK_EQ_U(s.machine_counters, points);
+    json_t *machine = find_event(trace, "M", "process_name", MACHINE_PID);
+    CHECK(machine && !strcmp(json_string_value(json_path(machine, "args.name")), "machine (sampled)"));
+    CHECK(find_event(trace, "C", "workload_rss_bytes", MACHINE_PID) != NULL);
+    CHECK_EQ_U(other_u(trace, "counter_points_left_out_for_budget"), 0);
+    CHECK_EQ_U(other_u(trace, "counter_decimation"), 1);
+    CHECK(file_size(path) > 0);
+    json_decref(trace);
+    json_decref(report);
+}
+
+/* Many zones (81 per step, and a thread recording outside the steps as
+ * fast as it can) and a small budget:
+ * the file stays within it, every step outline is there, and otherData
+ * counts what was left out. */
+static void test_budget(void) {
+    const char *dir = tmpdir_new("trace-budget");
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "-o", (char *)dir, "--", WORKLOAD, "--steps", "20",
+                    "--micro", "40", "--busy-thread", "--sleep-ms", "40", NULL};
+    char err[4096] = "";
+    CHECK_MSG(exit_code_of(run_capture(argv, err, sizeof err)) == 0, "stepscope run: %s", err);
+    json_t *report = report_load(dir);
+    if (!report)
+        return;
+    uint64_t rows = (uint64_t)json_integer_value(json_path(report, "steps.rows_kept"));
+    CHECK_EQ_U(rows, 20);
+
+    char path[700];
+    snprintf(path, sizeof path, "%s/full.json", dir);
+    char xerr[512] = "";
+    CHECK_MSG(export_dir(dir, path, SPS_TRACE_DEFAULT_MAX_BYTES, xerr, sizeof xerr) == 0, "export: %s", xerr);
+    json_t *full = load_json(path);
+    struct seen s;
+    if (full) {
+        validate(full, &s);
+        CHECK_EQ_U(s.zones + s.microsteps, zones_kept(report));
+        CHECK_EQ_U(other_u(full, "zone_events_left_out_for_budget"), 0);
+        /* the precondition of the small budget below */
+        CHECK_MSG(file_size(path) > 4 * 20480, "a run with many zones (%ld bytes)", file_size(path));
+    }
+
+    uint64_t kept_small = 0;
+    const uint64_t budgets[] = {20480, 61440};
+    for (size_t b = 0; b < 2; b++) {
+        snprintf(path, sizeof path, "%s/small-%zu.json", dir, b);
+        CHECK_MSG(export_dir(dir, path, budgets[b], xerr, sizeof xerr) == 0, "export: %s", xerr);
+        CHECK_MSG(file_size(path) > 0 && (uint64_t)file_size(path) <= budgets[b], "%ld bytes within %" PRIu64,
+                  file_size(path), budgets[b]);
+        json_t *small = load_json(path);
+        if (!small)
+            continue;
+        validate(small, &s);
+        CHECK_EQ_U(s.steps, rows);
+        CHECK(s.zones > 0);
+        CHECK_EQ_U(other_u(small, "zone_events_written"), s.zones + s.microsteps);
+        uint64_t left_out = other_u(small, "zone_events_left_out_for_budget");
+        CHECK(left_out > 0);
+        CHECK_EQ_U(s.zones + s.microsteps + left_out + other_u(small, "zone_events_left_out_overlapping"),
+                   other_u(small, "zone_events_in_records"));
+        CHECK_EQ_U(other_u(small, "zone_events_in_records"), zones_kept(report));
+        CHECK_EQ_U(other_u(small, "steps_left_out_for_budget"), 0);
+        CHECK_EQ_U(other_u(small, "budget_bytes"), budgets[b]);
+        /* the slowest step keeps its whole zone detail */
+        if (full) {
+            long long start = 0, end = 0, pid = slowest_step(small, &start, &end);
+            CHECK(pid > 0);
+            CHECK_EQ_U(zones_within(small, pid, start, end), zones_within(full, pid, start, end));
+            CHECK(zones_within(small, pid, start, end) > 0);
+        }
+        if (b == 0)
+            kept_small = s.zones;
+        else
+            CHECK_MSG(s.zones > kept_small, "a larger budget keeps more zones (%zu vs %" PRIu64 ")", s.zones, kept_small);
+        json_decref(small);
+    }
+
+    /* a budget below what the metadata needs is refused, not exceeded */
+    snprintf(path, sizeof path, "%s/tiny.json", dir);
+    xerr[0] = '\0';
+    CHECK_EQ_I(export_dir(dir, path, 300, xerr, sizeof xerr), SPS_EINVAL);
+    CHECK_STR_HAS(xerr, "too small");
+    CHECK_EQ_I(file_size(path), 0);
+    json_decref(full);
+    json_decref(report);
+}
+
+/* No records: the steps and machine metrics report.json has, and otherData
+ * says that zones were unavailable and why. */
+static void check_without_records(const char *dir, uint64_t want_steps, int want_machine) {
+    char path[700], xerr[512] = "";
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    CHECK_MSG(export_dir(dir, path, SPS_TRACE_DEFAULT_MAX_BYTES, xerr, sizeof xerr) == 0, "export: %s", xerr);
+    json_t *trace = load_json(path);
+    if (!trace)
+        return;
+    struct seen s;
+    validate(trace, &s);
+    CHECK_EQ_U(s.zones + s.microsteps, 0);
+    CHECK_EQ_U(s.steps, want_steps);
+    CHECK(want_machine ? s.machine_counters > 0 : s.machine_counters == 0);
+    CHECK(json_is_false(json_path(trace, "otherData.zones_available")));
+    CHECK_STR_HAS(json_string_value(json_path(trace, "otherData.zones_note")), "no records");
+    CHECK_EQ_U(other_u(trace, "zone_events_in_records"), 0);
+    CHECK_EQ_U(other_u(trace, "steps_without_times"), 0);
+    json_decref(trace);
+}
+
+static void test_without_records(void) {
+    /* a standalone run: the process writes its own report.json */
+    const char *dir = tmpdir_new("trace-standalone");
+    char env[700];
+    snprintf(env, sizeof env, "STEPSCOPE_OUT=%s", dir);
+    char *argv[] = {"/usr/bin/env", env, WORKLOAD, "--steps", "6", NULL};
+    char err[4096] = "";
+    CHECK_MSG(exit_code_of(run_capture(argv, err, sizeof err)) == 0, "standalone workload: %s", err);
+    json_t *report = report_load(dir);
+    if (report) {
+        CHECK_EQ_U(json_integer_value(json_path(report, "steps.rows_kept")), 6);
+        check_without_records(dir, 6, 0);
+        json_decref(report);
+    }
+
+    /* a CLI run's report.json alone, without its records */
+    if (!full_dir[0])
+        return;
+    char src[700], dst[700];
+    const char *copy = tmpdir_new("trace-copy");
+    snprintf(src, sizeof src, "%s/report.json", full_dir);
+    snprintf(dst, sizeof dst, "%s/report.json", copy);
+    FILE *in = fopen(src, "rb");
+    CHECK(in != NULL);
+    if (!in)
+        return;
+    char *data = NULL;
+    size_t len = 0, cap = 0, got;
+    char chunk[65536];
+    while ((got = fread(chunk, 1, sizeof chunk, in)) > 0) {
+        if (len + got > cap) {
+            cap = (len + got) * 2;
+            data = realloc(data, cap);
+        }
+        memcpy(data + len, chunk, got);
+        len += got;
+    }
+    fclose(in);
+    write_file(dst, data, len);
+    free(data);
+    check_without_records(copy, 12, 1);
+}
+
+/* A hand-made run whose thread has an event that partly overlaps another
+ * (what a reused thread entry or unmatched ends can leave): it is left out
+ * and counted; times are exact microseconds from the run's start. */
+static struct sps_event synthetic_events[4];
+static struct sps_name_info synthetic_names[3] = {
+    {.kind = SPS_KIND_ZONE, .name = "outer"},
+    {.kind = SPS_KIND_ZONE, .name = "inner"},
+    {.kind = SPS_KIND_ZONE, .name = "straddle"},
+};
+static struct sps_thread_data synthetic_thread;
+static struct sps_process_data synthetic_proc;
+
+static void synthetic_input(struct sps_report_input *in) {
+    memset(in, 0, sizeof *in);
+    in->report = json_pack("{s:s}", "schema", "stepscope.report/1");
+    in->have_records = 1;
+    /* by end time, as a ring holds them; ns on the monotonic clock */
+    synthetic_events[0] = (struct sps_event){.start_ns = 5100, .end_ns = 5200, .name = 2, .depth = 1, .kind = SPS_KIND_ZONE};
+    synthetic_events[1] = (struct sps_event){.start_ns = 5000, .end_ns = 6000, .name = 1, .kind = SPS_KIND_ZONE};
+    synthetic_events[2] = (struct sps_event){.start_ns = 6000, .end_ns = 6250, .name = 2, .kind = SPS_KIND_ZONE};
+    synthetic_events[3] = (struct sps_event){.start_ns = 5900, .end_ns = 6500, .name = 3, .kind = SPS_KIND_ZONE};
+    memset(&synthetic_thread, 0, sizeof synthetic_thread);
+    synthetic_thread.tid = 43;
+    snprintf(synthetic_thread.name, sizeof synthetic_thread.name, "worker");
+    synthetic_thread.nevents[SPS_RING_ZONES] = 4;
+    synthetic_thread.offered[SPS_RING_ZONES] = 4;
+    synthetic_thread.events[SPS_RING_ZONES] = synthetic_events;
+    memset(&synthetic_proc, 0, sizeof synthetic_proc);
+    synthetic_proc.pid = 42;
+    synthetic_proc.rank = -1;
+    synthetic_proc.start_ns = 5000;
+    synthetic_proc.nnames = 3;
+    synthetic_proc.names = synthetic_names;
+    synthetic_proc.nthreads = 1;
+    synthetic_proc.threads = &synthetic_thread;
+    in->run.nprocs = 1;
+    in->run.procs = &synthetic_proc;
+    in->run.start_ns = 5000;
+}
+
+static void test_overlapping_events(void) {
+    struct sps_report_input in;
+    synthetic_input(&in);
+    const char *dir = tmpdir_new("trace-overlap");
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK_EQ_I(sps__export_trace(&in, f, 1 << 20, err, sizeof err), 0);
+    fclose(f);
+    json_decref(in.report);
+    json_t *trace = load_json(path);
+    if (!trace)
+        return;
+    struct seen s;
+    validate(trace, &s);
+    CHECK_EQ_U(s.zones, 3);
+    CHECK_EQ_U(other_u(trace, "zone_events_left_out_overlapping"), 1);
+    CHECK_EQ_U(other_u(trace, "zone_events_in_records"), 4);
+    CHECK(find_event(trace, "X", "straddle", 42) == NULL);
+    json_t *outer = find_event(trace, "X", "outer", 42);
+    CHECK(outer && json_number_value(json_object_get(outer, "ts")) == 0.0 &&
+          json_number_value(json_object_get(outer, "dur")) == 1.0);
+    json_t *inner = find_event(trace, "X", "inner", 42);
+    CHECK(inner && json_number_value(json_object_get(inner, "ts")) == 0.1 &&
+          json_number_value(json_object_get(inner, "dur")) == 0.1 && json_integer_value(json_object_get(inner, "tid")) == 43);
+    json_t *tname = find_event(trace, "M", "thread_name", 42);
+    CHECK(tname && !strcmp(json_string_value(json_path(tname, "args.name")), "worker"));
+    json_t *pname = find_event(trace, "M", "process_name", 42);
+    CHECK(pname && !strncmp(json_string_value(json_path(pname, "args.name")), "pid 42", 6));
+    json_decref(trace);
+}
+
+/* A write that fails is SPS_EIO with a message, not a crash. */
+static void test_write_failure(void) {
+    FILE *f = fopen("/dev/full", "w");
+    if (!f) {
+        fprintf(stderr, "skip test_write_failure: no /dev/full\n");
+        return;
+    }
+    struct sps_report_input in;
+    synthetic_input(&in);
+    char err[512] = "";
+    CHECK_EQ_I(sps__export_trace(&in, f, 1 << 20, err, sizeof err), SPS_EIO);
+    CHECK_STR_HAS(err, "write failed");
+    fclose(f);
+    json_decref(in.report);
+}
+
+int main(void) {
+    RUN_TEST(test_full_run);
+    RUN_TEST(test_budget);
+    RUN_TEST(test_without_records);
+    RUN_TEST(test_overlapping_events);
+    RUN_TEST(test_write_failure);
+    return check_report();
+}
