@@ -736,6 +736,12 @@ static void measure_all(struct trace *t) {
 
 /* ------------------------------------------------------------ ordering */
 
+/* qsort, but nothing to do (and no NULL array passed) under two items. */
+static void sort_items(void *base, size_t n, size_t size, int (*order)(const void *, const void *)) {
+    if (n > 1)
+        qsort(base, n, size, order);
+}
+
 static int cmp_i64(int64_t a, int64_t b) {
     return a < b ? -1 : a > b;
 }
@@ -769,7 +775,7 @@ static int point_order(const void *pa, const void *pb) {
 }
 
 static void dedupe_meta(struct trace *t) {
-    qsort(t->meta, t->nmeta, sizeof *t->meta, meta_order);
+    sort_items(t->meta, t->nmeta, sizeof *t->meta, meta_order);
     size_t out = 0;
     for (size_t i = 0; i < t->nmeta; i++) {
         const struct meta *m = &t->meta[i];
@@ -847,7 +853,7 @@ static int assign_buckets(struct trace *t) {
         return SPS_ENOMEM;
     for (size_t i = 0; i < t->nsteps; i++)
         order[i] = (struct sort_key){{(int64_t)t->steps[i].proc, t->steps[i].start, 0, 0}, i};
-    qsort(order, t->nsteps, sizeof *order, key_order);
+    sort_items(order, t->nsteps, sizeof *order, key_order);
     for (size_t i = 0; i < t->nx; i++) {
         struct x_item *x = &t->x[i];
         if (x->kind == X_STEP)
@@ -893,12 +899,12 @@ static void rank_buckets(const struct trace *t, struct bucket *b, size_t nb, str
     int64_t next = 1;
     for (size_t i = 0; i < t->nsteps; i++)
         keys[i] = (struct sort_key){{-(b[i].end - b[i].start), b[i].start, 0, 0}, i};
-    qsort(keys, t->nsteps, sizeof *keys, key_order);
+    sort_items(keys, t->nsteps, sizeof *keys, key_order);
     for (size_t i = 0; i < t->nsteps && i < TRACE_SLOWEST_STEPS; i++)
         b[keys[i].idx].rank = next++;
     for (size_t i = 0; i < t->nsteps; i++)
         keys[i] = (struct sort_key){{-b[i].end, -b[i].start, 0, 0}, i};
-    qsort(keys, t->nsteps, sizeof *keys, key_order);
+    sort_items(keys, t->nsteps, sizeof *keys, key_order);
     for (size_t i = 0, taken = 0; i < t->nsteps && taken < TRACE_LATEST_STEPS; i++)
         if (!b[keys[i].idx].rank) {
             b[keys[i].idx].rank = next++;
@@ -906,7 +912,7 @@ static void rank_buckets(const struct trace *t, struct bucket *b, size_t nb, str
         }
     for (size_t i = 0; i < nb; i++)
         keys[i] = (struct sort_key){{b[i].start, 0, 0, 0}, i};
-    qsort(keys, nb, sizeof *keys, key_order);
+    sort_items(keys, nb, sizeof *keys, key_order);
     for (size_t i = 0; i < nb; i++)
         if (!b[keys[i].idx].rank)
             b[keys[i].idx].rank = next++;
@@ -942,7 +948,7 @@ static int choose_zones(struct trace *t, uint64_t *room) {
         if (x->kind != X_STEP && x->state == ITEM_CANDIDATE)
             keys[nz++] = (struct sort_key){{b[bucket_of(t, x)].rank, x->start, -x->end, x->depth}, i};
     }
-    qsort(keys, nz, sizeof *keys, key_order);
+    sort_items(keys, nz, sizeof *keys, key_order);
     /* a bucket takes its zones in time order while they fit: the first that
      * does not ends that bucket's detail, so what is kept of a step is its
      * beginning with every enclosing zone, never scattered pieces */
@@ -1048,7 +1054,7 @@ static int choose(struct trace *t, uint64_t max_bytes, char *err, size_t errlen)
         else
             any_zone = 1;
     }
-    qsort(steps, ns, sizeof *steps, key_order);
+    sort_items(steps, ns, sizeof *steps, key_order);
     for (size_t k = 0; k < ns; k++) {
         struct x_item *x = &t->x[steps[k].idx];
         if (x->size <= room) {
@@ -1165,10 +1171,10 @@ int sps__export_trace(const struct sps_report_input *in, FILE *out, uint64_t max
     t.n.steps_in_input = t.nsteps;
     t.n.points_in_input = t.npoints;
     dedupe_meta(&t);
-    qsort(t.points, t.npoints, sizeof *t.points, point_order);
+    sort_items(t.points, t.npoints, sizeof *t.points, point_order);
     if (assign_buckets(&t) != 0)
         goto out_of_memory;
-    qsort(t.x, t.nx, sizeof *t.x, x_order);
+    sort_items(t.x, t.nx, sizeof *t.x, x_order);
     if (drop_overlapping(&t) != 0)
         goto out_of_memory;
     measure_all(&t);
