@@ -11,6 +11,9 @@
 #include "check.h"
 #include "support.h"
 
+#define STEPSCOPE SPS_BIN_DIR "/stepscope"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
+
 static const char *const report_files[] = {"report.json", "report.html", "steps.csv", "timeline.csv", "trace.json"};
 #define NFILES (sizeof report_files / sizeof report_files[0])
 

@@ -21,7 +21,7 @@
 
 /* trace.json: zones as complete events on their process and thread, steps
  * on a track of their own, values and sampled metrics as counters, kept
- * within max_bytes by the policy in docs/report-format.md. */
+ * within max_bytes by the policy in docs/trace-format.md. */
 int sps__export_trace(const struct sps_report_input *in, FILE *out, uint64_t max_bytes, char *err, size_t errlen);
 
 /* steps.csv: one row per step. */
