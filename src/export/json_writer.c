@@ -36,38 +36,42 @@ static int utf8_length(const unsigned char *p) {
     return n;
 }
 
-/* Names and command lines are bytes from the workload and may be cut
- * anywhere: JSON must be UTF-8, so a byte that does not start a
- * well-formed sequence becomes U+FFFD. */
-static void put_string(FILE *f, const char *s) {
-    fputc('"', f);
+void sps__json_escape(const char *s, sps__json_sink put, void *ctx) {
+    put(ctx, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         if (*p >= 0x80) {
             int n = utf8_length(p);
-            if (n) {
-                fwrite(p, 1, (size_t)n, f);
-                p += n;
-            } else {
-                fputs("\\ufffd", f);
-                p++;
-            }
+            if (n)
+                put(ctx, (const char *)p, (size_t)n);
+            else
+                put(ctx, "\\ufffd", 6);
+            p += n ? n : 1;
             continue;
         }
+        char esc[8];
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
+        case '"': put(ctx, "\\\"", 2); break;
+        case '\\': put(ctx, "\\\\", 2); break;
+        case '\n': put(ctx, "\\n", 2); break;
+        case '\r': put(ctx, "\\r", 2); break;
+        case '\t': put(ctx, "\\t", 2); break;
         default:
             if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
+                put(ctx, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p));
             else
-                fputc(*p, f);
+                put(ctx, (const char *)p, 1);
         }
         p++;
     }
-    fputc('"', f);
+    put(ctx, "\"", 1);
+}
+
+static void file_sink(void *ctx, const char *bytes, size_t n) {
+    fwrite(bytes, 1, n, ctx);
+}
+
+static void put_string(FILE *f, const char *s) {
+    sps__json_escape(s, file_sink, f);
 }
 
 /* Separator, indentation and key before a value. */

@@ -32,4 +32,11 @@ void sps__jw_uint(struct sps_jw *w, const char *key, uint64_t v);
 void sps__jw_bool(struct sps_jw *w, const char *key, int v);
 void sps__jw_null(struct sps_jw *w, const char *key);
 
+/* s as a JSON string literal (quotes included), handed to put in pieces.
+ * Names and command lines are bytes from the workload and may be cut
+ * anywhere: a byte that starts no well-formed UTF-8 sequence becomes
+ * U+FFFD.  NULL is "".  Used by every JSON the project writes. */
+typedef void (*sps__json_sink)(void *ctx, const char *bytes, size_t n);
+void sps__json_escape(const char *s, sps__json_sink put, void *ctx);
+
 #endif /* SPS_JSON_WRITER_H */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/json_writer.h"
 #include "report/exporters.h"
 #include "stepscope.h"
 
@@ -99,59 +100,13 @@ __attribute__((format(printf, 2, 3))) static void tb_printf(struct tbuf *b, cons
     b->len += (size_t)n;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629), or 0. */
-static int utf8_sequence_length(const unsigned char *p) {
-    unsigned char c = p[0];
-    int n;
-    uint32_t min, cp;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, min = 0x80, cp = c & 0x1Fu;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, min = 0x800, cp = c & 0x0Fu;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, min = 0x10000, cp = c & 0x07u;
-    else
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0; /* also stops at the terminating NUL */
-        cp = cp << 6 | (p[i] & 0x3Fu);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
+static void tbuf_sink(void *ctx, const char *bytes, size_t n) {
+    tb_put(ctx, bytes, n);
 }
 
-/* A JSON string.  Names come from the workload and may be cut inside a
- * character (kernel thread names, long command lines): a byte that starts
- * no well-formed UTF-8 sequence becomes U+FFFD, as in report.json. */
+/* A JSON string, escaped as in report.json. */
 static void tb_string(struct tbuf *b, const char *s) {
-    tb_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
-        if (*p >= 0x80) {
-            int n = utf8_sequence_length(p);
-            if (n)
-                tb_put(b, (const char *)p, (size_t)n);
-            else
-                tb_puts(b, "\\ufffd");
-            p += n ? n : 1;
-            continue;
-        }
-        switch (*p) {
-        case '"': tb_puts(b, "\\\""); break;
-        case '\\': tb_puts(b, "\\\\"); break;
-        case '\n': tb_puts(b, "\\n"); break;
-        case '\r': tb_puts(b, "\\r"); break;
-        case '\t': tb_puts(b, "\\t"); break;
-        default:
-            if (*p < 0x20)
-                tb_printf(b, "\\u%04x", *p);
-            else
-                tb_put(b, (const char *)p, 1);
-        }
-        p++;
-    }
-    tb_put(b, "\"", 1);
+    sps__json_escape(s, tbuf_sink, b);
 }
 
 /* v / 10^digits written exactly with `digits` decimals (v >= 0). */

@@ -698,6 +698,11 @@ static ssize_t read_pid_file(struct proc_state *st, const char *root, struct tra
     return n;
 }
 
+/* CPU time in /proc/PID/stat's clock ticks, in nanoseconds. */
+static uint64_t ticks_to_ns(const struct proc_state *st, uint64_t ticks) {
+    return ticks * 1000000000u / (uint64_t)st->clk_tck;
+}
+
 /* Does e's CPU time come from its CPU clock?  Only while its descriptors
  * are kept: a read through them after the clock's proves the pid was still
  * e's (a pid is not reused while its process lives). */
@@ -745,7 +750,7 @@ static void read_stats(struct proc_state *st, const char *root) {
         e->start_ticks = ps.start_ticks;
         e->has_stat = 1;
         e->alive = 1;
-        e->cpu_ns = ps.cpu_ticks * (uint64_t)1000000000 / (uint64_t)st->clk_tck;
+        e->cpu_ns = ticks_to_ns(st, ps.cpu_ticks);
     }
 }
 
@@ -971,7 +976,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
                 ps.start_ticks != e->start_ticks)
                 continue; /* gone, or the pid is another process's now: the next listing sorts it out */
             e->alive = 1;
-            e->cpu_ns = ps.cpu_ticks * (uint64_t)1000000000 / (uint64_t)st->clk_tck;
+            e->cpu_ns = ticks_to_ns(st, ps.cpu_ticks);
         }
     }
     scan->cpu_ns = st->departed_cpu_ns;
