@@ -34,6 +34,10 @@ struct sps_run_info {
      * says why, e.g. "no sampler ran in this process") */
     const struct sps__sampler_result *sampler;
     const char *sampler_absent_reason;
+    /* stepscope run's live view: whether it ran, and what it cost */
+    int have_live_view;
+    uint64_t live_view_refreshes;
+    double live_view_cpu_seconds;
 };
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"

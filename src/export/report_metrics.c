@@ -71,7 +71,19 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
     sps__jw_end(w, ']');
 }
 
-static void write_unsampled(struct sps_jw *w, const char *reason) {
+/* What stepscope run's live view cost (null when it did not run: not a
+ * terminal, --quiet, or a standalone report). */
+static void write_live_view_cost(struct sps_jw *w, const struct sps_run_info *info) {
+    if (info->have_live_view) {
+        sps__jw_uint(w, "live_view_refreshes", info->live_view_refreshes);
+        sps__jw_number(w, "live_view_cpu_seconds", info->live_view_cpu_seconds);
+    } else {
+        sps__jw_null(w, "live_view_refreshes");
+        sps__jw_null(w, "live_view_cpu_seconds");
+    }
+}
+
+static void write_unsampled(struct sps_jw *w, const struct sps_run_info *info, const char *reason) {
     static const struct sps__series none; /* no readings */
     sps__jw_object(w, "metrics");
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
@@ -91,13 +103,14 @@ static void write_unsampled(struct sps_jw *w, const char *reason) {
     sps__jw_end(w, '}');
     sps__jw_object(w, "overhead");
     sps__jw_null(w, "sampler_cpu_seconds");
+    write_live_view_cost(w, info);
     sps__jw_end(w, '}');
 }
 
 void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns) {
     const struct sps__sampler_result *r = info->sampler;
     if (!r) {
-        write_unsampled(w, info->sampler_absent_reason ? info->sampler_absent_reason : "no sampler ran");
+        write_unsampled(w, info, info->sampler_absent_reason ? info->sampler_absent_reason : "no sampler ran");
         return;
     }
     if (!base_ns)
@@ -240,5 +253,6 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_uint(w, "sampler_machine_ticks", r->machine_ticks);
     sps__jw_uint(w, "sampler_ticks", r->ticks);
     sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total * 1e-9 / (double)r->ticks : NAN);
+    write_live_view_cost(w, info);
     sps__jw_end(w, '}');
 }

@@ -30,6 +30,7 @@
  *   --settle-ms N    after the steps, before --capture, sleep N ms
  *   --capture FILE   after the steps write one sps_capture() to FILE as
  *                    "key value" lines
+ *   --print          print "workload step I" on stdout after each step
  */
 #include <pthread.h>
 #include <signal.h>
@@ -104,7 +105,7 @@ static int write_capture(const char *path) {
 
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
-    int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1;
+    int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
     long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
     for (int i = 1; i < argc; i++) {
@@ -121,6 +122,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
+        else if (!strcmp(a, "--print")) print = 1;
         else if (!strcmp(a, "--spawn") && v) spawn = argv[++i];
         else if (!strcmp(a, "--count-int") && v) count_fd = atoi(argv[++i]);
         else if (!strcmp(a, "--alloc-mb") && v) alloc_mb = atol(argv[++i]);
@@ -185,6 +187,10 @@ int main(int argc, char **argv) {
         }
         SPS_VALUE("loss", 1.0 / (i + 1));
         SPS_COUNT("samples", 8);
+        if (print) {
+            printf("workload step %d\n", i);
+            fflush(stdout);
+        }
     }
     if (spawn && system(spawn) != 0)
         return 6;

@@ -5,6 +5,9 @@
  * (report.html, steps.csv, timeline.csv, trace.json), and print the
  * summary.
  *
+ * While the workload runs with stderr on a terminal, a live status sits
+ * in the terminal's last lines (live_view.c).
+ *
  * The workload's exit status passes through (128+N when signal N killed
  * it).  The workload runs in a process group of its own, which gets the
  * terminal when stepscope has it: Ctrl-C reaches the workload (and not
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "live_view.h"
 #include "clock.h"
 #include "export/report.h"
 #include "model/run.h"
@@ -47,7 +51,9 @@ static const char run_usage[] =
     "options:\n"
     "  -o, --output DIR        report directory (default: stepscope-out); its\n"
     "                          records/ from an earlier run are replaced\n"
-    "  -q, --quiet             do not print the summary\n"
+    "  -q, --quiet             no live status and no summary\n"
+    "      --no-live           no live status while COMMAND runs (it is shown\n"
+    "                          only when stderr is a terminal)\n"
     "      --ring-events N     zone events kept per thread (default 65536)\n"
     "      --ring-policy P     keep-latest (default) or keep-first, when a\n"
     "                          thread records more events than its ring holds\n"
@@ -145,7 +151,7 @@ static int parse_uint(const char *s, unsigned long *out) {
 
 int sps_cmd_run(int argc, char **argv) {
     const char *out_dir = "stepscope-out";
-    int quiet = 0;
+    int quiet = 0, live = 1;
     const char *ring_events = NULL, *ring_policy = NULL;
     unsigned long interval_ms = 0, machine_ms = 0;
     unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
@@ -186,6 +192,8 @@ int sps_cmd_run(int argc, char **argv) {
         } else if (!strcmp(a, "--trace-max-mb")) {
             if (parse_uint(argv[++i], &trace_mb) || trace_mb < 1 || trace_mb > (1ul << 20))
                 return sps_cli_usage_error("run", "--trace-max-mb: '%s' is not a number from 1 to 1048576", argv[i]);
+        } else if (!strcmp(a, "--no-live")) {
+            live = 0;
         } else if (!strcmp(a, "--no-sample")) {
             sample = 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -327,6 +335,9 @@ int sps_cmd_run(int argc, char **argv) {
         if (sps__sampler_start(sampler) != 0)
             sps_cli_error("run", "sampler", strerror(errno), 0);
     }
+    struct sps_live_view *view = NULL;
+    if (got == 0 && live && !quiet)
+        view = sps_live_view_start(STDERR_FILENO, records, sampler ? sps__sampler_published(sampler) : NULL, pid, t0);
 
     int status = 0, reaped = 0;
     for (;;) {
@@ -355,10 +366,12 @@ int sps_cmd_run(int argc, char **argv) {
             continue;
         if (tcgetpgrp(tty) == pid)
             give_terminal(tty, getpgrp());
+        sps_live_view_pause(view); /* the shell gets the whole screen */
         continued = 0;
         raise(SIGSTOP);
         if (tcgetpgrp(tty) == getpgrp())
             give_terminal(tty, pid);
+        sps_live_view_resume(view);
         kill(-pid, SIGCONT);
     }
     child_pgid = 0;
@@ -373,6 +386,10 @@ int sps_cmd_run(int argc, char **argv) {
             give_terminal(tty, getpgrp());
         close(tty);
     }
+    /* before anything else is printed: the terminal gets its height back */
+    struct sps_live_view_cost view_cost = {0};
+    int had_view = view != NULL;
+    sps_live_view_stop(view, &view_cost);
     if (!reaped) {
         sps_cli_error("run", "wait", strerror(errno), 0);
         sps__sampler_close(sampler);
@@ -396,6 +413,9 @@ int sps_cmd_run(int argc, char **argv) {
     info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
+    info.have_live_view = had_view;
+    info.live_view_refreshes = view_cost.refreshes;
+    info.live_view_cpu_seconds = view_cost.cpu_seconds;
     if (WIFSIGNALED(status)) {
         info.exit_signal = WTERMSIG(status);
         info.core_dumped = WCOREDUMP(status) != 0;

@@ -1,0 +1,423 @@
+/*
+ * peek.c - read the steps of live records with a few small preads (see
+ * peek.h).  The checks mirror src/model/reader.c's, limited to the fields
+ * followed here; where a live writer can leave something half-done (a
+ * header not written yet, an event being overwritten) the value is simply
+ * not used this time.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "crc32.h"
+#include "live/peek.h"
+#include "model/run.h"
+#include "record_format.h"
+#include "stats.h"
+
+/* Bounds on what one read looks at, so a huge or hostile record costs the
+ * view a bounded amount of work.  Real workloads are far below them. */
+#define MAX_RECORDS 1024u
+#define MAX_THREADS 1024u
+#define MAX_NAMES 8192u
+/* Step events looked at, newest first, for the latest of the chosen
+ * step's name (other step names may be interleaved). */
+#define LAST_STEP_SCAN 8u
+
+enum rec_state { REC_PENDING, REC_OK, REC_BAD };
+
+struct followed {
+    char *file; /* name within the directory */
+    int fd;
+    enum rec_state state;
+    uint64_t size;          /* of the file when its header was accepted */
+    struct sps_rec_header h; /* immutable part checked once; mutable part refreshed */
+    uint32_t nnames;        /* names cached below */
+    uint32_t names_alloc;   /* entries kind and name have room for */
+    uint8_t *kind;          /* by name id - 1 */
+    char (*name)[SPS_LIVE_NAME_LEN];
+};
+
+/* The busiest step found so far in one read. */
+struct candidate {
+    struct followed *rec;
+    uint64_t seg_off;
+    struct sps_rec_thread seg; /* up to the stack */
+    uint32_t id;
+    uint64_t agg_off;
+    struct sps_rec_agg agg;
+};
+
+struct sps__live_peek {
+    char *dir;
+    struct followed **rec;
+    uint32_t nrec;
+    uint32_t index[MAX_NAMES + 1];      /* scratch: one thread's aggregate index */
+    uint32_t best_index[MAX_NAMES + 1]; /* the stepping thread's */
+    uint64_t hist[SPS_HIST_BUCKETS];    /* scratch */
+    struct sps__live_phase zones[MAX_NAMES];
+    /* the previous read's step, to reuse its median and to fall back on
+     * the mean of the steps since then when the latest event is not kept */
+    const struct followed *prev_rec;
+    uint64_t prev_seg_off;
+    uint32_t prev_id;
+    uint64_t prev_count, prev_total_ns, prev_median_ns, prev_last_ns;
+};
+
+/* The part of a thread segment before its stack: all a peek needs. */
+#define SEG_HEAD_SIZE offsetof(struct sps_rec_thread, stack)
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off) {
+    char *p = buf;
+    while (len) {
+        ssize_t got = pread(fd, p, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        len -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+static int in_file(const struct followed *f, uint64_t off, uint64_t len) {
+    return off <= f->size && len <= f->size - off;
+}
+
+/* Is this a place where the writer could have put len bytes of a thing
+ * that lives in the arena? */
+static int in_arena(const struct followed *f, uint64_t off, uint64_t len) {
+    return off >= f->h.arena_off && off % 8 == 0 && in_file(f, off, len);
+}
+
+/* Accept the header once it is complete and sane; REC_PENDING while the
+ * writer has not written it yet. */
+static enum rec_state check_header(struct followed *f) {
+    struct stat st;
+    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return REC_BAD;
+    if ((uint64_t)st.st_size < SPS_REC_HEADER_SIZE)
+        return REC_PENDING;
+    struct sps_rec_header *h = &f->h;
+    if (pread_full(f->fd, h, sizeof *h, 0) != 0)
+        return REC_PENDING;
+    static const char zeros[8];
+    if (memcmp(h->magic, zeros, sizeof zeros) == 0)
+        return REC_PENDING;
+    if (memcmp(h->magic, SPS_REC_MAGIC, sizeof h->magic) != 0 || h->endian_check != SPS_REC_ENDIAN_CHECK ||
+        h->version != SPS_REC_VERSION ||
+        h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
+        return REC_BAD;
+    f->size = (uint64_t)st.st_size;
+    if (h->file_size > f->size || h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
+        return REC_BAD;
+    if (h->names_cap == 0 || h->names_cap > SPS_REC_MAX_NAMES || h->threads_cap == 0 ||
+        h->threads_cap > SPS_REC_MAX_THREADS)
+        return REC_BAD;
+    if (h->names_off < SPS_REC_HEADER_SIZE || h->names_off % 8 ||
+        !in_file(f, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)) ||
+        h->threads_off % 8 || !in_file(f, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)) ||
+        h->arena_off > h->file_size || h->arena_off % 8)
+        return REC_BAD;
+    for (int i = 0; i < SPS_RING_COUNT; i++)
+        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)) || h->ring_cap[i] > SPS_REC_MAX_RING)
+            return REC_BAD;
+    if (h->ns_mult == 0)
+        return REC_BAD;
+    return REC_OK;
+}
+
+/* Refresh the header's mutable fields and cache the names published
+ * since the last read.  -1 when the record cannot be read now. */
+static int refresh(struct followed *f) {
+    const size_t mut = offsetof(struct sps_rec_header, state);
+    if (pread_full(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
+        return -1;
+    uint32_t n = f->h.names_count;
+    if (n > f->h.names_cap)
+        return -1;
+    if (n > MAX_NAMES)
+        n = MAX_NAMES;
+    if (n > f->names_alloc) {
+        uint32_t want = n < 64u ? 64u : n;
+        uint8_t *kind = realloc(f->kind, want);
+        if (kind)
+            f->kind = kind;
+        char(*name)[SPS_LIVE_NAME_LEN] = realloc(f->name, (size_t)want * sizeof *name);
+        if (name)
+            f->name = name;
+        if (!kind || !name)
+            return -1;
+        f->names_alloc = want;
+    }
+    struct sps_rec_name batch[32];
+    while (f->nnames < n) {
+        uint32_t k = n - f->nnames < 32u ? n - f->nnames : 32u;
+        if (pread_full(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
+            return -1;
+        for (uint32_t i = 0; i < k; i++) {
+            const struct sps_rec_name *e = &batch[i];
+            /* published entries are complete; anything else is not used */
+            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_COUNTER || !memchr(e->name, '\0', sizeof e->name) ||
+                !e->name[0])
+                return 0;
+            f->kind[f->nnames] = (uint8_t)e->kind;
+            size_t len = strlen(e->name);
+            if (len >= SPS_LIVE_NAME_LEN)
+                len = SPS_LIVE_NAME_LEN - 1;
+            memcpy(f->name[f->nnames], e->name, len);
+            f->name[f->nnames][len] = '\0';
+            f->nnames++;
+        }
+    }
+    return 0;
+}
+
+/* Read the aggregate of name id at off; -1 unless it is that name's. */
+static int read_agg(const struct followed *f, uint64_t off, uint32_t id, struct sps_rec_agg *a) {
+    uint32_t kind = f->kind[id - 1];
+    if (!in_arena(f, off, sps_rec_agg_size(kind)) || pread_full(f->fd, a, sizeof *a, off) != 0)
+        return -1;
+    return a->name == id && a->kind == kind ? 0 : -1;
+}
+
+/* Is c a better choice of step than best (more completions; then the
+ * lower rank, then the lower pid, for a stable choice)? */
+static int better(const struct candidate *c, const struct candidate *best) {
+    if (!best->rec)
+        return 1;
+    if (c->agg.count != best->agg.count)
+        return c->agg.count > best->agg.count;
+    if (c->rec->h.rank != best->rec->h.rank)
+        return (uint32_t)c->rec->h.rank < (uint32_t)best->rec->h.rank; /* -1 (no rank) last */
+    return c->rec->h.pid < best->rec->h.pid;
+}
+
+/* Look at every thread of f for step aggregates; keep the best. */
+static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct candidate *best) {
+    uint32_t n = f->h.threads_count;
+    if (n > f->h.threads_cap)
+        return;
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    uint64_t dir[64];
+    for (uint32_t base = 0; base < n; base += 64) {
+        uint32_t k = n - base < 64u ? n - base : 64u;
+        if (pread_full(f->fd, dir, k * sizeof *dir, f->h.threads_off + (uint64_t)base * sizeof *dir) != 0)
+            return;
+        for (uint32_t t = 0; t < k; t++) {
+            struct candidate c = {.rec = f, .seg_off = dir[t]};
+            if (!in_arena(f, c.seg_off, sizeof(struct sps_rec_thread)) ||
+                pread_full(f->fd, &c.seg, SEG_HEAD_SIZE, c.seg_off) != 0 || c.seg.magic != SPS_REC_THREAD_MAGIC ||
+                c.seg.index != base + t)
+                continue;
+            uint64_t index_len = ((uint64_t)f->h.names_cap + 2u) * sizeof(uint32_t);
+            if (!f->nnames || !in_arena(f, c.seg.agg_index_off, index_len) ||
+                pread_full(f->fd, pk->index, (f->nnames + 1u) * sizeof(uint32_t), c.seg.agg_index_off) != 0)
+                continue;
+            for (uint32_t id = 1; id <= f->nnames; id++) {
+                if (f->kind[id - 1] != SPS_KIND_STEP || pk->index[id] == 0)
+                    continue;
+                c.id = id;
+                c.agg_off = pk->index[id];
+                if (read_agg(f, c.agg_off, id, &c.agg) != 0 || c.agg.count == 0 || !better(&c, best))
+                    continue;
+                *best = c;
+                memcpy(pk->best_index, pk->index, (f->nnames + 1u) * sizeof(uint32_t));
+            }
+        }
+    }
+}
+
+/* The median of the chosen step's durations, from its histogram (with
+ * the latest duration the recorder has not added to it yet). */
+static uint64_t median_of(struct sps__live_peek *pk, const struct candidate *c) {
+    const struct followed *f = c->rec;
+    if (pread_full(f->fd, pk->hist, sizeof pk->hist, c->agg_off + sizeof(struct sps_rec_agg)) != 0)
+        return 0;
+    uint64_t in_hist = 0;
+    for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+        in_hist += pk->hist[b];
+    if (c->seg.pending_agg_off == c->agg_off && in_hist + 1 == c->agg.count &&
+        c->seg.pending_bucket < SPS_HIST_BUCKETS) {
+        pk->hist[c->seg.pending_bucket]++;
+        in_hist++;
+    }
+    return sps__hist_percentile(pk->hist, in_hist, 50.0, c->agg.u.z.min_ns, c->agg.u.z.max_ns);
+}
+
+/* The latest kept event of the chosen step's name: its duration, or 0. */
+static uint64_t last_from_ring(const struct candidate *c) {
+    const struct followed *f = c->rec;
+    uint64_t cap = f->h.ring_cap[SPS_RING_STEPS];
+    uint64_t ring_off = c->seg.ring_off[SPS_RING_STEPS];
+    uint64_t head = c->seg.head[SPS_RING_STEPS];
+    if (!in_arena(f, ring_off, cap * sizeof(struct sps_rec_event)))
+        return 0;
+    for (uint64_t k = 1; k <= LAST_STEP_SCAN && k <= head; k++) {
+        uint64_t i = head - k;
+        if (i >= c->seg.limit[SPS_RING_STEPS])
+            continue; /* keep-first refused it */
+        struct sps_rec_event e;
+        if (pread_full(f->fd, &e, sizeof e, ring_off + (i & (cap - 1)) * sizeof e) != 0)
+            return 0;
+        if (e.name != c->id)
+            continue;
+        if (e.kind != SPS_KIND_STEP || e.end_ticks < e.start_ticks)
+            return 0;
+        /* the writer may have lapped the ring while we read: an event it
+         * is overwriting cannot be told from a good one, so recheck */
+        uint64_t now_head;
+        if (pread_full(f->fd, &now_head, sizeof now_head,
+                       c->seg_off + offsetof(struct sps_rec_thread, head) + SPS_RING_STEPS * sizeof(uint64_t)) != 0 ||
+            now_head - i >= cap - 1u)
+            return 0;
+        return sps__ticks_to_ns(e.end_ticks - e.start_ticks, f->h.ns_mult);
+    }
+    return 0;
+}
+
+static int by_self_desc(const void *a, const void *b) {
+    const struct sps__live_phase *x = a, *y = b;
+    return x->self_ns < y->self_ns ? 1 : x->self_ns > y->self_ns ? -1 : strcmp(x->name, y->name);
+}
+
+/* Self time by zone on the stepping thread (see struct sps__live_steps). */
+static void phases_of(struct sps__live_peek *pk, const struct candidate *c, struct sps__live_steps *out) {
+    const struct followed *f = c->rec;
+    uint64_t other = 0;
+    uint32_t nz = 0;
+    for (uint32_t id = 1; id <= f->nnames; id++) {
+        struct sps_rec_agg a;
+        if (!sps_kind_is_timed(f->kind[id - 1]) || pk->best_index[id] == 0 ||
+            read_agg(f, pk->best_index[id], id, &a) != 0 || a.count == 0)
+            continue;
+        if (id == c->id) {
+            other += a.u.z.self_ns;
+            continue;
+        }
+        memcpy(pk->zones[nz].name, f->name[id - 1], SPS_LIVE_NAME_LEN);
+        pk->zones[nz++].self_ns = a.u.z.self_ns;
+    }
+    qsort(pk->zones, nz, sizeof *pk->zones, by_self_desc);
+    out->phase_total_ns = other;
+    for (uint32_t i = 0; i < nz; i++) {
+        out->phase_total_ns += pk->zones[i].self_ns;
+        if (i < SPS_LIVE_MAX_PHASES - 1u)
+            out->phase[out->nphases++] = pk->zones[i];
+        else
+            other += pk->zones[i].self_ns;
+    }
+    if (other) {
+        struct sps__live_phase *p = &out->phase[out->nphases++];
+        strcpy(p->name, "other");
+        p->self_ns = other;
+    }
+}
+
+/* Start following the record files that appeared since the last read. */
+static void discover(struct sps__live_peek *pk) {
+    DIR *d = opendir(pk->dir);
+    if (!d)
+        return; /* not created yet */
+    struct dirent *e;
+    while ((e = readdir(d)) && pk->nrec < MAX_RECORDS) {
+        if (!sps__is_record_name(e->d_name))
+            continue;
+        uint32_t i = 0;
+        while (i < pk->nrec && strcmp(pk->rec[i]->file, e->d_name) != 0)
+            i++;
+        if (i < pk->nrec)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+            continue;
+        struct followed *f = calloc(1, sizeof *f);
+        struct followed **grown = realloc(pk->rec, (pk->nrec + 1u) * sizeof *grown);
+        if (grown)
+            pk->rec = grown;
+        if (!f || !grown || !(f->file = strdup(e->d_name))) {
+            free(f);
+            close(fd);
+            break;
+        }
+        f->fd = fd;
+        f->state = REC_PENDING;
+        pk->rec[pk->nrec++] = f;
+    }
+    closedir(d);
+}
+
+struct sps__live_peek *sps__live_peek_open(const char *records_dir) {
+    struct sps__live_peek *pk = calloc(1, sizeof *pk);
+    if (!pk || !(pk->dir = strdup(records_dir))) {
+        free(pk);
+        return NULL;
+    }
+    return pk;
+}
+
+int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) {
+    memset(out, 0, sizeof *out);
+    out->rank = -1;
+    discover(pk);
+    struct candidate best = {0};
+    for (uint32_t i = 0; i < pk->nrec; i++) {
+        struct followed *f = pk->rec[i];
+        if (f->state == REC_PENDING)
+            f->state = check_header(f);
+        if (f->state != REC_OK || refresh(f) != 0)
+            continue;
+        out->records++;
+        scan_threads(pk, f, &best);
+    }
+    if (!best.rec)
+        return 0;
+    const struct followed *f = best.rec;
+    int same = f == pk->prev_rec && best.seg_off == pk->prev_seg_off && best.id == pk->prev_id;
+    out->have_step = 1;
+    memcpy(out->step_name, f->name[best.id - 1], SPS_LIVE_NAME_LEN);
+    out->pid = f->h.pid;
+    out->rank = f->h.rank;
+    out->count = best.agg.count;
+    out->total_ns = best.agg.u.z.total_ns;
+    out->median_ns = same && out->count == pk->prev_count ? pk->prev_median_ns : median_of(pk, &best);
+    out->last_ns = last_from_ring(&best);
+    if (!out->last_ns && same && out->count > pk->prev_count && out->total_ns >= pk->prev_total_ns)
+        out->last_ns = (out->total_ns - pk->prev_total_ns) / (out->count - pk->prev_count);
+    else if (!out->last_ns && same)
+        out->last_ns = pk->prev_last_ns;
+    phases_of(pk, &best, out);
+
+    pk->prev_rec = f;
+    pk->prev_seg_off = best.seg_off;
+    pk->prev_id = best.id;
+    pk->prev_count = out->count;
+    pk->prev_total_ns = out->total_ns;
+    pk->prev_median_ns = out->median_ns;
+    pk->prev_last_ns = out->last_ns;
+    return 0;
+}
+
+void sps__live_peek_close(struct sps__live_peek *pk) {
+    if (!pk)
+        return;
+    for (uint32_t i = 0; i < pk->nrec; i++) {
+        close(pk->rec[i]->fd);
+        free(pk->rec[i]->kind);
+        free(pk->rec[i]->name);
+        free(pk->rec[i]->file);
+        free(pk->rec[i]);
+    }
+    free(pk->rec);
+    free(pk->dir);
+    free(pk);
+}

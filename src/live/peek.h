@@ -1,0 +1,70 @@
+/*
+ * peek.h - the workload's steps as they stand now, read from the records
+ * in a run directory while their writers are still running (the data of
+ * `stepscope run`'s live view).
+ *
+ * It reads only what the view shows, with pread and never a mapping (a
+ * record cut short or on a full filesystem gives a short read here, not a
+ * SIGBUS): each record's header and thread directory, the thread segments'
+ * heads, the aggregates of the thread that has completed the most steps,
+ * that step's histogram and its latest event.  A few dozen small reads per
+ * record, whatever the ring sizes.  Nothing read is trusted: offsets are
+ * checked against the file, and a record that does not look right yet (a
+ * header still being written) is tried again next time; one that is
+ * corrupt is left alone.
+ *
+ * Not thread-safe: one thread owns a struct sps__live_peek.  The writers
+ * are other processes and need no cooperation beyond the record format's
+ * release stores.
+ */
+#ifndef SPS_LIVE_PEEK_H
+#define SPS_LIVE_PEEK_H
+
+#include <stdint.h>
+
+#define SPS_LIVE_MAX_PHASES 6
+#define SPS_LIVE_NAME_LEN 48
+
+/* One part of the phase split: a zone's self time (time in it and not in
+ * a zone nested in it) on the stepping thread. */
+struct sps__live_phase {
+    char name[SPS_LIVE_NAME_LEN];
+    uint64_t self_ns;
+};
+
+struct sps__live_steps {
+    int records;   /* record files read this time */
+    int have_step; /* a step has completed somewhere */
+    /* The step with the most completions over all processes and threads
+     * (ranks of a distributed job each count their own: the busiest is
+     * shown). */
+    char step_name[SPS_LIVE_NAME_LEN];
+    int pid, rank; /* the process that recorded it; rank -1 when not set */
+    uint64_t count;      /* steps completed */
+    uint64_t total_ns;   /* their summed duration */
+    uint64_t last_ns;    /* the latest step's duration; 0 when unknown */
+    uint64_t median_ns;  /* over all of them, from the histogram (within 0.4%) */
+    /* Self time on the stepping thread by zone, largest first, for the
+     * run so far; the step's own self time (in no zone) and every zone
+     * past the first SPS_LIVE_MAX_PHASES - 1 are summed into a last entry
+     * named "other".  phase_total_ns is the sum of all of them. */
+    int nphases;
+    struct sps__live_phase phase[SPS_LIVE_MAX_PHASES];
+    uint64_t phase_total_ns;
+};
+
+struct sps__live_peek;
+
+/* Follow the records in records_dir (which may not exist yet).  Returns
+ * NULL only when out of memory.  The caller owns the result. */
+struct sps__live_peek *sps__live_peek_open(const char *records_dir);
+
+/* Read the records as they are now into *out.  Records that appear later
+ * (a DataLoader worker forked) are picked up.  Returns 0; a record that
+ * cannot be read is skipped, not an error. */
+int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out);
+
+/* Close every file and free pk.  NULL is a no-op. */
+void sps__live_peek_close(struct sps__live_peek *pk);
+
+#endif /* SPS_LIVE_PEEK_H */
