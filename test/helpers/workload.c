@@ -31,6 +31,9 @@
  *   --capture FILE   after the steps write one sps_capture() to FILE as
  *                    "key value" lines
  *   --print          print "workload step I" on stdout after each step
+ *   --handshake R,G  after the steps write one byte to fd R, then wait
+ *                    for a byte (or end of file) on fd G, then go on: no
+ *                    signal involved
  */
 #include <pthread.h>
 #include <signal.h>
@@ -105,7 +108,7 @@ static int write_capture(const char *path) {
 
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
-    int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0;
+    int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0, ready_fd = -1, go_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
     long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
     for (int i = 1; i < argc; i++) {
@@ -123,6 +126,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
         else if (!strcmp(a, "--print")) print = 1;
+        else if (!strcmp(a, "--handshake") && v && sscanf(argv[++i], "%d,%d", &ready_fd, &go_fd) == 2) {}
         else if (!strcmp(a, "--spawn") && v) spawn = argv[++i];
         else if (!strcmp(a, "--count-int") && v) count_fd = atoi(argv[++i]);
         else if (!strcmp(a, "--alloc-mb") && v) alloc_mb = atol(argv[++i]);
@@ -191,6 +195,11 @@ int main(int argc, char **argv) {
             printf("workload step %d\n", i);
             fflush(stdout);
         }
+    }
+    if (ready_fd >= 0) {
+        char b = 'r';
+        if (write(ready_fd, &b, 1) != 1 || read(go_fd, &b, 1) < 0)
+            return 9;
     }
     if (spawn && system(spawn) != 0)
         return 6;
