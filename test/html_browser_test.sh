@@ -57,11 +57,13 @@ browser "$TMP/canary.html" --dump-dom >/dev/null
 console_lines | grep -q 'example.invalid' || failed "the console log does not show a blocked remote image"
 console_lines | grep -q 'canary-boom' || failed "the console log does not show an uncaught exception"
 
-# 2. A real run directory and its report.html.
+# 2. A real run directory and its report.html, made again by
+#    `stepscope report` into a file of its own, so the page under test is
+#    the one that command wrote.
 "$BUILD/stepscope" run -q -o "$TMP/run" -- "$BUILD/test_workload" --steps 30 --warmup 3 --alloc-mb 16 \
     --burn-ms 200 --sleep-ms 100 || failed "stepscope run exited $?"
-"$BUILD/export_html" "$TMP/run" >/dev/null || failed "export_html exited $?"
-PAGE="$TMP/run/report.html"
+PAGE="$TMP/report.html"
+"$BUILD/stepscope" report "$TMP/run" --format html -o "$PAGE" || failed "stepscope report exited $?"
 [ -s "$PAGE" ] || { failed "no report.html"; exit 1; }
 
 browser "$PAGE" --dump-dom >"$TMP/dom.html"

@@ -2,6 +2,7 @@
  * directory, and `stepscope report DIR` makes them again, one at a time or
  * all, refusing bad input with one line and an exit status of 1 or 2. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,64 @@ static int temporaries(const char *dir) {
     if (p)
         pclose(p);
     return n;
+}
+
+/* `stepscope report DIR --format summary` into text (out_path keeps it). */
+static void summary_of(const char *dir, const char *out_path, char *text, size_t len) {
+    char err[2048];
+    char *argv[] = {STEPSCOPE, "report", (char *)dir, "--format", "summary", NULL};
+    CHECK_MSG(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)) == 0, "report --format summary: %s", err);
+    FILE *f = fopen(out_path, "r");
+    size_t n = f ? fread(text, 1, len - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* One row of the summary's zone table: what must not depend on whether
+ * it was made from records or from report.json (the times may differ in
+ * their last printed digit: report.json keeps 15 significant digits). */
+struct zone_row {
+    char name[128];
+    char kind[16];
+    unsigned long long count;
+};
+
+/* The rows of the zone table in text, in order; at most max. */
+static size_t zone_rows(const char *text, struct zone_row *rows, size_t max) {
+    const char *line = strstr(text, "\nzone ");
+    size_t n = 0;
+    for (line = line ? strchr(line + 1, '\n') : NULL; line && n < max; line = strchr(line, '\n')) {
+        struct zone_row r;
+        line++;
+        /* the value and counter lines that follow have no count there */
+        if (sscanf(line, "%127s %15s %llu", r.name, r.kind, &r.count) != 3)
+            break;
+        rows[n++] = r;
+    }
+    return n;
+}
+
+static const struct zone_row *row_named(const struct zone_row *rows, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(rows[i].name, name))
+            return &rows[i];
+    return NULL;
+}
+
+/* Every line of text that starts with prefix, in order, into out. */
+static void lines_starting(const char *text, const char *prefix, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t l = strcspn(line, "\n");
+        if (!strncmp(line, prefix, strlen(prefix)) && used + l + 2 <= len) {
+            memcpy(out + used, line, l);
+            used += l;
+            out[used++] = '\n';
+            out[used] = '\0';
+        }
+    }
 }
 
 /* One run shared by the tests: three steps with zones, and a zone with a
@@ -102,16 +161,74 @@ static void test_one_format(void) {
 
     /* the summary names the workload's zones */
     snprintf(path, sizeof path, "%s/summary.txt", other);
-    char *sum_argv[] = {STEPSCOPE, "report", (char *)dir, "--format", "summary", NULL};
-    CHECK_EQ_I(exit_code_of(run_capture_to(sum_argv, path, err, sizeof err)), 0);
-    FILE *f = fopen(path, "r");
-    char text[8192] = "";
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    text[n] = '\0';
-    if (f)
-        fclose(f);
+    char text[8192];
+    summary_of(dir, path, text, sizeof text);
     CHECK_STR_HAS(text, "tagged_zone");
     CHECK_STR_HAS(text, "machine");
+}
+
+/* Without records/ the summary comes from report.json: the same zone
+ * table (the step row included), counters and open zones as with the
+ * records, after one note line saying the records are missing. */
+static void test_summary_without_records(void) {
+    char dir[1024], err[2048], path[1100];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("reportcmd-norec"));
+    /* killed inside zone "b" of step 2 (steps 0 and 1 complete): the
+     * summary lists the zones left open too */
+    char *run_argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", WORKLOAD, "--steps", "4", "--tag", "tagged_zone",
+                        "--die-at", "2", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(run_argv, err, sizeof err)), 128 + SIGKILL);
+
+    char with[8192], without[8192];
+    snprintf(path, sizeof path, "%s/with.txt", dir);
+    summary_of(dir, path, with, sizeof with);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/records'", dir);
+    CHECK_EQ_I(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/without.txt", dir);
+    summary_of(dir, path, without, sizeof without);
+
+    struct zone_row a[16], b[16];
+    size_t na = zone_rows(with, a, 16), nb = zone_rows(without, b, 16);
+    /* what the workload recorded: steps 0 and 1, "a" in steps 0 to 2,
+     * "b" in steps 0 and 1, the tagged zone once */
+    static const struct {
+        const char *name, *kind;
+        unsigned long long count;
+    } want[] = {{"step", "step", 2}, {"a", "zone", 3}, {"b", "zone", 2}, {"tagged_zone", "zone", 1}};
+    CHECK_EQ_U(na, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct zone_row *r = row_named(a, na, want[i].name);
+        CHECK_MSG(r && !strcmp(r->kind, want[i].kind) && r->count == want[i].count, "with records: %s %s %llu in\n%s",
+                  want[i].name, want[i].kind, want[i].count, with);
+    }
+    CHECK_EQ_U(nb, na);
+    for (size_t i = 0; i < na && i < nb; i++)
+        CHECK_MSG(!strcmp(a[i].name, b[i].name) && !strcmp(a[i].kind, b[i].kind) && a[i].count == b[i].count,
+                  "row %zu: %s %s %llu with records, %s %s %llu without", i, a[i].name, a[i].kind, a[i].count,
+                  b[i].name, b[i].kind, b[i].count);
+
+    /* counters, values and open zones: the same lines either way */
+    static const char *const prefixes[] = {"counter ", "value ", "open at the end:"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        char la[2048], lb[2048];
+        lines_starting(with, prefixes[i], la, sizeof la);
+        lines_starting(without, prefixes[i], lb, sizeof lb);
+        CHECK_MSG(la[0] && !strcmp(la, lb), "\"%s\" lines: with records\n%swithout\n%s", prefixes[i], la, lb);
+    }
+    CHECK_STR_HAS(with, "open at the end:");
+    CHECK_STR_HAS(with, ": step > b\n");
+    CHECK_STR_HAS(with, "counter samples          total 16\n");
+
+    /* one note, only without records, naming the missing directory */
+    char notes[2048];
+    lines_starting(with, "note:", notes, sizeof notes);
+    CHECK_EQ_I(count_lines(notes), 0);
+    lines_starting(without, "note:", notes, sizeof notes);
+    CHECK_EQ_I(count_lines(notes), 1);
+    CHECK_STR_HAS(notes, "/records");
+    CHECK_STR_HAS(notes, "report.json");
+    CHECK(!strstr(without, "nothing was recorded"));
 }
 
 static void test_bad_input(void) {
@@ -170,6 +287,7 @@ int main(void) {
     RUN_TEST(test_run_writes_every_file);
     RUN_TEST(test_report_makes_them_again);
     RUN_TEST(test_one_format);
+    RUN_TEST(test_summary_without_records);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_usage_errors);
     return check_report();

@@ -102,6 +102,134 @@ static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sam
         info->sampler_absent_reason = "no machine metrics in report.json";
 }
 
+static uint32_t zone_kind(const char *kind) {
+    if (!strcmp(kind, "step"))
+        return SPS_KIND_STEP;
+    if (!strcmp(kind, "microstep"))
+        return SPS_KIND_MICROSTEP;
+    return SPS_KIND_ZONE;
+}
+
+/* A string of report.json, "" where the key is missing or not a string. */
+static const char *str_at(json_t *obj, const char *key) {
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+/*
+ * What the summary prints from records, rebuilt from report.json for a
+ * directory without them: the per-name statistics (zones, steps, values,
+ * counters, in report.json's order, which is the summary's), each process
+ * with its threads' open zones and what it refused, the event counts and
+ * the records skipped at run time.  No events, histograms or step rows:
+ * the summary reads none.  A key report.json lacks reads as 0, and a null
+ * statistic of a zone that never completed as 0, as sps__stats_compute
+ * leaves it.  Returns 0 or SPS_ENOMEM; free *run with sps__run_free either
+ * way.
+ */
+static int run_from_json(json_t *r, struct sps_run *run) {
+    json_t *zones = json_object_get(r, "zones"), *values = json_object_get(r, "values");
+    json_t *counters = json_object_get(r, "counters"), *procs = json_object_get(r, "processes");
+    json_t *skipped = json_object_get(r, "records_skipped");
+    memset(run, 0, sizeof *run);
+    size_t nnames = json_array_size(zones) + json_array_size(values) + json_array_size(counters);
+    /* every array is allocated zeroed and counted at once, so that
+     * sps__run_free can free a run left half-built by a failed allocation */
+    if (nnames && !(run->names = calloc(nnames, sizeof *run->names)))
+        return SPS_ENOMEM;
+    run->nnames = nnames;
+    struct sps_name_summary *n = run->names;
+    size_t i;
+    json_t *e;
+    json_array_foreach(zones, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = zone_kind(str_at(e, "kind"));
+        struct sps_stats *s = &n->stats;
+        s->count = (uint64_t)json_integer_value(json_object_get(e, "count"));
+        s->total_s = json_number_value(json_object_get(e, "total_s"));
+        s->self_s = json_number_value(json_object_get(e, "self_s"));
+        s->mean_s = json_number_value(json_object_get(e, "mean_s"));
+        s->std_s = json_number_value(json_object_get(e, "std_s"));
+        s->min_s = json_number_value(json_object_get(e, "min_s"));
+        s->max_s = json_number_value(json_object_get(e, "max_s"));
+        s->p50_s = json_number_value(json_object_get(e, "p50_s"));
+        s->p90_s = json_number_value(json_object_get(e, "p90_s"));
+        s->p99_s = json_number_value(json_object_get(e, "p99_s"));
+        n->agg.kind = n->kind;
+        n->agg.count = s->count;
+        n++;
+    }
+    json_array_foreach(values, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = n->agg.kind = SPS_KIND_VALUE;
+        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "count"));
+        n->agg.min = json_number_value(json_object_get(e, "min"));
+        n->agg.max = json_number_value(json_object_get(e, "max"));
+        n->agg.first = json_number_value(json_object_get(e, "first"));
+        n->agg.last = json_number_value(json_object_get(e, "last"));
+        n++;
+    }
+    json_array_foreach(counters, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = n->agg.kind = SPS_KIND_COUNTER;
+        n->agg.total_ns = (uint64_t)json_integer_value(json_object_get(e, "total")); /* a counter's sum */
+        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "increments"));
+        n++;
+    }
+
+    run->events_recorded = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_recorded"));
+    run->events_dropped = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_dropped"));
+    size_t nprocs = json_array_size(procs);
+    if (nprocs && !(run->procs = calloc(nprocs, sizeof *run->procs)))
+        return SPS_ENOMEM;
+    run->nprocs = nprocs;
+    json_array_foreach(procs, i, e) {
+        struct sps_process_data *p = &run->procs[i];
+        p->pid = (int)json_integer_value(json_object_get(e, "pid"));
+        p->threads_refused = (uint64_t)json_integer_value(json_object_get(e, "threads_refused"));
+        p->names_refused = (uint64_t)json_integer_value(json_object_get(e, "names_refused"));
+        snprintf(p->problem, sizeof p->problem, "%s", str_at(e, "recording_problem"));
+        if (!(p->path = strdup(str_at(e, "record"))))
+            return SPS_ENOMEM;
+        json_t *threads = json_object_get(e, "threads");
+        size_t nthreads = json_array_size(threads), nopen = 0, ti;
+        json_t *t;
+        json_array_foreach(threads, ti, t)
+            nopen += json_array_size(json_object_get(t, "open_zones"));
+        if ((nthreads && !(p->threads = calloc(nthreads, sizeof *p->threads))) ||
+            (nopen && !(p->names = calloc(nopen, sizeof *p->names))))
+            return SPS_ENOMEM;
+        p->nthreads = (uint32_t)nthreads;
+        /* an open zone names its zone by id (index into p->names + 1): each
+         * gets a name of its own */
+        json_array_foreach(threads, ti, t) {
+            struct sps_thread_data *td = &p->threads[ti];
+            td->tid = (int)json_integer_value(json_object_get(t, "tid"));
+            size_t k;
+            json_t *z;
+            json_array_foreach(json_object_get(t, "open_zones"), k, z) {
+                if (td->nopen >= SPS_REC_MAX_DEPTH)
+                    break;
+                struct sps_name_info *ni = &p->names[p->nnames++];
+                snprintf(ni->name, sizeof ni->name, "%s", str_at(z, "name"));
+                ni->kind = zone_kind(str_at(z, "kind"));
+                td->open[td->nopen++] = (struct sps_open_zone){.name = p->nnames, .kind = ni->kind};
+            }
+        }
+    }
+    size_t nskipped = json_array_size(skipped);
+    if (nskipped && !(run->skipped = calloc(nskipped, sizeof *run->skipped)))
+        return SPS_ENOMEM;
+    run->nskipped = nskipped;
+    json_array_foreach(skipped, i, e) {
+        run->skipped[i].path = strdup(str_at(e, "record"));
+        run->skipped[i].error = strdup(str_at(e, "error"));
+        if (!run->skipped[i].path || !run->skipped[i].error)
+            return SPS_ENOMEM;
+    }
+    return 0;
+}
+
 static int print_summary(const struct sps_report_input *in, const char *out_path, char *err, size_t errlen) {
     FILE *f = stdout;
     struct sps_out o = {0};
@@ -119,9 +247,25 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
     }
     struct sps_run_info info = {0};
     info_from_json(in->report, &info, sampler);
-    if (!in->have_records)
-        fprintf(f, "note: %s\n", in->records_note[0] ? in->records_note : "no records");
-    sps__summary_print(f, &in->run, &info, 0);
+    /* without records the table comes from report.json, which holds what
+     * the records said when the run ended */
+    struct sps_run from_json = {0};
+    const struct sps_run *run = &in->run;
+    if (!in->have_records) {
+        int rc = run_from_json(in->report, &from_json);
+        if (rc != 0) {
+            sps__run_free(&from_json);
+            free(sampler);
+            sps__out_abort(&o);
+            snprintf(err, errlen, "out of memory");
+            return rc;
+        }
+        run = &from_json;
+        fprintf(f, "note: %s; this summary is made from report.json\n",
+                in->records_note[0] ? in->records_note : "no records");
+    }
+    sps__summary_print(f, run, &info, 0);
+    sps__run_free(&from_json);
     free(sampler);
     if (o.f)
         return sps__out_commit(&o, err, errlen);
