@@ -15,6 +15,8 @@ struct sps__sampler_result;
 
 /* What the process that watched the run knows (the CLI, or the library
  * itself in standalone mode).  Fields with a have_ flag may be unknown. */
+struct sps_analysis_config;
+
 struct sps_run_info {
     int argc;
     char *const *argv; /* the command; NULL: take it from the first record */
@@ -34,6 +36,8 @@ struct sps_run_info {
      * says why, e.g. "no sampler ran in this process") */
     const struct sps__sampler_result *sampler;
     const char *sampler_absent_reason;
+    /* what the user told the analysis (NULL: the defaults) */
+    const struct sps_analysis_config *analysis;
     /* stepscope run's live view: whether it ran, and what it cost */
     int have_live_view;
     uint64_t live_view_refreshes;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "export/json_writer.h"
 #include "export/report.h"
 #include "stepscope.h"
@@ -295,6 +296,11 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     write_values(&w, run);
     write_processes(&w, run);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
+    /* the answers last: they rest on everything above */
+    struct sps_analysis an;
+    sps__analyze(run, info, info->analysis, &an); /* partial when out of memory: still written */
+    sps__analysis_json(&w, &an);
+    sps__analysis_free(&an);
     sps__jw_end(&w, '}');
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "report/analysis_views.h"
 #include "report/exporters.h"
 #include "report/html_charts.h"
 #include "report/html_units.h"
@@ -235,6 +236,7 @@ int sps__export_html(const struct sps_report_input *in, FILE *out, char *err, si
     svg_write_escaped(out, program ? program : "report");
     fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", STYLE);
     write_header(out, report);
+    sps__analysis_html(out, report);
 
     int rc = html_write_step_time(out, report, &steps);
     if (!rc)

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "export/report.h"
+#include "report/analysis_views.h"
 #include "report/export_dir.h"
 #include "report/exporters.h"
 #include "report/input.h"
@@ -265,6 +266,7 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
                 in->records_note[0] ? in->records_note : "no records");
     }
     sps__summary_print(f, run, &info, 0);
+    sps__analysis_print(f, in->report);
     sps__run_free(&from_json);
     free(sampler);
     if (o.f)

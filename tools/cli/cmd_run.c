@@ -35,6 +35,8 @@
 #include "clock.h"
 #include "export/report.h"
 #include "model/run.h"
+#include "analysis/analysis.h"
+#include "report/analysis_views.h"
 #include "report/export_dir.h"
 #include "report/exporters.h"
 #include "platform/platform.h"
@@ -454,8 +456,10 @@ int sps_cmd_run(int argc, char **argv) {
     int exported = rc == 0 && sps__report_input_load(abs_dir, &in, err, sizeof err) == 0;
     if (exported) {
         rc = sps__export_all(&in, (uint64_t)trace_mb << 20, err, sizeof err);
-        if (!quiet && rc == 0)
+        if (!quiet && rc == 0) {
             sps__summary_print(stderr, &in.run, &info, 0);
+            sps__analysis_print(stderr, in.report);
+        }
         sps__report_input_free(&in);
     } else if (rc == 0) {
         rc = SPS_EIO; /* err says why report.json, just written, cannot be read back */

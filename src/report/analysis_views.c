@@ -1,0 +1,18 @@
+/*
+ * analysis_views.c - show report.json's "analysis" (see analysis_views.h).
+ */
+#include "report/analysis_views.h"
+
+void sps__analysis_print(FILE *f, const json_t *report) {
+    const json_t *a = json_object_get(report, "analysis");
+    if (!json_is_object(a))
+        return;
+    (void)f;
+}
+
+void sps__analysis_html(FILE *out, const json_t *report) {
+    const json_t *a = json_object_get(report, "analysis");
+    if (!json_is_object(a))
+        return;
+    (void)out;
+}

@@ -1,0 +1,23 @@
+/*
+ * analysis_views.h - report.json's "analysis" for a person: lines under
+ * the terminal summary and a section of report.html.  Both read
+ * report.json (not the analysis structs), so `stepscope report` shows the
+ * same answers as the run did.  Each part of the analysis has its own
+ * printer in its own file (analysis_<part>.c), called from here.
+ *
+ * Pure functions of their arguments and the stream; thread-safe.
+ */
+#ifndef SPS_REPORT_ANALYSIS_VIEWS_H
+#define SPS_REPORT_ANALYSIS_VIEWS_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* The terminal lines (nothing when report has no analysis). */
+void sps__analysis_print(FILE *f, const json_t *report);
+
+/* The report.html section (nothing when report has no analysis).  Text is
+ * escaped; no script. */
+void sps__analysis_html(FILE *out, const json_t *report);
+
+#endif /* SPS_REPORT_ANALYSIS_VIEWS_H */
