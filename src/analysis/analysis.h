@@ -35,8 +35,11 @@ struct sps_analysis_config {
 /* Every field NAN: the documented defaults apply. */
 void sps__analysis_config_default(struct sps_analysis_config *c);
 
+#include "analysis/overhead.h"
+
 struct sps_analysis {
     int computed; /* sps__analyze ran */
+    struct sps_overhead overhead;
 };
 
 /* Analyse run (built) with info (its sampler result may be NULL).

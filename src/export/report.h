@@ -38,6 +38,11 @@ struct sps_run_info {
     const char *sampler_absent_reason;
     /* what the user told the analysis (NULL: the defaults) */
     const struct sps_analysis_config *analysis;
+    /* the measured cost of one zone and one value (stepscope run measures
+     * them when the run ends); absent_reason says why not otherwise */
+    int have_record_cost;
+    double zone_cost_ns, value_cost_ns;
+    const char *record_cost_absent_reason;
     /* stepscope run's live view: whether it ran, and what it cost */
     int have_live_view;
     uint64_t live_view_refreshes;

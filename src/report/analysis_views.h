@@ -20,4 +20,9 @@ void sps__analysis_print(FILE *f, const json_t *report);
  * escaped; no script. */
 void sps__analysis_html(FILE *out, const json_t *report);
 
+/* The parts, each given its object of "analysis" (nothing when it is not
+ * an object). */
+void sps__overhead_print(FILE *f, const json_t *overhead);
+void sps__overhead_html(FILE *out, const json_t *overhead);
+
 #endif /* SPS_REPORT_ANALYSIS_VIEWS_H */

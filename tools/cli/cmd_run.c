@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "live_view.h"
+#include "record_cost.h"
 #include "clock.h"
 #include "export/report.h"
 #include "model/run.h"
@@ -415,6 +416,9 @@ int sps_cmd_run(int argc, char **argv) {
     info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
+    /* every thread of ours is stopped: the measuring child forks cleanly */
+    info.have_record_cost = sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns) == 0;
+    info.record_cost_absent_reason = "the measuring process could not run";
     info.have_live_view = had_view;
     info.live_view_refreshes = view_cost.refreshes;
     info.live_view_cpu_seconds = view_cost.cpu_seconds;

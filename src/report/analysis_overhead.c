@@ -1,0 +1,81 @@
+/*
+ * analysis_overhead.c - report.json's analysis.overhead for a person: a
+ * line under the summary and a small table in report.html.
+ */
+#include <math.h>
+
+#include "export/report.h"
+#include "report/analysis_views.h"
+#include "report/html_units.h"
+#include "report/svg_chart.h"
+
+static double num(const json_t *o, const char *key) {
+    return html_num(o, key);
+}
+
+static const char *pct(double v, char *buf, size_t len) {
+    if (isnan(v))
+        snprintf(buf, len, "unknown");
+    else
+        snprintf(buf, len, v < 0.01 ? "%.4f%%" : v < 1 ? "%.3f%%" : "%.2f%%", v);
+    return buf;
+}
+
+void sps__overhead_print(FILE *f, const json_t *o) {
+    if (!json_is_object(o))
+        return;
+    char a[32], b[32], c[32], d[32];
+    double zones = num(o, "zones_recorded"), values = num(o, "values_recorded");
+    fprintf(f, "overhead  recording %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), a, sizeof a));
+    if (!isnan(num(o, "recording_s")))
+        fprintf(f, " (%.0f zones x %.1f ns + %.0f values x %.1f ns = %s)", zones, num(o, "zone_cost_ns"), values,
+                num(o, "value_cost_ns"), sps__fmt_seconds(num(o, "recording_s"), b, sizeof b));
+    else
+        fprintf(f, " (%s)", html_str(o, "recording_unmeasured_reason") ? html_str(o, "recording_unmeasured_reason") : "");
+    fprintf(f, "; all of stepscope %s of one core", pct(num(o, "percent_of_wall"), c, sizeof c));
+    if (!isnan(num(o, "sampler_cpu_s")))
+        fprintf(f, " (sampler %s", sps__fmt_seconds(num(o, "sampler_cpu_s"), d, sizeof d));
+    else
+        fprintf(f, " (no sampler");
+    if (num(o, "live_view_cpu_s") > 0)
+        fprintf(f, ", live status %s", sps__fmt_seconds(num(o, "live_view_cpu_s"), a, sizeof a));
+    fputs(")\n", f);
+}
+
+static void row(FILE *out, const char *what, const char *value, const char *detail) {
+    fputs("<tr><td>", out);
+    svg_write_escaped(out, what);
+    fputs("</td><td>", out);
+    svg_write_escaped(out, value);
+    fputs("</td><td>", out);
+    svg_write_escaped(out, detail);
+    fputs("</td></tr>\n", out);
+}
+
+void sps__overhead_html(FILE *out, const json_t *o) {
+    if (!json_is_object(o))
+        return;
+    char v[64], d[160], t[32];
+    fputs("<section id=\"overhead\"><h2>What stepscope cost</h2>\n"
+          "<p class=\"what\">Recording is paid by the workload's threads (what was recorded times the cost of one, "
+          "measured on this machine when the run ended); the sampler and the live status run on stepscope's own "
+          "threads.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
+          out);
+    if (!isnan(num(o, "recording_s"))) {
+        snprintf(d, sizeof d, "%.0f zones x %.1f ns + %.0f values x %.1f ns", num(o, "zones_recorded"),
+                 num(o, "zone_cost_ns"), num(o, "values_recorded"), num(o, "value_cost_ns"));
+        row(out, "recording", sps__fmt_seconds(num(o, "recording_s"), v, sizeof v), d);
+    } else {
+        const char *why = html_str(o, "recording_unmeasured_reason");
+        row(out, "recording", "unknown", why ? why : "");
+    }
+    if (!isnan(num(o, "sampler_cpu_s")))
+        row(out, "sampler", sps__fmt_seconds(num(o, "sampler_cpu_s"), v, sizeof v), "CPU time of its thread");
+    else
+        row(out, "sampler", "none", "no sampler ran");
+    row(out, "live status", sps__fmt_seconds(num(o, "live_view_cpu_s"), v, sizeof v), "CPU time of its thread");
+    snprintf(d, sizeof d, "recording is %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), t, sizeof t));
+    snprintf(v, sizeof v, "%s of one core", pct(num(o, "percent_of_wall"), t, sizeof t));
+    row(out, "all of it", v, d);
+    fputs("</table></section>\n", out);
+}
