@@ -20,4 +20,8 @@ void sps__analysis_print(FILE *f, const json_t *report);
  * escaped; no script. */
 void sps__analysis_html(FILE *out, const json_t *report);
 
+/* analysis.leaks (analysis_leaks.c): nothing when leaks is not an object. */
+void sps__analysis_leaks_print(FILE *f, const json_t *leaks);
+void sps__analysis_leaks_html(FILE *out, const json_t *leaks);
+
 #endif /* SPS_REPORT_ANALYSIS_VIEWS_H */
