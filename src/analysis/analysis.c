@@ -6,6 +6,7 @@
 
 #include "analysis/analysis.h"
 #include "export/json_writer.h"
+#include "export/report.h"
 #include "stepscope.h"
 
 void sps__analysis_config_default(struct sps_analysis_config *c) {
@@ -24,15 +25,21 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
     memset(out, 0, sizeof *out);
     sps__overhead_analyze(run, info, &out->overhead);
     out->computed = 1;
-    return 0;
+    int rc = 0;
+    if (sps__leaks_analyze(run, info ? info->sampler : NULL, &out->leaks) != 0)
+        rc = SPS_ENOMEM;
+    return rc;
 }
 
 void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__jw_object(w, "analysis");
+    if (a->leaks.computed)
+        sps__leaks_json(w, &a->leaks);
     sps__overhead_json(w, &a->overhead);
     sps__jw_end(w, '}');
 }
 
 void sps__analysis_free(struct sps_analysis *a) {
+    sps__leaks_free(&a->leaks);
     memset(a, 0, sizeof *a);
 }

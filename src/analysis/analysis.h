@@ -21,6 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/leaks.h"
+#include "analysis/overhead.h"
+
 struct sps_run;
 struct sps_run_info;
 struct sps_jw;
@@ -35,10 +38,9 @@ struct sps_analysis_config {
 /* Every field NAN: the documented defaults apply. */
 void sps__analysis_config_default(struct sps_analysis_config *c);
 
-#include "analysis/overhead.h"
-
 struct sps_analysis {
     int computed; /* sps__analyze ran */
+    struct sps_leaks leaks; /* memory growth against the step number */
     struct sps_overhead overhead;
 };
 

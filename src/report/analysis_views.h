@@ -20,6 +20,9 @@ void sps__analysis_print(FILE *f, const json_t *report);
  * escaped; no script. */
 void sps__analysis_html(FILE *out, const json_t *report);
 
+/* analysis.leaks (analysis_leaks.c): nothing when leaks is not an object. */
+void sps__analysis_leaks_print(FILE *f, const json_t *leaks);
+void sps__analysis_leaks_html(FILE *out, const json_t *leaks);
 /* The parts, each given its object of "analysis" (nothing when it is not
  * an object). */
 void sps__overhead_print(FILE *f, const json_t *overhead);

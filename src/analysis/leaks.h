@@ -1,0 +1,103 @@
+/*
+ * leaks.h - does memory grow with the step number?  A robust trend
+ * (Theil-Sen, with Sen's distribution-free 95% interval) of the workload
+ * tree's resident memory and of each GPU's memory against the main step
+ * stream's step number, after warm-up, and a verdict that a flat series,
+ * a plateau, a sawtooth (allocator or garbage-collector pattern) or a
+ * single one-off allocation does not trip.  docs/analysis.md, "Memory
+ * leaks", states the rule and its thresholds.
+ *
+ * Pure: functions of the Run model and the sampler's result, no I/O, no
+ * global state.  A struct is used by one thread at a time.
+ */
+#ifndef SPS_ANALYSIS_LEAKS_H
+#define SPS_ANALYSIS_LEAKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sps_run;
+struct sps__sampler_result;
+struct sps_jw;
+
+/* The thresholds of the verdict (docs/analysis.md). */
+#define SPS_LEAK_MIN_POINTS 10         /* readings within the analysed steps */
+#define SPS_LEAK_MIN_STEPS 10          /* analysed (post-warm-up) steps */
+#define SPS_LEAK_MIN_GROWTH_BYTES (1024.0 * 1024.0)
+#define SPS_LEAK_MIN_GROWTH_FRACTION 0.01 /* of the series' median level */
+#define SPS_LEAK_SEGMENTS 5            /* the persistence test's segments */
+#define SPS_LEAK_SEGMENT_RISE 0.25     /* each segment rises by this share of the trend's prediction */
+
+enum sps_leak_verdict { SPS_LEAK_UNKNOWN = 0, SPS_LEAK_NONE, SPS_LEAK_FOUND };
+
+/* "unknown", "no leak", "leak". */
+const char *sps__leak_verdict_name(enum sps_leak_verdict v);
+
+/* One series' answer.  Figures that could not be computed are NAN
+ * (written as null); reason always says why the verdict is what it is. */
+struct sps_leak_series {
+    char series[48]; /* "workload_rss_bytes", "gpu_workload_memory_bytes", ... */
+    int gpu;         /* the GPU's index, -1 for a host series */
+    enum sps_leak_verdict verdict;
+    char reason[240];
+    size_t points;           /* readings analysed */
+    size_t steps_analysed;   /* post-warm-up steps of the main stream */
+    double first_step, last_step; /* the step numbers the readings span */
+    double slope_bytes_per_step, ci95_low, ci95_high;
+    double growth_bytes;     /* slope x steps_analysed */
+    double median_bytes;     /* the series' median level over the readings */
+    double min_growth_bytes; /* what growth must reach to matter */
+    double allowance_bytes;  /* of that, stepscope's own record rings filling (workload RSS only) */
+    double first_segment_median_bytes, last_segment_median_bytes;
+    int rising_segments;     /* of SPS_LEAK_SEGMENTS - 1 transitions, those that rose enough */
+};
+
+struct sps_leaks {
+    int computed;
+    enum sps_leak_verdict verdict; /* leak if any series leaks; no leak if every known one does not */
+    char reason[240];
+    /* the main step stream */
+    char step_name[64];
+    int pid, tid;
+    int tree_pid; /* the watched tree's root (the RSS series' scope); 0: unknown */
+    size_t warmup_steps, steps_analysed;
+    size_t nseries;
+    struct sps_leak_series *series; /* owned */
+};
+
+/*
+ * Theil-Sen slope of y against x over n points: the median of the slopes
+ * of every pair with distinct x, and its 95% confidence interval after
+ * Sen (1968): with N such slopes in order and C = 1.96 sqrt(Var S), where
+ * Var S = n(n-1)(2n+5)/18 is the variance of Kendall's S without ties,
+ * the bounds are the slopes of ranks (N - C)/2 and (N + C)/2 + 1 (rounded
+ * outwards, clamped to the ends).  Returns 0, -1 when fewer than 2 pairs
+ * have distinct x (outputs NAN), or SPS_ENOMEM: the pairs take
+ * n(n-1)/2 doubles, so callers keep n to a few thousand.  Thread-safe.
+ */
+int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, double *lo, double *hi);
+
+/*
+ * The verdict on one series of n readings y at step numbers x (ascending),
+ * over steps_analysed steps: fills out's figures, verdict and reason (its
+ * series and gpu are left alone).  allowance_bytes is growth that is known
+ * and bounded, not a leak (stepscope's own rings becoming resident in the
+ * workload): it adds to the growth that matters.  Returns 0 or SPS_ENOMEM.
+ * Thread-safe.
+ */
+int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_analysed, double allowance_bytes,
+                    struct sps_leak_series *out);
+
+/*
+ * The leak analysis of a built run with its sampler result (NULL: none
+ * ran, the verdict is unknown).  *out is valid (possibly partial) on any
+ * return and must be freed.  Returns 0 or SPS_ENOMEM.
+ */
+int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out);
+
+/* Write "leaks": {...} into the open analysis object. */
+void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l);
+
+void sps__leaks_free(struct sps_leaks *l);
+
+#endif /* SPS_ANALYSIS_LEAKS_H */

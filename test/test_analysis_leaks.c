@@ -1,0 +1,402 @@
+/* test_analysis_leaks.c - leak detection: the Theil-Sen slope and Sen's
+ * interval, the verdict on flat, plateau, sawtooth, one-off and leaking
+ * series, the whole analysis on a synthetic Run with its sampler result
+ * (warm-up excluded, a GPU with too few readings), its JSON and its views,
+ * and examples/leaky_train (flagged) and tiny_train (not) under
+ * `stepscope run`. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/leaks.h"
+#include "check.h"
+#include "export/json_writer.h"
+#include "export/report.h"
+#include "model/run.h"
+#include "report/analysis_views.h"
+#include "sampler/sampler.h"
+#include "support.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A deterministic wobble in [-1, 1]: the readings' noise. */
+static double wobble(size_t i) {
+    return (double)((i * 7919u) % 101u) / 50.0 - 1.0;
+}
+
+static void test_theil_sen_line(void) {
+    double x[20], y[20], slope, lo, hi;
+    for (int i = 0; i < 20; i++) {
+        x[i] = i;
+        y[i] = 3.0 * i + 5.0;
+    }
+    CHECK_EQ_I(sps__theil_sen(x, y, 20, &slope, &lo, &hi), 0);
+    CHECK_NEAR(slope, 3.0, 1e-12);
+    CHECK_NEAR(lo, 3.0, 1e-12);
+    CHECK_NEAR(hi, 3.0, 1e-12);
+    /* one outlier moves least squares, not the median of slopes */
+    y[19] = 1e6;
+    CHECK_EQ_I(sps__theil_sen(x, y, 20, &slope, &lo, &hi), 0);
+    CHECK_NEAR(slope, 3.0, 1e-12);
+    /* all at one x: no slope */
+    for (int i = 0; i < 20; i++)
+        x[i] = 4;
+    CHECK_EQ_I(sps__theil_sen(x, y, 20, &slope, &lo, &hi), -1);
+    CHECK(isnan(slope) && isnan(lo) && isnan(hi));
+}
+
+/* n = 10: 45 slopes, C = 1.96 sqrt(10*9*25/18) = 21.91, so the interval is
+ * the slopes of ranks floor(11.54) = 11 and ceil(33.46) + 1 = 35. */
+static void test_theil_sen_interval_ranks(void) {
+    double x[10], y[10], slopes[45], slope, lo, hi;
+    for (int i = 0; i < 10; i++) {
+        x[i] = i;
+        y[i] = 2.0 * i + 3.0 * wobble((size_t)i);
+    }
+    size_t k = 0;
+    for (int i = 0; i < 10; i++)
+        for (int j = i + 1; j < 10; j++)
+            slopes[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+    qsort(slopes, 45, sizeof *slopes, cmp_d);
+    CHECK_EQ_I(sps__theil_sen(x, y, 10, &slope, &lo, &hi), 0);
+    CHECK_NEAR(slope, slopes[22], 0);
+    CHECK_NEAR(lo, slopes[10], 0);
+    CHECK_NEAR(hi, slopes[34], 0);
+    CHECK(lo < slope && slope < hi);
+}
+
+/* Judge y over steps 0..n-1, one reading a step. */
+static enum sps_leak_verdict judge(const double *y, size_t n, struct sps_leak_series *out) {
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)i;
+    memset(out, 0, sizeof *out);
+    CHECK_EQ_I(sps__leak_judge(x, y, n, n, 0.0, out), 0);
+    free(x);
+    return out->verdict;
+}
+
+static void test_flat_is_no_leak(void) {
+    double y[60];
+    for (size_t i = 0; i < 60; i++)
+        y[i] = 500 * MIB + 200e3 * wobble(i); /* +-200 kB of noise */
+    struct sps_leak_series s;
+    CHECK_EQ_I(judge(y, 60, &s), SPS_LEAK_NONE);
+    CHECK(s.ci95_low <= 0 && s.ci95_high >= 0);
+    CHECK_NEAR(s.median_bytes, 500 * MIB, 200e3);
+    CHECK_EQ_I(s.points, 60);
+}
+
+/* Memory grows for the first fifth of the steps (caches filling), then
+ * stays level: Theil-Sen sees a positive slope, the segments do not. */
+static void test_plateau_is_no_leak(void) {
+    double y[60];
+    for (size_t i = 0; i < 60; i++)
+        y[i] = 100 * MIB + (i < 12 ? (double)i : 12.0) * 4 * MIB + 50e3 * wobble(i);
+    struct sps_leak_series s;
+    CHECK_EQ_I(judge(y, 60, &s), SPS_LEAK_NONE);
+    CHECK(s.rising_segments < 4);
+}
+
+/* An allocator or garbage collector: grows 2 MiB a step for 10 steps,
+ * then drops back, over and over. */
+static void test_sawtooth_is_no_leak(void) {
+    double y[60];
+    for (size_t i = 0; i < 60; i++)
+        y[i] = 200 * MIB + (double)(i % 10) * 2 * MIB;
+    struct sps_leak_series s;
+    CHECK_EQ_I(judge(y, 60, &s), SPS_LEAK_NONE);
+    CHECK_MSG(strstr(s.reason, "interval") || strstr(s.reason, "persist"), "reason: %s", s.reason);
+    /* and teeth that do not fit the segments (period 7) */
+    for (size_t i = 0; i < 60; i++)
+        y[i] = 200 * MIB + (double)(i % 7) * 3 * MIB;
+    CHECK_EQ_I(judge(y, 60, &s), SPS_LEAK_NONE);
+}
+
+/* One allocation of 64 MiB halfway through is a jump, not a leak, although
+ * the slope's interval may well lie above zero. */
+static void test_one_off_allocation_is_no_leak(void) {
+    double y[60];
+    for (size_t i = 0; i < 60; i++)
+        y[i] = 300 * MIB + (i >= 27 ? 64 * MIB : 0) + 30e3 * wobble(i);
+    struct sps_leak_series s;
+    CHECK_EQ_I(judge(y, 60, &s), SPS_LEAK_NONE);
+    CHECK(s.rising_segments <= 1);
+}
+
+/* 1 MiB a step over 50 steps, with +-300 kB of noise: found, and the
+ * interval holds the true slope. */
+static void test_leak_found_in_50_steps(void) {
+    double y[50];
+    for (size_t i = 0; i < 50; i++)
+        y[i] = 800 * MIB + (double)i * MIB + 300e3 * wobble(i);
+    struct sps_leak_series s;
+    CHECK_EQ_I(judge(y, 50, &s), SPS_LEAK_FOUND);
+    CHECK_NEAR(s.slope_bytes_per_step, MIB, 0.02 * MIB);
+    CHECK(s.ci95_low <= MIB && MIB <= s.ci95_high);
+    CHECK(s.ci95_low > 0.9 * MIB);
+    CHECK_NEAR(s.growth_bytes, 50 * s.slope_bytes_per_step, 1);
+    CHECK_EQ_I(s.rising_segments, 4);
+    /* a slow leak whose total stays under 1 MiB does not matter yet */
+    for (size_t i = 0; i < 50; i++)
+        y[i] = 800 * MIB + (double)i * 16e3;
+    CHECK_EQ_I(judge(y, 50, &s), SPS_LEAK_NONE);
+    CHECK_STR_HAS(s.reason, "under");
+}
+
+static void test_too_few_readings_is_unknown(void) {
+    double x[6] = {0, 10, 20, 30, 40, 50}, y[6] = {1, 2, 3, 4, 5, 6};
+    struct sps_leak_series s;
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_I(sps__leak_judge(x, y, 6, 50, 0.0, &s), 0);
+    CHECK_EQ_I(s.verdict, SPS_LEAK_UNKNOWN);
+    CHECK_STR_HAS(s.reason, "only 6 readings during the 50 steps");
+    CHECK(isnan(s.slope_bytes_per_step));
+    /* too few steps after warm-up, however many readings */
+    CHECK_EQ_I(judge(y, 6, &s), SPS_LEAK_UNKNOWN);
+    CHECK_STR_HAS(s.reason, "only 6 steps after warm-up");
+}
+
+/* ------------------------------------------------- a synthetic run */
+
+#define T0 1000000000LL
+#define STEP_NS 10000000LL /* 10 ms */
+
+struct fake {
+    struct sps_run run;
+    struct sps__sampler_result *res;
+};
+
+/* nsteps steps of 10 ms, the first `warmup` marked warm-up; RSS read at
+ * each step's end by rss(i), into a series of cap points; one GPU read
+ * only 3 times. */
+static void fake_build(struct fake *f, size_t nsteps, size_t warmup, double (*rss)(size_t), uint32_t cap) {
+    memset(f, 0, sizeof *f);
+    f->run.nprocs = 1;
+    f->run.procs = calloc(1, sizeof *f->run.procs);
+    f->run.procs[0].pid = 4242;
+    f->run.nnames = 1;
+    f->run.names = calloc(1, sizeof *f->run.names);
+    strcpy(f->run.names[0].name, "step");
+    f->run.nsteps = nsteps;
+    f->run.steps = calloc(nsteps, sizeof *f->run.steps);
+    for (size_t i = 0; i < nsteps; i++) {
+        struct sps_step_row *r = &f->run.steps[i];
+        r->index = i;
+        r->tid = 4242;
+        r->start_ns = (uint64_t)(T0 + (int64_t)i * STEP_NS);
+        r->end_ns = r->start_ns + STEP_NS;
+        r->warmup = i < warmup;
+    }
+    f->run.warmup_steps = warmup;
+    f->res = calloc(1, sizeof *f->res);
+    f->res->tree_pid = 4242;
+    struct sps__series *s = &f->res->host[SPS_M_WORKLOAD_RSS_BYTES];
+    sps__series_init(s, cap);
+    for (size_t i = 0; i < nsteps; i++)
+        sps__series_add(s, T0 + (int64_t)(i + 1) * STEP_NS, rss(i));
+    f->res->ngpus = 1;
+    f->res->gpu[0].index = 0;
+    for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+        sps__series_init(&f->res->gpu[0].m[m], 16);
+    for (int k = 0; k < 3; k++)
+        sps__series_add(&f->res->gpu[0].m[SPS_M_GPU_MEMORY_USED_BYTES], T0 + k * 20 * STEP_NS, 2e9);
+}
+
+static void fake_free(struct fake *f) {
+    sps__series_free(&f->res->host[SPS_M_WORKLOAD_RSS_BYTES]);
+    for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+        sps__series_free(&f->res->gpu[0].m[m]);
+    free(f->res);
+    free(f->run.procs);
+    free(f->run.names);
+    free(f->run.steps);
+}
+
+/* Warm-up fills 5 MiB a step for 10 steps; then level. */
+static double rss_warmup_then_flat(size_t i) {
+    return 300 * MIB + (double)(i < 10 ? i : 10) * 5 * MIB + 40e3 * wobble(i);
+}
+
+/* The same warm-up, then 1 MiB a step. */
+static double rss_warmup_then_leak(size_t i) {
+    return 300 * MIB + (double)(i < 10 ? i : 10) * 5 * MIB + (i > 10 ? (double)(i - 10) * MIB : 0);
+}
+
+static void test_run_warmup_plateau(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_warmup_then_flat, 512);
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(l.verdict, SPS_LEAK_NONE);
+    CHECK_EQ_I(l.warmup_steps, 10);
+    CHECK_EQ_I(l.steps_analysed, 50);
+    CHECK_EQ_I(l.nseries, 2);
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_NONE);
+    /* readings during warm-up are left out; the one at its last step's end
+     * is the level the analysed steps start from */
+    CHECK_EQ_I(l.series[0].points, 51);
+    CHECK_NEAR(l.series[0].first_step, 10.0, 1e-9);
+    CHECK_EQ_I(l.series[1].verdict, SPS_LEAK_UNKNOWN); /* 3 GPU readings, 1 inside the steps */
+    CHECK_STR_HAS(l.series[1].series, "gpu_memory_used_bytes");
+    sps__leaks_free(&l);
+    fake_free(&f);
+}
+
+/* The leak after warm-up is found, also when the series halved its
+ * resolution (cap 16: each point merges 4 readings). */
+static void test_run_leak_after_warmup(void) {
+    uint32_t caps[] = {512, 16};
+    for (size_t c = 0; c < 2; c++) {
+        struct fake f;
+        fake_build(&f, 60, 10, rss_warmup_then_leak, caps[c]);
+        struct sps_leaks l;
+        CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+        CHECK_EQ_I(l.verdict, SPS_LEAK_FOUND);
+        CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_FOUND);
+        CHECK_MSG(fabs(l.series[0].slope_bytes_per_step - MIB) < 0.01 * MIB, "cap %u: slope %g", caps[c],
+                  l.series[0].slope_bytes_per_step);
+        CHECK(l.series[0].ci95_low > 0.9 * MIB && l.series[0].ci95_high < 1.1 * MIB);
+        CHECK_EQ_I(l.pid, 4242);
+        CHECK_EQ_I(strcmp(l.step_name, "step"), 0);
+        sps__leaks_free(&l);
+        fake_free(&f);
+    }
+}
+
+static void test_no_sampler_or_steps_is_unknown(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_warmup_then_leak, 512);
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, NULL, &l), 0);
+    CHECK_EQ_I(l.verdict, SPS_LEAK_UNKNOWN);
+    CHECK_STR_HAS(l.reason, "no sampler");
+    sps__leaks_free(&l);
+    f.run.nsteps = 0;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(l.verdict, SPS_LEAK_UNKNOWN);
+    CHECK_STR_HAS(l.reason, "no steps");
+    sps__leaks_free(&l);
+    fake_free(&f);
+}
+
+/* The analysis as report.json has it, and its views. */
+static void test_json_and_views(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_warmup_then_leak, 512);
+    struct sps_analysis a;
+    CHECK_EQ_I(sps__analyze(&f.run, &(struct sps_run_info){.sampler = f.res}, NULL, &a), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, mem);
+    sps__jw_object(&w, NULL);
+    sps__analysis_json(&w, &a);
+    sps__jw_end(&w, '}');
+    fclose(mem);
+    sps__analysis_free(&a);
+    json_error_t err;
+    json_t *report = json_loads(buf, 0, &err);
+    CHECK_MSG(report != NULL, "%s: %s", err.text, buf);
+    free(buf);
+    if (!report) {
+        fake_free(&f);
+        return;
+    }
+    json_t *leaks = json_path(report, "analysis.leaks");
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(leaks, "verdict")), "leak"), 0);
+    CHECK_EQ_I(json_num(leaks, "steps_analysed"), 50);
+    CHECK_EQ_I(json_num(leaks, "step_stream.pid"), 4242);
+    json_t *rss = json_array_get(json_object_get(leaks, "series"), 0);
+    CHECK_NEAR(json_num(rss, "slope_bytes_per_step"), MIB, 0.01 * MIB);
+    CHECK_EQ_I(json_num(rss, "pid"), 4242);
+    CHECK(json_is_null(json_object_get(rss, "gpu")));
+    json_t *gpu = json_array_get(json_object_get(leaks, "series"), 1);
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(gpu, "verdict")), "unknown"), 0);
+    CHECK(json_is_null(json_object_get(gpu, "slope_bytes_per_step"))); /* unknown, not 0 */
+    CHECK_EQ_I(json_num(gpu, "gpu"), 0);
+
+    char *text = NULL;
+    size_t tlen = 0;
+    mem = open_memstream(&text, &tlen);
+    sps__analysis_print(mem, report);
+    fclose(mem);
+    CHECK_STR_HAS(text, "leak: workload RSS grows 1.00 MiB/step (95% CI 1.00 to 1.00) over 50 steps after warm-up");
+    free(text);
+    mem = open_memstream(&text, &tlen);
+    sps__analysis_html(mem, report);
+    fclose(mem);
+    CHECK_STR_HAS(text, "<h2>Memory leaks</h2>");
+    CHECK_STR_HAS(text, "<td>GPU 0 memory used</td><td>unknown</td>");
+    free(text);
+    json_decref(report);
+    fake_free(&f);
+}
+
+/* ---------------------------------------------- the examples, for real */
+
+static json_t *profile(const char *tag, char *const *cmd) {
+    char out[600];
+    snprintf(out, sizeof out, "%s/out", tmpdir_new(tag));
+    char *argv[32] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--"};
+    size_t n = 6;
+    for (size_t i = 0; cmd[i] && n < 31; i++)
+        argv[n++] = cmd[i];
+    argv[n] = NULL;
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    return report_load(out);
+}
+
+static void test_leaky_train_is_flagged(void) {
+    char *cmd[] = {SPS_BIN_DIR "/leaky_train", NULL};
+    json_t *r = profile("leaky", cmd);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    json_t *leaks = json_path(r, "analysis.leaks");
+    const char *v = json_string_value(json_object_get(leaks, "verdict"));
+    CHECK_MSG(v && strcmp(v, "leak") == 0, "verdict %s", v ? v : "(none)");
+    json_t *rss = json_array_get(json_object_get(leaks, "series"), 0);
+    double slope = json_num(rss, "slope_bytes_per_step");
+    /* 1 MiB kept a step, plus the step's few record events and page-table growth */
+    CHECK_MSG(slope > 0.95 * MIB && slope < 1.15 * MIB, "slope %g", slope);
+    CHECK(json_num(rss, "ci95_low") > 0.9 * MIB);
+    json_decref(r);
+}
+
+static void test_tiny_train_is_not_flagged(void) {
+    /* ~2 s: enough readings to be judged, not only "unknown" */
+    char *cmd[] = {SPS_BIN_DIR "/tiny_train", "--steps", "1500", "--print-every", "0", NULL};
+    json_t *r = profile("tiny", cmd);
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    const char *v = json_string_value(json_path(r, "analysis.leaks.verdict"));
+    CHECK_MSG(v && strcmp(v, "leak") != 0, "verdict %s", v ? v : "(none)");
+    json_decref(r);
+}
+
+int main(void) {
+    RUN_TEST(test_theil_sen_line);
+    RUN_TEST(test_theil_sen_interval_ranks);
+    RUN_TEST(test_flat_is_no_leak);
+    RUN_TEST(test_plateau_is_no_leak);
+    RUN_TEST(test_sawtooth_is_no_leak);
+    RUN_TEST(test_one_off_allocation_is_no_leak);
+    RUN_TEST(test_leak_found_in_50_steps);
+    RUN_TEST(test_too_few_readings_is_unknown);
+    RUN_TEST(test_run_warmup_plateau);
+    RUN_TEST(test_run_leak_after_warmup);
+    RUN_TEST(test_no_sampler_or_steps_is_unknown);
+    RUN_TEST(test_json_and_views);
+    RUN_TEST(test_leaky_train_is_flagged);
+    RUN_TEST(test_tiny_train_is_not_flagged);
+    return check_report();
+}
