@@ -38,6 +38,8 @@ struct sps_run_info {
     const char *sampler_absent_reason;
     /* what the user told the analysis (NULL: the defaults) */
     const struct sps_analysis_config *analysis;
+    /* CPUs the workload could use (sysconf when it ran); 0: unknown */
+    int cpu_count;
     /* stepscope run's live view: whether it ran, and what it cost */
     int have_live_view;
     uint64_t live_view_refreshes;

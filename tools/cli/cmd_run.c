@@ -415,6 +415,7 @@ int sps_cmd_run(int argc, char **argv) {
     info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
+    info.cpu_count = sps__platform_cpu_count();
     info.have_live_view = had_view;
     info.live_view_refreshes = view_cost.refreshes;
     info.live_view_cpu_seconds = view_cost.cpu_seconds;
