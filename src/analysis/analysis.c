@@ -22,15 +22,14 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
         cfg = &defaults;
     }
     memset(out, 0, sizeof *out);
-    (void)run;
-    (void)info;
+    sps__bottleneck_analyze(run, info, &out->bottleneck);
     out->computed = 1;
     return 0;
 }
 
 void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__jw_object(w, "analysis");
-    (void)a;
+    sps__bottleneck_json(w, &a->bottleneck);
     sps__jw_end(w, '}');
 }
 

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/bottleneck.h"
+
 struct sps_run;
 struct sps_run_info;
 struct sps_jw;
@@ -37,6 +39,7 @@ void sps__analysis_config_default(struct sps_analysis_config *c);
 
 struct sps_analysis {
     int computed; /* sps__analyze ran */
+    struct sps_bottleneck bottleneck;
 };
 
 /* Analyse run (built) with info (its sampler result may be NULL).

@@ -20,4 +20,9 @@ void sps__analysis_print(FILE *f, const json_t *report);
  * escaped; no script. */
 void sps__analysis_html(FILE *out, const json_t *report);
 
+/* The parts' printers, given report.json's "analysis" object (nothing
+ * when their part is absent). */
+void sps__analysis_bottleneck_print(FILE *f, const json_t *analysis);
+void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis);
+
 #endif /* SPS_REPORT_ANALYSIS_VIEWS_H */
