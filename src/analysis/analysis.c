@@ -23,6 +23,7 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
         cfg = &defaults;
     }
     memset(out, 0, sizeof *out);
+    sps__bottleneck_analyze(run, info, &out->bottleneck);
     sps__overhead_analyze(run, info, &out->overhead);
     out->computed = 1;
     int rc = 0;
@@ -33,6 +34,7 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
 
 void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__jw_object(w, "analysis");
+    sps__bottleneck_json(w, &a->bottleneck);
     if (a->leaks.computed)
         sps__leaks_json(w, &a->leaks);
     sps__overhead_json(w, &a->overhead);

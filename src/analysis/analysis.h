@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/bottleneck.h"
 #include "analysis/leaks.h"
 #include "analysis/overhead.h"
 
@@ -40,6 +41,7 @@ void sps__analysis_config_default(struct sps_analysis_config *c);
 
 struct sps_analysis {
     int computed; /* sps__analyze ran */
+    struct sps_bottleneck bottleneck;
     struct sps_leaks leaks; /* memory growth against the step number */
     struct sps_overhead overhead;
 };

@@ -38,6 +38,8 @@ struct sps_run_info {
     const char *sampler_absent_reason;
     /* what the user told the analysis (NULL: the defaults) */
     const struct sps_analysis_config *analysis;
+    /* CPUs the workload could use (sysconf when it ran); 0: unknown */
+    int cpu_count;
     /* the measured cost of one zone and one value (stepscope run measures
      * them when the run ends); absent_reason says why not otherwise */
     int have_record_cost;

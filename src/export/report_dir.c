@@ -12,6 +12,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "export/report.h"
+#include "platform/platform.h"
 #include "recorder.h"
 #include "stepscope.h"
 
@@ -55,6 +56,7 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
         info.have_rss = info.have_times;
         info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
         info.rss_scope = "this process (getrusage RUSAGE_SELF)";
+        info.cpu_count = sps__platform_cpu_count();
         info.standalone_reason = "the recording process itself (sps_report_write); wall time from its first event";
         int sampling = 0;
         info.sampler = sps__capture_pause(&sampling);

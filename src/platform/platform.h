@@ -38,4 +38,8 @@ struct sps_process_id sps__platform_self(void);
  * many (0 when they cannot be read). */
 int sps__platform_ancestors(struct sps_process_id *ids, int max);
 
+/* CPUs the calling process may run on (its affinity mask, which a child
+ * inherits), else the online CPUs; 0 when unknown. */
+int sps__platform_cpu_count(void);
+
 #endif /* SPS_PLATFORM_H */

@@ -7,6 +7,7 @@ void sps__analysis_print(FILE *f, const json_t *report) {
     const json_t *a = json_object_get(report, "analysis");
     if (!json_is_object(a))
         return;
+    sps__analysis_bottleneck_print(f, a);
     sps__analysis_leaks_print(f, json_object_get(a, "leaks"));
     sps__overhead_print(f, json_object_get(a, "overhead"));
 }
@@ -15,6 +16,7 @@ void sps__analysis_html(FILE *out, const json_t *report) {
     const json_t *a = json_object_get(report, "analysis");
     if (!json_is_object(a))
         return;
+    sps__analysis_bottleneck_html(out, a);
     sps__analysis_leaks_html(out, json_object_get(a, "leaks"));
     sps__overhead_html(out, json_object_get(a, "overhead"));
 }

@@ -20,6 +20,10 @@ void sps__analysis_print(FILE *f, const json_t *report);
  * escaped; no script. */
 void sps__analysis_html(FILE *out, const json_t *report);
 
+/* The parts' printers, given report.json's "analysis" object (nothing
+ * when their part is absent). */
+void sps__analysis_bottleneck_print(FILE *f, const json_t *analysis);
+void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis);
 /* analysis.leaks (analysis_leaks.c): nothing when leaks is not an object. */
 void sps__analysis_leaks_print(FILE *f, const json_t *leaks);
 void sps__analysis_leaks_html(FILE *out, const json_t *leaks);

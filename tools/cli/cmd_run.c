@@ -416,6 +416,7 @@ int sps_cmd_run(int argc, char **argv) {
     info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
+    info.cpu_count = sps__platform_cpu_count();
     /* every thread of ours is stopped: the measuring child forks cleanly */
     info.have_record_cost = sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns) == 0;
     info.record_cost_absent_reason = "the measuring process could not run";

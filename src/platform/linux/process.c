@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +93,14 @@ int sps__platform_ancestors(struct sps_process_id *ids, int max) {
         pid = ppid;
     }
     return n;
+}
+
+int sps__platform_cpu_count(void) {
+    /* taskset and cgroup cpusets narrow the affinity mask: those are the
+     * CPUs the workload can keep busy, not the machine's */
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 1000000 ? (int)n : 0;
 }

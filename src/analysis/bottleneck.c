@@ -1,0 +1,795 @@
+/*
+ * bottleneck.c - what limits the step (see bottleneck.h and
+ * docs/analysis.md, "Bottleneck").
+ */
+#include "analysis/bottleneck.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "export/json_writer.h"
+#include "export/report.h"
+#include "model/run.h"
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+#define MIB (1024.0 * 1024.0)
+#define GIB (1024.0 * MIB)
+
+/* At most this many zone names count as data loading (the first found). */
+#define MAX_DATA_NAMES 64
+
+/* ---------------------------------------------------------------- names */
+
+const char *sps__bn_kind_name(enum sps_bn_kind kind) {
+    switch (kind) {
+    case SPS_BN_INPUT: return "input-bound";
+    case SPS_BN_GPU: return "gpu-bound";
+    case SPS_BN_CPU: return "cpu-bound";
+    case SPS_BN_IO: return "io-bound";
+    case SPS_BN_THROTTLED: return "throttled";
+    case SPS_BN_MEMORY: return "memory-pressure";
+    default: return "unknown";
+    }
+}
+
+static const char *const DATA_TOKENS[] = {"data", "dataloader", "dataloading", "loader", "load",
+                                          "loading", "fetch", "input", "inputs"};
+
+int sps__bn_is_data_zone(const char *name) {
+    /* tokens rather than substrings: "load_batch" and "DataLoader.next"
+     * are data loading, "download_weights" and "payload" are not */
+    char token[SPS_REC_NAME_LEN];
+    size_t len = 0;
+    for (const char *c = name;; c++) {
+        if (*c && isalnum((unsigned char)*c)) {
+            if (len + 1 < sizeof token)
+                token[len++] = (char)tolower((unsigned char)*c);
+            continue;
+        }
+        token[len] = '\0';
+        for (size_t i = 0; len && i < sizeof DATA_TOKENS / sizeof *DATA_TOKENS; i++)
+            if (strcmp(token, DATA_TOKENS[i]) == 0)
+                return 1;
+        len = 0;
+        if (!*c)
+            return 0;
+    }
+}
+
+void sps__bn_evidence_init(struct sps_bn_evidence *e) {
+    memset(e, 0, sizeof *e);
+    e->step_mean_seconds = e->data_loading_percent = NAN;
+    e->gpu_utilization_mean_percent = e->gpu_utilization_p10_percent = e->gpu_utilization_p90_percent = NAN;
+    e->gpu_throttled_percent = e->gpu_power_capped_percent = NAN;
+    e->gpu_temperature_max_celsius = e->gpu_sm_clock_drop_percent = NAN;
+    e->workload_cpu_mean_percent = e->workload_cpu_percent_of_machine = NAN;
+    e->system_cpu_mean_percent = e->system_iowait_mean_percent = NAN;
+    e->workload_disk_read_mean_bytes_per_second = NAN;
+    e->system_memory_total_bytes = e->system_memory_available_min_percent = NAN;
+    e->system_swap_used_max_bytes = e->system_swap_growth_bytes = NAN;
+}
+
+/* ------------------------------------------------------------ classifier */
+
+/* Thresholds (docs/analysis.md lists them with their reasons). */
+#define MEM_AVAILABLE_LOW_PERCENT 5.0
+#define SWAP_GROWTH_BYTES (64.0 * MIB)
+#define THROTTLED_PERCENT 20.0
+#define HOT_GPU_CELSIUS 85.0
+#define CLOCK_DROP_PERCENT 15.0
+#define IOWAIT_PERCENT 10.0
+#define DISK_READ_BYTES_PER_SECOND (1.0 * MIB)
+#define DATA_INPUT_PERCENT 30.0
+#define DATA_WEAK_PERCENT 15.0
+#define GPU_BUSY_PERCENT 80.0
+#define GPU_IDLE_PERCENT 50.0
+#define CPU_BUSY_PERCENT 80.0 /* of one CPU: a core's worth of work, all the time */
+#define CPU_PART_BUSY_PERCENT 50.0 /* half a core: busy, but not all the time */
+#define MACHINE_BUSY_PERCENT 90.0
+#define FEW_READINGS 3
+
+static double clamp01(double x) {
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+static int known(double x) {
+    return !isnan(x);
+}
+
+static void verdict(struct sps_bn_verdict *v, enum sps_bn_kind kind, double confidence, const char *rec) {
+    v->kind = kind;
+    v->confidence = kind == SPS_BN_UNKNOWN ? NAN : clamp01(fmin(confidence, 0.95));
+    snprintf(v->recommendation, sizeof v->recommendation, "%s", rec);
+}
+
+void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *v) {
+    memset(v, 0, sizeof *v);
+    double data = e->data_loading_percent, util = e->gpu_utilization_mean_percent;
+    double cpu = e->workload_cpu_mean_percent;
+    int gpu = e->gpus > 0 && known(util);
+    /* a verdict resting on one or two sampler readings is a guess about a
+     * short span: it keeps its kind but loses some confidence */
+    double scarce = e->cpu_readings < FEW_READINGS && e->machine_readings < FEW_READINGS ? 0.8 : 1.0;
+
+    if (e->steps == 0 && e->cpu_readings == 0 && e->machine_readings == 0 && !gpu) {
+        snprintf(v->reason, sizeof v->reason, "no steps and no machine readings to judge");
+        verdict(v, SPS_BN_UNKNOWN, NAN,
+                "mark the training loop with SPS_STEP() and let the sampler run (no --no-sample)");
+        return;
+    }
+
+    /* Memory first: swapping slows everything else, so any other verdict
+     * would name a symptom. */
+    double avail = e->system_memory_available_min_percent, swap = e->system_swap_growth_bytes;
+    int low = known(avail) && avail < MEM_AVAILABLE_LOW_PERCENT;
+    int swapping = known(swap) && swap >= SWAP_GROWTH_BYTES &&
+                   (!known(e->system_memory_total_bytes) || swap >= 0.01 * e->system_memory_total_bytes);
+    if (low || swapping) {
+        snprintf(v->reason, sizeof v->reason,
+                 "memory available fell to %.1f%% of %.1f GiB; swap in use grew by %.0f MiB", avail,
+                 e->system_memory_total_bytes / GIB, known(swap) ? swap / MIB : 0.0);
+        verdict(v, SPS_BN_MEMORY, (low && swapping ? 0.9 : 0.7) * scarce,
+                "free memory: lower the batch size or the DataLoader's num_workers and prefetch_factor, or use a "
+                "machine with more RAM (swapping makes every step wait on the disk)");
+        return;
+    }
+
+    if (gpu && known(e->gpu_throttled_percent) && e->gpu_throttled_percent >= THROTTLED_PERCENT) {
+        snprintf(v->reason, sizeof v->reason,
+                 "the GPU slowed itself (thermal or hardware slowdown, reasons 0x%x) in %.0f%% of its readings; "
+                 "peak %.0f °C, mean SM clock %.0f%% below its peak",
+                 (unsigned)e->gpu_throttle_reasons_seen, e->gpu_throttled_percent, e->gpu_temperature_max_celsius,
+                 e->gpu_sm_clock_drop_percent);
+        verdict(v, SPS_BN_THROTTLED, (0.5 + 0.5 * e->gpu_throttled_percent / 100) * scarce,
+                "check the GPU's cooling (airflow, fans, inlet temperature) and power delivery; "
+                "nvidia-smi -q -d PERFORMANCE names the active slowdown");
+        return;
+    }
+    /* without throttle reasons (drm, nvidia-smi): a hot GPU whose clock
+     * sags while it is busy */
+    if (gpu && !known(e->gpu_throttled_percent) && known(e->gpu_temperature_max_celsius) &&
+        e->gpu_temperature_max_celsius >= HOT_GPU_CELSIUS && known(e->gpu_sm_clock_drop_percent) &&
+        e->gpu_sm_clock_drop_percent >= CLOCK_DROP_PERCENT && util >= GPU_IDLE_PERCENT) {
+        snprintf(v->reason, sizeof v->reason,
+                 "the GPU reached %.0f °C and its mean SM clock was %.0f%% below its peak while %.0f%% busy "
+                 "(no throttle reasons from this GPU source)",
+                 e->gpu_temperature_max_celsius, e->gpu_sm_clock_drop_percent, util);
+        verdict(v, SPS_BN_THROTTLED, 0.5 * scarce,
+                "check the GPU's cooling (airflow, fans, inlet temperature); nvidia-smi -q -d PERFORMANCE names "
+                "the active slowdown");
+        return;
+    }
+
+    double iowait = e->system_iowait_mean_percent, disk = e->workload_disk_read_mean_bytes_per_second;
+    if (known(iowait) && iowait >= IOWAIT_PERCENT &&
+        ((known(disk) && disk >= DISK_READ_BYTES_PER_SECOND) || (known(data) && data >= DATA_WEAK_PERCENT + 5))) {
+        snprintf(v->reason, sizeof v->reason,
+                 "CPUs waited on I/O %.0f%% of the time while the workload read %.1f MiB/s from storage; "
+                 "data loading took %.0f%% of step time",
+                 iowait, known(disk) ? disk / MIB : 0.0, known(data) ? data : 0.0);
+        verdict(v, SPS_BN_IO, (0.55 + 0.4 * fmin(iowait, 40.0) / 40.0) * scarce,
+                "the reads wait on storage: cache the dataset in RAM or on a local NVMe disk, pack small files "
+                "into larger shards, and keep more reads in flight (more DataLoader workers)");
+        return;
+    }
+
+    if (known(data) && data >= DATA_INPUT_PERCENT) {
+        snprintf(v->reason, sizeof v->reason, "%.0f%% of step time is spent in data loading zones%s", data,
+                 gpu ? "" : " (no GPU)");
+        if (gpu) {
+            char more[96];
+            snprintf(more, sizeof more, "; the GPU was busy %.0f%% of the time", util);
+            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        }
+        verdict(v, SPS_BN_INPUT, 0.5 + 0.45 * (data - DATA_INPUT_PERCENT) / (100 - DATA_INPUT_PERCENT),
+                gpu ? "the step waits for its batch: raise the DataLoader's num_workers, set pin_memory=True and "
+                      "persistent_workers=True so the next batch is ready before the step asks"
+                    : "the step waits for its batch: raise the DataLoader's num_workers (or prepare batches on "
+                      "another thread) so the next batch is ready before the step asks");
+        return;
+    }
+
+    if (gpu && util >= GPU_BUSY_PERCENT) {
+        snprintf(v->reason, sizeof v->reason, "the GPU was busy %.0f%% of the time (p10 %.0f%%)%s", util,
+                 e->gpu_utilization_p10_percent,
+                 known(e->gpu_power_capped_percent) && e->gpu_power_capped_percent >= 50
+                     ? ", at its power cap most of the time"
+                     : "");
+        verdict(v, SPS_BN_GPU, (0.55 + 0.4 * (util - GPU_BUSY_PERCENT) / (100 - GPU_BUSY_PERCENT)) * scarce,
+                "the GPU is the limit: use bf16/fp16 mixed precision and fused kernels (torch.compile) to do the "
+                "same work in less GPU time");
+        return;
+    }
+
+    if (gpu && util < GPU_IDLE_PERCENT && known(cpu) && cpu >= CPU_BUSY_PERCENT && !known(data)) {
+        snprintf(v->reason, sizeof v->reason,
+                 "the GPU was busy only %.0f%% of the time while the workload's CPU ran at %.0f%% of a core, "
+                 "and no data loading zone says where that CPU time went",
+                 util, cpu);
+        verdict(v, SPS_BN_INPUT, 0.45 * scarce,
+                "wrap batch loading in SPS_ZONE(\"data\") to confirm, then raise the DataLoader's num_workers and "
+                "set pin_memory=True");
+        return;
+    }
+
+    if (known(cpu) && cpu >= CPU_BUSY_PERCENT) {
+        double machine = e->workload_cpu_percent_of_machine;
+        char rec[320];
+        if (gpu)
+            snprintf(rec, sizeof rec,
+                     "the GPU waits on the CPU: do less Python per step (a larger batch, torch.compile or CUDA "
+                     "graphs) and move preprocessing onto the GPU");
+        else if (e->cpu_count > 1 && known(machine) && machine < 75)
+            snprintf(rec, sizeof rec,
+                     "it keeps %.1f of %d cores busy: let the math use more threads (OMP_NUM_THREADS, "
+                     "torch.set_num_threads) or a larger batch per call",
+                     cpu / 100, e->cpu_count);
+        else if (e->cpu_count > 0)
+            snprintf(rec, sizeof rec,
+                     "every core is busy: do less CPU work per step (vectorised or fused operations, lower "
+                     "precision) or move the compute to a GPU");
+        else
+            snprintf(rec, sizeof rec,
+                     "use more threads for the math (OMP_NUM_THREADS, torch.set_num_threads) if cores are free, "
+                     "or move the compute to a GPU");
+        snprintf(v->reason, sizeof v->reason, "the workload's CPU ran at %.0f%% of a core", cpu);
+        if (known(machine)) {
+            char more[96];
+            snprintf(more, sizeof more, " (%.0f%% of %d CPUs)", machine, e->cpu_count);
+            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        }
+        char more[128];
+        if (gpu)
+            snprintf(more, sizeof more, " while the GPU was busy %.0f%%", util);
+        else
+            snprintf(more, sizeof more, " with no GPU");
+        strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        if (known(data)) {
+            snprintf(more, sizeof more, "; data loading took %.0f%% of step time", data);
+            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        }
+        double c = 0.6 + (!gpu ? 0.2 : util < GPU_IDLE_PERCENT ? 0.15 : 0.0) + (cpu >= 95 ? 0.1 : 0.0);
+        verdict(v, SPS_BN_CPU, c * scarce, rec);
+        return;
+    }
+
+    /* Less than a core's worth, but nothing else to wait on: with no GPU
+     * the step is CPU work that did not get the whole core, or with a
+     * saturated machine, other processes took the CPUs. */
+    double sys = e->system_cpu_mean_percent;
+    int crowded = known(sys) && sys >= MACHINE_BUSY_PERCENT;
+    if (known(cpu) && cpu >= CPU_PART_BUSY_PERCENT && (!gpu || crowded) && !(known(data) && data >= DATA_WEAK_PERCENT)) {
+        snprintf(v->reason, sizeof v->reason, "the workload's CPU ran at %.0f%% of a core%s", cpu,
+                 gpu ? "" : " with no GPU");
+        char more[128];
+        if (crowded) {
+            snprintf(more, sizeof more, " while the machine's CPUs were %.0f%% busy", sys);
+            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        }
+        if (known(data)) {
+            snprintf(more, sizeof more, "; data loading took %.0f%% of step time", data);
+            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
+        }
+        verdict(v, SPS_BN_CPU, 0.5 * scarce,
+                crowded ? "other work competes for the CPUs: run on a quieter machine, or give the workload cores "
+                          "of its own (taskset, cgroup cpusets)"
+                        : "the step is CPU work: use more threads for the math (OMP_NUM_THREADS, "
+                          "torch.set_num_threads), or move the compute to a GPU");
+        return;
+    }
+
+    if (known(data) && data >= DATA_WEAK_PERCENT) {
+        snprintf(v->reason, sizeof v->reason,
+                 "%.0f%% of step time is spent in data loading zones, and neither the CPU nor the GPU is saturated",
+                 data);
+        verdict(v, SPS_BN_INPUT, 0.35,
+                "raise the DataLoader's num_workers (or prefetch on another thread) so the next batch is ready "
+                "before the step asks");
+        return;
+    }
+
+    if (e->cpu_readings == 0 && e->machine_readings == 0 && !gpu) {
+        if (known(data))
+            snprintf(v->reason, sizeof v->reason,
+                     "%.0f%% of step time in data loading; without machine readings nothing else can be judged", data);
+        else
+            snprintf(v->reason, sizeof v->reason,
+                     "no data loading zone and no machine readings: nothing to judge the steps by");
+        verdict(v, SPS_BN_UNKNOWN, NAN,
+                "let the sampler run (no --no-sample) and wrap batch loading in SPS_ZONE(\"data\")");
+        return;
+    }
+    char gpu_part[64] = "no GPU";
+    if (gpu)
+        snprintf(gpu_part, sizeof gpu_part, "the GPU (%.0f%% busy)", util);
+    snprintf(v->reason, sizeof v->reason,
+             "neither %s nor the CPU (%.0f%% of a core) is saturated and data loading takes %.0f%%: the step "
+             "waits on something not sampled",
+             gpu_part, known(cpu) ? cpu : 0.0, known(data) ? data : 0.0);
+    verdict(v, SPS_BN_UNKNOWN, NAN,
+            "wrap the waits (collectives, synchronisation, host-device copies, sleeps) in zones to see which one "
+            "it is");
+}
+
+/* -------------------------------------------------------- sampler evidence */
+
+/* A span of time on the monotonic clock, or the whole sampling.  With
+ * fallback, a series with no reading in the span is taken whole: a run
+ * shorter than the machine interval has its machine readings around its
+ * steps, not among them. */
+struct span {
+    int all;
+    int64_t a, b;
+    int fallback;
+};
+
+/* What one series says over a span. */
+struct span_stats {
+    uint64_t n; /* readings */
+    double mean, min, max, first;
+    uint32_t lo, hi; /* the points used: [lo, hi) */
+};
+
+/*
+ * The points of s that describe span: those whose first reading falls in
+ * [a, b].  A span shorter than the series' resolution may hold none; then
+ * the first point after b counts, when it follows within one point's
+ * length (cover_ns), because a reading (a rate, NVML's utilisation)
+ * describes the time just before it.  The whole sampling uses the series'
+ * exact statistics.  min is the least point mean (exact while a point
+ * holds one reading).
+ */
+static struct span_stats span_stats_of(const struct sps__series *s, const struct span *sp, int64_t cover_ns) {
+    struct span_stats st = {0, NAN, NAN, NAN, NAN, 0, 0};
+    if (s->n == 0 || !s->points)
+        return st;
+    uint32_t lo = 0, hi = s->count;
+    if (!sp->all) {
+        while (lo < s->count && s->points[lo].t_ns < sp->a)
+            lo++;
+        hi = lo;
+        while (hi < s->count && s->points[hi].t_ns <= sp->b)
+            hi++;
+        if (lo == hi && lo < s->count && s->points[lo].t_ns - sp->b <= cover_ns * (int64_t)s->per_point)
+            hi = lo + 1;
+    }
+    if (lo == hi && sp->fallback) {
+        struct span whole = {1, 0, 0, 0};
+        return span_stats_of(s, &whole, cover_ns);
+    }
+    st.lo = lo;
+    st.hi = hi;
+    if (lo == hi)
+        return st;
+    double sum = 0;
+    st.min = INFINITY;
+    st.max = -INFINITY;
+    for (uint32_t i = lo; i < hi; i++) {
+        const struct sps__series_point *p = &s->points[i];
+        st.n += p->n;
+        sum += p->mean * p->n;
+        st.min = fmin(st.min, p->mean);
+        st.max = fmax(st.max, p->max);
+    }
+    st.mean = sum / (double)st.n;
+    st.first = s->points[lo].mean;
+    if (sp->all) { /* exact */
+        st.n = s->n;
+        st.mean = s->sum / (double)s->n;
+        st.min = s->min;
+        st.max = s->max;
+    }
+    return st;
+}
+
+static int64_t cover_ns(const struct sps__sampler_result *r, int machine) {
+    int ms = machine ? r->machine_interval_ms : r->interval_ms;
+    if (ms <= 0)
+        ms = machine ? SPS_SAMPLER_DEFAULT_MACHINE_MS : SPS_SAMPLER_DEFAULT_INTERVAL_MS;
+    return (int64_t)ms * 1000000;
+}
+
+static struct span_stats host_stats(const struct sps__sampler_result *r, int metric, const struct span *sp) {
+    const struct sps_metric_info *mi = sps_host_metric_info(metric);
+    return span_stats_of(&r->host[metric], sp, cover_ns(r, mi && mi->cadence == SPS_EVERY_MACHINE_INTERVAL));
+}
+
+/* The p-th percentile (0..100) of a 1%-bin histogram of percentages. */
+static double hist_percentile(const double *bins, double total, double p) {
+    double want = total * p / 100, seen = 0;
+    for (int i = 0; i <= 100; i++) {
+        seen += bins[i];
+        if (seen >= want && seen > 0)
+            return i;
+    }
+    return 100;
+}
+
+static void gpu_evidence(const struct sps__sampler_result *r, const struct span *sp, struct sps_bn_evidence *e) {
+    double bins[101] = {0}, util_sum = 0, util_n = 0;
+    double thr_n = 0, cap_n = 0, reason_n = 0;
+    int64_t machine = cover_ns(r, 1);
+    for (int g = 0; g < r->ngpus && g < SPS_CAPTURE_MAX_GPUS; g++) {
+        const struct sps__gpu_series *gs = &r->gpu[g];
+        struct span_stats u = span_stats_of(&gs->m[SPS_M_GPU_UTILIZATION_PERCENT], sp, machine);
+        if (u.n == 0)
+            continue;
+        e->gpus++;
+        util_sum += u.mean * (double)u.n;
+        util_n += (double)u.n;
+        const struct sps__series *us = &gs->m[SPS_M_GPU_UTILIZATION_PERCENT];
+        for (uint32_t i = u.lo; i < u.hi; i++) {
+            double m = us->points[i].mean;
+            int bin = m <= 0 ? 0 : m >= 100 ? 100 : (int)lrint(m);
+            bins[bin] += us->points[i].n;
+        }
+        struct span_stats t = span_stats_of(&gs->m[SPS_M_GPU_TEMPERATURE_CELSIUS], sp, machine);
+        if (t.n)
+            e->gpu_temperature_max_celsius = known(e->gpu_temperature_max_celsius)
+                                                 ? fmax(e->gpu_temperature_max_celsius, t.max)
+                                                 : t.max;
+        struct span_stats c = span_stats_of(&gs->m[SPS_M_GPU_SM_CLOCK_HERTZ], sp, machine);
+        if (c.n && c.max > 0) {
+            double drop = 100 * (1 - c.mean / c.max);
+            e->gpu_sm_clock_drop_percent =
+                known(e->gpu_sm_clock_drop_percent) ? fmax(e->gpu_sm_clock_drop_percent, drop) : drop;
+        }
+        /* A point's max stands for its readings' reasons: exact while a
+         * point holds one reading (the first 512 machine intervals), an
+         * approximation of their OR after the series has merged points. */
+        const struct sps__series *ts = &gs->m[SPS_M_GPU_THROTTLE_REASONS];
+        struct span_stats tr = span_stats_of(ts, sp, machine);
+        for (uint32_t i = tr.lo; tr.n && i < tr.hi; i++) {
+            uint32_t bits = (uint32_t)ts->points[i].max;
+            e->gpu_throttle_reasons_seen |= bits;
+            reason_n += ts->points[i].n;
+            if (bits & SPS_BN_THROTTLE_SLOWDOWN)
+                thr_n += ts->points[i].n;
+            if (bits & SPS_BN_THROTTLE_SW_POWER_CAP)
+                cap_n += ts->points[i].n;
+        }
+    }
+    if (e->gpus == 0) {
+        e->why_gpu = r->ngpus == 0 ? "no GPU was found" : "no GPU utilisation reading in this span";
+        e->why_throttle = e->why_gpu;
+        return;
+    }
+    e->gpu_utilization_mean_percent = util_sum / util_n;
+    e->gpu_utilization_p10_percent = hist_percentile(bins, util_n, 10);
+    e->gpu_utilization_p90_percent = hist_percentile(bins, util_n, 90);
+    if (reason_n > 0) {
+        e->gpu_throttled_percent = 100 * thr_n / reason_n;
+        e->gpu_power_capped_percent = 100 * cap_n / reason_n;
+    } else {
+        e->why_throttle = "the GPU source gives no throttle reasons (only NVML does)";
+    }
+}
+
+static void sampler_evidence(const struct sps__sampler_result *r, const struct span *sp, int cpu_count,
+                             struct sps_bn_evidence *e) {
+    e->cpu_count = cpu_count > 0 ? cpu_count : 0;
+    if (cpu_count <= 0)
+        e->why_cpu_count = "the machine's CPU count is unknown";
+    if (!r) {
+        e->why_cpu = e->why_system = e->why_disk = e->why_memory = e->why_gpu = e->why_throttle =
+            "no machine readings (no sampler ran)";
+        return;
+    }
+    struct span_stats cpu = host_stats(r, SPS_M_WORKLOAD_CPU_PERCENT, sp);
+    e->cpu_readings = cpu.n;
+    if (cpu.n) {
+        e->workload_cpu_mean_percent = cpu.mean;
+        if (cpu_count > 0)
+            e->workload_cpu_percent_of_machine = cpu.mean / cpu_count;
+    } else {
+        e->why_cpu = r->host[SPS_M_WORKLOAD_CPU_PERCENT].n ? "no workload CPU reading in this span"
+                                                           : "the workload's CPU was not read";
+    }
+    struct span_stats sys = host_stats(r, SPS_M_SYSTEM_CPU_PERCENT, sp);
+    struct span_stats iow = host_stats(r, SPS_M_SYSTEM_IOWAIT_PERCENT, sp);
+    e->machine_readings = sys.n;
+    e->system_cpu_mean_percent = sys.mean;
+    e->system_iowait_mean_percent = iow.mean;
+    if (!sys.n || !iow.n)
+        e->why_system = r->host[SPS_M_SYSTEM_CPU_PERCENT].n ? "no system CPU reading in this span"
+                                                            : "the system's CPU was not read";
+    struct span_stats disk = host_stats(r, SPS_M_WORKLOAD_DISK_READ_BYTES_PER_SECOND, sp);
+    e->workload_disk_read_mean_bytes_per_second = disk.mean;
+    if (!disk.n)
+        e->why_disk = r->host[SPS_M_WORKLOAD_DISK_READ_BYTES_PER_SECOND].n
+                          ? "no disk read reading in this span"
+                          : "the workload's disk reads were not read (an unreadable /proc/PID/io, or no rate yet)";
+    struct span_stats total = host_stats(r, SPS_M_SYSTEM_MEMORY_TOTAL_BYTES, sp);
+    struct span_stats avail = host_stats(r, SPS_M_SYSTEM_MEMORY_AVAILABLE_BYTES, sp);
+    struct span_stats swap = host_stats(r, SPS_M_SYSTEM_SWAP_USED_BYTES, sp);
+    if (total.n && total.max > 0) {
+        e->system_memory_total_bytes = total.max;
+        if (avail.n)
+            e->system_memory_available_min_percent = 100 * avail.min / total.max;
+    }
+    if (swap.n) {
+        e->system_swap_used_max_bytes = swap.max;
+        e->system_swap_growth_bytes = fmax(0.0, swap.max - swap.first);
+    }
+    if (!known(e->system_memory_available_min_percent) || !swap.n)
+        e->why_memory = r->host[SPS_M_SYSTEM_MEMORY_TOTAL_BYTES].n ? "no memory reading in this span"
+                                                                   : "the system's memory was not read";
+    gpu_evidence(r, sp, e);
+}
+
+/* ----------------------------------------------------------- step evidence */
+
+/* Which step rows: the main name's, on every stream or on one, after
+ * warm-up (or all of them), and of those the from-th to the to-th. */
+struct selection {
+    long name;
+    int one_stream;
+    size_t process;
+    int tid;
+    int with_warmup;
+    size_t from, to;
+};
+
+struct selected {
+    size_t n;
+    double seconds, data_seconds;
+    uint64_t start_ns, end_ns;
+    uint64_t first_index, last_index;
+};
+
+static struct selected select_rows(const struct sps_run *run, const struct selection *sel, const long *data,
+                                   size_t ndata) {
+    struct selected out = {0, 0, 0, UINT64_MAX, 0, 0, 0};
+    size_t ordinal = 0;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct sps_step_row *row = &run->steps[i];
+        if (row->name != sel->name || (row->warmup && !sel->with_warmup))
+            continue;
+        if (sel->one_stream && (row->process != sel->process || row->tid != sel->tid))
+            continue;
+        size_t k = ordinal++;
+        if (k < sel->from || k >= sel->to)
+            continue;
+        if (out.n == 0)
+            out.first_index = row->index;
+        out.last_index = row->index;
+        out.n++;
+        double d = row->end_ns > row->start_ns ? (double)(row->end_ns - row->start_ns) * 1e-9 : 0.0;
+        out.seconds += d;
+        double in_data = 0;
+        for (size_t z = 0; z < ndata; z++)
+            if (row->by_name && known(row->by_name[data[z]]))
+                in_data += row->by_name[data[z]];
+        /* zones of other threads (loader threads) also start inside the
+         * step: the step cannot wait longer than it lasts */
+        out.data_seconds += fmin(in_data, d);
+        if (row->start_ns < out.start_ns)
+            out.start_ns = row->start_ns;
+        if (row->end_ns > out.end_ns)
+            out.end_ns = row->end_ns;
+    }
+    return out;
+}
+
+static void step_evidence(const struct selected *s, size_t ndata, struct sps_bn_evidence *e) {
+    e->steps = s->n;
+    if (s->n == 0) {
+        e->why_steps = e->why_data = "no steps recorded";
+        return;
+    }
+    e->step_mean_seconds = s->seconds / (double)s->n;
+    if (ndata == 0)
+        e->why_data = "no zone named like data loading (see docs/analysis.md)";
+    else if (s->seconds > 0)
+        e->data_loading_percent = 100 * s->data_seconds / s->seconds;
+    else
+        e->why_data = "the steps took no measurable time";
+}
+
+/* ---------------------------------------------------------------- analysis */
+
+void sps__bottleneck_analyze(const struct sps_run *run, const struct sps_run_info *info, struct sps_bottleneck *out) {
+    sps__bottleneck_analyze_parts(run, info ? info->sampler : NULL, info ? info->cpu_count : 0, out);
+}
+
+void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__sampler_result *sampler,
+                                   int cpu_count, struct sps_bottleneck *out) {
+    memset(out, 0, sizeof *out);
+    out->computed = 1;
+    sps__bn_evidence_init(&out->evidence);
+
+    long data[MAX_DATA_NAMES];
+    size_t ndata = 0;
+    long main_name = -1;
+    size_t main_rows = 0;
+    for (size_t k = 0; run && k < run->nnames; k++) {
+        const struct sps_name_summary *ns = &run->names[k];
+        if (ns->kind == SPS_KIND_ZONE && ndata < MAX_DATA_NAMES && sps__bn_is_data_zone(ns->name)) {
+            if (out->ndata_zones < SPS_BN_MAX_DATA_ZONES)
+                memcpy(out->data_zones[out->ndata_zones++], ns->name, sizeof ns->name);
+            data[ndata++] = (long)k;
+        }
+        if (ns->kind != SPS_KIND_STEP)
+            continue;
+        /* the main step: the step name with the most rows (a run's loop
+         * has a handful of step names at most) */
+        size_t rows = 0;
+        for (size_t i = 0; i < run->nsteps; i++)
+            rows += run->steps[i].name == (long)k;
+        if (rows > main_rows) {
+            main_rows = rows;
+            main_name = (long)k;
+        }
+    }
+
+    /* the run: the main step's rows after warm-up, on every stream */
+    struct selection sel = {main_name, 0, 0, 0, 0, 0, SIZE_MAX};
+    struct selected all = {0, 0, 0, UINT64_MAX, 0, 0, 0};
+    if (main_name >= 0) {
+        memcpy(out->main_step, run->names[main_name].name, sizeof out->main_step);
+        all = select_rows(run, &sel, data, ndata);
+        if (all.n == 0) { /* cannot happen (warm-up is at most a fifth); kept for safety */
+            sel.with_warmup = 1;
+            all = select_rows(run, &sel, data, ndata);
+        }
+    }
+    step_evidence(&all, ndata, &out->evidence);
+    struct span sp = {1, 0, 0, 0};
+    if (all.n) /* the steps' span: start-up and teardown are not the step's bottleneck */
+        sp = (struct span){0, (int64_t)all.start_ns, (int64_t)all.end_ns, 1};
+    sampler_evidence(sampler, &sp, cpu_count, &out->evidence);
+    sps__bn_classify(&out->evidence, &out->verdict);
+
+    /* the windows: the main stream (the thread with the most main steps),
+     * cut by step count into up to SPS_BN_MAX_WINDOWS equal windows of at
+     * least 3 steps */
+    if (main_name < 0) {
+        out->windows_note = "no steps recorded";
+        return;
+    }
+    size_t best = 0, best_process = 0;
+    int best_tid = 0;
+    for (size_t i = 0; i < run->nsteps;) {
+        size_t j = i, n = 0;
+        while (j < run->nsteps && run->steps[j].process == run->steps[i].process &&
+               run->steps[j].tid == run->steps[i].tid) {
+            n += run->steps[j].name == main_name && (!run->steps[j].warmup || sel.with_warmup);
+            j++;
+        }
+        if (n > best) {
+            best = n;
+            best_process = run->steps[i].process;
+            best_tid = run->steps[i].tid;
+        }
+        i = j;
+    }
+    size_t nwin = best >= 3 * SPS_BN_MAX_WINDOWS ? SPS_BN_MAX_WINDOWS : best / 3;
+    if (nwin == 0) {
+        out->windows_note = "fewer than 3 steps after warm-up";
+        return;
+    }
+    for (size_t w = 0; w < nwin; w++) {
+        struct selection ws = {main_name, 1, best_process, best_tid, sel.with_warmup, w * best / nwin,
+                               (w + 1) * best / nwin};
+        struct selected s = select_rows(run, &ws, data, ndata);
+        struct sps_bn_window *win = &out->windows[out->nwindows++];
+        win->first_step = s.first_index;
+        win->last_step = s.last_index;
+        win->start_seconds = (double)((int64_t)s.start_ns - (int64_t)run->start_ns) * 1e-9;
+        win->end_seconds = (double)((int64_t)s.end_ns - (int64_t)run->start_ns) * 1e-9;
+        sps__bn_evidence_init(&win->evidence);
+        step_evidence(&s, ndata, &win->evidence);
+        struct span wsp = {0, (int64_t)s.start_ns, (int64_t)s.end_ns, 0};
+        sampler_evidence(sampler, &wsp, cpu_count, &win->evidence);
+        sps__bn_classify(&win->evidence, &win->verdict);
+    }
+}
+
+/* -------------------------------------------------------------------- JSON */
+
+static const char *const THROTTLE_NAMES[] = {"gpu_idle",    "applications_clocks", "sw_power_cap",
+                                             "hw_slowdown", "sync_boost",          "sw_thermal_slowdown",
+                                             "hw_thermal_slowdown", "hw_power_brake", "display_clocks"};
+
+/* Figures written as null, with their reasons, for "unavailable". */
+struct missing {
+    size_t n;
+    const char *key[32];
+    const char *why[32];
+};
+
+static void num(struct sps_jw *w, struct missing *m, const char *key, double v, const char *why) {
+    sps__jw_number(w, key, v); /* NAN is written as null */
+    if (isnan(v) && m->n < sizeof m->key / sizeof *m->key) {
+        m->key[m->n] = key;
+        m->why[m->n++] = why ? why : "not read";
+    }
+}
+
+static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int with_reasons) {
+    struct missing m = {0};
+    sps__jw_object(w, "evidence");
+    sps__jw_uint(w, "steps", e->steps);
+    num(w, &m, "step_mean_seconds", e->step_mean_seconds, e->why_steps);
+    num(w, &m, "data_loading_percent", e->data_loading_percent, e->why_data);
+    sps__jw_int(w, "gpus", e->gpus);
+    num(w, &m, "gpu_utilization_mean_percent", e->gpu_utilization_mean_percent, e->why_gpu);
+    num(w, &m, "gpu_utilization_p10_percent", e->gpu_utilization_p10_percent, e->why_gpu);
+    num(w, &m, "gpu_utilization_p90_percent", e->gpu_utilization_p90_percent, e->why_gpu);
+    num(w, &m, "gpu_throttled_percent", e->gpu_throttled_percent, e->why_throttle);
+    num(w, &m, "gpu_power_capped_percent", e->gpu_power_capped_percent, e->why_throttle);
+    if (known(e->gpu_throttled_percent)) {
+        sps__jw_uint(w, "gpu_throttle_reasons_seen", e->gpu_throttle_reasons_seen);
+        sps__jw_array_flat(w, "gpu_throttle_reason_names");
+        for (unsigned b = 0; b < sizeof THROTTLE_NAMES / sizeof *THROTTLE_NAMES; b++)
+            if (e->gpu_throttle_reasons_seen & (1u << b))
+                sps__jw_string(w, NULL, THROTTLE_NAMES[b]);
+        sps__jw_end(w, ']');
+    } else {
+        num(w, &m, "gpu_throttle_reasons_seen", NAN, e->why_throttle);
+    }
+    num(w, &m, "gpu_temperature_max_celsius", e->gpu_temperature_max_celsius,
+        e->why_gpu ? e->why_gpu : "the GPU source gives no temperature");
+    num(w, &m, "gpu_sm_clock_drop_percent", e->gpu_sm_clock_drop_percent,
+        e->why_gpu ? e->why_gpu : "the GPU source gives no SM clock");
+    num(w, &m, "workload_cpu_mean_percent", e->workload_cpu_mean_percent, e->why_cpu);
+    num(w, &m, "cpu_count", e->cpu_count > 0 ? e->cpu_count : NAN, e->why_cpu_count);
+    num(w, &m, "workload_cpu_percent_of_machine", e->workload_cpu_percent_of_machine,
+        e->why_cpu ? e->why_cpu : e->why_cpu_count);
+    num(w, &m, "system_cpu_mean_percent", e->system_cpu_mean_percent, e->why_system);
+    num(w, &m, "system_iowait_mean_percent", e->system_iowait_mean_percent, e->why_system);
+    num(w, &m, "workload_disk_read_mean_bytes_per_second", e->workload_disk_read_mean_bytes_per_second, e->why_disk);
+    num(w, &m, "system_memory_total_bytes", e->system_memory_total_bytes, e->why_memory);
+    num(w, &m, "system_memory_available_min_percent", e->system_memory_available_min_percent, e->why_memory);
+    num(w, &m, "system_swap_used_max_bytes", e->system_swap_used_max_bytes, e->why_memory);
+    num(w, &m, "system_swap_growth_bytes", e->system_swap_growth_bytes, e->why_memory);
+    sps__jw_uint(w, "cpu_readings", e->cpu_readings);
+    sps__jw_uint(w, "machine_readings", e->machine_readings);
+    if (with_reasons) {
+        sps__jw_object(w, "unavailable");
+        for (size_t i = 0; i < m.n; i++)
+            sps__jw_string(w, m.key[i], m.why[i]);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, '}');
+}
+
+static void verdict_json(struct sps_jw *w, const struct sps_bn_verdict *v) {
+    sps__jw_string(w, "verdict", sps__bn_kind_name(v->kind));
+    sps__jw_number(w, "confidence", v->confidence);
+    sps__jw_string(w, "reason", v->reason);
+    sps__jw_string(w, "recommendation", v->recommendation);
+}
+
+void sps__bottleneck_json(struct sps_jw *w, const struct sps_bottleneck *b) {
+    sps__jw_object(w, "bottleneck");
+    verdict_json(w, &b->verdict);
+    if (b->main_step[0])
+        sps__jw_string(w, "main_step", b->main_step);
+    else
+        sps__jw_null(w, "main_step");
+    sps__jw_array_flat(w, "data_loading_zones");
+    for (size_t i = 0; i < b->ndata_zones; i++)
+        sps__jw_string(w, NULL, b->data_zones[i]);
+    sps__jw_end(w, ']');
+    evidence_json(w, &b->evidence, 1);
+    sps__jw_array(w, "windows");
+    for (size_t i = 0; i < b->nwindows; i++) {
+        const struct sps_bn_window *win = &b->windows[i];
+        sps__jw_object(w, NULL);
+        sps__jw_uint(w, "first_step", win->first_step);
+        sps__jw_uint(w, "last_step", win->last_step);
+        sps__jw_number(w, "start_seconds", win->start_seconds);
+        sps__jw_number(w, "end_seconds", win->end_seconds);
+        verdict_json(w, &win->verdict);
+        evidence_json(w, &win->evidence, 0);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+    if (b->windows_note)
+        sps__jw_string(w, "windows_note", b->windows_note);
+    sps__jw_end(w, '}');
+}
