@@ -22,18 +22,22 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
         cfg = &defaults;
     }
     memset(out, 0, sizeof *out);
-    (void)run;
-    (void)info;
+    int rc = 0;
+    sps__energy_analyze(run, info, cfg, &out->energy);
+    if (sps__throughput_analyze(run, info, cfg, &out->throughput) != 0)
+        rc = SPS_ENOMEM;
     out->computed = 1;
-    return 0;
+    return rc;
 }
 
 void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__jw_object(w, "analysis");
-    (void)a;
+    sps__energy_json(w, &a->energy);
+    sps__throughput_json(w, &a->throughput);
     sps__jw_end(w, '}');
 }
 
 void sps__analysis_free(struct sps_analysis *a) {
+    sps__throughput_free(&a->throughput);
     memset(a, 0, sizeof *a);
 }

@@ -21,6 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/energy.h"
+#include "analysis/throughput.h"
+
 struct sps_run;
 struct sps_run_info;
 struct sps_jw;
@@ -37,6 +40,8 @@ void sps__analysis_config_default(struct sps_analysis_config *c);
 
 struct sps_analysis {
     int computed; /* sps__analyze ran */
+    struct sps_energy energy;
+    struct sps_throughput throughput;
 };
 
 /* Analyse run (built) with info (its sampler result may be NULL).

@@ -7,12 +7,14 @@ void sps__analysis_print(FILE *f, const json_t *report) {
     const json_t *a = json_object_get(report, "analysis");
     if (!json_is_object(a))
         return;
-    (void)f;
+    sps__analysis_throughput_print(f, a);
+    sps__analysis_energy_print(f, a);
 }
 
 void sps__analysis_html(FILE *out, const json_t *report) {
     const json_t *a = json_object_get(report, "analysis");
     if (!json_is_object(a))
         return;
-    (void)out;
+    sps__analysis_throughput_html(out, a);
+    sps__analysis_energy_html(out, a);
 }
