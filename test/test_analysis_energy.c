@@ -16,6 +16,7 @@
 #include "model/run.h"
 #include "report/analysis_views.h"
 #include "sampler/sampler.h"
+#include "support.h"
 
 #define S(x) ((int64_t)((x) * 1e9)) /* seconds to ns */
 
@@ -238,10 +239,33 @@ static void test_merged_series_helpers(void) {
     CHECK(isnan(sps__energy_series_integral(&empty, 0, S(1))));
 }
 
+/* stepscope run's flags reach report.json; bad values are usage errors. */
+static void test_cli_flags(void) {
+    char err[512];
+    char *bad_pue[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--pue", "0.5", "--", "true", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(bad_pue, err, sizeof err)), 2);
+    CHECK_STR_HAS(err, "--pue: '0.5' is not a number from 1 to 10");
+    char *bad_ci[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--carbon-intensity", "-3", "--", "true", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(bad_ci, err, sizeof err)), 2);
+    char *bad_peak[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--peak-flops", "12x", "--", "true", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(bad_peak, err, sizeof err)), 2);
+    const char *dir = tmpdir_new("energy-flags");
+    char *ok[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--no-sample", "--carbon-intensity", "120", "--pue", "1.25",
+                  "--peak-flops", "312e12", "-o", (char *)dir, "--", "true", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(ok, err, sizeof err)), 0);
+    json_t *report = report_load(dir);
+    CHECK_NEAR(json_num(report, "analysis.energy.carbon_intensity_g_per_kwh"), 120.0, 0);
+    CHECK_NEAR(json_num(report, "analysis.energy.pue"), 1.25, 0);
+    CHECK_STR_HAS(json_string_value(json_path(report, "analysis.energy.unavailable_reason")), "--no-sample");
+    CHECK_NEAR(json_num(report, "analysis.throughput.mfu.peak_flops"), 312e12, 0);
+    json_decref(report);
+}
+
 int main(void) {
     RUN_TEST(test_counter_power_and_missing_domains);
     RUN_TEST(test_no_sampler);
     RUN_TEST(test_no_gpu_no_rapl);
     RUN_TEST(test_merged_series_helpers);
+    RUN_TEST(test_cli_flags);
     return check_report();
 }
