@@ -23,12 +23,15 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
         cfg = &defaults;
     }
     memset(out, 0, sizeof *out);
-    sps__bottleneck_analyze(run, info, &out->bottleneck);
-    sps__overhead_analyze(run, info, &out->overhead);
-    out->computed = 1;
     int rc = 0;
+    sps__bottleneck_analyze(run, info, &out->bottleneck);
     if (sps__leaks_analyze(run, info ? info->sampler : NULL, &out->leaks) != 0)
         rc = SPS_ENOMEM;
+    sps__energy_analyze(run, info, cfg, &out->energy);
+    if (sps__throughput_analyze(run, info, cfg, &out->throughput) != 0)
+        rc = SPS_ENOMEM;
+    sps__overhead_analyze(run, info, &out->overhead);
+    out->computed = 1;
     return rc;
 }
 
@@ -37,11 +40,14 @@ void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__bottleneck_json(w, &a->bottleneck);
     if (a->leaks.computed)
         sps__leaks_json(w, &a->leaks);
+    sps__energy_json(w, &a->energy);
+    sps__throughput_json(w, &a->throughput);
     sps__overhead_json(w, &a->overhead);
     sps__jw_end(w, '}');
 }
 
 void sps__analysis_free(struct sps_analysis *a) {
     sps__leaks_free(&a->leaks);
+    sps__throughput_free(&a->throughput);
     memset(a, 0, sizeof *a);
 }

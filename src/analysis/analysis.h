@@ -24,6 +24,8 @@
 #include "analysis/bottleneck.h"
 #include "analysis/leaks.h"
 #include "analysis/overhead.h"
+#include "analysis/energy.h"
+#include "analysis/throughput.h"
 
 struct sps_run;
 struct sps_run_info;
@@ -44,6 +46,8 @@ struct sps_analysis {
     struct sps_bottleneck bottleneck;
     struct sps_leaks leaks; /* memory growth against the step number */
     struct sps_overhead overhead;
+    struct sps_energy energy;
+    struct sps_throughput throughput;
 };
 
 /* Analyse run (built) with info (its sampler result may be NULL).

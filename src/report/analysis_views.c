@@ -9,6 +9,8 @@ void sps__analysis_print(FILE *f, const json_t *report) {
         return;
     sps__analysis_bottleneck_print(f, a);
     sps__analysis_leaks_print(f, json_object_get(a, "leaks"));
+    sps__analysis_throughput_print(f, a);
+    sps__analysis_energy_print(f, a);
     sps__overhead_print(f, json_object_get(a, "overhead"));
 }
 
@@ -18,5 +20,7 @@ void sps__analysis_html(FILE *out, const json_t *report) {
         return;
     sps__analysis_bottleneck_html(out, a);
     sps__analysis_leaks_html(out, json_object_get(a, "leaks"));
+    sps__analysis_throughput_html(out, a);
+    sps__analysis_energy_html(out, a);
     sps__overhead_html(out, json_object_get(a, "overhead"));
 }

@@ -31,5 +31,11 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks);
  * an object). */
 void sps__overhead_print(FILE *f, const json_t *overhead);
 void sps__overhead_html(FILE *out, const json_t *overhead);
+/* The parts' views; each takes report.json's "analysis" object and shows
+ * nothing when its part is absent. */
+void sps__analysis_energy_print(FILE *f, const json_t *analysis);
+void sps__analysis_energy_html(FILE *out, const json_t *analysis);
+void sps__analysis_throughput_print(FILE *f, const json_t *analysis);
+void sps__analysis_throughput_html(FILE *out, const json_t *analysis);
 
 #endif /* SPS_REPORT_ANALYSIS_VIEWS_H */

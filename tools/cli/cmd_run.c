@@ -18,6 +18,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -68,6 +69,13 @@ static const char run_usage[] =
     "                          and disk I/O every MS milliseconds (default 500)\n"
     "      --no-sample         do not sample the machine at all\n"
     "      --trace-max-mb N    size budget of trace.json (default 100)\n"
+    "      --carbon-intensity G\n"
+    "                          grid carbon intensity in g CO2e per kWh for the\n"
+    "                          energy analysis (default 480, the world average)\n"
+    "      --pue X             data-centre power usage effectiveness, 1 to 10\n"
+    "                          (default 1.0: the machine's own draw)\n"
+    "      --peak-flops N      dense peak FLOP/s per GPU for MFU, e.g. 989e12\n"
+    "                          (default: from the GPU's name when known)\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -143,6 +151,16 @@ static int clear_old_records(const char *records) {
     return rc;
 }
 
+/* A finite number in [lo, hi] ("312e12" allowed). */
+static int parse_double_in(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    if (!s || !*s)
+        return -1;
+    *out = strtod(s, &end);
+    return errno || *end || !isfinite(*out) || *out < lo || *out > hi ? -1 : 0;
+}
+
 static int parse_uint(const char *s, unsigned long *out) {
     char *end;
     errno = 0;
@@ -159,6 +177,8 @@ int sps_cmd_run(int argc, char **argv) {
     unsigned long interval_ms = 0, machine_ms = 0;
     unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
     int sample = 1;
+    struct sps_analysis_config analysis;
+    sps__analysis_config_default(&analysis);
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -170,7 +190,8 @@ int sps_cmd_run(int argc, char **argv) {
             break;
         const char *needs_value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
-            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval") || !strcmp(a, "--trace-max-mb"))
+            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval") || !strcmp(a, "--trace-max-mb") ||
+            !strcmp(a, "--carbon-intensity") || !strcmp(a, "--pue") || !strcmp(a, "--peak-flops"))
             needs_value = a;
         if (needs_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
@@ -195,6 +216,17 @@ int sps_cmd_run(int argc, char **argv) {
         } else if (!strcmp(a, "--trace-max-mb")) {
             if (parse_uint(argv[++i], &trace_mb) || trace_mb < 1 || trace_mb > (1ul << 20))
                 return sps_cli_usage_error("run", "--trace-max-mb: '%s' is not a number from 1 to 1048576", argv[i]);
+        } else if (!strcmp(a, "--carbon-intensity")) {
+            if (parse_double_in(argv[++i], 0, 5000, &analysis.carbon_g_per_kwh))
+                return sps_cli_usage_error("run", "--carbon-intensity: '%s' is not a number of g CO2e/kWh from 0 to 5000",
+                                           argv[i]);
+        } else if (!strcmp(a, "--pue")) {
+            if (parse_double_in(argv[++i], 1, 10, &analysis.pue))
+                return sps_cli_usage_error("run", "--pue: '%s' is not a number from 1 to 10", argv[i]);
+        } else if (!strcmp(a, "--peak-flops")) {
+            if (parse_double_in(argv[++i], 1, 1e21, &analysis.peak_flops))
+                return sps_cli_usage_error("run", "--peak-flops: '%s' is not a number of FLOP/s from 1 to 1e21",
+                                           argv[i]);
         } else if (!strcmp(a, "--no-live")) {
             live = 0;
         } else if (!strcmp(a, "--no-sample")) {
@@ -414,6 +446,7 @@ int sps_cmd_run(int argc, char **argv) {
     info.start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
     info.start_mono_ns = t0;
     info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
+    info.analysis = &analysis;
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
     info.cpu_count = sps__platform_cpu_count();
