@@ -450,9 +450,6 @@ int sps_cmd_run(int argc, char **argv) {
     info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
     info.have_exit = 1;
     info.cpu_count = sps__platform_cpu_count();
-    /* every thread of ours is stopped: the measuring child forks cleanly */
-    info.have_record_cost = sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns) == 0;
-    info.record_cost_absent_reason = "the measuring process could not run";
     info.have_live_view = had_view;
     info.live_view_refreshes = view_cost.refreshes;
     info.live_view_cpu_seconds = view_cost.cpu_seconds;
@@ -471,6 +468,10 @@ int sps_cmd_run(int argc, char **argv) {
         info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
     }
     info.wall_s = (double)(t1 - t0) * 1e-9;
+    /* After the workload's rusage is read (the measuring child is a child
+     * too), with every thread of ours stopped, so it forks cleanly. */
+    info.have_record_cost = sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns) == 0;
+    info.record_cost_absent_reason = "the measuring process could not run";
     int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
 
     struct sps_run run = {0};
