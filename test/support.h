@@ -34,6 +34,10 @@ json_t *report_find(json_t *report, const char *array, const char *name);
 json_t *json_path(json_t *root, const char *path);
 double json_num(json_t *root, const char *path);
 
+/* Read path into buf (at most len - 1 bytes, then a NUL).  Returns the
+ * bytes read, or -1 when path cannot be opened (buf is then ""). */
+long read_file(const char *path, char *buf, size_t len);
+
 /* Create or replace path with len bytes of data; exits the test binary
  * when it cannot (the test's own setup failed, not the code under test). */
 void write_file(const char *path, const void *data, size_t len);

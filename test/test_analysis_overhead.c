@@ -98,24 +98,15 @@ static void test_under_stepscope_run(void) {
     snprintf(out, sizeof out, "%s/summary.txt", dir);
     char *summary[] = {STEPSCOPE, "report", dir, "--format", "summary", "-o", out, NULL};
     CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
-    FILE *f = fopen(out, "r");
-    char text[16384] = "";
-    if (f) {
-        size_t n = fread(text, 1, sizeof text - 1, f);
-        text[n] = '\0';
-        fclose(f);
-    }
+    char text[16384];
+    read_file(out, text, sizeof text);
     CHECK_STR_HAS(text, "overhead  recording ");
     CHECK_STR_HAS(text, "150 zones x ");
     CHECK_STR_HAS(text, "100 values x ");
 
     snprintf(out, sizeof out, "%s/report.html", dir);
-    f = fopen(out, "r");
     static char html[1 << 20];
-    size_t n = f ? fread(html, 1, sizeof html - 1, f) : 0;
-    html[n] = '\0';
-    if (f)
-        fclose(f);
+    read_file(out, html, sizeof html);
     CHECK_STR_HAS(html, "<section id=\"overhead\">");
     CHECK_STR_HAS(html, "150 zones x ");
 }

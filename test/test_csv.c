@@ -367,14 +367,8 @@ static const char fixture[] =
     "    \"interval_ms\": 500, \"readings_per_point\": 1, \"t_s\": [0.05], \"mean\": [40], \"max\": [41]}]}}\n";
 
 static char *slurp(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
     static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return read_file(path, buf, sizeof buf) >= 0 ? buf : NULL;
 }
 
 /* Byte for byte: quoting, empty cells, the unit suffix, the overlap rule

@@ -316,11 +316,7 @@ static void test_doctor(void) {
     char *text[] = {STEPSCOPE, "doctor", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
     char buf[8192];
-    FILE *f = fopen(out, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
+    read_file(out, buf, sizeof buf);
     const char *names[] = {"proc", "thermal", "rapl", "nvml", "drm", "nvidia-smi"};
     for (int k = 0; k < 6; k++)
         CHECK_STR_HAS(buf, names[k]);
@@ -328,11 +324,7 @@ static void test_doctor(void) {
     setenv("STEPSCOPE_ROOT", dir, 1);
     CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 1);
     unsetenv("STEPSCOPE_ROOT");
-    f = fopen(out, "r");
-    n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
+    read_file(out, buf, sizeof buf);
     CHECK_STR_HAS(buf, "/proc/stat");
     char *bad[] = {STEPSCOPE, "doctor", "--bogus", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);

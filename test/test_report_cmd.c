@@ -47,11 +47,7 @@ static void summary_of(const char *dir, const char *out_path, char *text, size_t
     char err[2048];
     char *argv[] = {STEPSCOPE, "report", (char *)dir, "--format", "summary", NULL};
     CHECK_MSG(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)) == 0, "report --format summary: %s", err);
-    FILE *f = fopen(out_path, "r");
-    size_t n = f ? fread(text, 1, len - 1, f) : 0;
-    text[n] = '\0';
-    if (f)
-        fclose(f);
+    read_file(out_path, text, len);
 }
 
 /* One row of the summary's zone table: what must not depend on whether

@@ -227,14 +227,11 @@ static void test_catalogue(void) {
 /* Docs move with the code: docs/metrics.md lists every catalogue metric
  * with its unit, source, kind and cadence. */
 static void test_catalogue_documented(void) {
-    FILE *f = fopen(SPS_SOURCE_DIR "/docs/metrics.md", "r");
-    CHECK(f != NULL);
-    if (!f)
-        return;
     static char doc[65536];
-    size_t n = fread(doc, 1, sizeof doc - 1, f);
-    doc[n] = '\0';
-    fclose(f);
+    long got = read_file(SPS_SOURCE_DIR "/docs/metrics.md", doc, sizeof doc);
+    CHECK(got >= 0);
+    if (got < 0)
+        return;
     char key[192];
     for (int k = 0; k < SPS_HOST_METRIC_COUNT + SPS_GPU_METRIC_COUNT; k++) {
         const struct sps_metric_info *m =

@@ -5,35 +5,29 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "record_cost.h"
 #include "stepscope.h"
 
 #define PAIRS 100000
 #define REPEATS 5
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static __attribute__((noinline)) double time_zones(void) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = sps__mono_ns();
     for (int i = 0; i < PAIRS; i++) {
         SPS_ZONE_BEGIN(z, "stepscope.cost_probe");
         SPS_ZONE_END(z);
     }
-    return (double)(now_ns() - t0) / PAIRS;
+    return (double)(sps__mono_ns() - t0) / PAIRS;
 }
 
 static __attribute__((noinline)) double time_values(void) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = sps__mono_ns();
     for (int i = 0; i < PAIRS; i++)
         SPS_VALUE("stepscope.cost_probe_value", (double)i);
-    return (double)(now_ns() - t0) / PAIRS;
+    return (double)(sps__mono_ns() - t0) / PAIRS;
 }
 
 /* In the child: record into memory only, report the fastest repeats. */
