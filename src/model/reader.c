@@ -65,56 +65,80 @@ static uint64_t to_ns(const struct reader *r, uint64_t ticks) {
     return ns >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)ns;
 }
 
+/* Say what is wrong with a header field for sps__rec_header_check. */
+__attribute__((format(printf, 5, 6))) static int bad_field(uint64_t *offset, uint64_t off, char *what, size_t len,
+                                                           const char *fmt, ...) {
+    *offset = off;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, len, fmt, ap);
+    va_end(ap);
+    return SPS_EFORMAT;
+}
+
+int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_t *offset, char *what,
+                          size_t len) {
+#define BAD(off, ...) bad_field(offset, (off), what, len, __VA_ARGS__)
+    static const char zeros[8];
+    if (memcmp(h->magic, zeros, sizeof zeros) == 0)
+        return BAD(0, "incomplete record: the process stopped before its header was written");
+    if (memcmp(h->magic, SPS_REC_MAGIC, sizeof h->magic) != 0)
+        return BAD(0, "not a stepscope record (bad magic)");
+    if (h->endian_check != SPS_REC_ENDIAN_CHECK)
+        return BAD(HOFF(endian_check), "written with the other byte order, which this build cannot read");
+    if (h->version != SPS_REC_VERSION) {
+        BAD(HOFF(version), "record format version %u; this build reads version %u", h->version, SPS_REC_VERSION);
+        return SPS_EVERSION;
+    }
+    if (h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
+        return BAD(HOFF(header_crc), "header checksum mismatch: the header is corrupted");
+    if (h->file_size > size)
+        return BAD(size, "truncated: the header says %llu bytes, the file has %llu",
+                   (unsigned long long)h->file_size, (unsigned long long)size);
+    if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
+        return BAD(HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
+    /* capacities no writer exceeds: also keeps every size below 2^40, so
+     * the bounds arithmetic cannot overflow */
+    if (h->names_cap == 0 || h->names_cap > SPS_REC_MAX_NAMES)
+        return BAD(HOFF(names_cap), "name table capacity %u out of range", h->names_cap);
+    if (h->threads_cap == 0 || h->threads_cap > SPS_REC_MAX_THREADS)
+        return BAD(HOFF(threads_cap), "thread directory capacity %u out of range", h->threads_cap);
+    struct reader bounds = {.size = size};
+    if (h->names_off < SPS_REC_HEADER_SIZE || h->names_off % 8 ||
+        !in_file(&bounds, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)))
+        return BAD(HOFF(names_off), "name table out of bounds or misaligned");
+    if (h->threads_off % 8 || !in_file(&bounds, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)))
+        return BAD(HOFF(threads_off), "thread directory out of bounds or misaligned");
+    if (h->arena_off > h->file_size || h->arena_off % 8)
+        return BAD(HOFF(arena_off), "arena out of bounds or misaligned");
+    if (h->names_count > h->names_cap)
+        return BAD(HOFF(names_count), "%u names in a table of %u", h->names_count, h->names_cap);
+    if (h->threads_count > h->threads_cap)
+        return BAD(HOFF(threads_count), "%u threads in a directory of %u", h->threads_count, h->threads_cap);
+    for (int i = 0; i < SPS_RING_COUNT; i++)
+        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)) || h->ring_cap[i] > SPS_REC_MAX_RING)
+            return BAD(HOFF(ring_cap) + 4u * (uint64_t)i, "ring capacity %u is not a power of two up to %u",
+                       h->ring_cap[i], SPS_REC_MAX_RING);
+    if (h->clock_source != SPS_CLOCK_TSC && h->clock_source != SPS_CLOCK_MONOTONIC)
+        return BAD(HOFF(clock_source), "unknown clock source %u", h->clock_source);
+    if (!(h->ticks_per_second >= 1e6 && h->ticks_per_second <= 1e11))
+        return BAD(HOFF(ticks_per_second), "clock rate %g ticks/s is not plausible", h->ticks_per_second);
+    return 0;
+#undef BAD
+}
+
 static int check_header(struct reader *r) {
     if (r->size < SPS_REC_HEADER_SIZE)
         return fail(r, r->size, "truncated: %zu bytes, shorter than the %u-byte header", r->size,
                     SPS_REC_HEADER_SIZE);
-    const struct sps_rec_header *h = (const void *)r->data;
-    r->h = h;
-    static const char zeros[8];
-    if (memcmp(h->magic, zeros, sizeof zeros) == 0)
-        return fail(r, 0, "incomplete record: the process stopped before its header was written");
-    if (memcmp(h->magic, SPS_REC_MAGIC, sizeof h->magic) != 0)
-        return fail(r, 0, "not a stepscope record (bad magic)");
-    if (h->endian_check != SPS_REC_ENDIAN_CHECK)
-        return fail(r, HOFF(endian_check), "written with the other byte order, which this build cannot read");
-    if (h->version != SPS_REC_VERSION) {
-        fail(r, HOFF(version), "record format version %u; this build reads version %u", h->version,
-             SPS_REC_VERSION);
-        return SPS_EVERSION;
+    r->h = (const void *)r->data;
+    uint64_t offset = 0;
+    char what[256];
+    int rc = sps__rec_header_check(r->h, r->size, &offset, what, sizeof what);
+    if (rc) {
+        fail(r, offset, "%s", what);
+        return rc;
     }
-    if (h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
-        return fail(r, HOFF(header_crc), "header checksum mismatch: the header is corrupted");
-    if (h->file_size > r->size)
-        return fail(r, r->size, "truncated: the header says %llu bytes, the file has %zu",
-                    (unsigned long long)h->file_size, r->size);
-    if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
-        return fail(r, HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
-    /* capacities no writer exceeds: also keeps every size below 2^40, so
-     * the bounds arithmetic cannot overflow */
-    if (h->names_cap == 0 || h->names_cap > SPS_REC_MAX_NAMES)
-        return fail(r, HOFF(names_cap), "name table capacity %u out of range", h->names_cap);
-    if (h->threads_cap == 0 || h->threads_cap > SPS_REC_MAX_THREADS)
-        return fail(r, HOFF(threads_cap), "thread directory capacity %u out of range", h->threads_cap);
-    if (h->names_off < SPS_REC_HEADER_SIZE || h->names_off % 8 ||
-        !in_file(r, h->names_off, (uint64_t)h->names_cap * sizeof(struct sps_rec_name)))
-        return fail(r, HOFF(names_off), "name table out of bounds or misaligned");
-    if (h->threads_off % 8 || !in_file(r, h->threads_off, (uint64_t)h->threads_cap * sizeof(uint64_t)))
-        return fail(r, HOFF(threads_off), "thread directory out of bounds or misaligned");
-    if (h->arena_off > h->file_size || h->arena_off % 8)
-        return fail(r, HOFF(arena_off), "arena out of bounds or misaligned");
-    if (h->names_count > h->names_cap)
-        return fail(r, HOFF(names_count), "%u names in a table of %u", h->names_count, h->names_cap);
-    if (h->threads_count > h->threads_cap)
-        return fail(r, HOFF(threads_count), "%u threads in a directory of %u", h->threads_count, h->threads_cap);
-    for (int i = 0; i < SPS_RING_COUNT; i++)
-        if (h->ring_cap[i] == 0 || (h->ring_cap[i] & (h->ring_cap[i] - 1)) || h->ring_cap[i] > SPS_REC_MAX_RING)
-            return fail(r, HOFF(ring_cap) + 4u * (uint64_t)i, "ring capacity %u is not a power of two up to %u",
-                        h->ring_cap[i], SPS_REC_MAX_RING);
-    if (h->clock_source != SPS_CLOCK_TSC && h->clock_source != SPS_CLOCK_MONOTONIC)
-        return fail(r, HOFF(clock_source), "unknown clock source %u", h->clock_source);
-    if (!(h->ticks_per_second >= 1e6 && h->ticks_per_second <= 1e11))
-        return fail(r, HOFF(ticks_per_second), "clock rate %g ticks/s is not plausible", h->ticks_per_second);
     return 0;
 }
 

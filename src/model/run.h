@@ -128,6 +128,16 @@ struct sps_run {
 #define SPS_PARSE_LIVE 1u
 
 /*
+ * Validate a record's header against a file of size bytes: everything a
+ * reader checks before following an offset in it.  Returns 0, or
+ * SPS_EFORMAT / SPS_EVERSION with *offset the offending field's and what
+ * (len bytes; NULL when len is 0) saying what is wrong.  A header of zeros is "incomplete" (its
+ * writer has not written it yet).  Pure; thread-safe.
+ */
+int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_t *offset, char *what,
+                          size_t len);
+
+/*
  * Read and validate one record from memory (data stays owned by the caller
  * and may be released after the call).  label names it in errors; flags is
  * 0 or SPS_PARSE_LIVE.  Returns 0, or SPS_EFORMAT / SPS_EVERSION /
