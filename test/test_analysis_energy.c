@@ -159,7 +159,7 @@ static void test_counter_power_and_missing_domains(void) {
     FILE *f = open_memstream(&line, &len);
     sps__analysis_energy_print(f, json_object_get(report, "analysis"));
     fclose(f);
-    CHECK_STR_HAS(line, "energy: 0.000122 kWh (GPU0 nvml integrated power 400 J, CPU package rapl counter 40 J, "
+    CHECK_STR_HAS(line, "energy      0.000122 kWh (GPU0 nvml integrated power 400 J, CPU package rapl counter 40 J, "
                         "DRAM unavailable) = 0.0917 g CO2e at 500 g/kWh, PUE 1.5; 55 J per step");
     free(line);
     json_decref(report);
@@ -211,7 +211,7 @@ static void test_no_gpu_no_rapl(void) {
     FILE *f = open_memstream(&line, &len);
     sps__analysis_energy_print(f, j);
     fclose(f);
-    CHECK(!strcmp(line, "energy: unavailable (no GPU; CPU package, DRAM: rapl: no RAPL domains under "
+    CHECK(!strcmp(line, "energy      unavailable (no GPU; CPU package, DRAM: rapl: no RAPL domains under "
                         "/sys/class/powercap)\n"));
     free(line);
     json_decref(j);

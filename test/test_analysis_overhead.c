@@ -100,7 +100,7 @@ static void test_under_stepscope_run(void) {
     CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
     char text[16384];
     read_file(out, text, sizeof text);
-    CHECK_STR_HAS(text, "overhead  recording ");
+    CHECK_STR_HAS(text, "overhead    recording ");
     CHECK_STR_HAS(text, "150 zones x ");
     CHECK_STR_HAS(text, "100 values x ");
 

@@ -156,9 +156,9 @@ static void test_rates(void) {
     CHECK(json_is_null(json_path(j, "throughput.mfu.value")));
     CHECK_STR_HAS(json_string_value(json_path(j, "throughput.mfu.unavailable_reason")), "pass --peak-flops");
     char *text = printed(j);
-    CHECK_STR_HAS(text, "throughput: 290 samples/s (median step 200/s; 7 steps, 1 warm-up left out)\n");
-    CHECK_STR_HAS(text, "throughput: 1.6T model_FLOPs/s (median step 2T/s; 5 steps, 1 warm-up left out)\n");
-    CHECK_STR_HAS(text, "efficiency: 1.6TFLOP/s; MFU unavailable (no GPU was seen");
+    CHECK_STR_HAS(text, "throughput  290 samples/s (median step 200/s; 7 steps, 1 warm-up left out)\n");
+    CHECK_STR_HAS(text, "\n            1.6T model_FLOPs/s (median step 2T/s; 5 steps, 1 warm-up left out)\n");
+    CHECK_STR_HAS(text, "efficiency  1.6TFLOP/s; MFU unavailable (no GPU was seen");
     free(text);
     json_decref(j);
     sps__throughput_free(&t);
@@ -180,7 +180,7 @@ static void test_mfu_from_table_and_flag(void) {
     CHECK_STR_HAS(t.peak_from, "table: A100, dense BF16/FP16 tensor x 1 GPU");
     json_t *j = throughput_json(&t);
     char *text = printed(j);
-    CHECK_STR_HAS(text, "efficiency: 1.6TFLOP/s = MFU 0.5% of 312TFLOP/s peak (table: A100");
+    CHECK_STR_HAS(text, "efficiency  1.6TFLOP/s = MFU 0.5% of 312TFLOP/s peak (table: A100");
     free(text);
     json_decref(j);
     sps__throughput_free(&t);

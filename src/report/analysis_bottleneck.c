@@ -52,7 +52,8 @@ void sps__analysis_bottleneck_print(FILE *f, const json_t *analysis) {
     const char *kind = html_str(b, "verdict"), *reason = html_str(b, "reason");
     const char *rec = html_str(b, "recommendation");
     double conf = html_num(b, "confidence");
-    fprintf(f, "bottleneck  %s", kind ? kind : "unknown");
+    sps__analysis_label(f, "bottleneck");
+    fputs(kind ? kind : "unknown", f);
     if (isfinite(conf))
         fprintf(f, " (confidence %.2f)", conf);
     fprintf(f, ": %s", reason ? reason : "no reason given");
@@ -61,8 +62,10 @@ void sps__analysis_bottleneck_print(FILE *f, const json_t *analysis) {
     if (tally[0])
         fprintf(f, " [windows: %s]", tally);
     fputc('\n', f);
-    if (rec)
-        fprintf(f, "            try: %s\n", rec);
+    if (rec) {
+        sps__analysis_label(f, "");
+        fprintf(f, "try: %s\n", rec);
+    }
 }
 
 /* One figure of the evidence in its unit (taken from the key's suffix). */

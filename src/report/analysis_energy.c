@@ -50,7 +50,8 @@ static const char *method_label(const char *method) {
  * with the same reason together (CPU package and DRAM share RAPL's), and
  * "no GPU" without the GPU chain's details, which report.json has. */
 static void print_unavailable(FILE *f, const json_t *domains) {
-    fputs("energy: unavailable (", f);
+    sps__analysis_label(f, "energy");
+    fputs("unavailable (", f);
     size_t n = json_array_size(domains);
     int printed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -93,7 +94,8 @@ void sps__analysis_energy_print(FILE *f, const json_t *analysis) {
         print_unavailable(f, domains);
         return;
     }
-    fprintf(f, "energy: %.3g kWh (", kwh);
+    sps__analysis_label(f, "energy");
+    fprintf(f, "%.3g kWh (", kwh);
     size_t i;
     json_t *d;
     int first = 1;

@@ -26,7 +26,8 @@ void sps__overhead_print(FILE *f, const json_t *o) {
         return;
     char a[32], b[32], c[32], d[32];
     double zones = num(o, "zones_recorded"), values = num(o, "values_recorded");
-    fprintf(f, "overhead  recording %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), a, sizeof a));
+    sps__analysis_label(f, "overhead");
+    fprintf(f, "recording %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), a, sizeof a));
     if (!isnan(num(o, "recording_s")))
         fprintf(f, " (%.0f zones x %.1f ns + %.0f values x %.1f ns = %s)", zones, num(o, "zone_cost_ns"), values,
                 num(o, "value_cost_ns"), sps__fmt_seconds(num(o, "recording_s"), b, sizeof b));

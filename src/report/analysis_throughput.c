@@ -38,6 +38,7 @@ void sps__analysis_throughput_print(FILE *f, const json_t *analysis) {
     const json_t *counters = json_object_get(t, "counters");
     size_t i;
     json_t *c;
+    int printed = 0;
     json_array_foreach(counters, i, c) {
         if (i >= PRINTED_COUNTERS)
             break;
@@ -47,7 +48,8 @@ void sps__analysis_throughput_print(FILE *f, const json_t *analysis) {
         if (!isfinite(per_second))
             continue;
         const json_t *steps = json_object_get(c, "per_step_per_second");
-        fprintf(f, "throughput: %s %s/s (median step %s/s; %.0f steps, %.0f warm-up left out)\n",
+        sps__analysis_label(f, printed++ ? "" : "throughput"); /* one label over the counters' lines */
+        fprintf(f, "%s %s/s (median step %s/s; %.0f steps, %.0f warm-up left out)\n",
                 fmt_si(rate, sizeof rate, per_second), name ? name : "?",
                 fmt_si(median, sizeof median, html_num(steps, "median")), html_num(c, "steps"),
                 html_num(t, "warmup_steps_excluded"));
@@ -59,11 +61,12 @@ void sps__analysis_throughput_print(FILE *f, const json_t *analysis) {
     char rate[32], peak[32];
     const json_t *mfu = json_object_get(t, "mfu");
     double value = html_num(mfu, "value");
+    sps__analysis_label(f, "efficiency");
     if (isfinite(value))
-        fprintf(f, "efficiency: %sFLOP/s = MFU %.1f%% of %sFLOP/s peak (%s)\n", fmt_si(rate, sizeof rate, fps),
+        fprintf(f, "%sFLOP/s = MFU %.1f%% of %sFLOP/s peak (%s)\n", fmt_si(rate, sizeof rate, fps),
                 value * 100.0, fmt_si(peak, sizeof peak, html_num(mfu, "peak_flops")), html_str(mfu, "peak_from"));
     else
-        fprintf(f, "efficiency: %sFLOP/s; MFU unavailable (%s)\n", fmt_si(rate, sizeof rate, fps),
+        fprintf(f, "%sFLOP/s; MFU unavailable (%s)\n", fmt_si(rate, sizeof rate, fps),
                 html_str(mfu, "unavailable_reason") ? html_str(mfu, "unavailable_reason") : "no reason given");
 }
 

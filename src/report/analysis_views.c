@@ -3,6 +3,10 @@
  */
 #include "report/analysis_views.h"
 
+void sps__analysis_label(FILE *f, const char *label) {
+    fprintf(f, "%-*s", SPS_ANALYSIS_LABEL_WIDTH, label);
+}
+
 void sps__analysis_print(FILE *f, const json_t *report) {
     const json_t *a = json_object_get(report, "analysis");
     if (!json_is_object(a))

@@ -13,6 +13,15 @@
 #include <jansson.h>
 #include <stdio.h>
 
+/* Every analysis line under the summary starts with its part's label
+ * padded to this many columns, and a continuation line with as many
+ * spaces, so the answers line up in one column. */
+#define SPS_ANALYSIS_LABEL_WIDTH 12
+
+/* Write label padded to SPS_ANALYSIS_LABEL_WIDTH ("" for a continuation
+ * line's indent). */
+void sps__analysis_label(FILE *f, const char *label);
+
 /* The terminal lines (nothing when report has no analysis). */
 void sps__analysis_print(FILE *f, const json_t *report);
 
