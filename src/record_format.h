@@ -114,7 +114,27 @@ struct sps_rec_header {
     int32_t exit_status_hint; /* reserved: the library cannot see exit codes */
     uint32_t reserved0;
     char problem[256]; /* why something was refused (NUL-terminated), "" if nothing was */
+    /* The overhead guard (`stepscope run --max-overhead`) writes these from
+     * outside the process; threads reread thin_level at step ends and
+     * every SPS_THIN_POLL_EVENTS zones.  Zero in a record nobody thinned
+     * (and in one from a writer that predates them). */
+    uint32_t thin_level;      /* enum sps_thin_level */
+    uint32_t reserved1;
+    uint64_t thin_since_mono_ns; /* CLOCK_MONOTONIC when thin_level was first set, 0 never */
+    uint64_t zones_thinned;   /* zones not recorded for thin_level, carried from the
+                                 threads' 32-bit counters (add each segment's) */
 };
+
+/* How much of a thread's nesting the overhead guard lets it record.  Steps
+ * and micro-steps are always recorded, so the step table stays whole; the
+ * depth of another zone is counted from its innermost enclosing step or
+ * micro-step (from the thread's root when it is in none). */
+enum sps_thin_level {
+    SPS_THIN_NONE = 0,   /* everything (up to SPS_REC_MAX_DEPTH) */
+    SPS_THIN_PHASES = 1, /* zones directly inside a step (its phases), and outermost zones */
+    SPS_THIN_STEPS = 2   /* steps and micro-steps only */
+};
+#define SPS_THIN_POLL_EVENTS 4096u /* zone ends between rereads of thin_level */
 
 /* One interned name; its id is its index + 1 (0 means "no name"). */
 struct sps_rec_name {
@@ -199,7 +219,8 @@ struct sps_rec_thread {
      * they do not alias), so each end adds the previous end's bucket. */
     uint64_t pending_agg_off;
     uint32_t pending_bucket;
-    uint32_t reserved2;
+    uint32_t zones_thinned; /* not recorded for the header's thin_level; carried into
+                               the header's zones_thinned before it would wrap */
     struct sps_rec_frame stack[SPS_REC_STACK_FRAMES];
 };
 

@@ -102,6 +102,10 @@ struct tls_state {
     uint32_t *agg_index;
     struct sps_rec_event *ring[SPS_RING_SLOTS];
     uint64_t mask[SPS_RING_SLOTS];
+    /* Begins deeper than this take the cold path: SPS_REC_MAX_DEPTH, or
+     * while the overhead guard thins, the levels it allows below a step
+     * (thin_max_depth), so an unthinned begin pays one compare. */
+    uint32_t max_depth;
     int refused; /* this thread cannot record (record full or failed) */
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
@@ -436,6 +440,10 @@ static int proc_open(void) {
 
     if (forked && P.inherited_base) {
         copy_inherited_names();
+        /* a worker forked after the guard began thinning thins too */
+        const struct sps_rec_header *parent = (const void *)P.inherited_base;
+        P.hdr->thin_level = parent->thin_level;
+        P.hdr->thin_since_mono_ns = parent->thin_since_mono_ns;
         munmap(P.inherited_base, P.inherited_size);
         P.inherited_base = NULL;
     }
@@ -473,6 +481,19 @@ static void ensure_agg(uint32_t id, uint32_t kind) {
     __atomic_store_n(&T.agg_index[id], (uint32_t)off, __ATOMIC_RELEASE);
 }
 
+/* The nesting a thread records below its innermost step at thin level
+ * (enum sps_thin_level); an unknown level thins nothing. */
+static uint32_t thin_max_depth(uint32_t level) {
+    return level == SPS_THIN_STEPS ? 0u : level == SPS_THIN_PHASES ? 1u : SPS_REC_MAX_DEPTH;
+}
+
+/* Pick up the thin level the overhead guard wrote into the header (it
+ * writes from another process: a relaxed load is all the ordering needed,
+ * the level only has to arrive eventually). */
+static void reread_thin_level(void) {
+    T.max_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
+}
+
 /* Point the calling thread's TLS at seg and give it the thread. */
 static void bind_thread(struct sps_rec_thread *seg) {
     const struct sps_rec_header *h = P.hdr;
@@ -484,6 +505,7 @@ static void bind_thread(struct sps_rec_thread *seg) {
     }
     T.agg_index = (uint32_t *)(P.base + seg->agg_index_off);
     T.base = P.base;
+    reread_thin_level();
     if (P.fork_thread == (void *)&T) {
         /* The thread that forked carries its open zones into the child, so
          * their ends still match; but the parent records those zones, so
@@ -712,6 +734,15 @@ static COLD void refresh_anchor(uint64_t now, int force) {
  * stack frame and keeps its values in registers.
  */
 
+/* After a step's end, and every SPS_THIN_POLL_EVENTS zones of a ring (so a
+ * thread that marks no steps still sees the guard): refresh the clock
+ * anchor at steps, and the thin level. */
+static COLD void step_end_or_poll(uint32_t ring, uint64_t now) {
+    if (ring == SPS_RING_STEPS)
+        refresh_anchor(now, 0);
+    reread_thin_level();
+}
+
 /* The clock read with the source known at compile time: the public
  * functions test the source once and call a copy specialised for it, so
  * the common (TSC) copy contains no call and needs no stack frame. */
@@ -729,12 +760,36 @@ static inline int clock_is_tsc(void) {
     return SPS__HAVE_TSC && sps__clock.source == SPS_CLOCK_TSC;
 }
 
-static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc) {
-    uint32_t d = seg->depth + 1;
-    if (UNLIKELY(d > SPS_REC_MAX_DEPTH)) {
+/* A begin at depth d beyond T.max_depth: record it, or refuse it because
+ * the stack is full or the overhead guard thins at this depth (counted
+ * either way). */
+static COLD int deep_begin_allowed(struct sps_rec_thread *seg, uint32_t d, uint32_t kind) {
+    if (d > SPS_REC_MAX_DEPTH) {
         seg->depth_overflows++;
         return 0;
     }
+    if (kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP)
+        return 1; /* the step table stays whole */
+    uint32_t base = 0; /* the innermost open step's depth, 0 outside any */
+    for (uint32_t k = d - 1; k >= 1; k--) {
+        if (seg->stack[k].kind == SPS_KIND_STEP || seg->stack[k].kind == SPS_KIND_MICROSTEP) {
+            base = k;
+            break;
+        }
+    }
+    if (d - base <= T.max_depth)
+        return 1;
+    if (++seg->zones_thinned == 1u << 31) { /* carry before the 32 bits wrap */
+        __atomic_add_fetch(&P.hdr->zones_thinned, (uint64_t)seg->zones_thinned, __ATOMIC_RELAXED);
+        seg->zones_thinned = 0;
+    }
+    return 0;
+}
+
+static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc) {
+    uint32_t d = seg->depth + 1;
+    if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, kind))
+        return 0;
     struct sps_rec_frame *f = &seg->stack[d];
     f->name = id;
     f->kind = (uint16_t)kind;
@@ -811,8 +866,8 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
     /* publish after the event is complete: a reader (or a post-mortem)
      * never counts a half-written event */
     __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
-    if (UNLIKELY(r == SPS_RING_STEPS))
-        refresh_anchor(now, 0);
+    if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
+        step_end_or_poll(r, now);
 }
 
 static COLD void end_slow(sps_zone_t token, uint64_t now) {

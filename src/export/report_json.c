@@ -204,6 +204,12 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_string(w, "recording_problem", p->problem);
         else
             sps__jw_null(w, "recording_problem");
+        sps__jw_string(w, "thin_level", sps__thin_level_name(p->thin_level));
+        if (p->thin_since_ns)
+            sps__jw_number(w, "thinned_since_s", rel_s(run, p->thin_since_ns));
+        else
+            sps__jw_null(w, "thinned_since_s");
+        sps__jw_uint(w, "zones_thinned", p->zones_thinned);
         sps__jw_array(w, "threads");
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];
@@ -226,6 +232,7 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_end(w, '}');
             sps__jw_uint(w, "mismatched_ends", t->mismatched_ends);
             sps__jw_uint(w, "depth_overflows", t->depth_overflows);
+            sps__jw_uint(w, "zones_thinned", t->zones_thinned);
             sps__jw_array(w, "open_zones");
             for (uint32_t k = 0; k < t->nopen; k++) {
                 sps__jw_object(w, NULL);

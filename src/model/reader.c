@@ -187,6 +187,9 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->names_refused = h->names_refused;
     memcpy(p->problem, h->problem, sizeof p->problem);
     p->problem[sizeof p->problem - 1] = '\0';
+    p->thin_level = h->thin_level;
+    p->thin_since_ns = h->thin_since_mono_ns;
+    p->zones_thinned = h->zones_thinned; /* the threads' uncarried counts are added below */
 
     uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
     int argc = len ? 1 : 0;
@@ -358,6 +361,8 @@ static int copy_threads(struct reader *r, struct sps_process_data *p) {
         t->reuses = s->reuses;
         t->mismatched_ends = s->mismatched_ends;
         t->depth_overflows = s->depth_overflows;
+        t->zones_thinned = s->zones_thinned;
+        p->zones_thinned += s->zones_thinned;
         for (uint32_t d = 1; d <= depth; d++) {
             const struct sps_rec_frame *f = &s->stack[d];
             if (f->name == 0 || (f->name > p->nnames && f->name != h->names_cap + 1u)) {

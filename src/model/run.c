@@ -405,3 +405,15 @@ void sps__run_free(struct sps_run *run) {
     free(run->steps);
     memset(run, 0, sizeof *run);
 }
+
+const char *sps__thin_level_name(uint32_t level) {
+    switch (level) {
+    case SPS_THIN_NONE:
+        return "none";
+    case SPS_THIN_PHASES:
+        return "phases";
+    case SPS_THIN_STEPS:
+        return "steps";
+    }
+    return "unknown";
+}

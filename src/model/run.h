@@ -53,6 +53,7 @@ struct sps_thread_data {
     struct sps_event *events[SPS_RING_COUNT]; /* oldest first */
     uint64_t mismatched_ends;
     uint64_t depth_overflows;
+    uint32_t zones_thinned; /* not recorded for the thin level, not yet carried into the process's */
     uint32_t nopen;
     struct sps_open_zone open[SPS_REC_MAX_DEPTH];
     struct sps_agg *aggs; /* indexed by name id - 1; count 0 = unused */
@@ -74,6 +75,9 @@ struct sps_process_data {
     uint64_t end_ns;   /* monotonic, when closed */
     uint64_t threads_refused, names_refused;
     char problem[256]; /* why something was refused, "" if nothing was */
+    uint32_t thin_level;    /* enum sps_thin_level the overhead guard left (0: never thinned) */
+    uint64_t thin_since_ns; /* monotonic, when it began thinning; 0 never */
+    uint64_t zones_thinned; /* zones not recorded for it, all threads */
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */
@@ -164,6 +168,9 @@ int sps__run_add(struct sps_run *run, struct sps_process_data *p);
 
 /* Whether a directory entry is a record file (ends in ".sps"). */
 int sps__is_record_name(const char *file_name);
+
+/* "none", "phases", "steps" for an enum sps_thin_level; "unknown" else. */
+const char *sps__thin_level_name(uint32_t level);
 
 /*
  * Derive names and steps from the loaded processes.  Step rows come per
