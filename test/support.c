@@ -124,8 +124,11 @@ json_t *json_path(json_t *root, const char *path) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
     json_t *cur = root;
-    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
-        cur = json_object_get(cur, tok);
+    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save)) {
+        char *end;
+        unsigned long index = strtoul(tok, &end, 10);
+        cur = json_is_array(cur) && end != tok && !*end ? json_array_get(cur, index) : json_object_get(cur, tok);
+    }
     return cur;
 }
 

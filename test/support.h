@@ -30,7 +30,8 @@ json_t *report_load(const char *dir);
 /* The element of report["zones"] (or "values"/"counters") named name. */
 json_t *report_find(json_t *report, const char *array, const char *name);
 
-/* report[a][b]...: a path of object keys separated by '.'. */
+/* report[a][b]...: a path of object keys (or, in an array, indexes)
+ * separated by '.', e.g. "processes.0.pid". */
 json_t *json_path(json_t *root, const char *path);
 double json_num(json_t *root, const char *path);
 

@@ -2,7 +2,10 @@
  * test_analysis_overhead.c - analysis.overhead: what was recorded, priced
  * with the measured cost of one zone and one value, plus stepscope's own
  * threads; and the same numbers end to end under `stepscope run`, in the
- * summary and in report.html.
+ * summary and in report.html.  The --max-overhead budget: the guard's
+ * decision on synthetic readings, and real runs that exceed it (thinned
+ * to phases, then to steps) or keep it, with exact counts of what was
+ * left out.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +13,8 @@
 
 #include "analysis/overhead.h"
 #include "check.h"
+#include "live/guard.h"
+#include "record_format.h"
 #include "export/report.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
@@ -92,6 +97,8 @@ static void test_under_stepscope_run(void) {
     CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"), (150 * zone_ns + 100 * value_ns) * 1e-9, 1e-15);
     CHECK_NEAR(json_num(r, "analysis.overhead.sampler_cpu_s"), json_num(r, "overhead.sampler_cpu_seconds"), 1e-12);
     CHECK(json_num(r, "analysis.overhead.percent_of_workload_cpu") > 0);
+    CHECK(json_is_null(json_path(r, "analysis.overhead.budget")));
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
     json_decref(r);
 
     char err[8192], out[700];
@@ -111,9 +118,176 @@ static void test_under_stepscope_run(void) {
     CHECK_STR_HAS(html, "150 zones x ");
 }
 
+/* The decision: windows of at least SPS_GUARD_MIN_WINDOW_CPU_S CPU
+ * seconds, a raise per window over budget, the window of a raise not
+ * judged, never down, nothing past steps. */
+static void test_guard_decision(void) {
+    struct sps__guard g;
+    sps__guard_init(&g, 0.01, 20, 10); /* 1%, 20 ns a zone, 10 ns a value */
+    CHECK_EQ_I(sps__guard_observe(&g, 0, 0, 0, 0, 0.0), -1); /* the first reading opens a window */
+    /* 0.1 s of CPU is too short a window to judge, however costly */
+    CHECK_EQ_I(sps__guard_observe(&g, 100, 100000000, 0, 0, 0.1), -1);
+    CHECK_EQ_U(g.windows, 0);
+    /* the window grows to 0.3 s: 1e8 zones x 20 ns = 2 s >> 1% of 0.3 s */
+    CHECK_EQ_I(sps__guard_observe(&g, 300, 100000000, 0, 0, 0.3), SPS_THIN_PHASES);
+    CHECK_EQ_U(g.windows, 1);
+    CHECK_EQ_U(g.windows_over, 1);
+    CHECK_EQ_I(g.first_over_ns, 300);
+    /* settling: no zone left out yet, so the level is not in force and
+     * nothing is judged, however long or costly */
+    CHECK_EQ_I(sps__guard_observe(&g, 600, 200000000, 0, 0, 0.9), -1);
+    CHECK_EQ_U(g.windows, 1);
+    /* zones are left out now: a new window opens at this reading */
+    CHECK_EQ_I(sps__guard_observe(&g, 700, 300000000, 0, 50, 1.0), -1);
+    CHECK_EQ_U(g.windows, 1);
+    /* under budget: 1e5 zones x 20 ns + 1e5 values x 10 ns = 3 ms of 0.5 s = 0.6% */
+    CHECK_EQ_I(sps__guard_observe(&g, 900, 300100000, 100000, 90, 1.5), -1);
+    CHECK_EQ_U(g.windows, 2);
+    CHECK_NEAR(g.last_share, 0.006, 1e-12);
+    CHECK_EQ_I(g.level, SPS_THIN_PHASES); /* never back down */
+    /* over again: 0.3 s x 2% of zones -> steps */
+    CHECK_EQ_I(sps__guard_observe(&g, 1200, 300100000 + 300000, 100000, 100, 1.8), SPS_THIN_STEPS);
+    CHECK_NEAR(g.last_share, 0.02, 1e-12);
+    CHECK_NEAR(g.peak_share, 2.0 / 0.3, 1e-12); /* the first window's */
+    CHECK_EQ_I(g.first_over_ns, 300); /* the first stays the first */
+    /* a level with nothing more to leave out settles after
+     * SPS_GUARD_SETTLE_READINGS readings */
+    for (int i = 0; i < SPS_GUARD_SETTLE_READINGS - 1; i++)
+        CHECK_EQ_I(sps__guard_observe(&g, 1300 + i, 300400000, 100000, 100, 1.9 + 0.01 * i), -1);
+    CHECK_EQ_I(g.settling, 1);
+    CHECK_EQ_I(sps__guard_observe(&g, 1400, 300400000, 100000, 100, 2.0), -1); /* settled: window opens */
+    CHECK_EQ_I(g.settling, 0);
+    /* over with steps only: nothing more to give, and said so */
+    CHECK_EQ_I(sps__guard_observe(&g, 1800, 300400000 + 300000, 100000, 100, 2.3), -1);
+    CHECK_EQ_I(g.level, SPS_THIN_STEPS);
+    CHECK(g.over_at_steps);
+    CHECK_EQ_U(g.windows_over, 3);
+    CHECK_EQ_U(g.windows, 4);
+    /* totals that go back (a record unreadable now) restart the window */
+    CHECK_EQ_I(sps__guard_observe(&g, 2100, 5, 0, 100, 2.8), -1);
+    CHECK_EQ_U(g.windows, 4);
+}
+
+/* Run the fine-grained workload under a budget; report.json. */
+static json_t *budget_run(const char *budget, const char *spin_us, const char *until, const char *after,
+                          const char *name) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new(name));
+    char *argv[] = {STEPSCOPE, "run", "-q", "--max-overhead", (char *)budget, "-o", dir, "--", WORKLOAD, "--fine",
+                    "200", "--spin-us", (char *)spin_us, "--until-thinned", (char *)until, "--steps", (char *)after, NULL};
+    char err[4096];
+    int code = exit_code_of(run_capture(argv, err, sizeof err));
+    CHECK_MSG(code == 0, "exit %d: %s", code, err);
+    return report_load(dir);
+}
+
+static uint64_t zone_count(json_t *r, const char *name) {
+    json_t *z = report_find(r, "zones", name);
+    return z ? (uint64_t)json_integer_value(json_object_get(z, "count")) : 0;
+}
+
+/* Over budget with everything recorded, under it with phases: thinned to
+ * phases and no further; every step whole, and exactly the zones inside
+ * "a" of the thinned steps left out. */
+static void test_budget_thins_to_phases(void) {
+    /* a step: 400 zones (about 10 us) and 200 us of CPU: ~5% recorded,
+     * ~0.03% with phases only */
+    json_t *r = budget_run("1%", "200", "1", "40", "budget_phases");
+    CHECK(json_is_true(json_path(r, "analysis.overhead.budget.exceeded")));
+    CHECK(!strcmp(json_string_value(json_path(r, "analysis.overhead.budget.thin_level")), "phases"));
+    CHECK(json_is_false(json_path(r, "analysis.overhead.budget.over_with_steps_only")));
+    CHECK_NEAR(json_num(r, "analysis.overhead.budget.max_percent_of_workload_cpu"), 1, 0);
+    double first = json_num(r, "analysis.overhead.budget.first_exceeded_s");
+    double since = json_num(r, "analysis.overhead.budget.thinned_since_s");
+    CHECK(first > 0 && since >= first);
+    CHECK(json_num(r, "analysis.overhead.budget.peak_window_percent") > 1);
+    uint64_t steps = zone_count(r, "step"), a = zone_count(r, "a");
+    uint64_t fine = zone_count(r, "fine"), finer = zone_count(r, "finer");
+    uint64_t thinned = (uint64_t)json_num(r, "analysis.overhead.zones_thinned");
+    CHECK(steps >= 40 && a == steps);
+    CHECK_EQ_U(fine, finer); /* a step is thinned whole or not at all: the level changes at step ends */
+    CHECK_EQ_U(fine + finer + thinned, 400 * steps);
+    CHECK(thinned >= 400 * 40); /* at least the 40 steps after the level arrived */
+    CHECK_EQ_U((uint64_t)json_num(r, "processes.0.zones_thinned"), thinned);
+    CHECK(!strcmp(json_string_value(json_path(r, "processes.0.thin_level")), "phases"));
+    double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns");
+    double thin_ns = json_num(r, "analysis.overhead.thinned_zone_cost_ns");
+    CHECK(thin_ns > 0);
+    CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"),
+               ((double)(json_num(r, "analysis.overhead.zones_recorded")) * zone_ns + (double)thinned * thin_ns) * 1e-9,
+               1e-12);
+    CHECK(json_num(r, "analysis.overhead.guard_cpu_s") > 0);
+    json_decref(r);
+}
+
+/* Over budget even with phases: steps only, and still over: said so. */
+static void test_budget_thins_to_steps(void) {
+    /* 20 us of CPU a step: phases cost ~0.2%, steps alone ~0.1% > 0.02%;
+     * 40000 steps after steps-only began (~1 s of CPU) give the guard
+     * a window to judge at that level */
+    json_t *r = budget_run("0.02%", "20", "2", "40000", "budget_steps");
+    CHECK(!strcmp(json_string_value(json_path(r, "analysis.overhead.budget.thin_level")), "steps"));
+    CHECK(json_is_true(json_path(r, "analysis.overhead.budget.over_with_steps_only")));
+    uint64_t steps = zone_count(r, "step"), a = zone_count(r, "a");
+    uint64_t fine = zone_count(r, "fine"), thinned = (uint64_t)json_num(r, "analysis.overhead.zones_thinned");
+    CHECK(steps >= 40000 && a < steps && fine <= a * 200);
+    /* left out: "a" of the steps-only steps, fine and finer of every thinned step */
+    CHECK_EQ_U(a + fine + zone_count(r, "finer") + thinned, 401 * steps);
+    json_decref(r);
+}
+
+/* Under budget: nothing thinned, and the report says it was kept. */
+static void test_budget_kept(void) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("budget_kept"));
+    char *argv[] = {STEPSCOPE, "run", "-q", "--max-overhead", "50", "-o", dir, "--", WORKLOAD, "--fine", "10",
+                    "--spin-us", "500", "--steps", "1600", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    json_t *r = report_load(dir);
+    CHECK(json_is_false(json_path(r, "analysis.overhead.budget.exceeded")));
+    CHECK(!strcmp(json_string_value(json_path(r, "analysis.overhead.budget.thin_level")), "none"));
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
+    CHECK_EQ_U(zone_count(r, "fine"), 16000);
+    CHECK(json_num(r, "analysis.overhead.budget.windows_judged") >= 1);
+    json_decref(r);
+
+    char err[8192], out[700];
+    snprintf(out, sizeof out, "%s/summary.txt", dir);
+    char *summary[] = {STEPSCOPE, "report", dir, "--format", "summary", "-o", out, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
+    char text[16384];
+    read_file(out, text, sizeof text);
+    CHECK_STR_HAS(text, "\n            budget 50%: kept (the costliest window cost ");
+}
+
+/* A run without a budget has "budget": null; bad budgets are usage errors. */
+static void test_budget_flags(void) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("budget_flags"));
+    struct {
+        const char *value, *extra, *message;
+    } bad[] = {{"0", NULL, "--max-overhead: '0' is not a percentage above 0 and at most 100"},
+               {"101%", NULL, "'101%' is not a percentage"},
+               {"1%%", NULL, "'1%%' is not a percentage"},
+               {"x", NULL, "'x' is not a percentage"},
+               {"1%", "--no-sample", "--max-overhead needs the sampler"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[] = {STEPSCOPE, "run", "--max-overhead", (char *)bad[i].value, "-o", dir,
+                        (char *)(bad[i].extra ? bad[i].extra : "-q"), "--", WORKLOAD, NULL};
+        char err[4096];
+        CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 2);
+        CHECK_STR_HAS(err, bad[i].message);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_priced_and_shared);
     RUN_TEST(test_unknowns_stay_unknown);
     RUN_TEST(test_under_stepscope_run);
+    RUN_TEST(test_guard_decision);
+    RUN_TEST(test_budget_thins_to_phases);
+    RUN_TEST(test_budget_thins_to_steps);
+    RUN_TEST(test_budget_kept);
+    RUN_TEST(test_budget_flags);
     return check_report();
 }

@@ -19,20 +19,46 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
         else
             out->values_recorded += n->agg.count;
     }
-    out->zone_cost_ns = out->value_cost_ns = out->recording_s = NAN;
+    out->thinned_since_s = NAN;
+    uint64_t since_ns = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        out->zones_thinned += p->zones_thinned;
+        if (p->thin_level > out->thin_level && p->thin_level <= SPS_THIN_STEPS)
+            out->thin_level = p->thin_level;
+        if (p->thin_since_ns && (!since_ns || p->thin_since_ns < since_ns))
+            since_ns = p->thin_since_ns;
+    }
+    if (since_ns)
+        out->thinned_since_s = since_ns >= run->start_ns ? (double)(since_ns - run->start_ns) * 1e-9 : 0;
+    out->zone_cost_ns = out->value_cost_ns = out->recording_s = out->thinned_zone_cost_ns = NAN;
     if (info->have_record_cost) {
         out->zone_cost_ns = info->zone_cost_ns;
         out->value_cost_ns = info->value_cost_ns;
+        out->thinned_zone_cost_ns = info->thinned_zone_cost_ns > 0 ? info->thinned_zone_cost_ns : NAN;
         out->recording_s = ((double)out->zones_recorded * info->zone_cost_ns +
-                            (double)out->values_recorded * info->value_cost_ns) * 1e-9;
+                            (double)out->values_recorded * info->value_cost_ns +
+                            (isnan(out->thinned_zone_cost_ns) ? 0 : (double)out->zones_thinned * out->thinned_zone_cost_ns)) *
+                           1e-9;
     } else {
         out->unmeasured_reason = info->record_cost_absent_reason ? info->record_cost_absent_reason
                                                                  : "not measured: stepscope run measures it when the run ends";
     }
     out->sampler_cpu_s = info->sampler ? info->sampler->thread_cpu_seconds : NAN;
     out->live_view_cpu_s = info->have_live_view ? info->live_view_cpu_seconds : 0;
+    const struct sps_guard_report *g = &info->guard;
+    out->guard_cpu_s = g->on ? g->cpu_seconds : 0;
     out->total_s = (isnan(out->recording_s) ? 0 : out->recording_s) +
-                   (isnan(out->sampler_cpu_s) ? 0 : out->sampler_cpu_s) + out->live_view_cpu_s;
+                   (isnan(out->sampler_cpu_s) ? 0 : out->sampler_cpu_s) + out->live_view_cpu_s + out->guard_cpu_s;
+    out->budget_on = g->on;
+    out->budget_percent = g->on ? 100.0 * g->budget : NAN;
+    out->exceeded = g->on && g->windows_over > 0;
+    out->first_exceeded_s = g->on ? g->first_over_s : NAN;
+    out->windows = g->on ? g->windows : 0;
+    out->windows_over = g->on ? g->windows_over : 0;
+    out->peak_window_percent = g->on && g->windows ? 100.0 * g->peak_share : NAN;
+    out->last_window_percent = g->on && g->windows ? 100.0 * g->last_share : NAN;
+    out->over_with_steps_only = g->on && g->over_at_steps;
     out->workload_cpu_s = info->have_times ? info->user_s + info->sys_s : NAN;
     out->wall_s = info->have_times ? info->wall_s : NAN;
     out->percent_of_workload_cpu = out->workload_cpu_s > 0 ? 100.0 * out->recording_s / out->workload_cpu_s : NAN;
@@ -48,10 +74,29 @@ void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
     sps__jw_number(w, "recording_s", o->recording_s);
     if (o->unmeasured_reason)
         sps__jw_string(w, "recording_unmeasured_reason", o->unmeasured_reason);
+    sps__jw_uint(w, "zones_thinned", o->zones_thinned);
+    sps__jw_number(w, "thinned_zone_cost_ns", o->thinned_zone_cost_ns);
     sps__jw_number(w, "sampler_cpu_s", o->sampler_cpu_s);
     sps__jw_number(w, "live_view_cpu_s", o->live_view_cpu_s);
+    sps__jw_number(w, "guard_cpu_s", o->guard_cpu_s);
     sps__jw_number(w, "total_s", o->total_s);
     sps__jw_number(w, "percent_of_workload_cpu", o->percent_of_workload_cpu);
     sps__jw_number(w, "percent_of_wall", o->percent_of_wall);
+    if (o->budget_on) {
+        sps__jw_object(w, "budget");
+        sps__jw_number(w, "max_percent_of_workload_cpu", o->budget_percent);
+        sps__jw_bool(w, "exceeded", o->exceeded);
+        sps__jw_number(w, "first_exceeded_s", o->first_exceeded_s);
+        sps__jw_string(w, "thin_level", sps__thin_level_name(o->thin_level));
+        sps__jw_number(w, "thinned_since_s", o->thinned_since_s);
+        sps__jw_uint(w, "windows_judged", o->windows);
+        sps__jw_uint(w, "windows_over", o->windows_over);
+        sps__jw_number(w, "peak_window_percent", o->peak_window_percent);
+        sps__jw_number(w, "last_window_percent", o->last_window_percent);
+        sps__jw_bool(w, "over_with_steps_only", o->over_with_steps_only);
+        sps__jw_end(w, '}');
+    } else {
+        sps__jw_null(w, "budget");
+    }
     sps__jw_end(w, '}');
 }

@@ -43,12 +43,25 @@ struct sps_run_info {
     /* the measured cost of one zone and one value (stepscope run measures
      * them when the run ends); absent_reason says why not otherwise */
     int have_record_cost;
-    double zone_cost_ns, value_cost_ns;
+    double zone_cost_ns, value_cost_ns; /* and thinned_zone_cost_ns, below */
     const char *record_cost_absent_reason;
     /* stepscope run's live view: whether it ran, and what it cost */
     int have_live_view;
     uint64_t live_view_refreshes;
     double live_view_cpu_seconds;
+    /* stepscope run --max-overhead: the budget and what the guard did */
+    struct sps_guard_report {
+        int on;                 /* a budget was set (the rest is meaningless otherwise) */
+        double budget;          /* fraction of the workload's CPU time */
+        uint32_t level;         /* enum sps_thin_level it ended at */
+        double first_over_s;    /* run time of the first window over budget; NAN: none */
+        double peak_share;      /* the costliest judged window's share of CPU time */
+        double last_share;      /* the latest judged window's; NAN: none judged */
+        uint64_t windows, windows_over;
+        int over_at_steps;      /* still over budget with only steps recorded */
+        double cpu_seconds;     /* the guard thread's own CPU time */
+    } guard;
+    double thinned_zone_cost_ns; /* a zone the thin level leaves out; with have_record_cost */
 };
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"

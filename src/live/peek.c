@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -187,7 +188,8 @@ static int better(const struct candidate *c, const struct candidate *best) {
 }
 
 /* Look at every thread of f for step aggregates; keep the best. */
-static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct candidate *best) {
+static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct candidate *best,
+                         struct sps__live_steps *out) {
     uint32_t n = f->h.threads_count;
     if (n > f->h.threads_cap)
         return;
@@ -204,6 +206,9 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
                 pread_full(f->fd, &c.seg, SEG_HEAD_SIZE, c.seg_off) != 0 || c.seg.magic != SPS_REC_THREAD_MAGIC ||
                 c.seg.index != base + t)
                 continue;
+            out->zones_offered += c.seg.head[SPS_RING_ZONES] + c.seg.head[SPS_RING_STEPS];
+            out->values_offered += c.seg.head[SPS_RING_VALUES];
+            out->zones_thinned += c.seg.zones_thinned;
             uint64_t index_len = ((uint64_t)f->h.names_cap + 2u) * sizeof(uint32_t);
             if (!f->nnames || !in_arena(f, c.seg.agg_index_off, index_len) ||
                 pread_full(f->fd, pk->index, (f->nnames + 1u) * sizeof(uint32_t), c.seg.agg_index_off) != 0)
@@ -361,8 +366,9 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
             f->state = check_header(f);
         if (f->state != REC_OK || refresh(f) != 0)
             continue;
-        out->records++;
-        scan_threads(pk, f, &best);
+        out->thin_level = out->records++ == 0 || f->h.thin_level < out->thin_level ? f->h.thin_level : out->thin_level;
+        out->zones_thinned += f->h.zones_thinned;
+        scan_threads(pk, f, &best, out);
     }
     if (!best.rec)
         return 0;
@@ -390,6 +396,40 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
     pk->prev_median_ns = out->median_ns;
     pk->prev_last_ns = out->last_ns;
     return 0;
+}
+
+int sps__live_peek_set_thin(struct sps__live_peek *pk, uint32_t level, uint64_t since_ns) {
+    int written = 0;
+    for (uint32_t i = 0; i < pk->nrec; i++) {
+        struct followed *f = pk->rec[i];
+        if (f->state != REC_OK || f->h.thin_level >= level)
+            continue;
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", pk->dir, f->file) >= (int)sizeof path)
+            continue;
+        /* O_NOFOLLOW and the inode check: write only into the file this
+         * peek validated, never through a link planted since */
+        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+            continue;
+        struct stat a, b;
+        int same = fstat(fd, &a) == 0 && fstat(f->fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        uint32_t lvl = level;
+        /* the time first, so a reader that sees the level sees when */
+        int ok = same &&
+                 (f->h.thin_since_mono_ns ||
+                  pwrite(fd, &since_ns, sizeof since_ns, offsetof(struct sps_rec_header, thin_since_mono_ns)) ==
+                      (ssize_t)sizeof since_ns) &&
+                 pwrite(fd, &lvl, sizeof lvl, offsetof(struct sps_rec_header, thin_level)) == (ssize_t)sizeof lvl;
+        close(fd);
+        if (ok) {
+            f->h.thin_level = level;
+            if (!f->h.thin_since_mono_ns)
+                f->h.thin_since_mono_ns = since_ns;
+            written++;
+        }
+    }
+    return written;
 }
 
 void sps__live_peek_close(struct sps__live_peek *pk) {

@@ -51,6 +51,12 @@ struct sps__live_steps {
     int nphases;
     struct sps__live_phase phase[SPS_LIVE_MAX_PHASES];
     uint64_t phase_total_ns;
+    /* What every thread of every record has paid for so far (the overhead
+     * guard's count): zones, steps and micro-steps offered to the rings,
+     * values and counter increments offered, and zones the thin level
+     * left out. */
+    uint64_t zones_offered, values_offered, zones_thinned;
+    uint32_t thin_level; /* the lowest thin level among the records read */
 };
 
 struct sps__live_peek;
@@ -63,6 +69,14 @@ struct sps__live_peek *sps__live_peek_open(const char *records_dir);
  * (a DataLoader worker forked) are picked up.  Returns 0; a record that
  * cannot be read is skipped, not an error. */
 int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out);
+
+/* Raise the thin level (enum sps_thin_level) of every record read so far
+ * that has a lower one to level, with since_ns (CLOCK_MONOTONIC) as when
+ * thinning began where none is set: two pwrites into the header, which
+ * its threads reread at their next step end.  Returns how many records
+ * were written; a record that cannot be opened for writing is skipped
+ * (the next call tries again). */
+int sps__live_peek_set_thin(struct sps__live_peek *pk, uint32_t level, uint64_t since_ns);
 
 /* Close every file and free pk.  NULL is a no-op. */
 void sps__live_peek_close(struct sps__live_peek *pk);

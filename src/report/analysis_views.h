@@ -39,6 +39,9 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks);
 /* The parts, each given its object of "analysis" (nothing when it is not
  * an object). */
 void sps__overhead_print(FILE *f, const json_t *overhead);
+/* The budget's one-line account into buf (len bytes); 0 when no budget
+ * was set. */
+int sps__overhead_budget_text(const json_t *overhead, char *buf, size_t len);
 void sps__overhead_html(FILE *out, const json_t *overhead);
 /* The parts' views; each takes report.json's "analysis" object and shows
  * nothing when its part is absent. */

@@ -34,9 +34,18 @@
  *   --handshake R,G  after the steps write one byte to fd R, then wait
  *                    for a byte (or end of file) on fd G, then go on: no
  *                    signal involved
+ *   --fine N         instead of the steps above, steps whose zone "a"
+ *                    holds N "fine" zones with one "finer" zone in each,
+ *                    then --spin-us U of CPU time; --steps of them, or
+ *                    with --until-thinned L, steps until the overhead
+ *                    guard has set this process's thin level to L or
+ *                    more (read from its record), then --steps more
+ *                    (exit 3 when that has not happened within 60 s)
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record_format.h"
 #include "stepscope.h"
 
 static volatile sig_atomic_t got_term, ints;
@@ -106,11 +116,60 @@ static int write_capture(const char *path) {
     return fclose(f);
 }
 
+static double mono_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This process's thin level, as the overhead guard wrote it into its
+ * record (-1: no record file). */
+static int own_thin_level(void) {
+    static int fd = -2;
+    if (fd == -2) {
+        struct sps_status st;
+        fd = sps_status(&st) == 0 && st.record_path[0] ? open(st.record_path, O_RDONLY | O_CLOEXEC) : -1;
+    }
+    uint32_t level;
+    if (fd < 0 || pread(fd, &level, sizeof level, offsetof(struct sps_rec_header, thin_level)) != sizeof level)
+        return -1;
+    return (int)level;
+}
+
+static int fine_steps(int fine, long spin_us, int until_level, int after) {
+    int left = until_level > 0 ? -1 : after; /* -1: waiting for the level */
+    double deadline = mono_seconds() + 60;
+    for (long i = 0; left != 0; i++) {
+        {
+            SPS_STEP();
+            {
+                SPS_ZONE("a");
+                for (int k = 0; k < fine; k++) {
+                    SPS_ZONE("fine");
+                    SPS_ZONE("finer");
+                }
+            }
+            double until = cpu_seconds() + (double)spin_us * 1e-6;
+            while (cpu_seconds() < until)
+                spin(50);
+        }
+        if (left > 0)
+            left--;
+        else if ((i & 15) == 15 && own_thin_level() >= until_level)
+            left = after;
+        if (left < 0 && mono_seconds() > deadline)
+            return 3;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0, ready_fd = -1, go_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
     long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
+    int fine = 0, until_thinned = 0;
+    long spin_us = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -134,6 +193,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--sleep-ms") && v) sleep_ms = atol(argv[++i]);
         else if (!strcmp(a, "--settle-ms") && v) settle_ms = atol(argv[++i]);
         else if (!strcmp(a, "--capture") && v) capture = argv[++i];
+        else if (!strcmp(a, "--fine") && v) fine = atoi(argv[++i]);
+        else if (!strcmp(a, "--spin-us") && v) spin_us = atol(argv[++i]);
+        else if (!strcmp(a, "--until-thinned") && v) until_thinned = atoi(argv[++i]);
         else {
             fprintf(stderr, "workload: bad argument '%s'\n", a);
             return 2;
@@ -171,6 +233,8 @@ int main(int argc, char **argv) {
         }
         waitpid(pid, NULL, 0);
     }
+    if (fine > 0)
+        return fine_steps(fine, spin_us, until_thinned, steps);
     for (int i = 0; i < steps; i++) {
         SPS_STEP();
         int scale = i < warmup ? 10 : 1;

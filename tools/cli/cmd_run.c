@@ -33,6 +33,7 @@
 
 #include "cli.h"
 #include "live_view.h"
+#include "overhead_guard.h"
 #include "record_cost.h"
 #include "clock.h"
 #include "export/report.h"
@@ -76,6 +77,10 @@ static const char run_usage[] =
     "                          (default 1.0: the machine's own draw)\n"
     "      --peak-flops N      dense peak FLOP/s per GPU for MFU, e.g. 989e12\n"
     "                          (default: from the GPU's name when known)\n"
+    "      --max-overhead PCT  a budget for what recording may cost the\n"
+    "                          workload, in percent of its CPU time (e.g. 1%%):\n"
+    "                          over it, record only steps and their phases,\n"
+    "                          then only steps; the report says when\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -151,6 +156,24 @@ static int clear_old_records(const char *records) {
     return rc;
 }
 
+/* A percentage in (0, 100], with or without a trailing '%', as a fraction. */
+static int parse_percent(const char *s, double *fraction) {
+    char buf[64];
+    size_t n = s ? strlen(s) : 0;
+    if (!n || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n + 1);
+    if (buf[n - 1] == '%')
+        buf[--n] = '\0';
+    char *end;
+    errno = 0;
+    double v = n ? strtod(buf, &end) : NAN;
+    if (!n || errno || *end || !(v > 0) || v > 100)
+        return -1;
+    *fraction = v / 100.0;
+    return 0;
+}
+
 /* A finite number in [lo, hi] ("312e12" allowed). */
 static int parse_double_in(const char *s, double lo, double hi, double *out) {
     char *end;
@@ -177,6 +200,7 @@ int sps_cmd_run(int argc, char **argv) {
     unsigned long interval_ms = 0, machine_ms = 0;
     unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
     int sample = 1;
+    double max_overhead = 0; /* a fraction; 0: no budget */
     struct sps_analysis_config analysis;
     sps__analysis_config_default(&analysis);
     int i = 1;
@@ -191,7 +215,8 @@ int sps_cmd_run(int argc, char **argv) {
         const char *needs_value = NULL;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
             !strcmp(a, "--interval") || !strcmp(a, "--machine-interval") || !strcmp(a, "--trace-max-mb") ||
-            !strcmp(a, "--carbon-intensity") || !strcmp(a, "--pue") || !strcmp(a, "--peak-flops"))
+            !strcmp(a, "--carbon-intensity") || !strcmp(a, "--pue") || !strcmp(a, "--peak-flops") ||
+            !strcmp(a, "--max-overhead"))
             needs_value = a;
         if (needs_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
@@ -227,6 +252,10 @@ int sps_cmd_run(int argc, char **argv) {
             if (parse_double_in(argv[++i], 1, 1e21, &analysis.peak_flops))
                 return sps_cli_usage_error("run", "--peak-flops: '%s' is not a number of FLOP/s from 1 to 1e21",
                                            argv[i]);
+        } else if (!strcmp(a, "--max-overhead")) {
+            if (parse_percent(argv[++i], &max_overhead))
+                return sps_cli_usage_error("run", "--max-overhead: '%s' is not a percentage above 0 and at most 100",
+                                           argv[i]);
         } else if (!strcmp(a, "--no-live")) {
             live = 0;
         } else if (!strcmp(a, "--no-sample")) {
@@ -240,6 +269,9 @@ int sps_cmd_run(int argc, char **argv) {
     }
     if (i >= argc)
         return sps_cli_usage_error("run", "no command given (usage: stepscope run [-o DIR] -- COMMAND [ARGS...])");
+    if (max_overhead > 0 && !sample)
+        return sps_cli_usage_error("run", "--max-overhead needs the sampler (it reads the workload's CPU time): drop "
+                                          "--no-sample");
     if (!*out_dir)
         return sps_cli_usage_error("run", "-o: the report directory name is empty");
     char **cmd = argv + i;
@@ -292,6 +324,23 @@ int sps_cmd_run(int argc, char **argv) {
             sps_cli_error("run", "sampler", serr, 0); /* the run goes on without machine metrics */
         else if (serr[0])
             sps_cli_error("run", "sampler", serr, 0);
+    }
+
+    /* The guard prices what the workload records as it goes, so it needs
+     * the costs before the workload starts (measured while this process
+     * has no other thread, as the measurement forks). */
+    struct sps_run_info info = {0};
+    info.record_cost_absent_reason = "the measuring process could not run";
+    if (max_overhead > 0) {
+        info.have_record_cost =
+            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns) == 0;
+        if (!sampler || !info.have_record_cost) {
+            sps_cli_error("run", "--max-overhead",
+                          !sampler ? "no sampler: the run goes on without a budget"
+                                   : "the cost of a zone could not be measured: the run goes on without a budget",
+                          0);
+            max_overhead = 0;
+        }
     }
 
     sps__platform_become_subreaper();
@@ -370,6 +419,13 @@ int sps_cmd_run(int argc, char **argv) {
         if (sps__sampler_start(sampler) != 0)
             sps_cli_error("run", "sampler", strerror(errno), 0);
     }
+    struct sps_overhead_guard *guard = NULL;
+    if (got == 0 && max_overhead > 0 && sps__sampler_running(sampler)) {
+        guard = sps_overhead_guard_start(records, sps__sampler_published(sampler), max_overhead, info.zone_cost_ns,
+                                         info.value_cost_ns, t0);
+        if (!guard)
+            sps_cli_error("run", "--max-overhead", "the guard could not start: the run goes on without a budget", 0);
+    }
     struct sps_live_view *view = NULL;
     if (got == 0 && live && !quiet)
         view = sps_live_view_start(STDERR_FILENO, records, sampler ? sps__sampler_published(sampler) : NULL, pid, t0);
@@ -410,6 +466,7 @@ int sps_cmd_run(int argc, char **argv) {
         kill(-pid, SIGCONT);
     }
     child_pgid = 0;
+    sps_overhead_guard_stop(guard, &info.guard);
     /* the tree is gone: a later tick would only record its absence */
     sps__sampler_stop(sampler);
     /* from here on, signals mean what they usually do: stop stepscope */
@@ -440,7 +497,6 @@ int sps_cmd_run(int argc, char **argv) {
         return exec_errno == ENOENT ? 127 : 126;
     }
 
-    struct sps_run_info info = {0};
     info.argc = cmd_argc;
     info.argv = cmd;
     info.start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
@@ -469,9 +525,11 @@ int sps_cmd_run(int argc, char **argv) {
     }
     info.wall_s = (double)(t1 - t0) * 1e-9;
     /* After the workload's rusage is read (the measuring child is a child
-     * too), with every thread of ours stopped, so it forks cleanly. */
-    info.have_record_cost = sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns) == 0;
-    info.record_cost_absent_reason = "the measuring process could not run";
+     * too), with every thread of ours stopped, so it forks cleanly; a
+     * budgeted run measured before it started. */
+    if (!info.have_record_cost)
+        info.have_record_cost =
+            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns) == 0;
     int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
 
     struct sps_run run = {0};

@@ -9,11 +9,12 @@
  * Time zone begin+end pairs and value records in a short-lived child
  * process (so stepscope's own process never records, and the child
  * records into memory, not into the run), taking the fastest of a few
- * repeats: the cost a warmed-up call site pays, timestamps included.
+ * repeats: the cost a warmed-up call site pays, timestamps included;
+ * and of a zone the overhead guard's thin level leaves out.
  * About 10 ms.  Returns 0 with *zone_ns and *value_ns set, or -1 when the
  * child could not run (the report then says the cost was not measured).
  * Call with no other thread of the caller running.
  */
-int sps_measure_record_cost(double *zone_ns, double *value_ns);
+int sps_measure_record_cost(double *zone_ns, double *value_ns, double *thinned_zone_ns);
 
 #endif /* SPS_CLI_RECORD_COST_H */
