@@ -1,5 +1,6 @@
 /* test_source_proc.c - the proc source against fixture trees (exact values
- * from known counters and times) and once against the real /proc. */
+ * from known counters and times) and once against the real /proc; the
+ * sampler's per-process RSS series, made from it, on fixture trees. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "sampler/sampler.h"
 #include "sources/source.h"
 #include "support.h"
 
@@ -90,6 +92,7 @@ struct fake_pid {
     unsigned long long utime, stime, start;
     unsigned rss_kb, hwm_kb, threads;
     unsigned long long read_bytes, write_bytes;
+    const char *name; /* its command name; NULL: an awkward one with spaces and parentheses */
 };
 
 static void put_pid_dir(const char *dir, const struct fake_pid *p) {
@@ -98,20 +101,25 @@ static void put_pid_dir(const char *dir, const struct fake_pid *p) {
     mkdir(path, 0755);
     /* comm with spaces and parentheses: fields count from the last ')';
      * cutime/cstime are large to show they are not added */
+    char comm[64];
+    if (p->name)
+        snprintf(comm, sizeof comm, "%s", p->name);
+    else
+        snprintf(comm, sizeof comm, "evil) comm (%d) x", p->pid);
     snprintf(rel, sizeof rel, "%s/stat", dir);
     put(rel,
-        "%d (evil) comm (%d) x) S %d %d %d 0 -1 4194560 1234 0 7 0 %llu %llu 90000 90000 20 0 %u 0 %llu "
+        "%d (%s) S %d %d %d 0 -1 4194560 1234 0 7 0 %llu %llu 90000 90000 20 0 %u 0 %llu "
         "123456789 %u 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-        p->pid, p->pid, p->ppid, p->pid, p->pid, p->utime, p->stime, p->threads, p->start, p->rss_kb / 4);
+        p->pid, comm, p->ppid, p->pid, p->pid, p->utime, p->stime, p->threads, p->start, p->rss_kb / 4);
     snprintf(rel, sizeof rel, "%s/statm", dir);
     long page = sysconf(_SC_PAGESIZE);
     put(rel, "99999 %llu 100 10 0 500 0\n", (unsigned long long)p->rss_kb * 1024 / (unsigned long long)page);
     snprintf(rel, sizeof rel, "%s/status", dir);
     put(rel,
-        "Name:\tevil) comm\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n"
+        "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nPPid:\t%d\n"
         "VmPeak:\t  999999 kB\nVmSize:\t  888888 kB\nVmHWM:\t%8u kB\nVmRSS:\t%8u kB\nRssAnon:\t    1 kB\n"
         "Threads:\t%u\nSigQ:\t0/63459\n",
-        p->pid, p->pid, p->ppid, p->hwm_kb, p->rss_kb, p->threads);
+        p->name ? p->name : "evil) comm", p->pid, p->pid, p->ppid, p->hwm_kb, p->rss_kb, p->threads);
     snprintf(rel, sizeof rel, "%s/io", dir);
     put(rel,
         "rchar: 99999999\nwchar: 88888888\nsyscr: 10\nsyscw: 20\nread_bytes: %llu\nwrite_bytes: %llu\n"
@@ -674,6 +682,196 @@ static void test_many_processes(void) {
     src->close(st);
 }
 
+/* ------------------------------------------------ per-process memory */
+
+/* The readings of the latest read, as the sampler takes them. */
+static size_t rss_readings(void *st, const struct sps__proc_rss **rd) {
+    return sps__proc_tree_rss(st, rd);
+}
+
+/* Each tree process's own resident set goes out beside the sample, from
+ * full reads (status) and reads at the interval alone (statm); a process
+ * new to the tree is marked first once; its name follows renames. */
+static void test_tree_rss_readings(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 0, 0, 100, 1000, 1000, 1, 0, 0, "trainer"};
+    struct fake_pid worker = {11, 10, 0, 0, 101, 2000, 2000, 1, 0, 0, "pt_worker"};
+    struct fake_pid stranger = {12, 1, 0, 0, 102, 4000, 4000, 1, 0, 0, "stranger"};
+    put_pid(&root);
+    put_pid(&worker);
+    put_pid(&stranger);
+    struct sps__source_ctx ctx = ctx_for(10);
+    void *st = open_ok(&ctx);
+    const struct sps__proc_rss *rd;
+    CHECK_EQ_U(rss_readings(st, &rd), 0); /* open's baseline is not a read */
+
+    CHECK_EQ_I(read_at(st, &ctx, 1 * SEC), 0);
+    CHECK_EQ_U(rss_readings(st, &rd), 2);
+    CHECK_EQ_I(rd[0].pid, 10);
+    CHECK_EQ_I(strcmp(rd[0].comm, "trainer"), 0);
+    CHECK_NEAR(rd[0].rss_bytes, 1000.0 * 1024, 0);
+    CHECK_EQ_I(rd[0].first, 1);
+    CHECK_EQ_U(rd[0].start_ticks, 100);
+    CHECK_EQ_I(rd[1].pid, 11);
+    CHECK_EQ_I(strcmp(rd[1].comm, "pt_worker"), 0);
+    CHECK_NEAR(rd[1].rss_bytes, 2000.0 * 1024, 0);
+    CHECK_EQ_I(rd[1].first, 1);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, rd[0].rss_bytes + rd[1].rss_bytes);
+
+    /* at the interval alone the resident set comes from statm */
+    worker.rss_kb = 3000;
+    put_pid(&worker);
+    ctx.interval_only = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
+    ctx.interval_only = 0;
+    CHECK_EQ_U(rss_readings(st, &rd), 2);
+    CHECK_NEAR(rd[1].rss_bytes, 3000.0 * 1024, 0);
+    CHECK_EQ_I(rd[0].first, 0);
+    CHECK_EQ_I(rd[1].first, 0);
+
+    /* a rename shows at the next full read, cut to the kernel's 15 bytes */
+    worker.name = "pt_data_worker_0";
+    put_pid(&worker);
+    CHECK_EQ_I(read_at(st, &ctx, 3 * SEC), 0);
+    CHECK_EQ_U(rss_readings(st, &rd), 2);
+    CHECK_EQ_I(strcmp(rd[1].comm, "pt_data_worker_"), 0);
+
+    /* the worker exits and another starts: it has no reading, the new one
+     * is first */
+    remove_pid(11);
+    struct fake_pid second = {13, 10, 0, 0, 105, 500, 500, 1, 0, 0, "pt_worker"};
+    put_pid(&second);
+    CHECK_EQ_I(read_at(st, &ctx, 4 * SEC), 0);
+    CHECK_EQ_U(rss_readings(st, &rd), 2);
+    CHECK_EQ_I(rd[0].pid, 10);
+    CHECK_EQ_I(rd[0].first, 0);
+    CHECK_EQ_I(rd[1].pid, 13);
+    CHECK_EQ_I(rd[1].first, 1);
+    CHECK_NEAR(rd[1].rss_bytes, 500.0 * 1024, 0);
+
+    /* no tree, no readings */
+    ctx.tree_pid = 0;
+    CHECK_EQ_I(read_at(st, &ctx, 5 * SEC), 0);
+    CHECK_EQ_U(rss_readings(st, &rd), 0);
+    src->close(st);
+    CHECK_EQ_U(sps__proc_tree_rss(NULL, &rd), 0);
+}
+
+/* A sampler over the fixture tree: no GPU library or nvidia-smi to find. */
+static struct sps__sampler *fixture_sampler(int tree_pid) {
+    struct sps__sampler_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.root = fixture;
+    cfg.tree_pid = tree_pid;
+    cfg.nvml_path = "/nonexistent-stepscope/libnvidia-ml.so.1";
+    cfg.smi_path = "/nonexistent-stepscope/nvidia-smi";
+    char err[256];
+    struct sps__sampler *s = sps__sampler_open(&cfg, err, sizeof err);
+    CHECK_MSG(s != NULL, "sampler: %s", err);
+    if (!s)
+        exit(check_report());
+    return s;
+}
+
+/* The sampler keeps a series per tree process, read at the tree sum's
+ * times; a process that exits keeps its series. */
+static void test_sampler_process_series(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 0, 0, 100, 1000, 1000, 1, 0, 0, "trainer"};
+    struct fake_pid worker = {11, 10, 0, 0, 101, 2000, 2000, 1, 0, 0, "pt_worker"};
+    put_pid(&root);
+    put_pid(&worker);
+    struct sps__sampler *s = fixture_sampler(10);
+    /* the worker grows, then exits; the root grows after it has gone */
+    sps__sampler_tick(s, 1, 1);
+    worker.rss_kb = 3000;
+    put_pid(&worker);
+    sps__sampler_tick(s, 1, 0);
+    worker.rss_kb = 5000;
+    put_pid(&worker);
+    sps__sampler_tick(s, 1, 0);
+    remove_pid(11);
+    sps__sampler_tick(s, 1, 1);
+    root.rss_kb = 1200;
+    put_pid(&root);
+    sps__sampler_tick(s, 1, 0);
+
+    const struct sps__sampler_result *r = sps__sampler_result(s);
+    const struct sps__series *tree = &r->host[SPS_M_WORKLOAD_RSS_BYTES];
+    CHECK_EQ_I(r->nprocesses, 2);
+    CHECK_EQ_U(r->processes_left_out, 0);
+    CHECK_EQ_U(tree->count, 5);
+    const struct sps__process_series *p0 = &r->process[0], *p1 = &r->process[1];
+    CHECK_EQ_I(p0->pid, 10);
+    CHECK_EQ_I(strcmp(p0->comm, "trainer"), 0);
+    CHECK_EQ_U(p0->start_ticks, 100);
+    CHECK_EQ_I(p1->pid, 11);
+    CHECK_EQ_I(strcmp(p1->comm, "pt_worker"), 0);
+    const double root_kb[] = {1000, 1000, 1000, 1000, 1200}, worker_kb[] = {2000, 3000, 5000};
+    CHECK_EQ_U(p0->rss_bytes.count, 5);
+    CHECK_EQ_U(p1->rss_bytes.count, 3); /* the worker's series ends when it exits, and stays */
+    for (uint32_t k = 0; k < p0->rss_bytes.count && k < tree->count; k++) {
+        CHECK_NEAR(p0->rss_bytes.points[k].mean, root_kb[k] * 1024, 0);
+        CHECK_EQ_I(p0->rss_bytes.points[k].t_ns, tree->points[k].t_ns); /* one time axis */
+        double worker_bytes = k < 3 ? worker_kb[k] * 1024 : 0;
+        CHECK_NEAR(tree->points[k].mean, root_kb[k] * 1024 + worker_bytes, 0);
+    }
+    for (uint32_t k = 0; k < p1->rss_bytes.count; k++) {
+        CHECK_NEAR(p1->rss_bytes.points[k].mean, worker_kb[k] * 1024, 0);
+        CHECK_EQ_I(p1->rss_bytes.points[k].t_ns, tree->points[k].t_ns);
+    }
+    CHECK_EQ_I(p0->first_seen_ns, tree->points[0].t_ns);
+    CHECK_EQ_I(p1->first_seen_ns, tree->points[0].t_ns);
+    CHECK_NEAR(p1->rss_bytes.max, 5000.0 * 1024, 0);
+    CHECK_NEAR(p1->rss_bytes.last, 5000.0 * 1024, 0);
+    sps__sampler_close(s);
+}
+
+/* At most SPS_SAMPLER_MAX_PROCESSES series, to the first processes seen;
+ * the others are counted once each, and still count in the tree's sum. */
+static void test_sampler_process_cap(void) {
+    fixture_new();
+    put_system();
+    enum { N = SPS_SAMPLER_MAX_PROCESSES + 6 };
+    double sum_kb = 0;
+    /* 2 the root, 3 .. N+1 its children, each with its own size */
+    for (int pid = 2; pid < 2 + N; pid++) {
+        struct fake_pid p = {pid, pid == 2 ? 1 : 2, 1, 0, (unsigned long long)pid, 4u * (unsigned)pid, 4, 1, 0, 0,
+                             "worker"};
+        put_pid(&p);
+        sum_kb += 4.0 * pid;
+    }
+    struct sps__sampler *s = fixture_sampler(2);
+    sps__sampler_tick(s, 1, 1);
+    sps__sampler_tick(s, 1, 0);
+    sps__sampler_tick(s, 1, 1);
+    const struct sps__sampler_result *r = sps__sampler_result(s);
+    CHECK_EQ_I(r->nprocesses, SPS_SAMPLER_MAX_PROCESSES);
+    CHECK_EQ_U(r->processes_left_out, 6); /* counted once, however often read */
+    for (int k = 0; k < r->nprocesses; k++) {
+        CHECK_EQ_I(r->process[k].pid, 2 + k);
+        CHECK_EQ_U(r->process[k].rss_bytes.n, 3);
+        CHECK_NEAR(r->process[k].rss_bytes.last, 4.0 * (2 + k) * 1024, 0);
+    }
+    CHECK_NEAR(r->host[SPS_M_WORKLOAD_RSS_BYTES].last, sum_kb * 1024, 0);
+
+    /* a newcomer is left out too; one with a series exits and keeps it,
+     * its place is not given to another */
+    struct fake_pid late = {500, 2, 1, 0, 500, 64, 64, 1, 0, 0, "late"};
+    put_pid(&late);
+    remove_pid(3);
+    sps__sampler_tick(s, 1, 1);
+    sps__sampler_tick(s, 1, 1);
+    CHECK_EQ_I(r->nprocesses, SPS_SAMPLER_MAX_PROCESSES);
+    CHECK_EQ_U(r->processes_left_out, 7);
+    CHECK_EQ_I(r->process[1].pid, 3);
+    CHECK_EQ_U(r->process[1].rss_bytes.n, 3);
+    CHECK_EQ_U(r->process[0].rss_bytes.n, 5);
+    sps__sampler_close(s);
+}
+
 /* ------------------------------------------------------------ failures */
 
 static void test_missing_stat(void) {
@@ -1071,6 +1269,9 @@ int main(void) {
     RUN_TEST(test_workload_cpu_percent);
     RUN_TEST(test_tree_pid_change);
     RUN_TEST(test_many_processes);
+    RUN_TEST(test_tree_rss_readings);
+    RUN_TEST(test_sampler_process_series);
+    RUN_TEST(test_sampler_process_cap);
     RUN_TEST(test_missing_stat);
     RUN_TEST(test_malformed_files);
     RUN_TEST(test_missing_optional_files);

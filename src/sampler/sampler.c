@@ -159,6 +159,8 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
             sps__series_init(&r->gpu[g].m[i], s->cfg.series_points);
     for (int k = 0; k < SPS_CAPTURE_MAX_SENSORS; k++)
         sps__series_init(&r->sensor[k].celsius, s->cfg.series_points);
+    for (int k = 0; k < SPS_SAMPLER_MAX_PROCESSES; k++)
+        sps__series_init(&r->process[k].rss_bytes, s->cfg.series_points);
 
     /* every host source; the GPU chain up to the first that opens */
     s->gpu_source = -1;
@@ -224,6 +226,36 @@ static void read_source(struct sps__sampler *s, enum sps_source_id id, int64_t n
     }
 }
 
+/* Add the proc source's per-process readings to each process's series: a
+ * process seen for the first time gets a series while there is room, and
+ * is counted as left out otherwise. */
+static void keep_process_rss(struct sps__sampler *s, int64_t now) {
+    struct sps__sampler_result *r = &s->result;
+    const struct sps__proc_rss *readings;
+    size_t n = sps__proc_tree_rss(s->state[SPS_SOURCE_PROC], &readings);
+    for (size_t i = 0; i < n; i++) {
+        const struct sps__proc_rss *rd = &readings[i];
+        struct sps__process_series *ps = NULL;
+        /* newest first: a process is most often one of the latest seen */
+        for (int k = r->nprocesses - 1; k >= 0 && !ps; k--)
+            if (r->process[k].pid == rd->pid && r->process[k].start_ticks == rd->start_ticks)
+                ps = &r->process[k];
+        if (!ps) {
+            if (r->nprocesses == SPS_SAMPLER_MAX_PROCESSES) {
+                r->processes_left_out += rd->first != 0;
+                continue;
+            }
+            ps = &r->process[r->nprocesses++];
+            ps->pid = rd->pid;
+            ps->start_ticks = rd->start_ticks;
+            ps->first_seen_ns = now;
+        }
+        if (rd->comm[0])
+            memcpy(ps->comm, rd->comm, sizeof ps->comm);
+        sps__series_add(&ps->rss_bytes, now, rd->rss_bytes);
+    }
+}
+
 /* Is metric read by a read of its source at this tick?  Every metric on a
  * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks. */
 static int refreshed(int metric, int machine) {
@@ -251,6 +283,8 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
     s->ctx.interval_only = !machine;
     read_source(s, id, now);
     s->ctx.interval_only = 0;
+    if (id == SPS_SOURCE_PROC)
+        keep_process_rss(s, now);
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         if (source_of[i] == id && refreshed(i, machine)) {
             sps__series_add(&s->result.host[i], now, s->sample.host[i]);
@@ -424,6 +458,8 @@ void sps__sampler_close(struct sps__sampler *s) {
             sps__series_free(&r->gpu[g].m[i]);
     for (int k = 0; k < SPS_CAPTURE_MAX_SENSORS; k++)
         sps__series_free(&r->sensor[k].celsius);
+    for (int k = 0; k < SPS_SAMPLER_MAX_PROCESSES; k++)
+        sps__series_free(&r->process[k].rss_bytes);
     if (s->pub) {
         if (s->pub_mapped)
             munmap(s->pub, sizeof *s->pub);

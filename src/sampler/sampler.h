@@ -3,7 +3,8 @@
  * and publishes the latest sample.
  *
  * Every interval (default 100 ms) it reads the watched tree's CPU time and
- * memory (the SPS_EVERY_INTERVAL metrics); every machine interval (default
+ * memory (the SPS_EVERY_INTERVAL metrics), and each tree process's own
+ * resident set into a series per process; every machine interval (default
  * 500 ms) everything else: the rest of the host sources (proc, thermal,
  * rapl) and the GPU chain (nvml, else drm, else nvidia-smi: the first that
  * opens serves every GPU).  With the defaults every fifth interval is also
@@ -30,6 +31,10 @@
 #define SPS_SAMPLER_DEFAULT_INTERVAL_MS 100
 #define SPS_SAMPLER_DEFAULT_MACHINE_MS 500
 #define SPS_SAMPLER_DEFAULT_POINTS 512
+/* Processes of the watched tree that get an RSS series of their own: the
+ * first this many seen (a run that forks workers by the hundred keeps the
+ * first ones and counts the rest). */
+#define SPS_SAMPLER_MAX_PROCESSES 64
 
 struct sps__sampler_config {
     const char *root;     /* prefix for /proc and /sys ("" or NULL: the real ones) */
@@ -69,6 +74,17 @@ struct sps__sensor_series {
     struct sps__series celsius;
 };
 
+/* One process of the watched tree and its resident set while it was in
+ * the tree, read with the tree's sum (same times).  A process that exits
+ * keeps its series. */
+struct sps__process_series {
+    int pid;
+    uint64_t start_ticks;         /* with pid, names the process: a reused pid is another process */
+    char comm[SPS_PROC_COMM_LEN]; /* its command name at its latest reading */
+    int64_t first_seen_ns;        /* its first reading (CLOCK_MONOTONIC) */
+    struct sps__series rss_bytes;
+};
+
 /* Everything the sampler saw; stable once it is stopped. */
 struct sps__sampler_result {
     int interval_ms, machine_interval_ms;
@@ -85,6 +101,12 @@ struct sps__sampler_result {
     struct sps__gpu_series gpu[SPS_CAPTURE_MAX_GPUS];
     int nsensors;
     struct sps__sensor_series sensor[SPS_CAPTURE_MAX_SENSORS];
+    /* the tree's processes in the order they were first seen, at most
+     * SPS_SAMPLER_MAX_PROCESSES; processes_left_out counts those seen
+     * after (each once) */
+    int nprocesses;
+    uint64_t processes_left_out;
+    struct sps__process_series process[SPS_SAMPLER_MAX_PROCESSES];
 };
 
 struct sps__sampler;

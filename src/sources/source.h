@@ -123,4 +123,28 @@ extern const struct sps__source sps__source_nvidia_smi;
  */
 int sps__proc_tree_contains(void *state, int pid);
 
+/* A command name as /proc/PID/status gives it: at most 15 bytes (the
+ * kernel's TASK_COMM_LEN less its NUL), plus ours. */
+#define SPS_PROC_COMM_LEN 16
+
+/* One tree process's resident set at the proc source's latest read. */
+struct sps__proc_rss {
+    int pid;
+    int first;            /* the first reading of this process to go out (it is new to the tree) */
+    uint64_t start_ticks; /* its start time in clock ticks: with pid, it names one process */
+    char comm[SPS_PROC_COMM_LEN]; /* its command name at its latest status read ("" if none yet) */
+    double rss_bytes;
+};
+
+/*
+ * The tree processes whose resident set the proc source's latest read
+ * read, in pid order: the per-process readings that the sample, a fixed
+ * layout shared with other processes, has no room for.  The sampler calls
+ * it right after each read of the source.  *out points into the state:
+ * valid until the next read or close, read on the thread that reads the
+ * source.  Returns the count (0 with no tree, or when the read could not
+ * list /proc).
+ */
+size_t sps__proc_tree_rss(void *state, const struct sps__proc_rss **out);
+
 #endif /* SPS_SOURCES_SOURCE_H */

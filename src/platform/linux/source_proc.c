@@ -21,6 +21,10 @@
  *
  * Totals of the tree (CPU time, disk bytes) add the last values seen for
  * tree processes that have gone, so they never drop when a worker exits.
+ *
+ * Each read also leaves, beside the sample, each tree process's own
+ * resident set (sps__proc_tree_rss): the sampler keeps a series of it per
+ * process, which the published sample has no room for.
  */
 #include "sources/source.h"
 #include "sources/sysfs.h"
@@ -77,13 +81,17 @@ struct tracked_pid {
     uint64_t disk_write;
     int fd[MEMBER_FILES]; /* a tree process's files, kept open (-1: not open) */
     uint64_t hwm_bytes;   /* VmHWM at the last status read */
+    uint64_t rss_bytes;   /* its resident set at the last read, when rss_read */
     int threads;          /* Threads: at the last status read */
+    char comm[SPS_PROC_COMM_LEN]; /* Name: at the last status read */
     unsigned char cls;      /* enum pid_class */
     unsigned char verify;   /* dir_ino changed: re-read stat to see whether it is another process */
     unsigned char alive;    /* its stat was read by the last scan */
     unsigned char has_stat; /* start_ticks and ppid are known */
     unsigned char has_clock; /* cpu_clock is set */
     unsigned char gone;     /* a read through its kept descriptors failed: it exited */
+    unsigned char rss_read; /* the latest read of the tree read its resident set */
+    unsigned char rss_reported; /* a reading of it went out through sps__proc_tree_rss */
     unsigned walk;          /* the last classification walk that passed here */
 };
 
@@ -156,6 +164,9 @@ struct proc_state {
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
     struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
+    /* each tree process's resident set at the latest read, in pid order */
+    struct sps__proc_rss *rss_readings;
+    size_t nrss_readings, rss_readings_cap;
 
     char text[8192]; /* the file being parsed (all but /proc/net/dev are small) */
     char *netdev_text; /* /proc/net/dev: one line per interface, so it grows */
@@ -219,6 +230,28 @@ static unsigned parse_keyed(const char *text, const char *const *keys, int nkeys
         line = nl + 1;
     }
     return found;
+}
+
+/* The "Name:" line of /proc/PID/status (its first line: the command name,
+ * which the kernel cuts to 15 bytes and escapes) into out, cut to cap - 1
+ * bytes.  Returns 0, or -1 (out untouched) when there is no such line. */
+static int parse_status_name(const char *text, char *out, size_t cap) {
+    for (const char *line = text; *line;) {
+        if (strncmp(line, "Name:", 5) == 0) {
+            const char *p = skip_blanks(line + 5);
+            size_t len = strcspn(p, "\n");
+            if (len >= cap)
+                len = cap - 1;
+            memcpy(out, p, len);
+            out[len] = '\0';
+            return 0;
+        }
+        const char *nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return -1;
 }
 
 /* The fields of /proc/PID/stat the tree needs. */
@@ -852,13 +885,19 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     int clock_ok = uses_cpu_clock(st, e) && clock_gettime(e->cpu_clock, &cpu) == 0;
     if (!full && read_statm_rss(st, root, e, &rss) == 0) {
         scan->rss_bytes += rss;
+        e->rss_bytes = rss;
+        e->rss_read = 1;
     } else {
         if (read_pid_file(st, root, e, FILE_STATUS) < 0)
             return -1;
+        parse_status_name(st->text, e->comm, sizeof e->comm);
         static const char *const status_keys[] = {"VmRSS:", "VmHWM:", "Threads:"};
         unsigned found = parse_keyed(st->text, status_keys, 3, v);
-        if (found & 1) /* a zombie has no memory lines */
+        if (found & 1) { /* a zombie has no memory lines */
             scan->rss_bytes += v[0] * 1024;
+            e->rss_bytes = v[0] * 1024;
+            e->rss_read = 1;
+        }
         if (found & 2)
             e->hwm_bytes = v[1] * 1024;
         if (found & 4)
@@ -984,6 +1023,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
     scan->disk_write = st->departed_disk_write;
     for (size_t k = 0; k < st->nmembers; k++) {
         struct tracked_pid *e = &st->table[st->members[k]];
+        e->rss_read = 0;
         if (e->alive && read_member(st, root, e, scan, full, reason, cap) != 0)
             e->alive = 0;
         /* a member gone since the listing still counts with its last values */
@@ -994,10 +1034,40 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
     return 0;
 }
 
+/* Each tree process whose resident set the scan just read, for
+ * sps__proc_tree_rss.  Out of memory, the readings are left out (with a
+ * note): the tree's sum does not need them. */
+static void keep_rss_readings(struct proc_state *st, char *reason, size_t cap) {
+    if (st->nmembers > st->rss_readings_cap) {
+        struct sps__proc_rss *grown = realloc(st->rss_readings, st->nmembers * sizeof *grown);
+        if (!grown) {
+            add_note(reason, cap, "no per-process memory readings: out of memory");
+            return;
+        }
+        st->rss_readings = grown;
+        st->rss_readings_cap = st->nmembers;
+    }
+    for (size_t k = 0; k < st->nmembers; k++) {
+        struct tracked_pid *e = &st->table[st->members[k]];
+        if (!e->rss_read)
+            continue;
+        struct sps__proc_rss *r = &st->rss_readings[st->nrss_readings++];
+        r->pid = e->pid;
+        r->start_ticks = e->start_ticks;
+        r->first = !e->rss_reported;
+        memcpy(r->comm, e->comm, sizeof r->comm);
+        r->rss_bytes = (double)e->rss_bytes;
+        e->rss_reported = 1;
+    }
+}
+
 static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int64_t now_ns,
                           char *reason, size_t cap) {
     struct tree_scan scan;
+    st->nrss_readings = 0;
     int err = scan_tree(st, root, &scan, full, reason, cap);
+    if (err == 0)
+        keep_rss_readings(st, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
@@ -1042,6 +1112,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->tree_pid = tree_pid;
     st->ntable = 0;
     st->nmembers = 0;
+    st->nrss_readings = 0;
     st->listed_once = 0;
     st->last_pid_listed = -1;
     st->root_start_known = 0;
@@ -1111,6 +1182,7 @@ static void proc_close(void *state) {
     free(st->spare);
     free(st->listed);
     free(st->members);
+    free(st->rss_readings);
     free(st->netdev_text);
     free(st);
 }
@@ -1213,4 +1285,10 @@ int sps__proc_tree_contains(void *state, int pid) {
         return 0;
     const struct tracked_pid *e = find_tracked(st, pid);
     return e && e->cls == PID_MEMBER && e->alive;
+}
+
+size_t sps__proc_tree_rss(void *state, const struct sps__proc_rss **out) {
+    struct proc_state *st = state;
+    *out = st ? st->rss_readings : NULL;
+    return st ? st->nrss_readings : 0;
 }
