@@ -71,6 +71,36 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
     sps__jw_end(w, ']');
 }
 
+/* series.processes: each tree process's own RSS series.  They are kept
+ * apart from series.metrics, whose entries readers tell apart by metric,
+ * gpu and sensor alone: up to 64 more entries of one metric there would
+ * read as duplicates to the readers written before them. */
+static void write_process_series(struct sps_jw *w, const struct sps__sampler_result *r, uint64_t base_ns) {
+    sps__jw_int(w, "processes_max", SPS_SAMPLER_MAX_PROCESSES);
+    sps__jw_uint(w, "processes_left_out", r->processes_left_out);
+    sps__jw_array(w, "processes");
+    for (int k = 0; k < r->nprocesses; k++) {
+        const struct sps__process_series *p = &r->process[k];
+        const struct sps__series *s = &p->rss_bytes;
+        if (!s->count)
+            continue;
+        sps__jw_object(w, NULL);
+        sps__jw_string(w, "metric", "process_rss_bytes");
+        sps__jw_int(w, "pid", p->pid);
+        sps__jw_string(w, "comm", p->comm);
+        sps__jw_string(w, "unit", "bytes");
+        sps__jw_int(w, "interval_ms", r->interval_ms);
+        sps__jw_number(w, "first_seen_s", ((double)p->first_seen_ns - (double)base_ns) * 1e-9);
+        sps__jw_number(w, "last_seen_s", ((double)s->last_ns - (double)base_ns) * 1e-9);
+        sps__jw_uint(w, "readings", s->n);
+        sps__jw_number(w, "peak_bytes", s->max);
+        sps__jw_number(w, "last_bytes", s->last);
+        write_points(w, s, base_ns);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, ']');
+}
+
 /* What stepscope run's live view cost (null when it did not run: not a
  * terminal, --quiet, or a standalone report). */
 static void write_live_view_cost(struct sps_jw *w, const struct sps_run_info *info) {
@@ -242,6 +272,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_end(w, '}');
     }
     sps__jw_end(w, ']');
+    write_process_series(w, r, base_ns);
     sps__jw_end(w, '}');
 
     sps__jw_object(w, "overhead");
