@@ -1,9 +1,9 @@
 /* test_analysis_leaks.c - leak detection: the Theil-Sen slope and Sen's
  * interval, the verdict on flat, plateau, sawtooth, one-off and leaking
  * series, the whole analysis on a synthetic Run with its sampler result
- * (warm-up excluded, a GPU with too few readings), its JSON and its views,
- * and examples/leaky_train (flagged) and tiny_train (not) under
- * `stepscope run`. */
+ * (warm-up excluded, a GPU with too few readings, per-process series), its
+ * JSON and its views, and examples/leaky_train (flagged) and tiny_train
+ * (not) under `stepscope run`. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,10 +209,27 @@ static void fake_build(struct fake *f, size_t nsteps, size_t warmup, double (*rs
         sps__series_add(&f->res->gpu[0].m[SPS_M_GPU_MEMORY_USED_BYTES], T0 + k * 20 * STEP_NS, 2e9);
 }
 
+/* A process of the tree with a series of its own: pid, comm, read at the
+ * end of steps [from, from + n) by rss(i) (i counted from its first). */
+static void fake_add_process(struct fake *f, int pid, const char *comm, size_t from, size_t n,
+                             double (*rss)(size_t)) {
+    struct sps__process_series *ps = &f->res->process[f->res->nprocesses++];
+    ps->pid = pid;
+    snprintf(ps->comm, sizeof ps->comm, "%s", comm);
+    ps->start_ticks = (uint64_t)pid;
+    ps->first_seen_ns = T0 + (int64_t)(from + 1) * STEP_NS;
+    sps__series_init(&ps->rss_bytes, 512);
+    for (size_t i = 0; i < n; i++)
+        sps__series_add(&ps->rss_bytes, T0 + (int64_t)(from + i + 1) * STEP_NS, rss(i));
+}
+
 static void fake_free(struct fake *f) {
     sps__series_free(&f->res->host[SPS_M_WORKLOAD_RSS_BYTES]);
     for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
         sps__series_free(&f->res->gpu[0].m[m]);
+    for (int k = 0; k < f->res->nprocesses; k++)
+        sps__series_free(&f->res->process[k].rss_bytes);
+    free(f->run.procs[0].threads);
     free(f->res);
     free(f->run.procs);
     free(f->run.names);
@@ -318,6 +335,8 @@ static void test_json_and_views(void) {
     CHECK_NEAR(json_num(rss, "slope_bytes_per_step"), MIB, 0.01 * MIB);
     CHECK_EQ_I(json_num(rss, "pid"), 4242);
     CHECK(json_is_null(json_object_get(rss, "gpu")));
+    CHECK(json_is_null(json_object_get(rss, "comm")));
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(rss, "scope")), "workload process tree"), 0);
     json_t *gpu = json_array_get(json_object_get(leaks, "series"), 1);
     CHECK_EQ_I(strcmp(json_string_value(json_object_get(gpu, "verdict")), "unknown"), 0);
     CHECK(json_is_null(json_object_get(gpu, "slope_bytes_per_step"))); /* unknown, not 0 */
@@ -328,7 +347,10 @@ static void test_json_and_views(void) {
     mem = open_memstream(&text, &tlen);
     sps__analysis_print(mem, report);
     fclose(mem);
-    CHECK_STR_HAS(text, "leak: workload RSS grows 1.00 MiB/step (95% CI 1.00 to 1.00) over 50 steps after warm-up");
+    /* the part's label padded to 12 columns */
+    CHECK_STR_HAS(text,
+                  "\nleaks       leak: workload RSS grows 1.00 MiB/step (95% CI 1.00 to 1.00) over 50 steps after "
+                  "warm-up (+50 MiB)\n");
     free(text);
     mem = open_memstream(&text, &tlen);
     sps__analysis_html(mem, report);
@@ -336,6 +358,218 @@ static void test_json_and_views(void) {
     CHECK_STR_HAS(text, "<h2>Memory leaks</h2>");
     CHECK_STR_HAS(text, "<td>GPU 0 memory used</td><td>unknown</td>");
     free(text);
+    json_decref(report);
+    fake_free(&f);
+}
+
+/* ------------------------------------------------- per process */
+
+/* The loop gives back 1 MiB a step from a pool filled before warm-up... */
+static double rss_shrinking(size_t i) {
+    return 400 * MIB - (double)(i < 10 ? 0 : i - 10) * MIB + 20e3 * wobble(i);
+}
+
+/* ...that its worker keeps: the tree's sum stays level. */
+static double rss_worker_leaking(size_t i) {
+    return 50 * MIB + (double)(i < 10 ? 0 : i - 10) * MIB + 20e3 * wobble(i + 3);
+}
+
+static double rss_worker_flat(size_t i) {
+    return 50 * MIB + 20e3 * wobble(i + 5);
+}
+
+static double rss_flat(size_t i) {
+    return 450 * MIB + 40e3 * wobble(i);
+}
+
+/* The series of pid in l, or NULL. */
+static const struct sps_leak_series *series_of(const struct sps_leaks *l, int pid) {
+    for (size_t i = 0; i < l->nseries; i++)
+        if (l->series[i].scope == SPS_LEAK_SCOPE_PROCESS && l->series[i].pid == pid)
+            return &l->series[i];
+    return NULL;
+}
+
+/* The loop's record: one thread that recorded 600 zone events (its rings
+ * hold them all) and 60 steps. */
+static void fake_record(struct fake *f) {
+    struct sps_process_data *p = &f->run.procs[0];
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    p->ring_cap[SPS_RING_ZONES] = p->ring_cap[SPS_RING_STEPS] = p->ring_cap[SPS_RING_VALUES] = 1024;
+    p->threads[0].offered[SPS_RING_ZONES] = 600;
+    p->threads[0].offered[SPS_RING_STEPS] = 60;
+}
+
+/* A worker's leak that the tree's sum hides is found in its own series,
+ * named by pid and command; the loop that shrinks is no leak; a worker
+ * that lived for a few steps only is unknown, and says why, without making
+ * the run unknown. */
+static void test_process_leak_hidden_in_tree(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_flat, 512);
+    fake_record(&f);
+    fake_add_process(&f, 4242, "train", 0, 60, rss_shrinking);
+    fake_add_process(&f, 4243, "pt_worker", 0, 60, rss_worker_leaking);
+    fake_add_process(&f, 4244, "pt_short", 20, 5, rss_worker_flat);
+    f.res->processes_left_out = 3;
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(l.verdict, SPS_LEAK_FOUND);
+    CHECK_EQ_I(l.nseries, 5); /* tree, GPU, three processes */
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_NONE);
+    CHECK_EQ_I(l.series[0].scope, SPS_LEAK_SCOPE_TREE);
+    CHECK_EQ_I(l.processes_left_out, 3);
+    const struct sps_leak_series *loop = series_of(&l, 4242), *worker = series_of(&l, 4243),
+                                 *brief = series_of(&l, 4244);
+    CHECK(loop && worker && brief);
+    if (!loop || !worker || !brief) {
+        sps__leaks_free(&l);
+        fake_free(&f);
+        return;
+    }
+    CHECK_EQ_I(loop->verdict, SPS_LEAK_NONE);
+    CHECK_NEAR(loop->slope_bytes_per_step, -MIB, 0.01 * MIB);
+    CHECK_EQ_I(worker->verdict, SPS_LEAK_FOUND);
+    CHECK_EQ_I(strcmp(worker->comm, "pt_worker"), 0);
+    CHECK_EQ_I(strcmp(worker->series, "process_rss_bytes"), 0);
+    CHECK_NEAR(worker->slope_bytes_per_step, MIB, 0.01 * MIB);
+    CHECK(worker->ci95_low > 0.98 * MIB && worker->ci95_high < 1.02 * MIB);
+    CHECK_EQ_I(worker->points, 51);
+    CHECK_EQ_I(brief->verdict, SPS_LEAK_UNKNOWN);
+    CHECK_EQ_I(brief->points, 5);
+    CHECK_STR_HAS(brief->reason, "short-lived: in the tree for 0.04 s of the analysed steps' 0.5 s, read 5 times");
+    CHECK_STR_HAS(l.reason, "1 of 5 memory series grow with the step number (2 could not be judged)");
+
+    /* the rings: the tree is allowed all of them, the loop its own record's,
+     * the worker (no record of its own) the average record's share */
+    double rings = (600.0 + 60.0) * (double)sizeof(struct sps_rec_event);
+    CHECK_NEAR(l.series[0].allowance_bytes, rings, 0);
+    CHECK_NEAR(loop->allowance_bytes, rings, 0);
+    CHECK_NEAR(worker->allowance_bytes, rings / 1.0, 0);
+    sps__leaks_free(&l);
+
+    /* two records: the worker's share is the average */
+    f.run.nprocs = 2;
+    struct sps_process_data *two = calloc(2, sizeof *two);
+    two[0] = f.run.procs[0];
+    two[1].pid = 4245; /* a record with nothing in its rings */
+    struct sps_process_data *one = f.run.procs;
+    f.run.procs = two;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_NEAR(series_of(&l, 4243)->allowance_bytes, rings / 2, 0);
+    CHECK_NEAR(series_of(&l, 4242)->allowance_bytes, rings, 0);
+    sps__leaks_free(&l);
+    f.run.procs = one;
+    f.run.nprocs = 1;
+    free(two);
+    fake_free(&f);
+}
+
+/* The tree judged without a leak and a short-lived worker unknown: the run
+ * is "no leak", the worker listed as not judged. */
+static void test_short_lived_worker_keeps_run_known(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_flat, 512);
+    fake_add_process(&f, 4242, "train", 0, 60, rss_flat);
+    fake_add_process(&f, 4244, "pt_short", 50, 4, rss_worker_flat);
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(l.verdict, SPS_LEAK_NONE);
+    CHECK_EQ_I(series_of(&l, 4244)->verdict, SPS_LEAK_UNKNOWN);
+    CHECK_EQ_I(series_of(&l, 4242)->verdict, SPS_LEAK_NONE);
+    CHECK_STR_HAS(l.reason, "2 of 4 memory series judged, none grows");
+    sps__leaks_free(&l);
+    fake_free(&f);
+}
+
+/* analysis.leaks of f as report.json has it: its terminal lines (the leaks
+ * part alone) and the report.html section. */
+static json_t *analysed_json(struct fake *f, char **text, char **html) {
+    struct sps_analysis a;
+    CHECK_EQ_I(sps__analyze(&f->run, &(struct sps_run_info){.sampler = f->res}, NULL, &a), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, mem);
+    sps__jw_object(&w, NULL);
+    sps__analysis_json(&w, &a);
+    sps__jw_end(&w, '}');
+    fclose(mem);
+    sps__analysis_free(&a);
+    json_t *report = json_loads(buf, 0, NULL);
+    CHECK_MSG(report != NULL, "%s", buf);
+    free(buf);
+    mem = open_memstream(text, &len);
+    sps__analysis_leaks_print(mem, json_path(report, "analysis.leaks"));
+    fclose(mem);
+    mem = open_memstream(html, &len);
+    sps__analysis_html(mem, report);
+    fclose(mem);
+    return report;
+}
+
+static void test_process_views(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_flat, 512);
+    fake_add_process(&f, 4242, "train", 0, 60, rss_shrinking);
+    fake_add_process(&f, 4243, "pt_worker", 0, 60, rss_worker_leaking);
+    fake_add_process(&f, 4244, "pt_short", 20, 5, rss_worker_flat);
+    f.res->processes_left_out = 3;
+    char *text, *html;
+    json_t *report = analysed_json(&f, &text, &html);
+    json_t *leaks = json_path(report, "analysis.leaks");
+    CHECK_EQ_I(json_num(leaks, "processes_left_out"), 3);
+    CHECK_EQ_I(json_num(leaks, "processes_max"), SPS_SAMPLER_MAX_PROCESSES);
+    json_t *worker = json_array_get(json_object_get(leaks, "series"), 3);
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(worker, "scope")), "process"), 0);
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(worker, "comm")), "pt_worker"), 0);
+    CHECK_EQ_I(json_num(worker, "pid"), 4243);
+    CHECK(json_is_null(json_object_get(worker, "gpu")));
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(worker, "verdict")), "leak"), 0);
+
+    /* the leaking worker on a line of its own, the others counted */
+    CHECK_STR_HAS(text, "leaks       leak: pid 4243 (pt_worker) RSS grows 1.00 MiB/step (95% CI 1.00 to 1.00) over 50 "
+                        "steps after warm-up (+50 MiB)\n");
+    CHECK_STR_HAS(text, "\n            processes: 1 no leak, 1 not judged (pid 4244 (pt_short)), 3 more not followed "
+                        "(the sampler keeps 64)\n");
+    CHECK(!strstr(text, "leaks:"));
+    CHECK_STR_HAS(html, "<td>pid 4243 (pt_worker) RSS</td><td>leak</td><td>1.00 MiB/step (95% CI 1.00 to 1.00)</td>");
+    CHECK_STR_HAS(html, "<td>pid 4242 (train) RSS</td><td>no leak</td>");
+    CHECK_STR_HAS(html, "<td>pid 4244 (pt_short) RSS</td><td>unknown</td>");
+    CHECK_STR_HAS(html, "3 more processes of the tree were not followed");
+    free(text);
+    free(html);
+    json_decref(report);
+    fake_free(&f);
+
+    /* no leak: the tree's and GPU's slopes on the first line, the
+     * processes on the next */
+    fake_build(&f, 60, 10, rss_flat, 512);
+    fake_add_process(&f, 4242, "train", 0, 60, rss_flat);
+    fake_add_process(&f, 4244, "pt_short", 50, 4, rss_worker_flat);
+    report = analysed_json(&f, &text, &html);
+    CHECK_STR_HAS(text, "leaks       no leak over 50 steps after warm-up (workload RSS ");
+    CHECK_STR_HAS(text, "; GPU 0 memory used not judged)\n            processes: 1 no leak, 1 not judged (pid 4244 "
+                        "(pt_short))\n");
+    free(text);
+    free(html);
+    json_decref(report);
+    fake_free(&f);
+
+    /* many leaking workers: 8 named, the rest counted */
+    fake_build(&f, 60, 10, rss_flat, 512);
+    for (int k = 0; k < 11; k++)
+        fake_add_process(&f, 5000 + k, "pt_worker", 0, 60, rss_worker_leaking);
+    report = analysed_json(&f, &text, &html);
+    CHECK_EQ_I(count_lines(text), 9);
+    CHECK_STR_HAS(text, "            leak: pid 5007 (pt_worker) RSS grows");
+    CHECK(!strstr(text, "pid 5008"));
+    CHECK_STR_HAS(text, "\n            3 more processes leak (report.html lists every series)\n");
+    CHECK_STR_HAS(html, "<td>pid 5010 (pt_worker) RSS</td><td>leak</td>");
+    free(text);
+    free(html);
     json_decref(report);
     fake_free(&f);
 }
@@ -396,6 +630,9 @@ int main(void) {
     RUN_TEST(test_run_leak_after_warmup);
     RUN_TEST(test_no_sampler_or_steps_is_unknown);
     RUN_TEST(test_json_and_views);
+    RUN_TEST(test_process_leak_hidden_in_tree);
+    RUN_TEST(test_short_lived_worker_keeps_run_known);
+    RUN_TEST(test_process_views);
     RUN_TEST(test_leaky_train_is_flagged);
     RUN_TEST(test_tiny_train_is_not_flagged);
     return check_report();

@@ -293,22 +293,49 @@ static size_t series_on_steps(const struct sps__series *s, const struct step_axi
  * 3 MiB a thread with the default ring sizes).  That growth is bounded and
  * is stepscope's, not the workload's: it is allowed for.
  */
-static double record_ring_bytes(const struct sps_run *run) {
+static double one_record_ring_bytes(const struct sps_process_data *pd) {
     double bytes = 0;
-    for (size_t p = 0; p < run->nprocs; p++) {
-        const struct sps_process_data *pd = &run->procs[p];
-        for (uint32_t t = 0; t < pd->nthreads; t++)
-            for (int r = 0; r < SPS_RING_COUNT; r++) {
-                uint64_t kept = pd->threads[t].offered[r];
-                if (kept > pd->ring_cap[r])
-                    kept = pd->ring_cap[r];
-                bytes += (double)kept * (double)sizeof(struct sps_rec_event);
-            }
-    }
+    for (uint32_t t = 0; t < pd->nthreads; t++)
+        for (int r = 0; r < SPS_RING_COUNT; r++) {
+            uint64_t kept = pd->threads[t].offered[r];
+            if (kept > pd->ring_cap[r])
+                kept = pd->ring_cap[r];
+            bytes += (double)kept * (double)sizeof(struct sps_rec_event);
+        }
     return bytes;
 }
 
-static struct sps_leak_series *add_series(struct sps_leaks *l, const char *name, int gpu) {
+static double record_ring_bytes(const struct sps_run *run) {
+    double bytes = 0;
+    for (size_t p = 0; p < run->nprocs; p++)
+        bytes += one_record_ring_bytes(&run->procs[p]);
+    return bytes;
+}
+
+/*
+ * The ring bytes of one process's records, for its own RSS series.  Each
+ * record belongs to one process, so a process's share is its records'.  A
+ * process with no record of its own (a worker that recorded nothing, or a
+ * pid the records name in another pid namespace) may still hold rings it
+ * inherited at fork, which become resident as either side touches them;
+ * which of them it holds cannot be told, so it is allowed the average
+ * record's share: bounded, and erring towards not flagging.
+ */
+static double process_ring_bytes(const struct sps_run *run, int pid, double all_rings) {
+    double own = 0;
+    int has_record = 0;
+    for (size_t p = 0; p < run->nprocs; p++) {
+        if (run->procs[p].pid != pid)
+            continue;
+        has_record = 1;
+        own += one_record_ring_bytes(&run->procs[p]);
+    }
+    if (has_record)
+        return own;
+    return run->nprocs ? all_rings / (double)run->nprocs : 0;
+}
+
+static struct sps_leak_series *add_series(struct sps_leaks *l, const char *name, enum sps_leak_scope scope) {
     struct sps_leak_series *grown = realloc(l->series, (l->nseries + 1) * sizeof *grown);
     if (!grown)
         return NULL;
@@ -316,15 +343,14 @@ static struct sps_leak_series *add_series(struct sps_leaks *l, const char *name,
     struct sps_leak_series *ls = &l->series[l->nseries++];
     memset(ls, 0, sizeof *ls);
     snprintf(ls->series, sizeof ls->series, "%s", name);
-    ls->gpu = gpu;
+    ls->scope = scope;
+    ls->gpu = -1;
+    ls->pid = -1;
     return ls;
 }
 
-static int judge_series(struct sps_leaks *l, const struct step_axis *ax, const struct sps__series *s, const char *name,
-                        int gpu, double allowance_bytes) {
-    struct sps_leak_series *ls = add_series(l, name, gpu);
-    if (!ls)
-        return SPS_ENOMEM;
+static int judge_series(struct sps_leak_series *ls, const struct step_axis *ax, const struct sps__series *s,
+                        double allowance_bytes) {
     double *xs, *ys;
     size_t n = series_on_steps(s, ax, &xs, &ys);
     if (n == (size_t)-1)
@@ -335,6 +361,31 @@ static int judge_series(struct sps_leaks *l, const struct step_axis *ax, const s
     free(xs);
     free(ys);
     return rc;
+}
+
+/* A process's own RSS.  One that was in the tree for part of the analysed
+ * steps only (a worker started late, or gone early) and so has too few
+ * readings is unknown for that reason, which its reason says. */
+static int judge_process(struct sps_leaks *l, const struct step_axis *ax, const struct sps__process_series *ps,
+                         double allowance_bytes) {
+    struct sps_leak_series *ls = add_series(l, "process_rss_bytes", SPS_LEAK_SCOPE_PROCESS);
+    if (!ls)
+        return SPS_ENOMEM;
+    ls->pid = ps->pid;
+    memcpy(ls->comm, ps->comm, sizeof ls->comm);
+    int rc = judge_series(ls, ax, &ps->rss_bytes, allowance_bytes);
+    if (rc != 0 || ls->verdict != SPS_LEAK_UNKNOWN || ax->n < SPS_LEAK_MIN_STEPS || ls->points >= SPS_LEAK_MIN_POINTS)
+        return rc;
+    int64_t from = (int64_t)ax->rows[0]->start_ns, to = (int64_t)ax->rows[ax->n - 1]->end_ns;
+    const struct sps__series *s = &ps->rss_bytes;
+    if (s->n && s->first_ns <= from && s->last_ns >= to)
+        return 0; /* there all along: too few readings for another reason, already said */
+    int64_t lived = s->n ? (s->last_ns < to ? s->last_ns : to) - (s->first_ns > from ? s->first_ns : from) : 0;
+    snprintf(ls->reason, sizeof ls->reason,
+             "short-lived: in the tree for %.3g s of the analysed steps' %.3g s, read %zu times within them (the "
+             "trend needs %d)",
+             lived > 0 ? (double)lived * 1e-9 : 0.0, (double)(to - from) * 1e-9, ls->points, SPS_LEAK_MIN_POINTS);
+    return 0;
 }
 
 int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out) {
@@ -374,27 +425,48 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
     }
     out->steps_analysed = ax.n;
 
-    int rc = judge_series(out, &ax, &sampler->host[SPS_M_WORKLOAD_RSS_BYTES], "workload_rss_bytes", -1,
-                          record_ring_bytes(run));
+    double all_rings = record_ring_bytes(run);
+    struct sps_leak_series *ls = add_series(out, "workload_rss_bytes", SPS_LEAK_SCOPE_TREE);
+    int rc = ls ? judge_series(ls, &ax, &sampler->host[SPS_M_WORKLOAD_RSS_BYTES], all_rings) : SPS_ENOMEM;
+    if (ls)
+        ls->pid = sampler->tree_pid > 0 ? sampler->tree_pid : -1;
     for (int g = 0; rc == 0 && g < sampler->ngpus; g++) {
         /* The workload's own share of the GPU when the driver tells it;
          * else the device's used memory, which other processes may move. */
         const struct sps__gpu_series *gs = &sampler->gpu[g];
         int own = gs->m[SPS_M_GPU_WORKLOAD_MEMORY_BYTES].n > 0;
-        rc = judge_series(out, &ax, &gs->m[own ? SPS_M_GPU_WORKLOAD_MEMORY_BYTES : SPS_M_GPU_MEMORY_USED_BYTES],
-                          own ? "gpu_workload_memory_bytes" : "gpu_memory_used_bytes", gs->index, 0.0);
+        ls = add_series(out, own ? "gpu_workload_memory_bytes" : "gpu_memory_used_bytes", SPS_LEAK_SCOPE_GPU);
+        if (!ls) {
+            rc = SPS_ENOMEM;
+            break;
+        }
+        ls->gpu = gs->index;
+        rc = judge_series(ls, &ax, &gs->m[own ? SPS_M_GPU_WORKLOAD_MEMORY_BYTES : SPS_M_GPU_MEMORY_USED_BYTES], 0.0);
+    }
+    out->processes_left_out = sampler->processes_left_out;
+    for (int k = 0; rc == 0 && k < sampler->nprocesses; k++) {
+        const struct sps__process_series *ps = &sampler->process[k];
+        if (ps->rss_bytes.n)
+            rc = judge_process(out, &ax, ps, process_ring_bytes(run, ps->pid, all_rings));
     }
     free(ax.rows);
 
+    /* A series that cannot be judged (a short-lived worker, a GPU read too
+     * rarely) does not make the run unknown when others were judged: the
+     * run's verdict rests on those, and the reason counts the rest. */
     size_t leaks = 0, clean = 0;
     for (size_t i = 0; i < out->nseries; i++) {
         leaks += out->series[i].verdict == SPS_LEAK_FOUND;
         clean += out->series[i].verdict == SPS_LEAK_NONE;
     }
+    size_t unknown = out->nseries - leaks - clean;
+    char unjudged[64] = "";
+    if (unknown)
+        snprintf(unjudged, sizeof unjudged, " (%zu could not be judged)", unknown);
     if (leaks) {
         out->verdict = SPS_LEAK_FOUND;
-        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series grow with the step number", leaks,
-                 out->nseries);
+        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series grow with the step number%s", leaks,
+                 out->nseries, unjudged);
     } else if (clean) {
         out->verdict = SPS_LEAK_NONE;
         snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series judged, none grows with the step number",
@@ -407,21 +479,27 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
 
 /* ----------------------------------------------------------------- JSON */
 
-static void series_json(struct sps_jw *w, const struct sps_leak_series *s, int tree_pid) {
+static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
+    static const char *const scope_names[] = {
+        [SPS_LEAK_SCOPE_TREE] = "workload process tree",
+        [SPS_LEAK_SCOPE_GPU] = "gpu",
+        [SPS_LEAK_SCOPE_PROCESS] = "process",
+    };
     sps__jw_object(w, NULL);
     sps__jw_string(w, "series", s->series);
-    if (s->gpu < 0) {
-        sps__jw_string(w, "scope", "workload process tree");
-        if (tree_pid > 0)
-            sps__jw_int(w, "pid", tree_pid);
-        else
-            sps__jw_null(w, "pid");
-        sps__jw_null(w, "gpu");
-    } else {
-        sps__jw_string(w, "scope", "gpu");
+    sps__jw_string(w, "scope", scope_names[s->scope]);
+    if (s->pid > 0)
+        sps__jw_int(w, "pid", s->pid);
+    else
         sps__jw_null(w, "pid");
+    if (s->scope == SPS_LEAK_SCOPE_PROCESS)
+        sps__jw_string(w, "comm", s->comm);
+    else
+        sps__jw_null(w, "comm");
+    if (s->gpu >= 0)
         sps__jw_int(w, "gpu", s->gpu);
-    }
+    else
+        sps__jw_null(w, "gpu");
     sps__jw_string(w, "verdict", sps__leak_verdict_name(s->verdict));
     sps__jw_string(w, "reason", s->reason);
     sps__jw_uint(w, "points", s->points);
@@ -459,6 +537,8 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     }
     sps__jw_uint(w, "warmup_steps", l->warmup_steps);
     sps__jw_uint(w, "steps_analysed", l->steps_analysed);
+    sps__jw_int(w, "processes_max", SPS_SAMPLER_MAX_PROCESSES);
+    sps__jw_uint(w, "processes_left_out", l->processes_left_out);
     sps__jw_object(w, "thresholds");
     sps__jw_int(w, "min_points", SPS_LEAK_MIN_POINTS);
     sps__jw_int(w, "min_steps", SPS_LEAK_MIN_STEPS);
@@ -469,7 +549,7 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     sps__jw_end(w, '}');
     sps__jw_array(w, "series");
     for (size_t i = 0; i < l->nseries; i++)
-        series_json(w, &l->series[i], l->tree_pid);
+        series_json(w, &l->series[i]);
     sps__jw_end(w, ']');
     sps__jw_end(w, '}');
 }

@@ -1,8 +1,10 @@
 /*
  * leaks.h - does memory grow with the step number?  A robust trend
  * (Theil-Sen, with Sen's distribution-free 95% interval) of the workload
- * tree's resident memory and of each GPU's memory against the main step
- * stream's step number, after warm-up, and a verdict that a flat series,
+ * tree's resident memory, of each GPU's memory and of each tree process's
+ * own resident memory (a worker's leak can hide in the tree's sum when
+ * another process shrinks) against the main step stream's step number,
+ * after warm-up, and a verdict that a flat series,
  * a plateau, a sawtooth (allocator or garbage-collector pattern) or a
  * single one-off allocation does not trip.  docs/analysis.md, "Memory
  * leaks", states the rule and its thresholds.
@@ -15,6 +17,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sources/source.h"
 
 struct sps_run;
 struct sps__sampler_result;
@@ -33,11 +37,21 @@ enum sps_leak_verdict { SPS_LEAK_UNKNOWN = 0, SPS_LEAK_NONE, SPS_LEAK_FOUND };
 /* "unknown", "no leak", "leak". */
 const char *sps__leak_verdict_name(enum sps_leak_verdict v);
 
+/* What a series covers. */
+enum sps_leak_scope {
+    SPS_LEAK_SCOPE_TREE = 0, /* the watched process tree's sum */
+    SPS_LEAK_SCOPE_GPU,      /* one GPU */
+    SPS_LEAK_SCOPE_PROCESS   /* one process of the tree */
+};
+
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */
 struct sps_leak_series {
-    char series[48]; /* "workload_rss_bytes", "gpu_workload_memory_bytes", ... */
+    char series[48]; /* "workload_rss_bytes", "gpu_workload_memory_bytes", "process_rss_bytes", ... */
+    enum sps_leak_scope scope;
     int gpu;         /* the GPU's index, -1 for a host series */
+    int pid;         /* the process's (SPS_LEAK_SCOPE_PROCESS), else -1 */
+    char comm[SPS_PROC_COMM_LEN]; /* the process's command name ("" for the other scopes) */
     enum sps_leak_verdict verdict;
     char reason[240];
     size_t points;           /* readings analysed */
@@ -47,7 +61,7 @@ struct sps_leak_series {
     double growth_bytes;     /* slope x steps_analysed */
     double median_bytes;     /* the series' median level over the readings */
     double min_growth_bytes; /* what growth must reach to matter */
-    double allowance_bytes;  /* of that, stepscope's own record rings filling (workload RSS only) */
+    double allowance_bytes;  /* of that, stepscope's own record rings filling (RSS series only) */
     double first_segment_median_bytes, last_segment_median_bytes;
     int rising_segments;     /* of SPS_LEAK_SEGMENTS - 1 transitions, those that rose enough */
 };
@@ -61,8 +75,9 @@ struct sps_leaks {
     int pid, tid;
     int tree_pid; /* the watched tree's root (the RSS series' scope); 0: unknown */
     size_t warmup_steps, steps_analysed;
+    uint64_t processes_left_out; /* tree processes the sampler kept no series of (past its limit) */
     size_t nseries;
-    struct sps_leak_series *series; /* owned */
+    struct sps_leak_series *series; /* owned: the tree's RSS, each GPU, then each process */
 };
 
 /*

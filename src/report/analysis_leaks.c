@@ -1,7 +1,8 @@
 /*
  * analysis_leaks.c - report.json's analysis.leaks for a person: a line per
- * leak (or one saying none was found) under the terminal summary, and a
- * table in report.html (see analysis_views.h).
+ * leak (or one saying none was found), the processes counted, under the
+ * terminal summary; and a table of every series in report.html (see
+ * analysis_views.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,20 +12,53 @@
 #include "report/html_units.h"
 #include "report/svg_chart.h"
 
-/* "workload RSS", "GPU 0 workload memory": what a series measures. */
+/* The terminal's analysis lines: the part's name padded to this column,
+ * continuation lines indented to it. */
+#define LABEL_WIDTH 12
+
+/* Processes named one by one in the terminal; the rest are counted
+ * (report.html lists every series). */
+#define MAX_PROCESS_LINES 8
+
+static int has_scope(const json_t *s, const char *scope) {
+    const char *sc = html_str(s, "scope");
+    return sc && strcmp(sc, scope) == 0;
+}
+
+static int has_verdict(const json_t *s, const char *verdict) {
+    const char *v = html_str(s, "verdict");
+    return v && strcmp(v, verdict) == 0;
+}
+
+/* "pid 4243 (worker)", or "pid 4243" without a name. */
+static void process_label(const json_t *s, char *buf, size_t len) {
+    const char *comm = html_str(s, "comm");
+    if (comm && *comm)
+        snprintf(buf, len, "pid %.0f (%s)", html_num(s, "pid"), comm);
+    else
+        snprintf(buf, len, "pid %.0f", html_num(s, "pid"));
+}
+
+/* "workload RSS", "GPU 0 workload memory", "pid 4243 (worker) RSS": what a
+ * series measures. */
 static void series_label(const json_t *s, char *buf, size_t len) {
     const char *name = html_str(s, "series");
     double gpu = html_num(s, "gpu");
     if (!name)
         name = "";
-    if (strcmp(name, "workload_rss_bytes") == 0)
+    if (strcmp(name, "workload_rss_bytes") == 0) {
         snprintf(buf, len, "workload RSS");
-    else if (strcmp(name, "gpu_workload_memory_bytes") == 0)
+    } else if (strcmp(name, "gpu_workload_memory_bytes") == 0) {
         snprintf(buf, len, "GPU %.0f workload memory", gpu);
-    else if (strcmp(name, "gpu_memory_used_bytes") == 0)
+    } else if (strcmp(name, "gpu_memory_used_bytes") == 0) {
         snprintf(buf, len, "GPU %.0f memory used", gpu);
-    else
+    } else if (strcmp(name, "process_rss_bytes") == 0) {
+        char who[64];
+        process_label(s, who, sizeof who);
+        snprintf(buf, len, "%s RSS", who);
+    } else {
         snprintf(buf, len, "%s", name);
+    }
 }
 
 /* slope and its interval in one unit, the one that reads best for the
@@ -40,6 +74,58 @@ static void fmt_slope(const json_t *s, char *buf, size_t len) {
     snprintf(buf, len, "%.2f %s/step (95%% CI %.2f to %.2f)", slope / u.div, u.name, lo / u.div, hi / u.div);
 }
 
+/* The first line carries the part's label, the others indent to it. */
+static void line_start(FILE *f, int *first) {
+    fprintf(f, "%-*s", LABEL_WIDTH, *first ? "leaks" : "");
+    *first = 0;
+}
+
+/* "processes: 3 no leak, 1 not judged (pid 4244 (worker))": the processes
+ * not printed on lines of their own, leaking ones aside; and those the
+ * sampler did not follow.  Nothing when there are none. */
+static void print_other_processes(FILE *f, const json_t *leaks, int *first) {
+    const json_t *series = json_object_get(leaks, "series");
+    size_t i, clean = 0, unknown = 0, named = 0;
+    const json_t *s;
+    json_array_foreach(series, i, s) {
+        if (!has_scope(s, "process"))
+            continue;
+        clean += has_verdict(s, "no leak");
+        unknown += !has_verdict(s, "no leak") && !has_verdict(s, "leak");
+    }
+    double left_out = html_num(leaks, "processes_left_out");
+    if (!clean && !unknown && !(left_out > 0))
+        return;
+    line_start(f, first);
+    fputs("processes:", f);
+    const char *sep = " ";
+    if (clean) {
+        fprintf(f, "%s%zu no leak", sep, clean);
+        sep = ", ";
+    }
+    if (unknown) {
+        fprintf(f, "%s%zu not judged (", sep, unknown);
+        json_array_foreach(series, i, s) {
+            if (!has_scope(s, "process") || has_verdict(s, "no leak") || has_verdict(s, "leak"))
+                continue;
+            if (named == MAX_PROCESS_LINES) {
+                fprintf(f, ", %zu more", unknown - named);
+                break;
+            }
+            char who[64];
+            process_label(s, who, sizeof who);
+            fprintf(f, "%s%s", named ? ", " : "", who);
+            named++;
+        }
+        fputc(')', f);
+        sep = ", ";
+    }
+    if (left_out > 0)
+        fprintf(f, "%s%.0f more not followed (the sampler keeps %.0f)", sep, left_out,
+                html_num(leaks, "processes_max"));
+    fputc('\n', f);
+}
+
 void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
     if (!json_is_object(leaks))
         return;
@@ -48,37 +134,59 @@ void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
     double steps = html_num(leaks, "steps_analysed");
     size_t i;
     const json_t *s;
-    char label[64], slope[128];
+    char label[96], slope[128];
+    int first = 1;
     if (!verdict || strcmp(verdict, "unknown") == 0) {
         const char *reason = html_str(leaks, "reason");
-        fprintf(f, "leaks: unknown (%s)\n", reason ? reason : "no reason given");
+        line_start(f, &first);
+        fprintf(f, "unknown (%s)\n", reason ? reason : "no reason given");
+        size_t processes = 0;
         json_array_foreach(series, i, s) {
+            if (has_scope(s, "process") && processes++ >= MAX_PROCESS_LINES)
+                continue;
             series_label(s, label, sizeof label);
             const char *why = html_str(s, "reason");
-            fprintf(f, "  %s: %s\n", label, why ? why : "");
+            line_start(f, &first);
+            fprintf(f, "%s: %s\n", label, why ? why : "");
+        }
+        if (processes > MAX_PROCESS_LINES) {
+            line_start(f, &first);
+            fprintf(f, "%zu more processes not judged (report.html lists every series)\n",
+                    processes - MAX_PROCESS_LINES);
         }
         return;
     }
-    int found = 0;
-    json_array_foreach(series, i, s) {
-        const char *v = html_str(s, "verdict");
-        if (!v || strcmp(v, "leak") != 0)
-            continue;
-        series_label(s, label, sizeof label);
-        fmt_slope(s, slope, sizeof slope);
-        char growth[32];
-        html_fmt_bytes(growth, sizeof growth, html_num(s, "growth_bytes"));
-        fprintf(f, "leak: %s grows %s over %.0f steps after warm-up (+%s)\n", label, slope, steps, growth);
-        found++;
-    }
-    if (found)
+    if (strcmp(verdict, "leak") == 0) {
+        size_t processes = 0;
+        json_array_foreach(series, i, s) {
+            if (!has_verdict(s, "leak"))
+                continue;
+            if (has_scope(s, "process") && processes++ >= MAX_PROCESS_LINES)
+                continue;
+            series_label(s, label, sizeof label);
+            fmt_slope(s, slope, sizeof slope);
+            char growth[32];
+            html_fmt_bytes(growth, sizeof growth, html_num(s, "growth_bytes"));
+            line_start(f, &first);
+            fprintf(f, "leak: %s grows %s over %.0f steps after warm-up (+%s)\n", label, slope, steps, growth);
+        }
+        if (processes > MAX_PROCESS_LINES) {
+            line_start(f, &first);
+            fprintf(f, "%zu more processes leak (report.html lists every series)\n", processes - MAX_PROCESS_LINES);
+        }
+        print_other_processes(f, leaks, &first);
         return;
-    fprintf(f, "leaks: none found over %.0f steps after warm-up (", steps);
+    }
+    /* no leak: each whole-tree and GPU series' slope, then the processes
+     * counted */
+    line_start(f, &first);
+    fprintf(f, "no leak over %.0f steps after warm-up (", steps);
     const char *sep = "";
     json_array_foreach(series, i, s) {
-        const char *v = html_str(s, "verdict");
+        if (has_scope(s, "process"))
+            continue;
         series_label(s, label, sizeof label);
-        if (v && strcmp(v, "no leak") == 0) {
+        if (has_verdict(s, "no leak")) {
             fmt_slope(s, slope, sizeof slope);
             fprintf(f, "%s%s %s", sep, label, slope);
         } else {
@@ -87,6 +195,7 @@ void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
         sep = "; ";
     }
     fputs(")\n", f);
+    print_other_processes(f, leaks, &first);
 }
 
 static void html_cell_text(FILE *out, const char *text) {
@@ -113,7 +222,7 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
     size_t i;
     const json_t *s;
     json_array_foreach(series, i, s) {
-        char label[64], slope[128], growth[32], points[32];
+        char label[96], slope[128], growth[32], points[32];
         series_label(s, label, sizeof label);
         fmt_slope(s, slope, sizeof slope);
         html_fmt_bytes(growth, sizeof growth, html_num(s, "growth_bytes"));
@@ -127,5 +236,13 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
         html_cell_text(out, html_str(s, "reason"));
         fputs("</tr>\n", out);
     }
-    fputs("</table>\n</section>\n", out);
+    fputs("</table>\n", out);
+    double left_out = html_num(leaks, "processes_left_out");
+    if (left_out > 0) {
+        fprintf(out,
+                "<p class=\"note\">%.0f more processes of the tree were not followed: the sampler keeps a series "
+                "for the first %.0f it sees. They still count in the workload RSS.</p>\n",
+                left_out, html_num(leaks, "processes_max"));
+    }
+    fputs("</section>\n", out);
 }
