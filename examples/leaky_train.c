@@ -15,13 +15,29 @@
  *     stepscope run -- ./leaky_train --steps 150
  *
  * --leak-kib 0 gives the same loop without the leak.
+ *
+ * --worker-leak-kib K moves the leak into a data worker: the loop forks a
+ * worker (named "leaky_worker") that keeps K KiB for every step the loop
+ * hands it, while the loop itself releases K KiB a step from a pool it
+ * filled before training.  The tree's total RSS then stays level and only
+ * the worker's own series shows the leak, which is what stepscope's
+ * per-process check is for:
+ *
+ *     stepscope run -- ./leaky_train --leak-kib 0 --worker-leak-kib 1024
+ *
+ * With a worker the loop prints "worker pid N" first.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* prctl's PR_SET_NAME, MAP_ANONYMOUS */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <stepscope.h>
 
@@ -44,8 +60,31 @@ static void sleep_ms(long ms) {
         ;
 }
 
+/*
+ * The data worker: for every byte the loop writes to `steps_in` (one a
+ * step) it keeps `bytes` more, written so that they are resident, until
+ * the loop closes the pipe.  It never returns.
+ */
+static void worker_main(int steps_in, size_t bytes, long steps) {
+    prctl(PR_SET_NAME, "leaky_worker", 0, 0, 0);
+    char **kept = calloc((size_t)steps + 1, sizeof *kept);
+    long n = 0;
+    char token;
+    while (read(steps_in, &token, 1) == 1) {
+        if (kept && n < steps && (kept[n] = malloc(bytes)) != NULL) {
+            memset(kept[n], (int)(n & 0x7f) + 1, bytes);
+            n++;
+        }
+    }
+    for (long i = 0; kept && i < n; i++)
+        free(kept[i]);
+    free(kept);
+    /* _exit: the atexit handlers are the loop's (the library's record) */
+    _exit(0);
+}
+
 int main(int argc, char **argv) {
-    long steps = 150, leak_kib = 1024, step_ms = 12;
+    long steps = 150, leak_kib = 1024, step_ms = 12, worker_leak_kib = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--steps") == 0)
             steps = arg_long(argv[i], argv[i + 1]), i++;
@@ -53,10 +92,53 @@ int main(int argc, char **argv) {
             leak_kib = arg_long(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--step-ms") == 0)
             step_ms = arg_long(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--worker-leak-kib") == 0)
+            worker_leak_kib = arg_long(argv[i], argv[i + 1]), i++;
         else {
-            fprintf(stderr, "usage: leaky_train [--steps N] [--leak-kib K] [--step-ms M]\n");
+            fprintf(stderr, "usage: leaky_train [--steps N] [--leak-kib K] [--step-ms M] [--worker-leak-kib K]\n");
             return 2;
         }
+    }
+
+    /* the worker, and the pool the loop gives back what the worker keeps
+     * from: mapped (not malloc'd) so that each release returns its pages
+     * at once, and written so that they are resident before training */
+    size_t worker_bytes = (size_t)worker_leak_kib * 1024;
+    int to_worker = -1;
+    pid_t worker = -1;
+    char *pool = NULL;
+    size_t pool_bytes = worker_bytes * (size_t)steps;
+    if (worker_bytes > 0) {
+        long page = sysconf(_SC_PAGESIZE);
+        if (page <= 0 || worker_bytes % (size_t)page != 0) {
+            fprintf(stderr, "leaky_train: --worker-leak-kib must be a whole number of pages\n");
+            return 2;
+        }
+        int fds[2];
+        if (pipe(fds) != 0) {
+            perror("leaky_train: pipe");
+            return 1;
+        }
+        fflush(stdout);
+        worker = fork();
+        if (worker < 0) {
+            perror("leaky_train: fork");
+            return 1;
+        }
+        if (worker == 0) {
+            close(fds[1]);
+            worker_main(fds[0], worker_bytes, steps);
+        }
+        close(fds[0]);
+        to_worker = fds[1];
+        printf("worker pid %d\n", (int)worker);
+        fflush(stdout);
+        pool = mmap(NULL, pool_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (pool == MAP_FAILED) {
+            perror("leaky_train: mmap");
+            return 1;
+        }
+        memset(pool, 1, pool_bytes);
     }
 
     /* y = w_true . x, learnt by SGD: deterministic inputs, no PRNG needed */
@@ -92,6 +174,13 @@ int main(int argc, char **argv) {
                 if (kept[step])
                     memset(kept[step], (int)(step & 0x7f) + 1, bytes); /* resident, not just reserved */
             }
+            if (to_worker >= 0) {
+                /* the worker keeps a step's worth; the loop gives as much back */
+                char token = 's';
+                if (write(to_worker, &token, 1) != 1)
+                    perror("leaky_train: write to worker");
+                munmap(pool + (size_t)step * worker_bytes, worker_bytes);
+            }
         }
         {
             SPS_ZONE("backward");
@@ -110,6 +199,12 @@ int main(int argc, char **argv) {
             sleep_ms(step_ms);
         }
         SPS_VALUE("loss", loss);
+    }
+    if (to_worker >= 0) {
+        close(to_worker); /* the worker sees the end, releases and exits */
+        int status;
+        while (waitpid(worker, &status, 0) < 0 && errno == EINTR)
+            ;
     }
     printf("final loss %.6f after %ld steps, %ld KiB kept per step\n", loss, steps, leak_kib);
     for (long step = 0; kept && step < steps; step++)
