@@ -605,6 +605,17 @@ static void test_leaky_train_is_flagged(void) {
     json_decref(r);
 }
 
+/* The first line of text that starts with prefix, into line ("" if none). */
+static void line_with(const char *text, const char *prefix, char *line, size_t len) {
+    line[0] = '\0';
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, prefix, strlen(prefix)) == 0) {
+            size_t n = strcspn(p, "\n");
+            snprintf(line, len, "%.*s", (int)n, p);
+            return;
+        }
+}
+
 /* leaky_train with its leak moved into a forked worker while the loop
  * gives as much back: the tree's sum stays level, and the worker's own
  * series names it.  100 steps of 10 ms with the workload read every 20 ms
@@ -614,10 +625,10 @@ static void test_worker_leak_is_named(void) {
     char out[600], stdout_path[700];
     snprintf(out, sizeof out, "%s/out", tmpdir_new("worker-leak"));
     snprintf(stdout_path, sizeof stdout_path, "%s.stdout", out);
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--interval", "20", "--machine-interval", "100",
-                    "--", SPS_BIN_DIR "/leaky_train", "--leak-kib", "0", "--worker-leak-kib", "1024", "--steps", "100",
-                    "--step-ms", "10", NULL};
-    char err[4096];
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "--no-live", "-o", out, "--interval", "20", "--machine-interval",
+                    "100", "--", SPS_BIN_DIR "/leaky_train", "--leak-kib", "0", "--worker-leak-kib", "1024", "--steps",
+                    "100", "--step-ms", "10", NULL};
+    static char err[16384]; /* the run's summary */
     CHECK_EQ_I(exit_code_of(run_capture_to(argv, stdout_path, err, sizeof err)), 0);
     char printed[512];
     int worker_pid = -1;
@@ -686,6 +697,38 @@ static void test_worker_leak_is_named(void) {
     snprintf(want, sizeof want, "leak: pid %d (leaky_worker) RSS grows 1.0", worker_pid);
     CHECK_STR_HAS(text, want);
     free(text);
+
+    /* `stepscope report` rebuilds the per-process series from report.json
+     * alone: its summary names the same largest process as the run's */
+    char run_line[512], report_line[512], path[700];
+    static char summary[16384];
+    line_with(err, "machine   workload:", run_line, sizeof run_line);
+    CHECK_STR_HAS(run_line, "up to 2 processes (the largest pid ");
+    snprintf(path, sizeof path, "rm -rf '%s/records'", out);
+    CHECK_EQ_I(system(path), 0);
+    snprintf(path, sizeof path, "%s/summary.txt", out);
+    char *report_argv[] = {SPS_BIN_DIR "/stepscope", "report", out, "--format", "summary", "-o", path, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(report_argv, NULL, 0)), 0);
+    read_file(path, summary, sizeof summary);
+    line_with(summary, "machine   workload:", report_line, sizeof report_line);
+    CHECK_MSG(strcmp(run_line, report_line) == 0, "run: %s\nreport: %s", run_line, report_line);
+
+    /* a report.json from before per-process series still loads, and every
+     * file is made from it */
+    json_t *series_obj = json_object_get(r, "series");
+    json_object_del(series_obj, "processes");
+    json_object_del(series_obj, "processes_left_out");
+    json_object_del(series_obj, "processes_max");
+    snprintf(path, sizeof path, "%s/report.json", out);
+    CHECK_EQ_I(json_dump_file(r, path, JSON_INDENT(2)), 0);
+    char *all_argv[] = {SPS_BIN_DIR "/stepscope", "report", out, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(all_argv, NULL, 0)), 0);
+    snprintf(path, sizeof path, "%s/summary.txt", out);
+    CHECK_EQ_I(exit_code_of(run_capture(report_argv, NULL, 0)), 0);
+    read_file(path, summary, sizeof summary);
+    line_with(summary, "machine   workload:", report_line, sizeof report_line);
+    CHECK_STR_HAS(report_line, "up to 2 processes");
+    CHECK(!strstr(report_line, "the largest"));
     json_decref(r);
 }
 

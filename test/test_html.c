@@ -316,6 +316,71 @@ static void test_escaping_and_reasons(void) {
     free(page);
 }
 
+/* Add n entries to the fixture's series.processes: pid 100 + k, "worker<k>",
+ * each growing by k MiB a reading. */
+static void add_process_series(const char *dir, int n) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_t *report = report_load(dir);
+    if (!report)
+        exit(1);
+    json_t *list = json_array();
+    for (int k = 0; k < n; k++) {
+        json_t *t = json_array(), *rss = json_array();
+        for (int i = 0; i < 20; i++) {
+            json_array_append_new(t, json_real(0.1 * i));
+            json_array_append_new(rss, json_real(10e6 + 1048576.0 * k * i));
+        }
+        char comm[16];
+        snprintf(comm, sizeof comm, "worker%d", k);
+        json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:o, s:o}", "metric",
+                                              "process_rss_bytes", "pid", 100 + k, "comm", comm, "unit", "bytes",
+                                              "interval_ms", 100, "readings_per_point", 1, "t_s", t, "mean", rss,
+                                              "max", json_deep_copy(rss)));
+    }
+    json_object_set_new(json_object_get(report, "series"), "processes", list);
+    if (json_dump_file(report, path, JSON_INDENT(2)) != 0)
+        exit(1);
+    json_decref(report);
+}
+
+/* Each process of the tree gets a line on the memory chart when there are
+ * several, up to 8; the others are named in the note.  One process alone
+ * is the tree's line already. */
+static void test_process_lines(void) {
+    const char *dir = tmpdir_new("html-processes");
+    write_fixture(dir, 40);
+    add_process_series(dir, 3);
+    char *page = export_page(dir);
+    CHECK(page != NULL);
+    if (!page)
+        return;
+    char *s = section_of(page, "memory");
+    CHECK_EQ_I(count_of(s, "<polyline"), 4); /* the tree and three processes */
+    CHECK_STR_HAS(s, "pid 102 (worker2) RSS");
+    free(s);
+    free(page);
+
+    write_fixture(dir, 40);
+    add_process_series(dir, 11);
+    page = export_page(dir);
+    s = section_of(page, "memory");
+    CHECK_EQ_I(count_of(s, "<polyline"), 9);
+    CHECK_STR_HAS(s, "pid 107 (worker7) RSS");
+    CHECK(!strstr(s, "pid 108"));
+    CHECK_STR_HAS(s, "3 more processes: their series are in report.json (series.processes)");
+    free(s);
+    free(page);
+
+    write_fixture(dir, 40);
+    add_process_series(dir, 1);
+    page = export_page(dir);
+    s = section_of(page, "memory");
+    CHECK_EQ_I(count_of(s, "<polyline"), 1);
+    free(s);
+    free(page);
+}
+
 /* Thousands of steps are drawn in groups and their boundaries thinned. */
 static void test_many_steps(void) {
     const char *dir = tmpdir_new("html-many");
@@ -371,5 +436,6 @@ int main(void) {
     RUN_TEST(test_no_steps_no_sampler);
     RUN_TEST(test_escaping_and_reasons);
     RUN_TEST(test_many_steps);
+    RUN_TEST(test_process_lines);
     return check_report();
 }

@@ -395,11 +395,22 @@ static void test_full_run(void) {
             last_total = json_number_value(json_path(z, "args.total"));
     CHECK(last_total == 96.0);
 
-    /* sampled metrics: every point of every series, on the machine process */
+    /* sampled metrics: every point of every series, the tree's processes'
+     * own RSS included, on the machine process */
     size_t points = 0;
     json_array_foreach(json_path(report, "series.metrics"), i, z) {
         size_t n = json_array_size(json_object_get(z, "t_s"));
         points += json_integer_value(json_object_get(z, "readings_per_point")) > 1 ? 2 * n : n;
+    }
+    CHECK(json_array_size(json_path(report, "series.processes")) >= 1);
+    json_array_foreach(json_path(report, "series.processes"), i, z) {
+        size_t n = json_array_size(json_object_get(z, "t_s"));
+        points += json_integer_value(json_object_get(z, "readings_per_point")) > 1 ? 2 * n : n;
+        char track[128];
+        snprintf(track, sizeof track, "process_rss_bytes pid %lld (%s)",
+                 (long long)json_integer_value(json_object_get(z, "pid")),
+                 json_string_value(json_object_get(z, "comm")));
+        CHECK_MSG(find_event(trace, "C", track, MACHINE_PID) != NULL, "no counter %s", track);
     }
     CHECK(points > 0);
     CHECK_EQ_U(s.machine_counters, points);

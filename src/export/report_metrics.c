@@ -93,7 +93,9 @@ static void write_process_series(struct sps_jw *w, const struct sps__sampler_res
         sps__jw_number(w, "first_seen_s", ((double)p->first_seen_ns - (double)base_ns) * 1e-9);
         sps__jw_number(w, "last_seen_s", ((double)s->last_ns - (double)base_ns) * 1e-9);
         sps__jw_uint(w, "readings", s->n);
-        sps__jw_number(w, "peak_bytes", s->max);
+        sps__jw_number(w, "mean_bytes", s->sum / (double)s->n);
+        sps__jw_number(w, "min_bytes", s->min);
+        sps__jw_number(w, "max_bytes", s->max);
         sps__jw_number(w, "last_bytes", s->last);
         write_points(w, s, base_ns);
         sps__jw_end(w, '}');

@@ -1,7 +1,7 @@
 /*
  * summary_metrics.c - the terminal summary's machine lines: the peaks and
- * means a user looks for first (peak RSS, CPU %, GPU memory, utilisation,
- * temperature, power).  Anything unavailable says so in a word and points
+ * means a user looks for first (peak RSS and the largest process, CPU %,
+ * GPU memory, utilisation, temperature, power).  Anything unavailable says so in a word and points
  * at `stepscope doctor`, which says why.
  */
 #include <math.h>
@@ -13,6 +13,22 @@
 
 static double mean_of(const struct sps__series *s) {
     return s->n ? s->sum / (double)s->n : NAN;
+}
+
+/* The tree process whose RSS peaked highest; NULL unless two or more
+ * have a series (one process is the tree itself). */
+static const struct sps__process_series *largest_process(const struct sps__sampler_result *r) {
+    const struct sps__process_series *best = NULL;
+    int with_series = 0;
+    for (int k = 0; k < r->nprocesses; k++) {
+        const struct sps__process_series *p = &r->process[k];
+        if (!p->rss_bytes.n)
+            continue;
+        with_series++;
+        if (!best || p->rss_bytes.max > best->rss_bytes.max)
+            best = p;
+    }
+    return with_series > 1 ? best : NULL;
 }
 
 void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
@@ -30,6 +46,10 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
                     h[SPS_M_WORKLOAD_CPU_PERCENT].max);
         if (h[SPS_M_WORKLOAD_PROCESSES].n && h[SPS_M_WORKLOAD_PROCESSES].max > 1)
             fprintf(f, ", up to %.0f processes", h[SPS_M_WORKLOAD_PROCESSES].max);
+        const struct sps__process_series *big = largest_process(r);
+        if (big)
+            fprintf(f, " (the largest pid %d %s, %s at peak)", big->pid, big->comm[0] ? big->comm : "?",
+                    sps__fmt_bytes(big->rss_bytes.max, b, sizeof b));
         fputc('\n', f);
     } else {
         fprintf(f, "machine   workload: no process-tree readings (see stepscope doctor)\n");

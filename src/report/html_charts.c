@@ -489,6 +489,36 @@ static void add_gpus(struct timeline *t, const json_t *report, const char *metri
     }
 }
 
+/* Processes of the tree drawn one line each on the memory chart; the rest
+ * are named in its note. */
+#define MAX_PROCESS_LINES 8
+
+/* One line per process of series.processes, when the tree had more than
+ * one (a lone process's line would repeat the tree's).  A report.json
+ * from before per-process series has none: nothing is added. */
+static void add_processes(struct timeline *t, const json_t *report, size_t color_base) {
+    json_t *list = json_object_get(json_object_get(report, "series"), "processes");
+    size_t n = json_array_size(list);
+    if (n < 2)
+        return;
+    size_t drawn = 0;
+    for (size_t i = 0; i < n && drawn < MAX_PROCESS_LINES; i++) {
+        json_t *p = json_array_get(list, i);
+        if (json_array_size(json_object_get(p, "t_s")) == 0)
+            continue;
+        const char *comm = html_str(p, "comm");
+        char label[96];
+        snprintf(label, sizeof label, "pid %.0f (%s) RSS", html_num(p, "pid"), comm ? comm : "?");
+        add_line(t, p, label, PALETTE[(color_base + drawn) % PALETTE_N], 0, NULL);
+        drawn++;
+    }
+    if (n > drawn) {
+        char more[96];
+        snprintf(more, sizeof more, "%zu more processes", n - drawn);
+        add_missing(t, more, "their series are in report.json (series.processes)");
+    }
+}
+
 /* The time the charts span: the run's wall time, or the last point. */
 static double timeline_end_s(const json_t *report, const struct html_steps *s) {
     double end = html_num(json_object_get(report, "timing"), "wall_s");
@@ -642,12 +672,14 @@ int html_write_timelines(FILE *out, const json_t *report, const struct html_step
     int rc = 0;
 
     *t = (struct timeline){"memory", "Memory over time",
-                           "Resident memory of the watched process tree, memory in use on the whole machine, and "
-                           "device memory in use on each GPU.",
+                           "Resident memory of the watched process tree, memory in use on the whole machine, "
+                           "device memory in use on each GPU, and, when the tree has several processes, each "
+                           "one's own resident memory.",
                            "memory", AXIS_BYTES};
     add_host(t, report, "workload_rss_bytes", "workload RSS", PALETTE[0], 1);
     add_host(t, report, "system_memory_used_bytes", "system memory used", PALETTE[1], 0);
     add_gpus(t, report, "gpu_memory_used_bytes", "memory used", 2);
+    add_processes(t, report, 3);
     rc = write_timeline(out, s, t, end_s);
 
     if (!rc) {

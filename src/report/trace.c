@@ -512,9 +512,32 @@ static void gather_report(struct trace *t) {
     }
 }
 
-/* The sampled metrics of report.json's series, on the machine process.
- * A point's max equals its mean while each point holds one reading; after
- * points merged, the max gets a track of its own. */
+/* One series of report.json (its t_s, mean, max) as the counter track
+ * name.  A point's max equals its mean while each point holds one reading;
+ * after points merged, the max gets a track of its own.  Returns whether
+ * any point was added. */
+static int add_series_tracks(struct trace *t, json_t *js, const char *name, const char *unit) {
+    json_t *ts = json_object_get(js, "t_s"), *mean = json_object_get(js, "mean"), *max = json_object_get(js, "max");
+    int merged = json_integer_value(json_object_get(js, "readings_per_point")) > 1, any = 0;
+    for (int which = 0; which < 1 + merged && !t->oom; which++) {
+        json_t *values = which ? max : mean;
+        char track_name[TRACE_LABEL_LEN + 8];
+        snprintf(track_name, sizeof track_name, which ? "%s (max)" : "%s", name);
+        size_t track = add_track(t, track_name, unit ? unit : "value", TRACE_MACHINE_PID, TRACE_MACHINE_PID);
+        for (size_t k = 0; k < json_array_size(ts) && !t->oom; k++) {
+            json_t *v = json_array_get(values, k), *when = json_array_get(ts, k);
+            if (!json_is_number(v) || !json_is_number(when) || !isfinite(json_number_value(v)))
+                continue;
+            add_point(t, track, seconds_to_ns(json_number_value(when)), json_number_value(v));
+            any = 1;
+        }
+    }
+    return any;
+}
+
+/* The sampled metrics of report.json's series, on the machine process:
+ * series.metrics, then each tree process's RSS (series.processes, absent
+ * from reports made before it). */
 static void gather_series(struct trace *t) {
     size_t i;
     json_t *js;
@@ -524,8 +547,7 @@ static void gather_series(struct trace *t) {
         const char *unit = json_string_value(json_object_get(js, "unit"));
         json_t *gpu = json_object_get(js, "gpu");
         const char *sensor = json_string_value(json_object_get(js, "sensor"));
-        json_t *ts = json_object_get(js, "t_s"), *mean = json_object_get(js, "mean"), *max = json_object_get(js, "max");
-        if (!metric || !json_array_size(ts))
+        if (!metric || !json_array_size(json_object_get(js, "t_s")))
             continue;
         char name[TRACE_LABEL_LEN];
         if (json_is_integer(gpu))
@@ -534,20 +556,18 @@ static void gather_series(struct trace *t) {
             snprintf(name, sizeof name, "%s %s", metric, sensor);
         else
             snprintf(name, sizeof name, "%s", metric);
-        int merged = json_integer_value(json_object_get(js, "readings_per_point")) > 1;
-        for (int which = 0; which < 1 + merged && !t->oom; which++) {
-            json_t *values = which ? max : mean;
-            char track_name[TRACE_LABEL_LEN + 8];
-            snprintf(track_name, sizeof track_name, which ? "%s (max)" : "%s", name);
-            size_t track = add_track(t, track_name, unit ? unit : "value", TRACE_MACHINE_PID, TRACE_MACHINE_PID);
-            for (size_t k = 0; k < json_array_size(ts) && !t->oom; k++) {
-                json_t *v = json_array_get(values, k), *when = json_array_get(ts, k);
-                if (!json_is_number(v) || !json_is_number(when) || !isfinite(json_number_value(v)))
-                    continue;
-                add_point(t, track, seconds_to_ns(json_number_value(when)), json_number_value(v));
-                any = 1;
-            }
-        }
+        any |= add_series_tracks(t, js, name, unit);
+    }
+    json_array_foreach(sps__json_at(t->in->report, "series.processes"), i, js) {
+        const char *metric = json_string_value(json_object_get(js, "metric"));
+        const char *comm = json_string_value(json_object_get(js, "comm"));
+        json_t *pid = json_object_get(js, "pid");
+        if (!metric || !json_is_integer(pid) || !json_array_size(json_object_get(js, "t_s")))
+            continue;
+        char name[TRACE_LABEL_LEN];
+        snprintf(name, sizeof name, "%s pid %" JSON_INTEGER_FORMAT " (%s)", metric, json_integer_value(pid),
+                 comm ? comm : "?");
+        any |= add_series_tracks(t, js, name, json_string_value(json_object_get(js, "unit")));
     }
     if (any) {
         add_meta(t, META_PROCESS_NAME, TRACE_MACHINE_PID, TRACE_MACHINE_PID, 0, "machine (sampled)");

@@ -52,8 +52,74 @@ static void stats_from_json(struct sps__series *s, json_t *m) {
     s->last = json_number_value(json_object_get(m, "last"));
 }
 
-/* The summary's inputs rebuilt from report.json: exit, times, memory, and
- * the machine metrics' whole-run statistics. */
+/* A string of report.json, "" where the key is missing or not a string. */
+static const char *str_at(json_t *obj, const char *key) {
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+/* A number of report.json, NAN where it is absent or not a number. */
+static double num_at(json_t *obj, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/*
+ * Each tree process's RSS series from series.processes, as the sampler had
+ * it: the whole-run statistics and the points (times in ns after the run's
+ * start).  Without memory for a series' points it keeps its statistics.
+ * A report.json from before per-process series has none: nothing to do.
+ */
+static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(sps__json_at(r, "series.processes"), i, e) {
+        json_t *ts = json_object_get(e, "t_s"), *mean = json_object_get(e, "mean"), *max = json_object_get(e, "max");
+        json_int_t readings = json_integer_value(json_object_get(e, "readings"));
+        if (sampler->nprocesses == SPS_SAMPLER_MAX_PROCESSES)
+            break;
+        if (readings <= 0)
+            continue;
+        struct sps__process_series *ps = &sampler->process[sampler->nprocesses++];
+        ps->pid = (int)json_integer_value(json_object_get(e, "pid"));
+        snprintf(ps->comm, sizeof ps->comm, "%s", str_at(e, "comm"));
+        ps->first_seen_ns = (int64_t)(num_at(e, "first_seen_s") * 1e9);
+        struct sps__series *s = &ps->rss_bytes;
+        size_t count = json_array_size(ts);
+        sps__series_init(s, count > SPS_SAMPLER_DEFAULT_POINTS ? (uint32_t)count + 1 : SPS_SAMPLER_DEFAULT_POINTS);
+        s->n = (uint64_t)readings;
+        s->sum = num_at(e, "mean_bytes") * (double)readings;
+        s->min = num_at(e, "min_bytes");
+        s->max = num_at(e, "max_bytes");
+        s->last = num_at(e, "last_bytes");
+        s->first_ns = ps->first_seen_ns;
+        s->last_ns = (int64_t)(num_at(e, "last_seen_s") * 1e9);
+        json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
+        s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
+        if (count == 0 || !(s->points = calloc(s->cap, sizeof *s->points)))
+            continue;
+        for (size_t k = 0; k < count; k++) {
+            struct sps__series_point *p = &s->points[s->count++];
+            p->t_ns = (int64_t)(json_number_value(json_array_get(ts, k)) * 1e9);
+            p->mean = json_number_value(json_array_get(mean, k));
+            p->max = json_number_value(json_array_get(max, k));
+            /* every point holds per_point readings but the last, which
+             * holds the rest */
+            uint64_t before = (uint64_t)k * s->per_point;
+            p->n = k + 1 < count ? s->per_point : (uint32_t)(s->n > before ? s->n - before : 1);
+        }
+    }
+    sampler->processes_left_out = (uint64_t)json_integer_value(sps__json_at(r, "series.processes_left_out"));
+}
+
+static void processes_free(struct sps__sampler_result *sampler) {
+    for (int k = 0; k < sampler->nprocesses; k++)
+        sps__series_free(&sampler->process[k].rss_bytes);
+}
+
+/* The summary's inputs rebuilt from report.json: exit, times, memory, the
+ * machine metrics' whole-run statistics, and each tree process's RSS
+ * series. */
 static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler) {
     json_t *exit_obj = json_object_get(r, "exit");
     if (json_is_object(exit_obj)) {
@@ -97,6 +163,7 @@ static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sam
             stats_from_json(&gs->m[i], json_object_get(json_object_get(gpu, "metrics"), sps_gpu_metric_info(i)->name));
         sampler->ngpus = (int)g + 1;
     }
+    processes_from_json(r, sampler);
     if (sampled || sampler->ngpus)
         info->sampler = sampler;
     else
@@ -111,11 +178,6 @@ static uint32_t zone_kind(const char *kind) {
     return SPS_KIND_ZONE;
 }
 
-/* A string of report.json, "" where the key is missing or not a string. */
-static const char *str_at(json_t *obj, const char *key) {
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
 
 /*
  * What the summary prints from records, rebuilt from report.json for a
@@ -256,6 +318,7 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
         int rc = run_from_json(in->report, &from_json);
         if (rc != 0) {
             sps__run_free(&from_json);
+            processes_free(sampler);
             free(sampler);
             sps__out_abort(&o);
             snprintf(err, errlen, "out of memory");
@@ -268,6 +331,7 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
     sps__summary_print(f, run, &info, 0);
     sps__analysis_print(f, in->report);
     sps__run_free(&from_json);
+    processes_free(sampler);
     free(sampler);
     if (o.f)
         return sps__out_commit(&o, err, errlen);
