@@ -64,6 +64,12 @@ static double num_at(json_t *obj, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* Seconds of report.json's time axis in ns; 0 for a missing time or one
+ * no int64_t holds (converting those would be undefined). */
+static int64_t ns_of_s(double s) {
+    return isfinite(s) && fabs(s) < 9e9 ? (int64_t)(s * 1e9) : 0;
+}
+
 /*
  * Each tree process's RSS series from series.processes, as the sampler had
  * it: the whole-run statistics and the points (times in ns after the run's
@@ -83,7 +89,7 @@ static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) 
         struct sps__process_series *ps = &sampler->process[sampler->nprocesses++];
         ps->pid = (int)json_integer_value(json_object_get(e, "pid"));
         snprintf(ps->comm, sizeof ps->comm, "%s", str_at(e, "comm"));
-        ps->first_seen_ns = (int64_t)(num_at(e, "first_seen_s") * 1e9);
+        ps->first_seen_ns = ns_of_s(num_at(e, "first_seen_s"));
         struct sps__series *s = &ps->rss_bytes;
         size_t count = json_array_size(ts);
         sps__series_init(s, count > SPS_SAMPLER_DEFAULT_POINTS ? (uint32_t)count + 1 : SPS_SAMPLER_DEFAULT_POINTS);
@@ -93,14 +99,14 @@ static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) 
         s->max = num_at(e, "max_bytes");
         s->last = num_at(e, "last_bytes");
         s->first_ns = ps->first_seen_ns;
-        s->last_ns = (int64_t)(num_at(e, "last_seen_s") * 1e9);
+        s->last_ns = ns_of_s(num_at(e, "last_seen_s"));
         json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
         s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
         if (count == 0 || !(s->points = calloc(s->cap, sizeof *s->points)))
             continue;
         for (size_t k = 0; k < count; k++) {
             struct sps__series_point *p = &s->points[s->count++];
-            p->t_ns = (int64_t)(json_number_value(json_array_get(ts, k)) * 1e9);
+            p->t_ns = ns_of_s(json_number_value(json_array_get(ts, k)));
             p->mean = json_number_value(json_array_get(mean, k));
             p->max = json_number_value(json_array_get(max, k));
             /* every point holds per_point readings but the last, which
