@@ -12,10 +12,6 @@
 #include "report/html_units.h"
 #include "report/svg_chart.h"
 
-/* The terminal's analysis lines: the part's name padded to this column,
- * continuation lines indented to it. */
-#define LABEL_WIDTH 12
-
 /* Processes named one by one in the terminal; the rest are counted
  * (report.html lists every series). */
 #define MAX_PROCESS_LINES 8
@@ -76,7 +72,7 @@ static void fmt_slope(const json_t *s, char *buf, size_t len) {
 
 /* The first line carries the part's label, the others indent to it. */
 static void line_start(FILE *f, int *first) {
-    fprintf(f, "%-*s", LABEL_WIDTH, *first ? "leaks" : "");
+    sps__analysis_label(f, *first ? "leaks" : "");
     *first = 0;
 }
 
