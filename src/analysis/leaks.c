@@ -305,6 +305,7 @@ static double one_record_ring_bytes(const struct sps_process_data *pd) {
     return bytes;
 }
 
+/* Every record's: what the tree's sum is allowed. */
 static double record_ring_bytes(const struct sps_run *run) {
     double bytes = 0;
     for (size_t p = 0; p < run->nprocs; p++)
