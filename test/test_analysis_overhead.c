@@ -83,6 +83,15 @@ static void test_unknowns_stay_unknown(void) {
     CHECK(!strcmp(o.unmeasured_reason, "the measuring process could not run"));
 }
 
+/* The run's terminal summary, as `stepscope report --format summary` prints it. */
+static void summary_of(const char *dir, char *text, size_t len) {
+    char err[8192], out[700];
+    snprintf(out, sizeof out, "%s/summary.txt", dir);
+    char *summary[] = {STEPSCOPE, "report", (char *)dir, "--format", "summary", "-o", out, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
+    read_file(out, text, len);
+}
+
 static void test_under_stepscope_run(void) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s", tmpdir_new("overhead"));
@@ -101,16 +110,13 @@ static void test_under_stepscope_run(void) {
     CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
     json_decref(r);
 
-    char err[8192], out[700];
-    snprintf(out, sizeof out, "%s/summary.txt", dir);
-    char *summary[] = {STEPSCOPE, "report", dir, "--format", "summary", "-o", out, NULL};
-    CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
     char text[16384];
-    read_file(out, text, sizeof text);
+    summary_of(dir, text, sizeof text);
     CHECK_STR_HAS(text, "overhead    recording ");
     CHECK_STR_HAS(text, "150 zones x ");
     CHECK_STR_HAS(text, "100 values x ");
 
+    char out[700];
     snprintf(out, sizeof out, "%s/report.html", dir);
     static char html[1 << 20];
     read_file(out, html, sizeof html);
@@ -251,12 +257,8 @@ static void test_budget_kept(void) {
     CHECK(json_num(r, "analysis.overhead.budget.windows_judged") >= 1);
     json_decref(r);
 
-    char err[8192], out[700];
-    snprintf(out, sizeof out, "%s/summary.txt", dir);
-    char *summary[] = {STEPSCOPE, "report", dir, "--format", "summary", "-o", out, NULL};
-    CHECK_EQ_I(exit_code_of(run_capture(summary, err, sizeof err)), 0);
     char text[16384];
-    read_file(out, text, sizeof text);
+    summary_of(dir, text, sizeof text);
     CHECK_STR_HAS(text, "\n            budget 50%: kept (the costliest window cost ");
 }
 

@@ -25,13 +25,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "live/peek.h"
 #include "live/status.h"
 #include "live_view.h"
+#include "ticker.h"
 
 #define REFRESH_NS 500000000ull /* at most twice a second */
 /* steps/s is measured over the last RATE_WINDOW (at least 10 s, at most
@@ -51,10 +51,9 @@ struct sps_live_view {
     uint64_t start_ns;
     const struct sps__published *published;
     struct sps__live_peek *peek;
-    pthread_t thread;
+    struct sps_ticker *ticker;
 
     pthread_mutex_t lock; /* guards what follows, and every write to the terminal */
-    pthread_cond_t wake;
     int stopping, paused, broken;
     int reserved; /* status lines out of the scrolling region now (0: none) */
     int rows;     /* the terminal's height when they were reserved */
@@ -202,8 +201,15 @@ static double steps_per_second(struct sps_live_view *v, uint64_t now) {
     return (double)(st->count - old->count) * 1e9 / (double)(now - old->t_ns);
 }
 
-/* One refresh: read, format, draw.  Called without the lock. */
-static void refresh(struct sps_live_view *v) {
+/* One refresh: read, format, draw.  On the ticker's thread, without the
+ * lock. */
+static void refresh(void *arg) {
+    struct sps_live_view *v = arg;
+    pthread_mutex_lock(&v->lock);
+    int idle = v->stopping || v->paused || v->broken;
+    pthread_mutex_unlock(&v->lock);
+    if (idle)
+        return;
     int rows, cols;
     if (!in_foreground(v) || terminal_size(v->fd, &rows, &cols) != 0)
         return;
@@ -227,40 +233,6 @@ static void refresh(struct sps_live_view *v) {
     pthread_mutex_unlock(&v->lock);
 }
 
-static void *run_view(void *arg) {
-    struct sps_live_view *v = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
-    pthread_mutex_lock(&v->lock);
-    while (!v->stopping && !v->broken) {
-        next.tv_nsec += (long)REFRESH_NS;
-        if (next.tv_nsec >= 1000000000L) {
-            next.tv_nsec -= 1000000000L;
-            next.tv_sec++;
-        }
-        while (!v->stopping && pthread_cond_timedwait(&v->wake, &v->lock, &next) != ETIMEDOUT)
-            ;
-        if (v->stopping)
-            break;
-        if (v->paused)
-            continue;
-        pthread_mutex_unlock(&v->lock);
-        refresh(v);
-        pthread_mutex_lock(&v->lock);
-        /* after a long stall (the process was stopped) start afresh
-         * rather than redraw to catch up */
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > next.tv_sec + 1)
-            next = now;
-    }
-    struct timespec cpu;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
-        v->cpu_seconds = (double)cpu.tv_sec + (double)cpu.tv_nsec * 1e-9;
-    pthread_mutex_unlock(&v->lock);
-    return NULL;
-}
-
 struct sps_live_view *sps_live_view_start(int fd, const char *records_dir, const struct sps__published *published,
                                           int workload_pgid, uint64_t start_ns) {
     if (sps_live_view_unavailable(fd))
@@ -273,28 +245,13 @@ struct sps_live_view *sps_live_view_start(int fd, const char *records_dir, const
     v->start_ns = start_ns;
     v->published = published;
     v->peek = sps__live_peek_open(records_dir);
-    pthread_condattr_t ca;
-    int ok = v->peek && pthread_condattr_init(&ca) == 0;
-    if (ok) {
-        ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&v->wake, &ca) == 0;
-        pthread_condattr_destroy(&ca);
-    }
-    if (!ok || pthread_mutex_init(&v->lock, NULL) != 0) {
-        if (ok)
-            pthread_cond_destroy(&v->wake);
+    if (!v->peek || pthread_mutex_init(&v->lock, NULL) != 0) {
         sps__live_peek_close(v->peek);
         free(v);
         return NULL;
     }
-    /* the thread takes no signal: they are the run command's to forward */
-    sigset_t all, saved;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved);
-    int rc = pthread_create(&v->thread, NULL, run_view, v);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (rc != 0) {
+    if (!(v->ticker = sps_ticker_start(REFRESH_NS, 0, refresh, v))) {
         pthread_mutex_destroy(&v->lock);
-        pthread_cond_destroy(&v->wake);
         sps__live_peek_close(v->peek);
         free(v);
         return NULL;
@@ -323,17 +280,15 @@ void sps_live_view_stop(struct sps_live_view *v, struct sps_live_view_cost *cost
     if (!v)
         return;
     pthread_mutex_lock(&v->lock);
-    v->stopping = 1;
-    pthread_cond_signal(&v->wake);
+    v->stopping = 1; /* a refresh under way draws nothing more */
     pthread_mutex_unlock(&v->lock);
-    pthread_join(v->thread, NULL);
+    sps_ticker_stop(v->ticker, &v->cpu_seconds);
     release_lines(v);
     if (cost) {
         cost->refreshes = v->refreshes;
         cost->cpu_seconds = v->cpu_seconds;
     }
     pthread_mutex_destroy(&v->lock);
-    pthread_cond_destroy(&v->wake);
     sps__live_peek_close(v->peek);
     free(v);
 }
