@@ -7,11 +7,12 @@
 
 #include "record_format.h"
 
-void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double value_ns) {
+void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double value_ns, double thinned_ns) {
     *g = (struct sps__guard){0};
     g->budget = budget;
     g->zone_ns = zone_ns;
     g->value_ns = value_ns;
+    g->thinned_ns = thinned_ns;
     g->level = SPS_THIN_NONE;
     g->last_share = NAN;
     g->first_over_ns = -1;
@@ -22,23 +23,26 @@ int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uin
     if (g->settling && (thinned > g->thinned_at_raise || --g->settling == 0))
         g->have_prev = g->settling = 0; /* the new level is in force: a new window from here */
     if (!g->have_prev || g->settling || zones < g->prev_zones || values < g->prev_values ||
-        !(cpu_s >= g->prev_cpu_s)) {
+        thinned < g->prev_thinned || !(cpu_s >= g->prev_cpu_s)) {
         /* the first reading, one while a raise settles, or totals that
          * went back (a record read before is unreadable now): start a
          * new window from here */
         g->have_prev = 1;
         g->prev_zones = zones;
         g->prev_values = values;
+        g->prev_thinned = thinned;
         g->prev_cpu_s = isfinite(cpu_s) ? cpu_s : 0;
         return -1;
     }
     double cpu = cpu_s - g->prev_cpu_s;
     if (cpu < SPS_GUARD_MIN_WINDOW_CPU_S)
         return -1; /* the window grows until it is long enough to judge */
-    double cost_s = ((double)(zones - g->prev_zones) * g->zone_ns + (double)(values - g->prev_values) * g->value_ns) *
+    double cost_s = ((double)(zones - g->prev_zones) * g->zone_ns + (double)(values - g->prev_values) * g->value_ns +
+                     (double)(thinned - g->prev_thinned) * g->thinned_ns) *
                     1e-9;
     g->prev_zones = zones;
     g->prev_values = values;
+    g->prev_thinned = thinned;
     g->prev_cpu_s = cpu_s;
     double share = cost_s / cpu;
     g->windows++;

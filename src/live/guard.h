@@ -7,7 +7,9 @@
  * The guard judges windows of at least SPS_GUARD_MIN_WINDOW_CPU_S of the
  * workload's CPU time: recording's cost in a window is the zones offered
  * in it times the measured cost of one, plus the values times theirs,
- * and its share is that over the window's CPU time.  A window over
+ * plus the zones left out times theirs (a left-out zone still costs a
+ * begin and an end that return early), and its share is that over the
+ * window's CPU time.  A window over
  * budget raises the level by one (none -> phases -> steps).  Threads
  * take a new level up at their next step end, so after a raise the guard
  * waits until zones are being left out (or SPS_GUARD_SETTLE_READINGS
@@ -32,10 +34,11 @@ struct sps__guard {
     double budget;   /* fraction of the workload's CPU time, e.g. 0.01 */
     double zone_ns;  /* one zone begin+end */
     double value_ns; /* one value or counter increment */
+    double thinned_ns; /* one zone left out */
     /* state */
     uint32_t level;  /* enum sps_thin_level now asked for */
     int have_prev, settling; /* settling: readings left to wait after a raise */
-    uint64_t prev_zones, prev_values, thinned_at_raise;
+    uint64_t prev_zones, prev_values, prev_thinned, thinned_at_raise;
     double prev_cpu_s;
     /* what happened, for the report */
     uint64_t windows, windows_over;
@@ -46,8 +49,8 @@ struct sps__guard {
 };
 
 /* Start a guard with a budget (a fraction in (0, 1]) and the measured
- * costs of one zone and one value in ns. */
-void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double value_ns);
+ * costs in ns of one zone, one value and one zone left out. */
+void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double value_ns, double thinned_ns);
 
 /*
  * One reading at now_ns: the totals so far of zones and values offered and

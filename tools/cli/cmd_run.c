@@ -422,7 +422,7 @@ int sps_cmd_run(int argc, char **argv) {
     struct sps_overhead_guard *guard = NULL;
     if (got == 0 && max_overhead > 0 && sps__sampler_running(sampler)) {
         guard = sps_overhead_guard_start(records, sps__sampler_published(sampler), max_overhead, info.zone_cost_ns,
-                                         info.value_cost_ns, t0);
+                                         info.value_cost_ns, info.thinned_zone_cost_ns, t0);
         if (!guard)
             sps_cli_error("run", "--max-overhead", "the guard could not start: the run goes on without a budget", 0);
     }

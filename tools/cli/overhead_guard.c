@@ -44,7 +44,7 @@ static void check(void *arg) {
 
 struct sps_overhead_guard *sps_overhead_guard_start(const char *records_dir, const struct sps__published *published,
                                                     double budget, double zone_ns, double value_ns,
-                                                    uint64_t start_ns) {
+                                                    double thinned_ns, uint64_t start_ns) {
     if (!published)
         return NULL;
     struct sps_overhead_guard *g = calloc(1, sizeof *g);
@@ -52,7 +52,7 @@ struct sps_overhead_guard *sps_overhead_guard_start(const char *records_dir, con
         return NULL;
     g->published = published;
     g->start_ns = start_ns;
-    sps__guard_init(&g->decision, budget, zone_ns, value_ns);
+    sps__guard_init(&g->decision, budget, zone_ns, value_ns, thinned_ns);
     g->peek = sps__live_peek_open(records_dir);
     /* the first reading at once: the first window opens now, not a period later */
     if (!g->peek ||

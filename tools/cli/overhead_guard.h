@@ -26,14 +26,14 @@ struct sps_overhead_guard;
 
 /*
  * Start guarding the records in records_dir with budget (a fraction of the
- * workload's CPU time, in (0, 1]) and the measured costs of one zone and
- * one value.  published is the sampler's sample (it must outlive the
+ * workload's CPU time, in (0, 1]) and the measured costs of one zone, one
+ * value and one zone left out.  published is the sampler's sample (it must outlive the
  * guard); start_ns (CLOCK_MONOTONIC) is when the run began.  Returns NULL
  * when the thread cannot start (the run goes on unguarded).
  */
 struct sps_overhead_guard *sps_overhead_guard_start(const char *records_dir, const struct sps__published *published,
                                                     double budget, double zone_ns, double value_ns,
-                                                    uint64_t start_ns);
+                                                    double thinned_ns, uint64_t start_ns);
 
 /* Stop the thread, fill *out with what it did, free g.  NULL is a no-op.
  * (No last reading: the workload has ended, and a level raised now would
