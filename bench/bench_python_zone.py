@@ -3,15 +3,17 @@
 
 Times, in one run and one loop shape, ns per iteration of:
 
-  baseline      t0 = perf_counter(); t1 = perf_counter()   (two bare clock reads)
-  empty with    `with <a C context manager that does nothing>:` (the statement's own cost)
-  stepscope     `with stepscope.zone("x"):`
-  pure Python   `with Timer("x"):`, a class whose __enter__/__exit__ call perf_counter
-  torch         `with torch.profiler.record_function("x"):` (when torch imports)
+  baseline       t0 = perf_counter(); t1 = perf_counter()   (two bare clock reads)
+  stepscope      `with stepscope.zone("x"):`
+  kept zone      `with z:` where z = stepscope.zone("x") was made once
+  recording off  `with stepscope.zone("x"):` after set_enabled(False): the
+                 `with` statement and the module, without the library's work
+  pure Python    `with Timer("x"):`, a class whose __enter__/__exit__ call perf_counter
+  torch          `with torch.profiler.record_function("x"):` (when torch imports)
 
-and prints the ratios.  Each figure is the best of several repetitions (the
-least disturbed); the loop's own cost is subtracted.  Run it alone on an
-idle machine:
+and prints the ratios.  The variants run interleaved, round after round, and
+each figure is its best round (the least disturbed), the empty loop's cost
+subtracted.  Run it alone on an idle machine:
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_python_zone.py [iterations]
 
@@ -58,14 +60,6 @@ def loop_baseline(n):
         pc()
 
 
-def loop_with_nothing(n):
-    import contextlib
-    cm = contextlib.nullcontext()  # a C-level... nullcontext is Python; see below
-    for _ in range(n):
-        with cm:
-            pass
-
-
 def loop_stepscope(n):
     zone = stepscope.zone
     for _ in range(n):
@@ -78,6 +72,15 @@ def loop_stepscope_kept(n):
     for _ in range(n):
         with z:
             pass
+
+
+def loop_stepscope_off(n):
+    zone = stepscope.zone
+    stepscope.set_enabled(False)
+    for _ in range(n):
+        with zone("x"):
+            pass
+    stepscope.set_enabled(True)
 
 
 def loop_python_timer(n):
@@ -94,38 +97,40 @@ def loop_torch(n):
             pass
 
 
-def best_ns(fn, n):
-    best = float("inf")
-    for _ in range(REPEATS):
-        t0 = time.perf_counter_ns()
-        fn(n)
-        best = min(best, time.perf_counter_ns() - t0)
-    return best / n
+def timed_ns(fn, n):
+    t0 = time.perf_counter_ns()
+    fn(n)
+    return (time.perf_counter_ns() - t0) / n
 
 
 def main():
-    empty = best_ns(loop_empty, N)
     rows = [("baseline: 2x perf_counter()", loop_baseline, N),
             ("with stepscope.zone('x')", loop_stepscope, N),
             ("with z (a kept stepscope.zone)", loop_stepscope_kept, N),
+            ("with stepscope.zone, recording off", loop_stepscope_off, N),
             ("with Timer('x') (pure Python)", loop_python_timer, N)]
     try:
         import torch  # noqa: F401
-        rows.append(("with torch record_function('x')", loop_torch, max(N // 10, 1000)))
+        rows.append(("with torch record_function('x')", loop_torch, max(N // 20, 1000)))
     except ImportError as e:
         print("torch: not importable (%s); its row is left out" % e)
-    res = {}
-    for label, fn, n in rows:
-        res[label] = best_ns(fn, n) - empty
-    print("python %s, %d iterations, best of %d, loop overhead %.1f ns subtracted"
+    best = {label: float("inf") for label, _, _ in rows}
+    empty = float("inf")
+    for _ in range(REPEATS):
+        empty = min(empty, timed_ns(loop_empty, N))
+        for label, fn, n in rows:
+            best[label] = min(best[label], timed_ns(fn, n))
+    res = {label: ns - empty for label, ns in best.items()}
+    print("python %s, %d iterations, best of %d interleaved rounds, empty loop %.1f ns subtracted"
           % (sys.version.split()[0], N, REPEATS, empty))
     base = res["baseline: 2x perf_counter()"]
     ours = res["with stepscope.zone('x')"]
     for label, ns in res.items():
-        print("%-34s %8.1f ns   %5.2fx baseline   %5.2fx stepscope" % (label, ns, ns / base, ns / ours))
-    print("pure-Python timer / stepscope: %.2fx" % (res["with Timer('x') (pure Python)"] / ours))
+        print("%-36s %8.1f ns   %6.2fx baseline   %6.2fx stepscope" % (label, ns, ns / base, ns / ours))
+    print("pure-Python timer / stepscope zone: %.2fx" % (res["with Timer('x') (pure Python)"] / ours))
     st = stepscope.status()
-    print("events recorded %d, dropped %d (the rings keep the latest)" % (st["events_recorded"], st["events_dropped"]))
+    print("events recorded %d, dropped %d (the rings keep the latest; the aggregates count them all)"
+          % (st["events_recorded"], st["events_dropped"]))
 
 
 if __name__ == "__main__":
