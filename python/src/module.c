@@ -1,0 +1,80 @@
+/*
+ * module.c - the _stepscope module: its method table and init.  The public
+ * face is the stepscope package (python/stepscope/__init__.py), which
+ * re-exports these and adds what is better written in Python (the
+ * decorator, configure(), the exit hook).
+ */
+#include "ext.h"
+
+static PyObject *set_enabled(PyObject *self, PyObject *flag) {
+    (void)self;
+    int on = PyObject_IsTrue(flag);
+    if (on < 0)
+        return NULL;
+    sps_set_enabled(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *is_enabled(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sps_is_enabled());
+}
+
+static PyObject *thread_name(PyObject *self, PyObject *name) {
+    (void)self;
+    PyObject *bytes = PyUnicode_Check(name) ? PyUnicode_AsUTF8String(name) : NULL;
+    if (!bytes) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "stepscope.thread_name(): the name must be a str");
+        return NULL;
+    }
+    sps_thread_name(PyBytes_AsString(bytes));
+    Py_DECREF(bytes);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"zone", sps_py_zone, METH_O,
+     "zone(name) -> Zone: `with zone(name):` times the block; `@zone(name)` times every call."},
+    {"step", sps_py_step, METH_NOARGS,
+     "step() -> Step: begin a step now; it ends when the with block exits, or, called bare, at the next step()."},
+    {"microstep", sps_py_microstep, METH_NOARGS, "microstep() -> Step: like step(), for a micro-step."},
+    {"record", sps_py_record, METH_VARARGS, "record(name, value): record a number (e.g. the loss)."},
+    {"count", (PyCFunction)(void (*)(void))sps_py_count, METH_VARARGS | METH_KEYWORDS,
+     "count(name, n=1): add n (an int >= 0) to a counter."},
+    {"capture", (PyCFunction)(void (*)(void))sps_py_capture, METH_VARARGS | METH_KEYWORDS,
+     "capture(gpu=0, fresh=False) -> dict of the latest machine readings (None: unavailable)."},
+    {"status", sps_py_status, METH_NOARGS, "status() -> dict: this process's recording state."},
+    {"metrics", sps_py_metrics, METH_NOARGS, "metrics() -> list of dicts: the metric catalogue."},
+    {"write_report", sps_py_write_report, METH_O, "write_report(dir): write dir/report.json for this process now."},
+    {"set_enabled", set_enabled, METH_O, "set_enabled(flag): turn recording on or off for the whole process."},
+    {"is_enabled", is_enabled, METH_NOARGS, "is_enabled() -> bool"},
+    {"thread_name", thread_name, METH_O, "thread_name(name): name the calling thread in the record."},
+    {"zone_begin", sps_py_zone_begin, METH_O, "zone_begin(name) -> int token (0: nothing recorded)."},
+    {"zone_end", sps_py_zone_end, METH_O, "zone_end(token): end what zone_begin/step_begin/microstep_begin began."},
+    {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},
+    {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token."},
+    {"_end_pending", sps_py_end_pending, METH_NOARGS, "End the calling thread's bare step and micro-step."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "_stepscope",
+    "The C extension behind the stepscope package (see docs/python.md).", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__stepscope(void);
+
+PyMODINIT_FUNC PyInit__stepscope(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m)
+        return NULL;
+    if (sps_py_zone_init(m) < 0 || sps_py_info_init(m) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", SPS_VERSION_STRING) < 0 ||
+        PyModule_AddStringConstant(m, "LIBRARY_VERSION", SPS_VERSION_STRING) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,549 @@
+/*
+ * zone.c - zones, steps and micro-steps for Python, and values and counters.
+ *
+ * `with stepscope.zone("forward"):` costs one call to zone(), the `with`
+ * statement's lookups of __enter__/__exit__, and the library's begin and
+ * end.  Two things keep the first part small:
+ *
+ *  - Names are resolved once.  zone_cache maps each name (a str, hashed
+ *    once by Python and cached in the str) to a Zone object that holds the
+ *    library's site for it (sps_site_get), so no string is converted or
+ *    interned per zone.
+ *  - Zone objects are reused.  A `with` block holds a reference to its
+ *    Zone (through the bound __exit__) until it exits, so a cached Zone
+ *    whose only reference is the cache is in use by nobody, and zone()
+ *    hands that same object out again instead of allocating one.  When
+ *    the cached one is in use (nesting the same name, recursion, another
+ *    thread, a caller that kept it), zone() makes a fresh Zone and caches
+ *    that instead.  The GIL makes the check and the hand-out atomic.
+ *
+ * Tokens: the library's sps_zone_t is the zone's depth on its thread.  A
+ * Zone keeps the token of its begin, so ends that do not nest (a zone
+ * left open in a generator that another zone outlives) reach the library
+ * as they happened and are counted there as mismatched, not silently
+ * re-attributed.
+ *
+ * Nothing here releases the GIL: a begin or an end is tens of
+ * nanoseconds, far less than a release and re-acquire.
+ */
+#include "ext.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct {
+    PyObject_HEAD
+    struct sps_site *site; /* library-owned, lives until exit */
+    PyObject *name;        /* the str this zone was made for */
+    sps_zone_t token;      /* of the begin in __enter__; 0 when none */
+    int open;              /* between __enter__ and __exit__ */
+} ZoneObject;
+
+/* One step or micro-step; it begins when made (stepscope.step()), not at
+ * __enter__, so a bare call is a boundary marker. */
+typedef struct {
+    PyObject_HEAD
+    sps_zone_t token; /* 0: nothing recorded (recording off) */
+    int micro;        /* 1: a micro-step */
+    int ended;
+} StepObject;
+
+static PyTypeObject *zone_type;
+static PyTypeObject *step_type;
+static PyObject *zone_cache;    /* str -> Zone (see above) */
+static PyObject *value_sites;   /* str -> int (struct sps_site *) */
+static PyObject *counter_sites; /* str -> int (struct sps_site *) */
+static struct sps_site *step_site;
+static struct sps_site *microstep_site;
+
+/* The calling thread's step and micro-step begun by step()/microstep()
+ * and not yet ended: a bare call leaves them here for the next call (or
+ * the exit hook) to end.  Per thread, as the library's zone stacks are. */
+static __thread sps_zone_t pending_step;
+static __thread sps_zone_t pending_micro;
+
+/* ---------------------------------------------------------------- names */
+
+/* Raise TypeError "<what> must be <want>, not <type name>".  The limited
+ * API has no tp_name, so the name comes from type(obj).__name__. */
+static void type_error(const char *what, const char *want, PyObject *obj) {
+    PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__");
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s must be %s, not %S", what, want, tn ? tn : Py_None);
+    Py_XDECREF(tn);
+}
+
+/* The library site for a name, made on first use: name must be a
+ * non-empty str without NUL characters.  Slow path only (once per name). */
+static struct sps_site *new_site(PyObject *name, enum sps_kind kind, const char *fn) {
+    if (!PyUnicode_Check(name)) {
+        char what[64];
+        snprintf(what, sizeof what, "stepscope.%s(): the name", fn);
+        type_error(what, "a str", name);
+        return NULL;
+    }
+    PyObject *bytes = PyUnicode_AsUTF8String(name);
+    if (!bytes)
+        return NULL;
+    char *s = NULL;
+    Py_ssize_t len = 0;
+    struct sps_site *site = NULL;
+    if (PyBytes_AsStringAndSize(bytes, &s, &len) == 0) {
+        if (len == 0)
+            PyErr_Format(PyExc_ValueError, "stepscope.%s(): the name must not be empty", fn);
+        else if ((size_t)len != strlen(s))
+            PyErr_Format(PyExc_ValueError, "stepscope.%s(): the name must not contain NUL characters", fn);
+        else if (!(site = sps_site_get(s, kind)))
+            PyErr_NoMemory();
+    }
+    Py_DECREF(bytes);
+    return site;
+}
+
+/* A value or counter site from its cache, made on first use. */
+static struct sps_site *cached_site(PyObject *cache, PyObject *name, enum sps_kind kind, const char *fn) {
+    PyObject *v = PyDict_GetItemWithError(cache, name); /* borrowed */
+    if (v)
+        return PyLong_AsVoidPtr(v);
+    PyErr_Clear(); /* an unhashable name: new_site says what is wrong */
+    struct sps_site *site = new_site(name, kind, fn);
+    if (!site)
+        return NULL;
+    PyObject *p = PyLong_FromVoidPtr(site);
+    if (!p || PyDict_SetItem(cache, name, p) < 0) {
+        Py_XDECREF(p);
+        return NULL;
+    }
+    Py_DECREF(p);
+    return site;
+}
+
+/* ----------------------------------------------------------------- Zone */
+
+static PyObject *zone_new_object(struct sps_site *site, PyObject *name) {
+    ZoneObject *z = (ZoneObject *)PyType_GenericAlloc(zone_type, 0);
+    if (!z)
+        return NULL;
+    z->site = site;
+    Py_INCREF(name);
+    z->name = name;
+    return (PyObject *)z;
+}
+
+/* A Zone for name that nobody else is using (see the file comment).
+ * Returns a new reference, or NULL with an exception set. */
+static PyObject *zone_for(PyObject *name, const char *fn) {
+    PyObject *cached = PyDict_GetItemWithError(zone_cache, name); /* borrowed */
+    if (cached) {
+        if (Py_REFCNT(cached) == 1 && !((ZoneObject *)cached)->open) {
+            Py_INCREF(cached);
+            return cached;
+        }
+        /* in use: a fresh one, which becomes the cached one so that the
+         * common case stays allocation-free when a caller keeps the old */
+        PyObject *z = zone_new_object(((ZoneObject *)cached)->site, name);
+        if (z && PyDict_SetItem(zone_cache, name, z) < 0)
+            Py_CLEAR(z);
+        return z;
+    }
+    PyErr_Clear(); /* an unhashable name: new_site says what is wrong */
+    struct sps_site *site = new_site(name, SPS_KIND_ZONE, fn);
+    if (!site)
+        return NULL;
+    PyObject *z = zone_new_object(site, name);
+    if (z && PyDict_SetItem(zone_cache, name, z) < 0)
+        Py_CLEAR(z);
+    return z;
+}
+
+PyObject *sps_py_zone(PyObject *self, PyObject *name) {
+    (void)self;
+    return zone_for(name, "zone");
+}
+
+static PyObject *zone_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    ZoneObject *z = (ZoneObject *)self;
+    if (z->open) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "stepscope.zone(%R) is already open: a zone object times one block at a time "
+                     "(call stepscope.zone() for each with)",
+                     z->name);
+        return NULL;
+    }
+    z->open = 1;
+    z->token = sps__enabled ? sps_zone_begin(z->site) : 0;
+    Py_INCREF(self);
+    return self;
+}
+
+/*
+ * __exit__ is called with three arguments.  As METH_VARARGS that costs a
+ * tuple per zone (about 14 ns of the ~100 here); METH_FASTCALL passes them
+ * as an array.  METH_FASTCALL is in the stable ABI from 3.10 only (its
+ * value and convention date from 3.7, but 3.8 and 3.9 do not promise
+ * them), so sps_py_zone_init picks the convention by the running
+ * interpreter's version: FASTCALL from 3.10, VARARGS before.
+ */
+#define SPS_METH_FASTCALL 0x0080 /* METH_FASTCALL, as Include/methodobject.h defines it from 3.10 on */
+
+static PyObject *zone_exit_varargs(PyObject *self, PyObject *args);
+
+static PyObject *zone_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)args; /* the exception, if any, propagates: we return None */
+    (void)nargs;
+    ZoneObject *z = (ZoneObject *)self;
+    if (z->open) {
+        if (z->token)
+            sps_zone_end(z->token);
+        z->token = 0;
+        z->open = 0;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *zone_exit_varargs(PyObject *self, PyObject *args) {
+    (void)args;
+    return zone_exit(self, NULL, 0);
+}
+
+/* @stepscope.zone("name"): the wrapper is stepscope._decorate, in Python,
+ * where functools.wraps and the coroutine checks are one line each. */
+static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    ZoneObject *z = (ZoneObject *)self;
+    if ((kwargs && PyDict_Size(kwargs) > 0) || PyTuple_Size(args) != 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a stepscope.zone decorates one function: @stepscope.zone(\"name\") above a def");
+        return NULL;
+    }
+    PyObject *mod = PyImport_ImportModule("stepscope");
+    if (!mod)
+        return NULL;
+    PyObject *decorate = PyObject_GetAttrString(mod, "_decorate");
+    Py_DECREF(mod);
+    if (!decorate)
+        return NULL;
+    PyObject *r = PyObject_CallFunctionObjArgs(decorate, z->name, PyTuple_GetItem(args, 0), NULL);
+    Py_DECREF(decorate);
+    return r;
+}
+
+static PyObject *zone_repr(PyObject *self) {
+    ZoneObject *z = (ZoneObject *)self;
+    return PyUnicode_FromFormat("<stepscope.zone %R%s>", z->name, z->open ? " (open)" : "");
+}
+
+static PyObject *zone_get_name(PyObject *self, void *closure) {
+    (void)closure;
+    ZoneObject *z = (ZoneObject *)self;
+    Py_INCREF(z->name);
+    return z->name;
+}
+
+static PyObject *no_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    (void)type;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_TypeError, "use stepscope.zone(name), stepscope.step() or stepscope.microstep()");
+    return NULL;
+}
+
+static void plain_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_Free(self); /* PyType_GenericAlloc of a type without GC */
+    Py_DECREF(tp);       /* instances of heap types own a reference to it */
+}
+
+static void zone_dealloc(PyObject *self) {
+    Py_XDECREF(((ZoneObject *)self)->name);
+    plain_dealloc(self);
+}
+
+static PyMethodDef zone_methods[] = {
+    {"__enter__", zone_enter, METH_NOARGS, "Begin the zone on the calling thread."},
+    /* set by sps_py_zone_init (see zone_exit) */
+    {"__exit__", zone_exit_varargs, METH_VARARGS, "End the zone; exceptions propagate."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef zone_getset[] = {
+    {"name", zone_get_name, NULL, "the zone's name", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot zone_slots[] = {
+    {Py_tp_doc, "A named span of time: `with stepscope.zone(name):` or `@stepscope.zone(name)`."},
+    {Py_tp_new, no_new},
+    {Py_tp_dealloc, zone_dealloc},
+    {Py_tp_methods, zone_methods},
+    {Py_tp_getset, zone_getset},
+    {Py_tp_call, zone_call},
+    {Py_tp_repr, zone_repr},
+    {0, NULL},
+};
+
+static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject), 0, Py_TPFLAGS_DEFAULT, zone_slots};
+
+/* ----------------------------------------------------------------- Step */
+
+static sps_zone_t begin_if_enabled(struct sps_site *site) {
+    return sps__enabled ? sps_zone_begin(site) : 0;
+}
+
+static void end_pending_micro(void) {
+    sps_zone_t t = pending_micro;
+    pending_micro = 0;
+    if (t)
+        sps_zone_end(t);
+}
+
+static void end_pending_step(void) {
+    end_pending_micro(); /* it nests in the step: end it first */
+    sps_zone_t t = pending_step;
+    pending_step = 0;
+    if (t)
+        sps_zone_end(t);
+}
+
+/* step()/microstep(): end the thread's pending one, begin a new one now
+ * and leave it pending until __enter__ says a `with` owns it. */
+static PyObject *begin_step(int micro) {
+    StepObject *s = (StepObject *)PyType_GenericAlloc(step_type, 0);
+    if (!s)
+        return NULL;
+    if (micro) {
+        end_pending_micro();
+        pending_micro = s->token = begin_if_enabled(microstep_site);
+    } else {
+        end_pending_step();
+        pending_step = s->token = begin_if_enabled(step_site);
+    }
+    s->micro = micro;
+    return (PyObject *)s;
+}
+
+PyObject *sps_py_step(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return begin_step(0);
+}
+
+PyObject *sps_py_microstep(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return begin_step(1);
+}
+
+/* The exit hook (registered by stepscope/__init__.py with atexit): end the
+ * calling thread's bare step and micro-step, so the last step of a loop
+ * marked with bare step() calls is counted. */
+PyObject *sps_py_end_pending(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    end_pending_step();
+    Py_RETURN_NONE;
+}
+
+static PyObject *step_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    StepObject *s = (StepObject *)self;
+    /* the with block owns it now: the next step() must not end it */
+    if (s->token && !s->ended) {
+        if (s->micro && pending_micro == s->token)
+            pending_micro = 0;
+        if (!s->micro && pending_step == s->token)
+            pending_step = 0;
+    }
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *step_exit(PyObject *self, PyObject *args) {
+    (void)args;
+    StepObject *s = (StepObject *)self;
+    if (s->ended || !s->token)
+        Py_RETURN_NONE;
+    s->ended = 1;
+    /* a bare micro-step inside this step ends with it */
+    if (!s->micro && pending_micro > s->token)
+        end_pending_micro();
+    if (s->micro && pending_micro == s->token)
+        pending_micro = 0;
+    if (!s->micro && pending_step == s->token)
+        pending_step = 0;
+    sps_zone_end(s->token);
+    Py_RETURN_NONE;
+}
+
+static PyObject *step_repr(PyObject *self) {
+    StepObject *s = (StepObject *)self;
+    return PyUnicode_FromFormat("<stepscope.%s token=%u>", s->micro ? "microstep" : "step", (unsigned)s->token);
+}
+
+static PyObject *step_get_token(PyObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLong(((StepObject *)self)->token);
+}
+
+static PyMethodDef step_methods[] = {
+    {"__enter__", step_enter, METH_NOARGS, "Make the with block own the step begun by step()."},
+    {"__exit__", step_exit, METH_VARARGS, "End the step; exceptions propagate."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef step_getset[] = {
+    {"token", step_get_token, NULL, "the library's token for the step (0: nothing was recorded)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot step_slots[] = {
+    {Py_tp_doc, "A step or micro-step begun by stepscope.step()/microstep(); a with block ends it at exit."},
+    {Py_tp_new, no_new},
+    {Py_tp_dealloc, plain_dealloc},
+    {Py_tp_methods, step_methods},
+    {Py_tp_getset, step_getset},
+    {Py_tp_repr, step_repr},
+    {0, NULL},
+};
+
+static PyType_Spec step_spec = {"stepscope._stepscope.Step", sizeof(StepObject), 0, Py_TPFLAGS_DEFAULT, step_slots};
+
+/* ------------------------------------------------------------ low level */
+
+PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
+    (void)self;
+    PyObject *z = zone_for(name, "zone_begin");
+    if (!z)
+        return NULL;
+    sps_zone_t t = begin_if_enabled(((ZoneObject *)z)->site);
+    Py_DECREF(z);
+    return PyLong_FromUnsignedLong(t);
+}
+
+PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
+    (void)self;
+    if (!PyLong_Check(token)) {
+        type_error("stepscope.zone_end(): the token", "an int", token);
+        return NULL;
+    }
+    unsigned long t = PyLong_AsUnsignedLong(token);
+    if (PyErr_Occurred() || t > UINT32_MAX) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "stepscope.zone_end(): %R is not a token from zone_begin()", token);
+        return NULL;
+    }
+    if (t)
+        sps_zone_end((sps_zone_t)t);
+    Py_RETURN_NONE;
+}
+
+PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromUnsignedLong(begin_if_enabled(step_site));
+}
+
+PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromUnsignedLong(begin_if_enabled(microstep_site));
+}
+
+/* ------------------------------------------------------ values, counters */
+
+PyObject *sps_py_record(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *name, *value;
+    if (!PyArg_UnpackTuple(args, "record", 2, 2, &name, &value))
+        return NULL;
+    struct sps_site *site = cached_site(value_sites, name, SPS_KIND_VALUE, "record");
+    if (!site)
+        return NULL;
+    /* floats, ints, numpy scalars, 0-d tensors: anything with __float__ */
+    double v = PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError))
+            type_error("stepscope.record(): the value", "a number", value);
+        return NULL;
+    }
+    if (sps__enabled)
+        sps_value(site, v);
+    Py_RETURN_NONE;
+}
+
+PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"name", "n", NULL};
+    PyObject *name, *n = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count", kwlist, &name, &n))
+        return NULL;
+    struct sps_site *site = cached_site(counter_sites, name, SPS_KIND_COUNTER, "count");
+    if (!site)
+        return NULL;
+    unsigned long long add = 1;
+    if (n) {
+        /* ints and anything with __index__ (numpy ints); not floats */
+        PyObject *i = PyNumber_Index(n);
+        if (!i) {
+            type_error("stepscope.count(): n", "an int", n);
+            return NULL;
+        }
+        add = PyLong_AsUnsignedLongLong(i);
+        if (add == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "stepscope.count(): n must be between 0 and 2**64-1, not %R", i);
+            Py_DECREF(i);
+            return NULL;
+        }
+        Py_DECREF(i);
+    }
+    if (sps__enabled)
+        sps_count(site, (uint64_t)add);
+    Py_RETURN_NONE;
+}
+
+/* ----------------------------------------------------------------- init */
+
+/* The running interpreter's (major, minor) as 0xMMmm, from Py_GetVersion(),
+ * which the stable ABI has on every version ("3.11.2 (main, ...").  0 when
+ * it cannot be read. */
+static int runtime_version(void) {
+    int major = 0, minor = 0;
+    if (sscanf(Py_GetVersion(), "%d.%d", &major, &minor) != 2)
+        return 0;
+    return major << 8 | minor;
+}
+
+int sps_py_zone_init(PyObject *module) {
+    if (runtime_version() >= 0x030a) {
+        zone_methods[1].ml_meth = (PyCFunction)(void (*)(void))zone_exit;
+        zone_methods[1].ml_flags = SPS_METH_FASTCALL;
+    }
+    zone_type = (PyTypeObject *)PyType_FromSpec(&zone_spec);
+    step_type = (PyTypeObject *)PyType_FromSpec(&step_spec);
+    zone_cache = PyDict_New();
+    value_sites = PyDict_New();
+    counter_sites = PyDict_New();
+    if (!zone_type || !step_type || !zone_cache || !value_sites || !counter_sites)
+        return -1;
+    step_site = sps_site_get("step", SPS_KIND_STEP);
+    microstep_site = sps_site_get("microstep", SPS_KIND_MICROSTEP);
+    if (!step_site || !microstep_site) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* the module keeps the types: PyModule_AddObject steals on success */
+    Py_INCREF(zone_type);
+    if (PyModule_AddObject(module, "Zone", (PyObject *)zone_type) < 0) {
+        Py_DECREF(zone_type);
+        return -1;
+    }
+    Py_INCREF(step_type);
+    if (PyModule_AddObject(module, "Step", (PyObject *)step_type) < 0) {
+        Py_DECREF(step_type);
+        return -1;
+    }
+    return 0;
+}

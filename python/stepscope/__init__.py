@@ -1,0 +1,147 @@
+"""stepscope: where each step of a training loop spends its time.
+
+    import stepscope
+
+    for batch in loader:
+        with stepscope.step():
+            with stepscope.zone("forward"):
+                loss = model(batch)
+            with stepscope.zone("backward"):
+                loss.backward()
+            stepscope.record("loss", loss.item())
+            stepscope.count("samples", len(batch))
+
+The recording is done by libstepscope, compiled into the C extension
+``stepscope._stepscope``; this file only re-exports it and adds what is
+simpler in Python (the decorator wrapper, configure(), the exit hook).
+
+Under ``stepscope run -- python train.py`` everything goes into the run's
+report.  Alone, the process writes ``stepscope-out/report.json`` (in the
+working directory at import) when the interpreter exits; STEPSCOPE_OUT or
+``configure(out=...)`` choose another directory, and ``out=None`` (or
+STEPSCOPE_OUT set to "") none.  See docs/python.md.
+"""
+
+import atexit as _atexit
+import functools as _functools
+import inspect as _inspect
+import os as _os
+import warnings as _warnings
+
+from . import _stepscope
+from ._stepscope import (  # noqa: F401  (the public face)
+    Step,
+    Zone,
+    capture,
+    count,
+    is_enabled,
+    metrics,
+    microstep,
+    microstep_begin,
+    record,
+    set_enabled,
+    status,
+    step,
+    step_begin,
+    thread_name,
+    write_report,
+    zone,
+    zone_begin,
+    zone_end,
+)
+
+__version__ = _stepscope.__version__
+
+__all__ = [
+    "zone", "step", "microstep", "record", "count", "capture", "status", "metrics",
+    "configure", "out_dir", "write_report", "set_enabled", "is_enabled", "thread_name",
+    "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
+]
+
+#: the report directory used alone when neither STEPSCOPE_OUT nor configure() says
+DEFAULT_OUT = "stepscope-out"
+
+
+def _setup_out():
+    # The library reads STEPSCOPE_OUT when this process records its first
+    # event, and writes OUT/report.json from its own exit handler, after
+    # the interpreter has finished.  Putting the default in os.environ
+    # (absolute, so a chdir does not move it) also tells programs this one
+    # starts that the report is taken: the library leaves a marker in OUT
+    # and a descendant that sees it does not write over the parent's report.
+    if _os.environ.get("STEPSCOPE_RUN_DIR"):
+        return  # under `stepscope run`: the CLI writes the report
+    if "STEPSCOPE_OUT" not in _os.environ:
+        _os.environ["STEPSCOPE_OUT"] = _os.path.abspath(DEFAULT_OUT)
+
+
+_setup_out()
+
+
+def out_dir():
+    """The directory this process's report will be written to at exit, or
+    None: under ``stepscope run`` (the CLI writes the run's report), or when
+    switched off with ``configure(out=None)`` / STEPSCOPE_OUT=""."""
+    if _os.environ.get("STEPSCOPE_RUN_DIR"):
+        return None
+    return _os.environ.get("STEPSCOPE_OUT") or None
+
+
+_UNSET = object()
+
+
+def configure(out=_UNSET, enabled=None):
+    """Configure the module; every argument is optional.
+
+    out: the directory for this process's report.json at exit when not
+        under ``stepscope run`` (a str or path; None: write no report).  It
+        must be set before the first zone, step, value or counter, when the
+        library fixes it; later calls raise RuntimeError.
+    enabled: True or False turns recording on or off for the whole process
+        (as ``set_enabled``).
+    """
+    if out is not _UNSET:
+        if _os.environ.get("STEPSCOPE_RUN_DIR"):
+            _warnings.warn("stepscope.configure(out=...) has no effect under `stepscope run`: "
+                           "the run directory gets the report", stacklevel=2)
+        else:
+            if status()["mode"] != "uninitialised":
+                raise RuntimeError("stepscope.configure(out=...) must come before the first zone, step, "
+                                   "value or counter: the report directory is fixed when recording starts")
+            if out is None:
+                _os.environ["STEPSCOPE_OUT"] = ""
+            else:
+                path = _os.fspath(out)
+                if isinstance(path, bytes):
+                    path = _os.fsdecode(path)
+                if not isinstance(path, str) or not path:
+                    raise ValueError("stepscope.configure(): out must be a non-empty path or None")
+                _os.environ["STEPSCOPE_OUT"] = _os.path.abspath(path)
+    if enabled is not None:
+        if not isinstance(enabled, bool):
+            raise TypeError("stepscope.configure(): enabled must be True or False")
+        set_enabled(enabled)
+
+
+def _decorate(name, func):
+    # Called by Zone.__call__ (C): @stepscope.zone(name) above a def.
+    if not callable(func):
+        raise TypeError("@stepscope.zone(%r) must decorate a function, not %s" % (name, type(func).__name__))
+    if _inspect.iscoroutinefunction(func) or _inspect.isasyncgenfunction(func) or _inspect.isgeneratorfunction(func):
+        # a zone is a span on one thread's stack; a coroutine or generator
+        # suspends inside it while other code runs on the same thread
+        raise TypeError("@stepscope.zone(%r) cannot time a generator or coroutine function (%s): "
+                        "use `with stepscope.zone(...)` around code that does not yield or await"
+                        % (name, getattr(func, "__qualname__", func)))
+
+    @_functools.wraps(func)
+    def timed(*args, **kwargs):
+        with zone(name):
+            return func(*args, **kwargs)
+
+    return timed
+
+
+# The last step of a loop marked with bare step() calls ends here (on the
+# main thread), before the library's own exit handler writes the report.
+_atexit.register(_stepscope._end_pending)

@@ -1,0 +1,220 @@
+"""stepscope.torch: zones for a PyTorch training loop without editing its body.
+
+    loader = stepscope.torch.instrument(model, optimizer, loader)
+    for x, y in loader:                      # "data": fetching the batch
+        loss = loss_fn(model(x), y)          # "forward": the model's call
+        loss.backward()                      # "backward"
+        optimizer.step()                     # "optimizer"; the step ends here
+        optimizer.zero_grad()
+
+One step runs from the fetch of its first batch to the end of
+``optimizer.step()``.  With gradient accumulation (several batches per
+optimizer step) each batch is a micro-step: pass ``accumulation_steps=N``,
+or leave it to the first step, which counts the batches before its
+optimizer step and turns micro-steps on from the second step when there
+were several.  Every batch also adds its size (the first dimension of its
+first tensor) to the counter "samples".
+
+How each part is timed:
+
+- data: the wrapped loader times each ``next()`` of the real one;
+- forward: a forward pre-hook and a forward hook on ``model`` (its own
+  call only, not its submodules');
+- backward: ``torch.Tensor.backward`` is wrapped while the instrumentation
+  is on, so the zone is on the calling thread whatever device the graph
+  runs on (autograd's own hooks may run on a device thread);
+- optimizer: ``optimizer.step`` is wrapped on the instance (with
+  functools.wraps, so an LR scheduler's step counter keeps working).
+
+``instrument`` returns the wrapped loader; ``remove()`` on it takes every
+hook and wrapper away again.  One instrumentation per optimizer; the loop
+must run on one thread (zones are per thread).
+"""
+
+import functools
+
+import torch as _torch
+
+from . import _stepscope as _core
+
+__all__ = ["instrument", "Instrumented"]
+
+
+def _batch_size(batch):
+    """The first dimension of the batch's first tensor, or None."""
+    if isinstance(batch, _torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else None
+    if isinstance(batch, (list, tuple)):
+        for item in batch:
+            n = _batch_size(item)
+            if n is not None:
+                return n
+    if isinstance(batch, dict):
+        for item in batch.values():
+            n = _batch_size(item)
+            if n is not None:
+                return n
+    return None
+
+
+class Instrumented:
+    """The wrapped loader (iterate it as the original) and the hooks."""
+
+    # Only one wrapper of Tensor.backward at a time: the innermost would
+    # otherwise see the outer's zones and the outer never unwrap cleanly.
+    _backward_owner = None
+
+    def __init__(self, model, optimizer, loader, accumulation_steps=None):
+        if accumulation_steps is not None and (not isinstance(accumulation_steps, int) or accumulation_steps < 1):
+            raise ValueError("accumulation_steps must be a positive int, not %r" % (accumulation_steps,))
+        if not isinstance(model, _torch.nn.Module):
+            raise TypeError("instrument: model must be a torch.nn.Module, not %s" % type(model).__name__)
+        if not callable(getattr(optimizer, "step", None)):
+            raise TypeError("instrument: optimizer has no step() to time")
+        if Instrumented._backward_owner is not None:
+            raise RuntimeError("instrument: another instrumentation is active; remove() it first")
+        self.model = model
+        self.optimizer = optimizer
+        self.loader = loader
+        self.accumulation_steps = accumulation_steps
+        self._step = 0          # the open step's token, 0 when none
+        self._micro = 0         # the open micro-step's token
+        self._forward = []      # tokens of forward calls in progress (re-entrant models)
+        self._batches = 0       # batches fetched in the open step
+        self._micro_on = accumulation_steps is not None and accumulation_steps > 1
+        self._decided = accumulation_steps is not None
+        self.steps = 0          # optimizer steps seen
+
+        self._pre = model.register_forward_pre_hook(self._forward_begin)
+        self._post = model.register_forward_hook(self._forward_end)
+        self._original_backward = _torch.Tensor.backward
+        original_backward = self._original_backward
+
+        @functools.wraps(original_backward)
+        def backward(tensor, *args, **kwargs):
+            token = _core.zone_begin("backward")
+            try:
+                return original_backward(tensor, *args, **kwargs)
+            finally:
+                _core.zone_end(token)
+
+        _torch.Tensor.backward = backward
+        Instrumented._backward_owner = self
+        self._original_step = optimizer.step
+        self._step_was_own = "step" in vars(optimizer)  # an instance attribute already (a scheduler's wrapper)
+        original_step = self._original_step
+
+        @functools.wraps(original_step)
+        def step(*args, **kwargs):
+            token = _core.zone_begin("optimizer")
+            try:
+                return original_step(*args, **kwargs)
+            finally:
+                _core.zone_end(token)
+                self._end_step()
+
+        optimizer.step = step
+
+    # -- the step structure ------------------------------------------------
+
+    def _begin_batch(self):
+        if not self._step:
+            self._step = _core.step_begin()
+            self._batches = 0
+        if self._micro_on:
+            self._end_micro()
+            self._micro = _core.microstep_begin()
+        self._batches += 1
+
+    def _end_micro(self):
+        if self._micro:
+            _core.zone_end(self._micro)
+            self._micro = 0
+
+    def _end_step(self):
+        self.steps += 1
+        self._end_micro()
+        if self._step:
+            _core.zone_end(self._step)
+            self._step = 0
+        if not self._decided:  # the first step tells whether batches accumulate
+            self._decided = True
+            self._micro_on = self._batches > 1
+
+    # -- hooks ---------------------------------------------------------------
+
+    def _forward_begin(self, module, inputs):
+        self._forward.append(_core.zone_begin("forward"))
+
+    def _forward_end(self, module, inputs, output):
+        if self._forward:
+            _core.zone_end(self._forward.pop())
+
+    # -- the loader ----------------------------------------------------------
+
+    def __iter__(self):
+        iterator = iter(self.loader)
+        # With a length, the fetch that can only find the end is made
+        # outside any step, so no empty step is counted per epoch.
+        try:
+            length = len(self.loader)
+        except TypeError:
+            length = None
+        fetched = 0
+        while True:
+            if length is not None and fetched >= length:
+                for batch in iterator:  # a loader longer than its len(): go on as usual
+                    raise RuntimeError("instrument: the loader gave more batches than its len()")
+                return
+            fetched += 1
+            self._begin_batch()
+            token = _core.zone_begin("data")
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                _core.zone_end(token)
+                # the fetch that found the end belongs to no step
+                self._end_micro()
+                if self._step:
+                    _core.zone_end(self._step)
+                    self._step = 0
+                return
+            _core.zone_end(token)
+            n = _batch_size(batch)
+            if n is not None:
+                _core.count("samples", n)
+            try:
+                yield batch
+            except GeneratorExit:  # the loop broke out: its last step ends here
+                self._end_micro()
+                if self._step:
+                    _core.zone_end(self._step)
+                    self._step = 0
+                raise
+
+    def __len__(self):
+        return len(self.loader)
+
+    def remove(self):
+        """Take the hooks and wrappers away; an open step is ended."""
+        self._end_micro()
+        if self._step:
+            _core.zone_end(self._step)
+            self._step = 0
+        self._pre.remove()
+        self._post.remove()
+        if Instrumented._backward_owner is self:
+            _torch.Tensor.backward = self._original_backward
+            Instrumented._backward_owner = None
+        if self._step_was_own:
+            self.optimizer.step = self._original_step
+        else:
+            vars(self.optimizer).pop("step", None)  # the class's method shows through again
+
+
+def instrument(model, optimizer, loader, accumulation_steps=None):
+    """Time data, forward, backward and optimizer of a loop over loader.
+
+    Returns the loader to iterate instead of ``loader`` (see the module's
+    docstring); ``.remove()`` on it undoes everything."""
+    return Instrumented(model, optimizer, loader, accumulation_steps)
