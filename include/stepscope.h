@@ -135,6 +135,72 @@ SPS_API void sps_count(struct sps_site *site, uint64_t n);
 /* Name the calling thread in the record (at most 31 bytes are kept). */
 SPS_API void sps_thread_name(const char *name);
 
+/* ---------------------------------------------------------------- GPU zones */
+
+/*
+ * A GPU zone: a zone whose GPU time is measured too, by a pair of CUDA
+ * events recorded on a stream.  libcuda (libcuda.so.1, or the path in
+ * STEPSCOPE_LIBCUDA) is loaded with dlopen on the first GPU zone; it is never
+ * linked.  The events use the calling thread's current CUDA context (the one
+ * PyTorch or the program made current); the library never creates one.
+ *
+ * Nothing here waits for the GPU: begin and end only record events.  A
+ * pair is resolved later, without synchronising, when the thread ends a
+ * step, when its event pool runs low, or at sps_gpu_flush(): a finished
+ * pair's elapsed time becomes one value of the series "<zone name>.gpu_ms"
+ * (milliseconds, the resolution of cuEventElapsedTime, about 0.5 us); an
+ * unfinished one waits for the next chance.  The CPU side is an ordinary
+ * zone of the same site, so the report shows both side by side.
+ *
+ * When libcuda is missing, cuInit fails, or the thread has no current
+ * context, a GPU zone is a plain CPU zone: counted, and the reason is kept
+ * (sps_cuda_status(), `stepscope doctor`).
+ *
+ * Thread safety: each thread has its own pool of events (256 pairs,
+ * allocated at its first GPU zone, freed when it exits); the end must be
+ * called on the thread that began the zone.  Zones of one thread may use
+ * different streams and contexts.
+ */
+typedef uint64_t sps_gpu_zone_t; /* 0: nothing to end */
+
+/*
+ * Begin a zone on site (an SPS_KIND_ZONE site, or a step) and record its
+ * start event on cuda_stream (a CUstream or cudaStream_t; NULL: the legacy
+ * default stream; from PyTorch, torch.cuda.current_stream().cuda_stream).
+ * Returns a token for sps_gpu_zone_end(), or 0 when nothing was recorded.
+ */
+SPS_API sps_gpu_zone_t sps_gpu_zone_begin(struct sps_site *site, void *cuda_stream);
+
+/* Record the end event on the begin's stream and end the CPU zone.  Must
+ * be called on the thread that began it.  0 is ignored. */
+SPS_API void sps_gpu_zone_end(sps_gpu_zone_t token);
+
+/*
+ * Resolve the calling thread's finished GPU zones now, without waiting for
+ * the GPU, and add its counts to the record.  Returns how many of the
+ * thread's pairs are still pending (their GPU work has not finished).
+ */
+SPS_API int sps_gpu_flush(void);
+
+struct sps_cuda_status {
+    int available;          /* 1: libcuda loaded and cuInit succeeded */
+    int driver_version;     /* cuDriverGetVersion, e.g. 12040; 0 unknown */
+    char reason[192];       /* why GPU zones are (or were) CPU-only; "" when none */
+    /* process totals of what the threads have flushed (sps_gpu_flush, step
+     * ends, pool refills): */
+    uint64_t resolved;      /* pairs whose GPU time was recorded */
+    uint64_t cpu_only;      /* GPU zones recorded as CPU zones only (no libcuda, no context) */
+    uint64_t dropped;       /* GPU zones begun while the thread's pool was full of pending pairs */
+    uint64_t unresolved;    /* pairs given up: an event call failed */
+};
+
+/*
+ * Fill *out with the state of the cuda source, loading libcuda first if no
+ * GPU zone has (so `stepscope doctor` can ask).  Returns 0, or SPS_EINVAL
+ * for a NULL out.  Thread-safe.
+ */
+SPS_API int sps_cuda_status(struct sps_cuda_status *out);
+
 /* ------------------------------------------------------------ enable/disable */
 
 /* Nonzero while recording.  Read by the macros without a call; change it

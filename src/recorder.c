@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "crc32.h"
+#include "gpu/cuda_zone.h"
 #include "platform/platform.h"
 #include "record_format.h"
 
@@ -738,8 +739,12 @@ static COLD void refresh_anchor(uint64_t now, int force) {
  * thread that marks no steps still sees the guard): refresh the clock
  * anchor at steps, and the thin level. */
 static COLD void step_end_or_poll(uint32_t ring, uint64_t now) {
-    if (ring == SPS_RING_STEPS)
+    if (ring == SPS_RING_STEPS) {
         refresh_anchor(now, 0);
+        /* a step end is where a loop's GPU work of earlier steps has
+         * usually finished: resolve its GPU zones here (never waits) */
+        sps__gpu_step_end();
+    }
     reread_thin_level();
 }
 

@@ -163,6 +163,11 @@ int sps_cmd_doctor(int argc, char **argv) {
     double core_percent = 100.0 * (machine_cost + interval_cost * (per_machine - 1)) /
                           (SPS_SAMPLER_DEFAULT_MACHINE_MS * 1e-3);
 
+    /* the cuda source serves GPU zones, not the sampler: it has no read
+     * cost, only whether libcuda loads and initialises here */
+    struct sps_cuda_status cuda;
+    (void)sps_cuda_status(&cuda);
+
     if (json) {
         struct sps_jw w;
         sps__jw_init(&w, stdout);
@@ -194,6 +199,14 @@ int sps_cmd_doctor(int argc, char **argv) {
             sps__jw_end(&w, '}');
         }
         sps__jw_end(&w, ']');
+        sps__jw_object(&w, "cuda");
+        sps__jw_bool(&w, "available", cuda.available);
+        sps__jw_int(&w, "driver_version", cuda.driver_version);
+        if (cuda.reason[0])
+            sps__jw_string(&w, "reason", cuda.reason);
+        else
+            sps__jw_null(&w, "reason");
+        sps__jw_end(&w, '}');
         /* warm reads only: the thread's wake-ups and cold caches come on top */
         sps__jw_number(&w, "sampler_cpu_percent_of_one_core", core_percent);
         sps__jw_end(&w, '}');
@@ -216,6 +229,16 @@ int sps_cmd_doctor(int argc, char **argv) {
             }
             printf("%-11s %-12s %10s %9d  %s\n", src->name, status, cost, f->readings, detail);
         }
+        /* not a sampled source: GPU zones in the workload use it */
+        char cuda_detail[300];
+        if (cuda.available)
+            snprintf(cuda_detail, sizeof cuda_detail,
+                     "libcuda loads (driver %d.%d): GPU zones time their work with CUDA events%s%s",
+                     cuda.driver_version / 1000, cuda.driver_version % 1000 / 10, cuda.reason[0] ? "; " : "",
+                     cuda.reason);
+        else
+            snprintf(cuda_detail, sizeof cuda_detail, "GPU zones are CPU zones only: %s", cuda.reason);
+        printf("%-11s %-12s %10s %9s  %s\n", "cuda", cuda.available ? "ok" : "unavailable", "-", "-", cuda_detail);
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
         if (found[SPS_SOURCE_PROC].available && !isnan(found[SPS_SOURCE_PROC].interval_read_s)) {
             char cost[32];

@@ -1,0 +1,458 @@
+/*
+ * cuda_zone.c - GPU time of zones through CUDA events (the "cuda" source).
+ *
+ * libcuda is loaded at run time (dlopen), so the library builds and runs
+ * where no driver is installed; see cuda_abi.h for the few calls used.
+ *
+ * A GPU zone records an event on the stream at its begin and another at its
+ * end.  The GPU reaches them later than the CPU does, so the pair is left
+ * pending and resolved without waiting: cuEventQuery says whether the end
+ * event has been reached (CUDA_ERROR_NOT_READY: not yet), and only then is
+ * cuEventElapsedTime asked.  Nothing here calls any synchronising entry
+ * point: a profiler that waited for the GPU would serialise the CPU and the
+ * GPU it is meant to observe.
+ *
+ * Events are costly to create (a driver call that may allocate), so each
+ * thread keeps a pool of pairs created once and reused; the pool belongs to
+ * its thread alone, which is why begin and end take no lock.  A pair that
+ * an event call refuses is given up and counted, never retried forever.
+ */
+#include "gpu/cuda_zone.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cuda_abi.h"
+#include "stepscope.h"
+
+typedef sps_cu_result (*cu_init_fn)(unsigned int flags);
+typedef sps_cu_result (*cu_version_fn)(int *version);
+typedef sps_cu_result (*cu_ctx_current_fn)(sps_cu_context *ctx);
+typedef sps_cu_result (*cu_event_create_fn)(sps_cu_event *event, unsigned int flags);
+typedef sps_cu_result (*cu_event_record_fn)(sps_cu_event event, sps_cu_stream stream);
+typedef sps_cu_result (*cu_event_query_fn)(sps_cu_event event);
+typedef sps_cu_result (*cu_event_elapsed_fn)(float *ms, sps_cu_event start, sps_cu_event end);
+typedef sps_cu_result (*cu_event_destroy_fn)(sps_cu_event event);
+typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **text);
+
+/* Pairs per thread: enough for the GPU to run a few steps of a few dozen
+ * zones behind the CPU (the usual queue depth of an asynchronous loop). */
+#define POOL_PAIRS 256u
+/* Resolve before a begin when fewer pairs than this are free. */
+#define POOL_LOW (POOL_PAIRS / 4u)
+/* Value sites cached per thread, so resolving takes no lock. */
+#define SITE_CACHE 32u
+
+static struct {
+    pthread_mutex_t lock;
+    int loaded; /* 1 once load() ran; read with acquire */
+    int available;
+    int driver_version;
+    void *lib;
+    cu_ctx_current_fn ctx_current;
+    cu_event_create_fn event_create;
+    cu_event_record_fn event_record;
+    cu_event_query_fn event_query;
+    cu_event_elapsed_fn event_elapsed;
+    cu_event_destroy_fn event_destroy;
+    cu_error_string_fn error_string;
+    char reason[192];
+    /* process totals, added by flush() */
+    uint64_t resolved, cpu_only, dropped, unresolved;
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+enum pair_state { PAIR_FREE = 0, PAIR_OPEN, PAIR_PENDING };
+
+struct pair {
+    sps_cu_event start, end;
+    sps_cu_context ctx; /* the context the events were created in; NULL: none yet */
+    sps_cu_stream stream;
+    struct sps_site *site;
+    uint32_t state; /* enum pair_state */
+};
+
+struct site_map {
+    struct sps_site *zone;
+    struct sps_site *value;
+};
+
+/* A thread's pool.  free_idx is a stack of free pairs; pending lists the
+ * ended ones in the order they ended. */
+struct pool {
+    struct pair pair[POOL_PAIRS];
+    uint32_t free_idx[POOL_PAIRS];
+    uint32_t nfree;
+    uint32_t pending[POOL_PAIRS];
+    uint32_t npending;
+    struct site_map sites[SITE_CACHE];
+    uint32_t nsites;
+};
+
+/* Per-thread state.  The counts are this thread's since its last flush. */
+struct gpu_tls {
+    struct pool *pool;
+    int used; /* began a GPU zone: step ends have something to do */
+    uint64_t resolved, cpu_only, dropped, unresolved;
+};
+static __thread struct gpu_tls TG;
+
+static pthread_key_t pool_key;
+static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+
+/* ----------------------------------------------------------------- loading */
+
+static const char *cu_error(sps_cu_result r) {
+    const char *text = NULL;
+    if (G.error_string && G.error_string(r, &text) == SPS_CUDA_SUCCESS && text && *text)
+        return text;
+    static _Thread_local char fallback[32];
+    snprintf(fallback, sizeof fallback, "CUDA error %d", r);
+    return fallback;
+}
+
+static void *sym(const char *const *names) {
+    for (; *names; names++) {
+        void *p = dlsym(G.lib, *names);
+        if (p)
+            return p;
+    }
+    return NULL;
+}
+
+/* Load libcuda and initialise the driver.  Called with G.lock held. */
+static void load_locked(void) {
+    const char *path = getenv("STEPSCOPE_LIBCUDA");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    G.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!G.lib) {
+        const char *e = dlerror();
+        snprintf(G.reason, sizeof G.reason, "cannot load %s: %s", path, e ? e : "unknown error");
+        return;
+    }
+    /* versioned names first: cuda.h maps the plain names to these */
+    static const char *const n_init[] = {"cuInit", NULL};
+    static const char *const n_version[] = {"cuDriverGetVersion", NULL};
+    static const char *const n_ctx[] = {"cuCtxGetCurrent", NULL};
+    static const char *const n_create[] = {"cuEventCreate", NULL};
+    static const char *const n_record[] = {"cuEventRecord", NULL};
+    static const char *const n_query[] = {"cuEventQuery", NULL};
+    static const char *const n_elapsed[] = {"cuEventElapsedTime_v2", "cuEventElapsedTime", NULL};
+    static const char *const n_destroy[] = {"cuEventDestroy_v2", "cuEventDestroy", NULL};
+    static const char *const n_error[] = {"cuGetErrorString", NULL};
+    cu_init_fn init = (cu_init_fn)sym(n_init);
+    cu_version_fn version = (cu_version_fn)sym(n_version);
+    G.ctx_current = (cu_ctx_current_fn)sym(n_ctx);
+    G.event_create = (cu_event_create_fn)sym(n_create);
+    G.event_record = (cu_event_record_fn)sym(n_record);
+    G.event_query = (cu_event_query_fn)sym(n_query);
+    G.event_elapsed = (cu_event_elapsed_fn)sym(n_elapsed);
+    G.event_destroy = (cu_event_destroy_fn)sym(n_destroy);
+    G.error_string = (cu_error_string_fn)sym(n_error); /* optional */
+    const char *missing = !init ? "cuInit" : !G.ctx_current ? "cuCtxGetCurrent" : !G.event_create ? "cuEventCreate"
+                          : !G.event_record ? "cuEventRecord" : !G.event_query ? "cuEventQuery"
+                          : !G.event_elapsed ? "cuEventElapsedTime" : !G.event_destroy ? "cuEventDestroy" : NULL;
+    if (missing) {
+        snprintf(G.reason, sizeof G.reason, "%s lacks %s", path, missing);
+        return;
+    }
+    sps_cu_result r = init(0);
+    if (r != SPS_CUDA_SUCCESS) {
+        snprintf(G.reason, sizeof G.reason, "cuInit failed: %s", cu_error(r));
+        return;
+    }
+    if (version && version(&G.driver_version) != SPS_CUDA_SUCCESS)
+        G.driver_version = 0;
+    G.available = 1;
+}
+
+static int cuda_ready(void) {
+    if (__builtin_expect(!__atomic_load_n(&G.loaded, __ATOMIC_ACQUIRE), 0)) {
+        pthread_mutex_lock(&G.lock);
+        if (!G.loaded) {
+            load_locked();
+            __atomic_store_n(&G.loaded, 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&G.lock);
+    }
+    return G.available;
+}
+
+/* The first reason a GPU zone fell back to the CPU is the one kept: later
+ * ones are nearly always the same. */
+static void note_reason(const char *text) {
+    pthread_mutex_lock(&G.lock);
+    if (!G.reason[0])
+        snprintf(G.reason, sizeof G.reason, "%s", text);
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* ------------------------------------------------------------------- pools */
+
+static void pool_destroy_events(struct pool *p) {
+    if (!G.available)
+        return;
+    for (uint32_t i = 0; i < POOL_PAIRS; i++) {
+        if (p->pair[i].ctx) {
+            G.event_destroy(p->pair[i].start);
+            G.event_destroy(p->pair[i].end);
+        }
+    }
+}
+
+/* At thread exit.  Pending pairs are abandoned (counted into the process
+ * totals): the recorder's own thread state may already be gone, so nothing
+ * is recorded from here. */
+static void pool_free(void *arg) {
+    struct pool *p = arg;
+    if (!p)
+        return;
+    pthread_mutex_lock(&G.lock);
+    G.unresolved += p->npending;
+    pthread_mutex_unlock(&G.lock);
+    pool_destroy_events(p);
+    free(p);
+}
+
+static void make_key(void) {
+    (void)pthread_key_create(&pool_key, pool_free);
+}
+
+static struct pool *pool_get(void) {
+    if (TG.pool)
+        return TG.pool;
+    struct pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    for (uint32_t i = 0; i < POOL_PAIRS; i++)
+        p->free_idx[i] = POOL_PAIRS - 1 - i;
+    p->nfree = POOL_PAIRS;
+    pthread_once(&pool_key_once, make_key);
+    (void)pthread_setspecific(pool_key, p);
+    TG.pool = p;
+    return p;
+}
+
+static void release(struct pool *p, uint32_t i) {
+    p->pair[i].state = PAIR_FREE;
+    p->pair[i].site = NULL;
+    p->free_idx[p->nfree++] = i;
+}
+
+/* The "<zone>.gpu_ms" value site of a zone site. */
+static struct sps_site *value_site(struct pool *p, struct sps_site *zone) {
+    for (uint32_t i = 0; i < p->nsites; i++)
+        if (p->sites[i].zone == zone)
+            return p->sites[i].value;
+    char name[160];
+    snprintf(name, sizeof name, "%s.gpu_ms", zone->name ? zone->name : "?");
+    struct sps_site *v = sps_site_get(name, SPS_KIND_VALUE);
+    if (v && p->nsites < SITE_CACHE)
+        p->sites[p->nsites++] = (struct site_map){zone, v};
+    return v;
+}
+
+/* Resolve the pending pairs whose GPU work is done.  Never waits. */
+static void resolve(struct pool *p) {
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < p->npending; k++) {
+        uint32_t i = p->pending[k];
+        struct pair *q = &p->pair[i];
+        sps_cu_result r = G.event_query(q->end);
+        float ms = 0;
+        if (r == SPS_CUDA_SUCCESS)
+            r = G.event_elapsed(&ms, q->start, q->end);
+        if (r == SPS_CUDA_ERROR_NOT_READY) {
+            p->pending[keep++] = i; /* later */
+            continue;
+        }
+        if (r == SPS_CUDA_SUCCESS) {
+            struct sps_site *v = value_site(p, q->site);
+            if (v)
+                sps_value(v, (double)ms);
+            TG.resolved++;
+        } else {
+            TG.unresolved++;
+        }
+        release(p, i);
+    }
+    p->npending = keep;
+}
+
+/* Add the thread's counts to the record and the process totals. */
+static void flush_counts(void) {
+    static const char *const names[] = {"cuda.gpu_zones_cpu_only", "cuda.gpu_zones_dropped",
+                                        "cuda.gpu_zones_unresolved"};
+    uint64_t *counts[] = {&TG.cpu_only, &TG.dropped, &TG.unresolved};
+    for (int i = 0; i < 3; i++)
+        if (*counts[i])
+            sps_count(sps_site_get(names[i], SPS_KIND_COUNTER), *counts[i]);
+    if (!(TG.resolved | TG.cpu_only | TG.dropped | TG.unresolved))
+        return;
+    pthread_mutex_lock(&G.lock);
+    G.resolved += TG.resolved;
+    G.cpu_only += TG.cpu_only;
+    G.dropped += TG.dropped;
+    G.unresolved += TG.unresolved;
+    pthread_mutex_unlock(&G.lock);
+    TG.resolved = TG.cpu_only = TG.dropped = TG.unresolved = 0;
+}
+
+/* Record the start event; returns the pair's index + 1, or 0 for a zone
+ * that is CPU-only. */
+static uint32_t gpu_begin(struct sps_site *site, sps_cu_stream stream) {
+    TG.used = 1;
+    if (!cuda_ready()) {
+        TG.cpu_only++;
+        return 0;
+    }
+    sps_cu_context ctx = NULL;
+    sps_cu_result r = G.ctx_current(&ctx);
+    if (r != SPS_CUDA_SUCCESS || !ctx) {
+        char why[160];
+        snprintf(why, sizeof why, "no current CUDA context on a thread that began a GPU zone%s%s",
+                 r != SPS_CUDA_SUCCESS ? ": " : "", r != SPS_CUDA_SUCCESS ? cu_error(r) : "");
+        note_reason(why);
+        TG.cpu_only++;
+        return 0;
+    }
+    struct pool *p = pool_get();
+    if (!p) {
+        TG.dropped++;
+        return 0;
+    }
+    if (p->nfree < POOL_LOW)
+        resolve(p);
+    if (!p->nfree) {
+        TG.dropped++; /* the GPU is far behind: never wait for it */
+        return 0;
+    }
+    uint32_t i = p->free_idx[p->nfree - 1];
+    struct pair *q = &p->pair[i];
+    if (q->ctx != ctx) {
+        /* first use, or the thread switched context (another GPU):
+         * events belong to the context they were created in */
+        if (q->ctx) {
+            G.event_destroy(q->start);
+            G.event_destroy(q->end);
+            q->ctx = NULL;
+        }
+        r = G.event_create(&q->start, SPS_CU_EVENT_DEFAULT);
+        if (r == SPS_CUDA_SUCCESS) {
+            r = G.event_create(&q->end, SPS_CU_EVENT_DEFAULT);
+            if (r != SPS_CUDA_SUCCESS)
+                G.event_destroy(q->start);
+        }
+        if (r != SPS_CUDA_SUCCESS) {
+            char why[160];
+            snprintf(why, sizeof why, "cuEventCreate failed: %s", cu_error(r));
+            note_reason(why);
+            TG.unresolved++;
+            return 0;
+        }
+        q->ctx = ctx;
+    }
+    r = G.event_record(q->start, stream);
+    if (r != SPS_CUDA_SUCCESS) {
+        TG.unresolved++;
+        return 0;
+    }
+    p->nfree--;
+    q->state = PAIR_OPEN;
+    q->stream = stream;
+    q->site = site;
+    return i + 1;
+}
+
+static void gpu_end(uint32_t slot) {
+    struct pool *p = TG.pool;
+    uint32_t i = slot - 1;
+    if (!p || i >= POOL_PAIRS || p->pair[i].state != PAIR_OPEN)
+        return; /* ended twice, or on another thread: not this thread's pair */
+    struct pair *q = &p->pair[i];
+    if (G.event_record(q->end, q->stream) != SPS_CUDA_SUCCESS) {
+        TG.unresolved++;
+        release(p, i);
+        return;
+    }
+    q->state = PAIR_PENDING;
+    p->pending[p->npending++] = i;
+}
+
+/* ----------------------------------------------------------------- public */
+
+sps_gpu_zone_t sps_gpu_zone_begin(struct sps_site *site, void *cuda_stream) {
+    if (!sps__enabled || !site)
+        return 0;
+    /* the CPU zone first, so its time includes recording the event */
+    sps_zone_t z = sps_zone_begin(site);
+    if (!z)
+        return 0; /* not recorded (too deep, thinned): no GPU pair either */
+    uint32_t slot = gpu_begin(site, (sps_cu_stream)cuda_stream);
+    return (sps_gpu_zone_t)slot << 32 | z;
+}
+
+void sps_gpu_zone_end(sps_gpu_zone_t token) {
+    if (!token)
+        return;
+    uint32_t slot = (uint32_t)(token >> 32);
+    if (slot)
+        gpu_end(slot);
+    sps_zone_end((sps_zone_t)token);
+}
+
+int sps_gpu_flush(void) {
+    if (TG.pool && G.available)
+        resolve(TG.pool);
+    flush_counts();
+    return TG.pool ? (int)TG.pool->npending : 0;
+}
+
+void sps__gpu_step_end(void) {
+    if (__builtin_expect(!TG.used, 1))
+        return;
+    (void)sps_gpu_flush();
+}
+
+int sps_cuda_status(struct sps_cuda_status *out) {
+    if (!out)
+        return SPS_EINVAL;
+    memset(out, 0, sizeof *out);
+    (void)cuda_ready();
+    pthread_mutex_lock(&G.lock);
+    out->available = G.available;
+    out->driver_version = G.driver_version;
+    snprintf(out->reason, sizeof out->reason, "%s", G.reason);
+    out->resolved = G.resolved;
+    out->cpu_only = G.cpu_only;
+    out->dropped = G.dropped;
+    out->unresolved = G.unresolved;
+    pthread_mutex_unlock(&G.lock);
+    return 0;
+}
+
+void sps__cuda_reset(void) {
+    if (TG.pool) {
+        pool_destroy_events(TG.pool);
+        free(TG.pool);
+        TG.pool = NULL;
+        (void)pthread_setspecific(pool_key, NULL);
+    }
+    memset(&TG, 0, sizeof TG);
+    pthread_mutex_lock(&G.lock);
+    if (G.lib)
+        dlclose(G.lib);
+    G.lib = NULL;
+    G.available = 0;
+    G.driver_version = 0;
+    G.reason[0] = 0;
+    G.resolved = G.cpu_only = G.dropped = G.unresolved = 0;
+    G.ctx_current = NULL;
+    G.error_string = NULL;
+    __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&G.lock);
+}

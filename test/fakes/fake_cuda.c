@@ -1,0 +1,330 @@
+/*
+ * fake_cuda.c - a stand-in for libcuda.so.1 that the GPU-zone tests load
+ * through STEPSCOPE_LIBCUDA.  It implements the driver calls the library
+ * makes (declared in src/gpu/cuda_abi.h) over a fake GPU the test drives:
+ *
+ *   - a clock in milliseconds that only fake_cuda_advance() moves;
+ *   - one queue of recorded events, in the order they were recorded (all
+ *     streams): fake_cuda_complete(n) lets the GPU reach the first n of them
+ *     at the current clock, so cuEventQuery answers CUDA_ERROR_NOT_READY
+ *     until then and cuEventElapsedTime gives exact differences;
+ *   - the current context (fake_cuda_set_context: 0 none, 1 or 2);
+ *   - injected failures (fake_cuda_fail: the next n calls of an entry point
+ *     answer an error code);
+ *   - call counts, including of the synchronising calls (cuCtxSynchronize,
+ *     cuStreamSynchronize, cuEventSynchronize), which it exports only so
+ *     that a library calling them is caught: the tests assert 0.
+ *
+ * FAKE_CUDA_INIT_FAIL=1 in the environment makes cuInit answer
+ * CUDA_ERROR_NO_DEVICE.  All state is behind one mutex: threads may call
+ * in at once.
+ */
+#include "gpu/cuda_abi.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_EVENTS 4096
+
+/* What it exports: the test's controls, then the driver's calls. */
+EXPORT void fake_cuda_reset(void);
+EXPORT void fake_cuda_advance(double ms);
+EXPORT void fake_cuda_complete(long n);
+EXPORT void fake_cuda_set_context(int which);
+EXPORT void fake_cuda_fail(const char *name, int code, int n);
+EXPORT long fake_cuda_calls(const char *name);
+EXPORT long fake_cuda_live_events(void);
+EXPORT void *fake_cuda_last_stream(void);
+EXPORT sps_cu_result cuInit(unsigned int flags);
+EXPORT sps_cu_result cuDriverGetVersion(int *version);
+EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx);
+EXPORT sps_cu_result cuEventCreate(sps_cu_event *event, unsigned int flags);
+EXPORT sps_cu_result cuEventRecord(sps_cu_event e, sps_cu_stream stream);
+EXPORT sps_cu_result cuEventQuery(sps_cu_event e);
+EXPORT sps_cu_result cuEventElapsedTime(float *ms, sps_cu_event start, sps_cu_event end);
+EXPORT sps_cu_result cuEventElapsedTime_v2(float *ms, sps_cu_event start, sps_cu_event end);
+EXPORT sps_cu_result cuEventDestroy_v2(sps_cu_event e);
+EXPORT sps_cu_result cuGetErrorString(sps_cu_result error, const char **text);
+EXPORT sps_cu_result cuCtxSynchronize(void);
+EXPORT sps_cu_result cuStreamSynchronize(sps_cu_stream s);
+EXPORT sps_cu_result cuEventSynchronize(sps_cu_event e);
+
+struct sps_cu_event {
+    int live;      /* created and not destroyed */
+    int recorded;  /* recorded at least once */
+    int done;      /* the fake GPU reached it */
+    double at_ms;  /* when it did */
+    sps_cu_stream stream;
+    sps_cu_context ctx;
+    unsigned gen; /* records so far: a queue entry of an earlier record is stale */
+};
+
+enum call { C_INIT, C_CTX, C_CREATE, C_RECORD, C_QUERY, C_ELAPSED, C_DESTROY, C_CTX_SYNC, C_STREAM_SYNC,
+            C_EVENT_SYNC, C_COUNT };
+static const char *const call_names[C_COUNT] = {
+    "cuInit", "cuCtxGetCurrent", "cuEventCreate", "cuEventRecord", "cuEventQuery", "cuEventElapsedTime",
+    "cuEventDestroy", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"};
+
+static struct sps_cu_ctx { int n; } ctx_a = {1}, ctx_b = {2};
+
+static struct {
+    pthread_mutex_t lock;
+    double clock_ms;
+    int context; /* 0 none, 1 ctx_a, 2 ctx_b */
+    struct sps_cu_event ev[MAX_EVENTS];
+    struct { struct sps_cu_event *e; unsigned gen; } queue[MAX_EVENTS * 4];
+    size_t qhead, qtail;
+    long calls[C_COUNT];
+    int fail_code[C_COUNT], fail_left[C_COUNT];
+    long live_events;
+} F = {.lock = PTHREAD_MUTEX_INITIALIZER, .context = 1};
+
+static enum call call_of(const char *name) {
+    for (int i = 0; i < C_COUNT; i++)
+        if (strcmp(call_names[i], name) == 0)
+            return (enum call)i;
+    return C_COUNT;
+}
+
+/* Count a call; the injected error when one is due, else 0.  Lock held. */
+static int enter(enum call c) {
+    F.calls[c]++;
+    if (F.fail_left[c] > 0) {
+        F.fail_left[c]--;
+        return F.fail_code[c];
+    }
+    return 0;
+}
+
+static int valid(sps_cu_event e) {
+    return e >= F.ev && e < F.ev + MAX_EVENTS && e->live;
+}
+
+/* ------------------------------------------------------- the test's controls */
+
+EXPORT void fake_cuda_reset(void) {
+    pthread_mutex_lock(&F.lock);
+    F.clock_ms = 0;
+    F.context = 1;
+    F.qhead = F.qtail = 0;
+    memset(F.calls, 0, sizeof F.calls);
+    memset(F.fail_left, 0, sizeof F.fail_left);
+    pthread_mutex_unlock(&F.lock);
+}
+
+EXPORT void fake_cuda_advance(double ms) {
+    pthread_mutex_lock(&F.lock);
+    F.clock_ms += ms;
+    pthread_mutex_unlock(&F.lock);
+}
+
+/* The GPU reaches the next n recorded events (all of them for n < 0). */
+EXPORT void fake_cuda_complete(long n) {
+    pthread_mutex_lock(&F.lock);
+    while (F.qhead < F.qtail && n-- != 0) {
+        size_t q = F.qhead++ % (MAX_EVENTS * 4);
+        struct sps_cu_event *e = F.queue[q].e;
+        if (e->live && e->gen == F.queue[q].gen && !e->done) {
+            e->done = 1;
+            e->at_ms = F.clock_ms;
+        }
+    }
+    pthread_mutex_unlock(&F.lock);
+}
+
+EXPORT void fake_cuda_set_context(int which) {
+    pthread_mutex_lock(&F.lock);
+    F.context = which;
+    pthread_mutex_unlock(&F.lock);
+}
+
+/* The next n calls of entry point name answer code. */
+EXPORT void fake_cuda_fail(const char *name, int code, int n) {
+    enum call c = call_of(name);
+    if (c == C_COUNT)
+        abort(); /* the test misspelt a name */
+    pthread_mutex_lock(&F.lock);
+    F.fail_code[c] = code;
+    F.fail_left[c] = n;
+    pthread_mutex_unlock(&F.lock);
+}
+
+EXPORT long fake_cuda_calls(const char *name) {
+    enum call c = call_of(name);
+    if (c == C_COUNT)
+        abort();
+    pthread_mutex_lock(&F.lock);
+    long n = F.calls[c];
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
+
+EXPORT long fake_cuda_live_events(void) {
+    pthread_mutex_lock(&F.lock);
+    long n = F.live_events;
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
+
+/* The stream the most recently recorded event went to. */
+static sps_cu_stream last_stream;
+EXPORT void *fake_cuda_last_stream(void) {
+    pthread_mutex_lock(&F.lock);
+    void *s = last_stream;
+    pthread_mutex_unlock(&F.lock);
+    return s;
+}
+
+/* ------------------------------------------------------- the driver's calls */
+
+EXPORT sps_cu_result cuInit(unsigned int flags) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_INIT);
+    pthread_mutex_unlock(&F.lock);
+    if (flags != 0)
+        return SPS_CUDA_ERROR_INVALID_VALUE;
+    const char *f = getenv("FAKE_CUDA_INIT_FAIL");
+    if (f && *f == '1')
+        return SPS_CUDA_ERROR_NO_DEVICE;
+    return r;
+}
+
+EXPORT sps_cu_result cuDriverGetVersion(int *version) {
+    if (!version)
+        return SPS_CUDA_ERROR_INVALID_VALUE;
+    *version = 12040;
+    return SPS_CUDA_SUCCESS;
+}
+
+EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_CTX);
+    *ctx = F.context == 1 ? &ctx_a : F.context == 2 ? &ctx_b : NULL;
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+EXPORT sps_cu_result cuEventCreate(sps_cu_event *event, unsigned int flags) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_CREATE);
+    if (!r && flags != SPS_CU_EVENT_DEFAULT)
+        r = SPS_CUDA_ERROR_INVALID_VALUE; /* the library must ask for timing events */
+    if (!r && !F.context)
+        r = SPS_CUDA_ERROR_INVALID_CONTEXT;
+    if (!r) {
+        r = SPS_CUDA_ERROR_UNKNOWN; /* out of fake events */
+        for (int i = 0; i < MAX_EVENTS; i++) {
+            if (!F.ev[i].live) {
+                memset(&F.ev[i], 0, sizeof F.ev[i]);
+                F.ev[i].live = 1;
+                F.ev[i].ctx = F.context == 1 ? &ctx_a : &ctx_b;
+                *event = &F.ev[i];
+                F.live_events++;
+                r = 0;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+EXPORT sps_cu_result cuEventRecord(sps_cu_event e, sps_cu_stream stream) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_RECORD);
+    if (!r && !valid(e))
+        r = SPS_CUDA_ERROR_INVALID_HANDLE;
+    if (!r) {
+        e->recorded = 1;
+        e->done = 0;
+        e->stream = stream;
+        last_stream = stream;
+        e->gen++;
+        size_t q = F.qtail++ % (MAX_EVENTS * 4);
+        F.queue[q].e = e;
+        F.queue[q].gen = e->gen;
+    }
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+EXPORT sps_cu_result cuEventQuery(sps_cu_event e) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_QUERY);
+    if (!r && !valid(e))
+        r = SPS_CUDA_ERROR_INVALID_HANDLE;
+    if (!r && e->recorded && !e->done)
+        r = SPS_CUDA_ERROR_NOT_READY;
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+static sps_cu_result elapsed(float *ms, sps_cu_event start, sps_cu_event end) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_ELAPSED);
+    if (!r && (!valid(start) || !valid(end)))
+        r = SPS_CUDA_ERROR_INVALID_HANDLE;
+    if (!r && (!start->recorded || !end->recorded))
+        r = SPS_CUDA_ERROR_INVALID_HANDLE;
+    if (!r && (!start->done || !end->done))
+        r = SPS_CUDA_ERROR_NOT_READY;
+    if (!r)
+        *ms = (float)(end->at_ms - start->at_ms);
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+/* Both names, as a CUDA 12.8 driver exports them. */
+EXPORT sps_cu_result cuEventElapsedTime(float *ms, sps_cu_event start, sps_cu_event end) {
+    return elapsed(ms, start, end);
+}
+EXPORT sps_cu_result cuEventElapsedTime_v2(float *ms, sps_cu_event start, sps_cu_event end) {
+    return elapsed(ms, start, end);
+}
+
+EXPORT sps_cu_result cuEventDestroy_v2(sps_cu_event e) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_DESTROY);
+    if (!r && !valid(e))
+        r = SPS_CUDA_ERROR_INVALID_HANDLE;
+    if (!r) {
+        e->live = 0;
+        F.live_events--;
+    }
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+EXPORT sps_cu_result cuGetErrorString(sps_cu_result error, const char **text) {
+    switch (error) {
+    case SPS_CUDA_ERROR_NO_DEVICE: *text = "no CUDA-capable device is detected"; return 0;
+    case SPS_CUDA_ERROR_NOT_READY: *text = "device not ready"; return 0;
+    case SPS_CUDA_ERROR_LAUNCH_FAILED: *text = "unspecified launch failure"; return 0;
+    case SPS_CUDA_ERROR_INVALID_CONTEXT: *text = "invalid device context"; return 0;
+    default: *text = NULL; return SPS_CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Synchronising calls: the library must never make them. */
+EXPORT sps_cu_result cuCtxSynchronize(void) {
+    pthread_mutex_lock(&F.lock);
+    enter(C_CTX_SYNC);
+    pthread_mutex_unlock(&F.lock);
+    return 0;
+}
+EXPORT sps_cu_result cuStreamSynchronize(sps_cu_stream s) {
+    (void)s;
+    pthread_mutex_lock(&F.lock);
+    enter(C_STREAM_SYNC);
+    pthread_mutex_unlock(&F.lock);
+    return 0;
+}
+EXPORT sps_cu_result cuEventSynchronize(sps_cu_event e) {
+    (void)e;
+    pthread_mutex_lock(&F.lock);
+    enter(C_EVENT_SYNC);
+    pthread_mutex_unlock(&F.lock);
+    return 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * test_cuda_zone.c - GPU zones through CUDA events, against the fake
+ * libcuda the suite builds (test/fakes/fake_cuda.c): exact elapsed times,
+ * pairs that are not ready yet and resolve later, failing event calls, no
+ * current context, a missing library, a full pool, several threads, and
+ * that nothing ever synchronises.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <stepscope.h>
+
+#include "check.h"
+#include "gpu/cuda_abi.h"
+#include "gpu/cuda_zone.h"
+#include "support.h"
+
+#ifndef FAKE_CUDA_PATH
+#error "FAKE_CUDA_PATH must name the fake libcuda"
+#endif
+
+static struct {
+    void (*reset)(void);
+    void (*advance)(double);
+    void (*complete)(long);
+    void (*set_context)(int);
+    void (*fail)(const char *, int, int);
+    long (*calls)(const char *);
+    long (*live_events)(void);
+    void *(*last_stream)(void);
+} fake;
+
+static void load_fake(void) {
+    /* the same path the library dlopens: one instance, shared state */
+    void *h = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "cannot load the fake libcuda: %s\n", dlerror());
+        exit(1);
+    }
+    *(void **)&fake.reset = dlsym(h, "fake_cuda_reset");
+    *(void **)&fake.advance = dlsym(h, "fake_cuda_advance");
+    *(void **)&fake.complete = dlsym(h, "fake_cuda_complete");
+    *(void **)&fake.set_context = dlsym(h, "fake_cuda_set_context");
+    *(void **)&fake.fail = dlsym(h, "fake_cuda_fail");
+    *(void **)&fake.calls = dlsym(h, "fake_cuda_calls");
+    *(void **)&fake.live_events = dlsym(h, "fake_cuda_live_events");
+    *(void **)&fake.last_stream = dlsym(h, "fake_cuda_last_stream");
+    if (!fake.reset || !fake.last_stream) {
+        fprintf(stderr, "the fake libcuda lacks its controls\n");
+        exit(1);
+    }
+}
+
+/* A fresh library state over a fresh fake. */
+static void use_fake(void) {
+    setenv("STEPSCOPE_LIBCUDA", FAKE_CUDA_PATH, 1);
+    unsetenv("FAKE_CUDA_INIT_FAIL");
+    sps__cuda_reset();
+    fake.reset();
+}
+
+static void check_no_sync(void) {
+    CHECK_EQ_I(fake.calls("cuCtxSynchronize"), 0);
+    CHECK_EQ_I(fake.calls("cuStreamSynchronize"), 0);
+    CHECK_EQ_I(fake.calls("cuEventSynchronize"), 0);
+}
+
+static struct sps_cuda_status status(void) {
+    struct sps_cuda_status s;
+    CHECK_EQ_I(sps_cuda_status(&s), 0);
+    return s;
+}
+
+static json_t *report_now(void) {
+    const char *dir = tmpdir_new("cuda");
+    char err[256] = "";
+    int rc = sps_report_write(dir, err, sizeof err);
+    CHECK_MSG(rc == 0, "sps_report_write: %s", err);
+    return report_load(dir);
+}
+
+/* The pair resolves to the fake GPU's exact time between its events, and
+ * only once the GPU has reached both. */
+static void test_exact_elapsed(void) {
+    use_fake();
+    struct sps_site *site = sps_site_get("fwd", SPS_KIND_ZONE);
+    void *stream = (void *)(uintptr_t)0x5000;
+    sps_gpu_zone_t z = sps_gpu_zone_begin(site, stream);
+    CHECK(z != 0);
+    CHECK(fake.last_stream() == stream);
+    sps_gpu_zone_end(z);
+    CHECK(fake.last_stream() == stream);
+    CHECK_EQ_I(sps_gpu_flush(), 1); /* nothing reached yet */
+    fake.advance(1.0);
+    fake.complete(1); /* the start event, at 1 ms */
+    CHECK_EQ_I(sps_gpu_flush(), 1);
+    fake.advance(2.5);
+    fake.complete(1); /* the end event, at 3.5 ms */
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_I(s.available, 1);
+    CHECK_EQ_I(s.driver_version, 12040);
+    CHECK_EQ_U(s.resolved, 1);
+    CHECK_EQ_U(s.cpu_only, 0);
+    CHECK_STR_HAS(s.reason, ""); /* NUL-terminated */
+    CHECK_EQ_I(s.reason[0], 0);
+
+    /* a second zone on the legacy default stream: 0.75 ms */
+    z = sps_gpu_zone_begin(site, NULL);
+    sps_gpu_zone_end(z);
+    CHECK(fake.last_stream() == NULL);
+    fake.complete(1);
+    fake.advance(0.75);
+    fake.complete(1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+
+    json_t *r = report_now();
+    json_t *v = report_find(r, "values", "fwd.gpu_ms");
+    CHECK(v != NULL);
+    CHECK_NEAR(json_num(v, "count"), 2, 0);
+    CHECK_NEAR(json_num(v, "first"), 2.5, 1e-9);
+    CHECK_NEAR(json_num(v, "last"), 0.75, 1e-9);
+    CHECK_NEAR(json_num(v, "max"), 2.5, 1e-9);
+    json_t *zone = report_find(r, "zones", "fwd");
+    CHECK(zone != NULL);
+    CHECK_NEAR(json_num(zone, "count"), 2, 0);
+    json_decref(r);
+    /* the pool's events were made once and are reused */
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 2);
+    CHECK_EQ_I(fake.calls("cuEventRecord"), 4);
+    check_no_sync();
+}
+
+/* A pair the GPU has not reached at a step end stays pending; the next
+ * step end resolves it. */
+static void test_not_ready_then_ready_at_step_end(void) {
+    use_fake();
+    struct sps_site *step = sps_site_get("gstep", SPS_KIND_STEP);
+    struct sps_site *site = sps_site_get("bwd", SPS_KIND_ZONE);
+    sps_zone_t s = sps_zone_begin(step);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    sps_zone_end(s); /* the GPU is behind: NOT_READY */
+    CHECK_EQ_U(status().resolved, 0);
+    CHECK(fake.calls("cuEventQuery") >= 1);
+    fake.complete(1);
+    fake.advance(4.0);
+    fake.complete(1);
+    s = sps_zone_begin(step);
+    sps_zone_end(s); /* resolves it */
+    CHECK_EQ_U(status().resolved, 1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    json_t *r = report_now();
+    json_t *v = report_find(r, "values", "bwd.gpu_ms");
+    CHECK(v != NULL);
+    CHECK_NEAR(json_num(v, "count"), 1, 0);
+    CHECK_NEAR(json_num(v, "last"), 4.0, 1e-9);
+    json_decref(r);
+    check_no_sync();
+}
+
+/* Event calls that fail: the pair is given up and counted, the CPU zone
+ * is still recorded. */
+static void test_errors(void) {
+    use_fake();
+    struct sps_site *site = sps_site_get("err", SPS_KIND_ZONE);
+    /* the query answers a launch failure: given up, never retried */
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    fake.fail("cuEventQuery", SPS_CUDA_ERROR_LAUNCH_FAILED, 1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    /* the elapsed time cannot be had */
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    fake.complete(-1);
+    fake.fail("cuEventElapsedTime", SPS_CUDA_ERROR_INVALID_HANDLE, 1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    /* the start event cannot be recorded */
+    fake.fail("cuEventRecord", SPS_CUDA_ERROR_INVALID_HANDLE, 1);
+    sps_gpu_zone_t z = sps_gpu_zone_begin(site, NULL);
+    CHECK(z != 0); /* the CPU zone is there */
+    sps_gpu_zone_end(z);
+    /* the end event cannot be recorded */
+    z = sps_gpu_zone_begin(site, NULL);
+    fake.fail("cuEventRecord", SPS_CUDA_ERROR_INVALID_HANDLE, 1);
+    sps_gpu_zone_end(z);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().unresolved, 4);
+    /* events cannot be created: a fresh pool's first pair */
+    sps__cuda_reset();
+    fake.fail("cuEventCreate", SPS_CUDA_ERROR_INVALID_CONTEXT, 1);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_U(s.resolved, 0);
+    CHECK_EQ_U(s.unresolved, 1); /* since the reset: the create */
+    CHECK_STR_HAS(s.reason, "cuEventCreate failed: invalid device context");
+    json_t *r = report_now();
+    CHECK(report_find(r, "values", "err.gpu_ms") == NULL);
+    json_t *c = report_find(r, "counters", "cuda.gpu_zones_unresolved");
+    CHECK(c != NULL);
+    CHECK_NEAR(json_num(c, "total"), 5, 0); /* query, elapsed, start, end, create */
+    json_t *zone = report_find(r, "zones", "err");
+    CHECK(zone != NULL);
+    CHECK_NEAR(json_num(zone, "count"), 5, 0);
+    json_decref(r);
+    check_no_sync();
+}
+
+/* No current context: a CPU zone, with the reason kept. */
+static void test_no_context(void) {
+    use_fake();
+    fake.set_context(0);
+    struct sps_site *site = sps_site_get("noctx", SPS_KIND_ZONE);
+    sps_gpu_zone_t z = sps_gpu_zone_begin(site, NULL);
+    CHECK(z != 0);
+    CHECK_EQ_U(z >> 32, 0); /* no GPU pair */
+    sps_gpu_zone_end(z);
+    CHECK_EQ_I(fake.calls("cuEventRecord"), 0);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_I(s.available, 1);
+    CHECK_EQ_U(s.cpu_only, 1);
+    CHECK_STR_HAS(s.reason, "no current CUDA context");
+    /* a context later (PyTorch made one): GPU zones work */
+    fake.set_context(1);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    fake.complete(-1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().resolved, 1);
+    /* another context on the same thread: the events are made anew in it */
+    long created = fake.calls("cuEventCreate");
+    fake.set_context(2);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    CHECK_EQ_I(fake.calls("cuEventCreate"), created + 2);
+    CHECK_EQ_I(fake.calls("cuEventDestroy"), 2);
+    fake.complete(-1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().resolved, 2);
+    check_no_sync();
+}
+
+static void test_missing_library(void) {
+    use_fake();
+    setenv("STEPSCOPE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    sps__cuda_reset();
+    struct sps_site *site = sps_site_get("nolib", SPS_KIND_ZONE);
+    sps_gpu_zone_t z = sps_gpu_zone_begin(site, NULL);
+    CHECK(z != 0);
+    sps_gpu_zone_end(z);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_I(s.available, 0);
+    CHECK_EQ_U(s.cpu_only, 1);
+    CHECK_STR_HAS(s.reason, "cannot load /nonexistent/libcuda.so.1");
+    json_t *r = report_now();
+    json_t *zone = report_find(r, "zones", "nolib");
+    CHECK(zone != NULL);
+    CHECK_NEAR(json_num(zone, "count"), 1, 0);
+    CHECK(report_find(r, "counters", "cuda.gpu_zones_cpu_only") != NULL);
+    json_decref(r);
+    CHECK_EQ_I(fake.calls("cuInit"), 0);
+}
+
+static void test_init_fails(void) {
+    use_fake();
+    setenv("FAKE_CUDA_INIT_FAIL", "1", 1);
+    struct sps_cuda_status s = status(); /* loads it, as `stepscope doctor` does */
+    CHECK_EQ_I(s.available, 0);
+    CHECK_STR_HAS(s.reason, "cuInit failed: no CUDA-capable device is detected");
+    unsetenv("FAKE_CUDA_INIT_FAIL");
+}
+
+/* A GPU far behind: the pool fills, further zones are CPU-only and
+ * counted, and nothing waits. */
+static void test_pool_full(void) {
+    use_fake();
+    struct sps_site *site = sps_site_get("full", SPS_KIND_ZONE);
+    for (int i = 0; i < 300; i++)
+        sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    CHECK_EQ_I(sps_gpu_flush(), 256);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_U(s.dropped, 44);
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 512);
+    fake.complete(-1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().resolved, 256);
+    /* reused, not made again */
+    for (int i = 0; i < 10; i++)
+        sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 512);
+    fake.complete(-1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().resolved, 266);
+    check_no_sync();
+}
+
+/* Careless calls: an end twice, a token of 0, a NULL site. */
+static void test_careless(void) {
+    use_fake();
+    struct sps_site *site = sps_site_get("careless", SPS_KIND_ZONE);
+    sps_gpu_zone_t z = sps_gpu_zone_begin(site, NULL);
+    sps_gpu_zone_end(z);
+    sps_gpu_zone_end(z); /* counted by the recorder as a stale end; no second event */
+    sps_gpu_zone_end(0);
+    CHECK_EQ_U(sps_gpu_zone_begin(NULL, NULL), 0);
+    CHECK_EQ_I(fake.calls("cuEventRecord"), 2);
+    fake.complete(-1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    CHECK_EQ_U(status().resolved, 1);
+    CHECK_EQ_I(sps_cuda_status(NULL), SPS_EINVAL);
+}
+
+/* Threads: each has its own pool; a thread's exit frees its events. */
+#define THREADS 4
+#define PER_THREAD 100
+static void *worker(void *arg) {
+    (void)arg;
+    struct sps_site *site = sps_site_get("mt", SPS_KIND_ZONE);
+    struct sps_site *step = sps_site_get("mtstep", SPS_KIND_STEP);
+    for (int i = 0; i < PER_THREAD; i++) {
+        sps_zone_t s = sps_zone_begin(step);
+        sps_gpu_zone_end(sps_gpu_zone_begin(site, (void *)(uintptr_t)(0x1000 + i % 3)));
+        fake.advance(0.5);
+        sps_zone_end(s);
+    }
+    fake.complete(-1);
+    /* every event this thread recorded has been reached: none pending */
+    return (void *)(intptr_t)sps_gpu_flush();
+}
+
+static void test_threads(void) {
+    use_fake();
+    long live_before = fake.live_events();
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        CHECK_EQ_I(pthread_create(&t[i], NULL, worker, NULL), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *left = NULL;
+        pthread_join(t[i], &left);
+        CHECK_EQ_I((intptr_t)left, 0);
+    }
+    struct sps_cuda_status s = status();
+    CHECK_EQ_U(s.resolved, THREADS * PER_THREAD);
+    CHECK_EQ_U(s.unresolved + s.dropped + s.cpu_only, 0);
+    CHECK_EQ_I(fake.live_events(), live_before); /* the pools' events were destroyed */
+    json_t *r = report_now();
+    json_t *v = report_find(r, "values", "mt.gpu_ms");
+    CHECK(v != NULL);
+    CHECK_NEAR(json_num(v, "count"), THREADS * PER_THREAD, 0);
+    json_decref(r);
+    check_no_sync();
+}
+
+int main(void) {
+    load_fake();
+    RUN_TEST(test_exact_elapsed);
+    RUN_TEST(test_not_ready_then_ready_at_step_end);
+    RUN_TEST(test_errors);
+    RUN_TEST(test_no_context);
+    RUN_TEST(test_missing_library);
+    RUN_TEST(test_init_fails);
+    RUN_TEST(test_pool_full);
+    RUN_TEST(test_careless);
+    RUN_TEST(test_threads);
+    sps__cuda_reset();
+    return check_report();
+}
