@@ -131,12 +131,16 @@ class Instrumented:
             _core.zone_end(self._micro)
             self._micro = 0
 
-    def _end_step(self):
-        self.steps += 1
+    def _close_step(self):
+        """End the open micro-step and step, if any (innermost first)."""
         self._end_micro()
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
+
+    def _end_step(self):
+        self.steps += 1
+        self._close_step()
         if not self._decided:  # the first step tells whether batches accumulate
             self._decided = True
             self._micro_on = self._batches > 1
@@ -173,11 +177,7 @@ class Instrumented:
                 batch = next(iterator)
             except StopIteration:
                 _core.zone_end(token)
-                # the fetch that found the end belongs to no step
-                self._end_micro()
-                if self._step:
-                    _core.zone_end(self._step)
-                    self._step = 0
+                self._close_step()  # the fetch that found the end belongs to no step
                 return
             _core.zone_end(token)
             n = _batch_size(batch)
@@ -186,10 +186,7 @@ class Instrumented:
             try:
                 yield batch
             except GeneratorExit:  # the loop broke out: its last step ends here
-                self._end_micro()
-                if self._step:
-                    _core.zone_end(self._step)
-                    self._step = 0
+                self._close_step()
                 raise
 
     def __len__(self):
@@ -197,10 +194,7 @@ class Instrumented:
 
     def remove(self):
         """Take the hooks and wrappers away; an open step is ended."""
-        self._end_micro()
-        if self._step:
-            _core.zone_end(self._step)
-            self._step = 0
+        self._close_step()
         self._pre.remove()
         self._post.remove()
         if Instrumented._backward_owner is self:
