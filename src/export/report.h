@@ -53,7 +53,6 @@ struct sps_run_info {
     struct sps_guard_report {
         int on;                 /* a budget was set (the rest is meaningless otherwise) */
         double budget;          /* fraction of the workload's CPU time */
-        uint32_t level;         /* enum sps_thin_level it ended at */
         double first_over_s;    /* run time of the first window over budget; NAN: none */
         double peak_share;      /* the costliest judged window's share of CPU time */
         double last_share;      /* the latest judged window's; NAN: none judged */

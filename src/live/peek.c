@@ -366,7 +366,8 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
             f->state = check_header(f);
         if (f->state != REC_OK || refresh(f) != 0)
             continue;
-        out->thin_level = out->records++ == 0 || f->h.thin_level < out->thin_level ? f->h.thin_level : out->thin_level;
+        if (out->records++ == 0 || f->h.thin_level < out->thin_level)
+            out->thin_level = f->h.thin_level;
         out->zones_thinned += f->h.zones_thinned;
         scan_threads(pk, f, &best, out);
     }

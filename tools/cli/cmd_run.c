@@ -420,11 +420,16 @@ int sps_cmd_run(int argc, char **argv) {
             sps_cli_error("run", "sampler", strerror(errno), 0);
     }
     struct sps_overhead_guard *guard = NULL;
-    if (got == 0 && max_overhead > 0 && sps__sampler_running(sampler)) {
-        guard = sps_overhead_guard_start(records, sps__sampler_published(sampler), max_overhead, info.zone_cost_ns,
-                                         info.value_cost_ns, info.thinned_zone_cost_ns, t0);
+    if (got == 0 && max_overhead > 0) {
+        int sampling = sps__sampler_running(sampler);
+        if (sampling)
+            guard = sps_overhead_guard_start(records, sps__sampler_published(sampler), max_overhead,
+                                             info.zone_cost_ns, info.value_cost_ns, info.thinned_zone_cost_ns, t0);
         if (!guard)
-            sps_cli_error("run", "--max-overhead", "the guard could not start: the run goes on without a budget", 0);
+            sps_cli_error("run", "--max-overhead",
+                          sampling ? "the guard could not start: the run goes on without a budget"
+                                   : "the sampler is not running: the run goes on without a budget",
+                          0);
     }
     struct sps_live_view *view = NULL;
     if (got == 0 && live && !quiet)

@@ -74,7 +74,6 @@ void sps_overhead_guard_stop(struct sps_overhead_guard *g, struct sps_guard_repo
         *out = (struct sps_guard_report){
             .on = 1,
             .budget = d->budget,
-            .level = d->level,
             .first_over_s = d->first_over_ns >= 0 && (uint64_t)d->first_over_ns >= g->start_ns
                                 ? (double)((uint64_t)d->first_over_ns - g->start_ns) * 1e-9
                                 : NAN,
