@@ -3,9 +3,9 @@
  *
  * The extension is built for the stable ABI (Py_LIMITED_API 0x03080000, set
  * by the build): one _stepscope.abi3.so serves CPython 3.8 and later.  That
- * rules out METH_FASTCALL (stable only from 3.10) and vectorcall slots, so
- * the hot entry points are METH_O / METH_NOARGS functions and the `with`
- * protocol's own methods.
+ * rules out vectorcall slots, and METH_FASTCALL before 3.10, so the hot
+ * entry points are METH_O / METH_NOARGS functions and a Zone's bound
+ * __enter__/__exit__, made once per Zone (zone.c says why).
  *
  * State is process-global (single-phase init): the library's recorder is
  * per process, so a second interpreter would share it anyway.  Every

@@ -9,13 +9,24 @@
  *    once by Python and cached in the str) to a Zone object that holds the
  *    library's site for it (sps_site_get), so no string is converted or
  *    interned per zone.
- *  - Zone objects are reused.  A `with` block holds a reference to its
- *    Zone (through the bound __exit__) until it exits, so a cached Zone
- *    whose only reference is the cache is in use by nobody, and zone()
- *    hands that same object out again instead of allocating one.  When
- *    the cached one is in use (nesting the same name, recursion, another
- *    thread, a caller that kept it), zone() makes a fresh Zone and caches
- *    that instead.  The GIL makes the check and the hand-out atomic.
+ *  - Zone objects are reused, and so are their bound methods.  The `with`
+ *    statement looks __enter__ and __exit__ up on every use, and a method
+ *    defined the usual way (PyMethodDef in tp_methods) makes a new bound
+ *    method object each time: two garbage-collected allocations per zone,
+ *    about a third of its cost.  A Zone instead makes its bound __enter__
+ *    and __exit__ once (enter_fn, exit_fn), and the type's __enter__ and
+ *    __exit__ are ZoneMethod descriptors that hand those out.  They are
+ *    ordinary built-in functions, so CPython calls them without building
+ *    an argument tuple.  A Zone and its two bound methods refer to each
+ *    other, so Zone takes part in garbage collection.
+ *
+ *    A cached Zone is free when nothing but the cache and its own bound
+ *    methods refer to it and nobody holds those methods (a `with` block
+ *    holds the bound __exit__ until it exits).  zone() hands a free Zone
+ *    out again instead of allocating one.  When the cached one is in use
+ *    (nesting the same name, recursion, another thread, a caller that kept
+ *    it), zone() makes a fresh Zone and caches that instead.  The GIL makes
+ *    the check and the hand-out atomic.
  *
  * Tokens: the library's sps_zone_t is the zone's depth on its thread.  A
  * Zone keeps the token of its begin, so ends that do not nest (a zone
@@ -39,7 +50,15 @@ typedef struct {
     PyObject *name;        /* the str this zone was made for */
     sps_zone_t token;      /* of the begin in __enter__; 0 when none */
     int open;              /* between __enter__ and __exit__ */
+    PyObject *enter_fn;    /* the bound __enter__, made once (see above) */
+    PyObject *exit_fn;     /* the bound __exit__ */
 } ZoneObject;
+
+/* Zone.__enter__ / Zone.__exit__: hands out the Zone's own bound method. */
+typedef struct {
+    PyObject_HEAD
+    int is_exit;
+} ZoneMethodObject;
 
 /* One step or micro-step; it begins when made (stepscope.step()), not at
  * __enter__, so a bare call is a boundary marker. */
@@ -51,6 +70,7 @@ typedef struct {
 } StepObject;
 
 static PyTypeObject *zone_type;
+static PyTypeObject *zone_method_type;
 static PyTypeObject *step_type;
 static PyObject *zone_cache;    /* str -> Zone (see above) */
 static PyObject *value_sites;   /* str -> int (struct sps_site *) */
@@ -122,14 +142,29 @@ static struct sps_site *cached_site(PyObject *cache, PyObject *name, enum sps_ki
 
 /* ----------------------------------------------------------------- Zone */
 
+static PyMethodDef zone_enter_def;
+static PyMethodDef zone_exit_def;
+
 static PyObject *zone_new_object(struct sps_site *site, PyObject *name) {
-    ZoneObject *z = (ZoneObject *)PyType_GenericAlloc(zone_type, 0);
+    ZoneObject *z = (ZoneObject *)PyType_GenericAlloc(zone_type, 0); /* tracked by the GC */
     if (!z)
         return NULL;
     z->site = site;
     Py_INCREF(name);
     z->name = name;
+    z->enter_fn = PyCFunction_NewEx(&zone_enter_def, (PyObject *)z, NULL);
+    z->exit_fn = PyCFunction_NewEx(&zone_exit_def, (PyObject *)z, NULL);
+    if (!z->enter_fn || !z->exit_fn) {
+        Py_DECREF(z);
+        return NULL;
+    }
     return (PyObject *)z;
+}
+
+/* Nobody but the cache uses z: the cache's reference and its own two bound
+ * methods' are all it has, and nobody holds those methods. */
+static int zone_is_free(const ZoneObject *z) {
+    return !z->open && Py_REFCNT(z) == 3 && Py_REFCNT(z->enter_fn) == 1 && Py_REFCNT(z->exit_fn) == 1;
 }
 
 /* A Zone for name that nobody else is using (see the file comment).
@@ -137,7 +172,7 @@ static PyObject *zone_new_object(struct sps_site *site, PyObject *name) {
 static PyObject *zone_for(PyObject *name, const char *fn) {
     PyObject *cached = PyDict_GetItemWithError(zone_cache, name); /* borrowed */
     if (cached) {
-        if (Py_REFCNT(cached) == 1 && !((ZoneObject *)cached)->open) {
+        if (zone_is_free((ZoneObject *)cached)) {
             Py_INCREF(cached);
             return cached;
         }
@@ -181,8 +216,7 @@ static PyObject *zone_enter(PyObject *self, PyObject *unused) {
 
 /*
  * __exit__ is called with three arguments.  As METH_VARARGS that costs a
- * tuple per zone (about 14 ns of the ~100 here); METH_FASTCALL passes them
- * as an array.  METH_FASTCALL is in the stable ABI from 3.10 only (its
+ * tuple per zone; METH_FASTCALL passes them as an array.  METH_FASTCALL is in the stable ABI from 3.10 only (its
  * value and convention date from 3.7, but 3.8 and 3.9 do not promise
  * them), so sps_py_zone_init picks the convention by the running
  * interpreter's version: FASTCALL from 3.10, VARARGS before.
@@ -256,17 +290,105 @@ static void plain_dealloc(PyObject *self) {
     Py_DECREF(tp);       /* instances of heap types own a reference to it */
 }
 
-static void zone_dealloc(PyObject *self) {
-    Py_XDECREF(((ZoneObject *)self)->name);
-    plain_dealloc(self);
+/* Whether tp_traverse visits the instance's heap type: expected from 3.9
+ * on; before 3.9 the collector did not count that reference.  Set at init. */
+static int traverse_visits_type;
+
+static int zone_traverse(PyObject *self, visitproc visit, void *arg) {
+    ZoneObject *z = (ZoneObject *)self;
+    Py_VISIT(z->enter_fn);
+    Py_VISIT(z->exit_fn);
+    if (traverse_visits_type)
+        Py_VISIT((PyObject *)Py_TYPE(self));
+    return 0;
 }
 
-static PyMethodDef zone_methods[] = {
-    {"__enter__", zone_enter, METH_NOARGS, "Begin the zone on the calling thread."},
-    /* set by sps_py_zone_init (see zone_exit) */
-    {"__exit__", zone_exit_varargs, METH_VARARGS, "End the zone; exceptions propagate."},
-    {NULL, NULL, 0, NULL},
+static int zone_clear(PyObject *self) {
+    ZoneObject *z = (ZoneObject *)self;
+    Py_CLEAR(z->enter_fn);
+    Py_CLEAR(z->exit_fn);
+    return 0;
+}
+
+static void zone_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    zone_clear(self);
+    Py_XDECREF(((ZoneObject *)self)->name);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef zone_enter_def = {"__enter__", zone_enter, METH_NOARGS, "Begin the zone on the calling thread."};
+/* the convention is set by sps_py_zone_init (see zone_exit) */
+static PyMethodDef zone_exit_def = {"__exit__", zone_exit_varargs, METH_VARARGS, "End the zone; exceptions propagate."};
+
+/* ------------------------------------------------------------ ZoneMethod */
+
+/* zone.__enter__ / zone.__exit__: the zone's own bound method.  Found on
+ * the class (Zone.__enter__, as contextlib.ExitStack looks it up), the
+ * descriptor itself, which calls the method of its first argument. */
+static PyObject *zone_method_get(PyObject *self, PyObject *obj, PyObject *type) {
+    (void)type;
+    if (!obj || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    int is_exit = ((ZoneMethodObject *)self)->is_exit;
+    if (!PyObject_TypeCheck(obj, zone_type)) {
+        type_error(is_exit ? "Zone.__exit__'s instance" : "Zone.__enter__'s instance", "a stepscope.zone", obj);
+        return NULL;
+    }
+    PyObject *fn = is_exit ? ((ZoneObject *)obj)->exit_fn : ((ZoneObject *)obj)->enter_fn;
+    Py_INCREF(fn);
+    return fn;
+}
+
+static PyObject *zone_method_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1) {
+        PyErr_Format(PyExc_TypeError, "Zone.%s needs a stepscope.zone as its first argument",
+                     ((ZoneMethodObject *)self)->is_exit ? "__exit__" : "__enter__");
+        return NULL;
+    }
+    PyObject *bound = zone_method_get(self, PyTuple_GetItem(args, 0), NULL);
+    if (!bound)
+        return NULL;
+    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    PyObject *r = rest ? PyObject_Call(bound, rest, kwargs) : NULL;
+    Py_XDECREF(rest);
+    Py_DECREF(bound);
+    return r;
+}
+
+static PyObject *zone_method_repr(PyObject *self) {
+    return PyUnicode_FromFormat("<method '%s' of 'stepscope.zone' objects>",
+                                ((ZoneMethodObject *)self)->is_exit ? "__exit__" : "__enter__");
+}
+
+static PyType_Slot zone_method_slots[] = {
+    {Py_tp_doc, "Zone.__enter__ / Zone.__exit__: each zone's bound method, made once per zone."},
+    {Py_tp_new, no_new},
+    {Py_tp_dealloc, plain_dealloc},
+    {Py_tp_descr_get, zone_method_get},
+    {Py_tp_call, zone_method_call},
+    {Py_tp_repr, zone_method_repr},
+    {0, NULL},
 };
+
+static PyType_Spec zone_method_spec = {"stepscope._stepscope.ZoneMethod", sizeof(ZoneMethodObject), 0,
+                                       Py_TPFLAGS_DEFAULT, zone_method_slots};
+
+/* Put a ZoneMethod on Zone as name. */
+static int add_zone_method(const char *name, int is_exit) {
+    ZoneMethodObject *m = (ZoneMethodObject *)PyType_GenericAlloc(zone_method_type, 0);
+    if (!m)
+        return -1;
+    m->is_exit = is_exit;
+    int rc = PyObject_SetAttrString((PyObject *)zone_type, name, (PyObject *)m);
+    Py_DECREF(m);
+    return rc;
+}
 
 static PyGetSetDef zone_getset[] = {
     {"name", zone_get_name, NULL, "the zone's name", NULL},
@@ -277,14 +399,16 @@ static PyType_Slot zone_slots[] = {
     {Py_tp_doc, "A named span of time: `with stepscope.zone(name):` or `@stepscope.zone(name)`."},
     {Py_tp_new, no_new},
     {Py_tp_dealloc, zone_dealloc},
-    {Py_tp_methods, zone_methods},
+    {Py_tp_traverse, zone_traverse},
+    {Py_tp_clear, zone_clear},
     {Py_tp_getset, zone_getset},
     {Py_tp_call, zone_call},
     {Py_tp_repr, zone_repr},
     {0, NULL},
 };
 
-static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject), 0, Py_TPFLAGS_DEFAULT, zone_slots};
+static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, zone_slots};
 
 /* ----------------------------------------------------------------- Step */
 
@@ -517,11 +641,16 @@ static int runtime_version(void) {
 }
 
 int sps_py_zone_init(PyObject *module) {
-    if (runtime_version() >= 0x030a) {
-        zone_methods[1].ml_meth = (PyCFunction)(void (*)(void))zone_exit;
-        zone_methods[1].ml_flags = SPS_METH_FASTCALL;
+    int version = runtime_version();
+    if (version >= 0x030a) {
+        zone_exit_def.ml_meth = (PyCFunction)(void (*)(void))zone_exit;
+        zone_exit_def.ml_flags = SPS_METH_FASTCALL;
     }
+    traverse_visits_type = version >= 0x0309;
     zone_type = (PyTypeObject *)PyType_FromSpec(&zone_spec);
+    zone_method_type = (PyTypeObject *)PyType_FromSpec(&zone_method_spec);
+    if (!zone_type || !zone_method_type || add_zone_method("__enter__", 0) < 0 || add_zone_method("__exit__", 1) < 0)
+        return -1;
     step_type = (PyTypeObject *)PyType_FromSpec(&step_spec);
     zone_cache = PyDict_New();
     value_sites = PyDict_New();

@@ -80,6 +80,48 @@ def test_zone_objects_are_reused_when_free():
     assert stepscope.zone("reuse") is not held   # in use by someone: a fresh one
 
 
+def test_a_zones_bound_methods_are_made_once_and_kept_from_reuse():
+    z = stepscope.zone("bound")
+    assert z.__enter__ is z.__enter__ and z.__exit__ is z.__exit__
+    assert z.__exit__.__self__ is z and z.__enter__.__name__ == "__enter__"
+    exit_held = z.__exit__
+    del z
+    # somebody holds its __exit__: handing the zone out again could end a
+    # block that somebody else still means to end
+    assert stepscope.zone("bound") is not exit_held.__self__
+    del exit_held
+
+
+def test_class_level_methods_work_as_contextlib_calls_them():
+    import contextlib
+    Zone = type(stepscope.zone("cls"))
+    assert repr(Zone.__enter__) == "<method '__enter__' of 'stepscope.zone' objects>"
+    with contextlib.ExitStack() as stack:   # looks __enter__/__exit__ up on the class
+        z = stack.enter_context(stepscope.zone("cls"))
+        assert z.name == "cls"
+        with pytest.raises(RuntimeError, match="already open"):
+            Zone.__enter__(z)
+    assert Zone.__exit__(z, None, None, None) is None
+    with pytest.raises(TypeError, match="must be a stepscope.zone, not int"):
+        Zone.__enter__(3)
+    with pytest.raises(TypeError, match="needs a stepscope.zone as its first argument"):
+        Zone.__exit__()
+
+
+def test_zones_of_recursion_are_collected():
+    import gc
+
+    def down(n):
+        with stepscope.zone("recurse"):
+            if n:
+                down(n - 1)
+    down(50)   # 50 nested: 50 fresh zones, each in a cycle with its methods
+    gc.collect()
+    Zone = type(stepscope.zone("recurse"))
+    alive = [o for o in gc.get_objects() if type(o) is Zone and o.name == "recurse"]
+    assert len(alive) == 1   # the cached one; the cycles were collected
+
+
 def test_exit_without_enter_and_exit_twice_are_harmless():
     z = stepscope.zone("loose")
     assert z.__exit__(None, None, None) is None
