@@ -1,0 +1,441 @@
+"""stepscope.Profiler, the first seed's PerformanceProfiler: the figures of a
+block, partial results, nesting, threads, the leak rule, FLOPs, GPU figures
+(from a played capture: this machine may have no GPU) and its zones in a
+`stepscope run` report.  Most run in pytest's own process (no report:
+conftest sets STEPSCOPE_OUT="")."""
+import json
+import re
+import threading
+import time
+
+import pytest
+
+import stepscope
+from stepscope import profiler as profiler_module
+
+SAMPLER_THREAD = "stepscope-profiler-sampler"
+
+
+def samplers_alive():
+    return [t for t in threading.enumerate() if t.name == SAMPLER_THREAD]
+
+
+def wait_for_next_sample(op):
+    seen = op.samples
+    while op.samples == seen:
+        time.sleep(0.001)
+
+
+def test_names_and_the_seed_alias():
+    assert stepscope.PerformanceProfiler is stepscope.Profiler
+    p = stepscope.PerformanceProfiler()
+    assert (p.track_gpu, p.track_carbon, p.detailed_memory, p.memory_interval, p.estimate_flops) == (
+        True, False, False, 0.5, False)
+    assert p.sample_interval == 0.5
+    assert stepscope.Profiler(memory_interval=0.2, detailed_memory=True).sample_interval == pytest.approx(0.05)
+    assert not p.has_results()
+
+
+def test_timing_of_a_cpu_bound_block():
+    p = stepscope.Profiler()
+    with p.profile("spin"):
+        total = 0
+        for i in range(300000):
+            total += i * i
+    m = p.get_metrics()
+    t = m.timing
+    assert m.operation_name == "spin" and m.completed and m.error is None
+    assert t.wall_time_s > 0 and t.cpu_time_s > 0
+    assert t.user_time_s >= 0 and t.system_time_s >= 0
+    assert t.user_time_s + t.system_time_s == pytest.approx(t.cpu_time_s, abs=1e-12)
+    assert m.compute.cpu_utilization_percent == pytest.approx(t.cpu_time_s / t.wall_time_s * 100)
+    # process CPU over wall: one busy thread, whatever else the machine does;
+    # getrusage ticks may put it a little over 100
+    assert 0 < m.compute.cpu_utilization_percent < 150
+    assert p.get_timing_breakdown() == {"spin": t.wall_time_s}
+
+
+def test_a_block_of_system_calls_has_system_time():
+    import os
+    import resource
+    p = stepscope.Profiler()
+    with p.profile("syscalls"):
+        # read /dev/zero (the kernel fills the buffer) until this process has
+        # spent 20 ms more in the kernel: by the CPU clock, not the wall
+        stime0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        with open("/dev/zero", "rb", buffering=0) as zero:
+            while resource.getrusage(resource.RUSAGE_SELF).ru_stime - stime0 < 0.02:
+                zero.read(1 << 20)
+    t = p.get_metrics().timing
+    assert t.system_time_s >= 0.02
+    assert t.user_time_s + t.system_time_s == pytest.approx(t.cpu_time_s, abs=1e-12)
+    assert t.cpu_time_s <= t.wall_time_s * (os.cpu_count() or 1) + 0.05
+
+
+def test_a_sleeping_block_uses_little_cpu():
+    p = stepscope.Profiler()
+    with p.profile("sleep"):
+        time.sleep(0.05)
+    m = p.get_metrics()
+    assert m.timing.wall_time_s >= 0.05
+    assert m.timing.cpu_time_s < m.timing.wall_time_s
+
+
+def test_memory_of_a_block_that_keeps_64_mib():
+    p = stepscope.Profiler(memory_interval=0.01)
+    with p.profile("alloc"):
+        block = bytearray(64 << 20)  # zero-filled: the pages are touched
+    mem = p.get_metrics().memory
+    assert mem.final_ram_mb - mem.initial_ram_mb >= 50
+    assert mem.peak_ram_mb - mem.initial_ram_mb >= 50
+    assert mem.peak_ram_mb >= max(mem.initial_ram_mb, mem.final_ram_mb)
+    del block
+    # get_current_memory() is read now: the 64 MiB are gone again
+    assert p.get_current_memory() < mem.final_ram_mb - 50
+
+
+def test_a_peak_between_samples_comes_from_the_high_water_mark(run_alone):
+    # a fresh process (its high-water mark is its own), no sample in the
+    # block: the 64 MiB, freed before the end, show only through VmHWM
+    proc = run_alone("""
+        import json, stepscope
+        p = stepscope.Profiler(memory_interval=60)
+        with p.profile("spike"):
+            spike = bytearray(64 << 20)
+            del spike
+        print(json.dumps(p.get_metrics().to_dict()))
+    """, STEPSCOPE_OUT="")
+    m = json.loads(proc.stdout)
+    mem = m["memory"]
+    assert m["samples"] == 0
+    assert mem["final_ram_mb"] - mem["initial_ram_mb"] < 10
+    assert mem["peak_ram_mb"] - mem["initial_ram_mb"] >= 50
+
+
+def test_a_block_that_grows_every_sample_is_a_leak():
+    p = stepscope.Profiler(memory_interval=0.01)
+    kept = []
+    with p.profile("leaky") as op:
+        while op.samples < 24:  # by samples, not by time: the same on a slow machine
+            kept.append(bytearray(2 << 20))
+            wait_for_next_sample(op)
+    m = p.get_metrics()
+    assert m.samples >= 24
+    assert m.memory.memory_leak_detected is True
+    assert m.memory.peak_ram_mb - m.memory.initial_ram_mb >= 40
+    assert "memory_leak_detected" not in m.notes
+    del kept
+
+
+def test_a_steady_block_is_not_a_leak():
+    p = stepscope.Profiler(memory_interval=0.01)
+    with p.profile("steady") as op:
+        while op.samples < 16:
+            bytearray(2 << 20)  # allocated and freed again every time
+            wait_for_next_sample(op)
+    m = p.get_metrics()
+    assert m.samples >= 16
+    assert m.memory.memory_leak_detected is False
+
+
+def test_too_few_samples_cannot_judge_a_leak():
+    p = stepscope.Profiler(memory_interval=60)
+    with p.profile("short"):
+        pass
+    m = p.get_metrics()
+    assert m.samples == 0 and m.memory.memory_leak_detected is None
+    assert m.notes["memory_leak_detected"].startswith("0 RSS samples inside the block, 10 needed")
+
+
+def series(values):
+    s = profiler_module._RssSeries()
+    for v in values:
+        s.add(v)
+    return s
+
+
+@pytest.mark.parametrize("values, verdict", [
+    ([100 + i for i in range(20)], True),                       # 1 MiB a sample, steadily
+    ([100.0] * 20, False),                                      # level
+    ([100.0] * 10 + [150.0] * 10, False),                       # one allocation halfway
+    ([100 + 5 * min(i, 5) for i in range(20)], False),          # warms up, then level
+    ([100 + 0.04 * i for i in range(20)], False),               # 0.76 MiB in all: under 1 MiB
+    ([100 + i for i in range(9)], None),                        # 9 samples: too few
+])
+def test_the_leak_rule(values, verdict):
+    assert profiler_module.judge_leak(series(values))[0] is verdict
+
+
+def test_a_long_series_is_merged_but_keeps_its_slope():
+    s = series(range(5000))
+    assert s.samples == 5000 and s.peak == 4999
+    points = s.values()
+    assert len(points) <= profiler_module._SERIES_MAX_POINTS
+    # each point the mean of as many samples: still 1 per sample, end to end
+    assert profiler_module.fitted_growth(points) == pytest.approx(4999, rel=0.01)
+
+
+def test_partial_results_when_the_block_raises():
+    p = stepscope.Profiler()
+    boom = ValueError("boom")
+    with pytest.raises(ValueError) as raised:
+        with p.profile("risky"):
+            time.sleep(0.01)
+            raise boom
+    assert raised.value is boom  # unchanged
+    assert p.has_results()
+    m = p.get_metrics()
+    assert m.operation_name == "risky"
+    assert m.completed is False and m.error == "ValueError: boom"
+    assert m.timing.wall_time_s >= 0.01
+    assert "risky" in p.get_timing_breakdown()
+    assert m.summary().endswith("raised ValueError: boom")
+    assert samplers_alive() == []
+
+
+def test_nested_and_repeated_operations():
+    p = stepscope.Profiler(memory_interval=0.01)
+    walls = []
+    with p.profile("epoch"):
+        for _ in range(2):
+            with p.profile("step"):
+                time.sleep(0.005)
+            walls.append(p.get_metrics("step").timing.wall_time_s)
+    breakdown = p.get_timing_breakdown()
+    assert breakdown["step"] == walls[0] + walls[1]   # repeated blocks add up
+    assert breakdown["epoch"] >= breakdown["step"]    # nested: inside the parent's time
+    assert p.get_metrics().operation_name == "epoch"  # the last to finish
+    assert p.get_metrics("step").timing.wall_time_s == walls[1]
+    with pytest.raises(KeyError, match=re.escape("no operation named 'nope' has finished; known: 'step', 'epoch'")):
+        p.get_metrics("nope")
+
+
+def test_the_sampler_runs_only_while_a_block_is_open():
+    p = stepscope.Profiler(memory_interval=0.01)
+    assert samplers_alive() == []
+    with p.profile("a") as op:
+        assert len(samplers_alive()) == 1
+        assert samplers_alive()[0].daemon           # never holds the interpreter's exit
+        with p.profile("b") as inner:
+            assert len(samplers_alive()) == 1     # one per Profiler
+            wait_for_next_sample(inner)
+        assert len(samplers_alive()) == 1
+        wait_for_next_sample(op)
+    assert samplers_alive() == []                 # joined at the last exit
+
+
+def test_threads_profile_side_by_side():
+    p = stepscope.Profiler(memory_interval=0.005)
+    start = threading.Barrier(4)
+    errors = []
+
+    def work(k):
+        try:
+            start.wait()
+            for i in range(5):
+                with p.profile("thread-%d" % k):
+                    with p.profile("shared"):
+                        time.sleep(0.002)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    breakdown = p.get_timing_breakdown()
+    assert sorted(breakdown) == ["shared", "thread-0", "thread-1", "thread-2", "thread-3"]
+    assert all(p.get_metrics("thread-%d" % k).completed for k in range(4))
+    assert samplers_alive() == []
+
+
+def test_a_profile_block_is_entered_once():
+    p = stepscope.Profiler()
+    op = p.profile("once")
+    with op:
+        pass
+    with pytest.raises(RuntimeError, match="each profile\\(\\) block can be entered once"):
+        with op:
+            pass
+
+
+@pytest.mark.parametrize("make, exc, message", [
+    (lambda: stepscope.Profiler(enable_line_profiling=True), ValueError,
+     "Profiler: enable_line_profiling is not supported: stepscope times named blocks, not lines"),
+    (lambda: stepscope.Profiler(memory_interval=0), ValueError, "memory_interval must be > 0 seconds, not 0"),
+    (lambda: stepscope.Profiler(memory_interval="1"), TypeError, "memory_interval must be a number of seconds"),
+    (lambda: stepscope.Profiler(carbon_intensity_g_per_kwh=-1), ValueError, "carbon_intensity_g_per_kwh must be"),
+    (lambda: stepscope.Profiler(gpu=-1), ValueError, "gpu must be a GPU index >= 0, not -1"),
+    (lambda: stepscope.Profiler().profile(3), TypeError, "the name must be a str, not int"),
+    (lambda: stepscope.Profiler().profile(""), ValueError, "the name must not be empty"),
+    (lambda: stepscope.Profiler().get_metrics(), LookupError, "no profiled operation has finished yet"),
+])
+def test_errors(make, exc, message):
+    with pytest.raises(exc, match=re.escape(message)):
+        make()
+
+
+def test_summary_and_to_dict():
+    m = profiler_module.PerformanceMetrics(
+        operation_name="train",
+        timing=profiler_module.TimingMetrics(45.2, 40.0, 38.0, 2.0),
+        memory=profiler_module.MemoryMetrics(1000.0, 2000.0, 2457.6, None, False),
+        compute=profiler_module.ComputeMetrics(None, None, 78.0, None),
+        system=profiler_module.SystemMetrics(None, None, None, None, None, None))
+    assert m.summary() == "Peak RAM: 2.4 GB, Wall Time: 45.2s, GPU Util: 78%"
+    m.compute.cpu_utilization_percent = 88.5
+    m.memory.peak_gpu_mb = 512.0
+    assert m.summary() == "Peak RAM: 2.4 GB, Peak GPU: 512.0 MB, Wall Time: 45.2s, CPU Util: 88%, GPU Util: 78%"
+    d = json.loads(json.dumps(m.to_dict()))
+    assert set(d) == {"operation_name", "timing", "memory", "compute", "system", "completed", "error",
+                      "samples", "notes"}
+    assert d["memory"] == {"initial_ram_mb": 1000.0, "final_ram_mb": 2000.0, "peak_ram_mb": 2457.6,
+                           "peak_gpu_mb": 512.0, "memory_leak_detected": False}
+    assert set(d["system"]) == {"cpu_percent", "memory_percent", "disk_io_mb", "network_io_mb", "energy_j",
+                                "carbon_g"}
+
+
+def test_system_figures_and_their_reasons():
+    p = stepscope.Profiler(memory_interval=0.01)
+    with p.profile("io") as op:
+        wait_for_next_sample(op)
+    m = p.get_metrics()
+    s = m.system
+    # /proc is always there: system memory and the workload's disk counters
+    assert 0 < s.memory_percent < 100
+    assert s.disk_io_mb is not None and s.disk_io_mb >= 0
+    assert s.network_io_mb is not None and s.network_io_mb >= 0
+    assert m.compute.estimated_flops is None and m.notes["estimated_flops"] == "estimate_flops=False"
+    assert s.carbon_g is None and m.notes["carbon_g"] == "track_carbon=False"
+    if s.energy_j is None:
+        assert "no energy counter could be read" in m.notes["energy_j"]
+
+
+class PlayedCapture:
+    """capture() with a GPU: real host keys, GPU 0 with played readings.
+    Fresh reads (the block's start and end) step the energy counters on."""
+
+    def __init__(self):
+        base = stepscope.capture()
+        self.base = {k: v for k, v in base.items() if k != "gpus"}
+        self.fresh_reads = 0
+
+    def __call__(self, gpu=0, fresh=False):
+        if fresh:
+            self.fresh_reads += 1
+        energy = {1: 100.0, 2: 150.0}.get(self.fresh_reads, 150.0)
+        cpu_energy = {1: 10.0, 2: 30.0}.get(self.fresh_reads, 30.0)
+        g = {"index": 0, "name": "Played GPU", "uuid": "GPU-0", "source": "nvml",
+             "gpu_memory_used_bytes": (1 if fresh else 3) << 30, "gpu_memory_total_bytes": 8 << 30,
+             "gpu_utilization_percent": 60.0, "gpu_workload_memory_bytes": None, "gpu_energy_joules": energy}
+        d = dict(self.base)
+        d.update({k: v for k, v in g.items() if k.startswith("gpu_")})
+        d.update(gpu_memory=g["gpu_memory_used_bytes"], cpu_package_energy_joules=cpu_energy, gpus=[g])
+        return d
+
+
+def test_gpu_energy_and_carbon_figures_from_the_capture(monkeypatch):
+    played = PlayedCapture()
+    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(played))
+    p = stepscope.Profiler(memory_interval=0.01, track_carbon=True, carbon_intensity_g_per_kwh=400)
+    with p.profile("gpu") as op:
+        wait_for_next_sample(op)
+        assert p.get_current_gpu_memory() == 3 / 8   # the latest sample's
+    m = p.get_metrics()
+    assert played.fresh_reads == 2                   # the block's start and end
+    assert m.memory.peak_gpu_mb == 3 * 1024          # the samples' 3 GiB, over the ends' 1
+    assert m.compute.gpu_utilization_percent == 60.0
+    assert m.system.energy_j == (150 - 100) + (30 - 10)
+    assert m.system.carbon_g == pytest.approx(70 / 3.6e6 * 400)
+    assert "GPU Util: 60%" in m.summary() and "Peak GPU: 3.0 GB" in m.summary()
+
+    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(PlayedCapture()))
+    off = stepscope.Profiler(track_gpu=False, track_carbon=True)
+    with off.profile("no gpu"):
+        pass
+    m = off.get_metrics()
+    assert m.memory.peak_gpu_mb is None and m.compute.gpu_utilization_percent is None
+    assert m.notes["peak_gpu_mb"] == "track_gpu=False"
+    assert m.system.energy_j == 30 - 10              # the CPU package only
+    assert m.system.carbon_g is None and m.notes["carbon_g"].startswith("no carbon intensity")
+    assert off.get_current_gpu_memory() is None
+
+
+def test_no_gpu_reading_says_why(monkeypatch):
+    def no_gpu(gpu=0, fresh=False):
+        d = stepscope.capture(gpu=gpu, fresh=fresh)
+        for k in list(d):
+            if k.startswith("gpu_"):
+                d[k] = None
+        d["gpus"] = []
+        return d
+    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(no_gpu))
+    p = stepscope.Profiler()
+    with p.profile("cpu only"):
+        pass
+    m = p.get_metrics()
+    assert m.memory.peak_gpu_mb is None and m.compute.gpu_utilization_percent is None
+    assert m.notes["gpu_utilization_percent"].startswith("no reading of GPU 0")
+    assert p.get_current_gpu_memory() is None
+
+
+def test_estimate_flops_counts_a_linear_model():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    x = torch.randn(32, 784)
+    p = stepscope.Profiler(estimate_flops=True)
+    with p.profile("forward"):
+        with p.profile("inner"):       # torch's profiler is the enclosing block's
+            model(x)
+    outer, inner = p.get_metrics("forward"), p.get_metrics("inner")
+    # torch counts 2*M*N*K for each addmm; ReLU has no FLOP formula
+    assert outer.compute.estimated_flops == 2 * 32 * 784 * 512 + 2 * 32 * 512 * 10 == 26017792
+    assert outer.compute.flops_per_second == outer.compute.estimated_flops / outer.timing.wall_time_s
+    assert inner.compute.estimated_flops is None and inner.compute.flops_per_second is None
+    assert inner.notes["estimated_flops"].startswith("torch's profiler was already running")
+
+
+def test_estimate_flops_without_torch_says_why(run_alone):
+    proc = run_alone("""
+        import sys
+        sys.modules["torch"] = None          # as if torch were not installed
+        import json, stepscope
+        p = stepscope.Profiler(estimate_flops=True)
+        with p.profile("no torch"):
+            pass
+        m = p.get_metrics()
+        print(json.dumps([m.compute.estimated_flops, m.notes["estimated_flops"]]))
+    """, STEPSCOPE_OUT="")
+    flops, note = json.loads(proc.stdout)
+    assert flops is None
+    assert note.startswith("torch is not installed")
+
+
+def test_profile_blocks_are_zones_in_the_run_report(run_under):
+    r = run_under("""
+        import json, threading, stepscope
+        p = stepscope.Profiler(memory_interval=0.01)
+        with p.profile("epoch"):
+            for i in range(3):
+                with p.profile("step"):
+                    pass
+        try:
+            with p.profile("fails"):
+                raise KeyError("x")
+        except KeyError:
+            pass
+        t = threading.Thread(target=lambda: p.profile("on a thread").__enter__().__exit__(None, None, None))
+        t.start(); t.join()
+        print(json.dumps(p.get_metrics("epoch").to_dict()))
+    """)
+    assert r.zone("epoch")["count"] == 1
+    assert r.zone("step")["count"] == 3
+    assert r.zone("fails")["count"] == 1
+    assert r.zone("on a thread")["count"] == 1
+    assert r.zone("epoch")["total_s"] >= r.zone("step")["total_s"]
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
+    m = json.loads(r.stdout)
+    assert m["completed"] and m["timing"]["wall_time_s"] > 0
