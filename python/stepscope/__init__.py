@@ -14,8 +14,8 @@
 The recording is done by libstepscope, compiled into the C extension
 ``stepscope._stepscope``; this file only re-exports it and adds what is
 simpler in Python (the decorator wrapper, configure(), the exit hook).
-``Profiler`` (profiler.py) is the first seed's API shape over the same
-zones.
+``Profiler`` (profiler.py) and ``MetricsCollector``/``Reporter``
+(collector.py) are the seeds' API shapes over the same zones and values.
 
 Under ``stepscope run -- python train.py`` everything goes into the run's
 report.  Alone, the process writes ``stepscope-out/report.json`` (in the
@@ -52,6 +52,7 @@ from ._stepscope import (  # noqa: F401  (the public face)
     zone_end,
 )
 
+from .collector import MetricsCollector, Reporter  # noqa: F401  (the third seed's API)
 from .profiler import PerformanceMetrics, PerformanceProfiler, Profiler  # noqa: F401  (the first seed's)
 
 __version__ = _stepscope.__version__
@@ -60,7 +61,7 @@ __all__ = [
     "zone", "step", "microstep", "record", "count", "capture", "status", "metrics",
     "configure", "out_dir", "write_report", "set_enabled", "is_enabled", "thread_name",
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
-    "Profiler", "PerformanceProfiler", "PerformanceMetrics",
+    "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
 ]
 
 #: the report directory used alone when neither STEPSCOPE_OUT nor configure() says

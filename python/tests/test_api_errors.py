@@ -147,5 +147,11 @@ def test_status_fields():
 def test_public_names():
     for name in stepscope.__all__:
         assert hasattr(stepscope, name), name
+    # the seeds' API shapes (docs/python.md, "The seeds' APIs")
+    for name in ("Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter"):
+        assert name in stepscope.__all__, name
+    assert stepscope.PerformanceProfiler is stepscope.Profiler
+    assert stepscope.Profiler.__module__ == "stepscope.profiler"
+    assert stepscope.MetricsCollector.__module__ == stepscope.Reporter.__module__ == "stepscope.collector"
     assert stepscope.__version__ == "0.1.0"
     assert stepscope._stepscope.__file__.endswith("_stepscope.abi3.so")
