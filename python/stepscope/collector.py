@@ -98,10 +98,12 @@ class _TimedSection:
         self.name = name
 
     def __enter__(self):
+        # the zone first: entering an object that is already open raises
+        # RuntimeError there, before the open block's state is touched
+        self._zone.__enter__()
         self._children_ms = 0.0
         self._collector._stack().append(self)
         self._t0 = self._collector._clock()
-        self._zone.__enter__()
         return self
 
     def __exit__(self, exc_type, exc, tb):

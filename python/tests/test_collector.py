@@ -111,6 +111,20 @@ def test_record_takes_what_float_takes():
     assert c.to_dict()["metrics"]["x"]["total"] == 1.25
 
 
+def test_a_measure_time_object_is_open_once_at_a_time():
+    c = collector_with_clock(1.0, 1.5, 2.0, 2.25)
+    section = c.measure_time("kept")
+    with section:
+        with pytest.raises(RuntimeError, match="already open"):
+            with section:
+                pass
+    with section:       # once closed it can be used again, as a zone can
+        pass
+    d = c.to_dict()["timing"]["kept"]
+    # the refused entry left the open block alone: 500 ms and 250 ms
+    assert (d["count"], d["total"], d["max"], d["self_total"]) == (2, 750.0, 500.0, 750.0)
+
+
 def test_measure_time_refuses_bad_names():
     c = stepscope.MetricsCollector()
     with pytest.raises(TypeError, match="the name must be a str, not int"):
