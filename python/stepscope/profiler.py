@@ -438,7 +438,7 @@ class ProfiledOperation:
         if leak_note:
             notes["memory_leak_detected"] = leak_note
         memory = MemoryMetrics(initial_ram_mb=_mb(self._rss0), final_ram_mb=_mb(rss1), peak_ram_mb=_mb(peak),
-                               peak_gpu_mb=self._peak_gpu_mb(acc, cuda1), memory_leak_detected=leak)
+                               peak_gpu_mb=self._peak_gpu_mb(acc, reading1, cuda1), memory_leak_detected=leak)
 
         if p.estimate_flops:
             flops_per_second = flops / wall if flops is not None and wall > 0 else None
@@ -447,7 +447,7 @@ class ProfiledOperation:
             notes["estimated_flops"] = "estimate_flops=False"
         gpu_util = acc.gpu_util_sum / acc.gpu_util_n if acc.gpu_util_n else None
         if gpu_util is None:
-            notes["gpu_utilization_percent"] = self._no_gpu_reason()
+            notes["gpu_utilization_percent"] = self._no_gpu_reason(reading1, "gpu_utilization_percent")
         compute = ComputeMetrics(estimated_flops=flops, flops_per_second=flops_per_second,
                                  gpu_utilization_percent=gpu_util,
                                  cpu_utilization_percent=timing.cpu_time_s / wall * 100 if wall > 0 else None)
@@ -466,6 +466,9 @@ class ProfiledOperation:
             network_io_mb=_mb(sum(net)) if None not in net else None,
             energy_j=energy,
             carbon_g=self._carbon_g(energy, notes))
+        for figure in ("cpu_percent", "memory_percent", "disk_io_mb", "network_io_mb"):
+            if getattr(system, figure) is None:
+                notes[figure] = "stepscope.capture() had no reading for it (see `stepscope doctor`)"
 
         error = None
         if exc_type is not None:
@@ -474,13 +477,16 @@ class ProfiledOperation:
                                   system=system, completed=exc_type is None, error=error,
                                   samples=acc.rss.samples, notes=notes)
 
-    def _no_gpu_reason(self):
+    def _no_gpu_reason(self, reading, metric):
         p = self._profiler
         if not p.track_gpu:
             return "track_gpu=False"
-        return "no reading of GPU %d: capture() found no such GPU (see `stepscope doctor`)" % p.gpu
+        gpu = next((g for g in reading.get("gpus") or [] if g["index"] == p.gpu), None)
+        if gpu is None:
+            return "no reading of GPU %d: capture() found no such GPU (see `stepscope doctor`)" % p.gpu
+        return "GPU %d (%s, through %s) gives no %s reading" % (p.gpu, gpu["name"], gpu["source"], metric)
 
-    def _peak_gpu_mb(self, acc, cuda1):
+    def _peak_gpu_mb(self, acc, reading1, cuda1):
         if not self._profiler.track_gpu:
             self._notes["peak_gpu_mb"] = "track_gpu=False"
             return None
@@ -497,7 +503,8 @@ class ProfiledOperation:
             # block's; otherwise the block's ends are what is known
             candidates.append(max1 if max1 > max0 else max(allocated0, allocated1))
         if not candidates:
-            self._notes["peak_gpu_mb"] = self._no_gpu_reason() + " and torch.cuda is not initialised"
+            self._notes["peak_gpu_mb"] = (self._no_gpu_reason(reading1, "gpu_memory_used_bytes")
+                                          + ", and torch has not initialised CUDA")
             return None
         return _mb(max(candidates))
 

@@ -377,8 +377,27 @@ def test_no_gpu_reading_says_why(monkeypatch):
         pass
     m = p.get_metrics()
     assert m.memory.peak_gpu_mb is None and m.compute.gpu_utilization_percent is None
-    assert m.notes["gpu_utilization_percent"].startswith("no reading of GPU 0")
+    assert m.notes["gpu_utilization_percent"].startswith("no reading of GPU 0: capture() found no such GPU")
+    assert m.notes["peak_gpu_mb"].endswith(", and torch has not initialised CUDA")
     assert p.get_current_gpu_memory() is None
+
+
+def test_a_gpu_without_a_reading_is_named_in_the_note(monkeypatch):
+    played = PlayedCapture()
+
+    def no_utilization(gpu=0, fresh=False):
+        d = played(gpu, fresh)
+        d["gpu_utilization_percent"] = d["gpus"][0]["gpu_utilization_percent"] = None
+        return d
+    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(no_utilization))
+    p = stepscope.Profiler()
+    with p.profile("gpu"):
+        pass
+    m = p.get_metrics()
+    assert m.compute.gpu_utilization_percent is None
+    assert m.notes["gpu_utilization_percent"] == (
+        "GPU 0 (Played GPU, through nvml) gives no gpu_utilization_percent reading")
+    assert m.memory.peak_gpu_mb == 1024    # memory was read: the ends' 1 GiB
 
 
 def test_estimate_flops_counts_a_linear_model():
