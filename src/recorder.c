@@ -1107,6 +1107,10 @@ int sps_status(struct sps_status *out) {
     return 0;
 }
 
+struct sps_rec_header *sps__recorder_header(void) {
+    return __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_READY ? P.hdr : NULL;
+}
+
 int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t label_len) {
     if (__atomic_load_n(&P.state, __ATOMIC_ACQUIRE) != PROC_READY)
         return SPS_ESTATE;

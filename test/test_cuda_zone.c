@@ -2,13 +2,14 @@
  * test_cuda_zone.c - GPU zones through CUDA events, against the fake
  * libcuda the suite builds (test/fakes/fake_cuda.c): exact elapsed times,
  * pairs that are not ready yet and resolve later, failing event calls, no
- * current context, a missing library, a full pool, several threads, and
- * that nothing ever synchronises.
+ * current context, a missing library, a full pool, several threads,
+ * what report.json says of them, and that nothing ever synchronises.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <stepscope.h>
 
@@ -81,6 +82,23 @@ static json_t *report_now(void) {
     return report_load(dir);
 }
 
+/* report.json's "cuda" object, and the one of this process's entry. */
+static json_t *report_cuda(json_t *r) {
+    json_t *c = json_object_get(r, "cuda");
+    CHECK(json_is_object(c));
+    json_t *procs = json_object_get(r, "processes");
+    CHECK_EQ_U(json_array_size(procs), 1);
+    json_t *own = json_object_get(json_array_get(procs, 0), "cuda");
+    /* one process: its entry says what the run's says */
+    CHECK(json_is_object(own));
+    const char *keys[] = {"available", "driver_version", "reason", "zones_resolved", "zones_cpu_only",
+                          "zones_dropped", "zones_unresolved"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CHECK_MSG(json_equal(json_object_get(c, keys[i]), json_object_get(own, keys[i])), "processes[0].cuda.%s",
+                  keys[i]);
+    return c;
+}
+
 /* The pair resolves to the fake GPU's exact time between its events, and
  * only once the GPU has reached both. */
 static void test_exact_elapsed(void) {
@@ -126,6 +144,14 @@ static void test_exact_elapsed(void) {
     json_t *zone = report_find(r, "zones", "fwd");
     CHECK(zone != NULL);
     CHECK_NEAR(json_num(zone, "count"), 2, 0);
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "used")));
+    CHECK(json_is_true(json_object_get(c, "available")));
+    CHECK_NEAR(json_num(c, "driver_version"), 12040, 0);
+    CHECK(json_is_null(json_object_get(c, "reason")));
+    CHECK_NEAR(json_num(c, "processes"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 2, 0);
+    CHECK_NEAR(json_num(c, "zones_cpu_only") + json_num(c, "zones_dropped") + json_num(c, "zones_unresolved"), 0, 0);
     json_decref(r);
     /* the pool's events were made once and are reused */
     CHECK_EQ_I(fake.calls("cuEventCreate"), 2);
@@ -236,6 +262,14 @@ static void test_no_context(void) {
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 2);
+    /* available, with the reason some zones were CPU zones */
+    json_t *r = report_now();
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "available")));
+    CHECK_STR_HAS(json_string_value(json_object_get(c, "reason")), "no current CUDA context");
+    CHECK_NEAR(json_num(c, "zones_cpu_only"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 2, 0);
+    json_decref(r);
     check_no_sync();
 }
 
@@ -257,6 +291,14 @@ static void test_missing_library(void) {
     CHECK(zone != NULL);
     CHECK_NEAR(json_num(zone, "count"), 1, 0);
     CHECK(report_find(r, "counters", "cuda.gpu_zones_cpu_only") != NULL);
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "used")));
+    CHECK(json_is_false(json_object_get(c, "available")));
+    CHECK(json_is_null(json_object_get(c, "driver_version")));
+    CHECK_STR_HAS(json_string_value(json_object_get(c, "reason")), "cannot load /nonexistent/libcuda.so.1");
+    CHECK_NEAR(json_num(c, "reason_pid"), getpid(), 0);
+    CHECK_NEAR(json_num(c, "zones_cpu_only"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 0, 0);
     json_decref(r);
     CHECK_EQ_I(fake.calls("cuInit"), 0);
 }

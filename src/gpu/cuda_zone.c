@@ -16,6 +16,10 @@
  * thread keeps a pool of pairs created once and reused; the pool belongs to
  * its thread alone, which is why begin and end take no lock.  A pair that
  * an event call refuses is given up and counted, never retried forever.
+ *
+ * The state and the totals are published in the record header
+ * (record_format.h: cuda_*) so that the report can say whether GPU zones
+ * worked, and why not.
  */
 #include "gpu/cuda_zone.h"
 
@@ -27,6 +31,8 @@
 #include <string.h>
 
 #include "gpu/cuda_abi.h"
+#include "record_format.h"
+#include "recorder.h"
 #include "stepscope.h"
 
 typedef sps_cu_result (*cu_init_fn)(unsigned int flags);
@@ -63,6 +69,7 @@ static struct {
     char reason[192];
     /* process totals, added by flush() */
     uint64_t resolved, cpu_only, dropped, unresolved;
+    int published;     /* the record header has the state (publish_locked) */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 enum pair_state { PAIR_FREE = 0, PAIR_OPEN, PAIR_PENDING };
@@ -182,12 +189,33 @@ static int cuda_ready(void) {
     return G.available;
 }
 
+/* Copy the state and the totals into this process's record header, where
+ * the report reads them (nothing when the process has no record yet).
+ * Called with G.lock held, which serialises the writers; a reader of a
+ * live record may see a reason being rewritten and forces a NUL. */
+static void publish_locked(void) {
+    struct sps_rec_header *h = sps__recorder_header();
+    if (!h)
+        return;
+    h->cuda_driver_version = G.driver_version;
+    snprintf(h->cuda_reason, sizeof h->cuda_reason, "%s", G.reason);
+    __atomic_store_n(&h->cuda_resolved, G.resolved, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_cpu_only, G.cpu_only, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_dropped, G.dropped, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_unresolved, G.unresolved, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_state, G.available ? SPS_REC_CUDA_AVAILABLE : SPS_REC_CUDA_UNAVAILABLE,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&G.published, 1, __ATOMIC_RELAXED);
+}
+
 /* The first reason a GPU zone fell back to the CPU is the one kept: later
  * ones are nearly always the same. */
 static void note_reason(const char *text) {
     pthread_mutex_lock(&G.lock);
-    if (!G.reason[0])
+    if (!G.reason[0]) {
         snprintf(G.reason, sizeof G.reason, "%s", text);
+        publish_locked();
+    }
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -213,6 +241,7 @@ static void pool_free(void *arg) {
         return;
     pthread_mutex_lock(&G.lock);
     G.unresolved += p->npending;
+    publish_locked();
     pthread_mutex_unlock(&G.lock);
     pool_destroy_events(p);
     free(p);
@@ -298,6 +327,7 @@ static void flush_counts(void) {
     G.cpu_only += TG.cpu_only;
     G.dropped += TG.dropped;
     G.unresolved += TG.unresolved;
+    publish_locked();
     pthread_mutex_unlock(&G.lock);
     TG.resolved = TG.cpu_only = TG.dropped = TG.unresolved = 0;
 }
@@ -306,7 +336,15 @@ static void flush_counts(void) {
  * that is CPU-only. */
 static uint32_t gpu_begin(struct sps_site *site, sps_cu_stream stream) {
     TG.used = 1;
-    if (!cuda_ready()) {
+    int ready = cuda_ready();
+    if (__builtin_expect(!__atomic_load_n(&G.published, __ATOMIC_RELAXED), 0)) {
+        /* the process's first GPU zone since it has a record: the report
+         * learns whether libcuda works here before any count is flushed */
+        pthread_mutex_lock(&G.lock);
+        publish_locked();
+        pthread_mutex_unlock(&G.lock);
+    }
+    if (!ready) {
         TG.cpu_only++;
         return 0;
     }
@@ -451,8 +489,10 @@ void sps__cuda_reset(void) {
     G.driver_version = 0;
     G.reason[0] = 0;
     G.resolved = G.cpu_only = G.dropped = G.unresolved = 0;
+    G.published = 0;
     G.ctx_current = NULL;
     G.error_string = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
 }
+
