@@ -17,7 +17,12 @@
  * its thread alone, which is why begin and end take no lock.  A pair that
  * an event call refuses is given up and counted, never retried forever.
  *
- * The state and the totals are published in the record header
+ * Fork: CUDA does not survive fork() (a child of a process that
+ * initialised the driver must not call it before exec), and the events in
+ * a pool belong to the parent's driver state.  The child handler drops the
+ * forking thread's pool without a driver call and makes the child's GPU
+ * zones CPU zones with that reason; the parent keeps and resolves its own
+ * pairs.  The state and the totals are published in the record header
  * (record_format.h: cuda_*) so that the report can say whether GPU zones
  * worked, and why not.
  */
@@ -70,7 +75,10 @@ static struct {
     /* process totals, added by flush() */
     uint64_t resolved, cpu_only, dropped, unresolved;
     int published;     /* the record header has the state (publish_locked) */
+    int in_fork_child; /* this process was forked from one that had this library */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define FORK_REASON "forked from a process that had loaded libcuda: CUDA must not be used in a fork child before exec"
 
 enum pair_state { PAIR_FREE = 0, PAIR_OPEN, PAIR_PENDING };
 
@@ -109,6 +117,8 @@ static __thread struct gpu_tls TG;
 
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+static int pool_key_made;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ----------------------------------------------------------------- loading */
 
@@ -135,6 +145,17 @@ static void load_locked(void) {
     const char *path = getenv("STEPSCOPE_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";
+    if (G.in_fork_child) {
+        /* loaded before the fork (PyTorch loads it when it initialises
+         * CUDA): the driver was very likely initialised by the parent, and
+         * a call into it here is undefined */
+        void *inherited = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (inherited) {
+            dlclose(inherited);
+            snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
+            return;
+        }
+    }
     G.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!G.lib) {
         const char *e = dlerror();
@@ -177,8 +198,19 @@ static void load_locked(void) {
     G.available = 1;
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void register_fork_handlers(void) {
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static int cuda_ready(void) {
     if (__builtin_expect(!__atomic_load_n(&G.loaded, __ATOMIC_ACQUIRE), 0)) {
+        /* before G.lock is first taken: a fork while another thread holds
+         * it must not leave the child a lock nobody releases */
+        pthread_once(&fork_once, register_fork_handlers);
         pthread_mutex_lock(&G.lock);
         if (!G.loaded) {
             load_locked();
@@ -248,7 +280,7 @@ static void pool_free(void *arg) {
 }
 
 static void make_key(void) {
-    (void)pthread_key_create(&pool_key, pool_free);
+    pool_key_made = pthread_key_create(&pool_key, pool_free) == 0;
 }
 
 static struct pool *pool_get(void) {
@@ -496,3 +528,35 @@ void sps__cuda_reset(void) {
     pthread_mutex_unlock(&G.lock);
 }
 
+/* ------------------------------------------------------------------- fork */
+
+static void fork_prepare(void) {
+    pthread_mutex_lock(&G.lock); /* the child gets a consistent G */
+}
+
+static void fork_parent(void) {
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* In the child, on the thread that forked (the only one there).  No call
+ * into libcuda: the driver's state is the parent's.  The forking thread's
+ * pool is freed without destroying its events (the parent still owns and
+ * resolves them; counting them here too would count them twice in the
+ * run); the other threads' pools are unreachable and left as they are. */
+static void fork_child(void) {
+    pthread_mutex_init(&G.lock, NULL);
+    struct pool *p = TG.pool;
+    memset(&TG, 0, sizeof TG);
+    if (pool_key_made)
+        (void)pthread_setspecific(pool_key, NULL);
+    free(p);
+    G.resolved = G.cpu_only = G.dropped = G.unresolved = 0;
+    G.published = 0; /* the child gets a record of its own */
+    G.in_fork_child = 1;
+    if (G.available) {
+        G.available = 0;
+        snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
+    }
+    /* not loaded yet: load_locked() looks before it loads; failed to
+     * load: the same reason holds in the child */
+}
