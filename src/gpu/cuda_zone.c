@@ -544,7 +544,10 @@ static void fork_parent(void) {
  * resolves them; counting them here too would count them twice in the
  * run); the other threads' pools are unreachable and left as they are. */
 static void fork_child(void) {
-    pthread_mutex_init(&G.lock, NULL);
+    /* this thread took it in fork_prepare: release it as the parent does
+     * (re-initialising it instead would leave tools that track lock
+     * ownership, TSan among them, believing it held for ever) */
+    pthread_mutex_unlock(&G.lock);
     struct pool *p = TG.pool;
     memset(&TG, 0, sizeof TG);
     if (pool_key_made)
