@@ -11,6 +11,13 @@ Times, in one run and one loop shape, ns per iteration of:
   pure Python    `with Timer("x"):`, a class whose __enter__/__exit__ call perf_counter
   torch          `with torch.profiler.record_function("x"):` (when torch imports)
 
+With STEPSCOPE_LIBCUDA pointing at the test suite's fake libcuda
+(build/fakes/libfake_cuda.so), also `with stepscope.gpu_zone("g", 0):` and
+`with stepscope.gpu_zone("g"):` (the current stream: torch looked up in
+sys.modules), next to a plain zone in the same loop shape: 64 zones, then
+the fake GPU reaches every event and gpu_flush() resolves them.  The fake's
+calls take a mutex and a few stores; the real driver's cost is its own.
+
 and prints the ratios.  The variants run interleaved, round after round, and
 each figure is its best round (the least disturbed), the empty loop's cost
 subtracted.  Run it alone on an idle machine:
@@ -97,6 +104,41 @@ def loop_torch(n):
             pass
 
 
+FAKE = None  # the fake libcuda's controls, when STEPSCOPE_LIBCUDA names it
+BATCH = 64
+
+
+def batched(body):
+    def loop(n):
+        complete, flush = FAKE.fake_cuda_complete, stepscope.gpu_flush
+        for _ in range(n // BATCH):
+            body()
+            complete(-1)
+            flush()
+    return loop
+
+
+def body_zone():
+    zone = stepscope.zone
+    for _ in range(BATCH):
+        with zone("g"):
+            pass
+
+
+def body_gpu_zone():
+    gz = stepscope.gpu_zone
+    for _ in range(BATCH):
+        with gz("g", 0):
+            pass
+
+
+def body_gpu_zone_current():
+    gz = stepscope.gpu_zone
+    for _ in range(BATCH):
+        with gz("g"):
+            pass
+
+
 def timed_ns(fn, n):
     t0 = time.perf_counter_ns()
     fn(n)
@@ -114,6 +156,15 @@ def main():
         rows.append(("with torch record_function('x')", loop_torch, max(N // 20, 1000)))
     except ImportError as e:
         print("torch: not importable (%s); its row is left out" % e)
+    global FAKE
+    lib = os.environ.get("STEPSCOPE_LIBCUDA", "")
+    if "fake" in os.path.basename(lib):
+        import ctypes
+        FAKE = ctypes.CDLL(lib)
+        FAKE.fake_cuda_complete.argtypes = [ctypes.c_long]
+        rows += [("zone, batches of 64 + flush", batched(body_zone), N),
+                 ("gpu_zone('g', 0), same (fake libcuda)", batched(body_gpu_zone), N),
+                 ("gpu_zone('g'), current stream, same", batched(body_gpu_zone_current), N)]
     best = {label: float("inf") for label, _, _ in rows}
     empty = float("inf")
     for _ in range(REPEATS):
@@ -128,6 +179,11 @@ def main():
     for label, ns in res.items():
         print("%-36s %8.1f ns   %6.2fx baseline   %6.2fx stepscope" % (label, ns, ns / base, ns / ours))
     print("pure-Python timer / stepscope zone: %.2fx" % (res["with Timer('x') (pure Python)"] / ours))
+    if FAKE is not None:
+        status = stepscope.cuda_status()
+        print("gpu_zone - zone in the same loop: %.1f ns (stream 0), %.1f ns (current stream); cuda_status: %s"
+              % (res["gpu_zone('g', 0), same (fake libcuda)"] - res["zone, batches of 64 + flush"],
+                 res["gpu_zone('g'), current stream, same"] - res["zone, batches of 64 + flush"], status))
     st = stepscope.status()
     print("events recorded %d, dropped %d (the rings keep the latest; the aggregates count them all)"
           % (st["events_recorded"], st["events_dropped"]))

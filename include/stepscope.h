@@ -160,6 +160,13 @@ SPS_API void sps_thread_name(const char *name);
  * allocated at its first GPU zone, freed when it exits); the end must be
  * called on the thread that began the zone.  Zones of one thread may use
  * different streams and contexts.
+ *
+ * fork(): CUDA must not be used in a fork child before exec.  The child
+ * drops the pool it inherited without calling libcuda (the parent resolves
+ * those pairs), and in a child of a process that had loaded libcuda every
+ * GPU zone is a CPU zone, with that reason.  Whether libcuda worked, why
+ * not, and the totals below go into the process's record and report.json
+ * ("cuda").
  */
 typedef uint64_t sps_gpu_zone_t; /* 0: nothing to end */
 

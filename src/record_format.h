@@ -123,6 +123,23 @@ struct sps_rec_header {
     uint64_t thin_since_mono_ns; /* CLOCK_MONOTONIC when thin_level was first set, 0 never */
     uint64_t zones_thinned;   /* zones not recorded for thin_level, carried from the
                                  threads' 32-bit counters (add each segment's) */
+    /* The cuda source of GPU zones (src/gpu/cuda_zone.c), written under its
+     * lock once the process has begun a GPU zone and at every flush of its
+     * counts.  Zero in a record whose process began none (and in one from
+     * a writer that predates them). */
+    uint32_t cuda_state;          /* enum sps_rec_cuda_state */
+    int32_t cuda_driver_version;  /* cuDriverGetVersion, e.g. 12040; 0 unknown */
+    uint64_t cuda_resolved;       /* event pairs whose GPU time was recorded */
+    uint64_t cuda_cpu_only;       /* GPU zones timed on the CPU only (no libcuda, no context) */
+    uint64_t cuda_dropped;        /* GPU zones begun while the thread's pool was full */
+    uint64_t cuda_unresolved;     /* pairs given up: an event call failed */
+    char cuda_reason[192];        /* why GPU zones were CPU-only, "" when never (NUL-terminated) */
+};
+
+enum sps_rec_cuda_state {
+    SPS_REC_CUDA_UNUSED = 0,      /* no GPU zone began in this process */
+    SPS_REC_CUDA_AVAILABLE = 1,   /* libcuda loaded and cuInit succeeded */
+    SPS_REC_CUDA_UNAVAILABLE = 2  /* it did not: cuda_reason says why */
 };
 
 /* How much of a thread's nesting the overhead guard lets it record.  Steps
@@ -229,6 +246,9 @@ struct sps_rec_thread {
 #define SPS_REC_THREAD_EXITED 2u
 
 _Static_assert(sizeof(struct sps_rec_header) <= SPS_REC_HEADER_SIZE, "header fits a page");
+_Static_assert(offsetof(struct sps_rec_header, cuda_state) == 2616 &&
+                   offsetof(struct sps_rec_header, cuda_reason) == 2656 && sizeof(struct sps_rec_header) == 2848,
+               "header layout as documented");
 _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");
 _Static_assert(sizeof(struct sps_rec_agg) == 64, "agg header is 64 bytes");

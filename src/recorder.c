@@ -1036,8 +1036,11 @@ static void atfork_parent(void) {
 static void atfork_child(void) {
     /* The child shares the parent's record mapping: it must never write
      * there.  Forget the segment and open a record of its own on the first
-     * event, carrying over the names and this thread's open zones. */
-    pthread_mutex_init(&P.lock, NULL);
+     * event, carrying over the names and this thread's open zones.  This
+     * thread took P.lock in atfork_prepare: release it (re-initialising it
+     * instead leaves TSan believing it held for the child's whole life, so
+     * every later lock in the child reads as an inversion). */
+    pthread_mutex_unlock(&P.lock);
     if (P.state == PROC_READY) {
         if (T.seg) {
             memcpy(P.fork_stack, T.seg->stack, sizeof P.fork_stack);
@@ -1105,6 +1108,10 @@ int sps_status(struct sps_status *out) {
     }
     unlock_process();
     return 0;
+}
+
+struct sps_rec_header *sps__recorder_header(void) {
+    return __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_READY ? P.hdr : NULL;
 }
 
 int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t label_len) {

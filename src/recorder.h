@@ -14,4 +14,14 @@
  */
 int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t label_len);
 
+/*
+ * The calling process's record header, for the mutable fields other parts
+ * of the library publish (the cuda source's), or NULL while the process
+ * has no record of its own (nothing recorded yet, a fork child before its
+ * first event, recording failed).  Never creates the record.  The caller
+ * serialises its own writes; the recorder never touches those fields.
+ */
+struct sps_rec_header;
+struct sps_rec_header *sps__recorder_header(void);
+
 #endif /* SPS_RECORDER_H */

@@ -2,13 +2,15 @@
  * test_cuda_zone.c - GPU zones through CUDA events, against the fake
  * libcuda the suite builds (test/fakes/fake_cuda.c): exact elapsed times,
  * pairs that are not ready yet and resolve later, failing event calls, no
- * current context, a missing library, a full pool, several threads, and
- * that nothing ever synchronises.
+ * current context, a missing library, a full pool, several threads, fork,
+ * what report.json says of them, and that nothing ever synchronises.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <stepscope.h>
 
@@ -81,6 +83,23 @@ static json_t *report_now(void) {
     return report_load(dir);
 }
 
+/* report.json's "cuda" object, and the one of this process's entry. */
+static json_t *report_cuda(json_t *r) {
+    json_t *c = json_object_get(r, "cuda");
+    CHECK(json_is_object(c));
+    json_t *procs = json_object_get(r, "processes");
+    CHECK_EQ_U(json_array_size(procs), 1);
+    json_t *own = json_object_get(json_array_get(procs, 0), "cuda");
+    /* one process: its entry says what the run's says */
+    CHECK(json_is_object(own));
+    const char *keys[] = {"available", "driver_version", "reason", "zones_resolved", "zones_cpu_only",
+                          "zones_dropped", "zones_unresolved"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        CHECK_MSG(json_equal(json_object_get(c, keys[i]), json_object_get(own, keys[i])), "processes[0].cuda.%s",
+                  keys[i]);
+    return c;
+}
+
 /* The pair resolves to the fake GPU's exact time between its events, and
  * only once the GPU has reached both. */
 static void test_exact_elapsed(void) {
@@ -126,6 +145,14 @@ static void test_exact_elapsed(void) {
     json_t *zone = report_find(r, "zones", "fwd");
     CHECK(zone != NULL);
     CHECK_NEAR(json_num(zone, "count"), 2, 0);
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "used")));
+    CHECK(json_is_true(json_object_get(c, "available")));
+    CHECK_NEAR(json_num(c, "driver_version"), 12040, 0);
+    CHECK(json_is_null(json_object_get(c, "reason")));
+    CHECK_NEAR(json_num(c, "processes"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 2, 0);
+    CHECK_NEAR(json_num(c, "zones_cpu_only") + json_num(c, "zones_dropped") + json_num(c, "zones_unresolved"), 0, 0);
     json_decref(r);
     /* the pool's events were made once and are reused */
     CHECK_EQ_I(fake.calls("cuEventCreate"), 2);
@@ -236,6 +263,14 @@ static void test_no_context(void) {
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 2);
+    /* available, with the reason some zones were CPU zones */
+    json_t *r = report_now();
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "available")));
+    CHECK_STR_HAS(json_string_value(json_object_get(c, "reason")), "no current CUDA context");
+    CHECK_NEAR(json_num(c, "zones_cpu_only"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 2, 0);
+    json_decref(r);
     check_no_sync();
 }
 
@@ -257,6 +292,14 @@ static void test_missing_library(void) {
     CHECK(zone != NULL);
     CHECK_NEAR(json_num(zone, "count"), 1, 0);
     CHECK(report_find(r, "counters", "cuda.gpu_zones_cpu_only") != NULL);
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "used")));
+    CHECK(json_is_false(json_object_get(c, "available")));
+    CHECK(json_is_null(json_object_get(c, "driver_version")));
+    CHECK_STR_HAS(json_string_value(json_object_get(c, "reason")), "cannot load /nonexistent/libcuda.so.1");
+    CHECK_NEAR(json_num(c, "reason_pid"), getpid(), 0);
+    CHECK_NEAR(json_num(c, "zones_cpu_only"), 1, 0);
+    CHECK_NEAR(json_num(c, "zones_resolved"), 0, 0);
     json_decref(r);
     CHECK_EQ_I(fake.calls("cuInit"), 0);
 }
@@ -351,6 +394,109 @@ static void test_threads(void) {
     check_no_sync();
 }
 
+/* The driver calls the child of a fork must never make. */
+static const char *const driver_calls[] = {"cuInit", "cuCtxGetCurrent", "cuEventCreate", "cuEventRecord",
+                                           "cuEventQuery", "cuEventElapsedTime", "cuEventDestroy"};
+#define NCALLS (sizeof driver_calls / sizeof driver_calls[0])
+
+static int wait_child(pid_t pid) {
+    int st = 0;
+    CHECK_EQ_I(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* fork(): the child drops the pool it inherited without a driver call (its
+ * events are the parent's) and times its GPU zones on the CPU only, with
+ * the reason, in its own record; the parent's pending and open pairs still
+ * resolve in the parent, to the exact times. */
+static void test_fork(void) {
+    use_fake();
+    struct sps_site *site = sps_site_get("forked", SPS_KIND_ZONE);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));          /* pair A: pending at the fork */
+    sps_gpu_zone_t open = sps_gpu_zone_begin(site, NULL);      /* pair B: open across it */
+    CHECK((open >> 32) != 0);
+    long before[NCALLS];
+    for (size_t i = 0; i < NCALLS; i++)
+        before[i] = fake.calls(driver_calls[i]);
+    long live = fake.live_events();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int failures = check_failures;
+        for (int i = 0; i < 5; i++)
+            sps_gpu_zone_end(sps_gpu_zone_begin(site, (void *)(uintptr_t)0x77));
+        sps_gpu_zone_end(open); /* the parent's zone, ended here too: no event */
+        CHECK_EQ_I(sps_gpu_flush(), 0);
+        struct sps_cuda_status s = status();
+        CHECK_EQ_I(s.available, 0);
+        CHECK_STR_HAS(s.reason, "forked from a process that had loaded libcuda");
+        CHECK_EQ_U(s.cpu_only, 5);
+        CHECK_EQ_U(s.resolved + s.dropped + s.unresolved, 0); /* the parent's pairs are the parent's */
+        for (size_t i = 0; i < NCALLS; i++) /* the fake's copy in this process counts the child's calls */
+            CHECK_MSG(fake.calls(driver_calls[i]) == before[i], "the child called %s", driver_calls[i]);
+        CHECK_EQ_I(fake.live_events(), live);
+        json_t *r = report_now();
+        CHECK(report_find(r, "values", "forked.gpu_ms") == NULL);
+        json_t *zone = report_find(r, "zones", "forked");
+        CHECK(zone != NULL);
+        CHECK_NEAR(json_num(zone, "count"), 5, 0); /* the zone open across the fork is the parent's */
+        json_t *counter = report_find(r, "counters", "cuda.gpu_zones_cpu_only");
+        CHECK(counter != NULL);
+        CHECK_NEAR(json_num(counter, "total"), 5, 0);
+        json_t *c = report_cuda(r);
+        CHECK(json_is_false(json_object_get(c, "available")));
+        CHECK_STR_HAS(json_string_value(json_object_get(c, "reason")), "CUDA must not be used in a fork child");
+        CHECK_NEAR(json_num(c, "zones_cpu_only"), 5, 0);
+        CHECK_NEAR(json_num(c, "zones_resolved"), 0, 0);
+        json_decref(r);
+        fflush(NULL);
+        _exit(check_failures == failures ? 0 : 1);
+    }
+    CHECK_EQ_I(wait_child(pid), 0);
+    /* the parent goes on as if nothing happened */
+    fake.complete(1); /* A's start at 0 ms */
+    fake.advance(2.0);
+    fake.complete(1); /* A's end at 2 ms */
+    sps_gpu_zone_end(open);
+    fake.complete(1); /* B's start at 2 ms */
+    fake.advance(0.5);
+    fake.complete(1); /* B's end at 2.5 ms */
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_cuda_status s = status();
+    CHECK_EQ_I(s.available, 1);
+    CHECK_EQ_I(s.reason[0], 0);
+    CHECK_EQ_U(s.resolved, 2);
+    CHECK_EQ_U(s.cpu_only + s.dropped + s.unresolved, 0);
+    json_t *r = report_now();
+    json_t *v = report_find(r, "values", "forked.gpu_ms");
+    CHECK(v != NULL);
+    CHECK_NEAR(json_num(v, "count"), 2, 0);
+    CHECK_NEAR(json_num(v, "first"), 2.0, 1e-9);
+    CHECK_NEAR(json_num(v, "last"), 0.5, 1e-9);
+    json_t *c = report_cuda(r);
+    CHECK(json_is_true(json_object_get(c, "available")));
+    CHECK_NEAR(json_num(c, "zones_resolved"), 2, 0);
+    json_decref(r);
+
+    /* A fork before this library loaded libcuda, in a process where it is
+     * loaded already (here by the test; in PyTorch by its CUDA init): the
+     * child will not initialise it either. */
+    sps__cuda_reset();
+    pid = fork();
+    if (pid == 0) {
+        int failures = check_failures;
+        long init = fake.calls("cuInit");
+        sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
+        struct sps_cuda_status cs = status();
+        CHECK_EQ_I(cs.available, 0);
+        CHECK_STR_HAS(cs.reason, "forked from a process that had loaded libcuda");
+        CHECK_EQ_I(fake.calls("cuInit"), init);
+        fflush(NULL);
+        _exit(check_failures == failures ? 0 : 1);
+    }
+    CHECK_EQ_I(wait_child(pid), 0);
+    check_no_sync();
+}
+
 int main(void) {
     load_fake();
     RUN_TEST(test_exact_elapsed);
@@ -362,6 +508,7 @@ int main(void) {
     RUN_TEST(test_pool_full);
     RUN_TEST(test_careless);
     RUN_TEST(test_threads);
+    RUN_TEST(test_fork);
     sps__cuda_reset();
     return check_report();
 }

@@ -330,6 +330,69 @@ static void test_doctor(void) {
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
 }
 
+/* The line of doctor's text output that starts with word, or "". */
+static void doctor_line(const char *text, const char *word, char *line, size_t len) {
+    line[0] = '\0';
+    size_t wl = strlen(word);
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > wl && strncmp(p, word, wl) == 0 && p[wl] == ' ') {
+            snprintf(line, len, "%.*s", (int)n, p);
+            return;
+        }
+        p += n + (end != NULL);
+    }
+}
+
+/* doctor's cuda line: whether GPU zones can time the GPU here, and why
+ * not, with the fake libcuda, without any, and with a cuInit that fails. */
+static void test_doctor_cuda(void) {
+    const char *dir = tmpdir_new("doccuda");
+    char out[1024], err[2048], buf[8192], line[512];
+    snprintf(out, sizeof out, "%s/doctor.txt", dir);
+    char *text[] = {STEPSCOPE, "doctor", NULL};
+    char *json[] = {STEPSCOPE, "doctor", "--json", NULL};
+
+    setenv("STEPSCOPE_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0); /* proc decides the status */
+    read_file(out, buf, sizeof buf);
+    doctor_line(buf, "cuda", line, sizeof line);
+    CHECK_STR_HAS(line, " unavailable ");
+    CHECK_STR_HAS(line, "GPU zones are CPU zones only: cannot load /nonexistent/libcuda.so.1: ");
+    CHECK_STR_HAS(line, "No such file or directory");
+    CHECK_EQ_I(exit_code_of(run_capture_to(json, out, err, sizeof err)), 0);
+    json_t *j = load_json_file(out);
+    CHECK(j != NULL);
+    CHECK(json_is_false(json_path(j, "cuda.available")));
+    CHECK_STR_HAS(json_string_value(json_path(j, "cuda.reason")), "cannot load /nonexistent/libcuda.so.1");
+    json_decref(j);
+
+    setenv("STEPSCOPE_LIBCUDA", FAKE_CUDA_PATH, 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
+    read_file(out, buf, sizeof buf);
+    doctor_line(buf, "cuda", line, sizeof line);
+    CHECK_STR_HAS(line, " ok ");
+    CHECK_STR_HAS(line, "libcuda loads (driver 12.4): GPU zones time their work with CUDA events");
+    CHECK(strstr(line, "unavailable") == NULL);
+    CHECK_EQ_I(exit_code_of(run_capture_to(json, out, err, sizeof err)), 0);
+    j = load_json_file(out);
+    CHECK(j != NULL);
+    CHECK(json_is_true(json_path(j, "cuda.available")));
+    CHECK_NEAR(json_num(j, "cuda.driver_version"), 12040, 0);
+    CHECK(json_is_null(json_path(j, "cuda.reason")));
+    json_decref(j);
+
+    setenv("FAKE_CUDA_INIT_FAIL", "1", 1); /* a driver without a device */
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
+    read_file(out, buf, sizeof buf);
+    doctor_line(buf, "cuda", line, sizeof line);
+    CHECK_STR_HAS(line, " unavailable ");
+    CHECK_STR_HAS(line, "cuInit failed: no CUDA-capable device is detected");
+    unsetenv("FAKE_CUDA_INIT_FAIL");
+    unsetenv("STEPSCOPE_LIBCUDA");
+}
+
 /* A machine made of fixtures: a k10temp sensor, a RAPL package and an
  * amdgpu card under STEPSCOPE_ROOT, with the real /proc linked in. */
 static const char *fixture_machine(void) {
@@ -499,6 +562,7 @@ int main(void) {
     RUN_TEST(test_run_without_publish_file);
     RUN_TEST(test_snapshot);
     RUN_TEST(test_doctor);
+    RUN_TEST(test_doctor_cuda);
     RUN_TEST(test_snapshot_of_fixture_machine);
     RUN_TEST(test_run_on_fixture_machine);
     RUN_TEST(test_snapshot_with_fake_nvml);

@@ -19,6 +19,23 @@
 
 #include <stepscope.h>
 
+/* METH_FASTCALL, as Include/methodobject.h defines it from 3.10 on (zone.c
+ * says why it is picked at run time). */
+#define SPS_METH_FASTCALL 0x0080
+
+/* A zone: the library's site and the bound __enter__/__exit__ made once
+ * (zone.c says why).  A GpuZone (gpu_zone.c) begins with one, so the
+ * ZoneMethod descriptors and the free check serve both types. */
+typedef struct {
+    PyObject_HEAD
+    struct sps_site *site; /* library-owned, lives until exit */
+    PyObject *name;        /* the str this zone was made for */
+    sps_zone_t token;      /* of the begin in __enter__; 0 when none (Zone only) */
+    int open;              /* between __enter__ and __exit__ */
+    PyObject *enter_fn;    /* the bound __enter__, made once */
+    PyObject *exit_fn;     /* the bound __exit__ */
+} ZoneObject;
+
 /* zone.c: the Zone and Step types, the site caches and the thread's
  * pending bare step / micro-step. */
 int sps_py_zone_init(PyObject *module);
@@ -32,6 +49,27 @@ PyObject *sps_py_step_begin(PyObject *self, PyObject *unused);
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused);
 PyObject *sps_py_record(PyObject *self, PyObject *args);
 PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs);
+/* What gpu_zone.c shares of zone.c: */
+void sps_py_type_error(const char *what, const char *want, PyObject *obj);
+struct sps_site *sps_py_cached_site(PyObject *cache, PyObject *name, enum sps_kind kind, const char *fn);
+/* Put ZoneMethod descriptors for __enter__/__exit__ on type, whose
+ * instances start with a ZoneObject; what names it in errors. */
+int sps_py_add_zone_methods(PyTypeObject *type, const char *what);
+/* Nobody but a cache and its own bound methods refer to z. */
+int sps_py_zone_is_free(const ZoneObject *z);
+int sps_py_zone_traverse(PyObject *self, visitproc visit, void *arg);
+int sps_py_zone_clear(PyObject *self);
+/* The running interpreter's (major, minor) as 0xMMmm; 0 unknown. */
+int sps_py_runtime_version(void);
+
+/* gpu_zone.c: GPU zones (CUDA events, src/gpu/cuda_zone.c), cuda_status()
+ * and gpu_flush(). */
+int sps_py_gpu_zone_init(PyObject *module);
+PyObject *sps_py_gpu_zone(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *sps_py_gpu_zone_begin(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *sps_py_gpu_zone_end(PyObject *self, PyObject *token);
+PyObject *sps_py_gpu_flush(PyObject *self, PyObject *unused);
+PyObject *sps_py_cuda_status(PyObject *self, PyObject *unused);
 
 /* info.c: capture(), status() and the other calls that read state. */
 int sps_py_info_init(PyObject *module);

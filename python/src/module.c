@@ -56,6 +56,18 @@ static PyMethodDef methods[] = {
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token."},
     {"_end_pending", sps_py_end_pending, METH_NOARGS, "End the calling thread's bare step and micro-step."},
+    {"gpu_zone", (PyCFunction)(void (*)(void))sps_py_gpu_zone, METH_VARARGS | METH_KEYWORDS,
+     "gpu_zone(name, stream=None) -> GpuZone: a zone timed on the CPU and, by CUDA events on stream, on the GPU "
+     "(<name>.gpu_ms); None: the current stream."},
+    {"gpu_zone_begin", (PyCFunction)(void (*)(void))sps_py_gpu_zone_begin, METH_VARARGS | METH_KEYWORDS,
+     "gpu_zone_begin(name, stream=None) -> int token (0: nothing recorded)."},
+    {"gpu_zone_end", sps_py_gpu_zone_end, METH_O, "gpu_zone_end(token): end what gpu_zone_begin began."},
+    {"gpu_flush", sps_py_gpu_flush, METH_NOARGS,
+     "gpu_flush() -> int: resolve the calling thread's finished GPU zones now (never waits); "
+     "returns how many are still pending."},
+    {"cuda_status", sps_py_cuda_status, METH_NOARGS,
+     "cuda_status() -> dict: whether GPU zones can time the GPU (libcuda loads, cuInit works), why not, "
+     "and the process's totals."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -70,7 +82,7 @@ PyMODINIT_FUNC PyInit__stepscope(void) {
     PyObject *m = PyModule_Create(&moduledef);
     if (!m)
         return NULL;
-    if (sps_py_zone_init(m) < 0 || sps_py_info_init(m) < 0 ||
+    if (sps_py_zone_init(m) < 0 || sps_py_gpu_zone_init(m) < 0 || sps_py_info_init(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", SPS_VERSION_STRING) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", SPS_VERSION_STRING) < 0) {
         Py_DECREF(m);

@@ -44,20 +44,15 @@
 
 /* ------------------------------------------------------------------ state */
 
-typedef struct {
-    PyObject_HEAD
-    struct sps_site *site; /* library-owned, lives until exit */
-    PyObject *name;        /* the str this zone was made for */
-    sps_zone_t token;      /* of the begin in __enter__; 0 when none */
-    int open;              /* between __enter__ and __exit__ */
-    PyObject *enter_fn;    /* the bound __enter__, made once (see above) */
-    PyObject *exit_fn;     /* the bound __exit__ */
-} ZoneObject;
+/* ZoneObject is in ext.h: a GpuZone starts with one. */
 
-/* Zone.__enter__ / Zone.__exit__: hands out the Zone's own bound method. */
+/* Zone.__enter__ / Zone.__exit__ (and GpuZone's): hands out the zone's own
+ * bound method. */
 typedef struct {
     PyObject_HEAD
     int is_exit;
+    PyTypeObject *owner; /* the type it is on (borrowed: the type holds it) */
+    const char *what;    /* "stepscope.zone", "stepscope.gpu_zone" */
 } ZoneMethodObject;
 
 /* One step or micro-step; it begins when made (stepscope.step()), not at
@@ -88,7 +83,7 @@ static __thread sps_zone_t pending_micro;
 
 /* Raise TypeError "<what> must be <want>, not <type name>".  The limited
  * API has no tp_name, so the name comes from type(obj).__name__. */
-static void type_error(const char *what, const char *want, PyObject *obj) {
+void sps_py_type_error(const char *what, const char *want, PyObject *obj) {
     PyObject *tn = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), "__name__");
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError, "%s must be %s, not %S", what, want, tn ? tn : Py_None);
@@ -101,7 +96,7 @@ static struct sps_site *new_site(PyObject *name, enum sps_kind kind, const char 
     if (!PyUnicode_Check(name)) {
         char what[64];
         snprintf(what, sizeof what, "stepscope.%s(): the name", fn);
-        type_error(what, "a str", name);
+        sps_py_type_error(what, "a str", name);
         return NULL;
     }
     PyObject *bytes = PyUnicode_AsUTF8String(name);
@@ -122,8 +117,8 @@ static struct sps_site *new_site(PyObject *name, enum sps_kind kind, const char 
     return site;
 }
 
-/* A value or counter site from its cache, made on first use. */
-static struct sps_site *cached_site(PyObject *cache, PyObject *name, enum sps_kind kind, const char *fn) {
+/* A value or counter site (or a GPU zone's) from its cache, made on first use. */
+struct sps_site *sps_py_cached_site(PyObject *cache, PyObject *name, enum sps_kind kind, const char *fn) {
     PyObject *v = PyDict_GetItemWithError(cache, name); /* borrowed */
     if (v)
         return PyLong_AsVoidPtr(v);
@@ -163,7 +158,7 @@ static PyObject *zone_new_object(struct sps_site *site, PyObject *name) {
 
 /* Nobody but the cache uses z: the cache's reference and its own two bound
  * methods' are all it has, and nobody holds those methods. */
-static int zone_is_free(const ZoneObject *z) {
+int sps_py_zone_is_free(const ZoneObject *z) {
     return !z->open && Py_REFCNT(z) == 3 && Py_REFCNT(z->enter_fn) == 1 && Py_REFCNT(z->exit_fn) == 1;
 }
 
@@ -172,7 +167,7 @@ static int zone_is_free(const ZoneObject *z) {
 static PyObject *zone_for(PyObject *name, const char *fn) {
     PyObject *cached = PyDict_GetItemWithError(zone_cache, name); /* borrowed */
     if (cached) {
-        if (zone_is_free((ZoneObject *)cached)) {
+        if (sps_py_zone_is_free((ZoneObject *)cached)) {
             Py_INCREF(cached);
             return cached;
         }
@@ -221,8 +216,6 @@ static PyObject *zone_enter(PyObject *self, PyObject *unused) {
  * them), so sps_py_zone_init picks the convention by the running
  * interpreter's version: FASTCALL from 3.10, VARARGS before.
  */
-#define SPS_METH_FASTCALL 0x0080 /* METH_FASTCALL, as Include/methodobject.h defines it from 3.10 on */
-
 static PyObject *zone_exit_varargs(PyObject *self, PyObject *args);
 
 static PyObject *zone_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -294,7 +287,7 @@ static void plain_dealloc(PyObject *self) {
  * on; before 3.9 the collector did not count that reference.  Set at init. */
 static int traverse_visits_type;
 
-static int zone_traverse(PyObject *self, visitproc visit, void *arg) {
+int sps_py_zone_traverse(PyObject *self, visitproc visit, void *arg) {
     ZoneObject *z = (ZoneObject *)self;
     Py_VISIT(z->enter_fn);
     Py_VISIT(z->exit_fn);
@@ -303,7 +296,7 @@ static int zone_traverse(PyObject *self, visitproc visit, void *arg) {
     return 0;
 }
 
-static int zone_clear(PyObject *self) {
+int sps_py_zone_clear(PyObject *self) {
     ZoneObject *z = (ZoneObject *)self;
     Py_CLEAR(z->enter_fn);
     Py_CLEAR(z->exit_fn);
@@ -313,7 +306,7 @@ static int zone_clear(PyObject *self) {
 static void zone_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    zone_clear(self);
+    sps_py_zone_clear(self);
     Py_XDECREF(((ZoneObject *)self)->name);
     PyObject_GC_Del(self);
     Py_DECREF(tp);
@@ -334,9 +327,13 @@ static PyObject *zone_method_get(PyObject *self, PyObject *obj, PyObject *type) 
         Py_INCREF(self);
         return self;
     }
-    int is_exit = ((ZoneMethodObject *)self)->is_exit;
-    if (!PyObject_TypeCheck(obj, zone_type)) {
-        type_error(is_exit ? "Zone.__exit__'s instance" : "Zone.__enter__'s instance", "a stepscope.zone", obj);
+    const ZoneMethodObject *m = (const ZoneMethodObject *)self;
+    int is_exit = m->is_exit;
+    if (!PyObject_TypeCheck(obj, m->owner)) {
+        char what[64], want[64];
+        snprintf(what, sizeof what, "%s.__%s__'s instance", m->what, is_exit ? "exit" : "enter");
+        snprintf(want, sizeof want, "a %s", m->what);
+        sps_py_type_error(what, want, obj);
         return NULL;
     }
     PyObject *fn = is_exit ? ((ZoneObject *)obj)->exit_fn : ((ZoneObject *)obj)->enter_fn;
@@ -347,8 +344,9 @@ static PyObject *zone_method_get(PyObject *self, PyObject *obj, PyObject *type) 
 static PyObject *zone_method_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n = PyTuple_Size(args);
     if (n < 1) {
-        PyErr_Format(PyExc_TypeError, "Zone.%s needs a stepscope.zone as its first argument",
-                     ((ZoneMethodObject *)self)->is_exit ? "__exit__" : "__enter__");
+        const ZoneMethodObject *m = (const ZoneMethodObject *)self;
+        PyErr_Format(PyExc_TypeError, "%s.%s needs a %s as its first argument", m->what,
+                     m->is_exit ? "__exit__" : "__enter__", m->what);
         return NULL;
     }
     PyObject *bound = zone_method_get(self, PyTuple_GetItem(args, 0), NULL);
@@ -362,8 +360,8 @@ static PyObject *zone_method_call(PyObject *self, PyObject *args, PyObject *kwar
 }
 
 static PyObject *zone_method_repr(PyObject *self) {
-    return PyUnicode_FromFormat("<method '%s' of 'stepscope.zone' objects>",
-                                ((ZoneMethodObject *)self)->is_exit ? "__exit__" : "__enter__");
+    const ZoneMethodObject *m = (const ZoneMethodObject *)self;
+    return PyUnicode_FromFormat("<method '%s' of '%s' objects>", m->is_exit ? "__exit__" : "__enter__", m->what);
 }
 
 static PyType_Slot zone_method_slots[] = {
@@ -379,15 +377,21 @@ static PyType_Slot zone_method_slots[] = {
 static PyType_Spec zone_method_spec = {"stepscope._stepscope.ZoneMethod", sizeof(ZoneMethodObject), 0,
                                        Py_TPFLAGS_DEFAULT, zone_method_slots};
 
-/* Put a ZoneMethod on Zone as name. */
-static int add_zone_method(const char *name, int is_exit) {
+/* Put a ZoneMethod on type as name. */
+static int add_zone_method(PyTypeObject *type, const char *what, const char *name, int is_exit) {
     ZoneMethodObject *m = (ZoneMethodObject *)PyType_GenericAlloc(zone_method_type, 0);
     if (!m)
         return -1;
     m->is_exit = is_exit;
-    int rc = PyObject_SetAttrString((PyObject *)zone_type, name, (PyObject *)m);
+    m->owner = type;
+    m->what = what;
+    int rc = PyObject_SetAttrString((PyObject *)type, name, (PyObject *)m);
     Py_DECREF(m);
     return rc;
+}
+
+int sps_py_add_zone_methods(PyTypeObject *type, const char *what) {
+    return add_zone_method(type, what, "__enter__", 0) < 0 || add_zone_method(type, what, "__exit__", 1) < 0 ? -1 : 0;
 }
 
 static PyGetSetDef zone_getset[] = {
@@ -399,8 +403,8 @@ static PyType_Slot zone_slots[] = {
     {Py_tp_doc, "A named span of time: `with stepscope.zone(name):` or `@stepscope.zone(name)`."},
     {Py_tp_new, no_new},
     {Py_tp_dealloc, zone_dealloc},
-    {Py_tp_traverse, zone_traverse},
-    {Py_tp_clear, zone_clear},
+    {Py_tp_traverse, sps_py_zone_traverse},
+    {Py_tp_clear, sps_py_zone_clear},
     {Py_tp_getset, zone_getset},
     {Py_tp_call, zone_call},
     {Py_tp_repr, zone_repr},
@@ -549,7 +553,7 @@ PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
 PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
     (void)self;
     if (!PyLong_Check(token)) {
-        type_error("stepscope.zone_end(): the token", "an int", token);
+        sps_py_type_error("stepscope.zone_end(): the token", "an int", token);
         return NULL;
     }
     unsigned long t = PyLong_AsUnsignedLong(token);
@@ -582,14 +586,14 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
     PyObject *name, *value;
     if (!PyArg_UnpackTuple(args, "record", 2, 2, &name, &value))
         return NULL;
-    struct sps_site *site = cached_site(value_sites, name, SPS_KIND_VALUE, "record");
+    struct sps_site *site = sps_py_cached_site(value_sites, name, SPS_KIND_VALUE, "record");
     if (!site)
         return NULL;
     /* floats, ints, numpy scalars, 0-d tensors: anything with __float__ */
     double v = PyFloat_AsDouble(value);
     if (v == -1.0 && PyErr_Occurred()) {
         if (PyErr_ExceptionMatches(PyExc_TypeError))
-            type_error("stepscope.record(): the value", "a number", value);
+            sps_py_type_error("stepscope.record(): the value", "a number", value);
         return NULL;
     }
     if (sps__enabled)
@@ -603,7 +607,7 @@ PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *name, *n = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count", kwlist, &name, &n))
         return NULL;
-    struct sps_site *site = cached_site(counter_sites, name, SPS_KIND_COUNTER, "count");
+    struct sps_site *site = sps_py_cached_site(counter_sites, name, SPS_KIND_COUNTER, "count");
     if (!site)
         return NULL;
     unsigned long long add = 1;
@@ -611,7 +615,7 @@ PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
         /* ints and anything with __index__ (numpy ints); not floats */
         PyObject *i = PyNumber_Index(n);
         if (!i) {
-            type_error("stepscope.count(): n", "an int", n);
+            sps_py_type_error("stepscope.count(): n", "an int", n);
             return NULL;
         }
         add = PyLong_AsUnsignedLongLong(i);
@@ -633,7 +637,7 @@ PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
 /* The running interpreter's (major, minor) as 0xMMmm, from Py_GetVersion(),
  * which the stable ABI has on every version ("3.11.2 (main, ...").  0 when
  * it cannot be read. */
-static int runtime_version(void) {
+int sps_py_runtime_version(void) {
     int major = 0, minor = 0;
     if (sscanf(Py_GetVersion(), "%d.%d", &major, &minor) != 2)
         return 0;
@@ -641,7 +645,7 @@ static int runtime_version(void) {
 }
 
 int sps_py_zone_init(PyObject *module) {
-    int version = runtime_version();
+    int version = sps_py_runtime_version();
     if (version >= 0x030a) {
         zone_exit_def.ml_meth = (PyCFunction)(void (*)(void))zone_exit;
         zone_exit_def.ml_flags = SPS_METH_FASTCALL;
@@ -649,7 +653,7 @@ int sps_py_zone_init(PyObject *module) {
     traverse_visits_type = version >= 0x0309;
     zone_type = (PyTypeObject *)PyType_FromSpec(&zone_spec);
     zone_method_type = (PyTypeObject *)PyType_FromSpec(&zone_method_spec);
-    if (!zone_type || !zone_method_type || add_zone_method("__enter__", 0) < 0 || add_zone_method("__exit__", 1) < 0)
+    if (!zone_type || !zone_method_type || sps_py_add_zone_methods(zone_type, "stepscope.zone") < 0)
         return -1;
     step_type = (PyTypeObject *)PyType_FromSpec(&step_spec);
     zone_cache = PyDict_New();

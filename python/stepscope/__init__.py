@@ -64,6 +64,11 @@ __all__ = [
     "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
 ]
 
+# GPU zones: CUDA events on a stream, resolved without synchronising (docs/python.md)
+from ._stepscope import GpuZone, cuda_status, gpu_flush, gpu_zone, gpu_zone_begin, gpu_zone_end  # noqa: E402,F401
+
+__all__ += ["gpu_zone", "gpu_flush", "cuda_status", "gpu_zone_begin", "gpu_zone_end", "GpuZone"]
+
 #: the report directory used alone when neither STEPSCOPE_OUT nor configure() says
 DEFAULT_OUT = "stepscope-out"
 
@@ -129,16 +134,26 @@ def configure(out=_UNSET, enabled=None):
         set_enabled(enabled)
 
 
-def _decorate(name, func):
-    # Called by Zone.__call__ (C): @stepscope.zone(name) above a def.
+def _decorate(name, func, stream=_UNSET):
+    # Called by Zone.__call__ (C): @stepscope.zone(name) above a def; and by
+    # GpuZone.__call__ with the stream it was given: @stepscope.gpu_zone(name).
+    what = "zone" if stream is _UNSET else "gpu_zone"
     if not callable(func):
-        raise TypeError("@stepscope.zone(%r) must decorate a function, not %s" % (name, type(func).__name__))
+        raise TypeError("@stepscope.%s(%r) must decorate a function, not %s" % (what, name, type(func).__name__))
     if _inspect.iscoroutinefunction(func) or _inspect.isasyncgenfunction(func) or _inspect.isgeneratorfunction(func):
         # a zone is a span on one thread's stack; a coroutine or generator
         # suspends inside it while other code runs on the same thread
-        raise TypeError("@stepscope.zone(%r) cannot time a generator or coroutine function (%s): "
-                        "use `with stepscope.zone(...)` around code that does not yield or await"
-                        % (name, getattr(func, "__qualname__", func)))
+        raise TypeError("@stepscope.%s(%r) cannot time a generator or coroutine function (%s): "
+                        "use `with stepscope.%s(...)` around code that does not yield or await"
+                        % (what, name, getattr(func, "__qualname__", func), what))
+
+    if stream is not _UNSET:
+        @_functools.wraps(func)
+        def gpu_timed(*args, **kwargs):
+            with gpu_zone(name, stream):  # stream None: the current one at each call
+                return func(*args, **kwargs)
+
+        return gpu_timed
 
     @_functools.wraps(func)
     def timed(*args, **kwargs):
@@ -148,6 +163,9 @@ def _decorate(name, func):
     return timed
 
 
+# After the hook below (atexit runs last-registered first): resolve the main
+# thread's GPU zones that finished after its last step end (never waits).
+_atexit.register(_stepscope.gpu_flush)
 # The last step of a loop marked with bare step() calls ends here (on the
 # main thread), before the library's own exit handler writes the report.
 _atexit.register(_stepscope._end_pending)

@@ -26,6 +26,12 @@ How each part is timed:
 - optimizer: ``optimizer.step`` is wrapped on the instance (with
   functools.wraps, so an LR scheduler's step counter keeps working).
 
+When the model's parameters are on a CUDA device (checked as each step
+begins, so a model moved later is followed), forward, backward and
+optimizer are GPU zones (``stepscope.gpu_zone`` on the current stream):
+the report gets ``forward.gpu_ms`` and so on next to their CPU time.
+``gpu=True`` or ``gpu=False`` decides instead.
+
 ``instrument`` returns the wrapped loader; ``remove()`` on it takes every
 hook and wrapper away again.  One instrumentation per optimizer; the loop
 must run on one thread (zones are per thread).
@@ -64,9 +70,11 @@ class Instrumented:
     # otherwise see the outer's zones and the outer never unwrap cleanly.
     _backward_owner = None
 
-    def __init__(self, model, optimizer, loader, accumulation_steps=None):
+    def __init__(self, model, optimizer, loader, accumulation_steps=None, gpu=None):
         if accumulation_steps is not None and (not isinstance(accumulation_steps, int) or accumulation_steps < 1):
             raise ValueError("accumulation_steps must be a positive int, not %r" % (accumulation_steps,))
+        if gpu is not None and not isinstance(gpu, bool):
+            raise TypeError("instrument: gpu must be None, True or False, not %r" % (gpu,))
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("instrument: model must be a torch.nn.Module, not %s" % type(model).__name__)
         if not callable(getattr(optimizer, "step", None)):
@@ -84,6 +92,9 @@ class Instrumented:
         self._micro_on = accumulation_steps is not None and accumulation_steps > 1
         self._decided = accumulation_steps is not None
         self.steps = 0          # optimizer steps seen
+        self.gpu = gpu          # None: GPU zones when the parameters are on a CUDA device
+        self._gpu = False       # this step's choice
+        self._decide_gpu()
 
         self._pre = model.register_forward_pre_hook(self._forward_begin)
         self._post = model.register_forward_hook(self._forward_end)
@@ -92,11 +103,11 @@ class Instrumented:
 
         @functools.wraps(original_backward)
         def backward(tensor, *args, **kwargs):
-            token = _core.zone_begin("backward")
+            zone = self._begin("backward")
             try:
                 return original_backward(tensor, *args, **kwargs)
             finally:
-                _core.zone_end(token)
+                self._end(zone)
 
         _torch.Tensor.backward = backward
         Instrumented._backward_owner = self
@@ -106,19 +117,44 @@ class Instrumented:
 
         @functools.wraps(original_step)
         def step(*args, **kwargs):
-            token = _core.zone_begin("optimizer")
+            zone = self._begin("optimizer")
             try:
                 return original_step(*args, **kwargs)
             finally:
-                _core.zone_end(token)
+                self._end(zone)
                 self._end_step()
 
         optimizer.step = step
+
+    # -- zones on the CPU or the GPU ------------------------------------------
+
+    def _decide_gpu(self):
+        if self.gpu is not None:
+            self._gpu = self.gpu
+        else:
+            first = next(self.model.parameters(), None)
+            self._gpu = first is not None and first.is_cuda
+
+    def _begin(self, name):
+        """Begin a zone (a GPU zone on the current stream when this step's
+        parameters are on a CUDA device); returns what _end needs."""
+        if self._gpu:
+            return (_core.gpu_zone_begin(name), True)
+        return (_core.zone_begin(name), False)
+
+    @staticmethod
+    def _end(zone):
+        token, gpu = zone
+        if gpu:
+            _core.gpu_zone_end(token)
+        else:
+            _core.zone_end(token)
 
     # -- the step structure ------------------------------------------------
 
     def _begin_batch(self):
         if not self._step:
+            self._decide_gpu()
             self._step = _core.step_begin()
             self._batches = 0
         if self._micro_on:
@@ -148,11 +184,11 @@ class Instrumented:
     # -- hooks ---------------------------------------------------------------
 
     def _forward_begin(self, module, inputs):
-        self._forward.append(_core.zone_begin("forward"))
+        self._forward.append(self._begin("forward"))
 
     def _forward_end(self, module, inputs, output):
         if self._forward:
-            _core.zone_end(self._forward.pop())
+            self._end(self._forward.pop())
 
     # -- the loader ----------------------------------------------------------
 
@@ -206,9 +242,11 @@ class Instrumented:
             vars(self.optimizer).pop("step", None)  # the class's method shows through again
 
 
-def instrument(model, optimizer, loader, accumulation_steps=None):
+def instrument(model, optimizer, loader, accumulation_steps=None, gpu=None):
     """Time data, forward, backward and optimizer of a loop over loader.
 
     Returns the loader to iterate instead of ``loader`` (see the module's
-    docstring); ``.remove()`` on it undoes everything."""
-    return Instrumented(model, optimizer, loader, accumulation_steps)
+    docstring); ``.remove()`` on it undoes everything.  gpu: None times
+    forward, backward and optimizer on the GPU too (GPU zones) when the
+    model's parameters are on a CUDA device; True or False decides."""
+    return Instrumented(model, optimizer, loader, accumulation_steps, gpu)

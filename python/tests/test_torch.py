@@ -123,3 +123,60 @@ def test_bad_arguments():
     with pytest.raises(RuntimeError, match="remove"):
         stepscope.torch.instrument(model, opt, [])
     first.remove()
+
+
+def test_gpu_zones_when_the_model_is_on_cuda(run_under):
+    # No GPU here: gpu=True stands in for parameters on a CUDA device, and
+    # the test suite's fake libcuda for the driver.  The model's forward
+    # drives the fake GPU: it reaches everything recorded so far (this
+    # forward's start event among them), then runs 2 ms, so each forward
+    # takes exactly 2 ms on the GPU and backward and optimizer 0 ms.
+    from test_gpu_zone import FAKE_CUDA
+    r = run_under("""
+        import ctypes, os, torch, stepscope.torch
+        fake = ctypes.CDLL(os.environ["STEPSCOPE_LIBCUDA"])
+        fake.fake_cuda_advance.argtypes = [ctypes.c_double]
+        fake.fake_cuda_complete.argtypes = [ctypes.c_long]
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(2, 1)
+            def forward(self, x):
+                fake.fake_cuda_complete(-1)
+                fake.fake_cuda_advance(2.0)
+                return self.lin(x)
+
+        model = Model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        batches = [(torch.ones(4, 2), torch.zeros(4, 1))] * 5
+        for gpu in (True, None):              # None: the parameters are on the CPU, so CPU zones
+            loader = stepscope.torch.instrument(model, opt, batches, gpu=gpu)
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            loader.remove()
+            fake.fake_cuda_complete(-1)       # the last step's end events
+            assert stepscope.gpu_flush() == 0
+    """, STEPSCOPE_LIBCUDA=FAKE_CUDA)
+    forward = r.value("forward.gpu_ms")
+    assert (forward["count"], forward["min"], forward["max"]) == (5, 2.0, 2.0)
+    for name in ("backward", "optimizer"):
+        v = r.value(name + ".gpu_ms")
+        assert (v["count"], v["min"], v["max"]) == (5, 0.0, 0.0), name
+    assert r.value("data.gpu_ms") is None  # fetching a batch is CPU work
+    # the CPU zones of both loops, once per call
+    for name in ("step",) + PHASES:
+        assert r.zone(name)["count"] == 10, name
+    assert r.report["cuda"]["zones_resolved"] == 15
+
+
+def test_gpu_argument():
+    import stepscope.torch
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(TypeError, match="gpu must be None, True or False"):
+        stepscope.torch.instrument(model, opt, [], gpu="yes")
+    loader = stepscope.torch.instrument(model, opt, [])
+    assert loader._gpu is False  # CPU parameters
+    loader.remove()

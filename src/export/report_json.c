@@ -133,6 +133,43 @@ static void write_values(struct sps_jw *w, const struct sps_run *run) {
     sps__jw_end(w, ']');
 }
 
+/* GPU zones: whether libcuda worked where they were used, why not, and
+ * what became of their event pairs.  The counts are what the processes
+ * had flushed (step ends, sps_gpu_flush) when their records were read. */
+static void write_cuda_counts(struct sps_jw *w, uint64_t resolved, uint64_t cpu_only, uint64_t dropped,
+                              uint64_t unresolved) {
+    sps__jw_uint(w, "zones_resolved", resolved);
+    sps__jw_uint(w, "zones_cpu_only", cpu_only);
+    sps__jw_uint(w, "zones_dropped", dropped);
+    sps__jw_uint(w, "zones_unresolved", unresolved);
+}
+
+static void write_cuda(struct sps_jw *w, const struct sps_run *run) {
+    struct sps_run_cuda c;
+    sps__run_cuda(run, &c);
+    sps__jw_object(w, "cuda");
+    sps__jw_bool(w, "used", c.processes > 0);
+    if (c.processes)
+        sps__jw_bool(w, "available", c.available > 0);
+    else
+        sps__jw_null(w, "available");
+    if (c.driver_version)
+        sps__jw_int(w, "driver_version", c.driver_version);
+    else
+        sps__jw_null(w, "driver_version");
+    if (!c.processes)
+        sps__jw_string(w, "reason", "no process began a GPU zone (sps_gpu_zone_begin, stepscope.gpu_zone)");
+    else if (c.reason)
+        sps__jw_string(w, "reason", c.reason);
+    else
+        sps__jw_null(w, "reason");
+    if (c.reason)
+        sps__jw_int(w, "reason_pid", c.reason_pid);
+    sps__jw_uint(w, "processes", c.processes);
+    write_cuda_counts(w, c.resolved, c.cpu_only, c.dropped, c.unresolved);
+    sps__jw_end(w, '}');
+}
+
 static void write_steps(struct sps_jw *w, const struct sps_run *run) {
     sps__jw_object(w, "steps");
     sps__jw_uint(w, "count", run->steps_recorded);
@@ -210,6 +247,22 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
         else
             sps__jw_null(w, "thinned_since_s");
         sps__jw_uint(w, "zones_thinned", p->zones_thinned);
+        if (p->cuda_state == SPS_REC_CUDA_UNUSED) {
+            sps__jw_null(w, "cuda");
+        } else {
+            sps__jw_object(w, "cuda");
+            sps__jw_bool(w, "available", p->cuda_state == SPS_REC_CUDA_AVAILABLE);
+            if (p->cuda_driver_version)
+                sps__jw_int(w, "driver_version", p->cuda_driver_version);
+            else
+                sps__jw_null(w, "driver_version");
+            if (p->cuda_reason[0])
+                sps__jw_string(w, "reason", p->cuda_reason);
+            else
+                sps__jw_null(w, "reason");
+            write_cuda_counts(w, p->cuda_resolved, p->cuda_cpu_only, p->cuda_dropped, p->cuda_unresolved);
+            sps__jw_end(w, '}');
+        }
         sps__jw_array(w, "threads");
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];
@@ -301,6 +354,7 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     write_zones(&w, run, info->have_times ? info->wall_s : NAN);
     write_steps(&w, run);
     write_values(&w, run);
+    write_cuda(&w, run);
     write_processes(&w, run);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     /* the answers last: they rest on everything above */

@@ -90,6 +90,15 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
         else if (n->kind == SPS_KIND_COUNTER)
             fprintf(f, "counter %-16s total %llu\n", n->name, (unsigned long long)n->agg.total_ns);
     }
+    struct sps_run_cuda cuda;
+    sps__run_cuda(run, &cuda);
+    if (cuda.processes) {
+        /* whether GPU zones timed the GPU at all, next to the .gpu_ms values */
+        fprintf(f, "gpu zones  %s: %llu timed on the GPU, %llu CPU only, %llu dropped, %llu unresolved%s%s\n",
+                cuda.available ? "libcuda available" : "libcuda unavailable", (unsigned long long)cuda.resolved,
+                (unsigned long long)cuda.cpu_only, (unsigned long long)cuda.dropped,
+                (unsigned long long)cuda.unresolved, cuda.reason ? "; " : "", cuda.reason ? cuda.reason : "");
+    }
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         const struct sps_process_data *p = &run->procs[pi];
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {

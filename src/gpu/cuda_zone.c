@@ -16,6 +16,15 @@
  * thread keeps a pool of pairs created once and reused; the pool belongs to
  * its thread alone, which is why begin and end take no lock.  A pair that
  * an event call refuses is given up and counted, never retried forever.
+ *
+ * Fork: CUDA does not survive fork() (a child of a process that
+ * initialised the driver must not call it before exec), and the events in
+ * a pool belong to the parent's driver state.  The child handler drops the
+ * forking thread's pool without a driver call and makes the child's GPU
+ * zones CPU zones with that reason; the parent keeps and resolves its own
+ * pairs.  The state and the totals are published in the record header
+ * (record_format.h: cuda_*) so that the report can say whether GPU zones
+ * worked, and why not.
  */
 #include "gpu/cuda_zone.h"
 
@@ -27,6 +36,8 @@
 #include <string.h>
 
 #include "gpu/cuda_abi.h"
+#include "record_format.h"
+#include "recorder.h"
 #include "stepscope.h"
 
 typedef sps_cu_result (*cu_init_fn)(unsigned int flags);
@@ -63,7 +74,11 @@ static struct {
     char reason[192];
     /* process totals, added by flush() */
     uint64_t resolved, cpu_only, dropped, unresolved;
+    int published;     /* the record header has the state (publish_locked) */
+    int in_fork_child; /* this process was forked from one that had this library */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define FORK_REASON "forked from a process that had loaded libcuda: CUDA must not be used in a fork child before exec"
 
 enum pair_state { PAIR_FREE = 0, PAIR_OPEN, PAIR_PENDING };
 
@@ -102,6 +117,8 @@ static __thread struct gpu_tls TG;
 
 static pthread_key_t pool_key;
 static pthread_once_t pool_key_once = PTHREAD_ONCE_INIT;
+static int pool_key_made;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ----------------------------------------------------------------- loading */
 
@@ -128,6 +145,17 @@ static void load_locked(void) {
     const char *path = getenv("STEPSCOPE_LIBCUDA");
     if (!path || !*path)
         path = "libcuda.so.1";
+    if (G.in_fork_child) {
+        /* loaded before the fork (PyTorch loads it when it initialises
+         * CUDA): the driver was very likely initialised by the parent, and
+         * a call into it here is undefined */
+        void *inherited = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (inherited) {
+            dlclose(inherited);
+            snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
+            return;
+        }
+    }
     G.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!G.lib) {
         const char *e = dlerror();
@@ -170,8 +198,19 @@ static void load_locked(void) {
     G.available = 1;
 }
 
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void register_fork_handlers(void) {
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 static int cuda_ready(void) {
     if (__builtin_expect(!__atomic_load_n(&G.loaded, __ATOMIC_ACQUIRE), 0)) {
+        /* before G.lock is first taken: a fork while another thread holds
+         * it must not leave the child a lock nobody releases */
+        pthread_once(&fork_once, register_fork_handlers);
         pthread_mutex_lock(&G.lock);
         if (!G.loaded) {
             load_locked();
@@ -182,12 +221,33 @@ static int cuda_ready(void) {
     return G.available;
 }
 
+/* Copy the state and the totals into this process's record header, where
+ * the report reads them (nothing when the process has no record yet).
+ * Called with G.lock held, which serialises the writers; a reader of a
+ * live record may see a reason being rewritten and forces a NUL. */
+static void publish_locked(void) {
+    struct sps_rec_header *h = sps__recorder_header();
+    if (!h)
+        return;
+    h->cuda_driver_version = G.driver_version;
+    snprintf(h->cuda_reason, sizeof h->cuda_reason, "%s", G.reason);
+    __atomic_store_n(&h->cuda_resolved, G.resolved, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_cpu_only, G.cpu_only, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_dropped, G.dropped, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_unresolved, G.unresolved, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->cuda_state, G.available ? SPS_REC_CUDA_AVAILABLE : SPS_REC_CUDA_UNAVAILABLE,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&G.published, 1, __ATOMIC_RELAXED);
+}
+
 /* The first reason a GPU zone fell back to the CPU is the one kept: later
  * ones are nearly always the same. */
 static void note_reason(const char *text) {
     pthread_mutex_lock(&G.lock);
-    if (!G.reason[0])
+    if (!G.reason[0]) {
         snprintf(G.reason, sizeof G.reason, "%s", text);
+        publish_locked();
+    }
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -213,13 +273,14 @@ static void pool_free(void *arg) {
         return;
     pthread_mutex_lock(&G.lock);
     G.unresolved += p->npending;
+    publish_locked();
     pthread_mutex_unlock(&G.lock);
     pool_destroy_events(p);
     free(p);
 }
 
 static void make_key(void) {
-    (void)pthread_key_create(&pool_key, pool_free);
+    pool_key_made = pthread_key_create(&pool_key, pool_free) == 0;
 }
 
 static struct pool *pool_get(void) {
@@ -298,6 +359,7 @@ static void flush_counts(void) {
     G.cpu_only += TG.cpu_only;
     G.dropped += TG.dropped;
     G.unresolved += TG.unresolved;
+    publish_locked();
     pthread_mutex_unlock(&G.lock);
     TG.resolved = TG.cpu_only = TG.dropped = TG.unresolved = 0;
 }
@@ -306,7 +368,15 @@ static void flush_counts(void) {
  * that is CPU-only. */
 static uint32_t gpu_begin(struct sps_site *site, sps_cu_stream stream) {
     TG.used = 1;
-    if (!cuda_ready()) {
+    int ready = cuda_ready();
+    if (__builtin_expect(!__atomic_load_n(&G.published, __ATOMIC_RELAXED), 0)) {
+        /* the process's first GPU zone since it has a record: the report
+         * learns whether libcuda works here before any count is flushed */
+        pthread_mutex_lock(&G.lock);
+        publish_locked();
+        pthread_mutex_unlock(&G.lock);
+    }
+    if (!ready) {
         TG.cpu_only++;
         return 0;
     }
@@ -451,8 +521,45 @@ void sps__cuda_reset(void) {
     G.driver_version = 0;
     G.reason[0] = 0;
     G.resolved = G.cpu_only = G.dropped = G.unresolved = 0;
+    G.published = 0;
     G.ctx_current = NULL;
     G.error_string = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
+}
+
+/* ------------------------------------------------------------------- fork */
+
+static void fork_prepare(void) {
+    pthread_mutex_lock(&G.lock); /* the child gets a consistent G */
+}
+
+static void fork_parent(void) {
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* In the child, on the thread that forked (the only one there).  No call
+ * into libcuda: the driver's state is the parent's.  The forking thread's
+ * pool is freed without destroying its events (the parent still owns and
+ * resolves them; counting them here too would count them twice in the
+ * run); the other threads' pools are unreachable and left as they are. */
+static void fork_child(void) {
+    /* this thread took it in fork_prepare: release it as the parent does
+     * (re-initialising it instead would leave tools that track lock
+     * ownership, TSan among them, believing it held for ever) */
+    pthread_mutex_unlock(&G.lock);
+    struct pool *p = TG.pool;
+    memset(&TG, 0, sizeof TG);
+    if (pool_key_made)
+        (void)pthread_setspecific(pool_key, NULL);
+    free(p);
+    G.resolved = G.cpu_only = G.dropped = G.unresolved = 0;
+    G.published = 0; /* the child gets a record of its own */
+    G.in_fork_child = 1;
+    if (G.available) {
+        G.available = 0;
+        snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
+    }
+    /* not loaded yet: load_locked() looks before it loads; failed to
+     * load: the same reason holds in the child */
 }

@@ -190,6 +190,18 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->thin_level = h->thin_level;
     p->thin_since_ns = h->thin_since_mono_ns;
     p->zones_thinned = h->zones_thinned; /* the threads' uncarried counts are added below */
+    /* written by the cuda source of a live writer: the state last, with
+     * release order, so a state read here comes with its fields */
+    p->cuda_state = __atomic_load_n(&h->cuda_state, __ATOMIC_ACQUIRE);
+    if (p->cuda_state > SPS_REC_CUDA_UNAVAILABLE)
+        p->cuda_state = SPS_REC_CUDA_UNUSED; /* not a state this reader knows: as if none */
+    p->cuda_driver_version = h->cuda_driver_version;
+    p->cuda_resolved = __atomic_load_n(&h->cuda_resolved, __ATOMIC_RELAXED);
+    p->cuda_cpu_only = __atomic_load_n(&h->cuda_cpu_only, __ATOMIC_RELAXED);
+    p->cuda_dropped = __atomic_load_n(&h->cuda_dropped, __ATOMIC_RELAXED);
+    p->cuda_unresolved = __atomic_load_n(&h->cuda_unresolved, __ATOMIC_RELAXED);
+    memcpy(p->cuda_reason, h->cuda_reason, sizeof p->cuda_reason);
+    p->cuda_reason[sizeof p->cuda_reason - 1] = '\0';
 
     uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
     int argc = len ? 1 : 0;

@@ -406,6 +406,27 @@ void sps__run_free(struct sps_run *run) {
     memset(run, 0, sizeof *run);
 }
 
+void sps__run_cuda(const struct sps_run *run, struct sps_run_cuda *out) {
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        if (p->cuda_state == SPS_REC_CUDA_UNUSED)
+            continue;
+        out->processes++;
+        out->available += p->cuda_state == SPS_REC_CUDA_AVAILABLE;
+        if (!out->driver_version)
+            out->driver_version = p->cuda_driver_version;
+        if (!out->reason && p->cuda_reason[0]) {
+            out->reason = p->cuda_reason;
+            out->reason_pid = p->pid;
+        }
+        out->resolved += p->cuda_resolved;
+        out->cpu_only += p->cuda_cpu_only;
+        out->dropped += p->cuda_dropped;
+        out->unresolved += p->cuda_unresolved;
+    }
+}
+
 const char *sps__thin_level_name(uint32_t level) {
     switch (level) {
     case SPS_THIN_NONE:

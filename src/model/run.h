@@ -78,6 +78,12 @@ struct sps_process_data {
     uint32_t thin_level;    /* enum sps_thin_level the overhead guard left (0: never thinned) */
     uint64_t thin_since_ns; /* monotonic, when it began thinning; 0 never */
     uint64_t zones_thinned; /* zones not recorded for it, all threads */
+    /* GPU zones (the header's cuda_* fields): state is enum
+     * sps_rec_cuda_state, 0 when the process began none */
+    uint32_t cuda_state;
+    int32_t cuda_driver_version;
+    uint64_t cuda_resolved, cuda_cpu_only, cuda_dropped, cuda_unresolved;
+    char cuda_reason[192];
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */
@@ -168,6 +174,20 @@ int sps__run_add(struct sps_run *run, struct sps_process_data *p);
 
 /* Whether a directory entry is a record file (ends in ".sps"). */
 int sps__is_record_name(const char *file_name);
+
+/* GPU zones over every process of a run (their records' cuda_* fields). */
+struct sps_run_cuda {
+    uint32_t processes;  /* processes that began a GPU zone */
+    uint32_t available;  /* of those, the ones where libcuda loaded and initialised */
+    int driver_version;  /* the first process's that knows it; 0 unknown */
+    const char *reason;  /* the first non-empty reason in processes[] order, NULL: none
+                            (points into the run) */
+    int reason_pid;      /* the process it comes from */
+    uint64_t resolved, cpu_only, dropped, unresolved; /* summed */
+};
+
+/* Fill *out from run (pure). */
+void sps__run_cuda(const struct sps_run *run, struct sps_run_cuda *out);
 
 /* "none", "phases", "steps" for an enum sps_thin_level; "unknown" else. */
 const char *sps__thin_level_name(uint32_t level);

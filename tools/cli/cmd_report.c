@@ -189,7 +189,8 @@ static uint32_t zone_kind(const char *kind) {
  * What the summary prints from records, rebuilt from report.json for a
  * directory without them: the per-name statistics (zones, steps, values,
  * counters, in report.json's order, which is the summary's), each process
- * with its threads' open zones and what it refused, the event counts and
+ * with its threads' open zones, what it refused and its GPU zones' cuda
+ * state, the event counts and
  * the records skipped at run time.  No events, histograms or step rows:
  * the summary reads none.  A key report.json lacks reads as 0, and a null
  * statistic of a zone that never completed as 0, as sps__stats_compute
@@ -258,6 +259,17 @@ static int run_from_json(json_t *r, struct sps_run *run) {
         p->threads_refused = (uint64_t)json_integer_value(json_object_get(e, "threads_refused"));
         p->names_refused = (uint64_t)json_integer_value(json_object_get(e, "names_refused"));
         snprintf(p->problem, sizeof p->problem, "%s", str_at(e, "recording_problem"));
+        json_t *cuda = json_object_get(e, "cuda"); /* null: no GPU zone */
+        if (json_is_object(cuda)) {
+            p->cuda_state = json_is_true(json_object_get(cuda, "available")) ? SPS_REC_CUDA_AVAILABLE
+                                                                               : SPS_REC_CUDA_UNAVAILABLE;
+            p->cuda_driver_version = (int32_t)json_integer_value(json_object_get(cuda, "driver_version"));
+            snprintf(p->cuda_reason, sizeof p->cuda_reason, "%s", str_at(cuda, "reason"));
+            p->cuda_resolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_resolved"));
+            p->cuda_cpu_only = (uint64_t)json_integer_value(json_object_get(cuda, "zones_cpu_only"));
+            p->cuda_dropped = (uint64_t)json_integer_value(json_object_get(cuda, "zones_dropped"));
+            p->cuda_unresolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_unresolved"));
+        }
         if (!(p->path = strdup(str_at(e, "record"))))
             return SPS_ENOMEM;
         json_t *threads = json_object_get(e, "threads");
