@@ -141,8 +141,8 @@ static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, 
     fmt_p(&row->c, p, sizeof p);
     fmt_delta(&row->c, d, sizeof d);
     const char *v = verdict_word(row);
-    const char *on = !colour                                 ? ""
-                     : row->c.verdict == SPS_VERDICT_SLOWER ? RED
+    const char *on = !colour || row->presence != SPS_CMP_BOTH ? ""
+                     : row->c.verdict == SPS_VERDICT_SLOWER  ? RED
                      : row->c.verdict == SPS_VERDICT_FASTER ? GREEN
                                                             : "";
     fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, b, n, ch, ci, p, d, on, v, *on ? RESET : "");
@@ -204,7 +204,8 @@ static void md_row(FILE *f, const struct sps_cmp_row *row, const char *label) {
     fmt_p(&row->c, p, sizeof p);
     fmt_delta(&row->c, d, sizeof d);
     const char *v = verdict_word(row);
-    int strong = row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER;
+    int strong = row->presence == SPS_CMP_BOTH &&
+                 (row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER);
     fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, b, n, ch, ci, p, d, strong ? "**" : "", v,
             strong ? "**" : "");
 }

@@ -204,14 +204,17 @@ int sps_cmd_compare(int argc, char **argv) {
     sps__compare_params_default(&o.params);
     int status = parse(argc, argv, &o);
     struct sps_cmp_side base = {0}, new_side = {0};
-    if (status < 0) {
-        status = load_side(&base, o.base, o.nbase, &o, "BASE");
-        if (status == 0)
-            status = load_side(&new_side, o.new_side, o.nnew, &o, "NEW");
+    if (status >= 0) { /* --help or a usage error */
+        free(o.base);
+        free(o.new_side);
+        return status;
     }
+    status = load_side(&base, o.base, o.nbase, &o, "BASE");
+    if (status == 0)
+        status = load_side(&new_side, o.new_side, o.nnew, &o, "NEW");
     free(o.base);
     free(o.new_side);
-    if (status != 0) { /* --help, a usage error or an input that cannot be read */
+    if (status != 0) { /* an input that cannot be read */
         sps__cmp_side_free(&base);
         sps__cmp_side_free(&new_side);
         return status;
