@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "compare/stats.h"
@@ -302,6 +303,29 @@ static void test_errors(const char *root) {
     CHECK_STR_HAS(out, "usage: stepscope compare BASE NEW");
 }
 
+/* Colour on a terminal only, and never with NO_COLOR: the command runs on
+ * a pseudo-terminal made by script(1) (util-linux, in every Debian). */
+static void test_colour(void) {
+    if (access("/usr/bin/script", X_OK) != 0) {
+        printf("SKIP colour on a terminal: /usr/bin/script is not installed\n");
+        return;
+    }
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "%s compare %s %s", STEPSCOPE, base_dir, slow_dir);
+    char *argv[] = {"/usr/bin/script", "-qec", cmd, "/dev/null", NULL};
+    unsetenv("NO_COLOR");
+    setenv("TERM", "xterm", 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)), 0);
+    read_file(out_path, out, sizeof out);
+    CHECK_STR_HAS(out, "\033[1m\033[31mstep time: ");
+    setenv("NO_COLOR", "1", 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)), 0);
+    read_file(out_path, out, sizeof out);
+    CHECK_STR_HAS(out, "% slower");
+    CHECK(!strchr(out, '\033'));
+    unsetenv("NO_COLOR");
+}
+
 int main(void) {
     char root[4096];
     snprintf(root, sizeof root, "%s", tmpdir_new("compare"));
@@ -328,6 +352,7 @@ int main(void) {
     test_pooled_runs(root);
     test_zone_only_on_one_side(root);
     test_errors(root);
+    test_colour();
     printf("%d passed, %d failed\n", check_passes, check_failures);
     return check_failures != 0;
 }

@@ -118,8 +118,8 @@ static double mean_rate(const struct sps_cmp_side *side, const char *name) {
 
 static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
                       int higher_is_better) {
-    if (!isfinite(base) && !isfinite(new_))
-        return 0; /* neither side measured it: nothing to show */
+    if (!isfinite(base) || !isfinite(new_))
+        return 0; /* a delta needs both sides to have measured it */
     struct sps_cmp_figure *f = realloc(r->figures, (r->nfigures + 1) * sizeof *f);
     if (!f)
         return SPS_ENOMEM;
