@@ -101,7 +101,8 @@ static char base_dir[4200], slow_dir[4200], same_dir[4200], tail_dir[4200];
 
 static void test_slowdown(void) {
     CHECK_EQ_I(compare(base_dir, slow_dir, NULL), 0);
-    CHECK_STR_HAS(out, "% slower (median per step; 95% CI +");
+    CHECK_STR_HAS(out, "% slower, speedup 0.9");
+    CHECK_STR_HAS(out, "x (median per step; 95% CI +");
     CHECK_STR_HAS(out, "5 warm-up left out");
     CHECK(!strchr(out, '\033')); /* not a terminal: no colour */
     /* the gate */
@@ -119,6 +120,7 @@ static void test_slowdown(void) {
         CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "slower"));
         double ratio = json_num(j, "step.ratio");
         CHECK_MSG(ratio > 1.02 && ratio < 1.08, "median ratio %.4f near 1.05", ratio);
+        CHECK_NEAR(json_num(j, "step.speedup"), 1 / ratio, 1e-9);
         CHECK(json_num(j, "step.ratio_ci_low") > 1 && json_num(j, "step.ratio_ci_high") > ratio);
         CHECK(json_num(j, "step.p_value") < 0.001);
         CHECK(json_num(j, "step.cliffs_delta") > 0.1);

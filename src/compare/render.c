@@ -118,9 +118,9 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     switch (c->verdict) {
     case SPS_VERDICT_SLOWER:
     case SPS_VERDICT_FASTER:
-        snprintf(buf, len, "%s time: %.1f%% %s (median %s; 95%% CI %+.1f%% to %+.1f%%, p=%.2g)", r->step.name,
-                 fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), "per step", (c->ratio_lo - 1) * 100,
-                 (c->ratio_hi - 1) * 100, c->p);
+        snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%.2g)",
+                 r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio,
+                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, c->p);
         break;
     case SPS_VERDICT_SAME:
         snprintf(buf, len, "%s time: no significant change (%s)", r->step.name, c->why);
@@ -288,6 +288,7 @@ static json_t *comparison_json(const struct sps_cmp_row *row) {
     json_object_set_new(o, "mean_base_s", num_or_null(c->mean_base));
     json_object_set_new(o, "mean_new_s", num_or_null(c->mean_new));
     json_object_set_new(o, "ratio", num_or_null(c->ratio));
+    json_object_set_new(o, "speedup", num_or_null(c->ratio > 0 ? 1 / c->ratio : NAN));
     json_object_set_new(o, "ratio_ci_low", num_or_null(c->ratio_lo));
     json_object_set_new(o, "ratio_ci_high", num_or_null(c->ratio_hi));
     json_object_set_new(o, "mann_whitney_u", num_or_null(c->u));
