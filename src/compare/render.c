@@ -76,6 +76,8 @@ static void fmt_interval(const struct sps_comparison *c, char *buf, size_t len) 
 static void fmt_p(const struct sps_comparison *c, char *buf, size_t len) {
     if (c->verdict == SPS_VERDICT_NONE)
         snprintf(buf, len, "-");
+    else if (c->p < 1e-300) /* the normal tail underflows a double */
+        snprintf(buf, len, "<1e-300");
     else if (c->p < 1e-4)
         snprintf(buf, len, "%.1e", c->p);
     else
@@ -118,9 +120,11 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     switch (c->verdict) {
     case SPS_VERDICT_SLOWER:
     case SPS_VERDICT_FASTER:
-        snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%.2g)",
+        char p[32];
+        fmt_p(c, p, sizeof p);
+        snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%s)",
                  r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio,
-                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, c->p);
+                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, p);
         break;
     case SPS_VERDICT_SAME:
         snprintf(buf, len, "%s time: no significant change (%s)", r->step.name, c->why);
