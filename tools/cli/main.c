@@ -21,6 +21,10 @@ static const char usage[] =
     "  report DIR [--format html|csv|trace|json|summary] [-o OUT]\n"
     "            make a run directory's report.html, steps.csv, timeline.csv and\n"
     "            trace.json again (or one of them, or the summary)\n"
+    "  compare BASE NEW [--fail-on slower|PCT] [--format text|markdown|json]\n"
+    "            did NEW make the steps faster or slower? medians, a bootstrap\n"
+    "            confidence interval, a Mann-Whitney U test and a verdict, for\n"
+    "            the step and each zone (BASE... --vs NEW... pools repeated runs)\n"
     "  doctor [--json]\n"
     "            list every metric source: works or not, why not, cost of a read\n"
     "  help      this text;  stepscope COMMAND --help for a command's options\n"
@@ -36,6 +40,7 @@ static const char usage[] =
     "  itself failed (a file it could not write, a record it could not read).\n"
     "  snapshot: 0; 1 when no source gave a reading or --pid names no process.\n"
     "  doctor: 0 when the proc source works, else 1.\n"
+    "  compare: 0; 1 with --fail-on when NEW regressed; 2 on a usage or input error.\n"
     "\n"
     "environment (read by the library in the workload):\n"
     "  STEPSCOPE_DISABLE=1         record nothing\n"
@@ -51,7 +56,7 @@ static const char usage[] =
     "  STEPSCOPE_NVIDIA_SMI=PATH   the nvidia-smi to run (default: nvidia-smi on PATH)\n"
     "  CUDA_VISIBLE_DEVICES        which GPUs are sampled, numbered as CUDA does\n"
     "\n"
-    "docs: README.md, docs/cli.md, docs/metrics.md, docs/report-format.md,\n"
+    "docs: README.md, docs/cli.md, docs/compare.md, docs/metrics.md, docs/report-format.md,\n"
     "      docs/trace-format.md, docs/csv-format.md, docs/html-report.md,\n"
     "      docs/record-format.md\n";
 
@@ -84,6 +89,8 @@ int main(int argc, char **argv) {
         return sps_cmd_doctor(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return sps_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return sps_cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(usage, stdout);
         return 0;

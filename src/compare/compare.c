@@ -1,0 +1,301 @@
+/*
+ * compare.c - BASE against NEW, series by series (see compare.h).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare/compare.h"
+#include "stepscope.h"
+
+/* A side's per-run arrays of one series, as stats.h takes them.  A zone
+ * missing from a run is zeros over that run's steps (zeros is long
+ * enough for the longest run). */
+struct series {
+    const double **runs;
+    size_t *len;
+};
+
+static int series_of(const struct sps_cmp_side *side, const char *zone, const double *zeros, struct series *s) {
+    s->runs = malloc((side->nruns ? side->nruns : 1) * sizeof *s->runs);
+    s->len = malloc((side->nruns ? side->nruns : 1) * sizeof *s->len);
+    if (!s->runs || !s->len) {
+        free(s->runs);
+        free(s->len);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < side->nruns; i++) {
+        const struct sps_cmp_run *run = &side->runs[i];
+        const struct sps_cmp_zone *z = zone ? sps__cmp_run_zone(run, zone) : NULL;
+        s->runs[i] = !zone ? run->step_s : z ? z->self_s : zeros;
+        s->len[i] = run->nsteps;
+    }
+    return 0;
+}
+
+static void series_free(struct series *s) {
+    free(s->runs);
+    free(s->len);
+}
+
+static int compare_series(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side, const char *zone,
+                          const double *zeros, const struct sps_compare_params *p, struct sps_comparison *out) {
+    struct series sb, sn;
+    if (series_of(base, zone, zeros, &sb))
+        return SPS_ENOMEM;
+    if (series_of(new_side, zone, zeros, &sn)) {
+        series_free(&sb);
+        return SPS_ENOMEM;
+    }
+    struct sps_sample_side b = {sb.runs, sb.len, base->nruns}, n = {sn.runs, sn.len, new_side->nruns};
+    int rc = sps__compare(&b, &n, p, out);
+    series_free(&sb);
+    series_free(&sn);
+    return rc;
+}
+
+static int side_has_zone(const struct sps_cmp_side *side, const char *name) {
+    for (size_t i = 0; i < side->nruns; i++)
+        if (sps__cmp_run_zone(&side->runs[i], name))
+            return 1;
+    return 0;
+}
+
+/* Add name to the list of zone names unless it is there. */
+static int add_name(char ***names, size_t *n, const char *name) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*names)[i], name))
+            return 0;
+    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
+    if (!grown)
+        return SPS_ENOMEM;
+    *names = grown;
+    if (!(grown[*n] = strdup(name)))
+        return SPS_ENOMEM;
+    (*n)++;
+    return 0;
+}
+
+static double abs_median_change(const struct sps_cmp_row *r) {
+    double b = isfinite(r->c.median_base) ? r->c.median_base : 0, n = isfinite(r->c.median_new) ? r->c.median_new : 0;
+    return fabs(n - b);
+}
+
+static int cmp_rows(const void *pa, const void *pb) {
+    double a = abs_median_change(pa), b = abs_median_change(pb);
+    if (a != b)
+        return a < b ? 1 : -1;
+    return strcmp(((const struct sps_cmp_row *)pa)->name, ((const struct sps_cmp_row *)pb)->name);
+}
+
+/* The mean of a run-level figure over the runs that have it (NAN: none). */
+static double mean_over_runs(const struct sps_cmp_side *side, size_t offset) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < side->nruns; i++) {
+        double v = *(const double *)((const char *)&side->runs[i] + offset);
+        if (isfinite(v)) {
+            sum += v;
+            n++;
+        }
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+static double mean_rate(const struct sps_cmp_side *side, const char *name) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < side->nruns; i++)
+        for (size_t k = 0; k < side->runs[i].nrates; k++)
+            if (!strcmp(side->runs[i].rates[k].name, name)) {
+                sum += side->runs[i].rates[k].per_second;
+                n++;
+            }
+    return n ? sum / (double)n : NAN;
+}
+
+static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
+                      int higher_is_better) {
+    if (!isfinite(base) || !isfinite(new_))
+        return 0; /* a delta needs both sides to have measured it */
+    struct sps_cmp_figure *f = realloc(r->figures, (r->nfigures + 1) * sizeof *f);
+    if (!f)
+        return SPS_ENOMEM;
+    r->figures = f;
+    f = &r->figures[r->nfigures++];
+    snprintf(f->label, sizeof f->label, "%s", label);
+    snprintf(f->unit, sizeof f->unit, "%s", unit);
+    f->base = base;
+    f->new_ = new_;
+    f->higher_is_better = higher_is_better;
+    return 0;
+}
+
+/* "input-bound", or "input-bound x2, compute-bound" when runs differ. */
+static void bottleneck_of(const struct sps_cmp_side *side, char *out, size_t outlen) {
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < side->nruns; i++) {
+        const char *v = side->runs[i].bottleneck;
+        if (!*v)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < i; k++)
+            seen |= !strcmp(side->runs[k].bottleneck, v);
+        if (seen)
+            continue;
+        size_t count = 0;
+        for (size_t k = i; k < side->nruns; k++)
+            count += !strcmp(side->runs[k].bottleneck, v);
+        int n = count > 1 && count < side->nruns
+                    ? snprintf(out + used, outlen - used, "%s%s x%zu", used ? ", " : "", v, count)
+                    : snprintf(out + used, outlen - used, "%s%s", used ? ", " : "", v);
+        if (n < 0 || (size_t)n >= outlen - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static size_t longest_run(const struct sps_cmp_side *s) {
+    size_t m = 0;
+    for (size_t i = 0; i < s->nruns; i++)
+        if (s->runs[i].nsteps > m)
+            m = s->runs[i].nsteps;
+    return m;
+}
+
+static int figures_of(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side, struct sps_cmp_result *r) {
+    int rc = add_figure(r, "peak RSS", "bytes", mean_over_runs(base, offsetof(struct sps_cmp_run, peak_rss_bytes)),
+                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, peak_rss_bytes)), 0);
+    if (!rc)
+        rc = add_figure(r, "peak GPU memory", "bytes",
+                        mean_over_runs(base, offsetof(struct sps_cmp_run, peak_gpu_bytes)),
+                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, peak_gpu_bytes)), 0);
+    if (!rc)
+        rc = add_figure(r, "energy per step", "J",
+                        mean_over_runs(base, offsetof(struct sps_cmp_run, energy_per_step_j)),
+                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, energy_per_step_j)), 0);
+    if (!rc)
+        rc = add_figure(r, "energy", "J", mean_over_runs(base, offsetof(struct sps_cmp_run, energy_j)),
+                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, energy_j)), 0);
+    /* every counter's rate that either side has */
+    char **names = NULL;
+    size_t nnames = 0;
+    const struct sps_cmp_side *sides[2] = {base, new_side};
+    for (int s = 0; s < 2 && !rc; s++)
+        for (size_t i = 0; i < sides[s]->nruns && !rc; i++)
+            for (size_t k = 0; k < sides[s]->runs[i].nrates && !rc; k++)
+                rc = add_name(&names, &nnames, sides[s]->runs[i].rates[k].name);
+    for (size_t i = 0; i < nnames && !rc; i++) {
+        char label[96];
+        snprintf(label, sizeof label, "%s/s", names[i]);
+        rc = add_figure(r, label, "/s", mean_rate(base, names[i]), mean_rate(new_side, names[i]), 1);
+    }
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+/*
+ * Many zones are many tests: at alpha 0.05, one in twenty unchanged zones
+ * would be called faster or slower by chance.  Holm's adjustment over the
+ * zones that could get a verdict keeps the chance of any false verdict
+ * among them under alpha.  The step's own test is the headline and is not
+ * adjusted.
+ */
+static int adjust_zone_p(struct sps_cmp_result *r) {
+    double *p = malloc((r->nzones ? r->nzones : 1) * sizeof *p);
+    size_t *at = malloc((r->nzones ? r->nzones : 1) * sizeof *at);
+    if (!p || !at) {
+        free(p);
+        free(at);
+        return SPS_ENOMEM;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < r->nzones; i++) {
+        r->zones[i].p_unadjusted = r->zones[i].c.p;
+        if (r->zones[i].c.verdict != SPS_VERDICT_NONE) {
+            p[n] = r->zones[i].c.p;
+            at[n++] = i;
+        }
+    }
+    int rc = sps__holm_adjust(p, n);
+    for (size_t k = 0; k < n && !rc; k++) {
+        struct sps_comparison *c = &r->zones[at[k]].c;
+        c->p = p[k];
+        sps__compare_decide(&r->params, c);
+    }
+    free(p);
+    free(at);
+    return rc;
+}
+
+int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side,
+                   const struct sps_compare_params *params, struct sps_cmp_result *out) {
+    memset(out, 0, sizeof *out);
+    if (!base || !new_side || !params || !base->nruns || !new_side->nruns)
+        return SPS_EINVAL;
+    out->params = *params;
+    size_t longest = longest_run(base) > longest_run(new_side) ? longest_run(base) : longest_run(new_side);
+    double *zeros = calloc(longest ? longest : 1, sizeof *zeros);
+    char **names = NULL;
+    size_t nnames = 0;
+    int rc = zeros ? 0 : SPS_ENOMEM;
+    if (!rc && !(out->step.name = strdup(base->runs[0].step_name)))
+        rc = SPS_ENOMEM;
+    if (!rc)
+        rc = compare_series(base, new_side, NULL, zeros, params, &out->step.c);
+    out->step.p_unadjusted = out->step.c.p;
+    const struct sps_cmp_side *sides[2] = {base, new_side};
+    for (int s = 0; s < 2 && !rc; s++)
+        for (size_t i = 0; i < sides[s]->nruns && !rc; i++)
+            for (size_t z = 0; z < sides[s]->runs[i].nzones && !rc; z++)
+                rc = add_name(&names, &nnames, sides[s]->runs[i].zones[z].name);
+    if (!rc && nnames && !(out->zones = calloc(nnames, sizeof *out->zones)))
+        rc = SPS_ENOMEM;
+    for (size_t i = 0; i < nnames && !rc; i++) {
+        struct sps_cmp_row *row = &out->zones[out->nzones++];
+        row->name = names[i];
+        names[i] = NULL;
+        row->presence = !side_has_zone(new_side, row->name)  ? SPS_CMP_BASE_ONLY
+                        : !side_has_zone(base, row->name) ? SPS_CMP_NEW_ONLY
+                                                          : SPS_CMP_BOTH;
+        rc = compare_series(base, new_side, row->name, zeros, params, &row->c);
+    }
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    free(zeros);
+    if (!rc)
+        rc = adjust_zone_p(out);
+    if (!rc && out->nzones)
+        qsort(out->zones, out->nzones, sizeof *out->zones, cmp_rows);
+    if (!rc)
+        rc = figures_of(base, new_side, out);
+    if (rc) {
+        sps__cmp_result_free(out);
+        return rc;
+    }
+    bottleneck_of(base, out->bottleneck_base, sizeof out->bottleneck_base);
+    bottleneck_of(new_side, out->bottleneck_new, sizeof out->bottleneck_new);
+    return 0;
+}
+
+void sps__cmp_result_free(struct sps_cmp_result *r) {
+    free(r->step.name);
+    for (size_t i = 0; i < r->nzones; i++)
+        free(r->zones[i].name);
+    free(r->zones);
+    free(r->figures);
+    memset(r, 0, sizeof *r);
+}
+
+int sps__cmp_regressed(const struct sps_cmp_result *r, double min_change) {
+    const struct sps_comparison *c = &r->step.c;
+    if (c->verdict != SPS_VERDICT_SLOWER)
+        return 0;
+    return !(min_change > 0) || !isfinite(c->ratio) || c->ratio - 1 >= min_change;
+}

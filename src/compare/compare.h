@@ -1,0 +1,62 @@
+/*
+ * compare.h - BASE against NEW: the step time, each zone's self time per
+ * step, and the run-level figures, as `stepscope compare` prints them
+ * (docs/compare.md).  sides.h reads the runs, stats.h judges each series,
+ * render.h prints the result.  Not thread-safe: one thread builds, prints
+ * and frees a result.
+ */
+#ifndef SPS_COMPARE_COMPARE_H
+#define SPS_COMPARE_COMPARE_H
+
+#include <stdio.h>
+
+#include "compare/sides.h"
+#include "compare/stats.h"
+
+enum sps_cmp_presence {
+    SPS_CMP_BOTH = 0,
+    SPS_CMP_BASE_ONLY = 1, /* the zone is in no NEW step: it went away */
+    SPS_CMP_NEW_ONLY = 2   /* the zone is in no BASE step: it is new */
+};
+
+/* One compared series: the step time, or a zone's self time per step. */
+struct sps_cmp_row {
+    char *name;
+    enum sps_cmp_presence presence;
+    struct sps_comparison c; /* per step, seconds; a zone's p is Holm-adjusted */
+    double p_unadjusted;     /* the U test's own p */
+};
+
+/* A run-level figure: the mean over each side's runs that have it. */
+struct sps_cmp_figure {
+    char label[96];   /* "peak RSS", "energy per step", "samples/s" */
+    char unit[16];    /* "bytes", "J", "/s" */
+    double base, new_; /* NAN where no run of that side has it */
+    int higher_is_better;
+};
+
+struct sps_cmp_result {
+    struct sps_compare_params params;
+    struct sps_cmp_row step;
+    size_t nzones;
+    struct sps_cmp_row *zones; /* largest change of median self time first */
+    size_t nfigures;
+    struct sps_cmp_figure *figures;
+    char bottleneck_base[160]; /* "input-bound", or each run's when they differ; "" when none */
+    char bottleneck_new[160];
+};
+
+/*
+ * Compare new_side against base.  Returns 0, SPS_ENOMEM, or SPS_EINVAL
+ * (bad params; an empty side).  On failure *out holds nothing to free.
+ */
+int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side,
+                   const struct sps_compare_params *params, struct sps_cmp_result *out);
+
+void sps__cmp_result_free(struct sps_cmp_result *r);
+
+/* Whether the result fails a CI gate: NEW's step time significantly
+ * slower and, with min_change > 0, slower by at least that fraction. */
+int sps__cmp_regressed(const struct sps_cmp_result *r, double min_change);
+
+#endif /* SPS_COMPARE_COMPARE_H */

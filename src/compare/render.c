@@ -1,0 +1,378 @@
+/*
+ * render.c - text, Markdown and JSON forms of a comparison (see render.h).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare/render.h"
+#include "stepscope.h"
+
+#define RED "\033[31m"
+#define GREEN "\033[32m"
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+
+/* ---------------------------------------------------------------- units */
+
+static void fmt_seconds(double s, char *buf, size_t len) {
+    if (!isfinite(s))
+        snprintf(buf, len, "-");
+    else if (s == 0)
+        snprintf(buf, len, "0");
+    else if (fabs(s) >= 1)
+        snprintf(buf, len, "%.3gs", s);
+    else if (fabs(s) >= 1e-3)
+        snprintf(buf, len, "%.3gms", s * 1e3);
+    else if (fabs(s) >= 1e-6)
+        snprintf(buf, len, "%.3gus", s * 1e6);
+    else
+        snprintf(buf, len, "%.3gns", s * 1e9);
+}
+
+static void fmt_figure(double v, const char *unit, char *buf, size_t len) {
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (!strcmp(unit, "bytes")) {
+        const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        int i = 0;
+        while (fabs(v) >= 1024 && i < 4) {
+            v /= 1024;
+            i++;
+        }
+        snprintf(buf, len, i ? "%.3g%s" : "%.0f%s", v, u[i]);
+        return;
+    }
+    const char *suffix = !strcmp(unit, "J") ? "J" : "/s";
+    if (fabs(v) >= 1e9)
+        snprintf(buf, len, "%.3gG%s", v / 1e9, suffix);
+    else if (fabs(v) >= 1e6)
+        snprintf(buf, len, "%.3gM%s", v / 1e6, suffix);
+    else if (fabs(v) >= 1e3)
+        snprintf(buf, len, "%.3gk%s", v / 1e3, suffix);
+    else
+        snprintf(buf, len, "%.3g%s", v, suffix);
+}
+
+/* "+5.1%" for a ratio, "-" when there is none. */
+static void fmt_change(double ratio, char *buf, size_t len) {
+    if (!isfinite(ratio))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.1f%%", (ratio - 1) * 100);
+}
+
+static void fmt_interval(const struct sps_comparison *c, char *buf, size_t len) {
+    if (!isfinite(c->ratio_lo) || !isfinite(c->ratio_hi))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.1f%% .. %+.1f%%", (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100);
+}
+
+static void fmt_p(const struct sps_comparison *c, char *buf, size_t len) {
+    if (c->verdict == SPS_VERDICT_NONE)
+        snprintf(buf, len, "-");
+    else if (c->p < 1e-300) /* the normal tail underflows a double */
+        snprintf(buf, len, "<1e-300");
+    else if (c->p < 1e-4)
+        snprintf(buf, len, "%.1e", c->p);
+    else
+        snprintf(buf, len, "%.4f", c->p);
+}
+
+static void fmt_delta(const struct sps_comparison *c, char *buf, size_t len) {
+    if (!isfinite(c->cliffs_delta))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%+.2f", c->cliffs_delta);
+}
+
+static const char *verdict_word(const struct sps_cmp_row *row) {
+    if (row->presence == SPS_CMP_BASE_ONLY)
+        return "gone";
+    if (row->presence == SPS_CMP_NEW_ONLY)
+        return "new";
+    return row->c.verdict == SPS_VERDICT_NONE ? "too few" : sps__verdict_name(row->c.verdict);
+}
+
+/* What a side is: "runs/a: 1 run, 200 steps (5 warm-up left out)". */
+static void describe_side(const struct sps_cmp_side *s, char *buf, size_t len) {
+    size_t steps = 0, skipped = 0, dropped = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        steps += s->runs[i].nsteps;
+        skipped += s->runs[i].skipped;
+        if (s->runs[i].steps_counted > s->runs[i].rows)
+            dropped += s->runs[i].steps_counted - s->runs[i].rows;
+    }
+    int n = snprintf(buf, len, "%s%s: %zu run%s, %zu steps (%zu warm-up left out", s->runs[0].path,
+                     s->nruns > 1 ? " and others" : "", s->nruns, s->nruns == 1 ? "" : "s", steps, skipped);
+    if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, dropped ? "; %zu not in the reports' step rows)" : ")", dropped);
+}
+
+/* The headline: "step time: 5.1% slower (95% CI +3.2% to +7.0%, p=1.2e-06)". */
+static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
+    const struct sps_comparison *c = &r->step.c;
+    switch (c->verdict) {
+    case SPS_VERDICT_SLOWER:
+    case SPS_VERDICT_FASTER:
+        char p[32];
+        fmt_p(c, p, sizeof p);
+        snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%s)",
+                 r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio,
+                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, p);
+        break;
+    case SPS_VERDICT_SAME:
+        snprintf(buf, len, "%s time: no significant change (%s)", r->step.name, c->why);
+        break;
+    default:
+        snprintf(buf, len, "%s time: no verdict (%s)", r->step.name, c->why);
+    }
+}
+
+/* ----------------------------------------------------------------- text */
+
+static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, int colour) {
+    char b[32], n[32], ch[32], ci[48], p[32], d[32];
+    fmt_seconds(row->presence == SPS_CMP_NEW_ONLY ? NAN : row->c.median_base, b, sizeof b);
+    fmt_seconds(row->presence == SPS_CMP_BASE_ONLY ? NAN : row->c.median_new, n, sizeof n);
+    fmt_change(row->c.ratio, ch, sizeof ch);
+    fmt_interval(&row->c, ci, sizeof ci);
+    fmt_p(&row->c, p, sizeof p);
+    fmt_delta(&row->c, d, sizeof d);
+    const char *v = verdict_word(row);
+    const char *on = !colour || row->presence != SPS_CMP_BOTH ? ""
+                     : row->c.verdict == SPS_VERDICT_SLOWER  ? RED
+                     : row->c.verdict == SPS_VERDICT_FASTER ? GREEN
+                                                            : "";
+    fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, b, n, ch, ci, p, d, on, v, *on ? RESET : "");
+}
+
+static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
+                        const struct sps_cmp_side *new_side) {
+    char line[512];
+    describe_side(base, line, sizeof line);
+    fprintf(f, "base  %s\n", line);
+    describe_side(new_side, line, sizeof line);
+    fprintf(f, "new   %s\n\n", line);
+    headline(r, line, sizeof line);
+    const char *on = !colour                                    ? ""
+                     : r->step.c.verdict == SPS_VERDICT_SLOWER ? BOLD RED
+                     : r->step.c.verdict == SPS_VERDICT_FASTER ? BOLD GREEN
+                                                               : BOLD;
+    fprintf(f, "%s%s%s\n\n", on, line, *on ? RESET : "");
+    fprintf(f, "%-22s %9s %9s %8s %18s %9s %6s  %s\n", "median per step", "base", "new", "change", "95% CI", "p",
+            "delta", "verdict");
+    text_row(f, &r->step, r->step.name, colour);
+    size_t shown = r->nzones < SPS_CMP_ZONES_SHOWN ? r->nzones : SPS_CMP_ZONES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "  %s", r->zones[i].name);
+        text_row(f, &r->zones[i], label, colour);
+    }
+    if (r->nzones > shown)
+        fprintf(f, "  ... %zu more zones (--format json lists them all)\n", r->nzones - shown);
+    if (r->nzones)
+        fputs("(zones: self time per step, largest change first; p adjusted for the number of zones)\n", f);
+    if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
+        fprintf(f, "\n%-22s %12s %12s %8s\n", "run", "base", "new", "change");
+        for (size_t i = 0; i < r->nfigures; i++) {
+            const struct sps_cmp_figure *g = &r->figures[i];
+            char b[32], n[32], ch[32];
+            fmt_figure(g->base, g->unit, b, sizeof b);
+            fmt_figure(g->new_, g->unit, n, sizeof n);
+            fmt_change(g->base != 0 ? g->new_ / g->base : NAN, ch, sizeof ch);
+            fprintf(f, "%-22.22s %12s %12s %8s\n", g->label, b, n, ch);
+        }
+        if (*r->bottleneck_base || *r->bottleneck_new)
+            fprintf(f, "%-22s %12s %12s %8s\n", "bottleneck", *r->bottleneck_base ? r->bottleneck_base : "-",
+                    *r->bottleneck_new ? r->bottleneck_new : "-",
+                    strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
+    }
+    fprintf(f, "\nverdicts need p < %g, a 95%% interval clear of 0%% and a change of at least %g%% (--threshold)\n",
+            r->params.alpha, r->params.threshold * 100);
+}
+
+/* ------------------------------------------------------------- Markdown */
+
+static void md_row(FILE *f, const struct sps_cmp_row *row, const char *label) {
+    char b[32], n[32], ch[32], ci[48], p[32], d[32];
+    fmt_seconds(row->presence == SPS_CMP_NEW_ONLY ? NAN : row->c.median_base, b, sizeof b);
+    fmt_seconds(row->presence == SPS_CMP_BASE_ONLY ? NAN : row->c.median_new, n, sizeof n);
+    fmt_change(row->c.ratio, ch, sizeof ch);
+    fmt_interval(&row->c, ci, sizeof ci);
+    fmt_p(&row->c, p, sizeof p);
+    fmt_delta(&row->c, d, sizeof d);
+    const char *v = verdict_word(row);
+    int strong = row->presence == SPS_CMP_BOTH &&
+                 (row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER);
+    fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, b, n, ch, ci, p, d, strong ? "**" : "", v,
+            strong ? "**" : "");
+}
+
+/* Markdown table cells: a zone name may hold '|' or markup. */
+static void md_escape(const char *s, char *out, size_t len) {
+    size_t o = 0;
+    for (; *s && o + 3 < len; s++) {
+        if (strchr("|*_`<>[]\\", *s))
+            out[o++] = '\\';
+        out[o++] = *s;
+    }
+    out[o] = '\0';
+}
+
+static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
+                            const struct sps_cmp_side *new_side) {
+    char line[512], name[160];
+    headline(r, line, sizeof line);
+    fprintf(f, "### stepscope compare: %s\n\n", line);
+    fputs("| median per step | base | new | change | 95% CI | p | Cliff's delta | verdict |\n", f);
+    fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+    md_escape(r->step.name, name, sizeof name);
+    char label[200];
+    snprintf(label, sizeof label, "**%s**", name);
+    md_row(f, &r->step, label);
+    size_t shown = r->nzones < SPS_CMP_ZONES_SHOWN ? r->nzones : SPS_CMP_ZONES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        md_escape(r->zones[i].name, name, sizeof name);
+        snprintf(label, sizeof label, "%s (self)", name);
+        md_row(f, &r->zones[i], label);
+    }
+    if (r->nzones > shown)
+        fprintf(f, "\n%zu more zones changed less (`--format json` lists them all).\n", r->nzones - shown);
+    if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
+        fputs("\n| run | base | new | change |\n|---|--:|--:|--:|\n", f);
+        for (size_t i = 0; i < r->nfigures; i++) {
+            const struct sps_cmp_figure *g = &r->figures[i];
+            char b[32], n[32], ch[32];
+            fmt_figure(g->base, g->unit, b, sizeof b);
+            fmt_figure(g->new_, g->unit, n, sizeof n);
+            fmt_change(g->base != 0 ? g->new_ / g->base : NAN, ch, sizeof ch);
+            md_escape(g->label, name, sizeof name);
+            fprintf(f, "| %s | %s | %s | %s |\n", name, b, n, ch);
+        }
+        if (*r->bottleneck_base || *r->bottleneck_new)
+            fprintf(f, "| bottleneck | %s | %s | %s |\n", *r->bottleneck_base ? r->bottleneck_base : "-",
+                    *r->bottleneck_new ? r->bottleneck_new : "-",
+                    strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
+    }
+    char b[600], n[600];
+    describe_side(base, line, sizeof line);
+    md_escape(line, b, sizeof b);
+    describe_side(new_side, line, sizeof line);
+    md_escape(line, n, sizeof n);
+    fprintf(f, "\nBase: %s. New: %s. A verdict needs p < %g (Mann-Whitney U), a 95%% bootstrap interval of the "
+               "median ratio clear of 0%%, and a change of at least %g%%.\n",
+            b, n, r->params.alpha, r->params.threshold * 100);
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static json_t *num_or_null(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *comparison_json(const struct sps_cmp_row *row) {
+    const struct sps_comparison *c = &row->c;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(row->name));
+    json_object_set_new(o, "presence", json_string(row->presence == SPS_CMP_BASE_ONLY  ? "base only"
+                                                   : row->presence == SPS_CMP_NEW_ONLY ? "new only"
+                                                                                       : "both"));
+    json_object_set_new(o, "verdict", json_string(sps__verdict_name(c->verdict)));
+    json_object_set_new(o, "why", json_string(c->why));
+    json_object_set_new(o, "n_base", json_integer((json_int_t)c->n_base));
+    json_object_set_new(o, "n_new", json_integer((json_int_t)c->n_new));
+    json_object_set_new(o, "median_base_s", num_or_null(c->median_base));
+    json_object_set_new(o, "median_new_s", num_or_null(c->median_new));
+    json_object_set_new(o, "mean_base_s", num_or_null(c->mean_base));
+    json_object_set_new(o, "mean_new_s", num_or_null(c->mean_new));
+    json_object_set_new(o, "ratio", num_or_null(c->ratio));
+    json_object_set_new(o, "speedup", num_or_null(c->ratio > 0 ? 1 / c->ratio : NAN));
+    json_object_set_new(o, "ratio_ci_low", num_or_null(c->ratio_lo));
+    json_object_set_new(o, "ratio_ci_high", num_or_null(c->ratio_hi));
+    json_object_set_new(o, "mann_whitney_u", num_or_null(c->u));
+    json_object_set_new(o, "p_value", c->verdict == SPS_VERDICT_NONE ? json_null() : json_real(c->p));
+    json_object_set_new(o, "p_value_unadjusted",
+                        c->verdict == SPS_VERDICT_NONE ? json_null() : json_real(row->p_unadjusted));
+    json_object_set_new(o, "cliffs_delta", num_or_null(c->cliffs_delta));
+    return o;
+}
+
+static json_t *side_json(const struct sps_cmp_side *s) {
+    json_t *runs = json_array();
+    for (size_t i = 0; i < s->nruns; i++) {
+        const struct sps_cmp_run *r = &s->runs[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "report", json_string(r->path));
+        json_object_set_new(o, "steps", json_integer((json_int_t)r->nsteps));
+        json_object_set_new(o, "warmup_left_out", json_integer((json_int_t)r->skipped));
+        json_object_set_new(o, "steps_counted", json_integer((json_int_t)r->steps_counted));
+        json_array_append_new(runs, o);
+    }
+    return runs;
+}
+
+static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
+                       const struct sps_cmp_side *new_side) {
+    json_t *root = json_object();
+    if (!root)
+        return SPS_ENOMEM;
+    json_object_set_new(root, "schema", json_string("stepscope.compare/1"));
+    json_object_set_new(root, "verdict", json_string(sps__verdict_name(r->step.c.verdict)));
+    json_t *params = json_object();
+    json_object_set_new(params, "threshold", json_real(r->params.threshold));
+    json_object_set_new(params, "alpha", json_real(r->params.alpha));
+    json_object_set_new(params, "confidence", json_real(r->params.confidence));
+    json_object_set_new(params, "resamples", json_integer(r->params.resamples));
+    json_object_set_new(params, "seed", json_integer((json_int_t)r->params.seed));
+    json_object_set_new(params, "min_samples", json_integer((json_int_t)r->params.min_samples));
+    json_object_set_new(root, "params", params);
+    json_object_set_new(root, "base", side_json(base));
+    json_object_set_new(root, "new", side_json(new_side));
+    json_object_set_new(root, "step", comparison_json(&r->step));
+    json_t *zones = json_array();
+    for (size_t i = 0; i < r->nzones; i++)
+        json_array_append_new(zones, comparison_json(&r->zones[i]));
+    json_object_set_new(root, "zones_self", zones);
+    json_t *figures = json_array();
+    for (size_t i = 0; i < r->nfigures; i++) {
+        const struct sps_cmp_figure *g = &r->figures[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(g->label));
+        json_object_set_new(o, "unit", json_string(g->unit));
+        json_object_set_new(o, "base", num_or_null(g->base));
+        json_object_set_new(o, "new", num_or_null(g->new_));
+        json_object_set_new(o, "ratio", num_or_null(g->base != 0 ? g->new_ / g->base : NAN));
+        json_object_set_new(o, "higher_is_better", json_boolean(g->higher_is_better));
+        json_array_append_new(figures, o);
+    }
+    json_object_set_new(root, "figures", figures);
+    json_t *bottleneck = json_object();
+    json_object_set_new(bottleneck, "base", *r->bottleneck_base ? json_string(r->bottleneck_base) : json_null());
+    json_object_set_new(bottleneck, "new", *r->bottleneck_new ? json_string(r->bottleneck_new) : json_null());
+    json_object_set_new(root, "bottleneck", bottleneck);
+    int rc = json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    if (rc == 0)
+        fputc('\n', f);
+    return rc ? SPS_EIO : 0;
+}
+
+int sps__cmp_render(FILE *f, enum sps_cmp_format format, int colour, const struct sps_cmp_result *r,
+                    const struct sps_cmp_side *base, const struct sps_cmp_side *new_side) {
+    int rc = 0;
+    if (format == SPS_CMP_JSON)
+        rc = render_json(f, r, base, new_side);
+    else if (format == SPS_CMP_MARKDOWN)
+        render_markdown(f, r, base, new_side);
+    else
+        render_text(f, colour, r, base, new_side);
+    if (fflush(f) != 0 || ferror(f))
+        return SPS_EIO;
+    return rc;
+}

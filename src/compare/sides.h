@@ -1,0 +1,78 @@
+/*
+ * sides.h - what `stepscope compare` reads from each side: the per-step
+ * times of every run given (a run directory or its report.json), after
+ * warm-up, each zone's self time in those steps, and the run-level figures
+ * it shows deltas of (peak memory, energy, throughput, the bottleneck).
+ *
+ * A side is one or more runs; their steps are kept per run, because the
+ * statistics resample runs before steps (compare/stats.h).  Not
+ * thread-safe: one thread loads and frees a side.
+ */
+#ifndef SPS_COMPARE_SIDES_H
+#define SPS_COMPARE_SIDES_H
+
+#include <stddef.h>
+
+/* A zone's self seconds in each kept step of one run (0 when the step did
+ * not enter it), in step order. */
+struct sps_cmp_zone {
+    char *name;
+    double *self_s; /* [nsteps] of its run */
+};
+
+/* A counter's run rate (analysis.throughput.counters[].per_second). */
+struct sps_cmp_rate {
+    char *name;
+    double per_second;
+};
+
+struct sps_cmp_run {
+    char path[4096];          /* the report.json read */
+    char step_name[128];      /* the steps compared ("step" unless told) */
+    size_t rows;              /* rows of that name in the report */
+    size_t skipped;           /* of them left out as warm-up */
+    size_t steps_counted;     /* steps.count: more than rows when rings dropped steps */
+    size_t nsteps;
+    double *step_s;           /* [nsteps] durations of the kept steps */
+    size_t nzones;
+    struct sps_cmp_zone *zones;
+    /* run-level figures; NAN when the report does not have them */
+    double peak_rss_bytes;      /* memory.peak_rss_bytes */
+    double peak_gpu_bytes;      /* metrics.gpu_memory_used_bytes.max */
+    double energy_j;            /* analysis.energy.joules */
+    double energy_per_step_j;   /* analysis.energy.per_step.joules */
+    size_t nrates;
+    struct sps_cmp_rate *rates;
+    char bottleneck[64];        /* analysis.bottleneck.verdict ("" when absent) */
+};
+
+struct sps_cmp_side {
+    size_t nruns;
+    struct sps_cmp_run *runs;
+};
+
+/* How warm-up is left out: the steps report.json marks (skip < 0), or the
+ * first skip steps of each stream (a step name on one thread). */
+struct sps_cmp_load_options {
+    const char *step_name; /* NULL: "step" */
+    long skip;             /* < 0: the report's warm-up marks */
+};
+
+/*
+ * Load one run (path: a run directory holding report.json, or a report.json
+ * file) and append it to *side (zero-initialised before the first call).
+ * Returns 0, or SPS_EIO / SPS_EFORMAT / SPS_ENOMEM / SPS_EINVAL with err
+ * set to one line naming the file and the problem: unreadable, malformed
+ * JSON (line and column), another schema, no steps of that name, or every
+ * step left out as warm-up.
+ */
+int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct sps_cmp_load_options *opt,
+                      char *err, size_t errlen);
+
+/* Free everything a side holds; it is then empty. */
+void sps__cmp_side_free(struct sps_cmp_side *side);
+
+/* The zone named name in run, or NULL. */
+const struct sps_cmp_zone *sps__cmp_run_zone(const struct sps_cmp_run *run, const char *name);
+
+#endif /* SPS_COMPARE_SIDES_H */

@@ -1,0 +1,360 @@
+/*
+ * test_compare.c - `stepscope compare` end to end, on report.json files
+ * this test writes from seeded distributions: what it finds, what it
+ * prints in each format, its exit codes, and its errors on bad input.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compare/stats.h"
+#include "support.h"
+
+#define STEPSCOPE SPS_BIN_DIR "/stepscope"
+
+/* What a synthetic run looks like. */
+struct synth {
+    uint64_t seed;
+    int steps;           /* after warm-up */
+    int warmup;          /* leading steps marked warm-up, 3x slower */
+    double median_s;     /* of the step */
+    double sigma;        /* log-sd of the step time */
+    double forward_frac; /* of the step that is the forward zone's self time */
+    int outliers;        /* steps 100x longer */
+    const char *extra_zone; /* a zone only this run has (NULL: none) */
+    double peak_rss;
+    double samples_per_s;
+    const char *bottleneck;
+};
+
+static void write_run(const char *dir, const struct synth *s) {
+    mkdir(dir, 0755);
+    struct sps_rng r;
+    sps__rng_seed(&r, s->seed);
+    json_t *rows = json_array();
+    int total = s->warmup + s->steps;
+    for (int i = 0; i < total; i++) {
+        double d = s->median_s * exp(s->sigma * sps__rng_normal(&r));
+        if (i < s->warmup)
+            d *= 3;
+        json_t *zones = json_object();
+        json_object_set_new(zones, "forward", json_real(d * s->forward_frac));
+        json_object_set_new(zones, "data", json_real(d * (1 - s->forward_frac) * 0.5));
+        if (s->extra_zone)
+            json_object_set_new(zones, s->extra_zone, json_real(0.001));
+        json_t *row = json_pack("{s:i, s:s, s:i, s:i, s:f, s:f, s:b, s:o, s:{}, s:{}}", "index", i, "name", "step",
+                                "pid", 100, "tid", 100, "start_s", 0.1 * i, "duration_s", d, "warmup", i < s->warmup,
+                                "zones_self_s", zones, "values", "counters");
+        json_array_append_new(rows, row);
+    }
+    for (int k = 0; k < s->outliers; k++) {
+        json_t *row = json_array_get(rows, (size_t)(s->warmup + (int)sps__rng_below(&r, (uint64_t)s->steps)));
+        json_object_set_new(row, "duration_s", json_real(s->median_s * 100));
+    }
+    json_t *report =
+        json_pack("{s:s, s:{s:i, s:i, s:i, s:o}, s:{s:f}, s:{s:{s:s}, s:{s:[{s:s, s:f}]}, s:{s:n, s:{s:n}}}}",
+                  "schema", "stepscope.report/1", "steps", "count", total, "rows_kept", total, "warmup_steps",
+                  s->warmup, "rows", rows, "memory", "peak_rss_bytes", s->peak_rss, "analysis", "bottleneck",
+                  "verdict", s->bottleneck, "throughput", "counters", "name", "samples", "per_second",
+                  s->samples_per_s, "energy", "joules", "per_step", "joules");
+    if (!report) {
+        fprintf(stderr, "test setup: json_pack failed\n");
+        exit(2);
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    if (json_dump_file(report, path, JSON_COMPACT) != 0) {
+        fprintf(stderr, "test setup: cannot write %s\n", path);
+        exit(2);
+    }
+    json_decref(report);
+}
+
+static struct synth base_run(uint64_t seed) {
+    return (struct synth){seed, 200, 5, 0.100, 0.10, 0.4, 0, NULL, 1 << 30, 3200, "input-bound"};
+}
+
+static char out_path[4200], err[4096], out[1 << 16];
+
+/* Run `stepscope compare ARGS...` with stdout to a file; the exit code. */
+static int compare(const char *first, ...) {
+    char *argv[32] = {STEPSCOPE, "compare"};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    int status = run_capture_to(argv, out_path, err, sizeof err);
+    read_file(out_path, out, sizeof out);
+    return exit_code_of(status);
+}
+
+static char base_dir[4200], slow_dir[4200], same_dir[4200], tail_dir[4200];
+
+static void test_slowdown(void) {
+    CHECK_EQ_I(compare(base_dir, slow_dir, NULL), 0);
+    CHECK_STR_HAS(out, "% slower, speedup 0.9");
+    CHECK_STR_HAS(out, "x (median per step; 95% CI +");
+    CHECK_STR_HAS(out, "5 warm-up left out");
+    CHECK(!strchr(out, '\033')); /* not a terminal: no colour */
+    /* the gate */
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "slower", NULL), 1);
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "3%", NULL), 1);
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "10%", NULL), 0);
+    CHECK_EQ_I(compare(slow_dir, base_dir, "--fail-on", "slower", NULL), 0); /* faster passes */
+    CHECK_STR_HAS(out, "faster");
+    /* the JSON, every figure where a program finds it */
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "json", NULL), 0);
+    json_error_t jerr;
+    json_t *j = json_loads(out, 0, &jerr);
+    CHECK_MSG(j != NULL, "JSON output parses: %s", j ? "" : jerr.text);
+    if (j) {
+        CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "slower"));
+        double ratio = json_num(j, "step.ratio");
+        CHECK_MSG(ratio > 1.02 && ratio < 1.08, "median ratio %.4f near 1.05", ratio);
+        CHECK_NEAR(json_num(j, "step.speedup"), 1 / ratio, 1e-9);
+        CHECK(json_num(j, "step.ratio_ci_low") > 1 && json_num(j, "step.ratio_ci_high") > ratio);
+        CHECK(json_num(j, "step.p_value") < 0.001);
+        CHECK(json_num(j, "step.cliffs_delta") > 0.1);
+        CHECK_EQ_I(json_num(j, "step.n_base"), 200);
+        CHECK_EQ_I(json_num(j, "base.0.warmup_left_out"), 5);
+        CHECK_NEAR(json_num(j, "params.threshold"), 0.02, 1e-12);
+        /* forward is 40% of the step on both sides, so it slows by 5% too;
+         * the new side's "data" is the same fraction: both zones compared */
+        CHECK_EQ_U(json_array_size(json_path(j, "zones_self")), 2);
+        CHECK(!strcmp(json_string_value(json_path(j, "zones_self.0.verdict")), "slower"));
+        CHECK(json_num(j, "zones_self.0.p_value") >= json_num(j, "zones_self.0.p_value_unadjusted"));
+        /* figures: the throughput fell as the steps slowed */
+        json_t *figs = json_path(j, "figures");
+        int found = 0;
+        size_t i;
+        json_t *f;
+        json_array_foreach(figs, i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            if (name && !strcmp(name, "samples/s")) {
+                found = 1;
+                CHECK_NEAR(json_number_value(json_object_get(f, "base")), 3200, 1e-9);
+                CHECK_NEAR(json_number_value(json_object_get(f, "new")), 3050, 1e-9);
+                CHECK(json_is_true(json_object_get(f, "higher_is_better")));
+            }
+            CHECK(strcmp(name, "energy") != 0); /* neither side measured energy: left out */
+        }
+        CHECK(found);
+        CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.new")), "compute-bound"));
+        json_decref(j);
+    }
+    /* Markdown for a pull request */
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "markdown", NULL), 0);
+    CHECK_STR_HAS(out, "### stepscope compare: step time: ");
+    CHECK_STR_HAS(out, "| median per step | base | new | change | 95% CI | p | Cliff's delta | verdict |");
+    CHECK_STR_HAS(out, "| **step** | ");
+    CHECK_STR_HAS(out, "**slower** |");
+    CHECK_STR_HAS(out, "| bottleneck | input-bound | compute-bound | changed |");
+    /* -o writes a file */
+    char file[4300];
+    snprintf(file, sizeof file, "%s/cmp.md", base_dir);
+    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "md", "-o", file, NULL), 0);
+    char md[1 << 14];
+    CHECK(read_file(file, md, sizeof md) > 0);
+    CHECK_STR_HAS(md, "### stepscope compare");
+}
+
+static void test_same_and_outliers(void) {
+    CHECK_EQ_I(compare(base_dir, same_dir, "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "step time: no significant change");
+    CHECK_EQ_I(compare(base_dir, tail_dir, "--fail-on", "slower", "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "same"));
+        /* five 100x steps move the mean by half and the median not at all */
+        CHECK(json_num(j, "step.mean_new_s") > 1.3 * json_num(j, "step.mean_base_s"));
+        json_decref(j);
+    }
+    /* --skip 0 keeps the 3x warm-up steps: still compared, and counted */
+    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", "0", "--format", "json", NULL), 0);
+    j = json_loads(out, 0, NULL);
+    if (j) {
+        CHECK_EQ_I(json_num(j, "step.n_base"), 205);
+        CHECK_EQ_I(json_num(j, "base.0.warmup_left_out"), 0);
+        json_decref(j);
+    }
+    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", "50", "--format", "json", NULL), 0);
+    j = json_loads(out, 0, NULL);
+    if (j) {
+        CHECK_EQ_I(json_num(j, "step.n_base"), 155);
+        json_decref(j);
+    }
+}
+
+/* Repeated runs pooled per side, resampled by run. */
+static void test_pooled_runs(const char *root) {
+    char a[3][4300], b[3][4300];
+    for (int i = 0; i < 3; i++) {
+        snprintf(a[i], sizeof a[i], "%s/a%d", root, i);
+        snprintf(b[i], sizeof b[i], "%s/b%d", root, i);
+        struct synth s = base_run(100 + (uint64_t)i);
+        s.steps = 80;
+        write_run(a[i], &s);
+        s.seed = 200 + (uint64_t)i;
+        s.median_s = 0.110; /* 10% slower */
+        write_run(b[i], &s);
+    }
+    char report_file[4400];
+    snprintf(report_file, sizeof report_file, "%s/report.json", b[2]); /* a report.json names a run too */
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], report_file, "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK_EQ_U(json_array_size(json_path(j, "base")), 3);
+        CHECK_EQ_U(json_array_size(json_path(j, "new")), 3);
+        CHECK_EQ_I(json_num(j, "step.n_new"), 240);
+        CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "slower"));
+        json_decref(j);
+    }
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], NULL), 0);
+    CHECK_STR_HAS(out, "3 runs, 240 steps");
+}
+
+static void test_zone_only_on_one_side(const char *root) {
+    char a[4300], b[4300];
+    snprintf(a, sizeof a, "%s/za", root);
+    snprintf(b, sizeof b, "%s/zb", root);
+    struct synth s = base_run(7);
+    write_run(a, &s);
+    s.seed = 8;
+    s.extra_zone = "all_reduce|sync";
+    write_run(b, &s);
+    CHECK_EQ_I(compare(a, b, NULL), 0);
+    CHECK_STR_HAS(out, "all_reduce|sync");
+    CHECK_STR_HAS(out, " new\n");
+    CHECK_EQ_I(compare(b, a, "--format", "markdown", NULL), 0);
+    CHECK_STR_HAS(out, "all\\_reduce\\|sync (self)"); /* escaped for a table cell */
+    CHECK_STR_HAS(out, "| gone |");
+}
+
+static void test_errors(const char *root) {
+    char missing[4300], bad_json[4300], other[4300], empty[4300], warm[4300];
+    snprintf(missing, sizeof missing, "%s/nothing-here", root);
+    CHECK_EQ_I(compare(base_dir, missing, NULL), 2);
+    CHECK_STR_HAS(err, "stepscope: compare: NEW: ");
+    CHECK_STR_HAS(err, "nothing-here: No such file or directory");
+
+    snprintf(bad_json, sizeof bad_json, "%s/bad.json", root);
+    const char *truncated = "{\"schema\": \"stepscope.report/1\",\n  \"steps\": [1,";
+    write_file(bad_json, truncated, strlen(truncated));
+    CHECK_EQ_I(compare(bad_json, base_dir, NULL), 2);
+    CHECK_STR_HAS(err, "BASE: ");
+    CHECK_STR_HAS(err, "bad.json:2:");
+    CHECK_STR_HAS(err, "malformed JSON");
+
+    snprintf(other, sizeof other, "%s/other.json", root);
+    write_file(other, "{\"schema\": \"something/2\"}", strlen("{\"schema\": \"something/2\"}"));
+    CHECK_EQ_I(compare(base_dir, other, NULL), 2);
+    CHECK_STR_HAS(err, "other.json: not a stepscope report (schema \"something/2\", want \"stepscope.report/1\")");
+
+    snprintf(empty, sizeof empty, "%s/empty.json", root);
+    const char *no_steps = "{\"schema\": \"stepscope.report/1\", \"steps\": {\"count\": 0, \"rows\": []}}";
+    write_file(empty, no_steps, strlen(no_steps));
+    CHECK_EQ_I(compare(base_dir, empty, NULL), 2);
+    CHECK_STR_HAS(err, "empty.json: no \"step\" steps recorded");
+
+    snprintf(warm, sizeof warm, "%s/warm", root);
+    struct synth s = base_run(9);
+    s.steps = 0;
+    write_run(warm, &s);
+    CHECK_EQ_I(compare(warm, base_dir, NULL), 2);
+    CHECK_STR_HAS(err, "all 5 \"step\" steps are warm-up");
+    CHECK_EQ_I(compare(base_dir, same_dir, "--step", "train_step", NULL), 2);
+    CHECK_STR_HAS(err, "no \"train_step\" steps recorded");
+
+    /* too few steps is not an error: no verdict, exit 0 even with a gate */
+    char few[4300];
+    snprintf(few, sizeof few, "%s/few", root);
+    s = base_run(10);
+    s.steps = 4;
+    s.warmup = 0;
+    write_run(few, &s);
+    CHECK_EQ_I(compare(few, base_dir, "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "no verdict (too few samples to judge (4 base, 200 new");
+
+    /* usage */
+    CHECK_EQ_I(compare(base_dir, NULL), 2);
+    CHECK_STR_HAS(err, "needs BASE and NEW");
+    CHECK_EQ_I(compare(base_dir, same_dir, slow_dir, NULL), 2);
+    CHECK_STR_HAS(err, "put --vs between the sides");
+    CHECK_EQ_I(compare(base_dir, "--vs", NULL), 2);
+    CHECK_STR_HAS(err, "no NEW runs after --vs");
+    CHECK_EQ_I(compare(base_dir, same_dir, "--threshold", "lots", NULL), 2);
+    CHECK_STR_HAS(err, "--threshold: 'lots' is not a percentage");
+    CHECK_EQ_I(compare(base_dir, same_dir, "--fail-on", "faster", NULL), 2);
+    CHECK_EQ_I(compare(base_dir, same_dir, "--format", "xml", NULL), 2);
+    CHECK_EQ_I(compare(base_dir, same_dir, "--frobnicate", NULL), 2);
+    CHECK_STR_HAS(err, "unknown option '--frobnicate'");
+    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", NULL), 2);
+    CHECK_STR_HAS(err, "option '--skip' needs a value");
+    CHECK_EQ_I(compare("--help", NULL), 0);
+    CHECK_STR_HAS(out, "usage: stepscope compare BASE NEW");
+}
+
+/* Colour on a terminal only, and never with NO_COLOR: the command runs on
+ * a pseudo-terminal made by script(1) (util-linux, in every Debian). */
+static void test_colour(void) {
+    if (access("/usr/bin/script", X_OK) != 0) {
+        printf("SKIP colour on a terminal: /usr/bin/script is not installed\n");
+        return;
+    }
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "%s compare %s %s", STEPSCOPE, base_dir, slow_dir);
+    char *argv[] = {"/usr/bin/script", "-qec", cmd, "/dev/null", NULL};
+    unsetenv("NO_COLOR");
+    setenv("TERM", "xterm", 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)), 0);
+    read_file(out_path, out, sizeof out);
+    CHECK_STR_HAS(out, "\033[1m\033[31mstep time: ");
+    setenv("NO_COLOR", "1", 1);
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out_path, err, sizeof err)), 0);
+    read_file(out_path, out, sizeof out);
+    CHECK_STR_HAS(out, "% slower");
+    CHECK(!strchr(out, '\033'));
+    unsetenv("NO_COLOR");
+}
+
+int main(void) {
+    char root[4096];
+    snprintf(root, sizeof root, "%s", tmpdir_new("compare"));
+    snprintf(out_path, sizeof out_path, "%s/stdout", root);
+    snprintf(base_dir, sizeof base_dir, "%s/base", root);
+    snprintf(slow_dir, sizeof slow_dir, "%s/slow", root);
+    snprintf(same_dir, sizeof same_dir, "%s/same", root);
+    snprintf(tail_dir, sizeof tail_dir, "%s/tail", root);
+    struct synth s = base_run(1);
+    write_run(base_dir, &s);
+    s = base_run(2);
+    s.median_s = 0.105; /* 5% slower */
+    s.samples_per_s = 3050;
+    s.bottleneck = "compute-bound";
+    write_run(slow_dir, &s);
+    s = base_run(5); /* one seeded instance; test_compare_stats measures the false-alarm rate */
+    write_run(same_dir, &s);
+    s = base_run(4);
+    s.outliers = 5;
+    write_run(tail_dir, &s);
+
+    test_slowdown();
+    test_same_and_outliers();
+    test_pooled_runs(root);
+    test_zone_only_on_one_side(root);
+    test_errors(root);
+    test_colour();
+    printf("%d passed, %d failed\n", check_passes, check_failures);
+    return check_failures != 0;
+}
