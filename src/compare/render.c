@@ -119,13 +119,14 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     const struct sps_comparison *c = &r->step.c;
     switch (c->verdict) {
     case SPS_VERDICT_SLOWER:
-    case SPS_VERDICT_FASTER:
+    case SPS_VERDICT_FASTER: {
         char p[32];
         fmt_p(c, p, sizeof p);
         snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%s)",
                  r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio,
                  (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, p);
         break;
+    }
     case SPS_VERDICT_SAME:
         snprintf(buf, len, "%s time: no significant change (%s)", r->step.name, c->why);
         break;
