@@ -59,6 +59,12 @@ int sps_py_add_zone_methods(PyTypeObject *type, const char *what);
 int sps_py_zone_is_free(const ZoneObject *z);
 int sps_py_zone_traverse(PyObject *self, visitproc visit, void *arg);
 int sps_py_zone_clear(PyObject *self);
+/* The `name` getter of every type that starts with a ZoneObject. */
+PyObject *sps_py_zone_get_name(PyObject *self, void *closure);
+/* A zone object's __call__ as a decorator: what is "stepscope.zone" or
+ * "stepscope.gpu_zone" (for errors); stream NULL for a plain zone, else the
+ * GpuZone's stream argument, passed on to stepscope._decorate. */
+PyObject *sps_py_decorate(const char *what, PyObject *name, PyObject *args, PyObject *kwargs, PyObject *stream);
 /* The running interpreter's (major, minor) as 0xMMmm; 0 unknown. */
 int sps_py_runtime_version(void);
 
@@ -77,5 +83,8 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *sps_py_status(PyObject *self, PyObject *unused);
 PyObject *sps_py_metrics(PyObject *self, PyObject *unused);
 PyObject *sps_py_write_report(PyObject *self, PyObject *dir);
+/* d[key] = value, dropping the reference to value; -1 when value is NULL
+ * (its constructor failed) or the store fails. */
+int sps_py_put(PyObject *d, const char *key, PyObject *value);
 
 #endif

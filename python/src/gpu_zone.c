@@ -253,21 +253,7 @@ static PyObject *gpu_exit_varargs(PyObject *self, PyObject *args) {
 /* @stepscope.gpu_zone("name"): stepscope._decorate makes the wrapper. */
 static PyObject *gpu_zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     GpuZoneObject *g = (GpuZoneObject *)self;
-    if ((kwargs && PyDict_Size(kwargs) > 0) || PyTuple_Size(args) != 1) {
-        PyErr_SetString(PyExc_TypeError,
-                        "a stepscope.gpu_zone decorates one function: @stepscope.gpu_zone(\"name\") above a def");
-        return NULL;
-    }
-    PyObject *mod = PyImport_ImportModule("stepscope");
-    if (!mod)
-        return NULL;
-    PyObject *decorate = PyObject_GetAttrString(mod, "_decorate");
-    Py_DECREF(mod);
-    if (!decorate)
-        return NULL;
-    PyObject *r = PyObject_CallFunctionObjArgs(decorate, g->z.name, PyTuple_GetItem(args, 0), g->stream_arg, NULL);
-    Py_DECREF(decorate);
-    return r;
+    return sps_py_decorate("stepscope.gpu_zone", g->z.name, args, kwargs, g->stream_arg);
 }
 
 static PyObject *gpu_zone_repr(PyObject *self) {
@@ -276,13 +262,6 @@ static PyObject *gpu_zone_repr(PyObject *self) {
     if (g->stream_auto)
         return PyUnicode_FromFormat("<stepscope.gpu_zone %R stream=current%s>", g->z.name, open);
     return PyUnicode_FromFormat("<stepscope.gpu_zone %R stream=%p%s>", g->z.name, g->stream, open);
-}
-
-static PyObject *gpu_zone_get_name(PyObject *self, void *closure) {
-    (void)closure;
-    GpuZoneObject *g = (GpuZoneObject *)self;
-    Py_INCREF(g->z.name);
-    return g->z.name;
 }
 
 static PyObject *gpu_zone_get_stream(PyObject *self, void *closure) {
@@ -326,7 +305,7 @@ static PyMethodDef gpu_exit_def = {"__exit__", gpu_exit_varargs, METH_VARARGS,
                                    "Record the end event and end the zone; exceptions propagate."};
 
 static PyGetSetDef gpu_zone_getset[] = {
-    {"name", gpu_zone_get_name, NULL, "the zone's name", NULL},
+    {"name", sps_py_zone_get_name, NULL, "the zone's name", NULL},
     {"stream", gpu_zone_get_stream, NULL, "the CUstream handle (an int), or None: the current stream", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -393,15 +372,6 @@ PyObject *sps_py_gpu_flush(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(sps_gpu_flush());
 }
 
-/* d[key] = v, stealing v; -1 when v is NULL or the store fails. */
-static int put(PyObject *d, const char *key, PyObject *v) {
-    if (!v)
-        return -1;
-    int rc = PyDict_SetItemString(d, key, v);
-    Py_DECREF(v);
-    return rc;
-}
-
 static PyObject *new_none(void) {
     Py_INCREF(Py_None);
     return Py_None;
@@ -415,14 +385,14 @@ PyObject *sps_py_cuda_status(PyObject *self, PyObject *unused) {
     (void)sps_cuda_status(&s);
     Py_END_ALLOW_THREADS
     PyObject *d = PyDict_New();
-    if (!d || put(d, "available", PyBool_FromLong(s.available)) < 0 ||
-        put(d, "driver_version", s.driver_version ? PyLong_FromLong(s.driver_version) : new_none()) < 0 ||
-        put(d, "reason", s.reason[0] ? PyUnicode_DecodeUTF8(s.reason, (Py_ssize_t)strlen(s.reason), "replace")
+    if (!d || sps_py_put(d, "available", PyBool_FromLong(s.available)) < 0 ||
+        sps_py_put(d, "driver_version", s.driver_version ? PyLong_FromLong(s.driver_version) : new_none()) < 0 ||
+        sps_py_put(d, "reason", s.reason[0] ? PyUnicode_DecodeUTF8(s.reason, (Py_ssize_t)strlen(s.reason), "replace")
                                      : new_none()) < 0 ||
-        put(d, "resolved", PyLong_FromUnsignedLongLong(s.resolved)) < 0 ||
-        put(d, "cpu_only", PyLong_FromUnsignedLongLong(s.cpu_only)) < 0 ||
-        put(d, "dropped", PyLong_FromUnsignedLongLong(s.dropped)) < 0 ||
-        put(d, "unresolved", PyLong_FromUnsignedLongLong(s.unresolved)) < 0) {
+        sps_py_put(d, "resolved", PyLong_FromUnsignedLongLong(s.resolved)) < 0 ||
+        sps_py_put(d, "cpu_only", PyLong_FromUnsignedLongLong(s.cpu_only)) < 0 ||
+        sps_py_put(d, "dropped", PyLong_FromUnsignedLongLong(s.dropped)) < 0 ||
+        sps_py_put(d, "unresolved", PyLong_FromUnsignedLongLong(s.unresolved)) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

@@ -21,7 +21,7 @@ static PyObject *reading_object(const struct sps_reading *r, const struct sps_me
 }
 
 /* Set d[key] = value and drop the reference to value; -1 on error. */
-static int put(PyObject *d, const char *key, PyObject *value) {
+int sps_py_put(PyObject *d, const char *key, PyObject *value) {
     if (!value)
         return -1;
     int rc = PyDict_SetItemString(d, key, value);
@@ -54,13 +54,14 @@ static PyObject *gpu_dict(const struct sps_capture_gpu *g) {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
-    if (put(d, "index", PyLong_FromLong(g->index)) < 0 || put(d, "name", PyUnicode_DecodeUTF8(g->name, (Py_ssize_t)strnlen(g->name, sizeof g->name), "replace")) < 0 ||
-        put(d, "uuid", PyUnicode_DecodeUTF8(g->uuid, (Py_ssize_t)strnlen(g->uuid, sizeof g->uuid), "replace")) < 0 ||
-        put(d, "source", PyUnicode_FromString(source_name(g->source))) < 0)
+    if (sps_py_put(d, "index", PyLong_FromLong(g->index)) < 0 ||
+        sps_py_put(d, "name", PyUnicode_DecodeUTF8(g->name, (Py_ssize_t)strnlen(g->name, sizeof g->name), "replace")) < 0 ||
+        sps_py_put(d, "uuid", PyUnicode_DecodeUTF8(g->uuid, (Py_ssize_t)strnlen(g->uuid, sizeof g->uuid), "replace")) < 0 ||
+        sps_py_put(d, "source", PyUnicode_FromString(source_name(g->source))) < 0)
         goto fail;
     for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++) {
         const struct sps_metric_info *info = sps_gpu_metric_info(m);
-        if (put(d, info->name, reading_object(&g->metric[m], info)) < 0)
+        if (sps_py_put(d, info->name, reading_object(&g->metric[m], info)) < 0)
             goto fail;
     }
     return d;
@@ -101,7 +102,7 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (rc != 0 && rc != SPS_EINVAL) {
         /* no sampler could start: every reading is unavailable, as
          * documented; say why where a test or a user can see it */
-        if (put(d, "error", PyUnicode_FromString(sps_strerror(rc))) < 0)
+        if (sps_py_put(d, "error", PyUnicode_FromString(sps_strerror(rc))) < 0)
             goto fail;
     }
     const struct sps_capture_gpu *sel = NULL;
@@ -120,7 +121,7 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs) {
         goto fail;
     for (int m = 0; m < SPS_HOST_METRIC_COUNT; m++) {
         const struct sps_metric_info *info = sps_host_metric_info(m);
-        if (put(host, info->name, reading_object(&c->metric[m], info)) < 0) {
+        if (sps_py_put(host, info->name, reading_object(&c->metric[m], info)) < 0) {
             Py_DECREF(host);
             goto fail;
         }
@@ -134,24 +135,27 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
     }
     /* the seed's four first, so they lead the dict's order */
-    int bad = put(d, "gpu_memory", gd ? reading_or_none(gd, "gpu_memory_used_bytes") : (Py_INCREF(Py_None), Py_None)) < 0 ||
-              put(d, "gpu_temperature", gd ? reading_or_none(gd, "gpu_temperature_celsius") : (Py_INCREF(Py_None), Py_None)) < 0 ||
-              put(d, "cpu_memory", reading_or_none(host, "workload_rss_bytes")) < 0 ||
-              put(d, "cpu_temperature", reading_or_none(host, "cpu_temperature_celsius")) < 0 ||
+    int bad = sps_py_put(d, "gpu_memory",
+                         gd ? reading_or_none(gd, "gpu_memory_used_bytes") : (Py_INCREF(Py_None), Py_None)) < 0 ||
+              sps_py_put(d, "gpu_temperature",
+                         gd ? reading_or_none(gd, "gpu_temperature_celsius") : (Py_INCREF(Py_None), Py_None)) < 0 ||
+              sps_py_put(d, "cpu_memory", reading_or_none(host, "workload_rss_bytes")) < 0 ||
+              sps_py_put(d, "cpu_temperature", reading_or_none(host, "cpu_temperature_celsius")) < 0 ||
               PyDict_Update(d, host) < 0;
     Py_DECREF(host);
     for (int m = 0; !bad && m < SPS_GPU_METRIC_COUNT; m++) {
         const char *name = sps_gpu_metric_info(m)->name;
-        bad = put(d, name, gd ? reading_or_none(gd, name) : (Py_INCREF(Py_None), Py_None)) < 0;
+        bad = sps_py_put(d, name, gd ? reading_or_none(gd, name) : (Py_INCREF(Py_None), Py_None)) < 0;
     }
     Py_XDECREF(gd);
-    if (bad || put(d, "gpus", gpus) < 0) {
+    if (bad || sps_py_put(d, "gpus", gpus) < 0) {
         gpus = NULL; /* put dropped it */
         goto fail;
     }
     gpus = NULL;
-    if (put(d, "time_ns", PyLong_FromLongLong(c->time_ns)) < 0 || put(d, "published", PyBool_FromLong(c->published)) < 0 ||
-        put(d, "fresh", PyBool_FromLong(c->fresh)) < 0)
+    if (sps_py_put(d, "time_ns", PyLong_FromLongLong(c->time_ns)) < 0 ||
+        sps_py_put(d, "published", PyBool_FromLong(c->published)) < 0 ||
+        sps_py_put(d, "fresh", PyBool_FromLong(c->fresh)) < 0)
         goto fail;
     free(c);
     return d;
@@ -173,14 +177,15 @@ PyObject *sps_py_status(PyObject *self, PyObject *unused) {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
-    if (put(d, "mode", PyUnicode_FromString(mode)) < 0 || put(d, "clock", PyUnicode_FromString(clock)) < 0 ||
-        put(d, "ticks_per_second", PyFloat_FromDouble(st.ticks_per_second)) < 0 ||
-        put(d, "record_path", PyUnicode_DecodeFSDefault(st.record_path)) < 0 ||
-        put(d, "reason", PyUnicode_DecodeUTF8(st.reason, (Py_ssize_t)strlen(st.reason), "replace")) < 0 ||
-        put(d, "events_recorded", PyLong_FromUnsignedLongLong(st.events_recorded)) < 0 ||
-        put(d, "events_dropped", PyLong_FromUnsignedLongLong(st.events_dropped)) < 0 ||
-        put(d, "threads_recording", PyLong_FromUnsignedLongLong(st.threads_recording)) < 0 ||
-        put(d, "enabled", PyBool_FromLong(sps_is_enabled())) < 0) {
+    if (sps_py_put(d, "mode", PyUnicode_FromString(mode)) < 0 ||
+        sps_py_put(d, "clock", PyUnicode_FromString(clock)) < 0 ||
+        sps_py_put(d, "ticks_per_second", PyFloat_FromDouble(st.ticks_per_second)) < 0 ||
+        sps_py_put(d, "record_path", PyUnicode_DecodeFSDefault(st.record_path)) < 0 ||
+        sps_py_put(d, "reason", PyUnicode_DecodeUTF8(st.reason, (Py_ssize_t)strlen(st.reason), "replace")) < 0 ||
+        sps_py_put(d, "events_recorded", PyLong_FromUnsignedLongLong(st.events_recorded)) < 0 ||
+        sps_py_put(d, "events_dropped", PyLong_FromUnsignedLongLong(st.events_dropped)) < 0 ||
+        sps_py_put(d, "threads_recording", PyLong_FromUnsignedLongLong(st.threads_recording)) < 0 ||
+        sps_py_put(d, "enabled", PyBool_FromLong(sps_is_enabled())) < 0) {
         Py_DECREF(d);
         return NULL;
     }

@@ -236,13 +236,12 @@ static PyObject *zone_exit_varargs(PyObject *self, PyObject *args) {
     return zone_exit(self, NULL, 0);
 }
 
-/* @stepscope.zone("name"): the wrapper is stepscope._decorate, in Python,
- * where functools.wraps and the coroutine checks are one line each. */
-static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
-    ZoneObject *z = (ZoneObject *)self;
+/* @stepscope.zone("name") / @stepscope.gpu_zone("name"): the wrapper is
+ * stepscope._decorate, in Python, where functools.wraps and the coroutine
+ * checks are one line each. */
+PyObject *sps_py_decorate(const char *what, PyObject *name, PyObject *args, PyObject *kwargs, PyObject *stream) {
     if ((kwargs && PyDict_Size(kwargs) > 0) || PyTuple_Size(args) != 1) {
-        PyErr_SetString(PyExc_TypeError,
-                        "a stepscope.zone decorates one function: @stepscope.zone(\"name\") above a def");
+        PyErr_Format(PyExc_TypeError, "a %s decorates one function: @%s(\"name\") above a def", what, what);
         return NULL;
     }
     PyObject *mod = PyImport_ImportModule("stepscope");
@@ -252,9 +251,14 @@ static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_DECREF(mod);
     if (!decorate)
         return NULL;
-    PyObject *r = PyObject_CallFunctionObjArgs(decorate, z->name, PyTuple_GetItem(args, 0), NULL);
+    /* stream NULL ends the arguments: _decorate then makes a plain zone */
+    PyObject *r = PyObject_CallFunctionObjArgs(decorate, name, PyTuple_GetItem(args, 0), stream, NULL);
     Py_DECREF(decorate);
     return r;
+}
+
+static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    return sps_py_decorate("stepscope.zone", ((ZoneObject *)self)->name, args, kwargs, NULL);
 }
 
 static PyObject *zone_repr(PyObject *self) {
@@ -262,7 +266,7 @@ static PyObject *zone_repr(PyObject *self) {
     return PyUnicode_FromFormat("<stepscope.zone %R%s>", z->name, z->open ? " (open)" : "");
 }
 
-static PyObject *zone_get_name(PyObject *self, void *closure) {
+PyObject *sps_py_zone_get_name(PyObject *self, void *closure) {
     (void)closure;
     ZoneObject *z = (ZoneObject *)self;
     Py_INCREF(z->name);
@@ -395,7 +399,7 @@ int sps_py_add_zone_methods(PyTypeObject *type, const char *what) {
 }
 
 static PyGetSetDef zone_getset[] = {
-    {"name", zone_get_name, NULL, "the zone's name", NULL},
+    {"name", sps_py_zone_get_name, NULL, "the zone's name", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -27,7 +27,8 @@ import stepscope
     (lambda: stepscope.capture(gpu=-1), ValueError, "stepscope.capture(): gpu must be >= 0, not -1"),
     (lambda: stepscope.Zone(), TypeError, "use stepscope.zone(name)"),
     (lambda: stepscope.zone("d")(3), TypeError, "@stepscope.zone('d') must decorate a function, not int"),
-    (lambda: stepscope.zone("d")(len, len), TypeError, "a stepscope.zone decorates one function"),
+    (lambda: stepscope.zone("d")(len, len), TypeError,
+     "a stepscope.zone decorates one function: @stepscope.zone(\"name\") above a def"),
     (lambda: stepscope.configure(out=""), ValueError, "out must be a non-empty path or None"),
     (lambda: stepscope.configure(enabled=1), TypeError, "enabled must be True or False"),
 ])

@@ -212,6 +212,8 @@ def test_bad_arguments():
         stepscope.gpu_zone_end(-1)
     with pytest.raises(TypeError, match="use stepscope.gpu_zone"):
         stepscope.GpuZone()
+    with pytest.raises(TypeError, match=r'a stepscope.gpu_zone decorates one function: @stepscope.gpu_zone\("name"\) above'):
+        stepscope.gpu_zone("x")(len, len)
     with pytest.raises(TypeError, match="cannot time a generator"):
         @stepscope.gpu_zone("gen")
         def gen():
