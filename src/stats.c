@@ -123,3 +123,68 @@ void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out) {
     out->p90_s = (double)sps__hist_percentile(a->hist, a->count, 90, a->min_ns, a->max_ns) * 1e-9;
     out->p99_s = (double)sps__hist_percentile(a->hist, a->count, 99, a->min_ns, a->max_ns) * 1e-9;
 }
+
+/* ------------------------------------------------------- sample statistics */
+
+int sps__cmp_double(const void *pa, const void *pb) {
+    double x = *(const double *)pa, y = *(const double *)pb;
+    return (x > y) - (x < y);
+}
+
+static void swap(double *a, double *b) {
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The k-th smallest of x[0..n) (0-based), reordering x: Hoare's selection
+ * with a median-of-three pivot, O(n) expected.  `stepscope compare`'s bootstrap
+ * calls it once per resample, where sorting (n log n) would dominate. */
+static double select_kth(double *x, size_t n, size_t k) {
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x[mid] < x[lo])
+            swap(&x[mid], &x[lo]);
+        if (x[hi] < x[lo])
+            swap(&x[hi], &x[lo]);
+        if (x[hi] < x[mid])
+            swap(&x[hi], &x[mid]);
+        double pivot = x[mid];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (x[i] < pivot)
+                i++;
+            while (x[j] > pivot)
+                j--;
+            if (i <= j) {
+                swap(&x[i], &x[j]);
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return x[k];
+    }
+    return x[k];
+}
+
+double sps__median_inplace(double *x, size_t n) {
+    if (n == 0)
+        return NAN;
+    double hi = select_kth(x, n, n / 2);
+    if (n % 2)
+        return hi;
+    /* the lower middle is the largest of the half below n/2 */
+    double lo = x[0];
+    for (size_t i = 1; i < n / 2; i++)
+        if (x[i] > lo)
+            lo = x[i];
+    return (lo + hi) / 2;
+}

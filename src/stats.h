@@ -9,6 +9,7 @@
 #ifndef SPS_STATS_H
 #define SPS_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sps_agg {
@@ -47,5 +48,14 @@ void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out);
  * [min_ns, max_ns].  0 when the histogram is empty. */
 uint64_t sps__hist_percentile(const uint64_t *hist, uint64_t count, double p, uint64_t min_ns,
                               uint64_t max_ns);
+
+/* Statistics of plain samples (the analysis, `stepscope compare`). */
+
+/* qsort's comparison for doubles, ascending (no NaN). */
+int sps__cmp_double(const void *a, const void *b);
+
+/* Median of x[0..n) in O(n) expected time, reordering x; NAN when n is 0.
+ * Pure; thread-safe. */
+double sps__median_inplace(double *x, size_t n);
 
 #endif /* SPS_STATS_H */

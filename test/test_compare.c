@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "compare/stats.h"
+#include "compare/inference.h"
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"

@@ -1,6 +1,6 @@
 /*
  * test_compare_stats.c - the statistics of `stepscope compare`
- * (src/compare/stats.c) on arrays with known answers and on synthetic runs
+ * (src/compare/inference.c) on arrays with known answers and on synthetic runs
  * of known distributions, seeded so every run of the test sees the same
  * numbers.
  */
@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "compare/stats.h"
+#include "compare/inference.h"
 #include "stepscope.h"
+#include "stats.h"
 
 static int cmp_double(const void *pa, const void *pb) {
     double x = *(const double *)pa, y = *(const double *)pb;

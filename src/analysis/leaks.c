@@ -12,6 +12,7 @@
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
+#include "stats.h"
 
 /* The 97.5% quantile of the standard normal: a two-sided 95% interval. */
 #define Z_95 1.959963984540054
@@ -32,24 +33,13 @@ const char *sps__leak_verdict_name(enum sps_leak_verdict v) {
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n) (n > 0); sorts v. */
-static double median_sorting(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The median of v[0..n) without touching v; NAN when out of memory. */
 static double median_of(const double *v, size_t n) {
     double *copy = malloc(n * sizeof *copy);
     if (!copy)
         return NAN;
     memcpy(copy, v, n * sizeof *copy);
-    double m = median_sorting(copy, n);
+    double m = sps__median_inplace(copy, n);
     free(copy);
     return m;
 }
@@ -70,7 +60,7 @@ int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, do
         free(slopes);
         return -1;
     }
-    qsort(slopes, npairs, sizeof *slopes, cmp_double);
+    qsort(slopes, npairs, sizeof *slopes, sps__cmp_double);
     *slope = npairs % 2 ? slopes[npairs / 2] : 0.5 * (slopes[npairs / 2 - 1] + slopes[npairs / 2]);
     /* Sen (1968): the interval's ends are order statistics of the slopes,
      * at ranks set by Kendall's S's normal approximation.  Ranks are
@@ -142,9 +132,9 @@ int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_ana
     for (int s = 0; s < SPS_LEAK_SEGMENTS; s++) {
         size_t from = n * (size_t)s / SPS_LEAK_SEGMENTS, to = n * (size_t)(s + 1) / SPS_LEAK_SEGMENTS;
         memcpy(buf, x + from, (to - from) * sizeof *buf);
-        seg_x[s] = median_sorting(buf, to - from);
+        seg_x[s] = sps__median_inplace(buf, to - from);
         memcpy(buf, y + from, (to - from) * sizeof *buf);
-        seg_y[s] = median_sorting(buf, to - from);
+        seg_y[s] = sps__median_inplace(buf, to - from);
     }
     free(buf);
     out->first_segment_median_bytes = seg_y[0];

@@ -16,6 +16,7 @@
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
+#include "stats.h"
 
 /*
  * Dense (no structured sparsity) tensor-core peaks, in the precision ML
@@ -81,11 +82,6 @@ static int names_flops(const char *name) {
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* One counter over the step rows.  A thread's rows are contiguous (run.h);
  * a thread whose steps never saw the counter is not one that counts it,
  * and in one that does, a step without it counted nothing (0).  Threads
@@ -127,7 +123,7 @@ static void counter_rates(const struct sps_run *run, long c, double *rates, stru
         out->step_rate_min = out->step_rate_max = NAN;
         return;
     }
-    qsort(rates, nrates, sizeof *rates, cmp_double);
+    qsort(rates, nrates, sizeof *rates, sps__cmp_double);
     double sum = 0.0;
     for (size_t i = 0; i < nrates; i++)
         sum += rates[i];

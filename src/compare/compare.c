@@ -10,7 +10,7 @@
 #include "compare/compare.h"
 #include "stepscope.h"
 
-/* A side's per-run arrays of one series, as stats.h takes them.  A zone
+/* A side's per-run arrays of one series, as inference.h takes them.  A zone
  * missing from a run is zeros over that run's steps (zeros is long
  * enough for the longest run). */
 struct series {

@@ -1,7 +1,7 @@
 /*
  * compare.h - BASE against NEW: the step time, each zone's self time per
  * step, and the run-level figures, as `stepscope compare` prints them
- * (docs/compare.md).  sides.h reads the runs, stats.h judges each series,
+ * (docs/compare.md).  sides.h reads the runs, inference.h judges each series,
  * render.h prints the result.  Not thread-safe: one thread builds, prints
  * and frees a result.
  */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "compare/sides.h"
-#include "compare/stats.h"
+#include "compare/inference.h"
 
 enum sps_cmp_presence {
     SPS_CMP_BOTH = 0,

@@ -5,7 +5,7 @@
  * it shows deltas of (peak memory, energy, throughput, the bottleneck).
  *
  * A side is one or more runs; their steps are kept per run, because the
- * statistics resample runs before steps (compare/stats.h).  Not
+ * statistics resample runs before steps (compare/inference.h).  Not
  * thread-safe: one thread loads and frees a side.
  */
 #ifndef SPS_COMPARE_SIDES_H

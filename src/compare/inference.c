@@ -1,6 +1,6 @@
 /*
- * stats.c - medians, the Mann-Whitney U test and the two-level
- * bootstrap behind `stepscope compare` (see stats.h and
+ * inference.c - the Mann-Whitney U test and the two-level
+ * bootstrap behind `stepscope compare` (see inference.h and
  * docs/compare.md).
  */
 #include <math.h>
@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare/stats.h"
+#include "compare/inference.h"
+#include "stats.h"
 #include "stepscope.h"
 
 void sps__compare_params_default(struct sps_compare_params *p) {
@@ -86,66 +87,6 @@ double sps__rng_normal(struct sps_rng *r) {
     double u1 = ((double)(sps__rng_next(r) >> 11) + 1.0) * 0x1.0p-53;
     double u2 = (double)(sps__rng_next(r) >> 11) * 0x1.0p-53;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-/* --------------------------------------------------------------- median */
-
-static void swap(double *a, double *b) {
-    double t = *a;
-    *a = *b;
-    *b = t;
-}
-
-/* The k-th smallest of x[0..n) (0-based), reordering x: Hoare's selection
- * with a median-of-three pivot, O(n) expected.  The bootstrap calls it once
- * per resample, so sorting (n log n) would dominate its cost. */
-static double select_kth(double *x, size_t n, size_t k) {
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x[mid] < x[lo])
-            swap(&x[mid], &x[lo]);
-        if (x[hi] < x[lo])
-            swap(&x[hi], &x[lo]);
-        if (x[hi] < x[mid])
-            swap(&x[hi], &x[mid]);
-        double pivot = x[mid];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (x[i] < pivot)
-                i++;
-            while (x[j] > pivot)
-                j--;
-            if (i <= j) {
-                swap(&x[i], &x[j]);
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return x[k];
-    }
-    return x[k];
-}
-
-double sps__median_inplace(double *x, size_t n) {
-    if (n == 0)
-        return NAN;
-    double hi = select_kth(x, n, n / 2);
-    if (n % 2)
-        return hi;
-    /* the lower middle is the largest of the half below n/2 */
-    double lo = x[0];
-    for (size_t i = 1; i < n / 2; i++)
-        if (x[i] > lo)
-            lo = x[i];
-    return (lo + hi) / 2;
 }
 
 /* --------------------------------------------------------- Mann-Whitney */
@@ -251,11 +192,6 @@ static size_t longest_run(const struct sps_sample_side *s) {
     return m;
 }
 
-static int cmp_double(const void *pa, const void *pb) {
-    double x = *(const double *)pa, y = *(const double *)pb;
-    return (x > y) - (x < y);
-}
-
 /* The q-quantile of sorted x[0..n), linear between order statistics. */
 static double quantile_sorted(const double *x, size_t n, double q) {
     double pos = q * (double)(n - 1);
@@ -290,7 +226,7 @@ static int ratio_interval(const struct sps_sample_side *base, const struct sps_s
     if (kept < 2) {
         *lo = *hi = NAN;
     } else {
-        qsort(ratios, kept, sizeof *ratios, cmp_double);
+        qsort(ratios, kept, sizeof *ratios, sps__cmp_double);
         double tail = (1 - p->confidence) / 2;
         *lo = quantile_sorted(ratios, kept, tail);
         *hi = quantile_sorted(ratios, kept, 1 - tail);

@@ -1,5 +1,5 @@
 /*
- * stats.h - did NEW get faster or slower than BASE?  The statistics
+ * inference.h - did NEW get faster or slower than BASE?  The statistics
  * behind `stepscope compare`, on plain arrays of per-step times.
  *
  * Training steps are not the i.i.d. normal samples a t-test wants: a few
@@ -22,8 +22,8 @@
  * Everything is deterministic: the bootstrap's generator is seeded.
  * Pure functions of their arguments; thread-safe.
  */
-#ifndef SPS_COMPARE_STATS_H
-#define SPS_COMPARE_STATS_H
+#ifndef SPS_COMPARE_INFERENCE_H
+#define SPS_COMPARE_INFERENCE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -92,9 +92,6 @@ int sps__holm_adjust(double *p, size_t n);
 
 /* --- the pieces, exposed for the tests ----------------------------------- */
 
-/* Median of x[0..n) (reordered in place); NAN when n is 0. */
-double sps__median_inplace(double *x, size_t n);
-
 /* Mann-Whitney U of b against a (pairs b > a, ties count half) and its
  * two-sided p-value.  Returns 0, SPS_ENOMEM or SPS_EINVAL (an empty side). */
 int sps__mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_b, double *p);
@@ -110,4 +107,4 @@ uint64_t sps__rng_below(struct sps_rng *r, uint64_t n);
 /* Standard normal (Box-Muller), for the tests' synthetic runs. */
 double sps__rng_normal(struct sps_rng *r);
 
-#endif /* SPS_COMPARE_STATS_H */
+#endif /* SPS_COMPARE_INFERENCE_H */
