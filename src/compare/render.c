@@ -135,22 +135,45 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     }
 }
 
+/* A compared series' cells, as both tables show them. */
+struct row_cells {
+    char base[32], new_[32], change[32], interval[48], p[32], delta[32];
+    const char *verdict;
+};
+
+static void row_cells(const struct sps_cmp_row *row, struct row_cells *c) {
+    fmt_seconds(row->presence == SPS_CMP_NEW_ONLY ? NAN : row->c.median_base, c->base, sizeof c->base);
+    fmt_seconds(row->presence == SPS_CMP_BASE_ONLY ? NAN : row->c.median_new, c->new_, sizeof c->new_);
+    fmt_change(row->c.ratio, c->change, sizeof c->change);
+    fmt_interval(&row->c, c->interval, sizeof c->interval);
+    fmt_p(&row->c, c->p, sizeof c->p);
+    fmt_delta(&row->c, c->delta, sizeof c->delta);
+    c->verdict = verdict_word(row);
+}
+
+/* NEW / BASE of a run figure; NAN when BASE is 0. */
+static double figure_ratio(const struct sps_cmp_figure *g) {
+    return g->base != 0 ? g->new_ / g->base : NAN;
+}
+
+/* A run figure's cells: base, new, change. */
+static void figure_cells(const struct sps_cmp_figure *g, char b[32], char n[32], char ch[32]) {
+    fmt_figure(g->base, g->unit, b, 32);
+    fmt_figure(g->new_, g->unit, n, 32);
+    fmt_change(figure_ratio(g), ch, 32);
+}
+
 /* ----------------------------------------------------------------- text */
 
 static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, int colour) {
-    char b[32], n[32], ch[32], ci[48], p[32], d[32];
-    fmt_seconds(row->presence == SPS_CMP_NEW_ONLY ? NAN : row->c.median_base, b, sizeof b);
-    fmt_seconds(row->presence == SPS_CMP_BASE_ONLY ? NAN : row->c.median_new, n, sizeof n);
-    fmt_change(row->c.ratio, ch, sizeof ch);
-    fmt_interval(&row->c, ci, sizeof ci);
-    fmt_p(&row->c, p, sizeof p);
-    fmt_delta(&row->c, d, sizeof d);
-    const char *v = verdict_word(row);
+    struct row_cells c;
+    row_cells(row, &c);
     const char *on = !colour || row->presence != SPS_CMP_BOTH ? ""
                      : row->c.verdict == SPS_VERDICT_SLOWER  ? RED
                      : row->c.verdict == SPS_VERDICT_FASTER ? GREEN
                                                             : "";
-    fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, b, n, ch, ci, p, d, on, v, *on ? RESET : "");
+    fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, c.base, c.new_, c.change, c.interval, c.p,
+            c.delta, on, c.verdict, *on ? RESET : "");
 }
 
 static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
@@ -184,9 +207,7 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
         for (size_t i = 0; i < r->nfigures; i++) {
             const struct sps_cmp_figure *g = &r->figures[i];
             char b[32], n[32], ch[32];
-            fmt_figure(g->base, g->unit, b, sizeof b);
-            fmt_figure(g->new_, g->unit, n, sizeof n);
-            fmt_change(g->base != 0 ? g->new_ / g->base : NAN, ch, sizeof ch);
+            figure_cells(g, b, n, ch);
             fprintf(f, "%-22.22s %12s %12s %8s\n", g->label, b, n, ch);
         }
         if (*r->bottleneck_base || *r->bottleneck_new)
@@ -201,18 +222,12 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
 /* ------------------------------------------------------------- Markdown */
 
 static void md_row(FILE *f, const struct sps_cmp_row *row, const char *label) {
-    char b[32], n[32], ch[32], ci[48], p[32], d[32];
-    fmt_seconds(row->presence == SPS_CMP_NEW_ONLY ? NAN : row->c.median_base, b, sizeof b);
-    fmt_seconds(row->presence == SPS_CMP_BASE_ONLY ? NAN : row->c.median_new, n, sizeof n);
-    fmt_change(row->c.ratio, ch, sizeof ch);
-    fmt_interval(&row->c, ci, sizeof ci);
-    fmt_p(&row->c, p, sizeof p);
-    fmt_delta(&row->c, d, sizeof d);
-    const char *v = verdict_word(row);
+    struct row_cells c;
+    row_cells(row, &c);
     int strong = row->presence == SPS_CMP_BOTH &&
                  (row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER);
-    fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, b, n, ch, ci, p, d, strong ? "**" : "", v,
-            strong ? "**" : "");
+    fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, c.base, c.new_, c.change, c.interval, c.p,
+            c.delta, strong ? "**" : "", c.verdict, strong ? "**" : "");
 }
 
 /* Markdown table cells: a zone name may hold '|' or markup. */
@@ -250,9 +265,7 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
         for (size_t i = 0; i < r->nfigures; i++) {
             const struct sps_cmp_figure *g = &r->figures[i];
             char b[32], n[32], ch[32];
-            fmt_figure(g->base, g->unit, b, sizeof b);
-            fmt_figure(g->new_, g->unit, n, sizeof n);
-            fmt_change(g->base != 0 ? g->new_ / g->base : NAN, ch, sizeof ch);
+            figure_cells(g, b, n, ch);
             md_escape(g->label, name, sizeof name);
             fprintf(f, "| %s | %s | %s | %s |\n", name, b, n, ch);
         }
@@ -348,7 +361,7 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
         json_object_set_new(o, "unit", json_string(g->unit));
         json_object_set_new(o, "base", num_or_null(g->base));
         json_object_set_new(o, "new", num_or_null(g->new_));
-        json_object_set_new(o, "ratio", num_or_null(g->base != 0 ? g->new_ / g->base : NAN));
+        json_object_set_new(o, "ratio", num_or_null(figure_ratio(g)));
         json_object_set_new(o, "higher_is_better", json_boolean(g->higher_is_better));
         json_array_append_new(figures, o);
     }

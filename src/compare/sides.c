@@ -14,15 +14,12 @@
 
 #include "compare/sides.h"
 #include "export/report.h"
+#include "report/input.h"
 #include "stepscope.h"
 
 /* A number at a dotted path of objects, or NAN. */
 static double num_at(json_t *root, const char *dotted) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", dotted);
-    json_t *at = root;
-    for (char *save = NULL, *key = strtok_r(buf, ".", &save); key && at; key = strtok_r(NULL, ".", &save))
-        at = json_object_get(at, key);
+    json_t *at = sps__json_at(root, dotted);
     return json_is_number(at) ? json_number_value(at) : NAN;
 }
 
@@ -169,10 +166,9 @@ static int read_figures(struct sps_cmp_run *run, json_t *report) {
     run->peak_gpu_bytes = num_at(report, "metrics.gpu_memory_used_bytes.max");
     run->energy_j = num_at(report, "analysis.energy.joules");
     run->energy_per_step_j = num_at(report, "analysis.energy.per_step.joules");
-    json_t *bottleneck = json_object_get(json_object_get(report, "analysis"), "bottleneck");
-    const char *verdict = json_string_value(json_object_get(bottleneck, "verdict"));
+    const char *verdict = json_string_value(sps__json_at(report, "analysis.bottleneck.verdict"));
     snprintf(run->bottleneck, sizeof run->bottleneck, "%s", verdict ? verdict : "");
-    json_t *counters = json_object_get(json_object_get(json_object_get(report, "analysis"), "throughput"), "counters");
+    json_t *counters = sps__json_at(report, "analysis.throughput.counters");
     size_t i;
     json_t *c;
     json_array_foreach(counters, i, c) {
