@@ -24,6 +24,7 @@ import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
 
+from . import _flops
 from . import _stepscope as _core
 
 __all__ = [
@@ -168,10 +169,15 @@ class MemoryMetrics:
 
 @dataclass
 class ComputeMetrics:
+    """estimated_flops is forward and backward (docs/python.md);
+    flops_method says how: "profiler" (torch's counts alone) or
+    "profiler+backward-rule" (and convolutions' backward by rule), None
+    without a count."""
     estimated_flops: Optional[int]
     flops_per_second: Optional[float]
     gpu_utilization_percent: Optional[float]
     cpu_utilization_percent: Optional[float]
+    flops_method: Optional[str] = None
 
 
 @dataclass
@@ -199,7 +205,8 @@ class PerformanceMetrics:
     completed is False when the block raised; error is then
     ``"ExceptionType: message"`` and the figures cover the block up to the
     raise.  samples is the number of sampler readings taken inside the
-    block.  notes maps a figure that is None to why it is None."""
+    block.  notes maps a figure to a remark: why it is None, or (for
+    estimated_flops) how it was counted."""
     operation_name: str
     timing: TimingMetrics
     memory: MemoryMetrics
@@ -468,22 +475,20 @@ class ProfiledOperation:
             self._notes["estimated_flops"] = ("torch is not installed: estimate_flops counts FLOPs with "
                                               "torch.profiler.profile(with_flops=True)")
             return None
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True)
+        counter = _flops.BlockCounter(torch, self._profiler._pending_convolutions)
         try:
-            prof.__enter__()
+            counter.start()
         except RuntimeError as e:
             # one torch profiler per thread: an enclosing profile() block with
             # estimate_flops (its count includes this block) or the user's own
             self._notes["estimated_flops"] = "torch's profiler was already running (%s)" % e
             return None
-        return prof
+        return counter
 
     def _stop_flop_count(self):
-        prof = self._flops_profiler
-        if prof is None:
-            return None
-        prof.__exit__(None, None, None)
-        return sum(event.flops or 0 for event in prof.events())
+        """The block's _flops.FlopCount, or None."""
+        counter = self._flops_profiler
+        return counter.stop() if counter is not None else None
 
     # -- the figures ---------------------------------------------------------
 
@@ -514,15 +519,17 @@ class ProfiledOperation:
         memory = MemoryMetrics(initial_ram_mb=_mb(self._rss0), final_ram_mb=_mb(rss1), peak_ram_mb=_mb(peak),
                                peak_gpu_mb=self._peak_gpu_mb(acc, reading1, cuda1), memory_leak_detected=leak)
 
-        if p.estimate_flops:
-            flops_per_second = flops / wall if flops is not None and wall > 0 else None
-        else:
-            flops_per_second = None
+        total = flops.total if flops is not None else None
+        if flops is not None:
+            notes["estimated_flops"] = flops.note()
+        elif not p.estimate_flops:
             notes["estimated_flops"] = "estimate_flops=False"
+        flops_per_second = total / wall if total is not None and wall > 0 else None
         gpu_util = acc.gpu_util_sum / acc.gpu_util_n if acc.gpu_util_n else None
         if gpu_util is None:
             notes["gpu_utilization_percent"] = self._no_gpu_reason(reading1, "gpu_utilization_percent")
-        compute = ComputeMetrics(estimated_flops=flops, flops_per_second=flops_per_second,
+        compute = ComputeMetrics(estimated_flops=total, flops_per_second=flops_per_second,
+                                 flops_method=flops.method if flops is not None else None,
                                  gpu_utilization_percent=gpu_util,
                                  cpu_utilization_percent=timing.cpu_time_s / wall * 100 if wall > 0 else None)
 
@@ -662,6 +669,8 @@ class Profiler:
         self._breakdown = {}                 # name -> wall seconds of all its blocks
         self._last = None
         self._last_reading = None            # (time.monotonic(), capture()) of the latest _read()
+        #: estimate_flops: forward convolutions awaiting their backward
+        self._pending_convolutions = _flops.PendingConvolutions()
         _PROFILERS.add(self)
 
     # the core's readings; a seam the tests use to play a GPU
@@ -800,6 +809,7 @@ def _after_fork_in_child():
     for p in list(_PROFILERS):
         p._lock = threading.Lock()
         p._sampler = None
+        p._pending_convolutions = _flops.PendingConvolutions()
     _maxrss_is_own = False
     _STATM.forget()
     _STATUS.forget()

@@ -502,6 +502,137 @@ def test_estimate_flops_counts_a_linear_model():
     assert inner.notes["estimated_flops"].startswith("torch's profiler was already running")
 
 
+def flops_of(p, name, fn):
+    with p.profile(name):
+        fn()
+    m = p.get_metrics(name)
+    return m.compute.estimated_flops, m.compute.flops_method, m.notes["estimated_flops"]
+
+
+# Analytic counts, torch's convention: a multiply-add is 2 FLOPs, biases
+# and elementwise work are not counted.  A linear layer's forward is
+# 2*B*in*out; its backward 2*B*in*out for the weight's gradient and as
+# much again for the input's when the input requires grad.  A 2-D
+# convolution's forward is 2*B*Cout*Hout*Wout*Cin*kh*kw/groups; each
+# gradient of its backward (input, weight) as much.
+B = 16
+
+
+def linear_forward(n_in, n_out):
+    return 2 * B * n_in * n_out
+
+
+def conv_forward(c_in, c_out, k, h_out, w_out, groups=1):
+    return 2 * B * c_out * h_out * w_out * c_in * k * k // groups
+
+
+@pytest.mark.parametrize("input_grad", [False, True])
+def test_estimate_flops_of_a_linear_layer_forward_and_backward(input_grad):
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(64, 32)
+    x = torch.randn(B, 64, requires_grad=input_grad)
+    flops, method, note = flops_of(stepscope.Profiler(estimate_flops=True), "linear",
+                                   lambda: layer(x).sum().backward())
+    f = linear_forward(64, 32)
+    assert flops == pytest.approx(f + (2 if input_grad else 1) * f, rel=0.05)
+    assert method == "profiler"    # torch counts the backward's mm itself
+    assert note.startswith("forward %d FLOPs, backward %d: torch's profiler counted" % (f, flops - f))
+
+
+@pytest.mark.parametrize("input_grad, weight_grad, gradients", [
+    (False, True, 1),    # a first layer: the data needs no gradient
+    (True, True, 2),     # a layer inside the network
+    (True, False, 1),    # a frozen layer
+])
+def test_estimate_flops_of_a_convolution_forward_and_backward(input_grad, weight_grad, gradients):
+    torch = pytest.importorskip("torch")
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1, groups=1)
+    conv.weight.requires_grad_(weight_grad)
+    x = torch.randn(B, 3, 12, 12, requires_grad=input_grad)
+    flops, method, note = flops_of(stepscope.Profiler(estimate_flops=True), "conv",
+                                   lambda: conv(x).sum().backward())
+    f = conv_forward(3, 8, 3, 12, 12)
+    assert flops == pytest.approx(f * (1 + gradients), rel=0.05)
+    assert method == "profiler+backward-rule"
+    assert "the rule added %d for 1 aten::convolution_backward" % (f * gradients) in note
+    assert "assumed" not in note
+
+
+def test_estimate_flops_of_a_grouped_strided_convolution():
+    torch = pytest.importorskip("torch")
+    conv = torch.nn.Conv2d(4, 8, 3, stride=2, groups=2)
+    x = torch.randn(B, 4, 17, 17, requires_grad=True)
+    flops, _, _ = flops_of(stepscope.Profiler(estimate_flops=True), "conv", lambda: conv(x).sum().backward())
+    assert flops == pytest.approx(3 * conv_forward(4, 8, 3, 8, 8, groups=2), rel=0.05)
+
+
+def two_layer_model(torch):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                               torch.nn.Linear(8 * 10 * 10, 10))
+
+
+def test_estimate_flops_of_a_two_layer_model_training_step():
+    torch = pytest.importorskip("torch")
+    model = two_layer_model(torch)
+    x = torch.randn(B, 3, 12, 12)      # data: no gradient for the first layer's input
+    conv, linear = conv_forward(3, 8, 3, 10, 10), linear_forward(800, 10)
+    p = stepscope.Profiler(estimate_flops=True)
+    flops, method, _ = flops_of(p, "step", lambda: model(x).sum().backward())
+    assert flops == pytest.approx(2 * conv + 3 * linear, rel=0.05)
+    assert method == "profiler+backward-rule"
+    m = p.get_metrics("step")
+    assert m.compute.flops_per_second == flops / m.timing.wall_time_s   # from the total
+    assert "FLOP/s: " in m.summary()
+
+
+def test_estimate_flops_with_forward_and_backward_in_separate_blocks():
+    torch = pytest.importorskip("torch")
+    model = two_layer_model(torch)
+    x = torch.randn(B, 3, 12, 12)
+    conv, linear = conv_forward(3, 8, 3, 10, 10), linear_forward(800, 10)
+    p = stepscope.Profiler(estimate_flops=True)
+    with p.profile("forward"):
+        loss = model(x).sum()
+    with p.profile("backward"):
+        loss.backward()
+    forward, backward = p.get_metrics("forward"), p.get_metrics("backward")
+    assert forward.compute.estimated_flops == pytest.approx(conv + linear, rel=0.05)
+    assert forward.compute.flops_method == "profiler"
+    # the forward block saw that the convolution's input needs no gradient
+    assert backward.compute.estimated_flops == pytest.approx(conv + 2 * linear, rel=0.05)
+    assert backward.compute.flops_method == "profiler+backward-rule"
+    assert backward.notes["estimated_flops"].startswith("forward 0 FLOPs")
+
+    # a forward no block saw: both of the convolution's gradients assumed
+    loss = model(x).sum()
+    with p.profile("backward"):
+        loss.backward()
+    unseen = p.get_metrics("backward")
+    assert unseen.compute.estimated_flops == pytest.approx(2 * conv + 2 * linear, rel=0.05)
+    assert unseen.notes["estimated_flops"].endswith(
+        "(1 had their forward outside every estimate_flops block: both gradients assumed)")
+
+
+def test_estimate_flops_of_attention_forward_and_backward():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    seq, embed, heads = 10, 32, 4
+    mha = torch.nn.MultiheadAttention(embed, heads)
+    x = torch.randn(seq, B, embed, requires_grad=True)
+    p = stepscope.Profiler(estimate_flops=True)
+    with p.profile("forward"):
+        out = mha(x, x, x, need_weights=False)[0]
+    with p.profile("backward"):
+        out.sum().backward()
+    forward = p.get_metrics("forward").compute.estimated_flops
+    projections = 4 * linear_forward(embed, embed) * seq        # q, k, v and out: B*seq rows each
+    scores = 2 * 2 * B * seq * seq * embed                       # q @ k^T and attn @ v, over the heads
+    assert forward == pytest.approx(projections + scores, rel=0.05)
+    # every input needs a gradient: backward twice the forward (torch's mm and bmm)
+    assert p.get_metrics("backward").compute.estimated_flops == pytest.approx(2 * forward, rel=0.05)
+
+
 def test_estimate_flops_without_torch_says_why(run_alone):
     proc = run_alone("""
         import sys
