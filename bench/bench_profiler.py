@@ -15,12 +15,17 @@ first after the loader's wait:
                    block (the sampler is already running)
 
 Each variant is one block per batch, as a training loop's phases are.  It
-prints each variant's median, its 10th-90th percentile range and the
-medians' ratios to the bare zone and to nothing.  Run with
-bench/../python/stepscope/profiler.py swapped for another version to
-compare versions (the same run's zone and nothing rows are the baseline):
+prints each variant's median, its 10th-90th percentile range, its largest
+and the median's ratio to the bare zone's; then the same variants in a
+plain loop with no DataLoader (the cost without the workers' load).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/bench_profiler.py [batches] [repeats]
+    PYTHONPATH=build/python /usr/bin/python3 bench/bench_profiler.py \
+        [--baseline OTHER/profiler.py] [batches] [repeats]
+
+--baseline loads another version of profiler.py (e.g. main's:
+`git show main:python/stepscope/profiler.py > /tmp/main_profiler.py`)
+beside this one; its blocks join the same loop, interleaved with the
+others, as the "baseline profile" rows.
 
 Recording goes to memory; STEPSCOPE_OUT is set to "" so no report is
 written.  The DataLoader's dataset does a little work per item (a 64x64
@@ -34,7 +39,6 @@ import time
 
 os.environ.setdefault("STEPSCOPE_OUT", "")
 import stepscope  # noqa: E402
-
 
 
 def make_loader(batches):
@@ -116,6 +120,10 @@ def main():
     for _ in range(repeats):
         one_pass(loader, alone, costs)
         one_pass(loader, nested, costs, outer=[p.profile("epoch") for _, p in profilers])
+    # the same blocks in a plain loop, no loader: the machine without the workers' load
+    quiet = {}
+    for _ in range(repeats):
+        one_pass(range(batches), alone, quiet)
     print("python %s, torch DataLoader(num_workers=2), %d batches x %d passes (alone, then nested), one block "
           "of each variant per batch in rotating order" % (sys.version.split()[0], batches, repeats))
     print("profile: %s%s" % (stepscope.profiler.__file__,
@@ -129,6 +137,12 @@ def main():
     for label in [label for label, _ in profilers]:
         print("%s - zone: median %.1f us alone, %.1f us nested"
               % (label, (med[label] - med["zone"]) / 1e3, (med[label + " nested"] - med["zone"]) / 1e3))
+    print("without the DataLoader (a plain loop of as many blocks):")
+    for label, values in quiet.items():
+        values = sorted(values)
+        print("  %-22s median %8.1f us   p10-p90 %8.1f - %8.1f us"
+              % (label, statistics.median(values) / 1e3, percentile(values, 0.1) / 1e3,
+                 percentile(values, 0.9) / 1e3))
     if baseline_path:
         print("baseline / profile: %.1fx alone, %.1fx nested"
               % (med["baseline profile"] / med["profile"], med["baseline profile nested"] / med["profile nested"]))
