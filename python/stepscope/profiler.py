@@ -487,7 +487,7 @@ class ProfiledOperation:
 
     def _stop_flop_count(self):
         """The block's _flops.FlopCount, or None."""
-        counter = self._flops_profiler
+        counter, self._flops_profiler = self._flops_profiler, None  # torch's events go with it
         return counter.stop() if counter is not None else None
 
     # -- the figures ---------------------------------------------------------
@@ -664,7 +664,7 @@ class Profiler:
 
         self._lock = threading.Lock()        # guards everything below
         self._open = []                      # ProfiledOperations inside their block
-        self._sampler = None                 # the sampler thread while it runs
+        self._sampler = None                 # (thread, stop event) while the sampler runs
         self._latest = {}                    # name -> the ProfiledOperation of its last block
         self._breakdown = {}                 # name -> wall seconds of all its blocks
         self._last = None
@@ -776,6 +776,8 @@ class Profiler:
         idle_since = None
         while not stop.wait(self.sample_interval):
             with self._lock:
+                if stop.is_set():  # _stop_sampler, and perhaps a new sampler already
+                    return
                 if not self._open:
                     now = time.monotonic()
                     if idle_since is None:
@@ -796,10 +798,10 @@ class Profiler:
         starts a new one."""
         with self._lock:
             sampler, self._sampler = self._sampler, None
+            if sampler is not None:
+                sampler[1].set()  # under the lock: the thread sees it before it could clear _sampler
         if sampler is not None:
-            thread, stop = sampler
-            stop.set()
-            thread.join()  # outside the lock: a reading in flight needs it to land
+            sampler[0].join()  # outside the lock: a reading in flight needs it to land
 
 
 def _after_fork_in_child():
