@@ -65,7 +65,8 @@ class FlopCount:
                 % (self.forward, self.backward_counted + self.backward_rule, self.forward + self.backward_counted))
         if self.rule_ops:
             text += ("; the rule added %d for %d aten::convolution_backward, which torch does not count: each "
-                     "gradient computed (input, weight) costs the forward's FLOPs" % (self.backward_rule, self.rule_ops))
+                     "gradient computed (input, weight) costs the forward's FLOPs"
+                     % (self.backward_rule, self.rule_ops))
             if self.assumed_ops:
                 text += (" (%d had their forward outside every estimate_flops block: both gradients assumed)"
                          % self.assumed_ops)

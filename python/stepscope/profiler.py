@@ -553,10 +553,11 @@ class ProfiledOperation:
 
         The readings are capture()'s latest samples, not fresh reads (a
         fresh read walks the process tree, DataLoader workers included:
-        0.1 to 0.3 ms a read), and the sampler reads these totals every
-        0.5 s.  So the change covers the block to within one such interval
-        at each end, and is given only when the two readings are at least
-        TOTALS_MIN_WINDOW_S apart; a shorter block gets None and a note."""
+        about 80 us with two workers on a 2-core VM), and the sampler
+        reads these totals every 0.5 s.  So the change covers the block to
+        within one such interval at each end, and is given only when the
+        two readings are at least TOTALS_MIN_WINDOW_S apart; a shorter
+        block gets None and a note."""
         r0 = self._reading0
         t0, t1 = r0.get("time_ns"), reading1.get("time_ns")
         window = (t1 - t0) / 1e9 if t0 is not None and t1 is not None else 0.0

@@ -205,6 +205,7 @@ def test_nested_and_repeated_operations():
     assert breakdown["epoch"] >= breakdown["step"]    # nested: inside the parent's time
     assert p.get_metrics().operation_name == "epoch"  # the last to finish
     assert p.get_metrics("step").timing.wall_time_s == walls[1]
+    assert p.get_metrics("step") is p.get_metrics("step")  # made once, when first asked for
     with pytest.raises(KeyError, match=re.escape("no operation named 'nope' has finished; known: 'step', 'epoch'")):
         p.get_metrics("nope")
 
@@ -332,6 +333,8 @@ def test_summary_and_to_dict():
                            "peak_gpu_mb": 512.0, "memory_leak_detected": False}
     assert set(d["system"]) == {"cpu_percent", "memory_percent", "disk_io_mb", "network_io_mb", "energy_j",
                                 "carbon_g"}
+    assert d["compute"] == {"estimated_flops": None, "flops_per_second": None, "gpu_utilization_percent": 78.0,
+                            "cpu_utilization_percent": 88.5, "flops_method": None}
 
 
 def test_system_figures_and_their_reasons():
