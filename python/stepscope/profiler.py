@@ -20,9 +20,11 @@ import resource
 import sys
 import threading
 import time
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Dict, Optional
 
+from . import _flops
 from . import _stepscope as _core
 
 __all__ = [
@@ -43,8 +45,53 @@ _SERIES_MAX_POINTS = 2048
 MIN_SAMPLE_INTERVAL = 0.001
 #: detailed_memory samples this many times as often as memory_interval
 DETAILED_MEMORY_FACTOR = 4
+#: disk, network and energy of a block need the sampler's readings at its
+#: start and end at least this many seconds apart (they are read every 0.5 s)
+TOTALS_MIN_WINDOW_S = 1.0
+#: a block's start reading may be the Profiler's last one when it is this
+#: young (seconds): the core's sampler reads every 100 ms
+READING_REUSE_S = 0.05
+#: the sampler thread stays this long after a Profiler's last block closes,
+#: so that a loop of blocks does not start and join a thread every block
+SAMPLER_LINGER_S = 2.0
+
+#: the sampler thread's name
+SAMPLER_THREAD_NAME = "stepscope-profiler-sampler"
 
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+class _ProcFile:
+    """One /proc/self file kept open and re-read with pread: a block's
+    reads cost a system call each (about 1 us for statm), not an open,
+    read and close (about 10 us).  procfs regenerates the text on every
+    read from offset 0.  A forked child reopens it: /proc/self resolved to
+    the parent when the file was opened."""
+
+    def __init__(self, path, size):
+        self.path, self.size, self.fd = path, size, None
+
+    def read(self):
+        """The file's bytes, or None when it cannot be read (no procfs)."""
+        try:
+            if self.fd is None:
+                self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            return os.pread(self.fd, self.size, 0)
+        except OSError:
+            return None
+
+    def forget(self):
+        """After fork, in the child: the descriptor names the parent's file."""
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+
+_STATM = _ProcFile("/proc/self/statm", 256)
+_STATUS = _ProcFile("/proc/self/status", 8192)
 
 
 def process_rss_bytes():
@@ -53,29 +100,45 @@ def process_rss_bytes():
     Read on every call: the core's ``workload_rss_bytes`` covers the whole
     process tree under ``stepscope run`` and is sampled every 100 ms, while
     a profiled block wants this process at this moment."""
+    text = _STATM.read()
     try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE_SIZE
-    except (OSError, IndexError, ValueError):
+        return int(text.split()[1]) * _PAGE_SIZE
+    except (AttributeError, IndexError, ValueError):
         # no procfs: the core's fresh reading of the workload (this
         # process and its children when not under `stepscope run`)
         return _core.capture(fresh=True)["workload_rss_bytes"]
 
 
-def process_peak_rss_bytes():
+#: True once getrusage's ru_maxrss is known to be this process's own
+#: high-water mark (see process_peak_rss_bytes); it stays so
+_maxrss_is_own = False
+
+
+def process_peak_rss_bytes(usage=None):
     """This process's resident-memory high-water mark (VmHWM), in bytes.
 
-    Not getrusage's ru_maxrss: Linux carries that across execve, so a
-    program started by a big process (pytest with torch loaded, a launcher)
-    reports its parent's peak until it exceeds it."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except (OSError, IndexError, ValueError):
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    Not getrusage's ru_maxrss alone: Linux carries that across execve, so
+    a program started by a big process (pytest with torch loaded, a
+    launcher) reports its parent's peak until it exceeds it.  ru_maxrss is
+    the larger of that inherited figure and VmHWM, so once it is no more
+    than VmHWM it is VmHWM for good.  Given usage (a getrusage(RUSAGE_SELF)
+    the caller has), its ru_maxrss is used from then on, which saves
+    reading /proc/self/status (about 8 us)."""
+    global _maxrss_is_own
+    if usage is not None and _maxrss_is_own:
+        return usage.ru_maxrss * 1024  # KiB on Linux
+    text = _STATUS.read()
+    at = text.find(b"\nVmHWM:") if text else -1
+    if at >= 0:
+        try:
+            hwm = int(text[at + 7:text.index(b"kB", at)]) * 1024
+        except ValueError:
+            pass
+        else:
+            if usage is not None and usage.ru_maxrss * 1024 <= hwm:
+                _maxrss_is_own = True
+            return hwm
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _mb(nbytes):
@@ -106,10 +169,15 @@ class MemoryMetrics:
 
 @dataclass
 class ComputeMetrics:
+    """estimated_flops is forward and backward (docs/python.md);
+    flops_method says how: "profiler" (torch's counts alone) or
+    "profiler+backward-rule" (and convolutions' backward by rule), None
+    without a count."""
     estimated_flops: Optional[int]
     flops_per_second: Optional[float]
     gpu_utilization_percent: Optional[float]
     cpu_utilization_percent: Optional[float]
+    flops_method: Optional[str] = None
 
 
 @dataclass
@@ -137,7 +205,8 @@ class PerformanceMetrics:
     completed is False when the block raised; error is then
     ``"ExceptionType: message"`` and the figures cover the block up to the
     raise.  samples is the number of sampler readings taken inside the
-    block.  notes maps a figure that is None to why it is None."""
+    block.  notes maps a figure to a remark: why it is None, or (for
+    estimated_flops) how it was counted."""
     operation_name: str
     timing: TimingMetrics
     memory: MemoryMetrics
@@ -335,6 +404,8 @@ class ProfiledOperation:
         self.name = name
         self._acc = _Accumulator()
         self._used = False
+        self._end = None      # the raw readings at the end, until metrics() turns them into figures
+        self._result = None   # the PerformanceMetrics, once made
 
     @property
     def samples(self):
@@ -348,15 +419,15 @@ class ProfiledOperation:
         self._used = True
         p = self._profiler
         self._notes = {}
-        self._reading0 = p._read(fresh=True)
+        self._reading0 = p._recent_reading()
         self._rss0 = process_rss_bytes()
-        self._hwm0 = process_peak_rss_bytes()
         self._cuda0 = self._torch_gpu_memory()
         self._flops_profiler = self._start_flop_count() if p.estimate_flops else None
         p._register(self)
         # the clocks last and the zone innermost: the profiler's own work
-        # (a fresh capture, starting the sampler) stays out of the figures
+        # (its reads, starting the sampler) stays out of the figures
         self._usage0 = resource.getrusage(resource.RUSAGE_SELF)
+        self._hwm0 = process_peak_rss_bytes(self._usage0)
         self._t0 = time.perf_counter()
         self._zone.__enter__()
         return self
@@ -368,13 +439,23 @@ class ProfiledOperation:
         p = self._profiler
         p._unregister(self)
         flops = self._stop_flop_count()
-        rss1 = process_rss_bytes()
-        hwm1 = process_peak_rss_bytes()
-        reading1 = p._read(fresh=True)
-        cuda1 = self._torch_gpu_memory()
-        metrics = self._metrics(wall, usage1, rss1, hwm1, reading1, cuda1, flops, exc_type, exc)
-        p._store(metrics)
+        # only the readings here: the figures are made when asked for
+        # (metrics()), so a loop of blocks nobody reads pays no more
+        error = None
+        if exc_type is not None:  # a string now: the exception would hold the frames alive
+            error = "%s: %s" % (exc_type.__name__, exc) if str(exc) else exc_type.__name__
+        self._end = (wall, usage1, process_rss_bytes(), process_peak_rss_bytes(usage1), p._recent_reading(),
+                     self._torch_gpu_memory(), flops, exc_type is None, error)
+        p._store(self, wall)
         return False  # an exception propagates unchanged
+
+    def metrics(self):
+        """The block's PerformanceMetrics (made on the first call; the
+        Profiler's lock held by the caller).  None while the block runs."""
+        if self._result is None and self._end is not None:
+            self._result = self._metrics(*self._end)
+            self._end = self._reading0 = None  # the readings are in the figures now
+        return self._result
 
     # -- torch -------------------------------------------------------------
 
@@ -394,26 +475,24 @@ class ProfiledOperation:
             self._notes["estimated_flops"] = ("torch is not installed: estimate_flops counts FLOPs with "
                                               "torch.profiler.profile(with_flops=True)")
             return None
-        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True)
+        counter = _flops.BlockCounter(torch, self._profiler._pending_convolutions)
         try:
-            prof.__enter__()
+            counter.start()
         except RuntimeError as e:
             # one torch profiler per thread: an enclosing profile() block with
             # estimate_flops (its count includes this block) or the user's own
             self._notes["estimated_flops"] = "torch's profiler was already running (%s)" % e
             return None
-        return prof
+        return counter
 
     def _stop_flop_count(self):
-        prof = self._flops_profiler
-        if prof is None:
-            return None
-        prof.__exit__(None, None, None)
-        return sum(event.flops or 0 for event in prof.events())
+        """The block's _flops.FlopCount, or None."""
+        counter, self._flops_profiler = self._flops_profiler, None  # torch's events go with it
+        return counter.stop() if counter is not None else None
 
     # -- the figures ---------------------------------------------------------
 
-    def _metrics(self, wall, usage1, rss1, hwm1, reading1, cuda1, flops, exc_type, exc):
+    def _metrics(self, wall, usage1, rss1, hwm1, reading1, cuda1, flops, completed, error):
         p = self._profiler
         notes = self._notes
         u0 = self._usage0
@@ -440,42 +519,62 @@ class ProfiledOperation:
         memory = MemoryMetrics(initial_ram_mb=_mb(self._rss0), final_ram_mb=_mb(rss1), peak_ram_mb=_mb(peak),
                                peak_gpu_mb=self._peak_gpu_mb(acc, reading1, cuda1), memory_leak_detected=leak)
 
-        if p.estimate_flops:
-            flops_per_second = flops / wall if flops is not None and wall > 0 else None
-        else:
-            flops_per_second = None
+        total = flops.total if flops is not None else None
+        if flops is not None:
+            notes["estimated_flops"] = flops.note()
+        elif not p.estimate_flops:
             notes["estimated_flops"] = "estimate_flops=False"
+        flops_per_second = total / wall if total is not None and wall > 0 else None
         gpu_util = acc.gpu_util_sum / acc.gpu_util_n if acc.gpu_util_n else None
         if gpu_util is None:
             notes["gpu_utilization_percent"] = self._no_gpu_reason(reading1, "gpu_utilization_percent")
-        compute = ComputeMetrics(estimated_flops=flops, flops_per_second=flops_per_second,
+        compute = ComputeMetrics(estimated_flops=total, flops_per_second=flops_per_second,
+                                 flops_method=flops.method if flops is not None else None,
                                  gpu_utilization_percent=gpu_util,
                                  cpu_utilization_percent=timing.cpu_time_s / wall * 100 if wall > 0 else None)
 
-        r0 = self._reading0
-        disk = [_delta(r0, reading1, "workload_disk_read_bytes"), _delta(r0, reading1, "workload_disk_write_bytes")]
-        net = [_delta(r0, reading1, "system_network_receive_bytes"),
-               _delta(r0, reading1, "system_network_transmit_bytes")]
-        energy = _energy_delta(r0, reading1, p.track_gpu)
-        if energy is None:
-            notes["energy_j"] = "no energy counter could be read (RAPL, GPU): see `stepscope doctor`"
+        disk, net, energy = self._totals(reading1, notes)
         system = SystemMetrics(
             cpu_percent=acc.cpu_sum / acc.cpu_n if acc.cpu_n else None,
             memory_percent=acc.memory_percent_max,
-            disk_io_mb=_mb(sum(disk)) if None not in disk else None,
-            network_io_mb=_mb(sum(net)) if None not in net else None,
-            energy_j=energy,
+            disk_io_mb=_mb(disk), network_io_mb=_mb(net), energy_j=energy,
             carbon_g=self._carbon_g(energy, notes))
         for figure in ("cpu_percent", "memory_percent", "disk_io_mb", "network_io_mb"):
             if getattr(system, figure) is None:
-                notes[figure] = "stepscope.capture() had no reading for it (see `stepscope doctor`)"
+                notes.setdefault(figure, "stepscope.capture() had no reading for it (see `stepscope doctor`)")
 
-        error = None
-        if exc_type is not None:
-            error = "%s: %s" % (exc_type.__name__, exc) if str(exc) else exc_type.__name__
         return PerformanceMetrics(operation_name=self.name, timing=timing, memory=memory, compute=compute,
-                                  system=system, completed=exc_type is None, error=error,
+                                  system=system, completed=completed, error=error,
                                   samples=acc.rss.samples, notes=notes)
+
+    def _totals(self, reading1, notes):
+        """(disk bytes, network bytes, energy J) between the sampler's
+        readings at the block's start and end, each None when unknown.
+
+        The readings are capture()'s latest samples, not fresh reads (a
+        fresh read walks the process tree, DataLoader workers included:
+        about 80 us with two workers on a 2-core VM), and the sampler
+        reads these totals every 0.5 s.  So the change covers the block to
+        within one such interval at each end, and is given only when the
+        two readings are at least TOTALS_MIN_WINDOW_S apart; a shorter
+        block gets None and a note."""
+        r0 = self._reading0
+        t0, t1 = r0.get("time_ns"), reading1.get("time_ns")
+        window = (t1 - t0) / 1e9 if t0 is not None and t1 is not None else 0.0
+        if window < TOTALS_MIN_WINDOW_S:
+            why = ("the sampler's readings at the block's start and end are %.3f s apart, under %g s: too "
+                   "close for a total it reads every 0.5 s (a block of seconds gets it; "
+                   "stepscope.capture(fresh=True) reads one now)" % (window, TOTALS_MIN_WINDOW_S))
+            for figure in ("disk_io_mb", "network_io_mb", "energy_j"):
+                notes[figure] = why
+            return None, None, None
+        disk = [_delta(r0, reading1, "workload_disk_read_bytes"), _delta(r0, reading1, "workload_disk_write_bytes")]
+        net = [_delta(r0, reading1, "system_network_receive_bytes"),
+               _delta(r0, reading1, "system_network_transmit_bytes")]
+        energy = _energy_delta(r0, reading1, self._profiler.track_gpu)
+        if energy is None:
+            notes["energy_j"] = "no energy counter could be read (RAPL, GPU): see `stepscope doctor`"
+        return (sum(disk) if None not in disk else None, sum(net) if None not in net else None, energy)
 
     def _no_gpu_reason(self, reading, metric):
         p = self._profiler
@@ -566,16 +665,34 @@ class Profiler:
 
         self._lock = threading.Lock()        # guards everything below
         self._open = []                      # ProfiledOperations inside their block
-        self._sampler = None                 # (thread, stop event) while a block is open
-        self._latest = {}                    # name -> PerformanceMetrics of its last block
+        self._sampler = None                 # (thread, stop event) while the sampler runs
+        self._latest = {}                    # name -> the ProfiledOperation of its last block
         self._breakdown = {}                 # name -> wall seconds of all its blocks
         self._last = None
+        self._last_reading = None            # (time.monotonic(), capture()) of the latest _read()
+        #: estimate_flops: forward convolutions awaiting their backward
+        self._pending_convolutions = _flops.PendingConvolutions()
+        _PROFILERS.add(self)
 
     # the core's readings; a seam the tests use to play a GPU
     _capture = staticmethod(_core.capture)
 
-    def _read(self, fresh=False):
-        return self._capture(gpu=self.gpu, fresh=fresh)
+    def _read(self):
+        """capture()'s latest sample, for GPU gpu: O(1), no file read."""
+        reading = self._capture(gpu=self.gpu)
+        self._last_reading = (time.monotonic(), reading)
+        return reading
+
+    def _recent_reading(self):
+        """The reading this Profiler took last (at a block's end, or its
+        sampler's) when under READING_REUSE_S old, else a new one.  In a
+        loop of blocks the previous block's end reading serves the next
+        one's start; the core's sampler has rarely taken a newer sample
+        since."""
+        last = self._last_reading
+        if last is not None and time.monotonic() - last[0] < READING_REUSE_S:
+            return last[1]
+        return self._read()
 
     # -- the public face ---------------------------------------------------
 
@@ -593,12 +710,13 @@ class Profiler:
                 raise LookupError("Profiler.get_metrics(): no profiled operation has finished yet "
                                   "(profile one with `with profiler.profile(name):`)")
             if operation_name is None:
-                return self._last
+                return self._last.metrics()
             try:
-                return self._latest[operation_name]
+                op = self._latest[operation_name]
             except KeyError:
                 raise KeyError("Profiler.get_metrics(): no operation named %r has finished; known: %s"
                                % (operation_name, ", ".join(map(repr, self._latest)))) from None
+            return op.metrics()
 
     def get_timing_breakdown(self):
         """{name: wall seconds}, every finished block of a name added up.
@@ -633,38 +751,76 @@ class Profiler:
             if self._sampler is None:
                 stop = threading.Event()
                 thread = threading.Thread(target=self._sample_loop, args=(stop,), daemon=True,
-                                          name="stepscope-profiler-sampler")
+                                          name=SAMPLER_THREAD_NAME)
                 self._sampler = (thread, stop)
                 thread.start()
 
     def _unregister(self, op):
+        # the sampler stays (SAMPLER_LINGER_S): the next block, usually
+        # milliseconds away in a loop, finds it running
         with self._lock:
             self._open.remove(op)
-            sampler = None
-            if not self._open:
-                sampler, self._sampler = self._sampler, None
-        if sampler is not None:
-            thread, stop = sampler
-            stop.set()
-            thread.join()  # outside the lock: a reading in flight needs it to land
 
-    def _store(self, metrics):
+    def _store(self, op, wall):
         with self._lock:
-            name = metrics.operation_name
-            self._latest[name] = metrics
-            self._breakdown[name] = self._breakdown.get(name, 0.0) + metrics.timing.wall_time_s
-            self._last = metrics
+            self._latest[op.name] = op
+            self._breakdown[op.name] = self._breakdown.get(op.name, 0.0) + wall
+            self._last = op
 
     def _sample_loop(self, stop):
-        # Event.wait sleeps without the GIL; a reading is a small file read
-        # plus capture(), which copies the latest sample (O(1) under
-        # `stepscope run`).  The thread is a daemon: it can never hold the
-        # interpreter's exit.
+        # Event.wait sleeps without the GIL; a reading is a pread of statm
+        # plus capture(), which copies the latest sample (O(1)).  The
+        # thread ends once no block has been open for SAMPLER_LINGER_S,
+        # deciding so under the lock, where _register looks for it: a
+        # block opening then starts a new one.  A daemon: it never holds
+        # the interpreter's exit.
+        idle_since = None
         while not stop.wait(self.sample_interval):
+            with self._lock:
+                if stop.is_set():  # _stop_sampler, and perhaps a new sampler already
+                    return
+                if not self._open:
+                    now = time.monotonic()
+                    if idle_since is None:
+                        idle_since = now
+                    elif now - idle_since >= SAMPLER_LINGER_S:
+                        self._sampler = None
+                        return
+                    continue
+            idle_since = None
             sample = _Sample(process_rss_bytes(), self._read(), self.track_gpu)
             with self._lock:
                 for op in self._open:
                     op._acc.add(sample)
+
+    def _stop_sampler(self):
+        """Stop the sampler thread now and join it, instead of letting it
+        end SAMPLER_LINGER_S after the last block; a block opening later
+        starts a new one."""
+        with self._lock:
+            sampler, self._sampler = self._sampler, None
+            if sampler is not None:
+                sampler[1].set()  # under the lock: the thread sees it before it could clear _sampler
+        if sampler is not None:
+            sampler[0].join()  # outside the lock: a reading in flight needs it to land
+
+
+def _after_fork_in_child():
+    # the child has no sampler thread, and a lock its parent's thread held
+    # at the fork stays held: fresh ones, and /proc/self files reopened
+    global _maxrss_is_own
+    for p in list(_PROFILERS):
+        p._lock = threading.Lock()
+        p._sampler = None
+        p._pending_convolutions = _flops.PendingConvolutions()
+    _maxrss_is_own = False
+    _STATM.forget()
+    _STATUS.forget()
+
+
+#: every live Profiler, for the fork handler
+_PROFILERS = weakref.WeakSet()
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 #: the first seed's name for it

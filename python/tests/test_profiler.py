@@ -13,11 +13,10 @@ import pytest
 import stepscope
 from stepscope import profiler as profiler_module
 
-SAMPLER_THREAD = "stepscope-profiler-sampler"
-
-
-def samplers_alive():
-    return [t for t in threading.enumerate() if t.name == SAMPLER_THREAD]
+def sampler_of(p):
+    """The Profiler's sampler thread, or None."""
+    with p._lock:
+        return p._sampler[0] if p._sampler else None
 
 
 def wait_for_next_sample(op):
@@ -190,7 +189,7 @@ def test_partial_results_when_the_block_raises():
     assert m.timing.wall_time_s >= 0.01
     assert "risky" in p.get_timing_breakdown()
     assert m.summary().endswith("raised ValueError: boom")
-    assert samplers_alive() == []
+    assert p._open == []                           # the block is closed, raise or not
 
 
 def test_nested_and_repeated_operations():
@@ -206,22 +205,61 @@ def test_nested_and_repeated_operations():
     assert breakdown["epoch"] >= breakdown["step"]    # nested: inside the parent's time
     assert p.get_metrics().operation_name == "epoch"  # the last to finish
     assert p.get_metrics("step").timing.wall_time_s == walls[1]
+    assert p.get_metrics("step") is p.get_metrics("step")  # made once, when first asked for
     with pytest.raises(KeyError, match=re.escape("no operation named 'nope' has finished; known: 'step', 'epoch'")):
         p.get_metrics("nope")
 
 
-def test_the_sampler_runs_only_while_a_block_is_open():
+def test_one_sampler_thread_per_profiler_that_outlives_a_block_briefly(monkeypatch):
+    monkeypatch.setattr(profiler_module, "SAMPLER_LINGER_S", 3600.0)
     p = stepscope.Profiler(memory_interval=0.01)
-    assert samplers_alive() == []
+    assert sampler_of(p) is None
     with p.profile("a") as op:
-        assert len(samplers_alive()) == 1
-        assert samplers_alive()[0].daemon           # never holds the interpreter's exit
+        sampler = sampler_of(p)
+        assert sampler.is_alive() and sampler.name == profiler_module.SAMPLER_THREAD_NAME
+        assert sampler.daemon                      # never holds the interpreter's exit
         with p.profile("b") as inner:
-            assert len(samplers_alive()) == 1     # one per Profiler
+            assert sampler_of(p) is sampler        # one per Profiler
             wait_for_next_sample(inner)
-        assert len(samplers_alive()) == 1
         wait_for_next_sample(op)
-    assert samplers_alive() == []                 # joined at the last exit
+    # it stays for the next block: a loop of blocks starts no thread per block
+    with p.profile("c") as again:
+        assert sampler_of(p) is sampler
+        wait_for_next_sample(again)
+    assert sampler_of(p) is sampler and sampler.is_alive()
+    # with no block open for SAMPLER_LINGER_S it ends by itself
+    monkeypatch.setattr(profiler_module, "SAMPLER_LINGER_S", 0.05)
+    sampler.join(timeout=60)
+    assert not sampler.is_alive() and sampler_of(p) is None
+    with p.profile("d") as later:                 # and the next block starts a new one
+        wait_for_next_sample(later)
+    assert sampler_of(p) is not sampler
+    p._stop_sampler()
+    assert sampler_of(p) is None
+
+
+def test_a_forked_child_profiles_with_its_own_sampler(run_alone):
+    # the parent's sampler is running at the fork; the child has no such
+    # thread and its lock is fresh: its blocks start their own sampler
+    proc = run_alone("""
+        import json, os, time, stepscope
+        p = stepscope.Profiler(memory_interval=0.01)
+        with p.profile("parent") as op:
+            while op.samples < 2:
+                time.sleep(0.001)
+        pid = os.fork()
+        if pid == 0:
+            with p.profile("child") as op:
+                give_up = time.monotonic() + 60     # a broken child would wait forever
+                while op.samples < 2 and time.monotonic() < give_up:
+                    time.sleep(0.001)
+            m = p.get_metrics("child")
+            os.write(1, json.dumps([m.samples, m.memory.initial_ram_mb > 0]).encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """, STEPSCOPE_OUT="")
+    samples, has_ram = json.loads(proc.stdout)
+    assert samples >= 2 and has_ram
 
 
 def test_threads_profile_side_by_side():
@@ -248,7 +286,7 @@ def test_threads_profile_side_by_side():
     breakdown = p.get_timing_breakdown()
     assert sorted(breakdown) == ["shared", "thread-0", "thread-1", "thread-2", "thread-3"]
     assert all(p.get_metrics("thread-%d" % k).completed for k in range(4))
-    assert samplers_alive() == []
+    assert p._open == []
 
 
 def test_a_profile_block_is_entered_once():
@@ -295,6 +333,8 @@ def test_summary_and_to_dict():
                            "peak_gpu_mb": 512.0, "memory_leak_detected": False}
     assert set(d["system"]) == {"cpu_percent", "memory_percent", "disk_io_mb", "network_io_mb", "energy_j",
                                 "carbon_g"}
+    assert d["compute"] == {"estimated_flops": None, "flops_per_second": None, "gpu_utilization_percent": 78.0,
+                            "cpu_utilization_percent": 88.5, "flops_method": None}
 
 
 def test_system_figures_and_their_reasons():
@@ -303,64 +343,114 @@ def test_system_figures_and_their_reasons():
         wait_for_next_sample(op)
     m = p.get_metrics()
     s = m.system
-    # /proc is always there: system memory and the workload's disk counters
+    # /proc is always there: system memory
     assert 0 < s.memory_percent < 100
-    assert s.disk_io_mb is not None and s.disk_io_mb >= 0
-    assert s.network_io_mb is not None and s.network_io_mb >= 0
     assert m.compute.estimated_flops is None and m.notes["estimated_flops"] == "estimate_flops=False"
     assert s.carbon_g is None and m.notes["carbon_g"] == "track_carbon=False"
-    if s.energy_j is None:
+
+
+def test_totals_need_readings_a_second_apart():
+    p = stepscope.Profiler(memory_interval=0.01)
+    with p.profile("short"):
+        pass
+    m = p.get_metrics()
+    for figure in ("disk_io_mb", "network_io_mb", "energy_j"):
+        assert getattr(m.system, figure) is None
+        assert re.fullmatch(r"the sampler's readings at the block's start and end are \d\.\d{3} s apart, under 1 s: "
+                            r"too close for a total it reads every 0\.5 s .*", m.notes[figure])
+    with p.profile("long"):
+        # by the core sampler's clock, not a sleep: the same on a slow machine
+        t0 = stepscope.capture()["time_ns"]
+        while stepscope.capture()["time_ns"] - t0 < 1.2e9:
+            time.sleep(0.02)
+    m = p.get_metrics()
+    # /proc is always there: the workload's disk counters and the network's
+    assert m.system.disk_io_mb is not None and m.system.disk_io_mb >= 0
+    assert m.system.network_io_mb is not None and m.system.network_io_mb >= 0
+    if m.system.energy_j is None:
         assert "no energy counter could be read" in m.notes["energy_j"]
 
 
 class PlayedCapture:
-    """capture() with a GPU: real host keys, GPU 0 with played readings.
-    Fresh reads (the block's start and end) step the energy counters on."""
+    """capture() with a GPU: real host keys, GPU 0 with the readings in
+    self.state, which a test changes as it goes; time_ns is played too."""
 
     def __init__(self):
         base = stepscope.capture()
         self.base = {k: v for k, v in base.items() if k != "gpus"}
-        self.fresh_reads = 0
+        self.state = dict(gpu_memory=1 << 30, gpu_energy=100.0, cpu_energy=10.0, time_ns=0)
+        self.reads = 0
 
     def __call__(self, gpu=0, fresh=False):
-        if fresh:
-            self.fresh_reads += 1
-        energy = {1: 100.0, 2: 150.0}.get(self.fresh_reads, 150.0)
-        cpu_energy = {1: 10.0, 2: 30.0}.get(self.fresh_reads, 30.0)
+        self.reads += 1
+        st = self.state
         g = {"index": 0, "name": "Played GPU", "uuid": "GPU-0", "source": "nvml",
-             "gpu_memory_used_bytes": (1 if fresh else 3) << 30, "gpu_memory_total_bytes": 8 << 30,
-             "gpu_utilization_percent": 60.0, "gpu_workload_memory_bytes": None, "gpu_energy_joules": energy}
+             "gpu_memory_used_bytes": st["gpu_memory"], "gpu_memory_total_bytes": 8 << 30,
+             "gpu_utilization_percent": 60.0, "gpu_workload_memory_bytes": None,
+             "gpu_energy_joules": st["gpu_energy"]}
         d = dict(self.base)
         d.update({k: v for k, v in g.items() if k.startswith("gpu_")})
-        d.update(gpu_memory=g["gpu_memory_used_bytes"], cpu_package_energy_joules=cpu_energy, gpus=[g])
+        d.update(gpu_memory=g["gpu_memory_used_bytes"], cpu_package_energy_joules=st["cpu_energy"], gpus=[g],
+                 time_ns=st["time_ns"])
         return d
 
 
-def test_gpu_energy_and_carbon_figures_from_the_capture(monkeypatch):
+def play(monkeypatch):
     played = PlayedCapture()
     monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(played))
+    # every read a new capture(), none reused: the played states land where the test puts them
+    monkeypatch.setattr(profiler_module, "READING_REUSE_S", 0.0)
+    return played
+
+
+def test_gpu_energy_and_carbon_figures_from_the_capture(monkeypatch):
+    played = play(monkeypatch)
     p = stepscope.Profiler(memory_interval=0.01, track_carbon=True, carbon_intensity_g_per_kwh=400)
     with p.profile("gpu") as op:
+        played.state.update(gpu_memory=3 << 30, time_ns=500_000_000)
         wait_for_next_sample(op)
         assert p.get_current_gpu_memory() == 3 / 8   # the latest sample's
+        played.state.update(gpu_memory=1 << 30, gpu_energy=150.0, cpu_energy=30.0, time_ns=1_500_000_000)
     m = p.get_metrics()
-    assert played.fresh_reads == 2                   # the block's start and end
     assert m.memory.peak_gpu_mb == 3 * 1024          # the samples' 3 GiB, over the ends' 1
     assert m.compute.gpu_utilization_percent == 60.0
-    assert m.system.energy_j == (150 - 100) + (30 - 10)
+    assert m.system.energy_j == (150 - 100) + (30 - 10)  # readings 1.5 s apart
     assert m.system.carbon_g == pytest.approx(70 / 3.6e6 * 400)
     assert "GPU Util: 60%" in m.summary() and "Peak GPU: 3.0 GB" in m.summary()
 
-    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(PlayedCapture()))
+    # the same change over readings 0.5 s apart: no totals
+    played.state.update(gpu_energy=100.0, cpu_energy=10.0, time_ns=0)
+    with p.profile("half a second"):
+        played.state.update(gpu_energy=150.0, cpu_energy=30.0, time_ns=500_000_000)
+    m = p.get_metrics()
+    assert m.system.energy_j is None and m.system.carbon_g is None
+    assert m.notes["energy_j"].startswith("the sampler's readings at the block's start and end are 0.500 s apart")
+    assert m.notes["carbon_g"] == "no energy reading"
+
+    played = play(monkeypatch)
     off = stepscope.Profiler(track_gpu=False, track_carbon=True)
     with off.profile("no gpu"):
-        pass
+        played.state.update(gpu_energy=150.0, cpu_energy=30.0, time_ns=2_000_000_000)
     m = off.get_metrics()
     assert m.memory.peak_gpu_mb is None and m.compute.gpu_utilization_percent is None
     assert m.notes["peak_gpu_mb"] == "track_gpu=False"
     assert m.system.energy_j == 30 - 10              # the CPU package only
     assert m.system.carbon_g is None and m.notes["carbon_g"].startswith("no carbon intensity")
     assert off.get_current_gpu_memory() is None
+
+
+def test_a_loop_of_blocks_reuses_a_recent_reading(monkeypatch):
+    played = PlayedCapture()
+    monkeypatch.setattr(stepscope.Profiler, "_capture", staticmethod(played))
+    monkeypatch.setattr(profiler_module, "READING_REUSE_S", 3600.0)  # every reading is recent
+    p = stepscope.Profiler(memory_interval=60)      # no sampler reading in the loop
+    for _ in range(10):
+        with p.profile("phase"):
+            pass
+    # the first block's start reads; every later start and end reuses it
+    assert played.reads == 1
+    assert p.get_metrics("phase").memory.peak_gpu_mb == 1024
+    p._stop_sampler()
 
 
 def test_no_gpu_reading_says_why(monkeypatch):
@@ -383,7 +473,7 @@ def test_no_gpu_reading_says_why(monkeypatch):
 
 
 def test_a_gpu_without_a_reading_is_named_in_the_note(monkeypatch):
-    played = PlayedCapture()
+    played = play(monkeypatch)
 
     def no_utilization(gpu=0, fresh=False):
         d = played(gpu, fresh)
@@ -415,6 +505,137 @@ def test_estimate_flops_counts_a_linear_model():
     assert outer.compute.flops_per_second == outer.compute.estimated_flops / outer.timing.wall_time_s
     assert inner.compute.estimated_flops is None and inner.compute.flops_per_second is None
     assert inner.notes["estimated_flops"].startswith("torch's profiler was already running")
+
+
+def flops_of(p, name, fn):
+    with p.profile(name):
+        fn()
+    m = p.get_metrics(name)
+    return m.compute.estimated_flops, m.compute.flops_method, m.notes["estimated_flops"]
+
+
+# Analytic counts, torch's convention: a multiply-add is 2 FLOPs, biases
+# and elementwise work are not counted.  A linear layer's forward is
+# 2*B*in*out; its backward 2*B*in*out for the weight's gradient and as
+# much again for the input's when the input requires grad.  A 2-D
+# convolution's forward is 2*B*Cout*Hout*Wout*Cin*kh*kw/groups; each
+# gradient of its backward (input, weight) as much.
+B = 16
+
+
+def linear_forward(n_in, n_out):
+    return 2 * B * n_in * n_out
+
+
+def conv_forward(c_in, c_out, k, h_out, w_out, groups=1):
+    return 2 * B * c_out * h_out * w_out * c_in * k * k // groups
+
+
+@pytest.mark.parametrize("input_grad", [False, True])
+def test_estimate_flops_of_a_linear_layer_forward_and_backward(input_grad):
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(64, 32)
+    x = torch.randn(B, 64, requires_grad=input_grad)
+    flops, method, note = flops_of(stepscope.Profiler(estimate_flops=True), "linear",
+                                   lambda: layer(x).sum().backward())
+    f = linear_forward(64, 32)
+    assert flops == pytest.approx(f + (2 if input_grad else 1) * f, rel=0.05)
+    assert method == "profiler"    # torch counts the backward's mm itself
+    assert note.startswith("forward %d FLOPs, backward %d: torch's profiler counted" % (f, flops - f))
+
+
+@pytest.mark.parametrize("input_grad, weight_grad, gradients", [
+    (False, True, 1),    # a first layer: the data needs no gradient
+    (True, True, 2),     # a layer inside the network
+    (True, False, 1),    # a frozen layer
+])
+def test_estimate_flops_of_a_convolution_forward_and_backward(input_grad, weight_grad, gradients):
+    torch = pytest.importorskip("torch")
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1, groups=1)
+    conv.weight.requires_grad_(weight_grad)
+    x = torch.randn(B, 3, 12, 12, requires_grad=input_grad)
+    flops, method, note = flops_of(stepscope.Profiler(estimate_flops=True), "conv",
+                                   lambda: conv(x).sum().backward())
+    f = conv_forward(3, 8, 3, 12, 12)
+    assert flops == pytest.approx(f * (1 + gradients), rel=0.05)
+    assert method == "profiler+backward-rule"
+    assert "the rule added %d for 1 aten::convolution_backward" % (f * gradients) in note
+    assert "assumed" not in note
+
+
+def test_estimate_flops_of_a_grouped_strided_convolution():
+    torch = pytest.importorskip("torch")
+    conv = torch.nn.Conv2d(4, 8, 3, stride=2, groups=2)
+    x = torch.randn(B, 4, 17, 17, requires_grad=True)
+    flops, _, _ = flops_of(stepscope.Profiler(estimate_flops=True), "conv", lambda: conv(x).sum().backward())
+    assert flops == pytest.approx(3 * conv_forward(4, 8, 3, 8, 8, groups=2), rel=0.05)
+
+
+def two_layer_model(torch):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                               torch.nn.Linear(8 * 10 * 10, 10))
+
+
+def test_estimate_flops_of_a_two_layer_model_training_step():
+    torch = pytest.importorskip("torch")
+    model = two_layer_model(torch)
+    x = torch.randn(B, 3, 12, 12)      # data: no gradient for the first layer's input
+    conv, linear = conv_forward(3, 8, 3, 10, 10), linear_forward(800, 10)
+    p = stepscope.Profiler(estimate_flops=True)
+    flops, method, _ = flops_of(p, "step", lambda: model(x).sum().backward())
+    assert flops == pytest.approx(2 * conv + 3 * linear, rel=0.05)
+    assert method == "profiler+backward-rule"
+    m = p.get_metrics("step")
+    assert m.compute.flops_per_second == flops / m.timing.wall_time_s   # from the total
+    assert "FLOP/s: " in m.summary()
+
+
+def test_estimate_flops_with_forward_and_backward_in_separate_blocks():
+    torch = pytest.importorskip("torch")
+    model = two_layer_model(torch)
+    x = torch.randn(B, 3, 12, 12)
+    conv, linear = conv_forward(3, 8, 3, 10, 10), linear_forward(800, 10)
+    p = stepscope.Profiler(estimate_flops=True)
+    with p.profile("forward"):
+        loss = model(x).sum()
+    with p.profile("backward"):
+        loss.backward()
+    forward, backward = p.get_metrics("forward"), p.get_metrics("backward")
+    assert forward.compute.estimated_flops == pytest.approx(conv + linear, rel=0.05)
+    assert forward.compute.flops_method == "profiler"
+    # the forward block saw that the convolution's input needs no gradient
+    assert backward.compute.estimated_flops == pytest.approx(conv + 2 * linear, rel=0.05)
+    assert backward.compute.flops_method == "profiler+backward-rule"
+    assert backward.notes["estimated_flops"].startswith("forward 0 FLOPs")
+
+    # a forward no block saw: both of the convolution's gradients assumed
+    loss = model(x).sum()
+    with p.profile("backward"):
+        loss.backward()
+    unseen = p.get_metrics("backward")
+    assert unseen.compute.estimated_flops == pytest.approx(2 * conv + 2 * linear, rel=0.05)
+    assert unseen.notes["estimated_flops"].endswith(
+        "(1 had their forward outside every estimate_flops block: both gradients assumed)")
+
+
+def test_estimate_flops_of_attention_forward_and_backward():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    seq, embed, heads = 10, 32, 4
+    mha = torch.nn.MultiheadAttention(embed, heads)
+    x = torch.randn(seq, B, embed, requires_grad=True)
+    p = stepscope.Profiler(estimate_flops=True)
+    with p.profile("forward"):
+        out = mha(x, x, x, need_weights=False)[0]
+    with p.profile("backward"):
+        out.sum().backward()
+    forward = p.get_metrics("forward").compute.estimated_flops
+    projections = 4 * linear_forward(embed, embed) * seq        # q, k, v and out: B*seq rows each
+    scores = 2 * 2 * B * seq * seq * embed                       # q @ k^T and attn @ v, over the heads
+    assert forward == pytest.approx(projections + scores, rel=0.05)
+    # every input needs a gradient: backward twice the forward (torch's mm and bmm)
+    assert p.get_metrics("backward").compute.estimated_flops == pytest.approx(2 * forward, rel=0.05)
 
 
 def test_estimate_flops_without_torch_says_why(run_alone):
