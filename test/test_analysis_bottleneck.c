@@ -368,7 +368,7 @@ static void test_run_input_bound_without_sampler(void) {
     double step = 50, data = 30;
     build_run(&run, 30, &step, 1, &data, 1);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK(!strcmp(b.main_step, "step"));
     CHECK_EQ_U(b.ndata_zones, 1);
     CHECK(!strcmp(b.data_zones[0], "data"));
@@ -403,7 +403,7 @@ static void test_run_cpu_bound(void) {
     for (int k = 0; k < 15; k++)
         quiet_machine(r, k, k % 2 ? 98 : 100);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 8, &b);
+    sps__bottleneck_analyze_parts(&run, r, 8, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_CPU);
     /* readings at 50, 150, ..., 1450 ms: all 15 inside the steps' span */
     CHECK_EQ_U(b.evidence.cpu_readings, 15);
@@ -443,7 +443,7 @@ static void test_run_gpu_then_throttled(void) {
             gpu_reading(r, 0, k, 98, SPS_BN_THROTTLE_HW_THERMAL, 91, 1400e6);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 16, &b);
+    sps__bottleneck_analyze_parts(&run, r, 16, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.evidence.gpus, 1);
     CHECK_NEAR(b.evidence.gpu_utilization_mean_percent, (7 * 96 + 8 * 98) / 15.0, 1e-9);
     CHECK_NEAR(b.evidence.gpu_utilization_p10_percent, 96, 0);
@@ -481,7 +481,7 @@ static void test_run_io_bound(void) {
         sps__series_add(&r->host[SPS_M_WORKLOAD_DISK_READ_BYTES_PER_SECOND], t, 120 * MIB);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 4, &b);
+    sps__bottleneck_analyze_parts(&run, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK_NEAR(b.evidence.data_loading_percent, 40, 1e-9);
     CHECK_NEAR(b.evidence.system_iowait_mean_percent, 30, 1e-9);
     CHECK_NEAR(b.evidence.workload_disk_read_mean_bytes_per_second, 120 * MIB, 1e-3);
@@ -507,7 +507,7 @@ static void test_run_memory_pressure(void) {
         sps__series_add(&r->host[SPS_M_SYSTEM_SWAP_USED_BYTES], t, (1 + 4.0 * k / 14) * GIB);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 4, &b);
+    sps__bottleneck_analyze_parts(&run, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK(isnan(b.evidence.data_loading_percent));
     CHECK_STR_HAS(b.evidence.why_data, "no zone named like data loading");
     CHECK_EQ_U(b.ndata_zones, 0);
@@ -541,7 +541,7 @@ static void test_run_warmup_and_changing_windows(void) {
     build_run(&run, 31, steps, 31, data, 31);
     CHECK_EQ_U(run.warmup_steps, 1);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_U(b.evidence.steps, 30);
     CHECK_NEAR(b.evidence.step_mean_seconds, 0.05, 1e-12);
     CHECK_NEAR(b.evidence.data_loading_percent, 100.0 * (15 * 40 + 15 * 2) / (30 * 50), 1e-9);
@@ -560,7 +560,7 @@ static void test_run_warmup_and_changing_windows(void) {
 static void test_run_without_steps(void) {
     struct sps_run run = {0};
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_UNKNOWN);
     CHECK_STR_HAS(b.verdict.reason, "no steps and no machine readings");
     CHECK_EQ_U(b.nwindows, 0);
@@ -570,7 +570,7 @@ static void test_run_without_steps(void) {
     struct sps__sampler_result *r = sampler_new(0);
     for (int k = 0; k < 5; k++)
         quiet_machine(r, k, 390);
-    sps__bottleneck_analyze_parts(NULL, r, 4, &b);
+    sps__bottleneck_analyze_parts(NULL, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_CPU);
     CHECK_EQ_U(b.evidence.cpu_readings, 5);
     CHECK_STR_HAS(b.verdict.recommendation, "every core is busy");
