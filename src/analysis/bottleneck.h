@@ -110,7 +110,7 @@ void sps__bn_evidence_init(struct sps_bn_evidence *e);
 struct sps_bn_verdict {
     enum sps_bn_kind kind;
     double confidence; /* 0..1; NAN when kind is SPS_BN_UNKNOWN */
-    char reason[320];  /* the numbers the verdict rests on, in words */
+    char reason[512];  /* the numbers the verdict rests on, in words */
     char recommendation[320];
 };
 

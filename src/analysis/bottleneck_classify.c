@@ -431,7 +431,13 @@ static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, s
         say(v, "no data loading zone and no machine readings: nothing to judge the steps by");
     if (e->why_sampler)
         say(v, " (machine readings: %s)", e->why_sampler);
-    verdict(v, SPS_BN_UNKNOWN, NAN, known(f->data) ? "let the sampler run to judge the rest" : in_face(e, &WRAP_DATA));
+    char rec[320];
+    if (known(f->data))
+        snprintf(rec, sizeof rec, "record machine readings (run under stepscope run, with its sampler) to judge the rest");
+    else
+        snprintf(rec, sizeof rec, "record machine readings (run under stepscope run, with its sampler), and %s",
+                 in_face(e, &WRAP_DATA));
+    verdict(v, SPS_BN_UNKNOWN, NAN, rec);
     return 1;
 }
 
