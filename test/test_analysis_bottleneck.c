@@ -1048,6 +1048,29 @@ static void test_run_contended(void) {
     CHECK_STR_HAS(b.evidence.why_run_delay, "sched source is unavailable");
     CHECK_STR_HAS(b.evidence.why_pressure, "no CPU pressure readings");
     CHECK(b.verdict.kind != SPS_BN_CONTENDED);
+
+    /* run delay read only at the start (a run ending before the next
+     * machine reading): the later windows take the whole run's figures
+     * and say so, instead of falling to unknown */
+    struct sps__sampler_result *p = sampler_new(0);
+    p->sources[SPS_SOURCE_SCHED].available = 1;
+    for (int k = 0; k < 15; k++) {
+        quiet_machine(p, k, 40);
+        sps__series_add(&p->host[SPS_M_SYSTEM_CPU_PERCENT], reading_time(k), 100);
+        if (k < 3)
+            sps__series_add(&p->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT], reading_time(k), 60);
+    }
+    sps__bottleneck_analyze_parts(&run, p, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_CONTENDED);
+    CHECK(!b.evidence.contention_whole_run);
+    CHECK_EQ_U(b.nwindows, 10);
+    CHECK(!b.windows[0].evidence.contention_whole_run);
+    CHECK(b.windows[9].evidence.contention_whole_run);
+    CHECK_NEAR(b.windows[9].evidence.workload_cpu_wait_percent, 60.0, 1e-9);
+    for (size_t i = 0; i < b.nwindows; i++)
+        CHECK_EQ_I(b.windows[i].verdict.kind, SPS_BN_CONTENDED);
+    CHECK_STR_HAS(b.windows[9].verdict.reason, "(over the whole run: no run delay reading in this window)");
+    sampler_free(p);
     sampler_free(q);
     sampler_free(r);
     sps__run_free(&run);

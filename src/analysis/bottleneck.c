@@ -247,10 +247,19 @@ static void gpu_evidence(const struct sps__sampler_result *r, const struct span 
 static void contention_evidence(const struct sps__sampler_result *r, const struct span *sp,
                                 struct sps_bn_evidence *e) {
     struct span_stats delay = host_stats(r, SPS_M_WORKLOAD_RUN_DELAY_PERCENT, sp);
+    double busy = e->workload_cpu_mean_percent;
+    if (!delay.n && !sp->all && !sp->fallback && r->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT].n) {
+        /* a window shorter than the machine interval, after the last
+         * reading: it takes the whole sampling's run delay and CPU, said
+         * so, rather than a wait share mixing two spans */
+        struct span whole = {1, 0, 0, 0};
+        delay = host_stats(r, SPS_M_WORKLOAD_RUN_DELAY_PERCENT, &whole);
+        busy = host_stats(r, SPS_M_WORKLOAD_CPU_PERCENT, &whole).mean;
+        e->contention_whole_run = 1;
+    }
     e->run_delay_readings = delay.n;
     if (delay.n) {
         e->workload_run_delay_mean_percent = delay.mean;
-        double busy = e->workload_cpu_mean_percent;
         if (known(busy) && delay.mean + busy > 0)
             e->workload_cpu_wait_percent = 100 * delay.mean / (delay.mean + busy);
     } else {
@@ -561,6 +570,7 @@ static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int
     sps__jw_uint(w, "cpu_readings", e->cpu_readings);
     sps__jw_uint(w, "machine_readings", e->machine_readings);
     sps__jw_uint(w, "run_delay_readings", e->run_delay_readings);
+    sps__jw_bool(w, "contention_from_whole_run", e->contention_whole_run);
     if (with_reasons) {
         sps__jw_object(w, "unavailable");
         for (size_t i = 0; i < m.n; i++)

@@ -98,6 +98,8 @@ struct sps_bn_evidence {
     uint64_t cpu_readings;     /* workload CPU readings used */
     uint64_t machine_readings; /* system CPU readings used (one per machine interval) */
     uint64_t run_delay_readings; /* workload run delay readings used (one per machine interval) */
+    int contention_whole_run; /* a window with no run delay reading of its own: the run delay, wait share
+                                 and its CPU time are the whole sampling's */
     enum sps_bn_face face;     /* the language of the advice (not a figure: no JSON evidence key) */
     const char *why_steps, *why_data, *why_gpu, *why_throttle, *why_cpu, *why_cpu_count, *why_system, *why_disk,
         *why_memory, *why_run_delay, *why_pressure;

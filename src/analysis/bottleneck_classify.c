@@ -236,7 +236,9 @@ static int rule_contended(const struct sps_bn_evidence *e, const struct facts *f
     double c;
     if (by_delay) {
         say(v, "the workload was runnable but waiting for a CPU %.0f%% of the time it was ready to run", wait);
-        if (known(f->cpu))
+        if (e->contention_whole_run)
+            say(v, " (over the whole run: no run delay reading in this window)");
+        else if (known(f->cpu))
             say(v, " (%.2f s of run delay per second against %.2f s on a CPU)", delay / 100, f->cpu / 100);
         c = 0.55 + 0.4 * clamp01((wait - CONTENDED_WAIT_PERCENT) / (60 - CONTENDED_WAIT_PERCENT));
         if (e->run_delay_readings < 2)
@@ -454,6 +456,8 @@ static void rule_unknown(const struct sps_bn_evidence *e, const struct facts *f,
         say(v, "the workload's CPU is unknown");
     if (known(e->workload_cpu_wait_percent))
         say(v, " and waited for a CPU %.0f%% of the time it was ready to run", e->workload_cpu_wait_percent);
+    else if (e->why_run_delay && !e->why_sampler)
+        say(v, " (its run delay is unknown: %s)", e->why_run_delay);
     if (known(f->data))
         say(v, "; data loading took %.0f%% of step time", f->data);
     else
