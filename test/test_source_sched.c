@@ -270,6 +270,39 @@ static void test_run_delay_missing_tree(void) {
     src->close(st);
 }
 
+/* A listing that fails for another reason than the process being gone
+ * (here: its task folder is not a folder; under load: no descriptor or
+ * memory left) keeps the threads known: they must not retire and then
+ * count twice when the listing works again. */
+static void test_run_delay_listing_fails(void) {
+    fixture_new();
+    put("proc/self/schedstat", "1 2 3\n");
+    put_task(100, 100, 1, 300000000ull);
+    put_task(100, 101, 1, 200000000ull);
+    struct sps__source_ctx ctx = ctx_for(100);
+    void *st;
+    char reason[256];
+    CHECK_EQ_I(src->open(&ctx, &st, reason, sizeof reason), 0);
+    struct sps__sample s;
+    read_at(st, &ctx, &s, SEC, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.5, 1e-12);
+    char task_dir[700], aside[700];
+    snprintf(task_dir, sizeof task_dir, "%s/proc/100/task", root);
+    snprintf(aside, sizeof aside, "%s/proc/100/task.aside", root);
+    CHECK(rename(task_dir, aside) == 0);
+    put("proc/100/task", "not a folder\n");
+    sps__sample_clear(&s);
+    CHECK(src->read(st, &ctx, &s, 2 * SEC, reason, sizeof reason) != 0);
+    CHECK_STR_HAS(reason, "cannot list");
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.5, 1e-12);
+    CHECK(remove(task_dir) == 0);
+    CHECK(rename(aside, task_dir) == 0);
+    read_at(st, &ctx, &s, 3 * SEC, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.5, 1e-12);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 0.0, 1e-12);
+    src->close(st);
+}
+
 /* ------------------------------------------------------------ the real /proc */
 
 static volatile int spin_stop;
@@ -334,6 +367,7 @@ int main(void) {
     RUN_TEST(test_pressure_absent);
     RUN_TEST(test_run_delay_sums_threads);
     RUN_TEST(test_run_delay_missing_tree);
+    RUN_TEST(test_run_delay_listing_fails);
     RUN_TEST(test_real_proc);
     return check_report();
 }

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_OPEN_TASKS 512
+#define MAX_OPEN_TASKS 256 /* with the proc source's 256 at most, well below the usual 1024 */
 /* tids listed and read per process (the rest are left out) */
 #define MAX_TASKS_PER_PROCESS 8192
 #define MAX_TREE_PIDS 4096
@@ -114,8 +114,9 @@ static int parse_run_delay(const char *text, uint64_t *delay_ns) {
 
 /* ------------------------------------------------------------ pressure */
 
-/* Open and read /proc/pressure/cpu once: the baseline for the first
- * read's share.  On failure psi_why says why and psi_fd stays -1. */
+/* Open /proc/pressure/cpu and check that it parses (the first read's
+ * share needs a second read).  On failure psi_why says why and psi_fd
+ * stays -1. */
 static void open_pressure(struct sched_state *st, const char *root) {
     char path[512];
     st->psi_fd = -1;
@@ -228,7 +229,7 @@ static int list_threads(struct sched_state *st, const char *root, int pid, size_
     int listed = n < MAX_TASKS_PER_PROCESS ? n : MAX_TASKS_PER_PROCESS;
     for (int i = 0; i < listed; i++) {
         struct task key = {.pid = pid, .tid = st->tids[i]};
-        struct task *t = bsearch(&key, st->tasks, known_end, sizeof *st->tasks, cmp_task);
+        struct task *t = known_end ? bsearch(&key, st->tasks, known_end, sizeof *st->tasks, cmp_task) : NULL;
         if (t) {
             t->seen = st->generation;
             continue;
@@ -265,7 +266,8 @@ static void reset_tree(struct sched_state *st, int tree_pid) {
 }
 
 /* Every thread of the tree's processes: listed, read, the gone retired.
- * Returns 0, or -1 with reason set when none could be read. */
+ * Returns 0, or -1 with reason set when a listing or a read failed (the
+ * values are set all the same when some thread was listed or read). */
 static int read_run_delay(struct sched_state *st, const struct sps__source_ctx *ctx, struct sps__sample *s,
                           int64_t now_ns, char *reason, size_t cap) {
     size_t npids = ctx->tree_members ? ctx->tree_members(ctx->in_tree_arg, st->pids, MAX_TREE_PIDS) : 0;
@@ -281,13 +283,24 @@ static int read_run_delay(struct sched_state *st, const struct sps__source_ctx *
     int listed_any = 0, failed = 0;
     for (size_t k = 0; k < npids; k++) {
         int n = list_threads(st, ctx->root, st->pids[k], known_end);
-        if (n == -ENOMEM && !failed) {
-            snprintf(reason, cap, "run delay: out of memory");
+        listed_any |= n >= 0;
+        if (n >= 0 || n == -ENOENT || n == -ESRCH)
+            continue; /* listed, or the process has exited: its threads retire below */
+        /* a listing that failed for want of memory or descriptors: the
+         * process's known threads stay (read through their descriptors),
+         * or they would retire now and count twice when listed again */
+        for (size_t i = 0; i < known_end; i++)
+            if (st->tasks[i].pid == st->pids[k])
+                st->tasks[i].seen = st->generation;
+        if (!failed) {
+            char dir[512];
+            sps__path(dir, sizeof dir, ctx->root, "/proc/%d/task", st->pids[k]);
+            snprintf(reason, cap, "run delay: cannot list %s: %s", dir, strerror(-n));
             failed = 1;
         }
-        listed_any |= n >= 0;
     }
-    qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_task);
+    if (st->ntasks > 1)
+        qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_task);
     uint64_t live = 0;
     int read_any = 0;
     for (size_t i = 0; i < st->ntasks; i++) {
@@ -312,7 +325,7 @@ static int read_run_delay(struct sched_state *st, const struct sps__source_ctx *
         live += t->delay_ns;
     }
     compact_tasks(st);
-    if (!listed_any || (!read_any && failed)) {
+    if (!listed_any && !read_any) { /* nothing of the tree could be seen */
         if (!failed) {
             char path[512];
             sps__path(path, sizeof path, ctx->root, "/proc/%d/task", st->tree_pid);
