@@ -433,12 +433,21 @@ static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, s
         say(v, "no data loading zone and no machine readings: nothing to judge the steps by");
     if (e->why_sampler)
         say(v, " (machine readings: %s)", e->why_sampler);
+    /* the flag is named only to a run that used it (stepscope run says so
+     * in the reason it gives for the missing sampler) */
+    static const struct advice start = {
+        "let the sampler run: run under `stepscope run`, or call stepscope.capture() once to start it",
+        "let the sampler run: run under `stepscope run`, or call sps_sampler_start()",
+        "let the sampler run: run under `stepscope run` (or start it in the program: sps_sampler_start() in C, "
+        "stepscope.capture() in Python)"};
+    const char *sample = e->why_sampler && strstr(e->why_sampler, "--no-sample")
+                             ? "run again without --no-sample so the machine is sampled"
+                             : in_face(e, &start);
     char rec[320];
     if (known(f->data))
-        snprintf(rec, sizeof rec, "record machine readings (run under stepscope run, with its sampler) to judge the rest");
+        snprintf(rec, sizeof rec, "%s, to judge the rest", sample);
     else
-        snprintf(rec, sizeof rec, "record machine readings (run under stepscope run, with its sampler), and %s",
-                 in_face(e, &WRAP_DATA));
+        snprintf(rec, sizeof rec, "%s; and %s", sample, in_face(e, &WRAP_DATA));
     verdict(v, SPS_BN_UNKNOWN, NAN, rec);
     return 1;
 }
