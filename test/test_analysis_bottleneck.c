@@ -1056,6 +1056,22 @@ static void test_run_contended(void) {
     CHECK_NEAR(json_num(j, "bottleneck.evidence.run_delay_readings"), 15, 0);
     json_decref(j);
 
+    /* the summary's machine lines say how long it waited */
+    struct sps_run_info info = {0};
+    info.sampler = r;
+    char *lines = NULL;
+    size_t nlines = 0;
+    FILE *mf = open_memstream(&lines, &nlines);
+    sps__summary_metrics(mf, &info);
+    fclose(mf);
+    char want[160];
+    snprintf(want, sizeof want,
+             "\n          waiting for a CPU: the workload %.0f%% of a core mean / 70%% max (run delay), CPU pressure "
+             "90%% mean (some task waiting)\n",
+             delay);
+    CHECK_STR_HAS(lines, want);
+    free(lines);
+
     /* the same run without the sched source: the figures are null with
      * the reason, and the machine being busy alone is cpu-bound's old
      * crowded case at most, never contention by pressure (none was read) */
@@ -1069,6 +1085,12 @@ static void test_run_contended(void) {
     CHECK_STR_HAS(b.evidence.why_run_delay, "sched source is unavailable");
     CHECK_STR_HAS(b.evidence.why_pressure, "no CPU pressure readings");
     CHECK(b.verdict.kind != SPS_BN_CONTENDED);
+    info.sampler = q;
+    mf = open_memstream(&lines, &nlines);
+    sps__summary_metrics(mf, &info);
+    fclose(mf);
+    CHECK(strstr(lines, "waiting for a CPU") == NULL); /* nothing read: no line */
+    free(lines);
 
     /* run delay read only at the start (a run ending before the next
      * machine reading): the later windows take the whole run's figures
