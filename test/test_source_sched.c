@@ -303,6 +303,34 @@ static void test_run_delay_listing_fails(void) {
     src->close(st);
 }
 
+/* A tree of more threads than one read takes on (32) has them read every
+ * other read here (40 threads): the read between gives no run delay
+ * (never a stale one), and the next rate spans both intervals. */
+static void test_run_delay_large_tree(void) {
+    fixture_new();
+    put("proc/self/schedstat", "1 2 3\n");
+    for (int tid = 500; tid < 540; tid++)
+        put_task(500, tid, 1, 10000000ull); /* 10 ms each: 0.4 s */
+    struct sps__source_ctx ctx = ctx_for(500);
+    void *st;
+    char reason[256];
+    CHECK_EQ_I(src->open(&ctx, &st, reason, sizeof reason), 0);
+    struct sps__sample s;
+    read_at(st, &ctx, &s, SEC, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.4, 1e-12);
+    for (int tid = 500; tid < 540; tid++)
+        put_task(500, tid, 1, 15000000ull); /* +5 ms each: +0.2 s */
+    read_at(st, &ctx, &s, SEC + SEC / 2, 0);
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS)));
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT)));
+    read_at(st, &ctx, &s, 2 * SEC, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.6, 1e-12);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 20.0, 1e-9); /* 0.2 s over 1 s */
+    read_at(st, &ctx, &s, 2 * SEC + SEC / 2, 0);
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS)));
+    src->close(st);
+}
+
 /* ------------------------------------------------------------ the real /proc */
 
 static volatile int spin_stop;
@@ -368,6 +396,7 @@ int main(void) {
     RUN_TEST(test_run_delay_sums_threads);
     RUN_TEST(test_run_delay_missing_tree);
     RUN_TEST(test_run_delay_listing_fails);
+    RUN_TEST(test_run_delay_large_tree);
     RUN_TEST(test_real_proc);
     return check_report();
 }
