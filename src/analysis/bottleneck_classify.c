@@ -109,7 +109,8 @@ struct facts {
     double scarce; /* 0.8 when the verdict rests on one or two sampler readings */
 };
 
-/* "; data loading took N% of step time", or that no zone says so. */
+/* "; data loading took N% of step time" when some zone is named like data
+ * loading; nothing otherwise (never an invented 0%). */
 static void say_data(struct sps_bn_verdict *v, const struct facts *f) {
     if (known(f->data))
         say(v, "; data loading took %.0f%% of step time", f->data);
