@@ -326,6 +326,9 @@ static void test_doctor(void) {
     unsetenv("STEPSCOPE_ROOT");
     read_file(out, buf, sizeof buf);
     CHECK_STR_HAS(buf, "/proc/stat");
+    /* a kernel without PSI (or schedstat): the sched line says so */
+    CHECK_STR_HAS(buf, "no CPU pressure: ");
+    CHECK_STR_HAS(buf, "/proc/pressure/cpu: No such file or directory (a kernel without PSI)");
     char *bad[] = {STEPSCOPE, "doctor", "--bogus", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
 }
