@@ -259,8 +259,8 @@ SPS_API int sps_status(struct sps_status *out);
  * _per_second twin is the rate over the last interval.  The cadence says
  * which of the sampler's two intervals reads the metric (enum sps_cadence).
  *
- * Host metrics: one value per machine (system_*) or per watched process
- * tree (workload_*: the process and all its descendants).
+ * Host metrics: one value per machine (system_*, cpu_*, dram_*) or per
+ * watched process tree (workload_*: the process and all its descendants).
  */
 #define SPS_HOST_METRICS(X) \
     X(SYSTEM_CPU_PERCENT, "system_cpu_percent", "percent", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
@@ -306,7 +306,13 @@ SPS_API int sps_status(struct sps_status *out);
     X(CPU_PACKAGE_POWER_WATTS, "cpu_package_power_watts", "watts", "rapl", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
       "power drawn by all CPU packages over the last interval") \
     X(DRAM_ENERGY_JOULES, "dram_energy_joules", "joules", "rapl", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, "energy used by DRAM (RAPL dram domains)") \
-    X(DRAM_POWER_WATTS, "dram_power_watts", "watts", "rapl", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "power drawn by DRAM over the last interval")
+    X(DRAM_POWER_WATTS, "dram_power_watts", "watts", "rapl", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "power drawn by DRAM over the last interval") \
+    X(CPU_PRESSURE_SOME_PERCENT, "cpu_pressure_some_percent", "percent", "sched", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
+      "share of the last interval in which some runnable task waited for a CPU (PSI: /proc/pressure/cpu \"some\" total)") \
+    X(WORKLOAD_RUN_DELAY_SECONDS, "workload_run_delay_seconds", "seconds", "sched", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
+      "time the tree's threads were runnable but waiting for a CPU (schedstat run delay), each since it started") \
+    X(WORKLOAD_RUN_DELAY_PERCENT, "workload_run_delay_percent", "percent", "sched", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, \
+      "the tree's run delay per second of the last interval, percent of one CPU (100 = one thread kept waiting throughout)")
 
 /* Per-GPU metrics; the source is whichever of nvml, drm and nvidia-smi
  * serves the GPU (struct sps_capture_gpu says which). */
@@ -376,7 +382,8 @@ enum sps_source_id {
     SPS_SOURCE_NVML = 3,      /* libnvidia-ml.so.1, loaded at run time */
     SPS_SOURCE_DRM = 4,       /* /sys/class/drm (amdgpu and others) */
     SPS_SOURCE_NVIDIA_SMI = 5, /* the nvidia-smi command: slow, the last resort */
-    SPS_SOURCE_COUNT = 6
+    SPS_SOURCE_SCHED = 6,     /* CPU pressure (PSI) and the process tree's run delay (schedstat) */
+    SPS_SOURCE_COUNT = 7
 };
 
 /* One reading: a value in its metric's unit, or unavailable. */

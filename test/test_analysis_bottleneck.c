@@ -368,7 +368,7 @@ static void test_run_input_bound_without_sampler(void) {
     double step = 50, data = 30;
     build_run(&run, 30, &step, 1, &data, 1);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK(!strcmp(b.main_step, "step"));
     CHECK_EQ_U(b.ndata_zones, 1);
     CHECK(!strcmp(b.data_zones[0], "data"));
@@ -403,7 +403,7 @@ static void test_run_cpu_bound(void) {
     for (int k = 0; k < 15; k++)
         quiet_machine(r, k, k % 2 ? 98 : 100);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 8, &b);
+    sps__bottleneck_analyze_parts(&run, r, 8, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_CPU);
     /* readings at 50, 150, ..., 1450 ms: all 15 inside the steps' span */
     CHECK_EQ_U(b.evidence.cpu_readings, 15);
@@ -443,7 +443,7 @@ static void test_run_gpu_then_throttled(void) {
             gpu_reading(r, 0, k, 98, SPS_BN_THROTTLE_HW_THERMAL, 91, 1400e6);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 16, &b);
+    sps__bottleneck_analyze_parts(&run, r, 16, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.evidence.gpus, 1);
     CHECK_NEAR(b.evidence.gpu_utilization_mean_percent, (7 * 96 + 8 * 98) / 15.0, 1e-9);
     CHECK_NEAR(b.evidence.gpu_utilization_p10_percent, 96, 0);
@@ -481,7 +481,7 @@ static void test_run_io_bound(void) {
         sps__series_add(&r->host[SPS_M_WORKLOAD_DISK_READ_BYTES_PER_SECOND], t, 120 * MIB);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 4, &b);
+    sps__bottleneck_analyze_parts(&run, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK_NEAR(b.evidence.data_loading_percent, 40, 1e-9);
     CHECK_NEAR(b.evidence.system_iowait_mean_percent, 30, 1e-9);
     CHECK_NEAR(b.evidence.workload_disk_read_mean_bytes_per_second, 120 * MIB, 1e-3);
@@ -507,7 +507,7 @@ static void test_run_memory_pressure(void) {
         sps__series_add(&r->host[SPS_M_SYSTEM_SWAP_USED_BYTES], t, (1 + 4.0 * k / 14) * GIB);
     }
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, r, 4, &b);
+    sps__bottleneck_analyze_parts(&run, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK(isnan(b.evidence.data_loading_percent));
     CHECK_STR_HAS(b.evidence.why_data, "no zone named like data loading");
     CHECK_EQ_U(b.ndata_zones, 0);
@@ -541,7 +541,7 @@ static void test_run_warmup_and_changing_windows(void) {
     build_run(&run, 31, steps, 31, data, 31);
     CHECK_EQ_U(run.warmup_steps, 1);
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_U(b.evidence.steps, 30);
     CHECK_NEAR(b.evidence.step_mean_seconds, 0.05, 1e-12);
     CHECK_NEAR(b.evidence.data_loading_percent, 100.0 * (15 * 40 + 15 * 2) / (30 * 50), 1e-9);
@@ -560,7 +560,7 @@ static void test_run_warmup_and_changing_windows(void) {
 static void test_run_without_steps(void) {
     struct sps_run run = {0};
     struct sps_bottleneck b;
-    sps__bottleneck_analyze_parts(&run, NULL, 0, &b);
+    sps__bottleneck_analyze_parts(&run, NULL, 0, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_UNKNOWN);
     CHECK_STR_HAS(b.verdict.reason, "no steps and no machine readings");
     CHECK_EQ_U(b.nwindows, 0);
@@ -570,7 +570,7 @@ static void test_run_without_steps(void) {
     struct sps__sampler_result *r = sampler_new(0);
     for (int k = 0; k < 5; k++)
         quiet_machine(r, k, 390);
-    sps__bottleneck_analyze_parts(NULL, r, 4, &b);
+    sps__bottleneck_analyze_parts(NULL, r, 4, SPS_BN_FACE_C, NULL, &b);
     CHECK_EQ_I(b.verdict.kind, SPS_BN_CPU);
     CHECK_EQ_U(b.evidence.cpu_readings, 5);
     CHECK_STR_HAS(b.verdict.recommendation, "every core is busy");
@@ -669,6 +669,456 @@ static void test_json_and_views(void) {
     sps__run_free(&run);
 }
 
+/* ------------------------------------------------------------ contention */
+
+/* The workload, 40% of a core on a 2-CPU machine kept 100% busy by
+ * others, waited on a runqueue 0.55 s of every second: cpu-contended. */
+static struct sps_bn_evidence contended(void) {
+    struct sps_bn_evidence e = ev();
+    e.steps = 100;
+    e.data_loading_percent = 2;
+    e.workload_cpu_mean_percent = 40;
+    e.cpu_count = 2;
+    e.workload_cpu_percent_of_machine = 20;
+    e.system_cpu_mean_percent = 100;
+    e.workload_run_delay_mean_percent = 55;
+    e.workload_cpu_wait_percent = 100 * 55.0 / 95.0;
+    e.cpu_pressure_some_mean_percent = 97;
+    e.cpu_readings = 20;
+    e.machine_readings = 4;
+    e.run_delay_readings = 4;
+    e.face = SPS_BN_FACE_C;
+    return e;
+}
+
+static void test_classify_contended(void) {
+    struct sps_bn_evidence e = contended();
+    struct sps_bn_verdict v;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CONTENDED);
+    CHECK(!strcmp(sps__bn_kind_name(v.kind), "cpu-contended"));
+    CHECK_NEAR(v.confidence, 0.55 + 0.4 * ((100 * 55.0 / 95.0) - 25) / 35, 1e-12);
+    CHECK_STR_HAS(v.reason, "the workload was runnable but waiting for a CPU 58% of the time it was ready to run "
+                            "(0.55 s of run delay per second against 0.40 s on a CPU)");
+    CHECK_STR_HAS(v.reason, "; CPU pressure 97% (some task waited for a CPU 97% of the time)");
+    CHECK_STR_HAS(v.reason, "; it ran 40% of a core while the machine's CPUs were 100% busy");
+    CHECK_STR_HAS(v.reason, "; data loading took 2% of step time");
+    CHECK_STR_HAS(v.recommendation, "taskset");
+    /* one run delay reading: the same verdict, less sure */
+    e.run_delay_readings = 1;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CONTENDED);
+    CHECK_NEAR(v.confidence, 0.8 * (0.55 + 0.4 * ((100 * 55.0 / 95.0) - 25) / 35), 1e-12);
+    /* without PSI: said so, not made up */
+    e = contended();
+    e.cpu_pressure_some_mean_percent = NAN;
+    e.why_pressure = "no CPU pressure readings (a kernel without PSI)";
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CONTENDED);
+    CHECK_STR_HAS(v.reason, "CPU pressure unknown (no CPU pressure readings (a kernel without PSI))");
+
+    /* below the threshold (a quarter of the runnable time): not contended */
+    e = contended();
+    e.workload_cpu_mean_percent = 90;
+    e.workload_run_delay_mean_percent = 20;
+    e.workload_cpu_wait_percent = 100 * 20.0 / 110.0;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CPU);
+    CHECK(strstr(v.reason, "waited for a CPU") == NULL);
+    /* a mostly idle workload that waits half of its little runnable time
+     * loses 4% of a second: not the step's limit */
+    e = contended();
+    e.workload_cpu_mean_percent = 4;
+    e.workload_run_delay_mean_percent = 4;
+    e.workload_cpu_wait_percent = 50;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_UNKNOWN);
+    CHECK_STR_HAS(v.reason, "and waited for a CPU 50% of the time it was ready to run");
+    /* its own threads fill the machine and queue for the cores: cpu-bound,
+     * and the reason says why they waited */
+    e = contended();
+    e.workload_cpu_mean_percent = 196;
+    e.workload_cpu_percent_of_machine = 98;
+    e.workload_run_delay_mean_percent = 300;
+    e.workload_cpu_wait_percent = 100 * 300.0 / 496.0;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CPU);
+    CHECK_STR_HAS(v.reason, "its threads waited for a CPU 60% of the time they were ready to run (more runnable "
+                            "threads than cores)");
+    /* a GPU kept busy is the limit, whatever the CPU side waited */
+    e = contended();
+    e.gpus = 1;
+    e.gpu_utilization_mean_percent = 92;
+    e.gpu_utilization_p10_percent = 85;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_GPU);
+    /* contention comes before the input verdict: the loader was starved */
+    e = contended();
+    e.data_loading_percent = 45;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CONTENDED);
+    CHECK_STR_HAS(v.reason, "data loading took 45% of step time");
+}
+
+/* No run delay (a kernel without schedstat): high CPU pressure on a
+ * saturated machine still names contention, with less confidence and the
+ * reason the workload's own figure is missing. */
+static void test_classify_contended_from_pressure(void) {
+    struct sps_bn_evidence e = contended();
+    e.workload_run_delay_mean_percent = e.workload_cpu_wait_percent = NAN;
+    e.run_delay_readings = 0;
+    e.why_run_delay = "the sched source is unavailable (see stepscope doctor)";
+    struct sps_bn_verdict v;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CONTENDED);
+    CHECK_NEAR(v.confidence, 0.4, 1e-12);
+    CHECK_STR_HAS(v.reason, "the workload's own run delay is unknown (the sched source is unavailable (see stepscope "
+                            "doctor)), but the machine was saturated; CPU pressure 97%");
+    /* pressure without a saturated machine is not enough */
+    e.system_cpu_mean_percent = 60;
+    sps__bn_classify(&e, &v);
+    CHECK(v.kind != SPS_BN_CONTENDED);
+    /* nor is pressure while the workload has its core */
+    e = contended();
+    e.workload_run_delay_mean_percent = e.workload_cpu_wait_percent = NAN;
+    e.workload_cpu_mean_percent = 99;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CPU);
+}
+
+/* Every rule's sentence, in every face: no "neither no", no NAN printed,
+ * no invented 0% for a data share nobody measured; and the advice in the
+ * run's language. */
+static void check_text(const struct sps_bn_verdict *v, const struct sps_bn_evidence *e, const char *what) {
+    CHECK_MSG(v->reason[0] != '\0', "%s: a reason", what);
+    CHECK_MSG(v->recommendation[0] != '\0', "%s: a recommendation", what);
+    const char *bad[] = {"neither no", "nan", "inf%", "  ", " ;", ";;", " ()"}; /* " ()": an empty aside */
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK_MSG(strstr(v->reason, bad[i]) == NULL, "%s: reason has \"%s\": %s", what, bad[i], v->reason);
+        CHECK_MSG(strstr(v->recommendation, bad[i]) == NULL, "%s: advice has \"%s\": %s", what, bad[i],
+                  v->recommendation);
+    }
+    if (isnan(e->data_loading_percent)) {
+        CHECK_MSG(strstr(v->reason, "data loading took") == NULL && strstr(v->reason, "data loading takes") == NULL &&
+                      strstr(v->reason, "in data loading") == NULL,
+                  "%s: no data share without a data zone: %s", what, v->reason);
+    }
+    if (e->face == SPS_BN_FACE_PYTHON) {
+        CHECK_MSG(strstr(v->recommendation, "SPS_") == NULL, "%s: Python advice without the C API: %s", what,
+                  v->recommendation);
+        CHECK_MSG(strstr(v->recommendation, "OpenMP") == NULL, "%s: %s", what, v->recommendation);
+    }
+    if (e->face == SPS_BN_FACE_C) {
+        const char *py[] = {"stepscope.", "torch", "DataLoader", "Python", "num_workers"};
+        for (size_t i = 0; i < sizeof py / sizeof *py; i++)
+            CHECK_MSG(strstr(v->recommendation, py[i]) == NULL, "%s: C advice has \"%s\": %s", what, py[i],
+                      v->recommendation);
+    }
+    if (!e->why_sampler || !strstr(e->why_sampler, "--no-sample"))
+        CHECK_MSG(strstr(v->recommendation, "--no-sample") == NULL, "%s: no flag the run did not use: %s", what,
+                  v->recommendation);
+}
+
+static void test_every_verdict_text(void) {
+    struct {
+        const char *name;
+        enum sps_bn_kind kind;
+        struct sps_bn_evidence e;
+    } cases[20];
+    size_t n = 0;
+    struct sps_bn_evidence e;
+
+    e = ev(); /* nothing at all */
+    cases[n++] = (__typeof__(cases[0])){"nothing", SPS_BN_UNKNOWN, e};
+    e = ev(); /* memory, total and available unknown */
+    e.steps = 10;
+    e.machine_readings = 5;
+    e.system_swap_growth_bytes = 2048 * MIB;
+    cases[n++] = (__typeof__(cases[0])){"memory", SPS_BN_MEMORY, e};
+    e = ev(); /* throttled without temperature or clock */
+    e.steps = 10;
+    e.gpus = 1;
+    e.gpu_utilization_mean_percent = 90;
+    e.gpu_throttled_percent = 60;
+    e.gpu_throttle_reasons_seen = SPS_BN_THROTTLE_HW_THERMAL;
+    cases[n++] = (__typeof__(cases[0])){"throttled", SPS_BN_THROTTLED, e};
+    e = ev(); /* io without a data zone and without disk figures */
+    e.steps = 10;
+    e.machine_readings = 5;
+    e.system_iowait_mean_percent = 30;
+    e.data_loading_percent = 40;
+    cases[n++] = (__typeof__(cases[0])){"io", SPS_BN_IO, e};
+    e = contended();
+    e.data_loading_percent = NAN;
+    cases[n++] = (__typeof__(cases[0])){"contended", SPS_BN_CONTENDED, e};
+    e = ev();
+    e.steps = 10;
+    e.data_loading_percent = 60;
+    cases[n++] = (__typeof__(cases[0])){"input", SPS_BN_INPUT, e};
+    e = ev();
+    e.steps = 10;
+    e.gpus = 1;
+    e.gpu_utilization_mean_percent = 95;
+    e.gpu_utilization_p10_percent = 90;
+    cases[n++] = (__typeof__(cases[0])){"gpu", SPS_BN_GPU, e};
+    e = ev();
+    e.steps = 10;
+    e.gpus = 1;
+    e.gpu_utilization_mean_percent = 20;
+    e.workload_cpu_mean_percent = 100;
+    e.cpu_readings = 10;
+    cases[n++] = (__typeof__(cases[0])){"idle gpu", SPS_BN_INPUT, e};
+    e = ev();
+    e.steps = 10;
+    e.workload_cpu_mean_percent = 100;
+    e.cpu_readings = 10;
+    cases[n++] = (__typeof__(cases[0])){"cpu", SPS_BN_CPU, e};
+    e = ev();
+    e.steps = 10;
+    e.workload_cpu_mean_percent = 100;
+    e.cpu_count = 8;
+    e.workload_cpu_percent_of_machine = 12.5;
+    e.cpu_readings = 10;
+    cases[n++] = (__typeof__(cases[0])){"cpu threads", SPS_BN_CPU, e};
+    e = ev();
+    e.steps = 10;
+    e.workload_cpu_mean_percent = 60;
+    e.cpu_readings = 10;
+    cases[n++] = (__typeof__(cases[0])){"cpu part", SPS_BN_CPU, e};
+    e = ev();
+    e.steps = 10;
+    e.data_loading_percent = 20;
+    e.workload_cpu_mean_percent = 30;
+    e.cpu_readings = 10;
+    cases[n++] = (__typeof__(cases[0])){"weak input", SPS_BN_INPUT, e};
+    e = ev();
+    e.steps = 10;
+    e.data_loading_percent = 20;
+    cases[n++] = (__typeof__(cases[0])){"weak input, nothing read", SPS_BN_INPUT, e};
+    e = ev();
+    e.steps = 10;
+    e.why_sampler = "sampling was turned off (--no-sample)";
+    cases[n++] = (__typeof__(cases[0])){"unread, --no-sample", SPS_BN_UNKNOWN, e};
+    e = ev();
+    e.steps = 10;
+    e.why_sampler = "no sampler ran in this process (sps_sampler_start() or sps_capture() starts one)";
+    cases[n++] = (__typeof__(cases[0])){"unread, standalone", SPS_BN_UNKNOWN, e};
+    e = ev(); /* the report of the issue: no GPU, 34% of a core, no data zone, no contention figures */
+    e.steps = 10;
+    e.workload_cpu_mean_percent = 34;
+    e.cpu_readings = 10;
+    e.machine_readings = 3;
+    cases[n++] = (__typeof__(cases[0])){"unknown", SPS_BN_UNKNOWN, e};
+    const enum sps_bn_face faces[] = {SPS_BN_FACE_C, SPS_BN_FACE_PYTHON, SPS_BN_FACE_UNKNOWN};
+    for (size_t i = 0; i < n; i++)
+        for (size_t f = 0; f < 3; f++) {
+            struct sps_bn_evidence ef = cases[i].e;
+            ef.face = faces[f];
+            struct sps_bn_verdict v;
+            sps__bn_classify(&ef, &v);
+            char what[96];
+            snprintf(what, sizeof what, "%s (%s)", cases[i].name, sps__bn_face_name(faces[f]));
+            CHECK_MSG(v.kind == cases[i].kind, "%s: %s, not %s: %s", what, sps__bn_kind_name(v.kind),
+                      sps__bn_kind_name(cases[i].kind), v.reason);
+            check_text(&v, &ef, what);
+        }
+}
+
+/* The issue's case, word for word what it says now, in each language. */
+static void test_unknown_text_and_advice(void) {
+    struct sps_bn_evidence e = ev();
+    e.steps = 10;
+    e.workload_cpu_mean_percent = 34;
+    e.cpu_readings = 10;
+    e.machine_readings = 3;
+    e.face = SPS_BN_FACE_PYTHON;
+    struct sps_bn_verdict v;
+    sps__bn_classify(&e, &v);
+    CHECK(!strcmp(v.reason, "nothing sampled is saturated: no GPU, the workload's CPU ran at 34% of a core; no zone "
+                            "is named like data loading: the step waits on something not sampled"));
+    CHECK_STR_HAS(v.recommendation, "`with stepscope.zone(...):`");
+    e.face = SPS_BN_FACE_C;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "SPS_ZONE(...)");
+    e.face = SPS_BN_FACE_UNKNOWN;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "SPS_ZONE in C, stepscope.zone in Python");
+    /* no steps, no readings: how to mark a step, in the run's language */
+    e = ev();
+    e.face = SPS_BN_FACE_PYTHON;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "`with stepscope.step():`");
+    CHECK_STR_HAS(v.recommendation, "stepscope.torch.instrument");
+    e.face = SPS_BN_FACE_C;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "SPS_STEP()");
+    /* an input-bound Python run hears about the DataLoader, a C run does not */
+    e = ev();
+    e.steps = 10;
+    e.data_loading_percent = 60;
+    e.face = SPS_BN_FACE_PYTHON;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "num_workers");
+    e.face = SPS_BN_FACE_C;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "another thread");
+    /* no machine readings: the flag is named only when the run used it */
+    e = ev();
+    e.steps = 10;
+    e.face = SPS_BN_FACE_PYTHON;
+    e.why_sampler = "sampling was turned off (--no-sample)";
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.reason, "(machine readings: sampling was turned off (--no-sample))");
+    CHECK_STR_HAS(v.recommendation, "run again without --no-sample");
+    CHECK_STR_HAS(v.recommendation, "`with stepscope.zone(\"data\"):`");
+    e.why_sampler = "no sampler ran in this process (sps_sampler_start() or sps_capture() starts one)";
+    sps__bn_classify(&e, &v);
+    CHECK(strstr(v.recommendation, "--no-sample") == NULL);
+    CHECK_STR_HAS(v.recommendation, "stepscope.capture()");
+    e.face = SPS_BN_FACE_C;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "sps_sampler_start()");
+    CHECK_STR_HAS(v.recommendation, "SPS_ZONE(\"data\")");
+}
+
+/* The language comes from the recording processes' command lines, else
+ * from the command that was run. */
+static void test_face_of(void) {
+    char *py[] = {"/usr/bin/python3.11", "train.py"};
+    char *c[] = {"./build/tiny_train"};
+    char *sh[] = {"bash", "run.sh"};
+    char *pypy[] = {"pypy3"};
+    struct sps_run run;
+    memset(&run, 0, sizeof run);
+    CHECK_EQ_I(sps__bn_face_of(&run, 2, py), SPS_BN_FACE_PYTHON);
+    CHECK_EQ_I(sps__bn_face_of(NULL, 1, pypy), SPS_BN_FACE_PYTHON);
+    CHECK_EQ_I(sps__bn_face_of(&run, 2, sh), SPS_BN_FACE_UNKNOWN);
+    CHECK_EQ_I(sps__bn_face_of(&run, 0, NULL), SPS_BN_FACE_UNKNOWN);
+    struct sps_process_data procs[2];
+    memset(procs, 0, sizeof procs);
+    procs[0].argc = 1;
+    procs[0].argv = c;
+    procs[1].argc = 2;
+    procs[1].argv = py;
+    run.procs = procs;
+    run.nprocs = 1;
+    CHECK_EQ_I(sps__bn_face_of(&run, 2, sh), SPS_BN_FACE_C);
+    /* a script run by bash that starts Python: the recording process says */
+    run.nprocs = 2;
+    CHECK_EQ_I(sps__bn_face_of(&run, 2, sh), SPS_BN_FACE_PYTHON);
+    CHECK(!strcmp(sps__bn_face_name(SPS_BN_FACE_PYTHON), "python"));
+    CHECK(!strcmp(sps__bn_face_name(SPS_BN_FACE_C), "c"));
+}
+
+/* End to end: the sampler's run delay and CPU pressure over the steps'
+ * span become the evidence (exact means), the verdict and the JSON. */
+static void test_run_contended(void) {
+    struct sps_run run;
+    double step = 50, data = 1;
+    build_run(&run, 30, &step, 1, &data, 1);
+    struct sps__sampler_result *r = sampler_new(0);
+    r->sources[SPS_SOURCE_SCHED].available = 1;
+    for (int k = 0; k < 15; k++) {
+        quiet_machine(r, k, 40);
+        int64_t t = reading_time(k);
+        sps__series_add(&r->host[SPS_M_SYSTEM_CPU_PERCENT], t, 100); /* (its 30 too: mean 65) */
+        sps__series_add(&r->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT], t, k % 2 ? 50 : 70);
+        sps__series_add(&r->host[SPS_M_CPU_PRESSURE_SOME_PERCENT], t, 90);
+    }
+    struct sps_bottleneck b;
+    sps__bottleneck_analyze_parts(&run, r, 2, SPS_BN_FACE_PYTHON, NULL, &b);
+    double delay = (8 * 70.0 + 7 * 50.0) / 15;
+    CHECK_EQ_U(b.evidence.run_delay_readings, 15);
+    CHECK_NEAR(b.evidence.workload_run_delay_mean_percent, delay, 1e-9);
+    CHECK_NEAR(b.evidence.workload_cpu_wait_percent, 100 * delay / (delay + 40), 1e-9);
+    CHECK_NEAR(b.evidence.cpu_pressure_some_mean_percent, 90, 1e-9);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_CONTENDED);
+    CHECK_EQ_I(b.face, SPS_BN_FACE_PYTHON);
+    for (size_t i = 0; i < b.nwindows; i++)
+        CHECK_EQ_I(b.windows[i].verdict.kind, SPS_BN_CONTENDED);
+
+    struct sps_jw w;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sps__jw_init(&w, f);
+    sps__jw_object(&w, NULL);
+    sps__bottleneck_json(&w, &b);
+    sps__jw_end(&w, '}');
+    fclose(f);
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    CHECK_MSG(j != NULL, "parses: %s", jerr.text);
+    free(text);
+    CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.verdict")), "cpu-contended"));
+    CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.advice_for")), "python"));
+    CHECK_NEAR(json_num(j, "bottleneck.evidence.workload_cpu_wait_percent"), 100 * delay / (delay + 40), 1e-9);
+    CHECK_NEAR(json_num(j, "bottleneck.evidence.run_delay_readings"), 15, 0);
+    json_decref(j);
+
+    /* the summary's machine lines say how long it waited */
+    struct sps_run_info info = {0};
+    info.sampler = r;
+    char *lines = NULL;
+    size_t nlines = 0;
+    FILE *mf = open_memstream(&lines, &nlines);
+    sps__summary_metrics(mf, &info);
+    fclose(mf);
+    char want[160];
+    snprintf(want, sizeof want,
+             "\n          waiting for a CPU: the workload %.0f%% of a core mean / 70%% max (run delay), CPU pressure "
+             "90%% mean (some task waiting)\n",
+             delay);
+    CHECK_STR_HAS(lines, want);
+    free(lines);
+
+    /* the same run without the sched source: the figures are null with
+     * the reason, and the machine being busy alone is cpu-bound's old
+     * crowded case at most, never contention by pressure (none was read) */
+    struct sps__sampler_result *q = sampler_new(0);
+    for (int k = 0; k < 15; k++) {
+        quiet_machine(q, k, 40);
+        sps__series_add(&q->host[SPS_M_SYSTEM_CPU_PERCENT], reading_time(k), 100);
+    }
+    sps__bottleneck_analyze_parts(&run, q, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK(isnan(b.evidence.workload_cpu_wait_percent));
+    CHECK_STR_HAS(b.evidence.why_run_delay, "sched source is unavailable");
+    CHECK_STR_HAS(b.evidence.why_pressure, "no CPU pressure readings");
+    CHECK(b.verdict.kind != SPS_BN_CONTENDED);
+    info.sampler = q;
+    mf = open_memstream(&lines, &nlines);
+    sps__summary_metrics(mf, &info);
+    fclose(mf);
+    CHECK(strstr(lines, "waiting for a CPU") == NULL); /* nothing read: no line */
+    free(lines);
+
+    /* run delay read only at the start (a run ending before the next
+     * machine reading): the later windows take the whole run's figures
+     * and say so, instead of falling to unknown */
+    struct sps__sampler_result *p = sampler_new(0);
+    p->sources[SPS_SOURCE_SCHED].available = 1;
+    for (int k = 0; k < 15; k++) {
+        quiet_machine(p, k, 40);
+        sps__series_add(&p->host[SPS_M_SYSTEM_CPU_PERCENT], reading_time(k), 100);
+        if (k < 3)
+            sps__series_add(&p->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT], reading_time(k), 60);
+    }
+    sps__bottleneck_analyze_parts(&run, p, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_CONTENDED);
+    CHECK(!b.evidence.contention_whole_run);
+    CHECK_EQ_U(b.nwindows, 10);
+    CHECK(!b.windows[0].evidence.contention_whole_run);
+    CHECK(b.windows[9].evidence.contention_whole_run);
+    CHECK_NEAR(b.windows[9].evidence.workload_cpu_wait_percent, 60.0, 1e-9);
+    for (size_t i = 0; i < b.nwindows; i++)
+        CHECK_EQ_I(b.windows[i].verdict.kind, SPS_BN_CONTENDED);
+    CHECK_STR_HAS(b.windows[9].verdict.reason, "(over the whole run: no run delay reading in this window)");
+    sampler_free(p);
+    sampler_free(q);
+    sampler_free(r);
+    sps__run_free(&run);
+}
+
 int main(void) {
     RUN_TEST(test_classify_input_bound);
     RUN_TEST(test_classify_input_from_idle_gpu);
@@ -687,5 +1137,11 @@ int main(void) {
     RUN_TEST(test_run_warmup_and_changing_windows);
     RUN_TEST(test_run_without_steps);
     RUN_TEST(test_json_and_views);
+    RUN_TEST(test_classify_contended);
+    RUN_TEST(test_classify_contended_from_pressure);
+    RUN_TEST(test_every_verdict_text);
+    RUN_TEST(test_unknown_text_and_advice);
+    RUN_TEST(test_face_of);
+    RUN_TEST(test_run_contended);
     return check_report();
 }

@@ -242,12 +242,22 @@ static void test_nothing_to_count(void) {
     CHECK(isnan(t.flops_per_second));
     json_t *j = throughput_json(&t);
     CHECK_EQ_U(json_array_size(json_path(j, "throughput.counters")), 0);
-    CHECK_STR_HAS(json_string_value(json_path(j, "throughput.unavailable_reason")), "SPS_COUNT");
+    /* nothing recorded and no command known: both languages */
+    CHECK_STR_HAS(json_string_value(json_path(j, "throughput.unavailable_reason")),
+                  "SPS_COUNT in C, stepscope.count in Python");
     CHECK(json_is_null(json_path(j, "throughput.flops.per_second")));
     char *text = printed(j);
     CHECK(!strcmp(text, ""));
     free(text);
     json_decref(j);
+    sps__throughput_free(&t);
+    /* a Python command hears of stepscope.count only */
+    char *argv[] = {"/usr/bin/python3", "train.py"};
+    struct sps_run_info info = {0};
+    info.argc = 2;
+    info.argv = argv;
+    CHECK_EQ_I(sps__throughput_analyze(&run, &info, NULL, &t), 0);
+    CHECK_STR_HAS(t.reason, "(count work with stepscope.count)");
     sps__throughput_free(&t);
 }
 

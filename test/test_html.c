@@ -213,6 +213,9 @@ static void test_no_steps_no_sampler(void) {
     check_self_contained(page);
     check_empty(page, "step-time", "No step was recorded");
     check_empty(page, "phases", "No step was recorded");
+    /* a C program recorded: the hint speaks C */
+    CHECK_STR_HAS(page, "never ended a SPS_STEP() or SPS_STEP_NAMED() scope");
+    CHECK(strstr(page, "stepscope.step()") == NULL);
     check_empty(page, "memory", "sampling was turned off (--no-sample)");
     check_empty(page, "cpu", "sampling was turned off (--no-sample)");
     check_empty(page, "power", "sampling was turned off (--no-sample)");
@@ -274,6 +277,32 @@ static void write_fixture(const char *dir, size_t nsteps) {
         exit(1);
     }
     json_decref(report);
+}
+
+/* The empty charts' hints speak the run's language: a Python run (the
+ * analysis's advice_for) is told about `with stepscope.step():`, never
+ * SPS_STEP(). */
+static void test_hints_in_python(void) {
+    const char *dir = tmpdir_new("html-python");
+    write_fixture(dir, 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_error_t jerr;
+    json_t *report = json_load_file(path, 0, &jerr);
+    CHECK(report != NULL);
+    if (!report)
+        return;
+    json_object_set_new(report, "analysis", json_pack("{s:{s:s, s:s}}", "bottleneck", "verdict", "unknown",
+                                                      "advice_for", "python"));
+    CHECK(json_dump_file(report, path, JSON_INDENT(2)) == 0);
+    json_decref(report);
+    char *page = export_page(dir);
+    CHECK(page != NULL);
+    if (!page)
+        return;
+    check_empty(page, "step-time", "No step was recorded: the program never ended a `with stepscope.step():` block");
+    CHECK(strstr(page, "SPS_STEP") == NULL);
+    free(page);
 }
 
 static void test_escaping_and_reasons(void) {
@@ -434,6 +463,7 @@ int main(void) {
     RUN_TEST(test_units_and_ticks);
     RUN_TEST(test_real_run);
     RUN_TEST(test_no_steps_no_sampler);
+    RUN_TEST(test_hints_in_python);
     RUN_TEST(test_escaping_and_reasons);
     RUN_TEST(test_many_steps);
     RUN_TEST(test_process_lines);

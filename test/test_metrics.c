@@ -317,8 +317,8 @@ static void test_doctor(void) {
     CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
     char buf[8192];
     read_file(out, buf, sizeof buf);
-    const char *names[] = {"proc", "thermal", "rapl", "nvml", "drm", "nvidia-smi"};
-    for (int k = 0; k < 6; k++)
+    const char *names[] = {"proc", "thermal", "rapl", "nvml", "drm", "nvidia-smi", "sched"};
+    for (int k = 0; k < 7; k++)
         CHECK_STR_HAS(buf, names[k]);
     /* a root without /proc: proc unavailable, exit 1, the reason names it */
     setenv("STEPSCOPE_ROOT", dir, 1);
@@ -326,6 +326,9 @@ static void test_doctor(void) {
     unsetenv("STEPSCOPE_ROOT");
     read_file(out, buf, sizeof buf);
     CHECK_STR_HAS(buf, "/proc/stat");
+    /* a kernel without PSI (or schedstat): the sched line says so */
+    CHECK_STR_HAS(buf, "no CPU pressure: ");
+    CHECK_STR_HAS(buf, "/proc/pressure/cpu: No such file or directory (a kernel without PSI)");
     char *bad[] = {STEPSCOPE, "doctor", "--bogus", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
 }

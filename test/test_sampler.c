@@ -220,7 +220,7 @@ static void test_catalogue(void) {
     }
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
         const char *src = sps_host_metric_info(i)->source;
-        CHECK(!strcmp(src, "proc") || !strcmp(src, "thermal") || !strcmp(src, "rapl"));
+        CHECK(!strcmp(src, "proc") || !strcmp(src, "thermal") || !strcmp(src, "rapl") || !strcmp(src, "sched"));
     }
 }
 

@@ -10,7 +10,9 @@ SEED_KEYS = ["gpu_memory", "gpu_temperature", "cpu_memory", "cpu_temperature"]
 def test_catalogue():
     rows = stepscope.metrics()
     names = [m["name"] for m in rows]
-    assert len(names) == len(set(names)) == 25 + 11
+    assert len(names) == len(set(names)) == 28 + 11
+    for name in ("cpu_pressure_some_percent", "workload_run_delay_seconds", "workload_run_delay_percent"):
+        assert next(m for m in rows if m["name"] == name)["source"] == "sched"
     assert names[0] == "system_cpu_percent" and names[-1] == "gpu_workload_memory_bytes"
     rss = next(m for m in rows if m["name"] == "workload_rss_bytes")
     assert (rss["unit"], rss["source"], rss["kind"], rss["per_gpu"]) == ("bytes", "proc", "gauge", False)

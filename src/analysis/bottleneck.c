@@ -15,25 +15,14 @@
 #include "sampler/sampler.h"
 #include "stepscope.h"
 
-#define MIB (1024.0 * 1024.0)
-#define GIB (1024.0 * MIB)
-
 /* At most this many zone names count as data loading (the first found). */
 #define MAX_DATA_NAMES 64
 
-/* ---------------------------------------------------------------- names */
-
-const char *sps__bn_kind_name(enum sps_bn_kind kind) {
-    switch (kind) {
-    case SPS_BN_INPUT: return "input-bound";
-    case SPS_BN_GPU: return "gpu-bound";
-    case SPS_BN_CPU: return "cpu-bound";
-    case SPS_BN_IO: return "io-bound";
-    case SPS_BN_THROTTLED: return "throttled";
-    case SPS_BN_MEMORY: return "memory-pressure";
-    default: return "unknown";
-    }
+static int known(double x) {
+    return !isnan(x);
 }
+
+/* ---------------------------------------------------------------- names */
 
 static const char *const DATA_TOKENS[] = {"data", "dataloader", "dataloading", "loader", "load",
                                           "loading", "fetch", "input", "inputs"};
@@ -70,248 +59,32 @@ void sps__bn_evidence_init(struct sps_bn_evidence *e) {
     e->workload_disk_read_mean_bytes_per_second = NAN;
     e->system_memory_total_bytes = e->system_memory_available_min_percent = NAN;
     e->system_swap_used_max_bytes = e->system_swap_growth_bytes = NAN;
+    e->workload_run_delay_mean_percent = e->workload_cpu_wait_percent = e->cpu_pressure_some_mean_percent = NAN;
 }
 
-/* ------------------------------------------------------------ classifier */
+/* ------------------------------------------------------------------ face */
 
-/* Thresholds (docs/analysis.md lists them with their reasons). */
-#define MEM_AVAILABLE_LOW_PERCENT 5.0
-#define SWAP_GROWTH_BYTES (64.0 * MIB)
-#define THROTTLED_PERCENT 20.0
-#define HOT_GPU_CELSIUS 85.0
-#define CLOCK_DROP_PERCENT 15.0
-#define IOWAIT_PERCENT 10.0
-#define DISK_READ_BYTES_PER_SECOND (1.0 * MIB)
-#define DATA_INPUT_PERCENT 30.0
-#define DATA_WEAK_PERCENT 15.0
-#define GPU_BUSY_PERCENT 80.0
-#define GPU_IDLE_PERCENT 50.0
-#define CPU_BUSY_PERCENT 80.0 /* of one CPU: a core's worth of work, all the time */
-#define CPU_PART_BUSY_PERCENT 50.0 /* half a core: busy, but not all the time */
-#define MACHINE_BUSY_PERCENT 90.0
-#define FEW_READINGS 3
-
-static double clamp01(double x) {
-    return x < 0 ? 0 : x > 1 ? 1 : x;
+/* Is path's base name a Python interpreter's (python, python3,
+ * python3.11, pypy3, python3-dbg)? */
+static int is_python(const char *path) {
+    if (!path)
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "python", 6) == 0 || strncmp(base, "pypy", 4) == 0;
 }
 
-static int known(double x) {
-    return !isnan(x);
-}
-
-static void verdict(struct sps_bn_verdict *v, enum sps_bn_kind kind, double confidence, const char *rec) {
-    v->kind = kind;
-    v->confidence = kind == SPS_BN_UNKNOWN ? NAN : clamp01(fmin(confidence, 0.95));
-    snprintf(v->recommendation, sizeof v->recommendation, "%s", rec);
-}
-
-void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *v) {
-    memset(v, 0, sizeof *v);
-    double data = e->data_loading_percent, util = e->gpu_utilization_mean_percent;
-    double cpu = e->workload_cpu_mean_percent;
-    int gpu = e->gpus > 0 && known(util);
-    /* a verdict resting on one or two sampler readings is a guess about a
-     * short span: it keeps its kind but loses some confidence */
-    double scarce = e->cpu_readings < FEW_READINGS && e->machine_readings < FEW_READINGS ? 0.8 : 1.0;
-
-    if (e->steps == 0 && e->cpu_readings == 0 && e->machine_readings == 0 && !gpu) {
-        snprintf(v->reason, sizeof v->reason, "no steps and no machine readings to judge");
-        verdict(v, SPS_BN_UNKNOWN, NAN,
-                "mark the training loop with SPS_STEP() and let the sampler run (no --no-sample)");
-        return;
+enum sps_bn_face sps__bn_face_of(const struct sps_run *run, int argc, char *const *argv) {
+    int recorded = 0;
+    for (size_t i = 0; run && i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        if (p->argc > 0 && is_python(p->argv[0]))
+            return SPS_BN_FACE_PYTHON;
+        recorded = 1;
     }
-
-    /* Memory first: swapping slows everything else, so any other verdict
-     * would name a symptom. */
-    double avail = e->system_memory_available_min_percent, swap = e->system_swap_growth_bytes;
-    int low = known(avail) && avail < MEM_AVAILABLE_LOW_PERCENT;
-    int swapping = known(swap) && swap >= SWAP_GROWTH_BYTES &&
-                   (!known(e->system_memory_total_bytes) || swap >= 0.01 * e->system_memory_total_bytes);
-    if (low || swapping) {
-        snprintf(v->reason, sizeof v->reason,
-                 "memory available fell to %.1f%% of %.1f GiB; swap in use grew by %.0f MiB", avail,
-                 e->system_memory_total_bytes / GIB, known(swap) ? swap / MIB : 0.0);
-        verdict(v, SPS_BN_MEMORY, (low && swapping ? 0.9 : 0.7) * scarce,
-                "free memory: lower the batch size or the DataLoader's num_workers and prefetch_factor, or use a "
-                "machine with more RAM (swapping makes every step wait on the disk)");
-        return;
-    }
-
-    if (gpu && known(e->gpu_throttled_percent) && e->gpu_throttled_percent >= THROTTLED_PERCENT) {
-        snprintf(v->reason, sizeof v->reason,
-                 "the GPU slowed itself (thermal or hardware slowdown, reasons 0x%x) in %.0f%% of its readings; "
-                 "peak %.0f °C, mean SM clock %.0f%% below its peak",
-                 (unsigned)e->gpu_throttle_reasons_seen, e->gpu_throttled_percent, e->gpu_temperature_max_celsius,
-                 e->gpu_sm_clock_drop_percent);
-        verdict(v, SPS_BN_THROTTLED, (0.5 + 0.5 * e->gpu_throttled_percent / 100) * scarce,
-                "check the GPU's cooling (airflow, fans, inlet temperature) and power delivery; "
-                "nvidia-smi -q -d PERFORMANCE names the active slowdown");
-        return;
-    }
-    /* without throttle reasons (drm, nvidia-smi): a hot GPU whose clock
-     * sags while it is busy */
-    if (gpu && !known(e->gpu_throttled_percent) && known(e->gpu_temperature_max_celsius) &&
-        e->gpu_temperature_max_celsius >= HOT_GPU_CELSIUS && known(e->gpu_sm_clock_drop_percent) &&
-        e->gpu_sm_clock_drop_percent >= CLOCK_DROP_PERCENT && util >= GPU_IDLE_PERCENT) {
-        snprintf(v->reason, sizeof v->reason,
-                 "the GPU reached %.0f °C and its mean SM clock was %.0f%% below its peak while %.0f%% busy "
-                 "(no throttle reasons from this GPU source)",
-                 e->gpu_temperature_max_celsius, e->gpu_sm_clock_drop_percent, util);
-        verdict(v, SPS_BN_THROTTLED, 0.5 * scarce,
-                "check the GPU's cooling (airflow, fans, inlet temperature); nvidia-smi -q -d PERFORMANCE names "
-                "the active slowdown");
-        return;
-    }
-
-    double iowait = e->system_iowait_mean_percent, disk = e->workload_disk_read_mean_bytes_per_second;
-    if (known(iowait) && iowait >= IOWAIT_PERCENT &&
-        ((known(disk) && disk >= DISK_READ_BYTES_PER_SECOND) || (known(data) && data >= DATA_WEAK_PERCENT + 5))) {
-        snprintf(v->reason, sizeof v->reason,
-                 "CPUs waited on I/O %.0f%% of the time while the workload read %.1f MiB/s from storage; "
-                 "data loading took %.0f%% of step time",
-                 iowait, known(disk) ? disk / MIB : 0.0, known(data) ? data : 0.0);
-        verdict(v, SPS_BN_IO, (0.55 + 0.4 * fmin(iowait, 40.0) / 40.0) * scarce,
-                "the reads wait on storage: cache the dataset in RAM or on a local NVMe disk, pack small files "
-                "into larger shards, and keep more reads in flight (more DataLoader workers)");
-        return;
-    }
-
-    if (known(data) && data >= DATA_INPUT_PERCENT) {
-        snprintf(v->reason, sizeof v->reason, "%.0f%% of step time is spent in data loading zones%s", data,
-                 gpu ? "" : " (no GPU)");
-        if (gpu) {
-            char more[96];
-            snprintf(more, sizeof more, "; the GPU was busy %.0f%% of the time", util);
-            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        }
-        verdict(v, SPS_BN_INPUT, 0.5 + 0.45 * (data - DATA_INPUT_PERCENT) / (100 - DATA_INPUT_PERCENT),
-                gpu ? "the step waits for its batch: raise the DataLoader's num_workers, set pin_memory=True and "
-                      "persistent_workers=True so the next batch is ready before the step asks"
-                    : "the step waits for its batch: raise the DataLoader's num_workers (or prepare batches on "
-                      "another thread) so the next batch is ready before the step asks");
-        return;
-    }
-
-    if (gpu && util >= GPU_BUSY_PERCENT) {
-        snprintf(v->reason, sizeof v->reason, "the GPU was busy %.0f%% of the time (p10 %.0f%%)%s", util,
-                 e->gpu_utilization_p10_percent,
-                 known(e->gpu_power_capped_percent) && e->gpu_power_capped_percent >= 50
-                     ? ", at its power cap most of the time"
-                     : "");
-        verdict(v, SPS_BN_GPU, (0.55 + 0.4 * (util - GPU_BUSY_PERCENT) / (100 - GPU_BUSY_PERCENT)) * scarce,
-                "the GPU is the limit: use bf16/fp16 mixed precision and fused kernels (torch.compile) to do the "
-                "same work in less GPU time");
-        return;
-    }
-
-    if (gpu && util < GPU_IDLE_PERCENT && known(cpu) && cpu >= CPU_BUSY_PERCENT && !known(data)) {
-        snprintf(v->reason, sizeof v->reason,
-                 "the GPU was busy only %.0f%% of the time while the workload's CPU ran at %.0f%% of a core, "
-                 "and no data loading zone says where that CPU time went",
-                 util, cpu);
-        verdict(v, SPS_BN_INPUT, 0.45 * scarce,
-                "wrap batch loading in SPS_ZONE(\"data\") to confirm, then raise the DataLoader's num_workers and "
-                "set pin_memory=True");
-        return;
-    }
-
-    if (known(cpu) && cpu >= CPU_BUSY_PERCENT) {
-        double machine = e->workload_cpu_percent_of_machine;
-        char rec[320];
-        if (gpu)
-            snprintf(rec, sizeof rec,
-                     "the GPU waits on the CPU: do less Python per step (a larger batch, torch.compile or CUDA "
-                     "graphs) and move preprocessing onto the GPU");
-        else if (e->cpu_count > 1 && known(machine) && machine < 75)
-            snprintf(rec, sizeof rec,
-                     "it keeps %.1f of %d cores busy: let the math use more threads (OMP_NUM_THREADS, "
-                     "torch.set_num_threads) or a larger batch per call",
-                     cpu / 100, e->cpu_count);
-        else if (e->cpu_count > 0)
-            snprintf(rec, sizeof rec,
-                     "every core is busy: do less CPU work per step (vectorised or fused operations, lower "
-                     "precision) or move the compute to a GPU");
-        else
-            snprintf(rec, sizeof rec,
-                     "use more threads for the math (OMP_NUM_THREADS, torch.set_num_threads) if cores are free, "
-                     "or move the compute to a GPU");
-        snprintf(v->reason, sizeof v->reason, "the workload's CPU ran at %.0f%% of a core", cpu);
-        if (known(machine)) {
-            char more[96];
-            snprintf(more, sizeof more, " (%.0f%% of %d CPUs)", machine, e->cpu_count);
-            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        }
-        char more[128];
-        if (gpu)
-            snprintf(more, sizeof more, " while the GPU was busy %.0f%%", util);
-        else
-            snprintf(more, sizeof more, " with no GPU");
-        strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        if (known(data)) {
-            snprintf(more, sizeof more, "; data loading took %.0f%% of step time", data);
-            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        }
-        double c = 0.6 + (!gpu ? 0.2 : util < GPU_IDLE_PERCENT ? 0.15 : 0.0) + (cpu >= 95 ? 0.1 : 0.0);
-        verdict(v, SPS_BN_CPU, c * scarce, rec);
-        return;
-    }
-
-    /* Less than a core's worth, but nothing else to wait on: with no GPU
-     * the step is CPU work that did not get the whole core, or with a
-     * saturated machine, other processes took the CPUs. */
-    double sys = e->system_cpu_mean_percent;
-    int crowded = known(sys) && sys >= MACHINE_BUSY_PERCENT;
-    if (known(cpu) && cpu >= CPU_PART_BUSY_PERCENT && (!gpu || crowded) && !(known(data) && data >= DATA_WEAK_PERCENT)) {
-        snprintf(v->reason, sizeof v->reason, "the workload's CPU ran at %.0f%% of a core%s", cpu,
-                 gpu ? "" : " with no GPU");
-        char more[128];
-        if (crowded) {
-            snprintf(more, sizeof more, " while the machine's CPUs were %.0f%% busy", sys);
-            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        }
-        if (known(data)) {
-            snprintf(more, sizeof more, "; data loading took %.0f%% of step time", data);
-            strncat(v->reason, more, sizeof v->reason - strlen(v->reason) - 1);
-        }
-        verdict(v, SPS_BN_CPU, 0.5 * scarce,
-                crowded ? "other work competes for the CPUs: run on a quieter machine, or give the workload cores "
-                          "of its own (taskset, cgroup cpusets)"
-                        : "the step is CPU work: use more threads for the math (OMP_NUM_THREADS, "
-                          "torch.set_num_threads), or move the compute to a GPU");
-        return;
-    }
-
-    if (known(data) && data >= DATA_WEAK_PERCENT) {
-        snprintf(v->reason, sizeof v->reason,
-                 "%.0f%% of step time is spent in data loading zones, and neither the CPU nor the GPU is saturated",
-                 data);
-        verdict(v, SPS_BN_INPUT, 0.35,
-                "raise the DataLoader's num_workers (or prefetch on another thread) so the next batch is ready "
-                "before the step asks");
-        return;
-    }
-
-    if (e->cpu_readings == 0 && e->machine_readings == 0 && !gpu) {
-        if (known(data))
-            snprintf(v->reason, sizeof v->reason,
-                     "%.0f%% of step time in data loading; without machine readings nothing else can be judged", data);
-        else
-            snprintf(v->reason, sizeof v->reason,
-                     "no data loading zone and no machine readings: nothing to judge the steps by");
-        verdict(v, SPS_BN_UNKNOWN, NAN,
-                "let the sampler run (no --no-sample) and wrap batch loading in SPS_ZONE(\"data\")");
-        return;
-    }
-    char gpu_part[64] = "no GPU";
-    if (gpu)
-        snprintf(gpu_part, sizeof gpu_part, "the GPU (%.0f%% busy)", util);
-    snprintf(v->reason, sizeof v->reason,
-             "neither %s nor the CPU (%.0f%% of a core) is saturated and data loading takes %.0f%%: the step "
-             "waits on something not sampled",
-             gpu_part, known(cpu) ? cpu : 0.0, known(data) ? data : 0.0);
-    verdict(v, SPS_BN_UNKNOWN, NAN,
-            "wrap the waits (collectives, synchronisation, host-device copies, sleeps) in zones to see which one "
-            "it is");
+    if (recorded)
+        return SPS_BN_FACE_C;
+    return argc > 0 && argv && is_python(argv[0]) ? SPS_BN_FACE_PYTHON : SPS_BN_FACE_UNKNOWN;
 }
 
 /* -------------------------------------------------------- sampler evidence */
@@ -468,14 +241,51 @@ static void gpu_evidence(const struct sps__sampler_result *r, const struct span 
     }
 }
 
+/* Run delay and CPU pressure over the span; the share of the tree's
+ * runnable time spent waiting, from the run delay and the CPU time over
+ * the same span (both rates per wall second). */
+static void contention_evidence(const struct sps__sampler_result *r, const struct span *sp,
+                                struct sps_bn_evidence *e) {
+    struct span_stats delay = host_stats(r, SPS_M_WORKLOAD_RUN_DELAY_PERCENT, sp);
+    double busy = e->workload_cpu_mean_percent;
+    if (!delay.n && !sp->all && !sp->fallback && r->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT].n) {
+        /* a window shorter than the machine interval, after the last
+         * reading: it takes the whole sampling's run delay and CPU, said
+         * so, rather than a wait share mixing two spans */
+        struct span whole = {1, 0, 0, 0};
+        delay = host_stats(r, SPS_M_WORKLOAD_RUN_DELAY_PERCENT, &whole);
+        busy = host_stats(r, SPS_M_WORKLOAD_CPU_PERCENT, &whole).mean;
+        e->contention_whole_run = 1;
+    }
+    e->run_delay_readings = delay.n;
+    if (delay.n) {
+        e->workload_run_delay_mean_percent = delay.mean;
+        if (known(busy) && delay.mean + busy > 0)
+            e->workload_cpu_wait_percent = 100 * delay.mean / (delay.mean + busy);
+    } else {
+        e->why_run_delay = r->sources[SPS_SOURCE_SCHED].available
+                               ? (r->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT].n ? "no run delay reading in this span"
+                                                                             : "the workload's run delay was not read")
+                               : "the sched source is unavailable (see stepscope doctor)";
+    }
+    struct span_stats pressure = host_stats(r, SPS_M_CPU_PRESSURE_SOME_PERCENT, sp);
+    e->cpu_pressure_some_mean_percent = pressure.mean;
+    if (!pressure.n)
+        e->why_pressure = r->host[SPS_M_CPU_PRESSURE_SOME_PERCENT].n
+                              ? "no CPU pressure reading in this span"
+                              : "no CPU pressure readings (a kernel without PSI, or the sched source is unavailable: "
+                                "see stepscope doctor)";
+}
+
 static void sampler_evidence(const struct sps__sampler_result *r, const struct span *sp, int cpu_count,
-                             struct sps_bn_evidence *e) {
+                             const char *why_sampler, struct sps_bn_evidence *e) {
     e->cpu_count = cpu_count > 0 ? cpu_count : 0;
     if (cpu_count <= 0)
         e->why_cpu_count = "the machine's CPU count is unknown";
     if (!r) {
-        e->why_cpu = e->why_system = e->why_disk = e->why_memory = e->why_gpu = e->why_throttle =
-            "no machine readings (no sampler ran)";
+        e->why_sampler = why_sampler ? why_sampler : "no sampler ran";
+        e->why_cpu = e->why_system = e->why_disk = e->why_memory = e->why_gpu = e->why_throttle = e->why_run_delay =
+            e->why_pressure = "no machine readings (no sampler ran)";
         return;
     }
     struct span_stats cpu = host_stats(r, SPS_M_WORKLOAD_CPU_PERCENT, sp);
@@ -517,6 +327,7 @@ static void sampler_evidence(const struct sps__sampler_result *r, const struct s
     if (!known(e->system_memory_available_min_percent) || !swap.n)
         e->why_memory = r->host[SPS_M_SYSTEM_MEMORY_TOTAL_BYTES].n ? "no memory reading in this span"
                                                                    : "the system's memory was not read";
+    contention_evidence(r, sp, e);
     gpu_evidence(r, sp, e);
 }
 
@@ -592,14 +403,19 @@ static void step_evidence(const struct selected *s, size_t ndata, struct sps_bn_
 /* ---------------------------------------------------------------- analysis */
 
 void sps__bottleneck_analyze(const struct sps_run *run, const struct sps_run_info *info, struct sps_bottleneck *out) {
-    sps__bottleneck_analyze_parts(run, info ? info->sampler : NULL, info ? info->cpu_count : 0, out);
+    enum sps_bn_face face = sps__bn_face_of(run, info ? info->argc : 0, info ? info->argv : NULL);
+    sps__bottleneck_analyze_parts(run, info ? info->sampler : NULL, info ? info->cpu_count : 0, face,
+                                  info ? info->sampler_absent_reason : NULL, out);
 }
 
 void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__sampler_result *sampler,
-                                   int cpu_count, struct sps_bottleneck *out) {
+                                   int cpu_count, enum sps_bn_face face, const char *why_sampler,
+                                   struct sps_bottleneck *out) {
     memset(out, 0, sizeof *out);
     out->computed = 1;
+    out->face = face;
     sps__bn_evidence_init(&out->evidence);
+    out->evidence.face = face;
 
     long data[MAX_DATA_NAMES];
     size_t ndata = 0;
@@ -640,7 +456,7 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
     struct span sp = {1, 0, 0, 0};
     if (all.n) /* the steps' span: start-up and teardown are not the step's bottleneck */
         sp = (struct span){0, (int64_t)all.start_ns, (int64_t)all.end_ns, 1};
-    sampler_evidence(sampler, &sp, cpu_count, &out->evidence);
+    sampler_evidence(sampler, &sp, cpu_count, why_sampler, &out->evidence);
     sps__bn_classify(&out->evidence, &out->verdict);
 
     /* the windows: the main stream (the thread with the most main steps),
@@ -681,9 +497,10 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
         win->start_seconds = (double)((int64_t)s.start_ns - (int64_t)run->start_ns) * 1e-9;
         win->end_seconds = (double)((int64_t)s.end_ns - (int64_t)run->start_ns) * 1e-9;
         sps__bn_evidence_init(&win->evidence);
+        win->evidence.face = face;
         step_evidence(&s, ndata, &win->evidence);
         struct span wsp = {0, (int64_t)s.start_ns, (int64_t)s.end_ns, 0};
-        sampler_evidence(sampler, &wsp, cpu_count, &win->evidence);
+        sampler_evidence(sampler, &wsp, cpu_count, why_sampler, &win->evidence);
         sps__bn_classify(&win->evidence, &win->verdict);
     }
 }
@@ -746,8 +563,14 @@ static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int
     num(w, &m, "system_memory_available_min_percent", e->system_memory_available_min_percent, e->why_memory);
     num(w, &m, "system_swap_used_max_bytes", e->system_swap_used_max_bytes, e->why_memory);
     num(w, &m, "system_swap_growth_bytes", e->system_swap_growth_bytes, e->why_memory);
+    num(w, &m, "workload_run_delay_mean_percent", e->workload_run_delay_mean_percent, e->why_run_delay);
+    num(w, &m, "workload_cpu_wait_percent", e->workload_cpu_wait_percent,
+        e->why_run_delay ? e->why_run_delay : e->why_cpu);
+    num(w, &m, "cpu_pressure_some_mean_percent", e->cpu_pressure_some_mean_percent, e->why_pressure);
     sps__jw_uint(w, "cpu_readings", e->cpu_readings);
     sps__jw_uint(w, "machine_readings", e->machine_readings);
+    sps__jw_uint(w, "run_delay_readings", e->run_delay_readings);
+    sps__jw_bool(w, "contention_from_whole_run", e->contention_whole_run);
     if (with_reasons) {
         sps__jw_object(w, "unavailable");
         for (size_t i = 0; i < m.n; i++)
@@ -767,6 +590,7 @@ static void verdict_json(struct sps_jw *w, const struct sps_bn_verdict *v) {
 void sps__bottleneck_json(struct sps_jw *w, const struct sps_bottleneck *b) {
     sps__jw_object(w, "bottleneck");
     verdict_json(w, &b->verdict);
+    sps__jw_string(w, "advice_for", sps__bn_face_name(b->face));
     if (b->main_step[0])
         sps__jw_string(w, "main_step", b->main_step);
     else

@@ -33,11 +33,22 @@ enum sps_bn_kind {
     SPS_BN_CPU,       /* "cpu-bound" */
     SPS_BN_IO,        /* "io-bound": storage reads */
     SPS_BN_THROTTLED, /* "throttled": the GPU slows itself down */
-    SPS_BN_MEMORY     /* "memory-pressure": memory nearly full, or swapping */
+    SPS_BN_MEMORY,    /* "memory-pressure": memory nearly full, or swapping */
+    SPS_BN_CONTENDED  /* "cpu-contended": runnable, but other work held the CPUs */
 };
 
 /* "input-bound", ...; "unknown" for anything else.  Static storage. */
 const char *sps__bn_kind_name(enum sps_bn_kind kind);
+
+/* The language the advice speaks: how the run was instrumented. */
+enum sps_bn_face {
+    SPS_BN_FACE_UNKNOWN = 0, /* no record says: advice names both */
+    SPS_BN_FACE_C,           /* recorded through the C API (SPS_ZONE, SPS_STEP) */
+    SPS_BN_FACE_PYTHON       /* recorded by a Python interpreter (stepscope.zone, stepscope.torch) */
+};
+
+/* "c", "python", "unknown".  Static storage. */
+const char *sps__bn_face_name(enum sps_bn_face face);
 
 /* NVML clocks-event reason bits (nvml.h nvmlClocksEventReason*). */
 #define SPS_BN_THROTTLE_IDLE 0x1u
@@ -80,10 +91,19 @@ struct sps_bn_evidence {
     double system_memory_available_min_percent; /* of the total */
     double system_swap_used_max_bytes;
     double system_swap_growth_bytes; /* largest swap in use minus the first reading of the span */
+    double workload_run_delay_mean_percent; /* the tree's run delay per wall second, percent of one CPU */
+    double workload_cpu_wait_percent; /* of the tree's runnable time (run delay + CPU time), the share spent
+                                         waiting for a CPU: 100 delay / (delay + cpu) */
+    double cpu_pressure_some_mean_percent; /* PSI: some task waited for a CPU, percent of the time */
     uint64_t cpu_readings;     /* workload CPU readings used */
     uint64_t machine_readings; /* system CPU readings used (one per machine interval) */
+    uint64_t run_delay_readings; /* workload run delay readings used (one per machine interval) */
+    int contention_whole_run; /* a window with no run delay reading of its own: the run delay, wait share
+                                 and its CPU time are the whole sampling's */
+    enum sps_bn_face face;     /* the language of the advice (not a figure: no JSON evidence key) */
     const char *why_steps, *why_data, *why_gpu, *why_throttle, *why_cpu, *why_cpu_count, *why_system, *why_disk,
-        *why_memory;
+        *why_memory, *why_run_delay, *why_pressure;
+    const char *why_sampler; /* why there are no machine readings at all; NULL when a sampler ran */
 };
 
 /* Every figure unknown, every reason NULL. */
@@ -92,12 +112,19 @@ void sps__bn_evidence_init(struct sps_bn_evidence *e);
 struct sps_bn_verdict {
     enum sps_bn_kind kind;
     double confidence; /* 0..1; NAN when kind is SPS_BN_UNKNOWN */
-    char reason[320];  /* the numbers the verdict rests on, in words */
+    char reason[512];  /* the numbers the verdict rests on, in words */
     char recommendation[320];
 };
 
-/* The verdict on e (thresholds in docs/analysis.md).  Pure; thread-safe. */
+/* The verdict on e (thresholds in docs/analysis.md; bottleneck_classify.c).
+ * Pure; thread-safe. */
 void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *out);
+
+/* How run was recorded (the command's argv when there are no records:
+ * argc 0 for none).  Python when a recording process, or else the
+ * command, is a Python interpreter (python, python3.11, pypy3...); C when
+ * a process recorded and none is; unknown otherwise.  Pure; thread-safe. */
+enum sps_bn_face sps__bn_face_of(const struct sps_run *run, int argc, char *const *argv);
 
 /* Whether a zone name means data loading: lower-cased and split at
  * characters other than letters and digits, it has a token "data",
@@ -122,6 +149,7 @@ struct sps_bottleneck {
     char data_zones[SPS_BN_MAX_DATA_ZONES][SPS_REC_NAME_LEN]; /* the zones counted as data loading */
     struct sps_bn_evidence evidence; /* the run: its post-warm-up steps' span, else the whole sampling */
     struct sps_bn_verdict verdict;
+    enum sps_bn_face face;
     size_t nwindows;
     struct sps_bn_window windows[SPS_BN_MAX_WINDOWS];
     const char *windows_note; /* why there are no windows; NULL when there are */
@@ -134,9 +162,12 @@ struct sps_bottleneck {
  */
 void sps__bottleneck_analyze(const struct sps_run *run, const struct sps_run_info *info, struct sps_bottleneck *out);
 
-/* The same from parts: sampler may be NULL, cpu_count 0 (unknown). */
+/* The same from parts: sampler may be NULL, cpu_count 0 (unknown); face
+ * as sps__bn_face_of says; why_sampler why sampler is NULL (NULL: "no
+ * sampler ran"). */
 void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__sampler_result *sampler,
-                                   int cpu_count, struct sps_bottleneck *out);
+                                   int cpu_count, enum sps_bn_face face, const char *why_sampler,
+                                   struct sps_bottleneck *out);
 
 /* Write "bottleneck": {...} into the open analysis object. */
 void sps__bottleneck_json(struct sps_jw *w, const struct sps_bottleneck *b);

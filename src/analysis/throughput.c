@@ -216,8 +216,13 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
         ncounters += run->names[i].kind == SPS_KIND_COUNTER;
     for (size_t i = 0; run && i < run->nsteps; i++)
         out->warmup_steps += run->steps[i].warmup != 0;
+    /* the hints in the run's language (the bottleneck's advice decides it the same way) */
+    enum sps_bn_face face = sps__bn_face_of(run, info ? info->argc : 0, info ? info->argv : NULL);
+    const char *count = face == SPS_BN_FACE_PYTHON ? "stepscope.count"
+                        : face == SPS_BN_FACE_C    ? "SPS_COUNT"
+                                                   : "SPS_COUNT in C, stepscope.count in Python";
     if (ncounters == 0) {
-        snprintf(out->reason, sizeof out->reason, "the run recorded no counter (count work with SPS_COUNT)");
+        snprintf(out->reason, sizeof out->reason, "the run recorded no counter (count work with %s)", count);
     } else if (run->nsteps == 0) {
         snprintf(out->reason, sizeof out->reason, "the run recorded no steps to divide the counts by");
     } else {
@@ -247,7 +252,10 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
         out->flops_per_second = out->counters[out->flops].per_second;
     else
         snprintf(out->flops_reason, sizeof out->flops_reason,
-                 "no FLOP counter inside the steps (count FLOPs with SPS_COUNT(\"flops\", n))");
+                 "no FLOP counter inside the steps (count FLOPs with %s)",
+                 face == SPS_BN_FACE_PYTHON ? "stepscope.count(\"flops\", n)"
+                 : face == SPS_BN_FACE_C    ? "SPS_COUNT(\"flops\", n)"
+                                            : "SPS_COUNT(\"flops\", n) in C, stepscope.count(\"flops\", n) in Python");
     mfu(info, cfg, out);
     return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * summary_metrics.c - the terminal summary's machine lines: the peaks and
  * means a user looks for first (peak RSS and the largest process, CPU %,
- * GPU memory, utilisation, temperature, power).  Anything unavailable says so in a word and points
+ * time spent waiting for a CPU, GPU memory, utilisation, temperature,
+ * power).  Anything unavailable says so in a word and points
  * at `stepscope doctor`, which says why.
  */
 #include <math.h>
@@ -29,6 +30,21 @@ static const struct sps__process_series *largest_process(const struct sps__sampl
             best = p;
     }
     return with_series > 1 ? best : NULL;
+}
+
+/* "waiting for a CPU: ..." when the sched source read anything: how much
+ * of a core the workload spent runnable but not running, and the
+ * machine's CPU pressure.  Left out (with no line) otherwise. */
+static void summary_cpu_wait(FILE *f, const struct sps__series *h) {
+    const struct sps__series *delay = &h[SPS_M_WORKLOAD_RUN_DELAY_PERCENT], *psi = &h[SPS_M_CPU_PRESSURE_SOME_PERCENT];
+    if (!delay->n && !psi->n)
+        return;
+    fprintf(f, "          waiting for a CPU:");
+    if (delay->n)
+        fprintf(f, " the workload %.0f%% of a core mean / %.0f%% max (run delay)", mean_of(delay), delay->max);
+    if (psi->n)
+        fprintf(f, "%s CPU pressure %.0f%% mean (some task waiting)", delay->n ? "," : "", mean_of(psi));
+    fputc('\n', f);
 }
 
 void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
@@ -65,6 +81,7 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
             fprintf(f, ", swap %s max", sps__fmt_bytes(h[SPS_M_SYSTEM_SWAP_USED_BYTES].max, c, sizeof c));
         fputc('\n', f);
     }
+    summary_cpu_wait(f, h);
     if (h[SPS_M_CPU_TEMPERATURE_CELSIUS].n)
         fprintf(f, "          CPU temperature %.0f C mean / %.0f C max", mean_of(&h[SPS_M_CPU_TEMPERATURE_CELSIUS]),
                 h[SPS_M_CPU_TEMPERATURE_CELSIUS].max);

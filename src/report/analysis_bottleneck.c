@@ -108,8 +108,9 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
     const char *rec = html_str(b, "recommendation");
     double conf = html_num(b, "confidence");
     fputs("<section id=\"bottleneck\">\n<h2>Bottleneck</h2>\n<p class=\"what\">What limits the step, judged from "
-          "the share of step time in data-loading zones and the machine's readings over the steps after warm-up "
-          "(docs/analysis.md says how).</p>\n<p><strong>",
+          "the share of step time in data-loading zones and the machine's readings over the steps after warm-up, "
+          "including how long the workload waited for a CPU while other work held them (docs/analysis.md says "
+          "how).</p>\n<p><strong>",
           out);
     svg_write_escaped(out, kind ? kind : "unknown");
     fputs("</strong>", out);
@@ -157,7 +158,8 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
         return;
     }
     fputs("<table>\n<thead><tr><th>steps</th><th>from</th><th>to</th><th>verdict</th><th>confidence</th>"
-          "<th>data loading</th><th>GPU busy</th><th>workload CPU (% of a core)</th><th>iowait</th></tr></thead>\n"
+          "<th>data loading</th><th>GPU busy</th><th>workload CPU (% of a core)</th><th>waiting for a CPU (% of "
+          "runnable time)</th><th>iowait</th></tr></thead>\n"
           "<tbody>\n",
           out);
     size_t i;
@@ -183,6 +185,7 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
         html_cell(out, we, "data_loading_percent");
         html_cell(out, we, "gpu_utilization_mean_percent");
         html_cell(out, we, "workload_cpu_mean_percent");
+        html_cell(out, we, "workload_cpu_wait_percent");
         html_cell(out, we, "system_iowait_mean_percent");
         fputs("</tr>\n", out);
     }

@@ -95,6 +95,13 @@ static size_t rows_per_bar(size_t n) {
     return n <= MAX_BARS ? 1 : (n + MAX_BARS - 1) / MAX_BARS;
 }
 
+/* How the run was recorded, as the bottleneck analysis says: "python",
+ * "c" or "unknown" (the language of the hints below). */
+static const char *run_face(const json_t *report) {
+    const char *face = html_str(json_object_get(json_object_get(report, "analysis"), "bottleneck"), "advice_for");
+    return face ? face : "unknown";
+}
+
 /* Why the step charts are empty. */
 static void steps_missing_reason(const json_t *report, char *buf, size_t len) {
     json_t *steps = json_object_get(report, "steps");
@@ -104,10 +111,18 @@ static void steps_missing_reason(const json_t *report, char *buf, size_t len) {
                  "%.0f steps were counted, but no step row was kept (the step rings dropped them), so there is "
                  "nothing to draw per step.",
                  count);
-    else
+    else if (!strcmp(run_face(report), "python"))
+        snprintf(buf, len,
+                 "No step was recorded: the program never ended a `with stepscope.step():` block (nor an "
+                 "optimizer step under stepscope.torch.instrument), so there is no step time to draw.");
+    else if (!strcmp(run_face(report), "c"))
         snprintf(buf, len,
                  "No step was recorded: the program never ended a SPS_STEP() or SPS_STEP_NAMED() "
                  "scope, so there is no step time to draw.");
+    else
+        snprintf(buf, len,
+                 "No step was recorded: the program never ended a step (SPS_STEP() in C, `with "
+                 "stepscope.step():` in Python), so there is no step time to draw.");
 }
 
 /* The step name with the most completed steps (its zones[] entry), or NULL. */
@@ -296,8 +311,15 @@ int html_write_phases(FILE *out, const json_t *report, const struct html_steps *
         }
     }
     if (nall == 0) {
-        write_empty(out, "The steps own no zone events (no SPS_ZONE() inside a step, or the zone rings dropped "
-                         "them), so there is no breakdown to draw.");
+        const char *face = run_face(report);
+        char why[256];
+        snprintf(why, sizeof why,
+                 "The steps own no zone events (no %s inside a step, or the zone rings dropped them), so there is "
+                 "no breakdown to draw.",
+                 !strcmp(face, "python") ? "`with stepscope.zone(...)` block"
+                 : !strcmp(face, "c")    ? "SPS_ZONE()"
+                                         : "zone (SPS_ZONE() in C, stepscope.zone in Python)");
+        write_empty(out, why);
         free(all);
         fputs("</section>\n", out);
         return 0;
@@ -685,10 +707,15 @@ int html_write_timelines(FILE *out, const json_t *report, const struct html_step
     if (!rc) {
         *t = (struct timeline){"cpu", "CPU utilisation over time",
                                "CPU time of the watched process tree in percent of one core (200% is two busy "
-                               "cores), and the busy time of the whole machine in percent of all its cores.",
+                               "cores), the time its threads were ready to run but waited for a CPU (run delay, "
+                               "also in percent of one core), the busy time of the whole machine in percent of "
+                               "all its cores, and CPU pressure: the share of time some task waited for a CPU.",
                                "CPU utilisation", AXIS_PERCENT};
         add_host(t, report, "workload_cpu_percent", "workload CPU (% of one core)", PALETTE[0], 1);
+        add_host(t, report, "workload_run_delay_percent", "workload waiting for a CPU (% of one core)", PALETTE[3],
+                 0);
         add_host(t, report, "system_cpu_percent", "system CPU (% of all cores)", PALETTE[1], 0);
+        add_host(t, report, "cpu_pressure_some_percent", "CPU pressure (some task waiting)", PALETTE[5], 0);
         add_host(t, report, "system_iowait_percent", "system I/O wait (% of all cores)", PALETTE[4], 0);
         rc = write_timeline(out, s, t, end_s);
     }

@@ -25,7 +25,7 @@
 #include "sources/source.h"
 
 #define SPS_PUBLISHED_MAGIC "SPSCAPT"
-#define SPS_PUBLISHED_VERSION 2u /* 2: per-metric read times */
+#define SPS_PUBLISHED_VERSION 3u /* 2: per-metric read times; 3: the sched source and its metrics */
 #define SPS_PUBLISHED_FILE "capture.bin"
 
 struct sps__published_source {

@@ -50,6 +50,13 @@ static int tree_query(void *arg, int pid) {
     return pid == s->ctx.tree_pid;
 }
 
+/* The tree's live processes as the proc source's latest read found them
+ * (the sched source reads their threads' run delay). */
+static size_t tree_members(void *arg, int *pids, size_t cap) {
+    struct sps__sampler *s = arg;
+    return s->open[SPS_SOURCE_PROC] ? sps__proc_tree_pids(s->state[SPS_SOURCE_PROC], pids, cap) : 0;
+}
+
 static void open_source(struct sps__sampler *s, enum sps_source_id id) {
     const struct sps__source *src = sps__source_get(id);
     struct sps__source_result *r = &s->result.sources[id];
@@ -146,6 +153,7 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
         .cuda_visible_devices = s->cuda_visible,
         .in_tree = tree_query,
         .in_tree_arg = s,
+        .tree_members = tree_members,
     };
 
     struct sps__sampler_result *r = &s->result;

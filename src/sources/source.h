@@ -59,6 +59,11 @@ void sps__sample_clear(struct sps__sample *s);
 /* Is pid one of the watched process tree's?  (GPU per-process memory.) */
 typedef int (*sps__tree_query)(void *arg, int pid);
 
+/* The watched tree's live processes: up to cap pids into pids, in pid
+ * order; returns how many there are (which may exceed cap).  (The sched
+ * source's run delay.) */
+typedef size_t (*sps__tree_list)(void *arg, int *pids, size_t cap);
+
 struct sps__source_ctx {
     const char *root;      /* prefix of /proc and /sys paths; "" for the real ones */
     int tree_pid;          /* root of the watched process tree; 0: none */
@@ -70,6 +75,7 @@ struct sps__source_ctx {
     int interval_only; /* this read is at the interval alone: read only the SPS_EVERY_INTERVAL metrics
                           (the rest keep their values); 0: read everything */
     void *in_tree_arg;
+    sps__tree_list tree_members; /* NULL: the tree is tree_pid alone; called with in_tree_arg */
 };
 
 struct sps__source {
@@ -115,6 +121,7 @@ extern const struct sps__source sps__source_rapl;
 extern const struct sps__source sps__source_nvml;
 extern const struct sps__source sps__source_drm;
 extern const struct sps__source sps__source_nvidia_smi;
+extern const struct sps__source sps__source_sched;
 
 /*
  * The proc source also answers "is pid in the tree?" from what its last
@@ -146,5 +153,11 @@ struct sps__proc_rss {
  * list /proc).
  */
 size_t sps__proc_tree_rss(void *state, const struct sps__proc_rss **out);
+
+/* The tree's processes alive at the proc source's latest read: up to cap
+ * pids, in pid order; returns how many (which may exceed cap).  state is
+ * the proc source's open state (NULL: none).  Same thread rules as
+ * sps__proc_tree_rss. */
+size_t sps__proc_tree_pids(void *state, int *pids, size_t cap);
 
 #endif /* SPS_SOURCES_SOURCE_H */

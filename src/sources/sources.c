@@ -12,6 +12,7 @@ static const struct sps__source *const sources[SPS_SOURCE_COUNT] = {
     [SPS_SOURCE_NVML] = &sps__source_nvml,
     [SPS_SOURCE_DRM] = &sps__source_drm,
     [SPS_SOURCE_NVIDIA_SMI] = &sps__source_nvidia_smi,
+    [SPS_SOURCE_SCHED] = &sps__source_sched,
 };
 
 const struct sps__source *sps__source_get(enum sps_source_id id) {

@@ -1292,3 +1292,17 @@ size_t sps__proc_tree_rss(void *state, const struct sps__proc_rss **out) {
     *out = st ? st->rss_readings : NULL;
     return st ? st->nrss_readings : 0;
 }
+
+size_t sps__proc_tree_pids(void *state, int *pids, size_t cap) {
+    struct proc_state *st = state;
+    size_t n = 0;
+    for (size_t k = 0; st && k < st->nmembers; k++) {
+        const struct tracked_pid *e = &st->table[st->members[k]];
+        if (!e->alive)
+            continue;
+        if (n < cap)
+            pids[n] = e->pid;
+        n++;
+    }
+    return n;
+}
