@@ -1,6 +1,7 @@
 /*
  * run.c - joining the records of a run and deriving per-name statistics and
- * the step table.  No I/O beyond listing and loading the records directory.
+ * the warm-up of the step table (its rows: steps.c).  No I/O beyond listing
+ * and loading the records directory.
  */
 #include "model/run.h"
 
@@ -160,127 +161,6 @@ static int build_names(struct sps_run *run) {
     return 0;
 }
 
-/* Events of one process and ring, all threads, sorted by start. */
-struct evref {
-    const struct sps_event *e;
-    long summary; /* index into run->names */
-};
-
-static int by_start(const void *pa, const void *pb) {
-    const struct evref *a = pa, *b = pb;
-    return a->e->start_ns < b->e->start_ns ? -1 : a->e->start_ns > b->e->start_ns;
-}
-
-static int gather(const struct sps_process_data *p, int ring, struct evref **out, size_t *n) {
-    size_t total = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        total += p->threads[t].nevents[ring];
-    *out = malloc((total ? total : 1) * sizeof **out);
-    if (!*out)
-        return SPS_ENOMEM;
-    *n = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        for (size_t i = 0; i < p->threads[t].nevents[ring]; i++) {
-            const struct sps_event *e = &p->threads[t].events[ring][i];
-            (*out)[(*n)++] = (struct evref){e, p->summary_of[e->name - 1]};
-        }
-    qsort(*out, *n, sizeof **out, by_start);
-    return 0;
-}
-
-/* First index in sorted refs whose start is >= t. */
-static size_t lower_bound(const struct evref *refs, size_t n, uint64_t t) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (refs[mid].e->start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/*
- * One row per step event kept, per process, per thread, in order.  A step
- * owns the zones, values and counter increments of its process (any
- * thread) that start inside it: zones contribute their self time, values
- * their last value, counters their sum; micro-steps are counted.
- */
-static int build_steps(struct sps_run *run) {
-    for (size_t i = 0; i < run->nnames; i++)
-        if (run->names[i].kind == SPS_KIND_STEP)
-            run->steps_recorded += run->names[i].agg.count;
-    for (size_t pi = 0; pi < run->nprocs; pi++) {
-        const struct sps_process_data *p = &run->procs[pi];
-        struct evref *zones = NULL, *values = NULL;
-        size_t nz = 0, nv = 0;
-        int rc = gather(p, SPS_RING_ZONES, &zones, &nz);
-        if (!rc)
-            rc = gather(p, SPS_RING_VALUES, &values, &nv);
-        for (uint32_t ti = 0; rc == 0 && ti < p->nthreads; ti++) {
-            const struct sps_thread_data *t = &p->threads[ti];
-            for (size_t si = 0; rc == 0 && si < t->nevents[SPS_RING_STEPS]; si++) {
-                const struct sps_event *st = &t->events[SPS_RING_STEPS][si];
-                struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
-                double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
-                if (!grown || !cells) {
-                    free(cells);
-                    if (grown)
-                        run->steps = grown;
-                    rc = SPS_ENOMEM;
-                    break;
-                }
-                run->steps = grown;
-                struct sps_step_row *row = &run->steps[run->nsteps++];
-                memset(row, 0, sizeof *row);
-                row->index = st->seq;
-                row->process = pi;
-                row->tid = t->tid;
-                row->name = p->summary_of[st->name - 1];
-                row->start_ns = st->start_ns;
-                row->end_ns = st->end_ns;
-                row->by_name = cells;
-                for (size_t k = 0; k < run->nnames; k++)
-                    cells[k] = NAN;
-                for (size_t k = lower_bound(zones, nz, st->start_ns); k < nz && zones[k].e->start_ns < st->end_ns;
-                     k++) {
-                    const struct sps_event *z = zones[k].e;
-                    if (z->kind == SPS_KIND_MICROSTEP) {
-                        row->microsteps++;
-                        continue;
-                    }
-                    long c = zones[k].summary;
-                    cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)z->a * 1e-9;
-                }
-                /* A value recorded as the step's last statement can carry a
-                 * timestamp a few cycles past the step's end: rdtsc is not
-                 * ordered with earlier instructions, and a thread may move
-                 * between cores.  Values and counts therefore belong to a
-                 * step until a microsecond after it, never into the next. */
-                uint64_t until = st->end_ns + 1000u;
-                if (si + 1 < t->nevents[SPS_RING_STEPS] && t->events[SPS_RING_STEPS][si + 1].start_ns < until)
-                    until = t->events[SPS_RING_STEPS][si + 1].start_ns;
-                for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < until; k++) {
-                    long c = values[k].summary;
-                    if (values[k].e->kind == SPS_KIND_VALUE) {
-                        double v;
-                        memcpy(&v, &values[k].e->a, sizeof v);
-                        cells[c] = v;
-                    } else {
-                        cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)values[k].e->a;
-                    }
-                }
-            }
-        }
-        free(zones);
-        free(values);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -384,7 +264,7 @@ int sps__run_build(struct sps_run *run) {
         run->start_ns = 0;
     int rc = build_names(run);
     if (rc == 0)
-        rc = build_steps(run);
+        rc = sps__run_build_steps(run);
     return rc ? rc : mark_warmup(run);
 }
 
