@@ -120,6 +120,37 @@ static int summary_order(const void *pa, const void *pb) {
     return strcmp(a->name, b->name);
 }
 
+/* Is (name, kind) open on some thread of the run? */
+static int open_anywhere(const struct sps_run *run, const char *name, uint32_t kind) {
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        for (uint32_t ti = 0; ti < p->nthreads; ti++)
+            for (uint32_t k = 0; k < p->threads[ti].nopen; k++) {
+                const struct sps_open_zone *o = &p->threads[ti].open[k];
+                if (o->kind == kind && o->name >= 1 && o->name <= p->nnames && !strcmp(p->names[o->name - 1].name, name))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+/* A micro-step name with no micro-step recorded and none open was interned
+ * for a micro-step taken back unrecorded (sps__zone_discard: stepscope.torch
+ * opens one in its first step before it knows whether batches accumulate):
+ * there is nothing to list. */
+static void drop_taken_back(struct sps_run *run) {
+    size_t kept = 0;
+    for (size_t i = 0; i < run->nnames; i++) {
+        struct sps_name_summary *n = &run->names[i];
+        if (n->kind == SPS_KIND_MICROSTEP && n->agg.count == 0 && !open_anywhere(run, n->name, n->kind)) {
+            sps__agg_free(&n->agg);
+            continue;
+        }
+        run->names[kept++] = *n;
+    }
+    run->nnames = kept;
+}
+
 static int build_names(struct sps_run *run) {
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         struct sps_process_data *p = &run->procs[pi];
@@ -142,6 +173,7 @@ static int build_names(struct sps_run *run) {
                     return SPS_ENOMEM;
         }
     }
+    drop_taken_back(run);
     if (run->nnames)
         qsort(run->names, run->nnames, sizeof *run->names, summary_order);
     for (size_t i = 0; i < run->nnames; i++)
