@@ -299,11 +299,41 @@ static void test_lost_and_open_steps(void) {
     sps__run_free(&run);
 }
 
+/* Warm-up is found per stream (one step name on one thread), with two
+ * names interleaved on one thread and a second thread of its own. */
+static void test_warmup_per_stream(void) {
+    struct sps_process_data p = proc_new(100, 1, "h", 2);
+    double t = 0;
+    for (int i = 0; i < 10; i++) {
+        double d = i == 0 ? 100 : 10; /* "step": one slow step first */
+        ev(&p, 0, N_STEP, t, t + d, 0);
+        t += d;
+        d = i < 2 ? 300 : 30; /* "epoch" (not around the steps here): two slow ones */
+        ev(&p, 0, N_EPOCH, t, t + d, 0);
+        t += d;
+        ev(&p, 1, N_STEP, 5000 + 10.0 * i, 5000 + 10.0 * i + (i < 1 ? 50 : 5), 0);
+    }
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK_EQ_U(run.nsteps, 30);
+    CHECK_EQ_U(run.warmup_steps, 1 + 2 + 1);
+    long step = sps__run_find(&run, "step", SPS_KIND_STEP);
+    int seen[2][2] = {{0, 0}, {0, 0}}; /* [thread][name is step]: warm-up rows */
+    for (size_t i = 0; i < run.nsteps; i++)
+        seen[run.steps[i].tid == 1001][run.steps[i].name == step] += run.steps[i].warmup;
+    CHECK_EQ_I(seen[0][1], 1);
+    CHECK_EQ_I(seen[0][0], 2);
+    CHECK_EQ_I(seen[1][1], 1);
+    CHECK(run.steps[0].warmup && !run.steps[2].warmup); /* the first rows of thread 0: step, epoch, step */
+    sps__run_free(&run);
+}
+
 int main(void) {
     RUN_TEST(test_after_the_step);
     RUN_TEST(test_threads);
     RUN_TEST(test_nested_steps);
     RUN_TEST(test_worker_processes);
     RUN_TEST(test_lost_and_open_steps);
+    RUN_TEST(test_warmup_per_stream);
     return check_report();
 }

@@ -233,39 +233,41 @@ size_t sps__warmup_length(const double *durations, size_t n) {
 static int mark_warmup(struct sps_run *run) {
     double *d = malloc((run->nsteps ? run->nsteps : 1) * sizeof *d);
     size_t *at = malloc((run->nsteps ? run->nsteps : 1) * sizeof *at);
-    if (!d || !at) {
+    unsigned char *seen = calloc(run->nnames ? run->nnames : 1, 1); /* step names met on this thread */
+    if (!d || !at || !seen) {
         free(d);
         free(at);
+        free(seen);
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < run->nsteps;) {
         size_t j = i; /* [i, j): one thread's rows */
         while (j < run->nsteps && run->steps[j].process == run->steps[i].process && run->steps[j].tid == run->steps[i].tid)
             j++;
-        for (size_t k = i; k < j; k++) {
+        /* the thread's first steps were not kept: no warm-up to find */
+        for (size_t k = i; run->steps[i].index == 0 && k < j; k++) {
             long name = run->steps[k].name;
-            int first_of_name = 1;
-            for (size_t q = i; q < k; q++)
-                first_of_name &= run->steps[q].name != name;
-            if (!first_of_name)
-                continue;
+            if (seen[name])
+                continue; /* its stream was done at its first row */
+            seen[name] = 1;
             size_t n = 0;
             for (size_t q = k; q < j; q++)
                 if (run->steps[q].name == name) {
                     at[n] = q;
                     d[n++] = (double)(run->steps[q].end_ns - run->steps[q].start_ns);
                 }
-            if (run->steps[i].index != 0)
-                continue; /* the thread's first steps were not kept */
             size_t w = sps__warmup_length(d, n);
             for (size_t q = 0; q < w; q++)
                 run->steps[at[q]].warmup = 1;
             run->warmup_steps += w;
         }
+        for (size_t k = i; k < j; k++)
+            seen[run->steps[k].name] = 0;
         i = j;
     }
     free(d);
     free(at);
+    free(seen);
     return 0;
 }
 

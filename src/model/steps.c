@@ -43,7 +43,12 @@ static int gather(const struct sps_process_data *p, int ring, struct evref **out
             const struct sps_event *e = &p->threads[t].events[ring][i];
             (*out)[(*n)++] = (struct evref){e, p->summary_of[e->name - 1], t};
         }
-    qsort(*out, *n, sizeof **out, by_start);
+    /* one thread's values are already in order: no sort then */
+    size_t k = 1;
+    while (k < *n && by_start(&(*out)[k - 1], &(*out)[k]) < 0)
+        k++;
+    if (k < *n)
+        qsort(*out, *n, sizeof **out, by_start);
     return 0;
 }
 
@@ -67,6 +72,10 @@ struct step_span {
 struct thread_steps {
     struct step_span *spans;
     size_t n;
+    /* events come in time order: the spans starting at or before the last
+     * time asked about, so the next question usually needs no search */
+    size_t cursor;
+    uint64_t cursor_t;
 };
 
 #define NO_STEPPING_THREAD (-1L)
@@ -113,7 +122,11 @@ static size_t first_starting_from(const struct thread_steps *ts, uint64_t t) {
 static int link_spans(struct thread_steps *ts) {
     if (ts->n == 0)
         return 0;
-    qsort(ts->spans, ts->n, sizeof *ts->spans, span_order);
+    size_t k = 1; /* steps that do not nest ended in the order they began: no sort then */
+    while (k < ts->n && span_order(&ts->spans[k - 1], &ts->spans[k]) < 0)
+        k++;
+    if (k < ts->n)
+        qsort(ts->spans, ts->n, sizeof *ts->spans, span_order);
     long *stack = malloc(ts->n * sizeof *stack);
     if (!stack)
         return SPS_ENOMEM;
@@ -225,8 +238,7 @@ static long lender_of(const struct sps_run *run, const struct process_steps *ste
 /* The steps that may own an event of thread ti of process pi: the thread's
  * own when it steps, else its process's only stepping thread's, else (for
  * values and counters) the lender's; NULL: none. */
-static const struct thread_steps *owner_steps(const struct process_steps *steps, size_t pi, uint32_t ti,
-                                              int lend) {
+static struct thread_steps *owner_steps(const struct process_steps *steps, size_t pi, uint32_t ti, int lend) {
     const struct process_steps *ps = &steps[pi];
     if (ps->threads[ti].n || ps->stepping == (long)ti)
         return &ps->threads[ti];
@@ -240,10 +252,20 @@ static const struct thread_steps *owner_steps(const struct process_steps *steps,
 /* Add event r to every row that owns it.  Zones and micro-steps belong to
  * the steps they start inside; values and counters also to the step whose
  * end they follow, until the thread's next step begins. */
-static void attribute(struct sps_run *run, const struct thread_steps *ts, const struct evref *r, int after_end) {
+/* Index of the last span starting at or before t, -1: none. */
+static long last_started(struct thread_steps *ts, uint64_t t) {
+    if (t < ts->cursor_t)
+        ts->cursor = first_starting_from(ts, t + 1);
+    while (ts->cursor < ts->n && ts->spans[ts->cursor].start_ns <= t)
+        ts->cursor++;
+    ts->cursor_t = t;
+    return (long)ts->cursor - 1;
+}
+
+static void attribute(struct sps_run *run, struct thread_steps *ts, const struct evref *r, int after_end) {
     const struct sps_event *e = r->e;
     uint64_t t = e->start_ns;
-    for (long k = (long)first_starting_from(ts, t + 1) - 1; k >= 0; k = ts->spans[k].parent) {
+    for (long k = last_started(ts, t); k >= 0; k = ts->spans[k].parent) {
         const struct step_span *s = &ts->spans[k];
         if (!(t < s->end_ns || (after_end && t < s->until_ns)) || s->row == NO_ROW)
             continue;
@@ -271,7 +293,7 @@ static int attribute_process(struct sps_run *run, const struct process_steps *st
         if (gather(p, ring, &refs, &n) != 0)
             return SPS_ENOMEM;
         for (size_t k = 0; k < n; k++) {
-            const struct thread_steps *ts = owner_steps(steps, pi, refs[k].thread, ring == SPS_RING_VALUES);
+            struct thread_steps *ts = owner_steps(steps, pi, refs[k].thread, ring == SPS_RING_VALUES);
             if (ts && ts->n)
                 attribute(run, ts, &refs[k], ring == SPS_RING_VALUES);
         }
