@@ -158,6 +158,8 @@ def test_gpu_zones_when_the_model_is_on_cuda(run_under):
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
                 opt.step()
+            with torch.no_grad():
+                model(x)                      # forward.eval, a GPU zone too when gpu=True
             loader.remove()
             fake.fake_cuda_complete(-1)       # the last step's end events
             assert stepscope.gpu_flush() == 0
@@ -168,10 +170,13 @@ def test_gpu_zones_when_the_model_is_on_cuda(run_under):
         v = r.value(name + ".gpu_ms")
         assert (v["count"], v["min"], v["max"]) == (5, 0.0, 0.0), name
     assert r.value("data.gpu_ms") is None  # fetching a batch is CPU work
+    evaluation = r.value("forward.eval.gpu_ms")
+    assert (evaluation["count"], evaluation["min"], evaluation["max"]) == (1, 2.0, 2.0)
+    assert r.zone("forward.eval")["count"] == 2
     # the CPU zones of both loops, once per call
     for name in ("step",) + PHASES:
         assert r.zone(name)["count"] == 10, name
-    assert r.report["cuda"]["zones_resolved"] == 15
+    assert r.report["cuda"]["zones_resolved"] == 16
 
 
 def test_gpu_argument():
