@@ -144,12 +144,9 @@ static int link_spans(struct thread_steps *ts) {
     return 0;
 }
 
-/* A new row for step event st of thread t of process pi, its cells absent. */
+/* A new row for step event st of thread t of process pi, its cells absent
+ * (run->steps has room for it: sps__run_build_steps reserves every row). */
 static int add_row(struct sps_run *run, size_t pi, const struct sps_thread_data *t, const struct sps_event *st) {
-    struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
-    if (!grown)
-        return SPS_ENOMEM;
-    run->steps = grown;
     double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
     if (!cells)
         return SPS_ENOMEM;
@@ -249,9 +246,6 @@ static struct thread_steps *owner_steps(const struct process_steps *steps, size_
     return NULL;
 }
 
-/* Add event r to every row that owns it.  Zones and micro-steps belong to
- * the steps they start inside; values and counters also to the step whose
- * end they follow, until the thread's next step begins. */
 /* Index of the last span starting at or before t, -1: none. */
 static long last_started(struct thread_steps *ts, uint64_t t) {
     if (t < ts->cursor_t)
@@ -262,6 +256,9 @@ static long last_started(struct thread_steps *ts, uint64_t t) {
     return (long)ts->cursor - 1;
 }
 
+/* Add event r to every row that owns it.  Zones and micro-steps belong to
+ * the steps they start inside; values and counters also to the step whose
+ * end they follow, until the thread's next step begins. */
 static void attribute(struct sps_run *run, struct thread_steps *ts, const struct evref *r, int after_end) {
     const struct sps_event *e = r->e;
     uint64_t t = e->start_ns;
@@ -315,6 +312,16 @@ int sps__run_build_steps(struct sps_run *run) {
     struct process_steps *steps = calloc(run->nprocs ? run->nprocs : 1, sizeof *steps);
     if (!steps)
         return SPS_ENOMEM;
+    size_t rows = 0;
+    for (size_t pi = 0; pi < run->nprocs; pi++)
+        for (uint32_t ti = 0; ti < run->procs[pi].nthreads; ti++)
+            rows += run->procs[pi].threads[ti].nevents[SPS_RING_STEPS];
+    struct sps_step_row *room = realloc(run->steps, (rows ? rows : 1) * sizeof *room);
+    if (!room) {
+        free(steps);
+        return SPS_ENOMEM;
+    }
+    run->steps = room;
     int rc = 0;
     for (size_t pi = 0; rc == 0 && pi < run->nprocs; pi++)
         rc = process_rows(run, pi, &steps[pi]);
