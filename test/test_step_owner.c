@@ -53,9 +53,13 @@ static struct sps_process_data proc_new(int pid, int ppid, const char *host, uin
     return p;
 }
 
+#define DEPTH_FROM_TIMES 0xffffu /* ev(): work the depth out in build() */
+
 /* An event of name id on thread t, from a to b microseconds after T0 (a
- * value or count: a == b, and x is its value or increment). */
-static void ev(struct sps_process_data *p, uint32_t t, uint32_t id, double a_us, double b_us, double x) {
+ * value or count: a == b, and x is its value or increment), recorded at
+ * the given depth (frames open around it). */
+static void ev_at_depth(struct sps_process_data *p, uint32_t t, uint32_t id, double a_us, double b_us, double x,
+                        uint16_t depth) {
     uint32_t kind = names[id - 1].kind;
     int ring = kind == SPS_KIND_STEP ? SPS_RING_STEPS : sps_kind_is_timed(kind) ? SPS_RING_ZONES : SPS_RING_VALUES;
     struct sps_thread_data *th = &p->threads[t];
@@ -67,7 +71,7 @@ static void ev(struct sps_process_data *p, uint32_t t, uint32_t id, double a_us,
         a = (uint64_t)x;
     th->events[ring] = realloc(th->events[ring], (th->nevents[ring] + 1) * sizeof *th->events[ring]);
     th->events[ring][th->nevents[ring]] =
-        (struct sps_event){th->offered[ring], start, end, a, id, 0, (uint16_t)kind};
+        (struct sps_event){th->offered[ring], start, end, a, id, depth, (uint16_t)kind};
     th->nevents[ring]++;
     th->offered[ring]++;
     struct sps_agg *g = &th->aggs[id - 1];
@@ -77,10 +81,50 @@ static void ev(struct sps_process_data *p, uint32_t t, uint32_t id, double a_us,
     g->max_ns = end - start > g->max_ns ? end - start : g->max_ns;
 }
 
+static void ev(struct sps_process_data *p, uint32_t t, uint32_t id, double a_us, double b_us, double x) {
+    ev_at_depth(p, t, id, a_us, b_us, x, DEPTH_FROM_TIMES);
+}
+
 #define VALUE(p, t, id, at, x) ev((p), (t), (id), (at), (at), (x))
+
+/* Does frame f (a step or zone) enclose event e of the same thread? */
+static int encloses(const struct sps_event *f, const struct sps_event *e) {
+    if (f == e)
+        return 0;
+    if (!sps_kind_is_timed(e->kind))
+        return f->start_ns <= e->start_ns && e->start_ns < f->end_ns;
+    if (f->start_ns == e->start_ns && f->end_ns == e->end_ns)
+        return f->kind == SPS_KIND_STEP && e->kind != SPS_KIND_STEP;
+    return f->start_ns <= e->start_ns && e->end_ns <= f->end_ns;
+}
+
+/* The depth the recorder would have written for each event: the frames
+ * (steps, zones, micro-steps, and steps still open) around it. */
+static void fix_depths(struct sps_process_data *p) {
+    for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+        struct sps_thread_data *t = &p->threads[ti];
+        for (int r = 0; r < SPS_RING_COUNT; r++)
+            for (size_t i = 0; i < t->nevents[r]; i++) {
+                struct sps_event *e = &t->events[r][i];
+                if (e->depth != DEPTH_FROM_TIMES)
+                    continue;
+                uint16_t d = 0;
+                for (int fr = 0; fr < 2; fr++) {
+                    int ring = fr ? SPS_RING_ZONES : SPS_RING_STEPS;
+                    for (size_t k = 0; k < t->nevents[ring]; k++)
+                        d += encloses(&t->events[ring][k], e);
+                }
+                for (uint32_t k = 0; k < t->nopen; k++)
+                    d += t->open[k].start_ns <= e->start_ns;
+                e->depth = d;
+            }
+    }
+}
 
 static void build(struct sps_run *run, struct sps_process_data *procs, size_t n) {
     memset(run, 0, sizeof *run);
+    for (size_t i = 0; i < n; i++)
+        fix_depths(&procs[i]);
     for (size_t i = 0; i < n; i++)
         CHECK(sps__run_add(run, &procs[i]) == 0);
     CHECK(sps__run_build(run) == 0);
@@ -212,7 +256,7 @@ static void test_nested_steps(void) {
     VALUE(&p, 0, N_LOSS, 15, 1.0);  /* after step 0, inside epoch 0 */
     VALUE(&p, 0, N_LOSS, 150, 2.0); /* after step 1 and epoch 0 (validation, say) */
     VALUE(&p, 0, N_LOSS, 250, 3.0); /* after step 2, inside epoch 1 */
-    ev(&p, 0, N_WORK, 15, 17, 0);   /* inside epoch 0 only */
+    ev(&p, 0, N_WORK, 16, 18, 0);   /* inside epoch 0 only */
     struct sps_run run;
     build(&run, &p, 1);
     CHECK_EQ_U(run.nsteps, 5);
@@ -299,6 +343,31 @@ static void test_lost_and_open_steps(void) {
     sps__run_free(&run);
 }
 
+/* Clock reads out of order across a step boundary: a count made just
+ * after a step but timed inside the next one (its depth says it was
+ * outside every step) belongs to the step just ended; a value made first
+ * thing in a step but timed a little before it (its depth says inside)
+ * belongs to that step; one outside every step timed near a step's end
+ * belongs to that step. */
+static void test_clock_reads_out_of_order(void) {
+    struct sps_process_data p = proc_new(100, 1, "h", 1);
+    ev(&p, 0, N_STEP, 0, 10, 0);
+    ev(&p, 0, N_STEP, 20, 30, 0);
+    ev(&p, 0, N_STEP, 40, 50, 0);
+    ev_at_depth(&p, 0, N_SAMPLES, 20.01, 20.01, 8, 0); /* after step 0, timed inside step 1 */
+    ev_at_depth(&p, 0, N_LOSS, 39.99, 39.99, 7.0, 1);  /* inside step 2, timed before it */
+    ev_at_depth(&p, 0, N_LOSS, 29.99, 29.99, 5.0, 0);  /* after step 1, timed inside its end */
+    ev_at_depth(&p, 0, N_LOSS, 15, 15, 3.0, 1);        /* deeper, in the gap, far from step 1: a zone's */
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK(SAMPLES(&run, 100, 0) == 8);
+    CHECK(isnan(SAMPLES(&run, 100, 20)));
+    CHECK(LOSS(&run, 100, 0) == 3.0);
+    CHECK(LOSS(&run, 100, 20) == 5.0);
+    CHECK(LOSS(&run, 100, 40) == 7.0);
+    sps__run_free(&run);
+}
+
 /* Warm-up is found per stream (one step name on one thread), with two
  * names interleaved on one thread and a second thread of its own. */
 static void test_warmup_per_stream(void) {
@@ -335,5 +404,6 @@ int main(void) {
     RUN_TEST(test_worker_processes);
     RUN_TEST(test_lost_and_open_steps);
     RUN_TEST(test_warmup_per_stream);
+    RUN_TEST(test_clock_reads_out_of_order);
     return check_report();
 }

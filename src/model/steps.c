@@ -67,6 +67,7 @@ struct step_span {
     long parent;       /* index of the innermost step enclosing it, -1: none */
     int next_lost;     /* the step the thread ended next is not in the record (a ring refused or
                           dropped it), so when the next step began is not known */
+    uint32_t depth;    /* frames open on the thread outside the step */
 };
 
 struct thread_steps {
@@ -177,14 +178,14 @@ static int thread_rows(struct sps_run *run, size_t pi, uint32_t ti, struct threa
         const struct sps_event *st = &ev[si];
         uint64_t next_seq = si + 1 < kept ? ev[si + 1].seq : t->offered[SPS_RING_STEPS];
         ts->spans[ts->n++] = (struct step_span){st->start_ns, st->end_ns, UINT64_MAX, run->nsteps, -1,
-                                                next_seq != st->seq + 1};
+                                                next_seq != st->seq + 1, st->depth};
         int rc = add_row(run, pi, t, st);
         if (rc)
             return rc;
     }
     for (uint32_t k = 0; k < t->nopen; k++) /* they own what follows their start, rows or not */
         if (t->open[k].kind == SPS_KIND_STEP)
-            ts->spans[ts->n++] = (struct step_span){t->open[k].start_ns, UINT64_MAX, UINT64_MAX, NO_ROW, -1, 0};
+            ts->spans[ts->n++] = (struct step_span){t->open[k].start_ns, UINT64_MAX, UINT64_MAX, NO_ROW, -1, 0, k};
     return link_spans(ts);
 }
 
@@ -256,15 +257,83 @@ static long last_started(struct thread_steps *ts, uint64_t t) {
     return (long)ts->cursor - 1;
 }
 
+/*
+ * Where the walk over a value's owners starts: the span to begin at, the
+ * time to judge it by, and a span that owns it whatever its time says.
+ */
+struct walk {
+    long from;
+    uint64_t t;
+    long just_ended; /* owns it as the step just ended; -1: none */
+};
+
+/* Within this of a step's start, a value deeper than the step is taken to
+ * be inside it (see settle). */
+#define SETTLE_NS 2000u
+
+/*
+ * The owners of a thread's own value or count by time, corrected by its
+ * depth (the frames open when it was recorded).  Two clock reads a few
+ * nanoseconds apart can come out in the wrong order (rdtsc is not ordered
+ * with the instructions around it, and a thread that moves between cores
+ * reads another core's counter), so a count made just after a step's
+ * end and just before the next step's begin can carry a time inside the
+ * next step.  Its depth says it was not: a value recorded inside step s
+ * is deeper than s.  So:
+ *  - a value no deeper than a step its time lies in was recorded outside
+ *    it: before the step when its time is nearer the step's start (it
+ *    then belongs to what owned the time just before), else after it (the
+ *    step just ended owns it);
+ *  - a value deeper than the next step, timed between two steps but within
+ *    SETTLE_NS before the next one began and nearer its start than the
+ *    last one's end, was recorded inside it.
+ * A value recorded inside one step but timed inside its neighbour (the
+ * same depth) cannot be told apart; that takes a clock error larger than
+ * the time between the two.
+ */
+static struct walk settle(struct thread_steps *ts, uint64_t t, uint32_t depth) {
+    struct walk w = {last_started(ts, t), t, -1};
+    for (long j = w.from; j >= 0; j = ts->spans[j].parent) {
+        const struct step_span *s = &ts->spans[j];
+        if (t >= s->end_ns || depth > s->depth)
+            continue;
+        if (t - s->start_ns < s->end_ns - t) {
+            if (s->start_ns == 0)
+                return (struct walk){-1, 0, -1};
+            w.t = s->start_ns - 1;
+            w.from = last_started(ts, w.t);
+            return w;
+        }
+        return (struct walk){j, s->end_ns, j};
+    }
+    if (w.from >= 0 && t < ts->spans[w.from].end_ns)
+        return w; /* inside the step that began last, and deeper than it: its own */
+    size_t next = (size_t)(w.from + 1);
+    if (next >= ts->n || depth <= ts->spans[next].depth)
+        return w;
+    uint64_t to_next = ts->spans[next].start_ns - t;
+    uint64_t from_last = w.from >= 0 ? t - ts->spans[w.from].end_ns : UINT64_MAX;
+    if (to_next <= SETTLE_NS && to_next < from_last) /* nearer the next step's start than the last one's end */
+        return (struct walk){(long)next, ts->spans[next].start_ns, -1};
+    return w;
+}
+
 /* Add event r to every row that owns it.  Zones and micro-steps belong to
  * the steps they start inside; values and counters also to the step whose
- * end they follow, until the thread's next step begins. */
-static void attribute(struct sps_run *run, struct thread_steps *ts, const struct evref *r, int after_end) {
+ * end they follow, until the thread's next step begins.  own: the event is
+ * of the thread whose steps ts are (its depth means something there). */
+static void attribute(struct sps_run *run, struct thread_steps *ts, const struct evref *r, int after_end, int own) {
     const struct sps_event *e = r->e;
-    uint64_t t = e->start_ns;
-    for (long k = last_started(ts, t); k >= 0; k = ts->spans[k].parent) {
+    struct walk w = {-1, e->start_ns, -1};
+    if (own && after_end)
+        w = settle(ts, e->start_ns, e->depth);
+    else
+        w.from = last_started(ts, w.t);
+    uint64_t t = w.t;
+    for (long k = w.from; k >= 0; k = ts->spans[k].parent) {
         const struct step_span *s = &ts->spans[k];
-        if (!(t < s->end_ns || (after_end && t < s->until_ns)) || s->row == NO_ROW)
+        int owns = k == w.just_ended || t < s->end_ns || (after_end && t < s->until_ns);
+        if (!owns || s->row == NO_ROW)
             continue;
         struct sps_step_row *row = &run->steps[s->row];
         double *cell = &row->by_name[r->summary];
@@ -292,7 +361,7 @@ static int attribute_process(struct sps_run *run, const struct process_steps *st
         for (size_t k = 0; k < n; k++) {
             struct thread_steps *ts = owner_steps(steps, pi, refs[k].thread, ring == SPS_RING_VALUES);
             if (ts && ts->n)
-                attribute(run, ts, &refs[k], ring == SPS_RING_VALUES);
+                attribute(run, ts, &refs[k], ring == SPS_RING_VALUES, ts == &steps[pi].threads[refs[k].thread]);
         }
         free(refs);
     }
