@@ -6,7 +6,9 @@ instrumented through stepscope.torch without touching the loop body.
 The data are two interleaved spirals (2-D points, two classes), made here
 so the example needs no download; the model is a 2-64-64-2 MLP trained with
 Adam.  Its report shows the steps, the data/forward/backward/optimizer
-zones inside them, the samples counted, and the loss falling.
+zones inside them, the samples counted, the loss falling (recorded after
+optimizer.step(), it still belongs to the step that call ended), and the
+accuracy measured after each epoch apart from training ("forward.eval").
 """
 import argparse
 import math
@@ -62,11 +64,21 @@ def main():
             stepscope.record("loss", value)
             first = value if first is None else first
             last = value
-        print("epoch %d loss %.4f" % (epoch, last), flush=True)
+        accuracy = evaluate(model, x, y)  # instrumented as "forward.eval", not "forward"
+        stepscope.record("accuracy", accuracy)
+        print("epoch %d loss %.4f accuracy %.3f" % (epoch, last, accuracy), flush=True)
     loader.remove()
+    accuracy = evaluate(model, x, y)
+    print("final loss %.4f (first %.4f), accuracy %.3f" % (last, first, accuracy))
+
+
+def evaluate(model, x, y):
+    """The share of points classified right (one forward without gradients)."""
+    model.eval()
     with torch.no_grad():
         accuracy = (model(x).argmax(dim=1) == y).float().mean().item()
-    print("final loss %.4f (first %.4f), accuracy %.3f" % (last, first, accuracy))
+    model.train()
+    return accuracy
 
 
 if __name__ == "__main__":

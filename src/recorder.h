@@ -24,4 +24,15 @@ int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t 
 struct sps_rec_header;
 struct sps_rec_header *sps__recorder_header(void);
 
+/*
+ * Take back the calling thread's innermost open zone, step or micro-step
+ * `token` without recording it: no event, no aggregate, as if it had never
+ * begun; the zones that ran inside it become its parent's children (the
+ * parent's self time still leaves them out).  For a layer that opened a
+ * micro-step before knowing whether there would be micro-steps at all
+ * (python/stepscope/torch.py).  A token that is not the innermost open one
+ * is ended as sps_zone_end would; 0 is ignored.  Calling thread only.
+ */
+void sps__zone_discard(sps_zone_t token);
+
 #endif /* SPS_RECORDER_H */

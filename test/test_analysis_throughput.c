@@ -232,6 +232,35 @@ static void test_peak_table(void) {
     CHECK(isnan(sps__gpu_peak_flops(NULL, &what)));
 }
 
+/* A counter no step owns gets no rate, and the terminal says why rather
+ * than leaving its line out; one that only warm-up steps counted is told
+ * apart. */
+static void test_counter_without_steps(void) {
+    struct sps_run run = two_ranks();
+    for (int i = 0; i < 8; i++) {
+        cells[i][SAMPLES] = NAN; /* counted, but before any step */
+        cells[i][FLOPS] = i == 0 ? 1e12 : NAN;
+        rows[i].warmup = rows[i].process == 0; /* rank 0, the only one counting FLOPs, all warm-up */
+    }
+    struct sps_throughput t;
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 2);
+    CHECK(isnan(t.counters[0].per_second) && isnan(t.counters[1].per_second));
+    CHECK(!t.counters[0].in_a_step && t.counters[1].in_a_step);
+    json_t *j = throughput_json(&t);
+    json_t *c0 = json_array_get(json_path(j, "throughput.counters"), 0);
+    json_t *c1 = json_array_get(json_path(j, "throughput.counters"), 1);
+    CHECK_STR_HAS(json_string_value(json_object_get(c0, "unavailable_reason")), "no step owns any of its counts");
+    CHECK_STR_HAS(json_string_value(json_object_get(c1, "unavailable_reason")), "only warm-up steps");
+    char *text = printed(j);
+    CHECK_STR_HAS(text, "throughput  samples: no rate (no step owns any of its counts: they came before the first "
+                        "step, or from a thread or process with no step of its own to join");
+    CHECK_STR_HAS(text, "\n            model_FLOPs: no rate (only warm-up steps");
+    free(text);
+    json_decref(j);
+    sps__throughput_free(&t);
+}
+
 static void test_nothing_to_count(void) {
     struct sps_run run;
     memset(&run, 0, sizeof run);
@@ -265,6 +294,7 @@ int main(void) {
     RUN_TEST(test_rates);
     RUN_TEST(test_mfu_from_table_and_flag);
     RUN_TEST(test_peak_table);
+    RUN_TEST(test_counter_without_steps);
     RUN_TEST(test_nothing_to_count);
     return check_report();
 }

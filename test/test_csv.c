@@ -458,6 +458,55 @@ static void test_no_series_and_malformed(void) {
     sps__report_input_free(&in);
 }
 
+/* A value and a count recorded just after each step has ended (the shape
+ * of `opt.step(); record("loss", ...)`) belong to that step: in
+ * report.json's rows, in steps.csv and in the throughput. */
+static void test_values_after_the_step(void) {
+    const char *tmp = tmpdir_new("csvafter");
+    char dir[1024], err[2048];
+    snprintf(dir, sizeof dir, "%s/out", tmp);
+    char *argv[] = {STEPSCOPE, "run", "--no-sample", "-o", dir, "--", WORKLOAD, "--steps", "7", "--micro", "2",
+                    "--record-after", NULL};
+    int st = run_capture(argv, err, sizeof err);
+    CHECK_MSG(exit_code_of(st) == 0, "run: %s", err);
+    json_t *report = report_load(dir);
+    if (!report || export_both(dir) != 0) {
+        json_decref(report);
+        return;
+    }
+    json_t *rows = json_path(report, "steps.rows");
+    CHECK_EQ_U(json_array_size(rows), 7);
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *row = json_array_get(rows, i);
+        CHECK_NEAR(json_number_value(json_path(row, "values.loss")), 1.0 / (double)(i + 1), 1e-14); /* %.15g */
+        CHECK_EQ_I(json_integer_value(json_path(row, "counters.samples")), 8);
+        CHECK_EQ_I(json_integer_value(json_object_get(row, "microsteps")), 2);
+    }
+    json_t *parsed = python_parse(dir);
+    json_t *steps = json_object_get(parsed, "steps"), *header = json_array_get(steps, 0);
+    int c_loss = column_of(header, "value:loss:last"), c_samples = column_of(header, "counter:samples:sum");
+    CHECK(c_loss >= 0 && c_samples >= 0);
+    CHECK_EQ_U(json_array_size(steps), 8);
+    for (size_t line = 1; line < json_array_size(steps); line++) {
+        CHECK_NEAR(cell_num(steps, line, c_loss), 1.0 / (double)line, 1e-14);
+        CHECK_EQ_I(cell_num(steps, line, c_samples), 8);
+    }
+    json_t *samples = NULL, *c;
+    size_t i;
+    json_array_foreach(json_path(report, "analysis.throughput.counters"), i, c) {
+        if (!strcmp(json_string_value(json_object_get(c, "name")), "samples"))
+            samples = c;
+    }
+    CHECK(samples != NULL);
+    size_t warm = (size_t)json_integer_value(json_path(report, "steps.warmup_steps"));
+    CHECK_EQ_I(json_integer_value(json_object_get(samples, "steps")), 7 - warm);
+    CHECK_EQ_I(json_number_value(json_object_get(samples, "in_steps")), 8 * (7 - warm));
+    CHECK(json_number_value(json_object_get(samples, "per_second")) > 0);
+    CHECK_MSG(strstr(err, "samples/s") != NULL, "the summary has the samples rate:\n%s", err);
+    json_decref(parsed);
+    json_decref(report);
+}
+
 int main(void) {
     if (access(PYTHON, X_OK) != 0) {
         printf("skipped: %s is not installed, and it is the independent CSV reader these tests use\n", PYTHON);
@@ -466,5 +515,6 @@ int main(void) {
     RUN_TEST(test_fixture_exact);
     RUN_TEST(test_no_series_and_malformed);
     RUN_TEST(test_real_run);
+    RUN_TEST(test_values_after_the_step);
     return check_report();
 }

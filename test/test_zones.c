@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "model/run.h"
+#include "recorder.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -162,6 +163,46 @@ static void test_mismatched_end(void) {
     sps__run_free(&run);
 }
 
+/* A micro-step taken back leaves no event, no aggregate and no name, and
+ * the zones inside it count as the step's children; one that is not the
+ * innermost open zone is ended as sps_zone_end would. */
+static void test_discard(void) {
+    struct sps_site *step = sps_site_get("discard_step", SPS_KIND_STEP);
+    struct sps_site *micro = sps_site_get("discard_micro", SPS_KIND_MICROSTEP);
+    struct sps_site *work = sps_site_get("discard_work", SPS_KIND_ZONE);
+    for (int i = 0; i < 3; i++) {
+        sps_zone_t s = sps_zone_begin(step), m = sps_zone_begin(micro), w = sps_zone_begin(work);
+        burn(20000);
+        sps_zone_end(w);
+        sps__zone_discard(m);
+        sps_zone_end(s);
+    }
+    struct sps_site *outer = sps_site_get("discard_outer", SPS_KIND_MICROSTEP);
+    sps_zone_t o = sps_zone_begin(outer), in = sps_zone_begin(work);
+    (void)in;
+    sps__zone_discard(o); /* not the innermost: ended, closing "discard_work" implicitly */
+    sps__zone_discard(0);
+    struct sps_run run;
+    run_of_this_process(&run);
+    const struct sps_name_summary *ns = find(&run, "discard_step", SPS_KIND_STEP);
+    const struct sps_name_summary *nw = find(&run, "discard_work", SPS_KIND_ZONE);
+    CHECK(find(&run, "discard_micro", SPS_KIND_MICROSTEP) == NULL);
+    CHECK(ns && nw);
+    if (ns && nw) {
+        CHECK_EQ_U(ns->agg.count, 3);
+        CHECK_EQ_U(nw->agg.count, 3);
+        CHECK_EQ_U(ns->agg.total_ns - ns->agg.self_ns, nw->agg.total_ns); /* the work is the step's child */
+    }
+    const struct sps_name_summary *no = find(&run, "discard_outer", SPS_KIND_MICROSTEP);
+    CHECK(no && no->agg.count == 1);
+    CHECK_EQ_U(run.procs[0].threads[0].nopen, 0);
+    long st = sps__run_find(&run, "discard_step", SPS_KIND_STEP);
+    for (size_t i = 0; i < run.nsteps; i++)
+        if (run.steps[i].name == st)
+            CHECK_EQ_U(run.steps[i].microsteps, 0);
+    sps__run_free(&run);
+}
+
 /* Calls a careless program can make must not corrupt the record. */
 static void test_bad_calls_are_harmless(void) {
     sps_zone_end(0); /* no zone open: ignored */
@@ -303,6 +344,7 @@ int main(void) {
     RUN_TEST(test_nesting_and_self_time);
     RUN_TEST(test_steps_values_counters);
     RUN_TEST(test_mismatched_end);
+    RUN_TEST(test_discard);
     RUN_TEST(test_bad_calls_are_harmless);
     RUN_TEST(test_depth_limit);
     RUN_TEST(test_site_get);

@@ -55,6 +55,8 @@ static PyMethodDef methods[] = {
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token): end what zone_begin/step_begin/microstep_begin began."},
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token."},
+    {"_zone_discard", sps_py_zone_discard, METH_O,
+     "_zone_discard(token): take back the innermost open zone/step/micro-step unrecorded."},
     {"_end_pending", sps_py_end_pending, METH_NOARGS, "End the calling thread's bare step and micro-step."},
     {"gpu_zone", (PyCFunction)(void (*)(void))sps_py_gpu_zone, METH_VARARGS | METH_KEYWORDS,
      "gpu_zone(name, stream=None) -> GpuZone: a zone timed on the CPU and, by CUDA events on stream, on the GPU "

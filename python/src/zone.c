@@ -39,6 +39,8 @@
  */
 #include "ext.h"
 
+#include "recorder.h" /* sps__zone_discard */
+
 #include <stdio.h>
 #include <string.h>
 
@@ -554,20 +556,41 @@ PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
     return PyLong_FromUnsignedLong(t);
 }
 
-PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
-    (void)self;
+/* A token from zone_begin() and the like as the library's; -1 with an
+ * exception set when it cannot be one.  fn names the caller
+ * ("stepscope.zone_end()"). */
+static long token_of(PyObject *token, const char *fn) {
     if (!PyLong_Check(token)) {
-        sps_py_type_error("stepscope.zone_end(): the token", "an int", token);
-        return NULL;
+        char what[96];
+        snprintf(what, sizeof what, "%s: the token", fn);
+        sps_py_type_error(what, "an int", token);
+        return -1;
     }
     unsigned long t = PyLong_AsUnsignedLong(token);
     if (PyErr_Occurred() || t > UINT32_MAX) {
         PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "stepscope.zone_end(): %R is not a token from zone_begin()", token);
-        return NULL;
+        PyErr_Format(PyExc_ValueError, "%s: %R is not a token from zone_begin()", fn, token);
+        return -1;
     }
+    return (long)t;
+}
+
+PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
+    (void)self;
+    long t = token_of(token, "stepscope.zone_end()");
+    if (t < 0)
+        return NULL;
     if (t)
         sps_zone_end((sps_zone_t)t);
+    Py_RETURN_NONE;
+}
+
+PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
+    (void)self;
+    long t = token_of(token, "stepscope._zone_discard()");
+    if (t < 0)
+        return NULL;
+    sps__zone_discard((sps_zone_t)t);
     Py_RETURN_NONE;
 }
 

@@ -8,12 +8,28 @@
         optimizer.zero_grad()
 
 One step runs from the fetch of its first batch to the end of
-``optimizer.step()``.  With gradient accumulation (several batches per
-optimizer step) each batch is a micro-step: pass ``accumulation_steps=N``,
-or leave it to the first step, which counts the batches before its
-optimizer step and turns micro-steps on from the second step when there
-were several.  Every batch also adds its size (the first dimension of its
+``optimizer.step()``; a ``stepscope.record`` or ``stepscope.count`` after
+``optimizer.step()`` (the loss, as above) still belongs to that step (the
+library gives what a thread records between two steps to the step just
+ended).  With gradient accumulation (several batches per optimizer step)
+each batch is a micro-step: pass ``accumulation_steps=N``, or leave it to
+the first step, which opens a micro-step per batch and, when its optimizer
+step comes after a single batch, takes its one micro-step back unrecorded
+and stops.  Every batch also adds its size (the first dimension of its
 first tensor) to the counter "samples".
+
+What is not training is named apart:
+
+- forward.eval: a call of ``model`` outside a step (after the loop,
+  between epochs, before the first batch) or with gradients off
+  (``torch.no_grad()``, ``torch.inference_mode()``): evaluation and
+  inference, not the training forward.  ``model.training`` is not looked
+  at: a model in ``eval()`` mode that trains (frozen batch norm) is
+  training;
+- data.start: each ``iter()`` of the loader, where a DataLoader with
+  workers starts them (or, with persistent workers, resets them), once per
+  epoch, outside the step (the first batch's wait is in that step's
+  "data").
 
 How each part is timed:
 
@@ -43,7 +59,14 @@ import torch as _torch
 
 from . import _stepscope as _core
 
-__all__ = ["instrument", "Instrumented"]
+__all__ = ["instrument", "Instrumented", "FORWARD_EVAL", "DATA_START"]
+
+#: the zone of a model call outside a step or with gradients off
+FORWARD_EVAL = "forward.eval"
+#: the zone of iter(loader): a DataLoader's worker start-up
+DATA_START = "data.start"
+
+_grad_enabled = _torch.is_grad_enabled
 
 
 def _batch_size(batch):
@@ -89,6 +112,8 @@ class Instrumented:
         self._micro = 0         # the open micro-step's token
         self._forward = []      # tokens of forward calls in progress (re-entrant models)
         self._batches = 0       # batches fetched in the open step
+        # micro-steps: on when declared; undecided, the first step opens them
+        # provisionally (see _close_micro)
         self._micro_on = accumulation_steps is not None and accumulation_steps > 1
         self._decided = accumulation_steps is not None
         self.steps = 0          # optimizer steps seen
@@ -157,34 +182,46 @@ class Instrumented:
             self._decide_gpu()
             self._step = _core.step_begin()
             self._batches = 0
-        if self._micro_on:
-            self._end_micro()
+        if self._micro_on or not self._decided:
+            if self._micro:  # a further batch of the step: the last micro-step was one
+                _core.zone_end(self._micro)
             self._micro = _core.microstep_begin()
         self._batches += 1
 
-    def _end_micro(self):
+    def _close_micro(self):
+        """End the open micro-step.  Until the first step has shown whether
+        batches accumulate its micro-step is provisional: a step of one
+        batch has none, and it is taken back unrecorded."""
         if self._micro:
-            _core.zone_end(self._micro)
+            if self._decided or self._batches > 1:
+                _core.zone_end(self._micro)
+            else:
+                _core._zone_discard(self._micro)
             self._micro = 0
 
     def _close_step(self):
         """End the open micro-step and step, if any (innermost first)."""
-        self._end_micro()
+        self._close_micro()
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
+        if not self._decided and self._batches:  # the first step tells whether batches accumulate
+            self._decided = True
+            self._micro_on = self._batches > 1
 
     def _end_step(self):
         self.steps += 1
         self._close_step()
-        if not self._decided:  # the first step tells whether batches accumulate
-            self._decided = True
-            self._micro_on = self._batches > 1
 
     # -- hooks ---------------------------------------------------------------
 
     def _forward_begin(self, module, inputs):
-        self._forward.append(self._begin("forward"))
+        if self._step and _grad_enabled():
+            self._forward.append(self._begin("forward"))
+            return
+        if not self._step:  # no step looked at the parameters' device for it
+            self._decide_gpu()
+        self._forward.append(self._begin(FORWARD_EVAL))
 
     def _forward_end(self, module, inputs, output):
         if self._forward:
@@ -193,7 +230,13 @@ class Instrumented:
     # -- the loader ----------------------------------------------------------
 
     def __iter__(self):
-        iterator = iter(self.loader)
+        # a zone of its own whether or not a step is open: with workers this
+        # is their start-up, which no step or "data" would otherwise hold
+        token = _core.zone_begin(DATA_START)
+        try:
+            iterator = iter(self.loader)
+        finally:
+            _core.zone_end(token)
         # With a length, the fetch that can only find the end is made
         # outside any step, so no empty step is counted per epoch.
         try:

@@ -1,6 +1,8 @@
 """stepscope.torch.instrument and examples/torch_train.py: the zones, the
 step and micro-step structure, the samples counted, undoing it, and bad
 arguments."""
+import csv
+import json
 import subprocess
 
 import pytest
@@ -62,7 +64,8 @@ def test_accumulation_found_from_the_first_step(run_under):
         loader.remove()
     """)
     assert r.zone("step")["count"] == 4
-    assert r.zone("microstep")["count"] == 9
+    assert r.zone("microstep")["count"] == 12  # the first step's three too
+    assert [row["microsteps"] for row in r.report["steps"]["rows"]] == [3, 3, 3, 3]
     assert r.zone("data")["count"] == 12
     assert r.counter("samples")["total"] == 36
 
@@ -155,6 +158,8 @@ def test_gpu_zones_when_the_model_is_on_cuda(run_under):
             for x, y in loader:
                 torch.nn.functional.mse_loss(model(x), y).backward()
                 opt.step()
+            with torch.no_grad():
+                model(x)                      # forward.eval, a GPU zone too when gpu=True
             loader.remove()
             fake.fake_cuda_complete(-1)       # the last step's end events
             assert stepscope.gpu_flush() == 0
@@ -165,10 +170,13 @@ def test_gpu_zones_when_the_model_is_on_cuda(run_under):
         v = r.value(name + ".gpu_ms")
         assert (v["count"], v["min"], v["max"]) == (5, 0.0, 0.0), name
     assert r.value("data.gpu_ms") is None  # fetching a batch is CPU work
+    evaluation = r.value("forward.eval.gpu_ms")
+    assert (evaluation["count"], evaluation["min"], evaluation["max"]) == (1, 2.0, 2.0)
+    assert r.zone("forward.eval")["count"] == 2
     # the CPU zones of both loops, once per call
     for name in ("step",) + PHASES:
         assert r.zone(name)["count"] == 10, name
-    assert r.report["cuda"]["zones_resolved"] == 15
+    assert r.report["cuda"]["zones_resolved"] == 16
 
 
 def test_gpu_argument():
@@ -180,3 +188,118 @@ def test_gpu_argument():
     loader = stepscope.torch.instrument(model, opt, [])
     assert loader._gpu is False  # CPU parameters
     loader.remove()
+
+
+def steps_csv(tmp_path):
+    with open(tmp_path / "out" / "steps.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_loss_after_the_optimizer_is_in_every_row(run_under, tmp_path):
+    # the usual loop: the step ends inside opt.step(), and the loss and a
+    # count come after it; both belong to the step just ended
+    r = run_under("""
+        import json, torch, stepscope, stepscope.torch
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        data = torch.utils.data.TensorDataset(torch.randn(40, 3), torch.randn(40, 1))
+        loader = stepscope.torch.instrument(model, opt, torch.utils.data.DataLoader(data, batch_size=5))
+        losses = []
+        for epoch in range(2):
+            for x, y in loader:
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                stepscope.record("loss", loss.item())
+                stepscope.count("tokens", 7)
+                losses.append(loss.item())
+        loader.remove()
+        print(json.dumps(losses))
+    """)
+    losses = json.loads(r.stdout)
+    rows = r.report["steps"]["rows"]
+    assert len(losses) == len(rows) == 16
+    assert [row["values"]["loss"] for row in rows] == pytest.approx(losses, rel=1e-14, abs=0)
+    assert [row["counters"]["tokens"] for row in rows] == [7] * 16
+    csv_rows = steps_csv(tmp_path)
+    assert [float(row["value:loss:last"]) for row in csv_rows] == pytest.approx(losses, rel=1e-14, abs=0)
+    assert [row["counter:tokens:sum"] for row in csv_rows] == ["7"] * 16
+    tokens = next(c for c in r.report["analysis"]["throughput"]["counters"] if c["name"] == "tokens")
+    assert tokens["per_second"] > 0 and tokens["in_steps"] == 7 * tokens["steps"]
+
+
+def test_example_loss_in_every_row(tmp_path):
+    # the example records the loss after optimizer.step(): every row has it
+    _, r = run_example(tmp_path, "--epochs", "2")
+    rows = r.report["steps"]["rows"]
+    assert len(rows) == 64 and all(row["values"]["loss"] > 0 for row in rows)
+    assert rows[-1]["values"]["loss"] == pytest.approx(r.value("loss")["last"], rel=1e-14)
+    assert all(float(row["value:loss:last"]) > 0 for row in steps_csv(tmp_path))
+    # its evaluation after each epoch is not training
+    assert r.zone("forward")["count"] == 64 and r.zone("forward.eval")["count"] == 2  # one an epoch
+    assert r.zone("data.start")["count"] == 2
+
+
+TRAIN_AND_EVAL = """
+    import torch, stepscope.torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    train = torch.utils.data.TensorDataset(torch.randn(48, 4), torch.randn(48, 1))
+    val = torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1))
+    loader = torch.utils.data.DataLoader(train, batch_size=4, num_workers={workers})
+    val_loader = torch.utils.data.DataLoader(val, batch_size=6, num_workers={workers})
+    loader = stepscope.torch.instrument(model, opt, loader, accumulation_steps={accumulate})
+    with torch.no_grad():
+        model(torch.zeros(1, 4))                   # a check before training: eval
+    model(torch.zeros(1, 4))                       # outside a step, gradients on: eval too
+    for epoch in range({epochs}):
+        model.train()
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            with torch.no_grad():
+                model(x)                           # inside the step, no gradients: eval
+            if (i + 1) % {every} == 0:
+                opt.step()
+                opt.zero_grad()
+        model.eval()
+        with torch.no_grad():
+            for x, y in val_loader:                # 4 validation batches an epoch
+                model(x)
+    loader.remove()
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_evaluation_and_worker_start_are_named_apart(run_under, workers):
+    epochs = 3
+    r = run_under(TRAIN_AND_EVAL.format(workers=workers, accumulate=1, every=1, epochs=epochs))
+    batches = epochs * 12
+    assert r.zone("step")["count"] == batches
+    assert r.zone("forward")["count"] == batches              # the training forwards only
+    assert r.zone("forward.eval")["count"] == 2 + batches + epochs * 4
+    assert r.zone("backward")["count"] == batches
+    assert r.zone("data")["count"] == batches
+    assert r.zone("data.start")["count"] == epochs            # one iter() an epoch
+    assert r.zone("microstep") is None                        # one batch a step: no micro-steps
+    # the evaluation inside a step stays in it, apart from the forward
+    rows = r.report["steps"]["rows"]
+    assert all("forward" in row["zones_self_s"] and "forward.eval" in row["zones_self_s"] for row in rows)
+    assert not any("data.start" in row["zones_self_s"] for row in rows)  # it happens between steps
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("declared", [False, True])
+def test_every_micro_step_is_counted(run_under, workers, declared):
+    epochs = 2
+    r = run_under(TRAIN_AND_EVAL.format(workers=workers, accumulate=4 if declared else None, every=4,
+                                        epochs=epochs))
+    batches = epochs * 12
+    assert r.zone("backward")["count"] == batches
+    assert r.zone("microstep")["count"] == batches            # one per backward, the first step's too
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == batches // 4
+    assert [row["microsteps"] for row in r.report["steps"]["rows"]] == [4] * (batches // 4)
+    assert r.zone("forward")["count"] == batches
+    assert r.zone("data.start")["count"] == epochs

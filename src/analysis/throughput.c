@@ -109,6 +109,7 @@ static void counter_rates(const struct sps_run *run, long c, double *rates, stru
             seconds += dur;
             rates[nrates++] = n / dur;
         }
+        out->in_a_step |= present;
         if (present && seconds > 0.0) {
             out->threads++;
             out->in_steps += counted;
@@ -260,6 +261,15 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
     return rc;
 }
 
+const char *sps__throughput_counter_why(const struct sps_throughput_counter *c) {
+    if (c->steps > 0)
+        return NULL;
+    if (c->in_a_step)
+        return "only warm-up steps (or steps of no duration) counted it";
+    return "no step owns any of its counts: they came before the first step, or from a thread or process "
+           "with no step of its own to join (see \"How a step owns events\" in docs/report-format.md)";
+}
+
 static void write_counter(struct sps_jw *w, const struct sps_throughput_counter *c) {
     sps__jw_object(w, NULL);
     sps__jw_string(w, "name", c->name);
@@ -277,7 +287,7 @@ static void write_counter(struct sps_jw *w, const struct sps_throughput_counter 
     sps__jw_end(w, '}');
     sps__jw_bool(w, "is_flops", c->is_flops);
     if (c->steps == 0)
-        sps__jw_string(w, "unavailable_reason", "no post-warm-up step of a thread that counts it");
+        sps__jw_string(w, "unavailable_reason", sps__throughput_counter_why(c));
     sps__jw_end(w, '}');
 }
 

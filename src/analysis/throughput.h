@@ -32,6 +32,7 @@ struct sps_throughput_counter {
     /* over the used steps' own rates (count in the step / its duration) */
     double step_rate_mean, step_rate_median, step_rate_min, step_rate_max;
     int is_flops; /* its name contains "flop", any case */
+    int in_a_step; /* some step row owns a count of it (warm-up or not) */
 };
 
 struct sps_throughput {
@@ -58,6 +59,9 @@ struct sps_throughput {
  */
 int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info *info,
                             const struct sps_analysis_config *cfg, struct sps_throughput *out);
+
+/* Why counter c has no rate (static text), or NULL when it has one. */
+const char *sps__throughput_counter_why(const struct sps_throughput_counter *c);
 
 /* Write "throughput": {...} (docs/analysis.md lists the keys). */
 void sps__throughput_json(struct sps_jw *w, const struct sps_throughput *t);

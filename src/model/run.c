@@ -1,6 +1,7 @@
 /*
  * run.c - joining the records of a run and deriving per-name statistics and
- * the step table.  No I/O beyond listing and loading the records directory.
+ * the warm-up of the step table (its rows: steps.c).  No I/O beyond listing
+ * and loading the records directory.
  */
 #include "model/run.h"
 
@@ -119,6 +120,37 @@ static int summary_order(const void *pa, const void *pb) {
     return strcmp(a->name, b->name);
 }
 
+/* Is (name, kind) open on some thread of the run? */
+static int open_anywhere(const struct sps_run *run, const char *name, uint32_t kind) {
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        const struct sps_process_data *p = &run->procs[pi];
+        for (uint32_t ti = 0; ti < p->nthreads; ti++)
+            for (uint32_t k = 0; k < p->threads[ti].nopen; k++) {
+                const struct sps_open_zone *o = &p->threads[ti].open[k];
+                if (o->kind == kind && o->name >= 1 && o->name <= p->nnames && !strcmp(p->names[o->name - 1].name, name))
+                    return 1;
+            }
+    }
+    return 0;
+}
+
+/* A micro-step name with no micro-step recorded and none open was interned
+ * for a micro-step taken back unrecorded (sps__zone_discard: stepscope.torch
+ * opens one in its first step before it knows whether batches accumulate):
+ * there is nothing to list. */
+static void drop_taken_back(struct sps_run *run) {
+    size_t kept = 0;
+    for (size_t i = 0; i < run->nnames; i++) {
+        struct sps_name_summary *n = &run->names[i];
+        if (n->kind == SPS_KIND_MICROSTEP && n->agg.count == 0 && !open_anywhere(run, n->name, n->kind)) {
+            sps__agg_free(&n->agg);
+            continue;
+        }
+        run->names[kept++] = *n;
+    }
+    run->nnames = kept;
+}
+
 static int build_names(struct sps_run *run) {
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         struct sps_process_data *p = &run->procs[pi];
@@ -141,6 +173,7 @@ static int build_names(struct sps_run *run) {
                     return SPS_ENOMEM;
         }
     }
+    drop_taken_back(run);
     if (run->nnames)
         qsort(run->names, run->nnames, sizeof *run->names, summary_order);
     for (size_t i = 0; i < run->nnames; i++)
@@ -156,127 +189,6 @@ static int build_names(struct sps_run *run) {
             return SPS_ENOMEM;
         for (uint32_t id = 1; id <= p->nnames; id++)
             p->summary_of[id - 1] = sps__run_find(run, p->names[id - 1].name, p->names[id - 1].kind);
-    }
-    return 0;
-}
-
-/* Events of one process and ring, all threads, sorted by start. */
-struct evref {
-    const struct sps_event *e;
-    long summary; /* index into run->names */
-};
-
-static int by_start(const void *pa, const void *pb) {
-    const struct evref *a = pa, *b = pb;
-    return a->e->start_ns < b->e->start_ns ? -1 : a->e->start_ns > b->e->start_ns;
-}
-
-static int gather(const struct sps_process_data *p, int ring, struct evref **out, size_t *n) {
-    size_t total = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        total += p->threads[t].nevents[ring];
-    *out = malloc((total ? total : 1) * sizeof **out);
-    if (!*out)
-        return SPS_ENOMEM;
-    *n = 0;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        for (size_t i = 0; i < p->threads[t].nevents[ring]; i++) {
-            const struct sps_event *e = &p->threads[t].events[ring][i];
-            (*out)[(*n)++] = (struct evref){e, p->summary_of[e->name - 1]};
-        }
-    qsort(*out, *n, sizeof **out, by_start);
-    return 0;
-}
-
-/* First index in sorted refs whose start is >= t. */
-static size_t lower_bound(const struct evref *refs, size_t n, uint64_t t) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (refs[mid].e->start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/*
- * One row per step event kept, per process, per thread, in order.  A step
- * owns the zones, values and counter increments of its process (any
- * thread) that start inside it: zones contribute their self time, values
- * their last value, counters their sum; micro-steps are counted.
- */
-static int build_steps(struct sps_run *run) {
-    for (size_t i = 0; i < run->nnames; i++)
-        if (run->names[i].kind == SPS_KIND_STEP)
-            run->steps_recorded += run->names[i].agg.count;
-    for (size_t pi = 0; pi < run->nprocs; pi++) {
-        const struct sps_process_data *p = &run->procs[pi];
-        struct evref *zones = NULL, *values = NULL;
-        size_t nz = 0, nv = 0;
-        int rc = gather(p, SPS_RING_ZONES, &zones, &nz);
-        if (!rc)
-            rc = gather(p, SPS_RING_VALUES, &values, &nv);
-        for (uint32_t ti = 0; rc == 0 && ti < p->nthreads; ti++) {
-            const struct sps_thread_data *t = &p->threads[ti];
-            for (size_t si = 0; rc == 0 && si < t->nevents[SPS_RING_STEPS]; si++) {
-                const struct sps_event *st = &t->events[SPS_RING_STEPS][si];
-                struct sps_step_row *grown = realloc(run->steps, (run->nsteps + 1) * sizeof *grown);
-                double *cells = malloc((run->nnames ? run->nnames : 1) * sizeof *cells);
-                if (!grown || !cells) {
-                    free(cells);
-                    if (grown)
-                        run->steps = grown;
-                    rc = SPS_ENOMEM;
-                    break;
-                }
-                run->steps = grown;
-                struct sps_step_row *row = &run->steps[run->nsteps++];
-                memset(row, 0, sizeof *row);
-                row->index = st->seq;
-                row->process = pi;
-                row->tid = t->tid;
-                row->name = p->summary_of[st->name - 1];
-                row->start_ns = st->start_ns;
-                row->end_ns = st->end_ns;
-                row->by_name = cells;
-                for (size_t k = 0; k < run->nnames; k++)
-                    cells[k] = NAN;
-                for (size_t k = lower_bound(zones, nz, st->start_ns); k < nz && zones[k].e->start_ns < st->end_ns;
-                     k++) {
-                    const struct sps_event *z = zones[k].e;
-                    if (z->kind == SPS_KIND_MICROSTEP) {
-                        row->microsteps++;
-                        continue;
-                    }
-                    long c = zones[k].summary;
-                    cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)z->a * 1e-9;
-                }
-                /* A value recorded as the step's last statement can carry a
-                 * timestamp a few cycles past the step's end: rdtsc is not
-                 * ordered with earlier instructions, and a thread may move
-                 * between cores.  Values and counts therefore belong to a
-                 * step until a microsecond after it, never into the next. */
-                uint64_t until = st->end_ns + 1000u;
-                if (si + 1 < t->nevents[SPS_RING_STEPS] && t->events[SPS_RING_STEPS][si + 1].start_ns < until)
-                    until = t->events[SPS_RING_STEPS][si + 1].start_ns;
-                for (size_t k = lower_bound(values, nv, st->start_ns); k < nv && values[k].e->start_ns < until; k++) {
-                    long c = values[k].summary;
-                    if (values[k].e->kind == SPS_KIND_VALUE) {
-                        double v;
-                        memcpy(&v, &values[k].e->a, sizeof v);
-                        cells[c] = v;
-                    } else {
-                        cells[c] = (isnan(cells[c]) ? 0.0 : cells[c]) + (double)values[k].e->a;
-                    }
-                }
-            }
-        }
-        free(zones);
-        free(values);
-        if (rc)
-            return rc;
     }
     return 0;
 }
@@ -321,39 +233,41 @@ size_t sps__warmup_length(const double *durations, size_t n) {
 static int mark_warmup(struct sps_run *run) {
     double *d = malloc((run->nsteps ? run->nsteps : 1) * sizeof *d);
     size_t *at = malloc((run->nsteps ? run->nsteps : 1) * sizeof *at);
-    if (!d || !at) {
+    unsigned char *seen = calloc(run->nnames ? run->nnames : 1, 1); /* step names met on this thread */
+    if (!d || !at || !seen) {
         free(d);
         free(at);
+        free(seen);
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < run->nsteps;) {
         size_t j = i; /* [i, j): one thread's rows */
         while (j < run->nsteps && run->steps[j].process == run->steps[i].process && run->steps[j].tid == run->steps[i].tid)
             j++;
-        for (size_t k = i; k < j; k++) {
+        /* the thread's first steps were not kept: no warm-up to find */
+        for (size_t k = i; run->steps[i].index == 0 && k < j; k++) {
             long name = run->steps[k].name;
-            int first_of_name = 1;
-            for (size_t q = i; q < k; q++)
-                first_of_name &= run->steps[q].name != name;
-            if (!first_of_name)
-                continue;
+            if (seen[name])
+                continue; /* its stream was done at its first row */
+            seen[name] = 1;
             size_t n = 0;
             for (size_t q = k; q < j; q++)
                 if (run->steps[q].name == name) {
                     at[n] = q;
                     d[n++] = (double)(run->steps[q].end_ns - run->steps[q].start_ns);
                 }
-            if (run->steps[i].index != 0)
-                continue; /* the thread's first steps were not kept */
             size_t w = sps__warmup_length(d, n);
             for (size_t q = 0; q < w; q++)
                 run->steps[at[q]].warmup = 1;
             run->warmup_steps += w;
         }
+        for (size_t k = i; k < j; k++)
+            seen[run->steps[k].name] = 0;
         i = j;
     }
     free(d);
     free(at);
+    free(seen);
     return 0;
 }
 
@@ -384,7 +298,7 @@ int sps__run_build(struct sps_run *run) {
         run->start_ns = 0;
     int rc = build_names(run);
     if (rc == 0)
-        rc = build_steps(run);
+        rc = sps__run_build_steps(run);
     return rc ? rc : mark_warmup(run);
 }
 

@@ -200,6 +200,14 @@ const char *sps__thin_level_name(uint32_t level);
  */
 int sps__run_build(struct sps_run *run);
 
+/*
+ * The step rows of a run whose names are built (sps__run_build's second
+ * phase, in steps.c): one row per kept step event, per process, per thread,
+ * in the order the steps ended, and each row's cells from the events it
+ * owns.  Returns 0 or SPS_ENOMEM.
+ */
+int sps__run_build_steps(struct sps_run *run);
+
 void sps__run_free(struct sps_run *run);
 
 /*

@@ -45,10 +45,13 @@ void sps__analysis_throughput_print(FILE *f, const json_t *analysis) {
         char rate[32], median[32];
         const char *name = html_str(c, "name");
         double per_second = html_num(c, "per_second");
-        if (!isfinite(per_second))
-            continue;
-        const json_t *steps = json_object_get(c, "per_step_per_second");
         sps__analysis_label(f, printed++ ? "" : "throughput"); /* one label over the counters' lines */
+        if (!isfinite(per_second)) { /* said, not left out: a missing line reads as "not counted" */
+            const char *why = html_str(c, "unavailable_reason");
+            fprintf(f, "%s: no rate (%s)\n", name ? name : "?", why ? why : "no reason given");
+            continue;
+        }
+        const json_t *steps = json_object_get(c, "per_step_per_second");
         fprintf(f, "%s %s/s (median step %s/s; %.0f steps, %.0f warm-up left out)\n",
                 fmt_si(rate, sizeof rate, per_second), name ? name : "?",
                 fmt_si(median, sizeof median, html_num(steps, "median")), html_num(c, "steps"),

@@ -18,6 +18,10 @@
  *   --tag NAME       record one zone called NAME
  *   --warmup K       the first K steps do ten times the work
  *   --micro N        each step is N micro-steps (zone "a" in each)
+ *   --record-after   record "loss" and count "samples" just after each
+ *                    step has ended instead of inside it (the shape of
+ *                    `opt.step(); record("loss", ...)` when the step ends
+ *                    inside the optimizer)
  *   --count-int FD   after the steps write 'r' to FD, then write 'i' for
  *                    every SIGINT, and exit 40 + the number of SIGINTs on
  *                    SIGTERM; also write its process group id first
@@ -168,7 +172,7 @@ int main(int argc, char **argv) {
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0, ready_fd = -1, go_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
     long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
-    int fine = 0, until_thinned = 0;
+    int fine = 0, until_thinned = 0, record_after = 0;
     long spin_us = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -183,6 +187,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--warmup") && v) warmup = atoi(argv[++i]);
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
+        else if (!strcmp(a, "--record-after")) record_after = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
         else if (!strcmp(a, "--print")) print = 1;
         else if (!strcmp(a, "--handshake") && v && sscanf(argv[++i], "%d,%d", &ready_fd, &go_fd) == 2) {}
@@ -236,25 +241,33 @@ int main(int argc, char **argv) {
     if (fine > 0)
         return fine_steps(fine, spin_us, until_thinned, steps);
     for (int i = 0; i < steps; i++) {
-        SPS_STEP();
-        int scale = i < warmup ? 10 : 1;
-        for (int m = 0; m < micro; m++) {
-            SPS_MICROSTEP();
-            SPS_ZONE("a");
-            spin(2000 * scale / micro);
-        }
-        if (!micro) {
-            SPS_ZONE("a");
-            spin(2000 * scale);
-        }
         {
-            SPS_ZONE("b");
-            spin(1000);
-            if (i == die_at)
-                raise(SIGKILL);
+            SPS_STEP();
+            int scale = i < warmup ? 10 : 1;
+            for (int m = 0; m < micro; m++) {
+                SPS_MICROSTEP();
+                SPS_ZONE("a");
+                spin(2000 * scale / micro);
+            }
+            if (!micro) {
+                SPS_ZONE("a");
+                spin(2000 * scale);
+            }
+            {
+                SPS_ZONE("b");
+                spin(1000);
+                if (i == die_at)
+                    raise(SIGKILL);
+            }
+            if (!record_after) {
+                SPS_VALUE("loss", 1.0 / (i + 1));
+                SPS_COUNT("samples", 8);
+            }
         }
-        SPS_VALUE("loss", 1.0 / (i + 1));
-        SPS_COUNT("samples", 8);
+        if (record_after) {
+            SPS_VALUE("loss", 1.0 / (i + 1));
+            SPS_COUNT("samples", 8);
+        }
         if (print) {
             printf("workload step %d\n", i);
             fflush(stdout);
