@@ -204,7 +204,7 @@ static PyObject *zone_enter(PyObject *self, PyObject *unused) {
         return NULL;
     }
     z->open = 1;
-    z->token = sps__enabled ? sps_zone_begin(z->site) : 0;
+    z->token = sps_py_begin(z->site, SPS_PY_FACE_USER);
     Py_INCREF(self);
     return self;
 }
@@ -223,8 +223,7 @@ static PyObject *zone_exit(PyObject *self, PyObject *const *args, Py_ssize_t nar
     (void)nargs;
     ZoneObject *z = (ZoneObject *)self;
     if (z->open) {
-        if (z->token)
-            sps_zone_end(z->token);
+        sps_py_end(z->token);
         z->token = 0;
         z->open = 0;
     }
@@ -420,23 +419,17 @@ static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject),
 
 /* ----------------------------------------------------------------- Step */
 
-static sps_zone_t begin_if_enabled(struct sps_site *site) {
-    return sps__enabled ? sps_zone_begin(site) : 0;
-}
-
 static void end_pending_micro(void) {
     sps_zone_t t = pending_micro;
     pending_micro = 0;
-    if (t)
-        sps_zone_end(t);
+    sps_py_end(t);
 }
 
 static void end_pending_step(void) {
     end_pending_micro(); /* it nests in the step: end it first */
     sps_zone_t t = pending_step;
     pending_step = 0;
-    if (t)
-        sps_zone_end(t);
+    sps_py_end(t);
 }
 
 /* step()/microstep(): end the thread's pending one, begin a new one now
@@ -447,10 +440,10 @@ static PyObject *begin_step(int micro) {
         return NULL;
     if (micro) {
         end_pending_micro();
-        pending_micro = s->token = begin_if_enabled(microstep_site);
+        pending_micro = s->token = sps_py_begin(microstep_site, SPS_PY_FACE_USER);
     } else {
         end_pending_step();
-        pending_step = s->token = begin_if_enabled(step_site);
+        pending_step = s->token = sps_py_begin(step_site, SPS_PY_FACE_USER);
     }
     s->micro = micro;
     return (PyObject *)s;
@@ -505,7 +498,7 @@ static PyObject *step_exit(PyObject *self, PyObject *args) {
         pending_micro = 0;
     if (!s->micro && pending_step == s->token)
         pending_step = 0;
-    sps_zone_end(s->token);
+    sps_py_end(s->token);
     Py_RETURN_NONE;
 }
 
@@ -545,11 +538,10 @@ static PyType_Spec step_spec = {"stepscope._stepscope.Step", sizeof(StepObject),
 /* ------------------------------------------------------------ low level */
 
 PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
-    (void)self;
     PyObject *z = zone_for(name, "zone_begin");
     if (!z)
         return NULL;
-    sps_zone_t t = begin_if_enabled(((ZoneObject *)z)->site);
+    sps_zone_t t = sps_py_begin(((ZoneObject *)z)->site, sps_py_face_of(self));
     Py_DECREF(z);
     return PyLong_FromUnsignedLong(t);
 }
@@ -566,21 +558,18 @@ PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
         PyErr_Format(PyExc_ValueError, "stepscope.zone_end(): %R is not a token from zone_begin()", token);
         return NULL;
     }
-    if (t)
-        sps_zone_end((sps_zone_t)t);
+    sps_py_end((sps_zone_t)t);
     Py_RETURN_NONE;
 }
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
-    (void)self;
     (void)unused;
-    return PyLong_FromUnsignedLong(begin_if_enabled(step_site));
+    return PyLong_FromUnsignedLong(sps_py_begin(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
-    (void)self;
     (void)unused;
-    return PyLong_FromUnsignedLong(begin_if_enabled(microstep_site));
+    return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 
 /* ------------------------------------------------------ values, counters */
@@ -600,13 +589,14 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
             sps_py_type_error("stepscope.record(): the value", "a number", value);
         return NULL;
     }
-    if (sps__enabled)
+    if (!sps_py_skip(SPS_PY_NOTE_VALUE)) {
         sps_value(site, v);
+        sps_py_note(SPS_PY_NOTE_VALUE);
+    }
     Py_RETURN_NONE;
 }
 
 PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
-    (void)self;
     static char *kwlist[] = {"name", "n", NULL};
     PyObject *name, *n = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count", kwlist, &name, &n))
@@ -631,8 +621,11 @@ PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
         Py_DECREF(i);
     }
-    if (sps__enabled)
+    enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_COUNT;
+    if (!sps_py_skip(what)) {
         sps_count(site, (uint64_t)add);
+        sps_py_note(what);
+    }
     Py_RETURN_NONE;
 }
 

@@ -163,6 +163,12 @@ def _decorate(name, func, stream=_UNSET):
     return timed
 
 
+# What this module's own work costs on this machine, for the report's
+# overhead (about a millisecond; nothing is recorded).
+from . import _cost  # noqa: E402
+
+_cost.measure_module()
+
 # After the hook below (atexit runs last-registered first): resolve the main
 # thread's GPU zones that finished after its last step end (never waits).
 _atexit.register(_stepscope.gpu_flush)

@@ -10,6 +10,76 @@
 #include "record_format.h"
 #include "sampler/sampler.h"
 
+static const char *const kind_names[SPS_OH_KINDS] = {
+    [SPS_OH_ZONES] = "zones",
+    [SPS_OH_PY_ZONES] = "python_zones",
+    [SPS_OH_HOOKS] = "instrument_hooks",
+    [SPS_OH_VALUES] = "values",
+    [SPS_OH_PY_VALUES] = "python_values",
+    [SPS_OH_PY_COUNTS] = "python_counts",
+    [SPS_OH_THINNED] = "thinned",
+};
+
+const char *sps__overhead_kind_name(enum sps_overhead_kind k) {
+    return k < SPS_OH_KINDS ? kind_names[k] : "";
+}
+
+/* Add n of a kind that cost cost_ns each (0 or less: not measured). */
+static void add_part(struct sps_overhead_part *part, uint64_t n, double cost_ns) {
+    part->count += n;
+    if (!(cost_ns > 0))
+        part->unpriced += n;
+    else
+        part->s += (double)n * cost_ns * 1e-9;
+}
+
+/* The library's work: every process's at the one cost measured at run end. */
+static void price_library(struct sps_overhead *out, const struct sps_run_info *info) {
+    double zone = NAN, value = NAN, thinned = NAN;
+    if (info->have_record_cost) {
+        zone = info->zone_cost_ns;
+        value = info->value_cost_ns;
+        thinned = info->thinned_zone_cost_ns;
+    }
+    add_part(&out->part[SPS_OH_ZONES], out->zones_recorded, zone);
+    add_part(&out->part[SPS_OH_VALUES], out->values_recorded, value);
+    add_part(&out->part[SPS_OH_THINNED], out->zones_thinned, thinned);
+}
+
+/* Python's work on top: each process at the costs it measured itself. */
+static void price_python(struct sps_overhead *out, const struct sps_run *run) {
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        add_part(&out->part[SPS_OH_PY_ZONES], p->py_zones, p->py_zone_ns);
+        add_part(&out->part[SPS_OH_HOOKS], p->hook_zones, p->hook_zone_ns);
+        add_part(&out->part[SPS_OH_PY_VALUES], p->py_values, p->py_value_ns);
+        add_part(&out->part[SPS_OH_PY_COUNTS], p->py_counts, p->py_count_ns);
+    }
+}
+
+/* recording_s and its flags from the parts. */
+static void sum_parts(struct sps_overhead *out, const struct sps_run_info *info) {
+    double sum = 0;
+    for (int k = 0; k < SPS_OH_KINDS; k++) {
+        struct sps_overhead_part *part = &out->part[k];
+        uint64_t priced = part->count - part->unpriced;
+        part->cost_ns = priced ? part->s * 1e9 / (double)priced : NAN;
+        sum += part->s;
+        if (part->unpriced && k != SPS_OH_ZONES && k != SPS_OH_VALUES && k != SPS_OH_THINNED)
+            out->recording_partial = 1;
+    }
+    out->zone_cost_ns = out->value_cost_ns = out->recording_s = out->thinned_zone_cost_ns = NAN;
+    if (info->have_record_cost) {
+        out->zone_cost_ns = info->zone_cost_ns;
+        out->value_cost_ns = info->value_cost_ns;
+        out->thinned_zone_cost_ns = info->thinned_zone_cost_ns > 0 ? info->thinned_zone_cost_ns : NAN;
+        out->recording_s = sum;
+    } else {
+        out->unmeasured_reason = info->record_cost_absent_reason ? info->record_cost_absent_reason
+                                                                 : "not measured: stepscope run measures it when the run ends";
+    }
+}
+
 void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info *info, struct sps_overhead *out) {
     *out = (struct sps_overhead){0};
     for (size_t i = 0; i < run->nnames; i++) {
@@ -31,19 +101,9 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     }
     if (since_ns)
         out->thinned_since_s = since_ns >= run->start_ns ? (double)(since_ns - run->start_ns) * 1e-9 : 0;
-    out->zone_cost_ns = out->value_cost_ns = out->recording_s = out->thinned_zone_cost_ns = NAN;
-    if (info->have_record_cost) {
-        out->zone_cost_ns = info->zone_cost_ns;
-        out->value_cost_ns = info->value_cost_ns;
-        out->thinned_zone_cost_ns = info->thinned_zone_cost_ns > 0 ? info->thinned_zone_cost_ns : NAN;
-        out->recording_s = ((double)out->zones_recorded * info->zone_cost_ns +
-                            (double)out->values_recorded * info->value_cost_ns +
-                            (isnan(out->thinned_zone_cost_ns) ? 0 : (double)out->zones_thinned * out->thinned_zone_cost_ns)) *
-                           1e-9;
-    } else {
-        out->unmeasured_reason = info->record_cost_absent_reason ? info->record_cost_absent_reason
-                                                                 : "not measured: stepscope run measures it when the run ends";
-    }
+    price_library(out, info);
+    price_python(out, run);
+    sum_parts(out, info);
     out->sampler_cpu_s = info->sampler ? info->sampler->thread_cpu_seconds : NAN;
     out->live_view_cpu_s = info->have_live_view ? info->live_view_cpu_seconds : 0;
     const struct sps_guard_report *g = &info->guard;
@@ -63,6 +123,9 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     out->wall_s = info->have_times ? info->wall_s : NAN;
     out->percent_of_workload_cpu = out->workload_cpu_s > 0 ? 100.0 * out->recording_s / out->workload_cpu_s : NAN;
     out->percent_of_wall = out->wall_s > 0 ? 100.0 * out->total_s / out->wall_s : NAN;
+    out->sampler_percent_of_core = out->wall_s > 0 ? 100.0 * out->sampler_cpu_s / out->wall_s : NAN;
+    out->live_view_percent_of_core = out->wall_s > 0 ? 100.0 * out->live_view_cpu_s / out->wall_s : NAN;
+    out->guard_percent_of_core = out->wall_s > 0 ? 100.0 * out->guard_cpu_s / out->wall_s : NAN;
 }
 
 void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
@@ -74,11 +137,26 @@ void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
     sps__jw_number(w, "recording_s", o->recording_s);
     if (o->unmeasured_reason)
         sps__jw_string(w, "recording_unmeasured_reason", o->unmeasured_reason);
+    sps__jw_bool(w, "recording_partial", o->recording_partial);
+    sps__jw_object(w, "recording_by_kind");
+    for (int k = 0; k < SPS_OH_KINDS; k++) {
+        const struct sps_overhead_part *part = &o->part[k];
+        sps__jw_object(w, kind_names[k]);
+        sps__jw_uint(w, "count", part->count);
+        sps__jw_uint(w, "unpriced", part->unpriced);
+        sps__jw_number(w, "cost_ns", part->cost_ns);
+        sps__jw_number(w, "s", part->s);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, '}');
     sps__jw_uint(w, "zones_thinned", o->zones_thinned);
     sps__jw_number(w, "thinned_zone_cost_ns", o->thinned_zone_cost_ns);
     sps__jw_number(w, "sampler_cpu_s", o->sampler_cpu_s);
+    sps__jw_number(w, "sampler_percent_of_core", o->sampler_percent_of_core);
     sps__jw_number(w, "live_view_cpu_s", o->live_view_cpu_s);
+    sps__jw_number(w, "live_view_percent_of_core", o->live_view_percent_of_core);
     sps__jw_number(w, "guard_cpu_s", o->guard_cpu_s);
+    sps__jw_number(w, "guard_percent_of_core", o->guard_percent_of_core);
     sps__jw_number(w, "total_s", o->total_s);
     sps__jw_number(w, "percent_of_workload_cpu", o->percent_of_workload_cpu);
     sps__jw_number(w, "percent_of_wall", o->percent_of_wall);

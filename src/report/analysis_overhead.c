@@ -23,31 +23,91 @@ static const char *pct(double v, char *buf, size_t len) {
     return buf;
 }
 
+/* One cost in ns for a person: "23.1 ns", "1.20 µs". */
+static const char *fmt_ns(double ns, char *buf, size_t len) {
+    if (isnan(ns))
+        snprintf(buf, len, "unknown");
+    else if (ns < 1000)
+        snprintf(buf, len, "%.1f ns", ns);
+    else
+        snprintf(buf, len, "%.2f µs", ns * 1e-3);
+    return buf;
+}
+
+/* The kinds of recording in report.json's recording_by_kind, each with
+ * what a person reads for it (the Python kinds are Python's own work on
+ * top of the library's, which "zones" and "values" price for every one). */
+static const struct {
+    const char *key, *what, *how;
+} kinds[] = {
+    {"zones", "zones", "the library's begin+end, every zone, step and micro-step"},
+    {"python_zones", "Python zones' own work", "zone()/step() and their with blocks in Python, beyond the library's"},
+    {"instrument_hooks", "instrument's hooks around", "stepscope.torch.instrument's Python work, per zone it began"},
+    {"values", "values", "the library's value or count"},
+    {"python_values", "record() calls' own work", "stepscope.record() in Python, beyond the library's"},
+    {"python_counts", "count() calls' own work", "stepscope.count() in Python, beyond the library's"},
+    {"thinned", "left out", "zones the budget's thin level did not record"},
+};
+
+/* "N what x cost" of one kind into buf; 0 when it recorded nothing.  An
+ * unpriced share says so. */
+static int part_text(const json_t *part, size_t k, char *buf, size_t len) {
+    double count = num(part, "count"), unpriced = num(part, "unpriced");
+    if (!(count > 0))
+        return 0;
+    char c[32];
+    int n = snprintf(buf, len, "%.0f %s x %s", count - unpriced, kinds[k].what, fmt_ns(num(part, "cost_ns"), c, sizeof c));
+    if (unpriced > 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "%s%.0f %s not priced (not measured in their process)",
+                 count > unpriced ? " + " : "", unpriced, kinds[k].what);
+    if (count == unpriced)
+        snprintf(buf, len, "%.0f %s not priced (not measured in their process)", count, kinds[k].what);
+    return 1;
+}
+
+/* The recording cost's parts, " + " between them ("" when none). */
+static void breakdown(const json_t *o, char *buf, size_t len) {
+    const json_t *by = json_object_get(o, "recording_by_kind");
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && used < len; k++) {
+        char one[256];
+        if (!part_text(json_object_get(by, kinds[k].key), k, one, sizeof one))
+            continue;
+        int n = snprintf(buf + used, len - used, "%s%s", used ? " + " : "", one);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+/* "sampler 0.150% of a core" and the other threads of stepscope's that ran. */
+static void threads_text(const json_t *o, char *buf, size_t len) {
+    char a[32], b[32], c[32];
+    if (!isnan(num(o, "sampler_cpu_s")))
+        snprintf(a, sizeof a, "sampler %s", pct(num(o, "sampler_percent_of_core"), c, sizeof c));
+    else
+        snprintf(a, sizeof a, "no sampler");
+    int n = snprintf(buf, len, "%s", a);
+    if (num(o, "live_view_cpu_s") > 0 && n >= 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, ", live status %s", pct(num(o, "live_view_percent_of_core"), b, sizeof b));
+    if (num(o, "guard_cpu_s") > 0 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, ", budget guard %s", pct(num(o, "guard_percent_of_core"), b, sizeof b));
+}
+
 void sps__overhead_print(FILE *f, const json_t *o) {
     if (!json_is_object(o))
         return;
-    char a[32], b[32], c[32], d[32];
-    double zones = num(o, "zones_recorded"), values = num(o, "values_recorded");
+    char a[32], b[32], c[32], parts[2048], threads[256];
     sps__analysis_label(f, "overhead");
-    fprintf(f, "recording %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), a, sizeof a));
+    int partial = json_is_true(json_object_get(o, "recording_partial"));
+    fprintf(f, "recording %s%s of the workload's CPU time", partial ? "at least " : "",
+            pct(num(o, "percent_of_workload_cpu"), a, sizeof a));
     if (!isnan(num(o, "recording_s"))) {
-        fprintf(f, " (%.0f zones x %.1f ns + %.0f values x %.1f ns", zones, num(o, "zone_cost_ns"), values,
-                num(o, "value_cost_ns"));
-        if (num(o, "zones_thinned") > 0 && !isnan(num(o, "thinned_zone_cost_ns")))
-            fprintf(f, " + %.0f left out x %.1f ns", num(o, "zones_thinned"), num(o, "thinned_zone_cost_ns"));
-        fprintf(f, " = %s)", sps__fmt_seconds(num(o, "recording_s"), b, sizeof b));
+        breakdown(o, parts, sizeof parts);
+        fprintf(f, " (%s%s= %s)", parts, parts[0] ? " " : "", sps__fmt_seconds(num(o, "recording_s"), b, sizeof b));
     } else
         fprintf(f, " (%s)", html_str(o, "recording_unmeasured_reason") ? html_str(o, "recording_unmeasured_reason") : "");
-    fprintf(f, "; all of stepscope %s of one core", pct(num(o, "percent_of_wall"), c, sizeof c));
-    if (!isnan(num(o, "sampler_cpu_s")))
-        fprintf(f, " (sampler %s", sps__fmt_seconds(num(o, "sampler_cpu_s"), d, sizeof d));
-    else
-        fprintf(f, " (no sampler");
-    if (num(o, "live_view_cpu_s") > 0)
-        fprintf(f, ", live status %s", sps__fmt_seconds(num(o, "live_view_cpu_s"), a, sizeof a));
-    if (num(o, "guard_cpu_s") > 0)
-        fprintf(f, ", budget guard %s", sps__fmt_seconds(num(o, "guard_cpu_s"), a, sizeof a));
-    fputs(")\n", f);
+    threads_text(o, threads, sizeof threads);
+    fprintf(f, "; %s of one core; all of stepscope %s of one core\n", threads, pct(num(o, "percent_of_wall"), c, sizeof c));
     char budget[512];
     if (sps__overhead_budget_text(o, budget, sizeof budget)) {
         sps__analysis_label(f, "");
@@ -102,34 +162,55 @@ static void row(FILE *out, const char *what, const char *value, const char *deta
     fputs("</td></tr>\n", out);
 }
 
-void sps__overhead_html(FILE *out, const json_t *o) {
-    if (!json_is_object(o))
-        return;
-    char v[64], d[160], t[32];
-    fputs("<section id=\"overhead\"><h2>What stepscope cost</h2>\n"
-          "<p class=\"what\">Recording is paid by the workload's threads (what was recorded times the cost of one, "
-          "measured on this machine when the run ended); the sampler and the live status run on stepscope's own "
-          "threads.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
-          out);
+/* A table row per kind that recorded something, and the threads'. */
+static void html_rows(FILE *out, const json_t *o) {
+    char v[64], d[512], t[32];
     if (!isnan(num(o, "recording_s"))) {
-        int n = snprintf(d, sizeof d, "%.0f zones x %.1f ns + %.0f values x %.1f ns", num(o, "zones_recorded"),
-                         num(o, "zone_cost_ns"), num(o, "values_recorded"), num(o, "value_cost_ns"));
-        if (num(o, "zones_thinned") > 0 && !isnan(num(o, "thinned_zone_cost_ns")) && n > 0 && (size_t)n < sizeof d)
-            snprintf(d + n, sizeof d - (size_t)n, " + %.0f left out x %.1f ns", num(o, "zones_thinned"),
-                     num(o, "thinned_zone_cost_ns"));
+        const json_t *by = json_object_get(o, "recording_by_kind");
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            const json_t *part = json_object_get(by, kinds[k].key);
+            char what[256];
+            if (!part_text(part, k, what, sizeof what))
+                continue;
+            snprintf(d, sizeof d, "%s: %s", kinds[k].how, what);
+            row(out, kinds[k].key, sps__fmt_seconds(num(part, "s"), v, sizeof v), d);
+        }
+        snprintf(d, sizeof d, "%s of the workload's CPU time%s", pct(num(o, "percent_of_workload_cpu"), t, sizeof t),
+                 json_is_true(json_object_get(o, "recording_partial")) ? " at least: some kinds were not priced" : "");
         row(out, "recording", sps__fmt_seconds(num(o, "recording_s"), v, sizeof v), d);
     } else {
         const char *why = html_str(o, "recording_unmeasured_reason");
         row(out, "recording", "unknown", why ? why : "");
     }
-    if (!isnan(num(o, "sampler_cpu_s")))
-        row(out, "sampler", sps__fmt_seconds(num(o, "sampler_cpu_s"), v, sizeof v), "CPU time of its thread");
-    else
+    if (!isnan(num(o, "sampler_cpu_s"))) {
+        snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
+                 pct(num(o, "sampler_percent_of_core"), t, sizeof t));
+        row(out, "sampler", sps__fmt_seconds(num(o, "sampler_cpu_s"), v, sizeof v), d);
+    } else {
         row(out, "sampler", "none", "no sampler ran");
-    row(out, "live status", sps__fmt_seconds(num(o, "live_view_cpu_s"), v, sizeof v), "CPU time of its thread");
-    if (num(o, "guard_cpu_s") > 0)
-        row(out, "budget guard", sps__fmt_seconds(num(o, "guard_cpu_s"), v, sizeof v), "CPU time of its thread");
-    snprintf(d, sizeof d, "recording is %s of the workload's CPU time", pct(num(o, "percent_of_workload_cpu"), t, sizeof t));
+    }
+    snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
+             pct(num(o, "live_view_percent_of_core"), t, sizeof t));
+    row(out, "live status", sps__fmt_seconds(num(o, "live_view_cpu_s"), v, sizeof v), d);
+    if (num(o, "guard_cpu_s") > 0) {
+        snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
+                 pct(num(o, "guard_percent_of_core"), t, sizeof t));
+        row(out, "budget guard", sps__fmt_seconds(num(o, "guard_cpu_s"), v, sizeof v), d);
+    }
+}
+
+void sps__overhead_html(FILE *out, const json_t *o) {
+    if (!json_is_object(o))
+        return;
+    char v[64], d[160], t[32];
+    fputs("<section id=\"overhead\"><h2>What stepscope cost</h2>\n"
+          "<p class=\"what\">Recording is paid by the workload's threads, by kind: what was recorded times the cost "
+          "of one (the library's, measured on this machine when the run ended; Python's own work and instrument's "
+          "hooks, measured in each process). The sampler and the live status run on stepscope's own threads: "
+          "their CPU time over the run's wall time.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
+          out);
+    html_rows(out, o);
+    snprintf(d, sizeof d, "recording, sampler, live status and guard together");
     snprintf(v, sizeof v, "%s of one core", pct(num(o, "percent_of_wall"), t, sizeof t));
     row(out, "all of it", v, d);
     fputs("</table>\n", out);
