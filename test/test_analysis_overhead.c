@@ -64,6 +64,68 @@ static void test_priced_and_shared(void) {
     free(sampler);
 }
 
+/* Each kind at its own cost: the library's work for every zone and value
+ * at the run's measured costs, Python's on top at each process's own
+ * (weighted by count across processes), instrument's hooks per zone they
+ * began; a process that measured no cost leaves its share unpriced and the
+ * total a lower bound.  The sampler's and live status's CPU time as a
+ * share of one core over the run. */
+static void test_priced_by_kind(void) {
+    struct sps_run run;
+    struct sps_name_summary names[5];
+    example_run(&run, names);
+    struct sps_process_data procs[3];
+    memset(procs, 0, sizeof procs);
+    /* a Python process: 30 of the 60 zones, 4 record()s, 3 count()s */
+    procs[0] = (struct sps_process_data){.py_zones = 30, .py_values = 4, .py_counts = 3, .py_zone_ns = 60,
+                                         .py_value_ns = 50, .py_count_ns = 70};
+    /* its fork child, which measured zones at another cost, and an
+     * instrumented loop: 12 zones through the hooks, 2 counts */
+    procs[1] = (struct sps_process_data){.py_zones = 10, .py_zone_ns = 80, .hook_zones = 12, .hook_counts = 2,
+                                         .hook_zone_ns = 700};
+    /* one that counted but measured nothing */
+    procs[2] = (struct sps_process_data){.py_zones = 5, .hook_zones = 3};
+    run.procs = procs;
+    run.nprocs = 3;
+    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
+    sampler->thread_cpu_seconds = 0.15;
+    struct sps_run_info info = {.have_times = 1, .wall_s = 100, .user_s = 8, .sys_s = 2, .sampler = sampler,
+                                .have_record_cost = 1, .zone_cost_ns = 20, .value_cost_ns = 10,
+                                .thinned_zone_cost_ns = 4, .have_live_view = 1, .live_view_cpu_seconds = 0.02};
+    struct sps_overhead o;
+    sps__overhead_analyze(&run, &info, &o);
+    CHECK_EQ_U(o.part[SPS_OH_ZONES].count, 60);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].s, 60 * 20e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].cost_ns, 20, 1e-9);
+    CHECK_EQ_U(o.part[SPS_OH_VALUES].count, 12);
+    CHECK_NEAR(o.part[SPS_OH_VALUES].s, 12 * 10e-9, 1e-18);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].count, 45);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].unpriced, 5);
+    CHECK_NEAR(o.part[SPS_OH_PY_ZONES].s, (30 * 60 + 10 * 80) * 1e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_ZONES].cost_ns, (30 * 60 + 10 * 80) / 40.0, 1e-9); /* 65 */
+    CHECK_EQ_U(o.part[SPS_OH_HOOKS].count, 15);
+    CHECK_EQ_U(o.part[SPS_OH_HOOKS].unpriced, 3);
+    CHECK_NEAR(o.part[SPS_OH_HOOKS].s, 12 * 700e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_VALUES].s, 4 * 50e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_COUNTS].s, 3 * 70e-9, 1e-18);
+    CHECK_EQ_U(o.part[SPS_OH_THINNED].count, 0);
+    CHECK(isnan(o.part[SPS_OH_THINNED].cost_ns)); /* none to average */
+    CHECK_NEAR(o.thinned_zone_cost_ns, 4, 0);
+    double want = (60 * 20 + 12 * 10 + 30 * 60 + 10 * 80 + 12 * 700 + 4 * 50 + 3 * 70) * 1e-9;
+    CHECK_NEAR(o.recording_s, want, 1e-18);
+    CHECK(o.recording_partial);
+    CHECK_NEAR(o.percent_of_workload_cpu, 100 * want / 10, 1e-12);
+    CHECK_NEAR(o.sampler_percent_of_core, 0.15, 1e-12);
+    CHECK_NEAR(o.live_view_percent_of_core, 0.02, 1e-12);
+    CHECK_NEAR(o.guard_percent_of_core, 0, 0);
+    /* every process measured its costs: the total is whole */
+    procs[2] = (struct sps_process_data){0};
+    sps__overhead_analyze(&run, &info, &o);
+    CHECK(!o.recording_partial);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].unpriced, 0);
+    free(sampler);
+}
+
 /* What is not known stays unknown: no measured cost, no sampler, no times. */
 static void test_unknowns_stay_unknown(void) {
     struct sps_run run;
@@ -75,6 +137,7 @@ static void test_unknowns_stay_unknown(void) {
     CHECK_EQ_U(o.zones_recorded, 60);
     CHECK(isnan(o.zone_cost_ns) && isnan(o.recording_s));
     CHECK(isnan(o.sampler_cpu_s));
+    CHECK(isnan(o.sampler_percent_of_core) && isnan(o.live_view_percent_of_core));
     CHECK_NEAR(o.total_s, 0, 0);
     CHECK(isnan(o.percent_of_workload_cpu) && isnan(o.percent_of_wall));
     CHECK_STR_HAS(o.unmeasured_reason, "stepscope run");
@@ -106,6 +169,13 @@ static void test_under_stepscope_run(void) {
     CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"), (150 * zone_ns + 100 * value_ns) * 1e-9, 1e-15);
     CHECK_NEAR(json_num(r, "analysis.overhead.sampler_cpu_s"), json_num(r, "overhead.sampler_cpu_seconds"), 1e-12);
     CHECK(json_num(r, "analysis.overhead.percent_of_workload_cpu") > 0);
+    /* the sampler's share of a core and all of stepscope's, over the same wall time */
+    CHECK_NEAR(json_num(r, "analysis.overhead.sampler_percent_of_core") / json_num(r, "analysis.overhead.percent_of_wall"),
+               json_num(r, "analysis.overhead.sampler_cpu_s") / json_num(r, "analysis.overhead.total_s"), 1e-6);
+    /* a C workload: no Python kind */
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.zones.count"), 150);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.python_zones.count"), 0);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.instrument_hooks.count"), 0);
     CHECK(json_is_null(json_path(r, "analysis.overhead.budget")));
     CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
     json_decref(r);
@@ -115,6 +185,8 @@ static void test_under_stepscope_run(void) {
     CHECK_STR_HAS(text, "overhead    recording ");
     CHECK_STR_HAS(text, "150 zones x ");
     CHECK_STR_HAS(text, "100 values x ");
+    CHECK_STR_HAS(text, "; sampler ");
+    CHECK_STR_HAS(text, "% of one core; all of stepscope ");
 
     char out[700];
     snprintf(out, sizeof out, "%s/report.html", dir);
@@ -302,6 +374,7 @@ static void test_budget_flags(void) {
 
 int main(void) {
     RUN_TEST(test_priced_and_shared);
+    RUN_TEST(test_priced_by_kind);
     RUN_TEST(test_unknowns_stay_unknown);
     RUN_TEST(test_under_stepscope_run);
     RUN_TEST(test_guard_decision);

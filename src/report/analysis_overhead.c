@@ -38,30 +38,31 @@ static const char *fmt_ns(double ns, char *buf, size_t len) {
  * what a person reads for it (the Python kinds are Python's own work on
  * top of the library's, which "zones" and "values" price for every one). */
 static const struct {
-    const char *key, *what, *how;
+    const char *key, *prefix, *noun, *how;
 } kinds[] = {
-    {"zones", "zones", "the library's begin+end, every zone, step and micro-step"},
-    {"python_zones", "Python zones' own work", "zone()/step() and their with blocks in Python, beyond the library's"},
-    {"instrument_hooks", "instrument's hooks around", "stepscope.torch.instrument's Python work, per zone it began"},
-    {"values", "values", "the library's value or count"},
-    {"python_values", "record() calls' own work", "stepscope.record() in Python, beyond the library's"},
-    {"python_counts", "count() calls' own work", "stepscope.count() in Python, beyond the library's"},
-    {"thinned", "left out", "zones the budget's thin level did not record"},
+    {"zones", "", "zones", "the library's begin+end, every zone, step and micro-step"},
+    {"python_zones", "Python's own work around ", "zones", "zone()/step() and their with blocks, beyond the library's"},
+    {"instrument_hooks", "instrument's hooks around ", "zones", "stepscope.torch.instrument's Python work, per zone it began"},
+    {"values", "", "values", "the library's value or count"},
+    {"python_values", "Python's own work around ", "record() calls", "stepscope.record(), beyond the library's"},
+    {"python_counts", "Python's own work around ", "count() calls", "stepscope.count(), beyond the library's"},
+    {"thinned", "", "left out", "zones the budget's thin level did not record"},
 };
 
-/* "N what x cost" of one kind into buf; 0 when it recorded nothing.  An
+/* "N noun x cost" of one kind into buf; 0 when it recorded nothing.  An
  * unpriced share says so. */
 static int part_text(const json_t *part, size_t k, char *buf, size_t len) {
     double count = num(part, "count"), unpriced = num(part, "unpriced");
     if (!(count > 0))
         return 0;
     char c[32];
-    int n = snprintf(buf, len, "%.0f %s x %s", count - unpriced, kinds[k].what, fmt_ns(num(part, "cost_ns"), c, sizeof c));
+    const char *pre = kinds[k].prefix, *noun = kinds[k].noun;
+    int n = 0;
+    if (count > unpriced)
+        n = snprintf(buf, len, "%s%.0f %s x %s", pre, count - unpriced, noun, fmt_ns(num(part, "cost_ns"), c, sizeof c));
     if (unpriced > 0 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, "%s%.0f %s not priced (not measured in their process)",
-                 count > unpriced ? " + " : "", unpriced, kinds[k].what);
-    if (count == unpriced)
-        snprintf(buf, len, "%.0f %s not priced (not measured in their process)", count, kinds[k].what);
+        snprintf(buf + n, len - (size_t)n, "%s%s%.0f %s not priced (not measured in their process)", n ? " + " : "",
+                 pre, unpriced, noun);
     return 1;
 }
 
