@@ -21,8 +21,8 @@ from . import _stepscope
 
 _ROUNDS = 5
 _CALLS = 400          # per round, for zones, values and counts: about 1 ms in all
-_STEPS = 40           # per round, for instrument's hooks
-_HOOK_ROUNDS = 9      # the median of their paired differences: about 10 ms in all
+_STEPS = 20           # per round, for instrument's hooks
+_HOOK_ROUNDS = 9      # about 60 ms in all
 _PROBE = "stepscope.cost_probe"
 
 _hooks_measured = False
@@ -77,63 +77,92 @@ def measure_module():
     return _stepscope._costs()
 
 
+def _median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
 def measure_hooks(instrument):
     """Measure what stepscope.torch.instrument's hooks cost per zone they
-    begin, once per process: a loop of steps (fetch, forward, backward,
-    optimizer step) over a model that does nothing, with and without
-    instrument(...), in interleaved rounds, the median of the rounds'
-    differences over the zones instrument began.  Tensor.backward stays wrapped
-    for those few milliseconds, as during any instrumentation.  Returns
-    the cost in ns, or None when it could not be measured."""
+    begin, once per process, and hand it to the module; returns it in ns,
+    or None when it could not be measured.
+
+    Hooks run between a step's real work, which leaves the interpreter's
+    caches cold for them: timed in a loop of hooks alone they cost a third
+    of what they cost in a training loop (bench/bench_instrument.py).  So
+    the loop here is a small real one: a two-layer model on the CPU, its
+    loss, backward and an SGD step, over a list of batches; each fetch,
+    forward, backward and optimizer step is timed on its own, bare and
+    through instrument(...), in interleaved rounds, and the hooks' cost is
+    the sum over the four of the difference of their medians (robust to a
+    busy machine's interruptions), over the zones instrument began.
+    Tensor.backward stays wrapped for these ~60 ms, as during any
+    instrumentation."""
     global _hooks_measured
     if _hooks_measured:
         return _stepscope._costs()["hook_zone_ns"]
     _hooks_measured = True
+    try:
+        ns = _time_hooks(instrument)
+    except Exception:  # a torch without what the loop needs: not measured
+        return None
+    if ns is not None:
+        _stepscope._set_costs(hook_zone_ns=ns)
+    return ns
+
+
+def _time_hooks(instrument):
     import torch
 
-    weight = torch.zeros(1, requires_grad=True)
-    grad = torch.ones(1)
-    model = torch.nn.Identity()
-
-    class _Optimizer:
-        def step(self):
-            pass
-
-    optimizer = _Optimizer()
-    batches = [(torch.zeros(1),)] * _STEPS
-
-    def loop(loader):
-        for (x,) in loader:
-            model(x)
-            weight.backward(grad)  # a leaf's: the cheapest backward there is
-            optimizer.step()
-
+    gen = torch.Generator().manual_seed(0)
+    with torch.random.fork_rng(devices=[]):  # the workload's random numbers stay as they would be
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # lr 0: the weights never change
+    batches = [(torch.randn(16, 32, generator=gen), torch.randn(16, 1, generator=gen)) for _ in range(_STEPS)]
+    loss_fn = torch.nn.functional.mse_loss
     clock = _time.perf_counter_ns
-    extra = []  # per round: the instrumented loop's time less the bare one's
+
+    def loop(loader, parts):
+        fetch = iter(loader)
+        while True:
+            t0 = clock()
+            try:
+                x, y = next(fetch)
+            except StopIteration:
+                return
+            t1 = clock()
+            out = model(x)
+            t2 = clock()
+            loss = loss_fn(out, y)
+            t3 = clock()
+            loss.backward()
+            t4 = clock()
+            optimizer.step()
+            t5 = clock()
+            optimizer.zero_grad()
+            parts[0].append(t1 - t0)
+            parts[1].append(t2 - t1)
+            parts[2].append(t4 - t3)
+            parts[3].append(t5 - t4)
+
+    bare, hooked = [[], [], [], []], [[], [], [], []]
     zones = 0
     _stepscope._calibrate(True)
     try:
+        loop(batches, [[], [], [], []])  # warm up
         for _ in range(_HOOK_ROUNDS):
-            t0 = clock()
-            loop(batches)
-            bare = clock() - t0
+            loop(batches, bare)
             wrapped = instrument(model, optimizer, batches, gpu=False)
             try:
                 _stepscope._calibrate(True)  # from zero: this round's zones
-                t0 = clock()
-                loop(wrapped)
-                extra.append(clock() - t0 - bare)
-                zones = _stepscope._calibrate(True)[3]
+                loop(wrapped, hooked)
+                zones += _stepscope._calibrate(True)[3]
             finally:
                 wrapped.remove()
-    except Exception:  # a torch without what the loop needs: not measured
-        return None
     finally:
         _stepscope._calibrate(False)
-    extra.sort()
-    median = extra[len(extra) // 2]
-    if zones <= 0 or median <= 0:
+    per_step = sum(_median(h) - _median(b) for h, b in zip(hooked, bare))
+    steps = _HOOK_ROUNDS * _STEPS
+    if zones <= 0 or per_step <= 0:
         return None
-    ns = median / zones
-    _stepscope._set_costs(hook_zone_ns=ns)
-    return ns
+    return per_step * steps / zones

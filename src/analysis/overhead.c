@@ -123,7 +123,13 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     out->wall_s = info->have_times ? info->wall_s : NAN;
     out->percent_of_workload_cpu = out->workload_cpu_s > 0 ? 100.0 * out->recording_s / out->workload_cpu_s : NAN;
     out->percent_of_wall = out->wall_s > 0 ? 100.0 * out->total_s / out->wall_s : NAN;
-    out->sampler_percent_of_core = out->wall_s > 0 ? 100.0 * out->sampler_cpu_s / out->wall_s : NAN;
+    /* over the time the sampler's thread ran, as report.json's
+     * overhead.sampler_cpu_percent_of_one_core (the run's wall time when
+     * that is unknown) */
+    double sampler_span_s = info->sampler ? (double)info->sampler->thread_ns_total * 1e-9 : 0;
+    out->sampler_percent_of_core = sampler_span_s > 0 ? 100.0 * out->sampler_cpu_s / sampler_span_s
+                                   : out->wall_s > 0  ? 100.0 * out->sampler_cpu_s / out->wall_s
+                                                      : NAN;
     out->live_view_percent_of_core = out->wall_s > 0 ? 100.0 * out->live_view_cpu_s / out->wall_s : NAN;
     out->guard_percent_of_core = out->wall_s > 0 ? 100.0 * out->guard_cpu_s / out->wall_s : NAN;
 }
