@@ -132,3 +132,24 @@ def test_the_summary_breaks_the_cost_down(run_under, tmp_path):
     assert "Python's own work around 40 record() calls x " in line
     assert "Python's own work around 80 count() calls x " in line
     assert "sampler " in line and "% of one core" in line
+
+
+def test_measuring_the_hooks_leaves_the_workload_alone(run_under):
+    # instrument() measures its hooks in a loop of its own: the workload's
+    # random numbers come out as without stepscope, and Tensor.backward is
+    # the workload's own again once remove() is called
+    pytest.importorskip("torch")
+    r = run_under("""
+        import json, torch, stepscope, stepscope.torch
+        torch.manual_seed(3)
+        want = torch.rand(4).tolist()
+        torch.manual_seed(3)
+        original = torch.Tensor.backward
+        model = torch.nn.Linear(2, 1)  # draws its weights: the same draws as below
+        torch.manual_seed(3)
+        loader = stepscope.torch.instrument(model, torch.optim.SGD(model.parameters(), lr=0.1), [])
+        got = torch.rand(4).tolist()
+        loader.remove()
+        print(json.dumps([want == got, torch.Tensor.backward is original]))
+    """)
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [True, True]

@@ -38,15 +38,19 @@ static const char *fmt_ns(double ns, char *buf, size_t len) {
  * what a person reads for it (the Python kinds are Python's own work on
  * top of the library's, which "zones" and "values" price for every one). */
 static const struct {
-    const char *key, *prefix, *noun, *how;
+    const char *key, *label, *prefix, *noun, *how;
 } kinds[] = {
-    {"zones", "", "zones", "the library's begin+end, every zone, step and micro-step"},
-    {"python_zones", "Python's own work around ", "zones", "zone()/step() and their with blocks, beyond the library's"},
-    {"instrument_hooks", "instrument's hooks around ", "zones", "stepscope.torch.instrument's Python work, per zone it began"},
-    {"values", "", "values", "the library's value or count"},
-    {"python_values", "Python's own work around ", "record() calls", "stepscope.record(), beyond the library's"},
-    {"python_counts", "Python's own work around ", "count() calls", "stepscope.count(), beyond the library's"},
-    {"thinned", "", "left out", "zones the budget's thin level did not record"},
+    {"zones", "zones", "", "zones", "the library's begin+end, every zone, step and micro-step"},
+    {"python_zones", "Python zones", "Python's own work around ", "zones",
+     "zone()/step() and their with blocks, beyond the library's"},
+    {"instrument_hooks", "instrument's hooks", "instrument's hooks around ", "zones",
+     "stepscope.torch.instrument's Python work, per zone it began"},
+    {"values", "values", "", "values", "the library's value or count"},
+    {"python_values", "record() calls", "Python's own work around ", "record() calls",
+     "stepscope.record(), beyond the library's"},
+    {"python_counts", "count() calls", "Python's own work around ", "count() calls",
+     "stepscope.count(), beyond the library's"},
+    {"thinned", "left out", "", "left out", "zones the budget's thin level did not record"},
 };
 
 /* "N noun x cost" of one kind into buf; 0 when it recorded nothing.  An
@@ -174,7 +178,7 @@ static void html_rows(FILE *out, const json_t *o) {
             if (!part_text(part, k, what, sizeof what))
                 continue;
             snprintf(d, sizeof d, "%s: %s", kinds[k].how, what);
-            row(out, kinds[k].key, sps__fmt_seconds(num(part, "s"), v, sizeof v), d);
+            row(out, kinds[k].label, sps__fmt_seconds(num(part, "s"), v, sizeof v), d);
         }
         snprintf(d, sizeof d, "%s of the workload's CPU time%s", pct(num(o, "percent_of_workload_cpu"), t, sizeof t),
                  json_is_true(json_object_get(o, "recording_partial")) ? " at least: some kinds were not priced" : "");
@@ -208,7 +212,7 @@ void sps__overhead_html(FILE *out, const json_t *o) {
           "<p class=\"what\">Recording is paid by the workload's threads, by kind: what was recorded times the cost "
           "of one (the library's, measured on this machine when the run ended; Python's own work and instrument's "
           "hooks, measured in each process). The sampler and the live status run on stepscope's own threads: "
-          "their CPU time over the run's wall time.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
+          "their CPU time, and its share of one core over the run.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
           out);
     html_rows(out, o);
     snprintf(d, sizeof d, "recording, sampler, live status and guard together");
