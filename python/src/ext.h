@@ -87,7 +87,11 @@ enum sps_py_note {
 /* The token a begin returns while its thread calibrates: true, so code
  * that tests it behaves as when recording, and never given to the library. */
 #define SPS_PY_STAND_IN_TOKEN 0xFFFFFFFFu
-extern __thread int sps_py_calibrating;
+/* Whether any thread calibrates (a plain load on the hot path), and
+ * whether this one does (initial-exec: no __tls_get_addr call, as the
+ * library's own TLS). */
+extern int sps_py_calibration_on;
+extern __thread int sps_py_calibrating __attribute__((tls_model("initial-exec")));
 extern uint64_t sps_py_calibrated[SPS_PY_NOTES]; /* skipped while calibrating */
 int sps_py_face_init(PyObject *module);
 /* SPS_PY_FACE_HOOKS when a module function was called through
@@ -101,7 +105,7 @@ void sps_py_note(enum sps_py_note what);
 static inline int sps_py_skip(enum sps_py_note what) {
     if (!sps__enabled)
         return 1;
-    if (sps_py_calibrating) {
+    if (sps_py_calibration_on && sps_py_calibrating) {
         sps_py_calibrated[what]++;
         return 1;
     }

@@ -36,8 +36,10 @@
 #include "record_format.h"
 #include "recorder.h"
 
-__thread int sps_py_calibrating;
+int sps_py_calibration_on;
+__thread int sps_py_calibrating __attribute__((tls_model("initial-exec")));
 uint64_t sps_py_calibrated[SPS_PY_NOTES];
+static int calibrating_threads; /* how many threads have it on */
 
 static PyObject *main_module;   /* borrowed: the module owns the face */
 static PyObject *hooks_face;    /* _stepscope.instrument_face */
@@ -92,7 +94,10 @@ static PyObject *calibrate(PyObject *self, PyObject *flag) {
                                 (unsigned long long)sps_py_calibrated[SPS_PY_NOTE_HOOK_COUNT]);
     if (on)
         memset(sps_py_calibrated, 0, sizeof sps_py_calibrated);
+    if (on != sps_py_calibrating)
+        calibrating_threads += on ? 1 : -1;
     sps_py_calibrating = on;
+    sps_py_calibration_on = calibrating_threads > 0;
     return r;
 }
 
