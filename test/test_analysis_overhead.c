@@ -16,7 +16,9 @@
 #include "live/guard.h"
 #include "record_format.h"
 #include "export/report.h"
+#include "export/json_writer.h"
 #include "model/run.h"
+#include "report/analysis_views.h"
 #include "sampler/sampler.h"
 #include "support.h"
 
@@ -62,6 +64,28 @@ static void test_priced_and_shared(void) {
     CHECK_NEAR(o.percent_of_wall, 100 * (0.75 + 1.32e-6) / 100, 1e-12);
     CHECK(o.unmeasured_reason == NULL);
     free(sampler);
+}
+
+/* o's summary line, written as report.json and read back as `stepscope
+ * report` does.  The caller frees it. */
+static char *summary_line(const struct sps_overhead *o) {
+    char *json = NULL, *text = NULL;
+    size_t len = 0, tlen = 0;
+    FILE *f = open_memstream(&json, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, f);
+    sps__jw_object(&w, NULL);
+    sps__overhead_json(&w, o);
+    sps__jw_end(&w, '}');
+    fclose(f);
+    json_t *root = json_loads(json, 0, NULL);
+    CHECK(root != NULL);
+    f = open_memstream(&text, &tlen);
+    sps__overhead_print(f, json_object_get(root, "overhead"));
+    fclose(f);
+    json_decref(root);
+    free(json);
+    return text;
 }
 
 /* Each kind at its own cost: the library's work for every zone and value
@@ -119,11 +143,24 @@ static void test_priced_by_kind(void) {
     CHECK_NEAR(o.sampler_percent_of_core, 0.3, 1e-12);
     CHECK_NEAR(o.live_view_percent_of_core, 0.02, 1e-12);
     CHECK_NEAR(o.guard_percent_of_core, 0, 0);
+    /* the summary line, through report.json as `stepscope report` reads it */
+    char *line = summary_line(&o);
+    CHECK_STR_HAS(line, "overhead    recording at least ");
+    CHECK_STR_HAS(line, "(60 zones x 20.0 ns + Python's own work around 40 zones x 65.0 ns + Python's own work around "
+                        "5 zones not priced (not measured in their process) + instrument's hooks around 12 zones x "
+                        "700.0 ns + instrument's hooks around 3 zones not priced (not measured in their process) + "
+                        "12 values x 10.0 ns + Python's own work around 4 record() calls x 50.0 ns + Python's own "
+                        "work around 3 count() calls x 70.0 ns = ");
+    CHECK_STR_HAS(line, "12.73 us); sampler 0.300%, live status 0.020% of one core; all of stepscope ");
+    free(line);
     /* every process measured its costs: the total is whole */
     procs[2] = (struct sps_process_data){0};
     sps__overhead_analyze(&run, &info, &o);
     CHECK(!o.recording_partial);
     CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].unpriced, 0);
+    line = summary_line(&o);
+    CHECK(strstr(line, "at least") == NULL && strstr(line, "not priced") == NULL);
+    free(line);
     free(sampler);
 }
 
