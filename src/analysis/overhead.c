@@ -10,6 +10,7 @@
 #include "record_format.h"
 #include "sampler/sampler.h"
 
+/* report.json's names of the kinds (analysis.overhead.recording_by_kind) */
 static const char *const kind_names[SPS_OH_KINDS] = {
     [SPS_OH_ZONES] = "zones",
     [SPS_OH_PY_ZONES] = "python_zones",
@@ -19,10 +20,6 @@ static const char *const kind_names[SPS_OH_KINDS] = {
     [SPS_OH_PY_COUNTS] = "python_counts",
     [SPS_OH_THINNED] = "thinned",
 };
-
-const char *sps__overhead_kind_name(enum sps_overhead_kind k) {
-    return k < SPS_OH_KINDS ? kind_names[k] : "";
-}
 
 /* Add n of a kind that cost cost_ns each (0 or less: not measured). */
 static void add_part(struct sps_overhead_part *part, uint64_t n, double cost_ns) {

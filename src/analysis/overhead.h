@@ -40,9 +40,6 @@ struct sps_overhead_part {
     double s;          /* the priced ones x their cost (0 when there are none) */
 };
 
-/* report.json's name of a kind ("zones", "python_zones", ...). */
-const char *sps__overhead_kind_name(enum sps_overhead_kind k);
-
 struct sps_overhead {
     uint64_t zones_recorded;  /* zones, steps and micro-steps, every process */
     uint64_t values_recorded; /* values and counter increments */
