@@ -151,7 +151,7 @@ static void test_priced_by_kind(void) {
                         "700.0 ns + instrument's hooks around 3 zones not priced (not measured in their process) + "
                         "12 values x 10.0 ns + Python's own work around 4 record() calls x 50.0 ns + Python's own "
                         "work around 3 count() calls x 70.0 ns = ");
-    CHECK_STR_HAS(line, "12.73 us); sampler 0.300%, live status 0.020% of one core; all of stepscope ");
+    CHECK_STR_HAS(line, "12.73 us); sampler 0.300% of one core, live status 0.020% of one core; all of stepscope ");
     free(line);
     /* every process measured its costs: the total is whole */
     procs[2] = (struct sps_process_data){0};
@@ -162,6 +162,26 @@ static void test_priced_by_kind(void) {
     CHECK(strstr(line, "at least") == NULL && strstr(line, "not priced") == NULL);
     free(line);
     free(sampler);
+}
+
+/* A report.json written before the kinds and shares still reads: zones
+ * and values, and the sampler's CPU time. */
+static void test_older_report_reads(void) {
+    json_t *o = json_loads("{\"zones_recorded\": 1500, \"values_recorded\": 600, \"zone_cost_ns\": 22.5, "
+                           "\"value_cost_ns\": 9.6, \"recording_s\": 3.951e-05, \"percent_of_workload_cpu\": 0.0089, "
+                           "\"sampler_cpu_s\": 0.00035148, \"live_view_cpu_s\": 0, \"guard_cpu_s\": 0, "
+                           "\"percent_of_wall\": 0.092, \"budget\": null}",
+                           0, NULL);
+    CHECK(o != NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sps__overhead_print(f, o);
+    fclose(f);
+    CHECK_STR_HAS(text, "(1500 zones x 22.5 ns + 600 values x 9.6 ns = 39.51 us); sampler 351.48 us of CPU; "
+                        "all of stepscope 0.092% of one core");
+    free(text);
+    json_decref(o);
 }
 
 /* What is not known stays unknown: no measured cost, no sampler, no times. */
@@ -431,6 +451,7 @@ int main(void) {
     RUN_TEST(test_priced_and_shared);
     RUN_TEST(test_priced_by_kind);
     RUN_TEST(test_unknowns_stay_unknown);
+    RUN_TEST(test_older_report_reads);
     RUN_TEST(test_under_stepscope_run);
     RUN_TEST(test_guard_decision);
     RUN_TEST(test_guard_counts_python);

@@ -75,6 +75,13 @@ static void breakdown(const json_t *o, char *buf, size_t len) {
     const json_t *by = json_object_get(o, "recording_by_kind");
     size_t used = 0;
     buf[0] = '\0';
+    if (!json_is_object(by)) { /* a report from before the kinds: zones and values */
+        char z[32], v[32];
+        snprintf(buf, len, "%.0f zones x %s + %.0f values x %s", num(o, "zones_recorded"),
+                 fmt_ns(num(o, "zone_cost_ns"), z, sizeof z), num(o, "values_recorded"),
+                 fmt_ns(num(o, "value_cost_ns"), v, sizeof v));
+        return;
+    }
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && used < len; k++) {
         char one[256];
         if (!part_text(json_object_get(by, kinds[k].key), k, one, sizeof one))
@@ -84,18 +91,35 @@ static void breakdown(const json_t *o, char *buf, size_t len) {
     }
 }
 
-/* "sampler 0.150% of a core" and the other threads of stepscope's that ran. */
-static void threads_text(const json_t *o, char *buf, size_t len) {
-    char a[32], b[32], c[32];
-    if (!isnan(num(o, "sampler_cpu_s")))
-        snprintf(a, sizeof a, "sampler %s", pct(num(o, "sampler_percent_of_core"), c, sizeof c));
+/* One of stepscope's threads: "sampler 0.150% of one core"; seconds of CPU
+ * for a report from before the shares. */
+static void thread_text(const json_t *o, const char *what, const char *key, char *buf, size_t len) {
+    char t[32], percent_key[64], cpu_key[64];
+    snprintf(percent_key, sizeof percent_key, "%s_percent_of_core", key);
+    snprintf(cpu_key, sizeof cpu_key, "%s_cpu_s", key);
+    if (!isnan(num(o, percent_key)))
+        snprintf(buf, len, "%s %s of one core", what, pct(num(o, percent_key), t, sizeof t));
     else
-        snprintf(a, sizeof a, "no sampler");
-    int n = snprintf(buf, len, "%s", a);
-    if (num(o, "live_view_cpu_s") > 0 && n >= 0 && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, ", live status %s", pct(num(o, "live_view_percent_of_core"), b, sizeof b));
-    if (num(o, "guard_cpu_s") > 0 && n >= 0 && (size_t)n < len)
-        snprintf(buf + n, len - (size_t)n, ", budget guard %s", pct(num(o, "guard_percent_of_core"), b, sizeof b));
+        snprintf(buf, len, "%s %s of CPU", what, sps__fmt_seconds(num(o, cpu_key), t, sizeof t));
+}
+
+/* The sampler's share of a core and the other threads of stepscope's that ran. */
+static void threads_text(const json_t *o, char *buf, size_t len) {
+    char one[96];
+    if (!isnan(num(o, "sampler_cpu_s")))
+        thread_text(o, "sampler", "sampler", buf, len);
+    else
+        snprintf(buf, len, "no sampler");
+    if (num(o, "live_view_cpu_s") > 0) {
+        thread_text(o, "live status", "live_view", one, sizeof one);
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, ", %s", one);
+    }
+    if (num(o, "guard_cpu_s") > 0) {
+        thread_text(o, "budget guard", "guard", one, sizeof one);
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, ", %s", one);
+    }
 }
 
 void sps__overhead_print(FILE *f, const json_t *o) {
@@ -112,7 +136,7 @@ void sps__overhead_print(FILE *f, const json_t *o) {
     } else
         fprintf(f, " (%s)", html_str(o, "recording_unmeasured_reason") ? html_str(o, "recording_unmeasured_reason") : "");
     threads_text(o, threads, sizeof threads);
-    fprintf(f, "; %s of one core; all of stepscope %s of one core\n", threads, pct(num(o, "percent_of_wall"), c, sizeof c));
+    fprintf(f, "; %s; all of stepscope %s of one core\n", threads, pct(num(o, "percent_of_wall"), c, sizeof c));
     char budget[512];
     if (sps__overhead_budget_text(o, budget, sizeof budget)) {
         sps__analysis_label(f, "");
@@ -167,6 +191,19 @@ static void row(FILE *out, const char *what, const char *value, const char *deta
     fputs("</td></tr>\n", out);
 }
 
+/* One of stepscope's threads: its CPU time and, where the report has it,
+ * its share of one core. */
+static void thread_row(FILE *out, const json_t *o, const char *what, const char *key) {
+    char v[64], d[128], t[32], percent_key[64], cpu_key[64];
+    snprintf(percent_key, sizeof percent_key, "%s_percent_of_core", key);
+    snprintf(cpu_key, sizeof cpu_key, "%s_cpu_s", key);
+    if (!isnan(num(o, percent_key)))
+        snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run", pct(num(o, percent_key), t, sizeof t));
+    else
+        snprintf(d, sizeof d, "CPU time of its thread");
+    row(out, what, sps__fmt_seconds(num(o, cpu_key), v, sizeof v), d);
+}
+
 /* A table row per kind that recorded something, and the threads'. */
 static void html_rows(FILE *out, const json_t *o) {
     char v[64], d[512], t[32];
@@ -187,21 +224,13 @@ static void html_rows(FILE *out, const json_t *o) {
         const char *why = html_str(o, "recording_unmeasured_reason");
         row(out, "recording", "unknown", why ? why : "");
     }
-    if (!isnan(num(o, "sampler_cpu_s"))) {
-        snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
-                 pct(num(o, "sampler_percent_of_core"), t, sizeof t));
-        row(out, "sampler", sps__fmt_seconds(num(o, "sampler_cpu_s"), v, sizeof v), d);
-    } else {
+    if (!isnan(num(o, "sampler_cpu_s")))
+        thread_row(out, o, "sampler", "sampler");
+    else
         row(out, "sampler", "none", "no sampler ran");
-    }
-    snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
-             pct(num(o, "live_view_percent_of_core"), t, sizeof t));
-    row(out, "live status", sps__fmt_seconds(num(o, "live_view_cpu_s"), v, sizeof v), d);
-    if (num(o, "guard_cpu_s") > 0) {
-        snprintf(d, sizeof d, "CPU time of its thread: %s of one core over the run",
-                 pct(num(o, "guard_percent_of_core"), t, sizeof t));
-        row(out, "budget guard", sps__fmt_seconds(num(o, "guard_cpu_s"), v, sizeof v), d);
-    }
+    thread_row(out, o, "live status", "live_view");
+    if (num(o, "guard_cpu_s") > 0)
+        thread_row(out, o, "budget guard", "guard");
 }
 
 void sps__overhead_html(FILE *out, const json_t *o) {
