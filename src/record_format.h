@@ -153,7 +153,20 @@ struct sps_rec_header {
     double py_count_ns;    /* one stepscope.count() beyond the library's count */
     double hook_zone_ns;   /* instrument's Python work per zone it begins, all of it but the
                               library's begin+end (its counts included) */
+    /* What the library's end of a zone cost in this run, with the caches
+     * as the workload left them: at every step end, and every
+     * SPS_THIN_POLL_EVENTS zones, the time from the end's timestamp to the
+     * end of its bookkeeping (aggregate, histogram, event), a path the end
+     * takes anyway there, so nothing is added to the others.  A sample over
+     * SPS_END_SAMPLE_MAX_NS (a preemption) is dropped, and counted.
+     * Added atomically by the sampled threads.  Zero in a record from a
+     * writer that predates them. */
+    uint64_t end_samples;
+    uint64_t end_ns;       /* their sum, ns */
+    uint64_t end_samples_dropped;
 };
+
+#define SPS_END_SAMPLE_MAX_NS 100000u
 
 enum sps_rec_cuda_state {
     SPS_REC_CUDA_UNUSED = 0,      /* no GPU zone began in this process */
@@ -268,7 +281,8 @@ _Static_assert(sizeof(struct sps_rec_header) <= SPS_REC_HEADER_SIZE, "header fit
 _Static_assert(offsetof(struct sps_rec_header, cuda_state) == 2616 &&
                    offsetof(struct sps_rec_header, cuda_reason) == 2656 &&
                    offsetof(struct sps_rec_header, py_zones) == 2848 &&
-                   offsetof(struct sps_rec_header, hook_zone_ns) == 2912 && sizeof(struct sps_rec_header) == 2920,
+                   offsetof(struct sps_rec_header, hook_zone_ns) == 2912 &&
+                   offsetof(struct sps_rec_header, end_ns) == 2928 && sizeof(struct sps_rec_header) == 2944,
                "header layout as documented");
 _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");

@@ -101,11 +101,15 @@ static void test_priced_by_kind(void) {
     struct sps_process_data procs[3];
     memset(procs, 0, sizeof procs);
     /* a Python process: 30 of the 60 zones, 4 record()s, 3 count()s */
-    procs[0] = (struct sps_process_data){.py_zones = 30, .py_values = 4, .py_counts = 3, .py_zone_ns = 60,
+    /* the recorder's end samples: 300 ns in 2 and 500 ns in 2, 200 ns on
+     * average, 150 ns more than warm (50): every zone costs 20 + 150 ns */
+    procs[0] = (struct sps_process_data){.end_samples = 2, .end_sample_ns = 300, .end_samples_dropped = 1,
+                                         .py_zones = 30, .py_values = 4, .py_counts = 3, .py_zone_ns = 60,
                                          .py_value_ns = 50, .py_count_ns = 70};
     /* its fork child, which measured zones at another cost, and an
      * instrumented loop: 12 zones through the hooks, 2 counts */
-    procs[1] = (struct sps_process_data){.py_zones = 10, .py_zone_ns = 80, .hook_zones = 12, .hook_counts = 2,
+    procs[1] = (struct sps_process_data){.end_samples = 2, .end_sample_ns = 500,
+                                         .py_zones = 10, .py_zone_ns = 80, .hook_zones = 12, .hook_counts = 2,
                                          .hook_zone_ns = 700};
     /* one that counted but measured nothing */
     procs[2] = (struct sps_process_data){.py_zones = 5, .hook_zones = 3};
@@ -116,12 +120,18 @@ static void test_priced_by_kind(void) {
     sampler->thread_ns_total = 50000000000ull; /* it ran 50 of the run's 100 s */
     struct sps_run_info info = {.have_times = 1, .wall_s = 100, .user_s = 8, .sys_s = 2, .sampler = sampler,
                                 .have_record_cost = 1, .zone_cost_ns = 20, .value_cost_ns = 10,
-                                .thinned_zone_cost_ns = 4, .have_live_view = 1, .live_view_cpu_seconds = 0.02};
+                                .thinned_zone_cost_ns = 4, .warm_end_ns = 50, .have_live_view = 1,
+                                .live_view_cpu_seconds = 0.02};
     struct sps_overhead o;
     sps__overhead_analyze(&run, &info, &o);
+    CHECK_EQ_U(o.zone_end_samples, 4);
+    CHECK_EQ_U(o.zone_end_samples_dropped, 1);
+    CHECK_NEAR(o.zone_end_in_run_ns, 200, 1e-9);
+    CHECK_NEAR(o.zone_end_warm_ns, 50, 0);
+    CHECK_NEAR(o.zone_cost_ns, 20, 0); /* the warm measurement, as measured */
     CHECK_EQ_U(o.part[SPS_OH_ZONES].count, 60);
-    CHECK_NEAR(o.part[SPS_OH_ZONES].s, 60 * 20e-9, 1e-18);
-    CHECK_NEAR(o.part[SPS_OH_ZONES].cost_ns, 20, 1e-9);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].s, 60 * 170e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].cost_ns, 170, 1e-9);
     CHECK_EQ_U(o.part[SPS_OH_VALUES].count, 12);
     CHECK_NEAR(o.part[SPS_OH_VALUES].s, 12 * 10e-9, 1e-18);
     CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].count, 45);
@@ -136,7 +146,7 @@ static void test_priced_by_kind(void) {
     CHECK_EQ_U(o.part[SPS_OH_THINNED].count, 0);
     CHECK(isnan(o.part[SPS_OH_THINNED].cost_ns)); /* none to average */
     CHECK_NEAR(o.thinned_zone_cost_ns, 4, 0);
-    double want = (60 * 20 + 12 * 10 + 30 * 60 + 10 * 80 + 12 * 700 + 4 * 50 + 3 * 70) * 1e-9;
+    double want = (60 * 170 + 12 * 10 + 30 * 60 + 10 * 80 + 12 * 700 + 4 * 50 + 3 * 70) * 1e-9;
     CHECK_NEAR(o.recording_s, want, 1e-18);
     CHECK(o.recording_partial);
     CHECK_NEAR(o.percent_of_workload_cpu, 100 * want / 10, 1e-12);
@@ -146,12 +156,12 @@ static void test_priced_by_kind(void) {
     /* the summary line, through report.json as `stepscope report` reads it */
     char *line = summary_line(&o);
     CHECK_STR_HAS(line, "overhead    recording at least ");
-    CHECK_STR_HAS(line, "(60 zones x 20.0 ns + Python's own work around 40 zones x 65.0 ns + Python's own work around "
+    CHECK_STR_HAS(line, "(60 zones x 170.0 ns (20.0 ns warm + 150.0 ns the run's caches added, 4 samples) + Python's own work around 40 zones x 65.0 ns + Python's own work around "
                         "5 zones not priced (not measured in their process) + instrument's hooks around 12 zones x "
                         "700.0 ns + instrument's hooks around 3 zones not priced (not measured in their process) + "
                         "12 values x 10.0 ns + Python's own work around 4 record() calls x 50.0 ns + Python's own "
                         "work around 3 count() calls x 70.0 ns = ");
-    CHECK_STR_HAS(line, "12.73 us); sampler 0.300% of one core, live status 0.020% of one core; all of stepscope ");
+    CHECK_STR_HAS(line, "21.73 us); sampler 0.300% of one core, live status 0.020% of one core; all of stepscope ");
     free(line);
     /* every process measured its costs: the total is whole */
     procs[2] = (struct sps_process_data){0};
@@ -224,7 +234,16 @@ static void test_under_stepscope_run(void) {
     CHECK_EQ_I(json_num(r, "analysis.overhead.values_recorded"), 100);
     double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns"), value_ns = json_num(r, "analysis.overhead.value_cost_ns");
     CHECK(zone_ns > 0 && value_ns > 0);
-    CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"), (150 * zone_ns + 100 * value_ns) * 1e-9, 1e-15);
+    /* the recorder sampled every step's end (its 100 zones are fewer than
+     * one poll's 4096); a zone is priced at the warm cost plus what the
+     * run's caches added to an end */
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zone_end_samples") + json_num(r, "analysis.overhead.zone_end_samples_dropped"),
+               50);
+    double in_run = json_num(r, "analysis.overhead.zone_end_in_run_ns"), warm = json_num(r, "analysis.overhead.zone_end_warm_ns");
+    CHECK(warm > 0);
+    double priced = zone_ns + (in_run > warm ? in_run - warm : 0);
+    CHECK_NEAR(json_num(r, "analysis.overhead.recording_by_kind.zones.cost_ns"), priced, 1e-9);
+    CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"), (150 * priced + 100 * value_ns) * 1e-9, 1e-15);
     CHECK_NEAR(json_num(r, "analysis.overhead.sampler_cpu_s"), json_num(r, "overhead.sampler_cpu_seconds"), 1e-12);
     CHECK(json_num(r, "analysis.overhead.percent_of_workload_cpu") > 0);
     /* the sampler's share of a core: the figure the sampler reports of itself */
@@ -381,7 +400,7 @@ static void test_budget_thins_to_phases(void) {
     CHECK(thinned >= 400 * 40); /* at least the 40 steps after the level arrived */
     CHECK_EQ_U((uint64_t)json_num(r, "processes.0.zones_thinned"), thinned);
     CHECK(!strcmp(json_string_value(json_path(r, "processes.0.thin_level")), "phases"));
-    double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns");
+    double zone_ns = json_num(r, "analysis.overhead.recording_by_kind.zones.cost_ns");
     double thin_ns = json_num(r, "analysis.overhead.thinned_zone_cost_ns");
     CHECK(thin_ns > 0);
     CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"),

@@ -30,11 +30,29 @@ static void add_part(struct sps_overhead_part *part, uint64_t n, double cost_ns)
         part->s += (double)n * cost_ns * 1e-9;
 }
 
-/* The library's work: every process's at the one cost measured at run end. */
-static void price_library(struct sps_overhead *out, const struct sps_run_info *info) {
+/* What the run's caches added to a zone: the recorder's samples of an
+ * end in the run, pooled over the processes, less the same samples in the
+ * warm measurement; 0 when either is missing or the run's came out less. */
+static double end_excess_ns(struct sps_overhead *out, const struct sps_run *run, const struct sps_run_info *info) {
+    uint64_t ns = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        out->zone_end_samples += run->procs[i].end_samples;
+        out->zone_end_samples_dropped += run->procs[i].end_samples_dropped;
+        ns += run->procs[i].end_sample_ns;
+    }
+    out->zone_end_in_run_ns = out->zone_end_samples ? (double)ns / (double)out->zone_end_samples : NAN;
+    out->zone_end_warm_ns = info->have_record_cost && info->warm_end_ns > 0 ? info->warm_end_ns : NAN;
+    double excess = out->zone_end_in_run_ns - out->zone_end_warm_ns;
+    return excess > 0 ? excess : 0;
+}
+
+/* The library's work: every process's at the costs measured at run end,
+ * a zone's with what the run's caches added to its end. */
+static void price_library(struct sps_overhead *out, const struct sps_run *run, const struct sps_run_info *info) {
     double zone = NAN, value = NAN, thinned = NAN;
+    double excess = end_excess_ns(out, run, info);
     if (info->have_record_cost) {
-        zone = info->zone_cost_ns;
+        zone = info->zone_cost_ns + excess;
         value = info->value_cost_ns;
         thinned = info->thinned_zone_cost_ns;
     }
@@ -98,7 +116,7 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     }
     if (since_ns)
         out->thinned_since_s = since_ns >= run->start_ns ? (double)(since_ns - run->start_ns) * 1e-9 : 0;
-    price_library(out, info);
+    price_library(out, run, info);
     price_python(out, run);
     sum_parts(out, info);
     out->sampler_cpu_s = info->sampler ? info->sampler->thread_cpu_seconds : NAN;
@@ -137,6 +155,10 @@ void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
     sps__jw_uint(w, "values_recorded", o->values_recorded);
     sps__jw_number(w, "zone_cost_ns", o->zone_cost_ns);
     sps__jw_number(w, "value_cost_ns", o->value_cost_ns);
+    sps__jw_uint(w, "zone_end_samples", o->zone_end_samples);
+    sps__jw_uint(w, "zone_end_samples_dropped", o->zone_end_samples_dropped);
+    sps__jw_number(w, "zone_end_in_run_ns", o->zone_end_in_run_ns);
+    sps__jw_number(w, "zone_end_warm_ns", o->zone_end_warm_ns);
     sps__jw_number(w, "recording_s", o->recording_s);
     if (o->unmeasured_reason)
         sps__jw_string(w, "recording_unmeasured_reason", o->unmeasured_reason);

@@ -43,7 +43,14 @@ struct sps_overhead_part {
 struct sps_overhead {
     uint64_t zones_recorded;  /* zones, steps and micro-steps, every process */
     uint64_t values_recorded; /* values and counter increments */
-    double zone_cost_ns;      /* one begin+end, measured; NAN: not measured */
+    double zone_cost_ns;      /* one begin+end, measured warm at run end; NAN: not measured */
+    /* A zone end's bookkeeping as the recorder sampled it in the run (at
+     * step ends and every 4096 zones) and in the warm measurement: the
+     * difference is what the run's caches added to every zone, and the
+     * zones are priced at zone_cost_ns plus it (never less). */
+    uint64_t zone_end_samples, zone_end_samples_dropped; /* dropped: over SPS_END_SAMPLE_MAX_NS */
+    double zone_end_in_run_ns; /* NAN: no sample */
+    double zone_end_warm_ns;   /* NAN: not measured */
     double value_cost_ns;     /* one value or count; NAN: not measured */
     struct sps_overhead_part part[SPS_OH_KINDS];
     double recording_s;       /* the priced parts; NAN: the library's costs not measured */

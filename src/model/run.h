@@ -88,6 +88,8 @@ struct sps_process_data {
      * hook_* fields; 0 in a process without it) */
     uint64_t py_zones, py_values, py_counts, hook_zones, hook_counts;
     double py_zone_ns, py_value_ns, py_count_ns, hook_zone_ns; /* 0: not measured */
+    uint64_t end_samples, end_sample_ns; /* the recorder's samples of a zone end's cost in the run (sum) */
+    uint64_t end_samples_dropped;
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */

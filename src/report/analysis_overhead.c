@@ -53,6 +53,18 @@ static const struct {
     {"thinned", "left out", "", "left out", "zones the budget's thin level did not record"},
 };
 
+/* How a zone's price was made: " (22.5 ns warm + 300.6 ns the run's
+ * caches added, 300 samples)"; "" without the run's samples. */
+static void zone_price_text(const json_t *o, char *buf, size_t len) {
+    double warm = num(o, "zone_cost_ns"), in_run = num(o, "zone_end_in_run_ns"), base = num(o, "zone_end_warm_ns");
+    buf[0] = '\0';
+    if (isnan(warm) || isnan(in_run) || isnan(base))
+        return;
+    char a[32], b[32];
+    snprintf(buf, len, " (%s warm + %s the run's caches added, %.0f samples)", fmt_ns(warm, a, sizeof a),
+             fmt_ns(in_run > base ? in_run - base : 0, b, sizeof b), num(o, "zone_end_samples"));
+}
+
 /* "N noun x cost" of one kind into buf; 0 when it recorded nothing.  An
  * unpriced share says so. */
 static int part_text(const json_t *part, size_t k, char *buf, size_t len) {
@@ -83,10 +95,12 @@ static void breakdown(const json_t *o, char *buf, size_t len) {
         return;
     }
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && used < len; k++) {
-        char one[256];
+        char one[256], how[128] = "";
         if (!part_text(json_object_get(by, kinds[k].key), k, one, sizeof one))
             continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? " + " : "", one);
+        if (!strcmp(kinds[k].key, "zones"))
+            zone_price_text(o, how, sizeof how);
+        int n = snprintf(buf + used, len - used, "%s%s%s", used ? " + " : "", one, how);
         used += n > 0 ? (size_t)n : 0;
     }
 }
@@ -211,10 +225,12 @@ static void html_rows(FILE *out, const json_t *o) {
         const json_t *by = json_object_get(o, "recording_by_kind");
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             const json_t *part = json_object_get(by, kinds[k].key);
-            char what[256];
+            char what[256], how[128] = "";
             if (!part_text(part, k, what, sizeof what))
                 continue;
-            snprintf(d, sizeof d, "%s: %s", kinds[k].how, what);
+            if (!strcmp(kinds[k].key, "zones"))
+                zone_price_text(o, how, sizeof how);
+            snprintf(d, sizeof d, "%s: %s%s", kinds[k].how, what, how);
             row(out, kinds[k].label, sps__fmt_seconds(num(part, "s"), v, sizeof v), d);
         }
         snprintf(d, sizeof d, "%s of the workload's CPU time%s", pct(num(o, "percent_of_workload_cpu"), t, sizeof t),
