@@ -256,9 +256,9 @@ void sps__overhead_html(FILE *out, const json_t *o) {
     fputs("<section id=\"overhead\"><h2>What stepscope cost</h2>\n"
           "<p class=\"what\">Recording is paid by the workload's threads, by kind: what was recorded times the cost "
           "of one (the library's, measured on this machine when the run ended; Python's own work and instrument's "
-          "hooks, measured in each process). A zone's, a value's and Python's own work around them are priced "
-          "at a warmed-up call's cost, a floor: in a loop whose steps evict the CPU caches they cost more "
-          "(docs/analysis.md says how much); instrument's hooks are priced from a small training loop. "
+          "hooks, measured in each process). A zone is priced at a warmed-up call's cost plus what this run's caches "
+          "added to its end, as the recorder sampled it; a value and Python's own work at a warmed-up call's, a "
+          "floor (docs/analysis.md says how far); instrument's hooks from a small training loop. "
           "The sampler and the live status run on stepscope's own threads: "
           "their CPU time, and its share of one core over the run.</p>\n<table><tr><th>part</th><th>cost</th><th>how</th></tr>\n",
           out);
