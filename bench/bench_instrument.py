@@ -23,8 +23,10 @@ instrument costs a step; hooks only - bare is its hooks' Python work,
 which the report prices per zone instrument began at the cost the process
 measured when instrument() was called (stepscope._stepscope._costs()
 ["hook_zone_ns"]); instrumented - hooks only is the library's recording of
-those zones and the count, priced by `stepscope run` at its own measured
-cost (bench/bench_zone).  The last lines compare them.
+those zones and the count, priced by `stepscope run` at its own warm
+measurement (bench/bench_zone) plus what the recorder's own samples of a
+zone end in the run add to the same samples warm (about 30 ns here); the
+process's samples are printed.  The last lines compare them.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_instrument.py [steps] [rounds]
 
@@ -133,12 +135,18 @@ def main():
         print("%-14s %s   %8.2f  %+8.2f" % (label, "  ".join("%9.2f" % p for p in parts), sum(parts), cost[label]))
     costs = _stepscope._costs()
     print("a `with stepscope.zone` in this loop: %.0f ns (priced: its own work measured at import, %.0f ns, "
-          "+ the library's, bench_zone's ~23 ns)" % (1e3 * cost["4 with zones"] / 4, costs["zone_ns"] or float("nan")))
+          "+ the library's: bench_zone's ~23 ns warm + what the end samples below add)"
+          % (1e3 * cost["4 with zones"] / 4, costs["zone_ns"] or float("nan")))
     hooks = cost["hooks only"]
     print("instrument costs a step %.2f µs (%.2f%% of the parts' bare %.2f µs): its hooks' Python work %.2f µs, "
           "the library's %.2f µs" % (cost["instrumented"], 100 * cost["instrumented"] / bare, bare, hooks,
                                      cost["instrumented"] - hooks))
-    print("zones begun by the hooks: %.0f a step; their hooks here: %.0f ns a zone" % (zones, 1e3 * hooks / zones))
+    print("zones begun by the hooks: %.0f a step; their hooks here: %.0f ns a zone, the library's %.0f ns a zone"
+          % (zones, 1e3 * hooks / zones, 1e3 * (cost["instrumented"] - hooks) / zones))
+    if costs["end_samples"]:
+        print("the recorder's own samples of a zone end in this process (what `stepscope run` adds to the warm "
+              "price, less the same samples warm, ~30 ns): %.0f ns over %d samples"
+              % (costs["end_ns_mean"], costs["end_samples"]))
     if costs["hook_zone_ns"]:
         print("priced (measured by instrument() in this process): %.0f ns a zone, %.2f µs a step: %.2fx this loop's"
               % (costs["hook_zone_ns"], costs["hook_zone_ns"] * zones / 1e3,

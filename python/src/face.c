@@ -128,7 +128,9 @@ static PyObject *set_costs(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_RETURN_NONE;
 }
 
-/* _costs() -> dict: the costs this process measured (None: not measured). */
+/* _costs() -> dict: the costs this process measured (None: not measured),
+ * and the recorder's samples of a zone end's cost in this process's record
+ * so far (end_samples, end_ns_mean: None without a sample). */
 static PyObject *get_costs(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -139,6 +141,13 @@ static PyObject *get_costs(PyObject *self, PyObject *unused) {
         if (sps_py_put(d, keys[i], v) < 0)
             Py_CLEAR(d);
     }
+    const struct sps_rec_header *h = sps__recorder_header();
+    uint64_t n = h ? __atomic_load_n(&h->end_samples, __ATOMIC_RELAXED) : 0;
+    uint64_t ns = h ? __atomic_load_n(&h->end_ns, __ATOMIC_RELAXED) : 0;
+    if (d && (sps_py_put(d, "end_samples", PyLong_FromUnsignedLongLong(n)) < 0 ||
+              sps_py_put(d, "end_ns_mean", n ? PyFloat_FromDouble((double)ns / (double)n)
+                                             : (Py_INCREF(Py_None), Py_None)) < 0))
+        Py_CLEAR(d);
     return d;
 }
 
