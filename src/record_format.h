@@ -154,10 +154,10 @@ struct sps_rec_header {
     double hook_zone_ns;   /* instrument's Python work per zone it begins, all of it but the
                               library's begin+end (its counts included) */
     /* What the library's end of a zone cost in this run, with the caches
-     * as the workload left them: at every step end, and every
-     * SPS_THIN_POLL_EVENTS zones, the time from the end's timestamp to the
-     * end of its bookkeeping (aggregate, histogram, event), a path the end
-     * takes anyway there, so nothing is added to the others.  A sample over
+     * as the workload left them: every SPS_THIN_POLL_EVENTS zones of a
+     * thread, the time from the end's timestamp to the end of its
+     * bookkeeping (aggregate, histogram, event), on the cold path the end
+     * takes there anyway, so nothing is added to the other ends.  A sample over
      * SPS_END_SAMPLE_MAX_NS (a preemption) is dropped, and counted.
      * Added atomically by the sampled threads.  Zero in a record from a
      * writer that predates them. */

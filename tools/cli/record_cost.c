@@ -46,8 +46,8 @@ static int thin_to_steps(void) {
     return 0;
 }
 
-/* The mean of the end samples the recorder took (record_format.h,
- * end_samples): here, warm. */
+/* The recorder's samples of a zone end (record_format.h, end_samples)
+ * that the zone loops above took, every 4096 zones: warm. */
 static double warm_end_ns(void) {
     const struct sps_rec_header *h = sps__recorder_header();
     return h && h->end_samples ? (double)h->end_ns / (double)h->end_samples : -1;
