@@ -184,6 +184,11 @@ def main():
         print("gpu_zone - zone in the same loop: %.1f ns (stream 0), %.1f ns (current stream); cuda_status: %s"
               % (res["gpu_zone('g', 0), same (fake libcuda)"] - res["zone, batches of 64 + flush"],
                  res["gpu_zone('g'), current stream, same"] - res["zone, batches of 64 + flush"], status))
+    costs = stepscope._stepscope._costs()
+    print("the report prices a Python zone at its own work, measured at import: %.1f ns (this run's recording off: "
+          "%.1f ns), plus the library's begin+end (this run: zone - recording off = %.1f ns)"
+          % (costs["zone_ns"] or float("nan"), res["with stepscope.zone, recording off"],
+             ours - res["with stepscope.zone, recording off"]))
     st = stepscope.status()
     print("events recorded %d, dropped %d (the rings keep the latest; the aggregates count them all)"
           % (st["events_recorded"], st["events_dropped"]))

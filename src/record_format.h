@@ -134,7 +134,39 @@ struct sps_rec_header {
     uint64_t cuda_dropped;        /* GPU zones begun while the thread's pool was full */
     uint64_t cuda_unresolved;     /* pairs given up: an event call failed */
     char cuda_reason[192];        /* why GPU zones were CPU-only, "" when never (NUL-terminated) */
+    /* The Python module (python/src/face.c), so the report can price what
+     * each face of the library costs: the zones, values and counts it
+     * recorded (also in the aggregates, which do not say who recorded
+     * them), and what its own work around one of each costs on top of the
+     * library's, measured in the process (ns; 0: not measured).  hook_*
+     * are stepscope.torch.instrument's, whose zones are in hook_zones and
+     * not in py_zones.  Written under the GIL, by the Python module only;
+     * zero in a record of a process without it (and in one from a writer
+     * that predates them). */
+    uint64_t py_zones;     /* zones, steps and micro-steps begun by Python code */
+    uint64_t py_values;    /* stepscope.record() */
+    uint64_t py_counts;    /* stepscope.count() */
+    uint64_t hook_zones;   /* zones, steps and micro-steps begun by instrument's hooks */
+    uint64_t hook_counts;  /* counts by instrument's hooks */
+    double py_zone_ns;     /* one `with stepscope.zone(name):` beyond the library's begin+end */
+    double py_value_ns;    /* one stepscope.record() beyond the library's value */
+    double py_count_ns;    /* one stepscope.count() beyond the library's count */
+    double hook_zone_ns;   /* instrument's Python work per zone it begins, all of it but the
+                              library's begin+end (its counts included) */
+    /* What the library's end of a zone cost in this run, with the caches
+     * as the workload left them: every SPS_THIN_POLL_EVENTS zones of a
+     * thread, the time from the end's timestamp to the end of its
+     * bookkeeping (aggregate, histogram, event), on the cold path the end
+     * takes there anyway, so nothing is added to the other ends.  A sample over
+     * SPS_END_SAMPLE_MAX_NS (a preemption) is dropped, and counted.
+     * Added atomically by the sampled threads.  Zero in a record from a
+     * writer that predates them. */
+    uint64_t end_samples;
+    uint64_t end_ns;       /* their sum, ns */
+    uint64_t end_samples_dropped;
 };
+
+#define SPS_END_SAMPLE_MAX_NS 100000u
 
 enum sps_rec_cuda_state {
     SPS_REC_CUDA_UNUSED = 0,      /* no GPU zone began in this process */
@@ -247,7 +279,10 @@ struct sps_rec_thread {
 
 _Static_assert(sizeof(struct sps_rec_header) <= SPS_REC_HEADER_SIZE, "header fits a page");
 _Static_assert(offsetof(struct sps_rec_header, cuda_state) == 2616 &&
-                   offsetof(struct sps_rec_header, cuda_reason) == 2656 && sizeof(struct sps_rec_header) == 2848,
+                   offsetof(struct sps_rec_header, cuda_reason) == 2656 &&
+                   offsetof(struct sps_rec_header, py_zones) == 2848 &&
+                   offsetof(struct sps_rec_header, hook_zone_ns) == 2912 &&
+                   offsetof(struct sps_rec_header, end_ns) == 2928 && sizeof(struct sps_rec_header) == 2944,
                "header layout as documented");
 _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");

@@ -739,6 +739,18 @@ static COLD void refresh_anchor(uint64_t now, int force) {
  * thread that marks no steps still sees the guard): refresh the clock
  * anchor at steps, and the thin level. */
 static COLD void step_end_or_poll(uint32_t ring, uint64_t now) {
+    if (ring == SPS_RING_ZONES) {
+        /* first: how long this zone end's bookkeeping took since its
+         * timestamp (a sample, every SPS_THIN_POLL_EVENTS zones, of what
+         * an end costs in this run: see end_samples) */
+        uint64_t ns = sps__ticks_to_ns(sps__ticks() - now, sps__clock.ns_mult);
+        if (ns <= SPS_END_SAMPLE_MAX_NS) {
+            __atomic_add_fetch(&P.hdr->end_ns, ns, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&P.hdr->end_samples, 1, __ATOMIC_RELAXED);
+        } else {
+            __atomic_add_fetch(&P.hdr->end_samples_dropped, 1, __ATOMIC_RELAXED);
+        }
+    }
     if (ring == SPS_RING_STEPS) {
         refresh_anchor(now, 0);
         /* a step end is where a loop's GPU work of earlier steps has

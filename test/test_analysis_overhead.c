@@ -16,7 +16,9 @@
 #include "live/guard.h"
 #include "record_format.h"
 #include "export/report.h"
+#include "export/json_writer.h"
 #include "model/run.h"
+#include "report/analysis_views.h"
 #include "sampler/sampler.h"
 #include "support.h"
 
@@ -64,6 +66,134 @@ static void test_priced_and_shared(void) {
     free(sampler);
 }
 
+/* o's summary line, written as report.json and read back as `stepscope
+ * report` does.  The caller frees it. */
+static char *summary_line(const struct sps_overhead *o) {
+    char *json = NULL, *text = NULL;
+    size_t len = 0, tlen = 0;
+    FILE *f = open_memstream(&json, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, f);
+    sps__jw_object(&w, NULL);
+    sps__overhead_json(&w, o);
+    sps__jw_end(&w, '}');
+    fclose(f);
+    json_t *root = json_loads(json, 0, NULL);
+    CHECK(root != NULL);
+    f = open_memstream(&text, &tlen);
+    sps__overhead_print(f, json_object_get(root, "overhead"));
+    fclose(f);
+    json_decref(root);
+    free(json);
+    return text;
+}
+
+/* Each kind at its own cost: the library's work for every zone and value
+ * at the run's measured costs, Python's on top at each process's own
+ * (weighted by count across processes), instrument's hooks per zone they
+ * began; a process that measured no cost leaves its share unpriced and the
+ * total a lower bound.  The sampler's and live status's CPU time as a
+ * share of one core over the run. */
+static void test_priced_by_kind(void) {
+    struct sps_run run;
+    struct sps_name_summary names[5];
+    example_run(&run, names);
+    struct sps_process_data procs[3];
+    memset(procs, 0, sizeof procs);
+    /* a Python process: 30 of the 60 zones, 4 record()s, 3 count()s */
+    /* the recorder's end samples: 300 ns in 2 and 500 ns in 2, 200 ns on
+     * average, 150 ns more than warm (50): every zone costs 20 + 150 ns */
+    procs[0] = (struct sps_process_data){.end_samples = 2, .end_sample_ns = 300, .end_samples_dropped = 1,
+                                         .py_zones = 30, .py_values = 4, .py_counts = 3, .py_zone_ns = 60,
+                                         .py_value_ns = 50, .py_count_ns = 70};
+    /* its fork child, which measured zones at another cost, and an
+     * instrumented loop: 12 zones through the hooks, 2 counts */
+    procs[1] = (struct sps_process_data){.end_samples = 2, .end_sample_ns = 500,
+                                         .py_zones = 10, .py_zone_ns = 80, .hook_zones = 12, .hook_counts = 2,
+                                         .hook_zone_ns = 700};
+    /* one that counted but measured nothing */
+    procs[2] = (struct sps_process_data){.py_zones = 5, .hook_zones = 3};
+    run.procs = procs;
+    run.nprocs = 3;
+    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
+    sampler->thread_cpu_seconds = 0.15;
+    sampler->thread_ns_total = 50000000000ull; /* it ran 50 of the run's 100 s */
+    struct sps_run_info info = {.have_times = 1, .wall_s = 100, .user_s = 8, .sys_s = 2, .sampler = sampler,
+                                .have_record_cost = 1, .zone_cost_ns = 20, .value_cost_ns = 10,
+                                .thinned_zone_cost_ns = 4, .warm_end_ns = 50, .have_live_view = 1,
+                                .live_view_cpu_seconds = 0.02};
+    struct sps_overhead o;
+    sps__overhead_analyze(&run, &info, &o);
+    CHECK_EQ_U(o.zone_end_samples, 4);
+    CHECK_EQ_U(o.zone_end_samples_dropped, 1);
+    CHECK_NEAR(o.zone_end_in_run_ns, 200, 1e-9);
+    CHECK_NEAR(o.zone_end_warm_ns, 50, 0);
+    CHECK_NEAR(o.zone_cost_ns, 20, 0); /* the warm measurement, as measured */
+    CHECK_EQ_U(o.part[SPS_OH_ZONES].count, 60);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].s, 60 * 170e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_ZONES].cost_ns, 170, 1e-9);
+    CHECK_EQ_U(o.part[SPS_OH_VALUES].count, 12);
+    CHECK_NEAR(o.part[SPS_OH_VALUES].s, 12 * 10e-9, 1e-18);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].count, 45);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].unpriced, 5);
+    CHECK_NEAR(o.part[SPS_OH_PY_ZONES].s, (30 * 60 + 10 * 80) * 1e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_ZONES].cost_ns, (30 * 60 + 10 * 80) / 40.0, 1e-9); /* 65 */
+    CHECK_EQ_U(o.part[SPS_OH_HOOKS].count, 15);
+    CHECK_EQ_U(o.part[SPS_OH_HOOKS].unpriced, 3);
+    CHECK_NEAR(o.part[SPS_OH_HOOKS].s, 12 * 700e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_VALUES].s, 4 * 50e-9, 1e-18);
+    CHECK_NEAR(o.part[SPS_OH_PY_COUNTS].s, 3 * 70e-9, 1e-18);
+    CHECK_EQ_U(o.part[SPS_OH_THINNED].count, 0);
+    CHECK(isnan(o.part[SPS_OH_THINNED].cost_ns)); /* none to average */
+    CHECK_NEAR(o.thinned_zone_cost_ns, 4, 0);
+    double want = (60 * 170 + 12 * 10 + 30 * 60 + 10 * 80 + 12 * 700 + 4 * 50 + 3 * 70) * 1e-9;
+    CHECK_NEAR(o.recording_s, want, 1e-18);
+    CHECK(o.recording_partial);
+    CHECK_NEAR(o.percent_of_workload_cpu, 100 * want / 10, 1e-12);
+    CHECK_NEAR(o.sampler_percent_of_core, 0.3, 1e-12);
+    CHECK_NEAR(o.live_view_percent_of_core, 0.02, 1e-12);
+    CHECK_NEAR(o.guard_percent_of_core, 0, 0);
+    /* the summary line, through report.json as `stepscope report` reads it */
+    char *line = summary_line(&o);
+    CHECK_STR_HAS(line, "overhead    recording at least ");
+    CHECK_STR_HAS(line, "(60 zones x 170.0 ns (20.0 ns warm + 150.0 ns the run's caches added, 4 samples) + Python's own work around 40 zones x 65.0 ns + Python's own work around "
+                        "5 zones not priced (not measured in their process) + instrument's hooks around 12 zones x "
+                        "700.0 ns + instrument's hooks around 3 zones not priced (not measured in their process) + "
+                        "12 values x 10.0 ns + Python's own work around 4 record() calls x 50.0 ns + Python's own "
+                        "work around 3 count() calls x 70.0 ns = ");
+    CHECK_STR_HAS(line, "21.73 us); sampler 0.300% of one core, live status 0.020% of one core; all of stepscope ");
+    free(line);
+    /* every process measured its costs: the total is whole */
+    procs[2] = (struct sps_process_data){0};
+    sps__overhead_analyze(&run, &info, &o);
+    CHECK(!o.recording_partial);
+    CHECK_EQ_U(o.part[SPS_OH_PY_ZONES].unpriced, 0);
+    line = summary_line(&o);
+    CHECK(strstr(line, "at least") == NULL && strstr(line, "not priced") == NULL);
+    free(line);
+    free(sampler);
+}
+
+/* A report.json written before the kinds and shares still reads: zones
+ * and values, and the sampler's CPU time. */
+static void test_older_report_reads(void) {
+    json_t *o = json_loads("{\"zones_recorded\": 1500, \"values_recorded\": 600, \"zone_cost_ns\": 22.5, "
+                           "\"value_cost_ns\": 9.6, \"recording_s\": 3.951e-05, \"percent_of_workload_cpu\": 0.0089, "
+                           "\"sampler_cpu_s\": 0.00035148, \"live_view_cpu_s\": 0, \"guard_cpu_s\": 0, "
+                           "\"percent_of_wall\": 0.092, \"budget\": null}",
+                           0, NULL);
+    CHECK(o != NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sps__overhead_print(f, o);
+    fclose(f);
+    CHECK_STR_HAS(text, "(1500 zones x 22.5 ns + 600 values x 9.6 ns = 39.51 us); sampler 351.48 us of CPU; "
+                        "all of stepscope 0.092% of one core");
+    free(text);
+    json_decref(o);
+}
+
 /* What is not known stays unknown: no measured cost, no sampler, no times. */
 static void test_unknowns_stay_unknown(void) {
     struct sps_run run;
@@ -75,6 +205,7 @@ static void test_unknowns_stay_unknown(void) {
     CHECK_EQ_U(o.zones_recorded, 60);
     CHECK(isnan(o.zone_cost_ns) && isnan(o.recording_s));
     CHECK(isnan(o.sampler_cpu_s));
+    CHECK(isnan(o.sampler_percent_of_core) && isnan(o.live_view_percent_of_core));
     CHECK_NEAR(o.total_s, 0, 0);
     CHECK(isnan(o.percent_of_workload_cpu) && isnan(o.percent_of_wall));
     CHECK_STR_HAS(o.unmeasured_reason, "stepscope run");
@@ -103,9 +234,23 @@ static void test_under_stepscope_run(void) {
     CHECK_EQ_I(json_num(r, "analysis.overhead.values_recorded"), 100);
     double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns"), value_ns = json_num(r, "analysis.overhead.value_cost_ns");
     CHECK(zone_ns > 0 && value_ns > 0);
+    /* 100 zones: fewer than the 4096 between the recorder's end samples,
+     * so a zone is priced at the warm cost */
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zone_end_samples") + json_num(r, "analysis.overhead.zone_end_samples_dropped"),
+               0);
+    CHECK(json_is_null(json_path(r, "analysis.overhead.zone_end_in_run_ns")));
+    CHECK(json_num(r, "analysis.overhead.zone_end_warm_ns") > 0);
+    CHECK_NEAR(json_num(r, "analysis.overhead.recording_by_kind.zones.cost_ns"), zone_ns, 1e-9);
     CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"), (150 * zone_ns + 100 * value_ns) * 1e-9, 1e-15);
     CHECK_NEAR(json_num(r, "analysis.overhead.sampler_cpu_s"), json_num(r, "overhead.sampler_cpu_seconds"), 1e-12);
     CHECK(json_num(r, "analysis.overhead.percent_of_workload_cpu") > 0);
+    /* the sampler's share of a core: the figure the sampler reports of itself */
+    CHECK_NEAR(json_num(r, "analysis.overhead.sampler_percent_of_core"),
+               json_num(r, "overhead.sampler_cpu_percent_of_one_core"), 1e-12);
+    /* a C workload: no Python kind */
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.zones.count"), 150);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.python_zones.count"), 0);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.recording_by_kind.instrument_hooks.count"), 0);
     CHECK(json_is_null(json_path(r, "analysis.overhead.budget")));
     CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
     json_decref(r);
@@ -115,6 +260,8 @@ static void test_under_stepscope_run(void) {
     CHECK_STR_HAS(text, "overhead    recording ");
     CHECK_STR_HAS(text, "150 zones x ");
     CHECK_STR_HAS(text, "100 values x ");
+    CHECK_STR_HAS(text, "; sampler ");
+    CHECK_STR_HAS(text, "% of one core; all of stepscope ");
 
     char out[700];
     snprintf(out, sizeof out, "%s/report.html", dir);
@@ -124,57 +271,96 @@ static void test_under_stepscope_run(void) {
     CHECK_STR_HAS(html, "150 zones x ");
 }
 
+/* Every 4096th zone end on a thread is timed: 30 steps of 401 zones
+ * (a, 200 fine, 200 finer) are 12030 zones, 2 samples; a zone is priced
+ * at the warm cost plus what the run's caches added to an end. */
+static void test_end_samples_under_stepscope_run(void) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("end_samples"));
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", WORKLOAD, "--fine", "200", "--steps", "30", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    json_t *r = report_load(dir);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zones_recorded"), 30 * 402);
+    CHECK_EQ_I(json_num(r, "analysis.overhead.zone_end_samples") + json_num(r, "analysis.overhead.zone_end_samples_dropped"),
+               2);
+    double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns");
+    double in_run = json_num(r, "analysis.overhead.zone_end_in_run_ns"), warm = json_num(r, "analysis.overhead.zone_end_warm_ns");
+    CHECK(warm > 0);
+    if (json_num(r, "analysis.overhead.zone_end_samples") > 0) {
+        double priced = zone_ns + (in_run > warm ? in_run - warm : 0);
+        CHECK_NEAR(json_num(r, "analysis.overhead.recording_by_kind.zones.cost_ns"), priced, 1e-9);
+    }
+    json_decref(r);
+}
+
 /* The decision: windows of at least SPS_GUARD_MIN_WINDOW_CPU_S CPU
  * seconds, a raise per window over budget, the window of a raise not
  * judged, never down, nothing past steps. */
 static void test_guard_decision(void) {
     struct sps__guard g;
     sps__guard_init(&g, 0.01, 20, 10, 5); /* 1%; 20 ns a zone, 10 ns a value, 5 ns a zone left out */
-    CHECK_EQ_I(sps__guard_observe(&g, 0, 0, 0, 0, 0.0), -1); /* the first reading opens a window */
+    CHECK_EQ_I(sps__guard_observe(&g, 0, 0, 0, 0, 0, 0.0), -1); /* the first reading opens a window */
     /* 0.1 s of CPU is too short a window to judge, however costly */
-    CHECK_EQ_I(sps__guard_observe(&g, 100, 100000000, 0, 0, 0.1), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 100, 100000000, 0, 0, 0, 0.1), -1);
     CHECK_EQ_U(g.windows, 0);
     /* the window grows to 0.3 s: 1e8 zones x 20 ns = 2 s >> 1% of 0.3 s */
-    CHECK_EQ_I(sps__guard_observe(&g, 300, 100000000, 0, 0, 0.3), SPS_THIN_PHASES);
+    CHECK_EQ_I(sps__guard_observe(&g, 300, 100000000, 0, 0, 0, 0.3), SPS_THIN_PHASES);
     CHECK_EQ_U(g.windows, 1);
     CHECK_EQ_U(g.windows_over, 1);
     CHECK_EQ_I(g.first_over_ns, 300);
     /* settling: no zone left out yet, so the level is not in force and
      * nothing is judged, however long or costly */
-    CHECK_EQ_I(sps__guard_observe(&g, 600, 200000000, 0, 0, 0.9), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 600, 200000000, 0, 0, 0, 0.9), -1);
     CHECK_EQ_U(g.windows, 1);
     /* zones are left out now: a new window opens at this reading */
-    CHECK_EQ_I(sps__guard_observe(&g, 700, 300000000, 0, 50, 1.0), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 700, 300000000, 0, 50, 0, 1.0), -1);
     CHECK_EQ_U(g.windows, 1);
     /* under budget: 1e5 zones x 20 ns + 1e5 values x 10 ns + 40 left out
      * x 5 ns = 3.0002 ms of 0.5 s = 0.6% */
-    CHECK_EQ_I(sps__guard_observe(&g, 900, 300100000, 100000, 90, 1.5), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 900, 300100000, 100000, 90, 0, 1.5), -1);
     CHECK_EQ_U(g.windows, 2);
     CHECK_NEAR(g.last_share, 3.0002e-3 / 0.5, 1e-12);
     CHECK_EQ_I(g.level, SPS_THIN_PHASES); /* never back down */
     /* over again: 0.3 s x 2% of zones -> steps */
-    CHECK_EQ_I(sps__guard_observe(&g, 1200, 300100000 + 300000, 100000, 100, 1.8), SPS_THIN_STEPS);
+    CHECK_EQ_I(sps__guard_observe(&g, 1200, 300100000 + 300000, 100000, 100, 0, 1.8), SPS_THIN_STEPS);
     CHECK_NEAR(g.last_share, (6e-3 + 50e-9) / 0.3, 1e-12);
     CHECK_NEAR(g.peak_share, 2.0 / 0.3, 1e-12); /* the first window's */
     CHECK_EQ_I(g.first_over_ns, 300); /* the first stays the first */
     /* a level with nothing more to leave out settles after
      * SPS_GUARD_SETTLE_READINGS readings */
     for (int i = 0; i < SPS_GUARD_SETTLE_READINGS - 1; i++)
-        CHECK_EQ_I(sps__guard_observe(&g, 1300 + i, 300400000, 100000, 100, 1.9 + 0.01 * i), -1);
+        CHECK_EQ_I(sps__guard_observe(&g, 1300 + i, 300400000, 100000, 100, 0, 1.9 + 0.01 * i), -1);
     CHECK_EQ_I(g.settling, 1);
-    CHECK_EQ_I(sps__guard_observe(&g, 1400, 300400000, 100000, 100, 2.0), -1); /* settled: window opens */
+    CHECK_EQ_I(sps__guard_observe(&g, 1400, 300400000, 100000, 100, 0, 2.0), -1); /* settled: window opens */
     CHECK_EQ_I(g.settling, 0);
     /* over with steps only, from left-out zones alone (1e6 x 5 ns = 5 ms
      * of 0.3 s): nothing more to give, and said so */
-    CHECK_EQ_I(sps__guard_observe(&g, 1800, 300400000, 100000, 1000100, 2.3), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 1800, 300400000, 100000, 1000100, 0, 2.3), -1);
     CHECK_NEAR(g.last_share, 5e-3 / 0.3, 1e-12);
     CHECK_EQ_I(g.level, SPS_THIN_STEPS);
     CHECK(g.over_at_steps);
     CHECK_EQ_U(g.windows_over, 3);
     CHECK_EQ_U(g.windows, 4);
     /* totals that go back (a record unreadable now) restart the window */
-    CHECK_EQ_I(sps__guard_observe(&g, 2100, 5, 0, 100, 2.8), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 2100, 5, 0, 100, 0, 2.8), -1);
     CHECK_EQ_U(g.windows, 4);
+}
+
+/* Python's own work counts against the budget as the report prices it:
+ * a window of 1000 zones (20 us) and 4 ms of Python work in 0.3 s of CPU
+ * is 1.34%, over a 1% budget that the zones alone would keep. */
+static void test_guard_counts_python(void) {
+    struct sps__guard g;
+    sps__guard_init(&g, 0.01, 20, 10, 5);
+    CHECK_EQ_I(sps__guard_observe(&g, 0, 0, 0, 0, 0, 0.0), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 300, 1000, 0, 0, 4e6, 0.3), SPS_THIN_PHASES);
+    CHECK_NEAR(g.last_share, (1000 * 20 + 4e6) * 1e-9 / 0.3, 1e-12);
+    /* Python's total going back (a record gone) restarts the window */
+    struct sps__guard h;
+    sps__guard_init(&h, 0.01, 20, 10, 5);
+    CHECK_EQ_I(sps__guard_observe(&h, 0, 0, 0, 0, 5e6, 0.0), -1);
+    CHECK_EQ_I(sps__guard_observe(&h, 300, 1000, 0, 0, 1e6, 0.3), -1);
+    CHECK_EQ_U(h.windows, 0);
 }
 
 /* Run the fine-grained workload under a budget; report.json. */
@@ -234,7 +420,7 @@ static void test_budget_thins_to_phases(void) {
     CHECK(thinned >= 400 * 40); /* at least the 40 steps after the level arrived */
     CHECK_EQ_U((uint64_t)json_num(r, "processes.0.zones_thinned"), thinned);
     CHECK(!strcmp(json_string_value(json_path(r, "processes.0.thin_level")), "phases"));
-    double zone_ns = json_num(r, "analysis.overhead.zone_cost_ns");
+    double zone_ns = json_num(r, "analysis.overhead.recording_by_kind.zones.cost_ns");
     double thin_ns = json_num(r, "analysis.overhead.thinned_zone_cost_ns");
     CHECK(thin_ns > 0);
     CHECK_NEAR(json_num(r, "analysis.overhead.recording_s"),
@@ -302,9 +488,13 @@ static void test_budget_flags(void) {
 
 int main(void) {
     RUN_TEST(test_priced_and_shared);
+    RUN_TEST(test_priced_by_kind);
     RUN_TEST(test_unknowns_stay_unknown);
+    RUN_TEST(test_older_report_reads);
     RUN_TEST(test_under_stepscope_run);
+    RUN_TEST(test_end_samples_under_stepscope_run);
     RUN_TEST(test_guard_decision);
+    RUN_TEST(test_guard_counts_python);
     RUN_TEST(test_budget_thins_to_phases);
     RUN_TEST(test_budget_thins_to_steps);
     RUN_TEST(test_budget_kept);

@@ -78,6 +78,55 @@ PyObject *sps_py_gpu_zone_end(PyObject *self, PyObject *token);
 PyObject *sps_py_gpu_flush(PyObject *self, PyObject *unused);
 PyObject *sps_py_cuda_status(PyObject *self, PyObject *unused);
 
+/* face.c: counts of what each face recorded, and the measured costs of
+ * the module's own work, in the record's header (see face.c). */
+enum sps_py_face { SPS_PY_FACE_USER = 0, SPS_PY_FACE_HOOKS = 1 };
+enum sps_py_note {
+    SPS_PY_NOTE_ZONE, SPS_PY_NOTE_VALUE, SPS_PY_NOTE_COUNT, SPS_PY_NOTE_HOOK_ZONE, SPS_PY_NOTE_HOOK_COUNT,
+    SPS_PY_NOTES
+};
+/* The token a begin returns while its thread calibrates: true, so code
+ * that tests it behaves as when recording, and never given to the library. */
+#define SPS_PY_STAND_IN_TOKEN 0xFFFFFFFFu
+/* Whether any thread calibrates (a plain load on the hot path), and
+ * whether this one does (initial-exec: no __tls_get_addr call, as the
+ * library's own TLS). */
+extern int sps_py_calibration_on;
+extern __thread int sps_py_calibrating __attribute__((tls_model("initial-exec")));
+extern uint64_t sps_py_calibrated[SPS_PY_NOTES]; /* skipped while calibrating */
+int sps_py_face_init(PyObject *module);
+/* SPS_PY_FACE_HOOKS when a module function was called through
+ * instrument_face (its self), else SPS_PY_FACE_USER. */
+int sps_py_face_of(PyObject *self);
+/* Count one into the process's record (nothing when none is open). */
+void sps_py_note(enum sps_py_note what);
+
+/* What a begin, value or count of face does: the library's work and the
+ * count; while calibrating, the tally of what was skipped. */
+static inline int sps_py_skip(enum sps_py_note what) {
+    if (!sps__enabled)
+        return 1;
+    if (sps_py_calibration_on && sps_py_calibrating) {
+        sps_py_calibrated[what]++;
+        return 1;
+    }
+    return 0;
+}
+
+static inline sps_zone_t sps_py_begin(struct sps_site *site, int face) {
+    enum sps_py_note what = face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE;
+    if (sps_py_skip(what))
+        return sps__enabled ? SPS_PY_STAND_IN_TOKEN : 0;
+    sps_zone_t t = sps_zone_begin(site);
+    sps_py_note(what);
+    return t;
+}
+
+static inline void sps_py_end(sps_zone_t t) {
+    if (t && t != SPS_PY_STAND_IN_TOKEN)
+        sps_zone_end(t);
+}
+
 /* info.c: capture(), status() and the other calls that read state. */
 int sps_py_info_init(PyObject *module);
 PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -221,11 +221,12 @@ static PyObject *gpu_enter(PyObject *self, PyObject *unused) {
         return NULL;
     }
     g->token = 0;
-    if (sps__enabled) {
+    if (!sps_py_skip(SPS_PY_NOTE_ZONE)) {
         void *stream = g->stream;
         if (g->stream_auto && current_stream(&stream) < 0)
             return NULL;
         g->token = sps_gpu_zone_begin(g->z.site, stream);
+        sps_py_note(SPS_PY_NOTE_ZONE);
     }
     g->z.open = 1;
     Py_INCREF(self);
@@ -329,7 +330,6 @@ static PyType_Spec gpu_zone_spec = {"stepscope._stepscope.GpuZone", sizeof(GpuZo
 /* ------------------------------------------------------------ low level */
 
 PyObject *sps_py_gpu_zone_begin(PyObject *self, PyObject *args, PyObject *kwargs) {
-    (void)self;
     static char *kwlist[] = {"name", "stream", NULL};
     PyObject *name, *arg = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:gpu_zone_begin", kwlist, &name, &arg))
@@ -341,11 +341,14 @@ PyObject *sps_py_gpu_zone_begin(PyObject *self, PyObject *args, PyObject *kwargs
     int is_auto;
     if (parse_stream(arg, &stream, &is_auto, "stepscope.gpu_zone_begin()") < 0)
         return NULL;
-    if (!sps__enabled)
+    int face = sps_py_face_of(self);
+    if (sps_py_skip(face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE))
         return PyLong_FromLong(0);
     if (is_auto && current_stream(&stream) < 0)
         return NULL;
-    return PyLong_FromUnsignedLongLong(sps_gpu_zone_begin(site, stream));
+    sps_gpu_zone_t t = sps_gpu_zone_begin(site, stream);
+    sps_py_note(face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE);
+    return PyLong_FromUnsignedLongLong(t);
 }
 
 PyObject *sps_py_gpu_zone_end(PyObject *self, PyObject *token) {

@@ -206,7 +206,7 @@ static PyObject *zone_enter(PyObject *self, PyObject *unused) {
         return NULL;
     }
     z->open = 1;
-    z->token = sps__enabled ? sps_zone_begin(z->site) : 0;
+    z->token = sps_py_begin(z->site, SPS_PY_FACE_USER);
     Py_INCREF(self);
     return self;
 }
@@ -225,8 +225,7 @@ static PyObject *zone_exit(PyObject *self, PyObject *const *args, Py_ssize_t nar
     (void)nargs;
     ZoneObject *z = (ZoneObject *)self;
     if (z->open) {
-        if (z->token)
-            sps_zone_end(z->token);
+        sps_py_end(z->token);
         z->token = 0;
         z->open = 0;
     }
@@ -422,23 +421,17 @@ static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject),
 
 /* ----------------------------------------------------------------- Step */
 
-static sps_zone_t begin_if_enabled(struct sps_site *site) {
-    return sps__enabled ? sps_zone_begin(site) : 0;
-}
-
 static void end_pending_micro(void) {
     sps_zone_t t = pending_micro;
     pending_micro = 0;
-    if (t)
-        sps_zone_end(t);
+    sps_py_end(t);
 }
 
 static void end_pending_step(void) {
     end_pending_micro(); /* it nests in the step: end it first */
     sps_zone_t t = pending_step;
     pending_step = 0;
-    if (t)
-        sps_zone_end(t);
+    sps_py_end(t);
 }
 
 /* step()/microstep(): end the thread's pending one, begin a new one now
@@ -449,10 +442,10 @@ static PyObject *begin_step(int micro) {
         return NULL;
     if (micro) {
         end_pending_micro();
-        pending_micro = s->token = begin_if_enabled(microstep_site);
+        pending_micro = s->token = sps_py_begin(microstep_site, SPS_PY_FACE_USER);
     } else {
         end_pending_step();
-        pending_step = s->token = begin_if_enabled(step_site);
+        pending_step = s->token = sps_py_begin(step_site, SPS_PY_FACE_USER);
     }
     s->micro = micro;
     return (PyObject *)s;
@@ -507,7 +500,7 @@ static PyObject *step_exit(PyObject *self, PyObject *args) {
         pending_micro = 0;
     if (!s->micro && pending_step == s->token)
         pending_step = 0;
-    sps_zone_end(s->token);
+    sps_py_end(s->token);
     Py_RETURN_NONE;
 }
 
@@ -547,11 +540,10 @@ static PyType_Spec step_spec = {"stepscope._stepscope.Step", sizeof(StepObject),
 /* ------------------------------------------------------------ low level */
 
 PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
-    (void)self;
     PyObject *z = zone_for(name, "zone_begin");
     if (!z)
         return NULL;
-    sps_zone_t t = begin_if_enabled(((ZoneObject *)z)->site);
+    sps_zone_t t = sps_py_begin(((ZoneObject *)z)->site, sps_py_face_of(self));
     Py_DECREF(z);
     return PyLong_FromUnsignedLong(t);
 }
@@ -580,8 +572,7 @@ PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
     long t = token_of(token, "stepscope.zone_end()");
     if (t < 0)
         return NULL;
-    if (t)
-        sps_zone_end((sps_zone_t)t);
+    sps_py_end((sps_zone_t)t);
     Py_RETURN_NONE;
 }
 
@@ -590,20 +581,19 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
     long t = token_of(token, "stepscope._zone_discard()");
     if (t < 0)
         return NULL;
-    sps__zone_discard((sps_zone_t)t);
+    if (t && t != SPS_PY_STAND_IN_TOKEN) /* a calibration's stand-in opened nothing */
+        sps__zone_discard((sps_zone_t)t);
     Py_RETURN_NONE;
 }
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
-    (void)self;
     (void)unused;
-    return PyLong_FromUnsignedLong(begin_if_enabled(step_site));
+    return PyLong_FromUnsignedLong(sps_py_begin(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
-    (void)self;
     (void)unused;
-    return PyLong_FromUnsignedLong(begin_if_enabled(microstep_site));
+    return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 
 /* ------------------------------------------------------ values, counters */
@@ -623,13 +613,14 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
             sps_py_type_error("stepscope.record(): the value", "a number", value);
         return NULL;
     }
-    if (sps__enabled)
+    if (!sps_py_skip(SPS_PY_NOTE_VALUE)) {
         sps_value(site, v);
+        sps_py_note(SPS_PY_NOTE_VALUE);
+    }
     Py_RETURN_NONE;
 }
 
 PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
-    (void)self;
     static char *kwlist[] = {"name", "n", NULL};
     PyObject *name, *n = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count", kwlist, &name, &n))
@@ -654,8 +645,11 @@ PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
         Py_DECREF(i);
     }
-    if (sps__enabled)
+    enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_COUNT;
+    if (!sps_py_skip(what)) {
         sps_count(site, (uint64_t)add);
+        sps_py_note(what);
+    }
     Py_RETURN_NONE;
 }
 

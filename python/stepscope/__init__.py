@@ -163,6 +163,17 @@ def _decorate(name, func, stream=_UNSET):
     return timed
 
 
+# What this module's own work costs on this machine, for the report's
+# overhead (about a millisecond; nothing is recorded).  A measurement that
+# fails leaves the costs unmeasured (the report then says so): never the
+# import.
+from . import _cost  # noqa: E402
+
+try:
+    _cost.measure_module()
+except Exception:  # noqa: BLE001
+    pass
+
 # After the hook below (atexit runs last-registered first): resolve the main
 # thread's GPU zones that finished after its last step end (never waits).
 _atexit.register(_stepscope.gpu_flush)

@@ -10,6 +10,91 @@
 #include "record_format.h"
 #include "sampler/sampler.h"
 
+/* report.json's names of the kinds (analysis.overhead.recording_by_kind) */
+static const char *const kind_names[SPS_OH_KINDS] = {
+    [SPS_OH_ZONES] = "zones",
+    [SPS_OH_PY_ZONES] = "python_zones",
+    [SPS_OH_HOOKS] = "instrument_hooks",
+    [SPS_OH_VALUES] = "values",
+    [SPS_OH_PY_VALUES] = "python_values",
+    [SPS_OH_PY_COUNTS] = "python_counts",
+    [SPS_OH_THINNED] = "thinned",
+};
+
+/* Add n of a kind that cost cost_ns each (0 or less: not measured). */
+static void add_part(struct sps_overhead_part *part, uint64_t n, double cost_ns) {
+    part->count += n;
+    if (!(cost_ns > 0))
+        part->unpriced += n;
+    else
+        part->s += (double)n * cost_ns * 1e-9;
+}
+
+/* What the run's caches added to a zone: the recorder's samples of an
+ * end in the run, pooled over the processes, less the same samples in the
+ * warm measurement; 0 when either is missing or the run's came out less. */
+static double end_excess_ns(struct sps_overhead *out, const struct sps_run *run, const struct sps_run_info *info) {
+    uint64_t ns = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        out->zone_end_samples += run->procs[i].end_samples;
+        out->zone_end_samples_dropped += run->procs[i].end_samples_dropped;
+        ns += run->procs[i].end_sample_ns;
+    }
+    out->zone_end_in_run_ns = out->zone_end_samples ? (double)ns / (double)out->zone_end_samples : NAN;
+    out->zone_end_warm_ns = info->have_record_cost && info->warm_end_ns > 0 ? info->warm_end_ns : NAN;
+    double excess = out->zone_end_in_run_ns - out->zone_end_warm_ns;
+    return excess > 0 ? excess : 0;
+}
+
+/* The library's work: every process's at the costs measured at run end,
+ * a zone's with what the run's caches added to its end. */
+static void price_library(struct sps_overhead *out, const struct sps_run *run, const struct sps_run_info *info) {
+    double zone = NAN, value = NAN, thinned = NAN;
+    double excess = end_excess_ns(out, run, info);
+    if (info->have_record_cost) {
+        zone = info->zone_cost_ns + excess;
+        value = info->value_cost_ns;
+        thinned = info->thinned_zone_cost_ns;
+    }
+    add_part(&out->part[SPS_OH_ZONES], out->zones_recorded, zone);
+    add_part(&out->part[SPS_OH_VALUES], out->values_recorded, value);
+    add_part(&out->part[SPS_OH_THINNED], out->zones_thinned, thinned);
+}
+
+/* Python's work on top: each process at the costs it measured itself. */
+static void price_python(struct sps_overhead *out, const struct sps_run *run) {
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        add_part(&out->part[SPS_OH_PY_ZONES], p->py_zones, p->py_zone_ns);
+        add_part(&out->part[SPS_OH_HOOKS], p->hook_zones, p->hook_zone_ns);
+        add_part(&out->part[SPS_OH_PY_VALUES], p->py_values, p->py_value_ns);
+        add_part(&out->part[SPS_OH_PY_COUNTS], p->py_counts, p->py_count_ns);
+    }
+}
+
+/* recording_s and its flags from the parts. */
+static void sum_parts(struct sps_overhead *out, const struct sps_run_info *info) {
+    double sum = 0;
+    for (int k = 0; k < SPS_OH_KINDS; k++) {
+        struct sps_overhead_part *part = &out->part[k];
+        uint64_t priced = part->count - part->unpriced;
+        part->cost_ns = priced ? part->s * 1e9 / (double)priced : NAN;
+        sum += part->s;
+        if (part->unpriced && k != SPS_OH_ZONES && k != SPS_OH_VALUES && k != SPS_OH_THINNED)
+            out->recording_partial = 1;
+    }
+    out->zone_cost_ns = out->value_cost_ns = out->recording_s = out->thinned_zone_cost_ns = NAN;
+    if (info->have_record_cost) {
+        out->zone_cost_ns = info->zone_cost_ns;
+        out->value_cost_ns = info->value_cost_ns;
+        out->thinned_zone_cost_ns = info->thinned_zone_cost_ns > 0 ? info->thinned_zone_cost_ns : NAN;
+        out->recording_s = sum;
+    } else {
+        out->unmeasured_reason = info->record_cost_absent_reason ? info->record_cost_absent_reason
+                                                                 : "not measured: stepscope run measures it when the run ends";
+    }
+}
+
 void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info *info, struct sps_overhead *out) {
     *out = (struct sps_overhead){0};
     for (size_t i = 0; i < run->nnames; i++) {
@@ -31,19 +116,9 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     }
     if (since_ns)
         out->thinned_since_s = since_ns >= run->start_ns ? (double)(since_ns - run->start_ns) * 1e-9 : 0;
-    out->zone_cost_ns = out->value_cost_ns = out->recording_s = out->thinned_zone_cost_ns = NAN;
-    if (info->have_record_cost) {
-        out->zone_cost_ns = info->zone_cost_ns;
-        out->value_cost_ns = info->value_cost_ns;
-        out->thinned_zone_cost_ns = info->thinned_zone_cost_ns > 0 ? info->thinned_zone_cost_ns : NAN;
-        out->recording_s = ((double)out->zones_recorded * info->zone_cost_ns +
-                            (double)out->values_recorded * info->value_cost_ns +
-                            (isnan(out->thinned_zone_cost_ns) ? 0 : (double)out->zones_thinned * out->thinned_zone_cost_ns)) *
-                           1e-9;
-    } else {
-        out->unmeasured_reason = info->record_cost_absent_reason ? info->record_cost_absent_reason
-                                                                 : "not measured: stepscope run measures it when the run ends";
-    }
+    price_library(out, run, info);
+    price_python(out, run);
+    sum_parts(out, info);
     out->sampler_cpu_s = info->sampler ? info->sampler->thread_cpu_seconds : NAN;
     out->live_view_cpu_s = info->have_live_view ? info->live_view_cpu_seconds : 0;
     const struct sps_guard_report *g = &info->guard;
@@ -63,6 +138,15 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     out->wall_s = info->have_times ? info->wall_s : NAN;
     out->percent_of_workload_cpu = out->workload_cpu_s > 0 ? 100.0 * out->recording_s / out->workload_cpu_s : NAN;
     out->percent_of_wall = out->wall_s > 0 ? 100.0 * out->total_s / out->wall_s : NAN;
+    /* over the time the sampler's thread ran, as report.json's
+     * overhead.sampler_cpu_percent_of_one_core (the run's wall time when
+     * that is unknown) */
+    double sampler_span_s = info->sampler ? (double)info->sampler->thread_ns_total * 1e-9 : 0;
+    out->sampler_percent_of_core = sampler_span_s > 0 ? 100.0 * out->sampler_cpu_s / sampler_span_s
+                                   : out->wall_s > 0  ? 100.0 * out->sampler_cpu_s / out->wall_s
+                                                      : NAN;
+    out->live_view_percent_of_core = out->wall_s > 0 ? 100.0 * out->live_view_cpu_s / out->wall_s : NAN;
+    out->guard_percent_of_core = out->wall_s > 0 ? 100.0 * out->guard_cpu_s / out->wall_s : NAN;
 }
 
 void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
@@ -71,14 +155,33 @@ void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
     sps__jw_uint(w, "values_recorded", o->values_recorded);
     sps__jw_number(w, "zone_cost_ns", o->zone_cost_ns);
     sps__jw_number(w, "value_cost_ns", o->value_cost_ns);
+    sps__jw_uint(w, "zone_end_samples", o->zone_end_samples);
+    sps__jw_uint(w, "zone_end_samples_dropped", o->zone_end_samples_dropped);
+    sps__jw_number(w, "zone_end_in_run_ns", o->zone_end_in_run_ns);
+    sps__jw_number(w, "zone_end_warm_ns", o->zone_end_warm_ns);
     sps__jw_number(w, "recording_s", o->recording_s);
     if (o->unmeasured_reason)
         sps__jw_string(w, "recording_unmeasured_reason", o->unmeasured_reason);
+    sps__jw_bool(w, "recording_partial", o->recording_partial);
+    sps__jw_object(w, "recording_by_kind");
+    for (int k = 0; k < SPS_OH_KINDS; k++) {
+        const struct sps_overhead_part *part = &o->part[k];
+        sps__jw_object(w, kind_names[k]);
+        sps__jw_uint(w, "count", part->count);
+        sps__jw_uint(w, "unpriced", part->unpriced);
+        sps__jw_number(w, "cost_ns", part->cost_ns);
+        sps__jw_number(w, "s", part->s);
+        sps__jw_end(w, '}');
+    }
+    sps__jw_end(w, '}');
     sps__jw_uint(w, "zones_thinned", o->zones_thinned);
     sps__jw_number(w, "thinned_zone_cost_ns", o->thinned_zone_cost_ns);
     sps__jw_number(w, "sampler_cpu_s", o->sampler_cpu_s);
+    sps__jw_number(w, "sampler_percent_of_core", o->sampler_percent_of_core);
     sps__jw_number(w, "live_view_cpu_s", o->live_view_cpu_s);
+    sps__jw_number(w, "live_view_percent_of_core", o->live_view_percent_of_core);
     sps__jw_number(w, "guard_cpu_s", o->guard_cpu_s);
+    sps__jw_number(w, "guard_percent_of_core", o->guard_percent_of_core);
     sps__jw_number(w, "total_s", o->total_s);
     sps__jw_number(w, "percent_of_workload_cpu", o->percent_of_workload_cpu);
     sps__jw_number(w, "percent_of_wall", o->percent_of_wall);

@@ -61,6 +61,7 @@ struct sps_run_info {
         double cpu_seconds;     /* the guard thread's own CPU time */
     } guard;
     double thinned_zone_cost_ns; /* a zone the thin level leaves out; with have_record_cost */
+    double warm_end_ns; /* the recorder's end samples in that measurement (0: none) */
 };
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"

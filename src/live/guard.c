@@ -19,11 +19,11 @@ void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double
 }
 
 int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uint64_t values, uint64_t thinned,
-                       double cpu_s) {
+                       double python_ns, double cpu_s) {
     if (g->settling && (thinned > g->thinned_at_raise || --g->settling == 0))
         g->have_prev = g->settling = 0; /* the new level is in force: a new window from here */
     if (!g->have_prev || g->settling || zones < g->prev_zones || values < g->prev_values ||
-        thinned < g->prev_thinned || !(cpu_s >= g->prev_cpu_s)) {
+        thinned < g->prev_thinned || !(python_ns >= g->prev_python_ns) || !(cpu_s >= g->prev_cpu_s)) {
         /* the first reading, one while a raise settles, or totals that
          * went back (a record read before is unreadable now): start a
          * new window from here */
@@ -31,6 +31,7 @@ int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uin
         g->prev_zones = zones;
         g->prev_values = values;
         g->prev_thinned = thinned;
+        g->prev_python_ns = isfinite(python_ns) ? python_ns : 0;
         g->prev_cpu_s = isfinite(cpu_s) ? cpu_s : 0;
         return -1;
     }
@@ -38,8 +39,9 @@ int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uin
     if (cpu < SPS_GUARD_MIN_WINDOW_CPU_S)
         return -1; /* the window grows until it is long enough to judge */
     double cost_s = ((double)(zones - g->prev_zones) * g->zone_ns + (double)(values - g->prev_values) * g->value_ns +
-                     (double)(thinned - g->prev_thinned) * g->thinned_ns) *
+                     (double)(thinned - g->prev_thinned) * g->thinned_ns + (python_ns - g->prev_python_ns)) *
                     1e-9;
+    g->prev_python_ns = python_ns;
     g->prev_zones = zones;
     g->prev_values = values;
     g->prev_thinned = thinned;

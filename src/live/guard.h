@@ -39,7 +39,7 @@ struct sps__guard {
     uint32_t level;  /* enum sps_thin_level now asked for */
     int have_prev, settling; /* settling: readings left to wait after a raise */
     uint64_t prev_zones, prev_values, prev_thinned, thinned_at_raise;
-    double prev_cpu_s;
+    double prev_python_ns, prev_cpu_s;
     /* what happened, for the report */
     uint64_t windows, windows_over;
     double peak_share;        /* the costliest judged window's share; 0 before one */
@@ -54,11 +54,12 @@ void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double
 
 /*
  * One reading at now_ns: the totals so far of zones and values offered and
- * zones left out by every workload process, and the workload's CPU
- * seconds.  Returns the level to write into the records when it rose,
- * else -1.
+ * zones left out by every workload process, what the Python module's own
+ * work has cost so far (ns, priced by each process: see
+ * sps__live_steps.python_ns), and the workload's CPU seconds.  Returns the
+ * level to write into the records when it rose, else -1.
  */
 int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uint64_t values, uint64_t thinned,
-                       double cpu_s);
+                       double python_ns, double cpu_s);
 
 #endif /* SPS_LIVE_GUARD_H */

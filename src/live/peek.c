@@ -346,6 +346,20 @@ static void discover(struct sps__live_peek *pk) {
     closedir(d);
 }
 
+/* What a record's Python face has cost so far (see sps__live_steps). */
+static double python_ns(const struct sps_rec_header *h) {
+    double sum = 0;
+    const struct {
+        uint64_t n;
+        double ns;
+    } parts[] = {{h->py_zones, h->py_zone_ns}, {h->py_values, h->py_value_ns}, {h->py_counts, h->py_count_ns},
+                 {h->hook_zones, h->hook_zone_ns}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].ns > 0 && parts[i].ns < 1e12) /* else not measured (or not a cost) */
+            sum += (double)parts[i].n * parts[i].ns;
+    return sum;
+}
+
 struct sps__live_peek *sps__live_peek_open(const char *records_dir) {
     struct sps__live_peek *pk = calloc(1, sizeof *pk);
     if (!pk || !(pk->dir = strdup(records_dir))) {
@@ -369,6 +383,7 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
         if (out->records++ == 0 || f->h.thin_level < out->thin_level)
             out->thin_level = f->h.thin_level;
         out->zones_thinned += f->h.zones_thinned;
+        out->python_ns += python_ns(&f->h);
         scan_threads(pk, f, &best, out);
     }
     if (!best.rec)

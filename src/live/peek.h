@@ -56,6 +56,10 @@ struct sps__live_steps {
      * values and counter increments offered, and zones the thin level
      * left out. */
     uint64_t zones_offered, values_offered, zones_thinned;
+    /* and the Python module's own work on top, in ns: each record's counts
+     * of what its Python face recorded times the costs it measured (the
+     * header's py_* and hook_* fields; a cost not measured counts 0) */
+    double python_ns;
     uint32_t thin_level; /* the lowest thin level among the records read */
 };
 

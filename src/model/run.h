@@ -84,6 +84,12 @@ struct sps_process_data {
     int32_t cuda_driver_version;
     uint64_t cuda_resolved, cuda_cpu_only, cuda_dropped, cuda_unresolved;
     char cuda_reason[192];
+    /* the Python module's counts and measured costs (the header's py_* and
+     * hook_* fields; 0 in a process without it) */
+    uint64_t py_zones, py_values, py_counts, hook_zones, hook_counts;
+    double py_zone_ns, py_value_ns, py_count_ns, hook_zone_ns; /* 0: not measured */
+    uint64_t end_samples, end_sample_ns; /* the recorder's samples of a zone end's cost in the run (sum) */
+    uint64_t end_samples_dropped;
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */

@@ -333,7 +333,8 @@ int sps_cmd_run(int argc, char **argv) {
     info.record_cost_absent_reason = "the measuring process could not run";
     if (max_overhead > 0) {
         info.have_record_cost =
-            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns) == 0;
+            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns,
+                                    &info.warm_end_ns) == 0;
         if (!sampler || !info.have_record_cost) {
             sps_cli_error("run", "--max-overhead",
                           !sampler ? "no sampler: the run goes on without a budget"
@@ -534,7 +535,8 @@ int sps_cmd_run(int argc, char **argv) {
      * budgeted run measured before it started. */
     if (!info.have_record_cost)
         info.have_record_cost =
-            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns) == 0;
+            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns,
+                                    &info.warm_end_ns) == 0;
     int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
 
     struct sps_run run = {0};

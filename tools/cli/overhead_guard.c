@@ -35,7 +35,7 @@ static void check(void *arg) {
         return;
     uint64_t now = sps__mono_ns();
     sps__guard_observe(&g->decision, (int64_t)now, g->steps.zones_offered, g->steps.values_offered,
-                       g->steps.zones_thinned, cpu_s);
+                       g->steps.zones_thinned, g->steps.python_ns, cpu_s);
     /* every tick, not only when the level rose: a record that appeared
      * since (a process started later, not forked) gets it too */
     if (g->decision.level > g->steps.thin_level)

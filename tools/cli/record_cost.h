@@ -11,10 +11,13 @@
  * records into memory, not into the run), taking the fastest of a few
  * repeats: the cost a warmed-up call site pays, timestamps included;
  * and of a zone the overhead guard's thin level leaves out.
+ * *end_ns: the recorder's own samples of a zone end's bookkeeping
+ * (record_format.h, end_samples) in that warm loop (0: none taken), to
+ * compare with the run's.
  * About 10 ms.  Returns 0 with *zone_ns and *value_ns set, or -1 when the
  * child could not run (the report then says the cost was not measured).
  * Call with no other thread of the caller running.
  */
-int sps_measure_record_cost(double *zone_ns, double *value_ns, double *thinned_zone_ns);
+int sps_measure_record_cost(double *zone_ns, double *value_ns, double *thinned_zone_ns, double *end_ns);
 
 #endif /* SPS_CLI_RECORD_COST_H */
