@@ -100,6 +100,9 @@ int sps_py_face_init(PyObject *module);
 int sps_py_face_of(PyObject *self);
 /* Count one into the process's record (nothing when none is open). */
 void sps_py_note(enum sps_py_note what);
+/* Take back the count of one zone of face (SPS_PY_FACE_*) that was
+ * discarded unrecorded, so the counts stay those of recorded zones. */
+void sps_py_unnote_zone(int face);
 
 /* What a begin, value or count of face does: the library's work and the
  * count; while calibrating, the tally of what was skipped. */

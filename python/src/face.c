@@ -74,6 +74,18 @@ void sps_py_note(enum sps_py_note what) {
     }
 }
 
+void sps_py_unnote_zone(int face) {
+    struct sps_rec_header *h = sps__recorder_header();
+    if (!h)
+        return;
+    if (face == SPS_PY_FACE_HOOKS) {
+        if (h->hook_zones)
+            h->hook_zones--;
+    } else if (h->py_zones) {
+        h->py_zones--;
+    }
+}
+
 /* A fork child's first note writes the costs into its own record. */
 static void forget_header(void) {
     costs_in = NULL;
@@ -160,6 +172,7 @@ static PyObject *face_getattr(PyObject *self, PyObject *name) {
 static PyMethodDef face_methods[] = {
     {"zone_begin", sps_py_zone_begin, METH_O, "zone_begin(name) -> int token, counted as instrument's."},
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token)"},
+    {"_zone_discard", sps_py_zone_discard, METH_O, "_zone_discard(token): instrument's provisional zone taken back."},
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token, counted as instrument's."},
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token, counted as instrument's."},
     {"count", (PyCFunction)(void (*)(void))sps_py_count, METH_VARARGS | METH_KEYWORDS,
