@@ -24,7 +24,7 @@ struct sps_cmp_row {
     char *name;
     enum sps_cmp_presence presence;
     struct sps_comparison c; /* per step, seconds; a zone's p is Holm-adjusted */
-    double p_unadjusted;     /* the U test's own p */
+    double p_unadjusted;     /* the run-level test's own p */
 };
 
 /* A run-level figure: the mean over each side's runs that have it. */
@@ -44,6 +44,11 @@ struct sps_cmp_result {
     struct sps_cmp_figure *figures;
     char bottleneck_base[160]; /* "input-bound", or each run's when they differ; "" when none */
     char bottleneck_new[160];
+    /* each run's step time, summarised (its median, drift and halves: the
+     * A/A self-check), in the order of the side's runs */
+    struct sps_run_summary *runs_base, *runs_new;
+    /* "" or one line: the runs did not all run the same command */
+    char command_warning[640];
 };
 
 /*

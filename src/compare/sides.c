@@ -168,6 +168,15 @@ static int read_figures(struct sps_cmp_run *run, json_t *report) {
     run->energy_per_step_j = num_at(report, "analysis.energy.per_step.joules");
     const char *verdict = json_string_value(sps__json_at(report, "analysis.bottleneck.verdict"));
     snprintf(run->bottleneck, sizeof run->bottleneck, "%s", verdict ? verdict : "");
+    size_t used = 0, k;
+    json_t *arg;
+    json_array_foreach(json_object_get(report, "command"), k, arg) {
+        const char *a = json_string_value(arg);
+        int w = a ? snprintf(run->command + used, sizeof run->command - used, "%s%s", used ? " " : "", a) : 0;
+        if (w < 0 || (size_t)w >= sizeof run->command - used)
+            break;
+        used += (size_t)w;
+    }
     json_t *counters = sps__json_at(report, "analysis.throughput.counters");
     size_t i;
     json_t *c;

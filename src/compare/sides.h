@@ -44,6 +44,7 @@ struct sps_cmp_run {
     size_t nrates;
     struct sps_cmp_rate *rates;
     char bottleneck[64];        /* analysis.bottleneck.verdict ("" when absent) */
+    char command[1024];         /* command's arguments joined by spaces ("" when absent) */
 };
 
 struct sps_cmp_side {
