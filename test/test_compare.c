@@ -14,6 +14,9 @@
 
 #include "check.h"
 #include "compare/inference.h"
+#include "compare/jscan.h"
+#include "compare/sides.h"
+#include "stepscope.h"
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
@@ -34,6 +37,7 @@ struct synth {
     double level;          /* this run's machine state: every step x level (0: 1) */
     double forward_extra_s; /* added to the forward zone (and so the step) of every step */
     const char *command;   /* the report's command, one argument (NULL: none) */
+    double started;        /* started_unix_s (0: none) */
 };
 
 static void write_run(const char *dir, const struct synth *s) {
@@ -73,6 +77,8 @@ static void write_run(const char *dir, const struct synth *s) {
     }
     if (s->command)
         json_object_set_new(report, "command", json_pack("[s, s]", s->command, "--steps"));
+    if (s->started > 0)
+        json_object_set_new(report, "started_unix_s", json_real(s->started));
     char path[4200];
     snprintf(path, sizeof path, "%s/report.json", dir);
     if (json_dump_file(report, path, JSON_COMPACT) != 0) {
@@ -216,9 +222,11 @@ static void test_one_run_a_side(void) {
     CHECK_EQ_I(compare(base_dir[0], slow_dir[0], "--fail-on", "slower", NULL), 0);
     CHECK_STR_HAS(out, "step time: inconclusive (+");
     CHECK_STR_HAS(out, "one run a side cannot tell the code from the run");
+    CHECK_EQ_I(compare(A, "--vs", SAME, NULL), 0); /* 3 a side, same code: the runs it would take */
+    CHECK_STR_HAS(out, " runs a side would tell a 2% change from this noise (a run's level varies by ");
     CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--fail-on", "slower", NULL), 0);
     CHECK_STR_HAS(out, "step time: inconclusive (");
-    CHECK_STR_HAS(out, " runs a side would tell a 2% change from this noise");
+    CHECK_STR_HAS(out, "one run a side cannot measure how runs differ: repeat each side");
     CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--format", "json", NULL), 0);
     json_t *j = json_loads(out, 0, NULL);
     CHECK(j != NULL);
@@ -238,9 +246,12 @@ static void test_same_and_outliers(void) {
     if (j) {
         const char *v = json_string_value(json_path(j, "verdict"));
         CHECK_MSG(!strcmp(v, "same") || !strcmp(v, "inconclusive"), "identical code: %s", v);
+        CHECK_STR_HAS(json_string_value(json_path(j, "warnings.0")), "every BASE run started before every NEW run");
+        CHECK_NEAR(json_num(j, "new.0.started_unix_s"), 1.9e9, 1e-3);
         json_decref(j);
     }
     CHECK_EQ_I(compare(SAME, "--vs", A, "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "warning: every NEW run started before every BASE run: ");
     CHECK_EQ_I(compare(base_dir[0], tail_dir, "--fail-on", "slower", "--format", "json", NULL), 0);
     j = json_loads(out, 0, NULL);
     CHECK(j != NULL);
@@ -403,6 +414,105 @@ static void test_errors(const char *root) {
     CHECK_STR_HAS(out, "usage: stepscope compare BASE NEW");
 }
 
+/* The streaming reader on reports written by hand: key order, escapes,
+ * rows that are not steps, and what it refuses. */
+static void test_reader(const char *root) {
+    char path[4300], why[1024];
+    snprintf(path, sizeof path, "%s/hand.json", root);
+    /* keys in another order than stepscope writes them; a zone name with
+     * escapes (one a surrogate pair); a row that is not an object; a row of
+     * another name; numbers in every JSON form; members the reader skips */
+    const char *doc =
+        "{\"series\": {\"a\": [1, 2.5e-3, -0, {\"b\": [true, false, null]}]},\n"
+        " \"steps\": {\"rows\": [\n"
+        "   {\"zones_self_s\": {\"f\\u00e9\\\"x\\ud83d\\ude00\": 1E-3, \"g\": null}, \"duration_s\": 0.25, "
+        "\"warmup\": false, \"name\": \"step\"},\n"
+        "   7,\n"
+        "   {\"name\": \"eval\", \"duration_s\": \"not a number\"},\n"
+        "   {\"name\": \"step\", \"duration_s\": 1.5e+1, \"warmup\": true},\n"
+        "   {\"name\": \"step\", \"duration_s\": 0.125, \"zones_self_s\": {\"g\": 2}, \"values\": {\"s\": \"x\\n\"}}\n"
+        " ], \"count\": 4},\n"
+        " \"command\": [\"python3\", \"t\\u00e9st.py\"], \"schema\": \"stepscope.report/1\"}\n";
+    write_file(path, doc, strlen(doc));
+    struct sps_cmp_side side = {0};
+    struct sps_cmp_load_options opt = {NULL, -1};
+    CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
+    if (side.nruns == 1) {
+        const struct sps_cmp_run *r = &side.runs[0];
+        CHECK_EQ_U(r->rows, 3);
+        CHECK_EQ_U(r->skipped, 1);
+        CHECK_EQ_U(r->nsteps, 2);
+        CHECK_EQ_U(r->steps_counted, 4);
+        CHECK_NEAR(r->step_s[0], 0.25, 0);
+        CHECK_NEAR(r->step_s[1], 0.125, 0);
+        CHECK_EQ_U(r->nzones, 2);
+        const struct sps_cmp_zone *z = sps__cmp_run_zone(r, "f\xc3\xa9\"x\xf0\x9f\x98\x80");
+        CHECK(z != NULL);
+        if (z) {
+            CHECK_NEAR(z->self_s[0], 1e-3, 0);
+            CHECK_NEAR(z->self_s[1], 0, 0);
+        }
+        z = sps__cmp_run_zone(r, "g");
+        CHECK(z && z->self_s[0] == 0 && z->self_s[1] == 2); /* null is no time */
+        CHECK_STR_HAS(r->command, "python3 t\xc3\xa9st.py");
+    }
+    sps__cmp_side_free(&side);
+    /* --skip counts per (pid, tid) stream */
+    opt.skip = 1;
+    CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
+    CHECK(side.nruns == 1 && side.runs[0].nsteps == 2 && side.runs[0].step_s[0] == 15);
+    sps__cmp_side_free(&side);
+    opt.skip = -1;
+    /* what it refuses, with where */
+    struct {
+        const char *doc, *says;
+    } bad[] = {
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": null}]}}",
+         "steps.rows[0].duration_s is not a non-negative number"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": -1}]}}",
+         "steps.rows[0].duration_s is not a non-negative number"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": 3}}", "steps.rows is not an array"},
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [1 2]}}",
+         ":2:23: malformed JSON: ',' expected, found '2'"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [tru]}}", "invalid token (expected true)"},
+        {"{\"a\": \"\\q\"}", "bad escape '\\q' in a string"},
+        {"{\"a\": 1} x", "end of file expected after the report"},
+        {"", "unexpected end of file, '{' expected"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_file(path, bad[i].doc, strlen(bad[i].doc));
+        CHECK_MSG(sps__cmp_side_add(&side, path, &opt, why, sizeof why) == SPS_EFORMAT, "refused: %s", bad[i].doc);
+        CHECK_STR_HAS(why, bad[i].says);
+        CHECK_EQ_U(side.nruns, 0);
+    }
+    /* numbers: the fast path and strtod agree on every double printed
+     * the ways report writers print them */
+    FILE *f = tmpfile();
+    struct sps_rng r;
+    sps__rng_seed(&r, 77);
+    enum { N = 20000 };
+    static double want[N];
+    for (int i = 0; i < N; i++) {
+        double v = exp(40 * (double)(sps__rng_next(&r) >> 11) * 0x1.0p-53 - 25);
+        char text[64];
+        snprintf(text, sizeof text, i % 3 == 0 ? "%.9g" : i % 3 == 1 ? "%.17g" : "%.6f", v);
+        want[i] = strtod(text, NULL);
+        fprintf(f, "%s ", text);
+    }
+    rewind(f);
+    struct sps_jscan scan;
+    int wrong = 0;
+    CHECK_EQ_I(sps__jscan_open(&scan, f), 0);
+    for (int i = 0; i < N; i++) {
+        double got;
+        if (sps__jscan_number(&scan, &got) || memcmp(&got, &want[i], sizeof got))
+            wrong++;
+    }
+    sps__jscan_close(&scan);
+    fclose(f);
+    CHECK_EQ_I(wrong, 0);
+}
+
 /* Colour on a terminal only, and never with NO_COLOR: the command runs on
  * a pseudo-terminal made by script(1) (util-linux, in every Debian). */
 static void test_colour(void) {
@@ -436,15 +546,18 @@ int main(void) {
         snprintf(same_dir[i], sizeof same_dir[i], "%s/same%d", root, i);
         struct synth s = base_run(1 + (uint64_t)i);
         s.level = levels[i];
+        s.started = 1.8e9 + 20 * i; /* BASE and SLOW interleaved */
         write_run(base_dir[i], &s);
         s = base_run(11 + (uint64_t)i);
         s.level = levels[(i + 1) % 3];
+        s.started = 1.8e9 + 20 * i + 10;
         s.forward_extra_s = 0.030; /* the forward zone 30 ms longer: the step 30% */
         s.samples_per_s = 3050;
         s.bottleneck = "compute-bound";
         write_run(slow_dir[i], &s);
         s = base_run(21 + (uint64_t)i); /* test_compare_stats measures the false-alarm rate */
         s.level = levels[(i + 2) % 3];
+        s.started = 1.9e9 + 20 * i; /* after every BASE run */
         write_run(same_dir[i], &s);
     }
     snprintf(tail_dir, sizeof tail_dir, "%s/tail", root);
@@ -459,6 +572,7 @@ int main(void) {
     test_pooled_runs(root);
     test_zone_only_on_one_side(root);
     test_errors(root);
+    test_reader(root);
     test_colour();
     printf("%d passed, %d failed\n", check_passes, check_failures);
     return check_failures != 0;

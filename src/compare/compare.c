@@ -190,6 +190,34 @@ static void command_check(const struct sps_cmp_side *base, const struct sps_cmp_
         }
 }
 
+/* The earliest and latest start of a side's runs; 0 when a run has none. */
+static int start_range(const struct sps_cmp_side *side, double *first, double *last) {
+    *first = INFINITY;
+    *last = -INFINITY;
+    for (size_t i = 0; i < side->nruns; i++) {
+        double t = side->runs[i].started_unix_s;
+        if (!isfinite(t))
+            return 0;
+        *first = t < *first ? t : *first;
+        *last = t > *last ? t : *last;
+    }
+    return 1;
+}
+
+/* Whether the runs of the two sides were made in two sessions, one after
+ * the other, rather than interleaved. */
+static void order_check(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side, char *out, size_t len) {
+    out[0] = '\0';
+    double b0, b1, n0, n1;
+    if (base->nruns + new_side->nruns < 3 || !start_range(base, &b0, &b1) || !start_range(new_side, &n0, &n1))
+        return;
+    if (b1 < n0 || n1 < b0)
+        snprintf(out, len,
+                 "every %s run started before every %s run: a machine that changed between the two sessions "
+                 "looks like a change in the code; interleave them (A B A B A B)",
+                 b1 < n0 ? "BASE" : "NEW", b1 < n0 ? "NEW" : "BASE");
+}
+
 static size_t longest_run(const struct sps_cmp_side *s) {
     size_t m = 0;
     for (size_t i = 0; i < s->nruns; i++)
@@ -318,6 +346,7 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
     bottleneck_of(base, out->bottleneck_base, sizeof out->bottleneck_base);
     bottleneck_of(new_side, out->bottleneck_new, sizeof out->bottleneck_new);
     command_check(base, new_side, out->command_warning, sizeof out->command_warning);
+    order_check(base, new_side, out->order_warning, sizeof out->order_warning);
     return 0;
 }
 

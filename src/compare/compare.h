@@ -49,6 +49,10 @@ struct sps_cmp_result {
     struct sps_run_summary *runs_base, *runs_new;
     /* "" or one line: the runs did not all run the same command */
     char command_warning[640];
+    /* "" or one line: every run of one side started before every run of
+     * the other (with 3 or more runs: a machine that changed between the
+     * sessions looks like a change in the code) */
+    char order_warning[320];
 };
 
 /*

@@ -152,6 +152,10 @@ double sps__t_quantile_two_sided(double tail, double df) {
 
 /* ------------------------------------------------------ run summaries */
 
+/* The Gaussian efficiency of the median absolute deviation: its variance
+ * estimate is worth this share of the degrees of freedom. */
+#define SPS_MAD_EFFICIENCY 0.37
+
 static double mean_of(const double *x, size_t n) {
     double sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -173,17 +177,21 @@ void sps__run_summarise(const double *x, size_t n, int use_mean, double *scratch
     out->blocks = n / SPS_BLOCK_MIN_STEPS < SPS_RUN_BLOCKS ? n / SPS_BLOCK_MIN_STEPS : SPS_RUN_BLOCKS;
     out->drift_var = NAN;
     if (out->blocks >= 2) {
-        /* contiguous blocks, as even as whole steps allow; Welford's
-         * running variance of their centres */
-        double mean = 0, m2 = 0;
+        /* contiguous blocks, as even as whole steps allow; the spread of
+         * their centres by the median absolute deviation, so a block or two
+         * that hit a stall (a run on a busy machine has them) do not pass
+         * for a wandering level: the run's median is as robust to them */
+        double centres[SPS_RUN_BLOCKS], dev[SPS_RUN_BLOCKS];
         for (size_t b = 0; b < out->blocks; b++) {
             size_t from = n * b / out->blocks, to = n * (b + 1) / out->blocks;
-            double c = centre_of(x + from, to - from, use_mean, scratch);
-            double delta = c - mean;
-            mean += delta / (double)(b + 1);
-            m2 += delta * (c - mean);
+            centres[b] = centre_of(x + from, to - from, use_mean, scratch);
         }
-        out->drift_var = m2 / (double)(out->blocks - 1);
+        memcpy(dev, centres, sizeof dev);
+        double mid = sps__median_inplace(dev, out->blocks);
+        for (size_t b = 0; b < out->blocks; b++)
+            dev[b] = fabs(centres[b] - mid);
+        double sd = 1.482602218505602 * sps__median_inplace(dev, out->blocks); /* the normal's sd from its MAD */
+        out->drift_var = sd * sd;
     }
     out->halves = NAN;
     if (n >= 2 * SPS_BLOCK_MIN_STEPS) {
@@ -288,8 +296,10 @@ static void estimate_noise(const struct side_runs *b, const struct side_runs *n,
             double dev = level(r, relative) - levels[s];
             ss += dev * dev;
             if (r->blocks >= 2 && isfinite(r->drift_var)) {
-                drift_ss += (double)(r->blocks - 1) * drift(r, relative);
-                drift_df += (double)(r->blocks - 1);
+                /* a MAD has the precision of a standard deviation from
+                 * 37% as many normal samples */
+                drift_ss += SPS_MAD_EFFICIENCY * (double)(r->blocks - 1) * drift(r, relative);
+                drift_df += SPS_MAD_EFFICIENCY * (double)(r->blocks - 1);
             }
         }
     e->df_between = (double)(b->n + n->n) - 2;

@@ -12,8 +12,8 @@
  *
  *  - each run is summarised by its median step (its mean for a zone that
  *    most steps do not enter), and cut into up to 8 contiguous blocks whose
- *    medians show how far the run's own level wanders (its drift: an A/A
- *    self-check of the run against itself);
+ *    medians show how far the run's own level wanders (its drift, a robust
+ *    spread: an A/A self-check of the run against itself);
  *  - a side's level is the mean of its runs' logs (the geometric mean of
  *    the run medians), and the change is NEW's level over BASE's;
  *  - how much a run's level varies is estimated twice: between the runs of
@@ -122,7 +122,8 @@ int sps__holm_adjust(double *p, size_t n);
 struct sps_run_summary {
     double center;    /* the run's median (mean with use_mean) */
     size_t blocks;    /* contiguous blocks; < 2: no drift estimate */
-    double drift_var; /* sample variance of the blocks' centres, in the samples' unit squared */
+    double drift_var; /* the blocks' centres' variance, from their median absolute
+                       * deviation (x 1.4826, squared), in the samples' unit squared */
     double halves;    /* second half's centre over the first's, minus 1: the A/A self-check; NAN */
 };
 

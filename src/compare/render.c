@@ -141,15 +141,19 @@ static void advice(const struct sps_cmp_result *r, char *buf, size_t len) {
     if (c->verdict != SPS_VERDICT_INCONCLUSIVE || !c->runs_needed)
         return;
     double noise = noise_of(c);
-    if (c->runs_needed >= 1000)
+    if (c->runs_base + c->runs_new < 3)
+        snprintf(buf, len,
+                 "one run a side cannot measure how runs differ: repeat each side (stepscope compare A1 A2 A3 --vs "
+                 "B1 B2 B3); from the runs' own drift alone, a %g%% change needs %zu runs a side or more",
+                 r->params.threshold * 100, c->runs_needed < 3 ? (size_t)3 : c->runs_needed);
+    else if (c->runs_needed >= 1000)
         snprintf(buf, len,
                  "a run's level varies by %.1f%% here: no practical number of runs a side tells a %g%% change; a "
                  "quieter machine or a larger --threshold would",
                  noise * 100, r->params.threshold * 100);
     else
         snprintf(buf, len,
-                 "about %zu runs a side would tell a %g%% change from this noise (a run's level varies by %.1f%%; "
-                 "stepscope compare A1 A2 .. --vs B1 B2 ..)",
+                 "about %zu runs a side would tell a %g%% change from this noise (a run's level varies by %.1f%%)",
                  c->runs_needed < 2 ? (size_t)2 : c->runs_needed, r->params.threshold * 100, noise * 100);
 }
 
@@ -226,6 +230,8 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
     char line[1024];
     if (*r->command_warning)
         fprintf(f, "%swarning: %s%s\n", colour ? BOLD : "", r->command_warning, colour ? RESET : "");
+    if (*r->order_warning)
+        fprintf(f, "%swarning: %s%s\n", colour ? BOLD : "", r->order_warning, colour ? RESET : "");
     const struct sps_cmp_side *sides[2] = {base, new_side};
     const struct sps_run_summary *sums[2] = {r->runs_base, r->runs_new};
     for (int s = 0; s < 2; s++) {
@@ -314,6 +320,8 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
         fprintf(f, "%s\n\n", line);
     if (*r->command_warning)
         fprintf(f, "**Warning**: %s\n\n", r->command_warning);
+    if (*r->order_warning)
+        fprintf(f, "**Warning**: %s\n\n", r->order_warning);
     fputs("| median per step | base | new | change | 95% interval | p | noise | verdict |\n", f);
     fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
     md_escape(r->step.name, name, sizeof name);
@@ -405,6 +413,7 @@ static json_t *side_json(const struct sps_cmp_side *s, const struct sps_run_summ
         json_t *o = json_object();
         json_object_set_new(o, "report", json_string(r->path));
         json_object_set_new(o, "command", *r->command ? json_string(r->command) : json_null());
+        json_object_set_new(o, "started_unix_s", num_or_null(r->started_unix_s));
         json_object_set_new(o, "median_s", num_or_null(sums[i].center));
         json_object_set_new(o, "drift", num_or_null(sums[i].center > 0 ? sqrt(sums[i].drift_var) / sums[i].center
                                                                           : NAN));
@@ -434,6 +443,8 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
     json_t *warnings = json_array();
     if (*r->command_warning)
         json_array_append_new(warnings, json_string(r->command_warning));
+    if (*r->order_warning)
+        json_array_append_new(warnings, json_string(r->order_warning));
     json_object_set_new(root, "warnings", warnings);
     json_object_set_new(root, "base", side_json(base, r->runs_base));
     json_object_set_new(root, "new", side_json(new_side, r->runs_new));

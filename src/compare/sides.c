@@ -287,7 +287,7 @@ static int read_rows(struct sps_jscan *s, struct rows_reader *rr) {
 
 /* What the scan of a report found besides the rows. */
 struct scanned {
-    json_t *meta;     /* schema, command, memory, metrics, analysis: parsed */
+    json_t *meta;     /* schema, command, started_unix_s, memory, metrics, analysis: parsed */
     int has_rows;     /* steps.rows was an array */
     double count;     /* steps.count; NAN when absent */
 };
@@ -313,7 +313,7 @@ static int read_steps_object(struct sps_jscan *s, struct rows_reader *rr, struct
  * the few small members the figures come from parsed with jansson, the
  * rest (the time series, the trace of zones) skipped. */
 static int scan_report(struct sps_jscan *s, struct rows_reader *rr, struct scanned *out) {
-    static const char *const parsed[] = {"schema", "command", "memory", "metrics", "analysis"};
+    static const char *const parsed[] = {"schema", "command", "started_unix_s", "memory", "metrics", "analysis"};
     int rc = sps__jscan_expect(s, '{'), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (!strcmp(s->str, "steps")) {
@@ -395,6 +395,7 @@ static int check_steps(struct sps_cmp_run *run, const struct scanned *found, con
 }
 
 static int read_figures(struct sps_cmp_run *run, json_t *report) {
+    run->started_unix_s = num_at(report, "started_unix_s");
     run->peak_rss_bytes = num_at(report, "memory.peak_rss_bytes");
     run->peak_gpu_bytes = num_at(report, "metrics.gpu_memory_used_bytes.max");
     run->energy_j = num_at(report, "analysis.energy.joules");

@@ -36,6 +36,7 @@ struct sps_cmp_run {
     double *step_s;           /* [nsteps] durations of the kept steps */
     size_t nzones;
     struct sps_cmp_zone *zones;
+    double started_unix_s;    /* when the run started; NAN when the report does not say */
     /* run-level figures; NAN when the report does not have them */
     double peak_rss_bytes;      /* memory.peak_rss_bytes */
     double peak_gpu_bytes;      /* metrics.gpu_memory_used_bytes.max */
