@@ -454,7 +454,7 @@ static void say_noise(const struct sps_comparison *c, char *buf, size_t len) {
         snprintf(buf, len, "runs differ by %.1f%% (sd of a run's level, from %zu+%zu runs)", c->noise_between * 100,
                  c->runs_base, c->runs_new);
     else if (c->noise_used == SPS_NOISE_DRIFT)
-        snprintf(buf, len, "runs drift by %.1f%% within themselves (sd of block medians)", c->noise_drift * 100);
+        snprintf(buf, len, "runs drift by %.1f%% within themselves (spread of block medians)", c->noise_drift * 100);
     else
         snprintf(buf, len, "no estimate of the noise");
 }
