@@ -64,8 +64,9 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
 
 void sps__cmp_result_free(struct sps_cmp_result *r);
 
-/* Whether the result fails a CI gate: NEW's step time significantly
- * slower and, with min_change > 0, slower by at least that fraction. */
+/* Whether the result fails a CI gate: the step verdict is slower (never
+ * with one run a side) and, with min_change > 0, the change is at least
+ * that fraction. */
 int sps__cmp_regressed(const struct sps_cmp_result *r, double min_change);
 
 #endif /* SPS_COMPARE_COMPARE_H */

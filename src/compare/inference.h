@@ -21,11 +21,11 @@
  *    taken as the floor: a run is assumed to be no more alike another run
  *    than one of its blocks is like another block.  The wider of the two
  *    t intervals is used; with one run a side, only the floor is known;
- *  - a verdict of slower or faster needs the interval clear of no change
- *    (p < alpha) and a change of at least the threshold; "same" needs the
- *    change within the threshold (significantly, or with the whole interval
- *    inside it); anything else is "inconclusive", with the number of runs a
- *    side that would resolve a change of the threshold's size.
+ *  - a verdict of slower or faster needs 3 or more runs in all (one run a
+ *    side cannot measure how runs differ), p < alpha and the whole
+ *    interval beyond the threshold; "same" needs the whole interval within
+ *    the threshold; anything else is "inconclusive", with the number of
+ *    runs a side that would resolve a change of the threshold's size.
  *
  * Every step is touched a constant number of times (selection, not
  * sorting): linear in the steps, no resampling.  Pure functions of their
