@@ -238,8 +238,10 @@ static void new_case(const char *base, const char *new_path, int check_old) {
     sps__cmp_side_free(&sn);
 }
 
-/* Run one case in a child: its wall time and peak RSS (MiB).  check: the
+/* Run one case in a child: its wall time, CPU time (user + system: what a
+ * busy machine does not inflate as much) and peak RSS (MiB).  check: the
  * new case also reads both reports the old way and compares (not timed). */
+static double last_cpu_s;
 static int measure(int old, const char *base, const char *new_path, int check, double *secs, double *rss_mib) {
     fflush(stdout);
     double t0 = now_s();
@@ -260,6 +262,8 @@ static int measure(int old, const char *base, const char *new_path, int check, d
         return -1;
     *secs = now_s() - t0;
     *rss_mib = (double)ru.ru_maxrss / 1024.0;
+    last_cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec * 1e-6;
     return 0;
 }
 
@@ -305,14 +309,17 @@ int main(int argc, char **argv) {
         /* new, REPEATS times (the first also checks the readers agree),
          * interleaved with the old where it runs */
         int run_old = si == 0 || old_1m;
-        double tn[REPEATS], rn[REPEATS], to = NAN, ro = NAN, tc, rcheck;
+        double tn[REPEATS], rn[REPEATS], cn[REPEATS], to = NAN, ro = NAN, co = NAN, tc, rcheck;
         if (measure(0, base, new_path, 1, &tc, &rcheck))
             rc = 1;
         for (int k = 0; k < REPEATS && !rc; k++) {
             if (measure(0, base, new_path, 0, &tn[k], &rn[k]))
                 rc = 1;
+            cn[k] = last_cpu_s;
             if (k == 0 && run_old && !rc && measure(1, base, new_path, 0, &to, &ro))
                 rc = 1;
+            if (k == 0 && run_old)
+                co = last_cpu_s;
         }
         if (rc) {
             fprintf(stderr, "bench_compare: a case failed\n");
@@ -324,11 +331,15 @@ int main(int argc, char **argv) {
         double rss = rn[0];
         for (int k = 1; k < REPEATS; k++)
             rss = rn[k] > rss ? rn[k] : rss;
-        printf("    new: %.2f s (median of %d, range %.2f to %.2f), peak RSS %.0f MiB\n", sorted[REPEATS / 2], REPEATS,
-               sorted[0], sorted[REPEATS - 1], rss);
+        double csorted[REPEATS];
+        memcpy(csorted, cn, sizeof csorted);
+        qsort(csorted, REPEATS, sizeof *csorted, cmp_d);
+        printf("    new: %.2f s (median of %d, range %.2f to %.2f), CPU %.2f s, peak RSS %.0f MiB\n", sorted[REPEATS / 2],
+               REPEATS, sorted[0], sorted[REPEATS - 1], csorted[REPEATS / 2], rss);
         if (run_old)
-            printf("    old: %.2f s (one run), peak RSS %.0f MiB\n    ratio old/new: %.0fx the time, %.1fx the memory\n",
-                   to, ro, to / sorted[REPEATS / 2], ro / rss);
+            printf("    old: %.2f s (one run), CPU %.2f s, peak RSS %.0f MiB\n"
+                   "    ratio old/new: %.0fx the time, %.0fx the CPU, %.1fx the memory\n",
+                   to, co, ro, to / sorted[REPEATS / 2], co / csorted[REPEATS / 2], ro / rss);
         else
             printf("    old: not run at this size (%s)\n", quick ? "--quick" : "minutes; --old-1m runs it");
         if (n >= 1000000)

@@ -71,27 +71,27 @@ static void test_run_summary(void) {
         x[4 * b + 3] = b + 1 + 0.5;
     }
     struct sps_run_summary s;
-    sps__run_summarise(x, 32, 0, scratch, &s);
+    sps__run_summarise(x, 32, 0, 1, scratch, &s);
     CHECK_NEAR(s.center, 4.5, 0);
     CHECK_EQ_U(s.blocks, 8);
     /* 1..8: median 4.5, absolute deviations 0.5 .. 3.5, their median 2 */
     CHECK_NEAR(s.drift_var, pow(2 * 1.482602218505602, 2), 1e-12);
     CHECK_NEAR(s.halves, 6.5 / 2.5 - 1, 1e-12); /* medians of 0.5..4.5 and 4.5..8.5 */
     CHECK_NEAR(x[0], 0.5, 0);                   /* x is left alone */
-    sps__run_summarise(x, 32, 1, scratch, &s);  /* means */
+    sps__run_summarise(x, 32, 1, 1, scratch, &s);  /* means */
     CHECK_NEAR(s.center, 4.5, 1e-12);
     CHECK_NEAR(s.drift_var, pow(2 * 1.482602218505602, 2), 1e-12);
     /* one block of eight stalled 10x: the spread hardly moves */
     double stalled[32];
     for (int i = 0; i < 32; i++)
         stalled[i] = i >= 8 && i < 12 ? 10.0 : 1.0 + 0.01 * (i % 4);
-    sps__run_summarise(stalled, 32, 0, scratch, &s);
+    sps__run_summarise(stalled, 32, 0, 1, scratch, &s);
     CHECK_NEAR(s.center, 1.02, 1e-12);
     CHECK_MSG(sqrt(s.drift_var) < 0.01, "drift with a stalled block: %g", sqrt(s.drift_var));
     /* short runs: fewer blocks, at least 4 steps each; under 8: none */
-    sps__run_summarise(x, 12, 0, scratch, &s);
+    sps__run_summarise(x, 12, 0, 1, scratch, &s);
     CHECK_EQ_U(s.blocks, 3);
-    sps__run_summarise(x, 7, 0, scratch, &s);
+    sps__run_summarise(x, 7, 0, 1, scratch, &s);
     CHECK_EQ_U(s.blocks, 1);
     CHECK(isnan(s.drift_var));
     CHECK(isnan(s.halves));

@@ -167,7 +167,7 @@ static int run_summaries(const struct sps_cmp_side *side, size_t longest, struct
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < side->nruns; i++)
-        sps__run_summarise(side->runs[i].step_s, side->runs[i].nsteps, 0, scratch, &(*out)[i]);
+        sps__run_summarise(side->runs[i].step_s, side->runs[i].nsteps, 0, 1, scratch, &(*out)[i]);
     free(scratch);
     return 0;
 }

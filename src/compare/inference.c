@@ -172,7 +172,8 @@ static double centre_of(const double *x, size_t n, int use_mean, double *scratch
     return sps__median_inplace(scratch, n);
 }
 
-void sps__run_summarise(const double *x, size_t n, int use_mean, double *scratch, struct sps_run_summary *out) {
+void sps__run_summarise(const double *x, size_t n, int use_mean, int halves, double *scratch,
+                        struct sps_run_summary *out) {
     out->center = centre_of(x, n, use_mean, scratch);
     out->blocks = n / SPS_BLOCK_MIN_STEPS < SPS_RUN_BLOCKS ? n / SPS_BLOCK_MIN_STEPS : SPS_RUN_BLOCKS;
     out->drift_var = NAN;
@@ -194,7 +195,7 @@ void sps__run_summarise(const double *x, size_t n, int use_mean, double *scratch
         out->drift_var = sd * sd;
     }
     out->halves = NAN;
-    if (n >= 2 * SPS_BLOCK_MIN_STEPS) {
+    if (halves && n >= 2 * SPS_BLOCK_MIN_STEPS) {
         double first = centre_of(x, n / 2, use_mean, scratch);
         double second = centre_of(x + n / 2, n - n / 2, use_mean, scratch);
         if (first > 0)
@@ -248,7 +249,7 @@ static void summarise_side(struct side_runs *s, int use_mean, double *scratch) {
     s->n = 0;
     for (size_t i = 0; i < s->side->nruns; i++)
         if (s->side->run_len[i] > 0)
-            sps__run_summarise(s->side->runs[i], s->side->run_len[i], use_mean, scratch, &s->runs[s->n++]);
+            sps__run_summarise(s->side->runs[i], s->side->run_len[i], use_mean, 0, scratch, &s->runs[s->n++]);
 }
 
 static int all_centres_positive(const struct side_runs *s) {

@@ -127,8 +127,10 @@ struct sps_run_summary {
     double halves;    /* second half's centre over the first's, minus 1: the A/A self-check; NAN */
 };
 
-/* Summarise x[0..n) (n > 0); scratch holds n doubles.  Pure; thread-safe. */
-void sps__run_summarise(const double *x, size_t n, int use_mean, double *scratch, struct sps_run_summary *out);
+/* Summarise x[0..n) (n > 0); scratch holds n doubles.  halves: also the
+ * A/A of the two halves (else it is NAN).  Pure; thread-safe. */
+void sps__run_summarise(const double *x, size_t n, int use_mean, int halves, double *scratch,
+                        struct sps_run_summary *out);
 
 /* Student's t: two-sided tail P(|T| > t) with df degrees of freedom (df > 0),
  * and the t with P(|T| > t) = tail. */

@@ -16,7 +16,7 @@
 int sps__jscan_open(struct sps_jscan *s, FILE *f) {
     memset(s, 0, sizeof *s);
     s->f = f;
-    s->line = s->col = 1;
+    s->line = 1;
     s->buf = malloc(SPS_JSCAN_BUFFER);
     s->str_cap = 256;
     s->str = malloc(s->str_cap);
@@ -40,7 +40,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct sps_jscan *s, const
         return SPS_ENOMEM;
     if (!s->err[0]) {
         s->err_line = s->line;
-        s->err_col = s->col;
+        s->err_col = (unsigned long)(s->consumed + s->pos - s->line_start + 1);
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(s->err, sizeof s->err, fmt, ap);
@@ -50,6 +50,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct sps_jscan *s, const
 }
 
 static int refill(struct sps_jscan *s) {
+    s->consumed += s->len;
     s->len = fread(s->buf, 1, SPS_JSCAN_BUFFER, s->f);
     s->pos = 0;
     return s->len > 0;
@@ -81,9 +82,7 @@ static inline void take(struct sps_jscan *s, int c) {
     s->pos++;
     if (c == '\n') {
         s->line++;
-        s->col = 1;
-    } else {
-        s->col++;
+        s->line_start = s->consumed + s->pos;
     }
     if (s->capturing) {
         if (grow(&s->cap, &s->cap_cap, s->cap_len + 2)) {
@@ -103,18 +102,30 @@ static inline int number_char(int c) {
     return (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E';
 }
 
-int sps__jscan_peek(struct sps_jscan *s) {
+static int peek_past_blanks(struct sps_jscan *s) {
     for (;;) {
         if (!s->capturing) {
             /* indentation is most of a report: skip it inside the buffer */
             size_t i = s->pos;
-            while (i < s->len && blank((unsigned char)s->buf[i])) {
-                if (s->buf[i] == '\n') {
-                    s->line++;
-                    s->col = 0;
-                }
-                s->col++;
+            const char *b = s->buf;
+            uint64_t spaces = 0x2020202020202020ULL, word;
+            for (;;) {
+                /* eight spaces of indentation at a time */
+                while (i + 8 <= s->len && (memcpy(&word, b + i, 8), word == spaces))
+                    i += 8;
+                if (i >= s->len || b[i] != ' ')
+                    break;
                 i++;
+            }
+            for (; i < s->len; i++) {
+                if (b[i] == ' ')
+                    continue;
+                if (b[i] == '\n') {
+                    s->line++;
+                    s->line_start = s->consumed + i + 1;
+                } else if (b[i] != '\t' && b[i] != '\r') {
+                    break;
+                }
             }
             s->pos = i;
         }
@@ -123,6 +134,12 @@ int sps__jscan_peek(struct sps_jscan *s) {
             return c;
         take(s, c);
     }
+}
+
+int sps__jscan_peek(struct sps_jscan *s) {
+    if (s->pos < s->len && (unsigned char)s->buf[s->pos] > ' ')
+        return (unsigned char)s->buf[s->pos]; /* most tokens follow another directly */
+    return peek_past_blanks(s);
 }
 
 int sps__jscan_expect(struct sps_jscan *s, char want) {
@@ -211,7 +228,6 @@ int sps__jscan_string(struct sps_jscan *s) {
                 memcpy(s->str + s->str_len, s->buf + s->pos, n);
                 s->str_len += n;
                 s->pos = i;
-                s->col += n;
             }
         }
         int c = look(s);
@@ -305,6 +321,17 @@ int sps__jscan_number(struct sps_jscan *s, double *out) {
     char text[64];
     size_t n = 0;
     int c = sps__jscan_peek(s);
+    if (!s->capturing) { /* the run of number characters inside the buffer at once */
+        size_t i = s->pos;
+        while (i < s->len && i - s->pos < sizeof text - 1 && number_char((unsigned char)s->buf[i]))
+            i++;
+        if (i < s->len) { /* it ends inside the buffer: all of it is here */
+            n = i - s->pos;
+            memcpy(text, s->buf + s->pos, n);
+            s->pos = i;
+            c = look(s);
+        }
+    }
     while (c >= 0 && number_char(c)) {
         if (n + 1 >= sizeof text)
             return fail(s, "number too long");
@@ -419,4 +446,8 @@ int sps__jscan_capture(struct sps_jscan *s) {
     if (!rc)
         s->cap[s->cap_len] = '\0';
     return rc;
+}
+
+int sps__jscan_end(struct sps_jscan *s) {
+    return sps__jscan_peek(s) < 0 ? 0 : fail(s, "end of file expected after the report");
 }

@@ -21,7 +21,9 @@ struct sps_jscan {
     FILE *f;                  /* borrowed */
     char *buf;                /* [SPS_JSCAN_BUFFER] */
     size_t len, pos;
-    unsigned long line, col;  /* of the next character, from 1 */
+    unsigned long line;       /* of the next character, from 1 */
+    unsigned long long consumed;   /* bytes of the input before buf[0] */
+    unsigned long long line_start; /* offset of the first byte of this line */
     char *str;                /* the string last read, NUL-terminated */
     size_t str_len, str_cap;
     char *cap;                /* the text of values captured */
@@ -65,6 +67,9 @@ int sps__jscan_capture(struct sps_jscan *s);
  * key in s->str and its ':' consumed, or 0 after the closing '}'.  first:
  * 1 on the first call for this object. */
 int sps__jscan_member(struct sps_jscan *s, int first, int *more);
+
+/* Nothing but blanks is left in the input. */
+int sps__jscan_end(struct sps_jscan *s);
 
 /* Walk an array likewise: *more is 1 before each element, 0 after ']'. */
 int sps__jscan_element(struct sps_jscan *s, int first, int *more);

@@ -181,19 +181,20 @@ static int read_row(struct sps_jscan *s, struct row *r, int want_stream) {
     int rc = sps__jscan_expect(s, '{'), more = 1, num;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         const char *key = s->str;
-        if (!strcmp(key, "name") && sps__jscan_peek(s) == '"') {
+#define KEY_IS(lit) (s->str_len == sizeof lit - 1 && !memcmp(key, lit, sizeof lit - 1))
+        if (KEY_IS("name") && sps__jscan_peek(s) == '"') {
             if (!(rc = sps__jscan_string(s)) && s->str_len < sizeof r->name) {
                 memcpy(r->name, s->str, s->str_len + 1);
                 r->name_fits = 1;
             }
-        } else if (!strcmp(key, "duration_s")) {
+        } else if (KEY_IS("duration_s")) {
             rc = maybe_number(s, &r->has_duration, &r->duration);
-        } else if (!strcmp(key, "warmup")) {
+        } else if (KEY_IS("warmup")) {
             r->warmup = sps__jscan_peek(s) == 't';
             rc = sps__jscan_skip(s);
-        } else if (want_stream && (!strcmp(key, "pid") || !strcmp(key, "tid"))) {
+        } else if (want_stream && (KEY_IS("pid") || KEY_IS("tid"))) {
             rc = maybe_number(s, &num, key[0] == 'p' ? &r->pid : &r->tid);
-        } else if (!strcmp(key, "zones_self_s") && sps__jscan_peek(s) == '{') {
+        } else if (KEY_IS("zones_self_s") && sps__jscan_peek(s) == '{') {
             rc = sps__jscan_expect(s, '{');
             int zmore = 1;
             for (int zfirst = 1; !rc && !(rc = sps__jscan_member(s, zfirst, &zmore)) && zmore; zfirst = 0) {
@@ -219,6 +220,7 @@ static int read_row(struct sps_jscan *s, struct row *r, int want_stream) {
         } else {
             rc = sps__jscan_skip(s);
         }
+#undef KEY_IS
     }
     return rc;
 }
@@ -334,14 +336,7 @@ static int scan_report(struct sps_jscan *s, struct rows_reader *rr, struct scann
         if (!v || json_object_set_new(out->meta, parsed[k], v))
             return v ? SPS_ENOMEM : SPS_EFORMAT;
     }
-    if (!rc && sps__jscan_peek(s) >= 0) {
-        s->err[0] = '\0';
-        snprintf(s->err, sizeof s->err, "end of file expected after the report");
-        s->err_line = s->line;
-        s->err_col = s->col;
-        rc = SPS_EFORMAT;
-    }
-    return rc;
+    return rc ? rc : sps__jscan_end(s);
 }
 
 static int read_steps(struct sps_cmp_run *run, struct sps_jscan *s, const struct sps_cmp_load_options *opt,
