@@ -8,8 +8,9 @@
  * zones' self times, a value and a counter: about 515 bytes a row).  Each
  * case runs in a child process, so its peak RSS is its own (wait4):
  *
- *   new  sps__cmp_side_add (the streaming reader) for both sides, then
- *        sps__cmp_build (run summaries: selection, no resampling);
+ *   new  sps__cmp_sides_load (the streaming reader, the two sides on two
+ *        threads), then sps__cmp_build (run summaries: selection, no
+ *        resampling);
  *   old  the reader before it (jansson's whole document tree, rows walked
  *        from it) and the comparison before it (Mann-Whitney U over the
  *        pooled steps and a 2000-resample bootstrap of the medians, for the
@@ -198,9 +199,10 @@ static void old_case(const char *base, const char *new_path) {
 static void new_case(const char *base, const char *new_path, int check_old) {
     struct sps_cmp_load_options opt = {NULL, -1};
     struct sps_cmp_side sb = {0}, sn = {0};
-    char err[512];
-    if (sps__cmp_side_add(&sb, base, &opt, err, sizeof err) || sps__cmp_side_add(&sn, new_path, &opt, err, sizeof err)) {
-        fprintf(stderr, "bench_compare: %s\n", err);
+    char err[1024];
+    const char *which = "", *bp[] = {base}, *np[] = {new_path};
+    if (sps__cmp_sides_load(&sb, bp, 1, &sn, np, 1, &opt, &which, err, sizeof err)) {
+        fprintf(stderr, "bench_compare: %s: %s\n", which, err);
         exit(3);
     }
     struct sps_compare_params p;

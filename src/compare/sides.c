@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,43 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
     side->runs = runs;
     side->runs[side->nruns++] = run;
     return 0;
+}
+
+/* One side's paths loaded in order, stopping at the first that fails. */
+struct side_job {
+    struct sps_cmp_side *side;
+    const char *const *paths;
+    size_t n;
+    const struct sps_cmp_load_options *opt;
+    int rc;
+    char err[1024];
+};
+
+static void *load_job(void *arg) {
+    struct side_job *j = arg;
+    j->rc = 0;
+    for (size_t i = 0; i < j->n && !j->rc; i++)
+        j->rc = sps__cmp_side_add(j->side, j->paths[i], j->opt, j->err, sizeof j->err);
+    return NULL;
+}
+
+int sps__cmp_sides_load(struct sps_cmp_side *base, const char *const *base_paths, size_t nbase,
+                        struct sps_cmp_side *new_side, const char *const *new_paths, size_t nnew,
+                        const struct sps_cmp_load_options *opt, const char **which, char *err, size_t errlen) {
+    struct side_job b = {base, base_paths, nbase, opt, 0, ""}, n = {new_side, new_paths, nnew, opt, 0, ""};
+    pthread_t t;
+    int threaded = pthread_create(&t, NULL, load_job, &b) == 0;
+    if (!threaded) /* no thread to be had: one side after the other */
+        load_job(&b);
+    load_job(&n);
+    if (threaded)
+        pthread_join(t, NULL);
+    const struct side_job *failed = b.rc ? &b : n.rc ? &n : NULL;
+    if (!failed)
+        return 0;
+    *which = failed == &b ? "BASE" : "NEW";
+    snprintf(err, errlen, "%s", failed->err);
+    return failed->rc;
 }
 
 void sps__cmp_side_free(struct sps_cmp_side *side) {

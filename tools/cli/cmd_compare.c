@@ -196,18 +196,6 @@ static int parse(int argc, char **argv, struct options *o) {
     return -1;
 }
 
-static int load_side(struct sps_cmp_side *side, const char **paths, size_t n, const struct options *o,
-                     const char *which) {
-    char err[1024];
-    for (size_t i = 0; i < n; i++) {
-        if (sps__cmp_side_add(side, paths[i], &o->load, err, sizeof err) != 0) {
-            fprintf(stderr, "stepscope: compare: %s: %s\n", which, err);
-            return 2;
-        }
-    }
-    return 0;
-}
-
 int sps_cmd_compare(int argc, char **argv) {
     struct options o;
     memset(&o, 0, sizeof o);
@@ -220,9 +208,15 @@ int sps_cmd_compare(int argc, char **argv) {
         free(o.new_side);
         return status;
     }
-    status = load_side(&base, o.base, o.nbase, &o, "BASE");
-    if (status == 0)
-        status = load_side(&new_side, o.new_side, o.nnew, &o, "NEW");
+    char err[1024];
+    const char *which = "";
+    if (sps__cmp_sides_load(&base, o.base, o.nbase, &new_side, o.new_side, o.nnew, &o.load, &which, err,
+                            sizeof err) != 0) {
+        fprintf(stderr, "stepscope: compare: %s: %s\n", which, err);
+        status = 2;
+    } else {
+        status = 0;
+    }
     free(o.base);
     free(o.new_side);
     if (status != 0) { /* an input that cannot be read */
