@@ -14,6 +14,9 @@
 
 #include "check.h"
 #include "compare/inference.h"
+#include "compare/jscan.h"
+#include "compare/sides.h"
+#include "stepscope.h"
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
@@ -31,6 +34,10 @@ struct synth {
     double peak_rss;
     double samples_per_s;
     const char *bottleneck;
+    double level;          /* this run's machine state: every step x level (0: 1) */
+    double forward_extra_s; /* added to the forward zone (and so the step) of every step */
+    const char *command;   /* the report's command, one argument (NULL: none) */
+    double started;        /* started_unix_s (0: none) */
 };
 
 static void write_run(const char *dir, const struct synth *s) {
@@ -40,12 +47,13 @@ static void write_run(const char *dir, const struct synth *s) {
     json_t *rows = json_array();
     int total = s->warmup + s->steps;
     for (int i = 0; i < total; i++) {
-        double d = s->median_s * exp(s->sigma * sps__rng_normal(&r));
+        double d = s->median_s * exp(s->sigma * sps__rng_normal(&r)) * (s->level > 0 ? s->level : 1);
         if (i < s->warmup)
             d *= 3;
         json_t *zones = json_object();
-        json_object_set_new(zones, "forward", json_real(d * s->forward_frac));
+        json_object_set_new(zones, "forward", json_real(d * s->forward_frac + s->forward_extra_s));
         json_object_set_new(zones, "data", json_real(d * (1 - s->forward_frac) * 0.5));
+        d += s->forward_extra_s;
         if (s->extra_zone)
             json_object_set_new(zones, s->extra_zone, json_real(0.001));
         json_t *row = json_pack("{s:i, s:s, s:i, s:i, s:f, s:f, s:b, s:o, s:{}, s:{}}", "index", i, "name", "step",
@@ -67,6 +75,10 @@ static void write_run(const char *dir, const struct synth *s) {
         fprintf(stderr, "test setup: json_pack failed\n");
         exit(2);
     }
+    if (s->command)
+        json_object_set_new(report, "command", json_pack("[s, s]", s->command, "--steps"));
+    if (s->started > 0)
+        json_object_set_new(report, "started_unix_s", json_real(s->started));
     char path[4200];
     snprintf(path, sizeof path, "%s/report.json", dir);
     if (json_dump_file(report, path, JSON_COMPACT) != 0) {
@@ -77,8 +89,11 @@ static void write_run(const char *dir, const struct synth *s) {
 }
 
 static struct synth base_run(uint64_t seed) {
-    return (struct synth){seed, 200, 5, 0.100, 0.10, 0.4, 0, NULL, 1 << 30, 3200, "input-bound"};
+    return (struct synth){seed, 200, 5, 0.100, 0.10, 0.4, 0, NULL, 1 << 30, 3200, "input-bound", 1, 0, "train"};
 }
+
+/* Three runs of a side, each with its own machine state (levels 3% apart). */
+static const double levels[3] = {1.0, 1.03, 0.98};
 
 static char out_path[4200], err[4096], out[1 << 16];
 
@@ -97,40 +112,74 @@ static int compare(const char *first, ...) {
     return exit_code_of(status);
 }
 
-static char base_dir[4200], slow_dir[4200], same_dir[4200], tail_dir[4200];
+/* Three runs a side: BASE, SLOW (the forward zone 30 ms longer: the step
+ * 30% slower, the data zone unchanged), SAME (BASE's code again). */
+static char base_dir[3][4200], slow_dir[3][4200], same_dir[3][4200], tail_dir[4200];
+
+#define A base_dir[0], base_dir[1], base_dir[2]
+#define S slow_dir[0], slow_dir[1], slow_dir[2]
+#define SAME same_dir[0], same_dir[1], same_dir[2]
+
+static const char *zone_verdict(json_t *j, const char *zone) {
+    size_t i;
+    json_t *z;
+    json_array_foreach(json_path(j, "zones_self"), i, z) {
+        if (!strcmp(json_string_value(json_object_get(z, "name")), zone))
+            return json_string_value(json_object_get(z, "verdict"));
+    }
+    return "";
+}
 
 static void test_slowdown(void) {
-    CHECK_EQ_I(compare(base_dir, slow_dir, NULL), 0);
-    CHECK_STR_HAS(out, "% slower, speedup 0.9");
-    CHECK_STR_HAS(out, "x (median per step; 95% CI +");
+    CHECK_EQ_I(compare(A, "--vs", S, NULL), 0);
+    CHECK_STR_HAS(out, "% slower, speedup 0.7");
+    CHECK_STR_HAS(out, "x (median per step, 3+3 runs; 95% interval +");
     CHECK_STR_HAS(out, "5 warm-up left out");
-    CHECK(!strchr(out, '\033')); /* not a terminal: no colour */
+    CHECK_STR_HAS(out, "3 runs, 600 steps");
+    CHECK_STR_HAS(out, "drifts "); /* each run's A/A self-check */
+    CHECK_STR_HAS(out, "halves differ ");
+    CHECK(!strstr(out, "warning")); /* one command throughout */
+    CHECK(!strchr(out, '\033'));    /* not a terminal: no colour */
     /* the gate */
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "slower", NULL), 1);
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "3%", NULL), 1);
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--fail-on", "10%", NULL), 0);
-    CHECK_EQ_I(compare(slow_dir, base_dir, "--fail-on", "slower", NULL), 0); /* faster passes */
+    CHECK_EQ_I(compare(A, "--vs", S, "--fail-on", "slower", NULL), 1);
+    CHECK_EQ_I(compare(A, "--vs", S, "--fail-on", "20%", NULL), 1);
+    CHECK_EQ_I(compare(A, "--vs", S, "--fail-on", "50%", NULL), 0);
+    CHECK_EQ_I(compare(S, "--vs", A, "--fail-on", "slower", NULL), 0); /* faster passes */
     CHECK_STR_HAS(out, "faster");
     /* the JSON, every figure where a program finds it */
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "json", NULL), 0);
+    CHECK_EQ_I(compare(A, "--vs", S, "--format", "json", NULL), 0);
     json_error_t jerr;
     json_t *j = json_loads(out, 0, &jerr);
     CHECK_MSG(j != NULL, "JSON output parses: %s", j ? "" : jerr.text);
     if (j) {
         CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "slower"));
+        CHECK(!strcmp(json_string_value(json_path(j, "method")), "run-level t"));
         double ratio = json_num(j, "step.ratio");
-        CHECK_MSG(ratio > 1.02 && ratio < 1.08, "median ratio %.4f near 1.05", ratio);
+        CHECK_MSG(ratio > 1.25 && ratio < 1.35, "median ratio %.4f near 1.30", ratio);
         CHECK_NEAR(json_num(j, "step.speedup"), 1 / ratio, 1e-9);
-        CHECK(json_num(j, "step.ratio_ci_low") > 1 && json_num(j, "step.ratio_ci_high") > ratio);
-        CHECK(json_num(j, "step.p_value") < 0.001);
-        CHECK(json_num(j, "step.cliffs_delta") > 0.1);
-        CHECK_EQ_I(json_num(j, "step.n_base"), 200);
+        CHECK(json_num(j, "step.ratio_ci_low") > 1.02 && json_num(j, "step.ratio_ci_high") > ratio);
+        CHECK(json_num(j, "step.p_value") < 0.01);
+        CHECK_EQ_I(json_num(j, "step.n_base"), 600);
+        CHECK_EQ_I(json_num(j, "step.runs_base"), 3);
+        CHECK(json_num(j, "step.df") >= 4);
+        /* the runs' levels differ by a few per cent: the between-run sd sees it */
+        double between = json_num(j, "step.noise_between");
+        CHECK_MSG(between > 0.01 && between < 0.06, "between-run sd %.4f", between);
+        CHECK(json_num(j, "step.noise_drift") > 0);
+        CHECK(!strcmp(json_string_value(json_path(j, "step.run_statistic")), "median"));
+        CHECK(json_is_null(json_path(j, "step.cliffs_delta")));
         CHECK_EQ_I(json_num(j, "base.0.warmup_left_out"), 5);
+        CHECK(!strcmp(json_string_value(json_path(j, "base.0.command")), "train --steps"));
+        CHECK(json_num(j, "base.1.median_s") > 0.1);   /* the run with level 1.03 */
+        CHECK(json_num(j, "base.0.drift") > 0);
+        CHECK(fabs(json_num(j, "base.0.halves_change")) < 0.05);
+        CHECK_EQ_U(json_array_size(json_path(j, "warnings")), 0);
         CHECK_NEAR(json_num(j, "params.threshold"), 0.02, 1e-12);
-        /* forward is 40% of the step on both sides, so it slows by 5% too;
-         * the new side's "data" is the same fraction: both zones compared */
+        /* only forward changed: it is slower, data is not */
         CHECK_EQ_U(json_array_size(json_path(j, "zones_self")), 2);
-        CHECK(!strcmp(json_string_value(json_path(j, "zones_self.0.verdict")), "slower"));
+        CHECK_STR_HAS(zone_verdict(j, "forward"), "slower");
+        CHECK_MSG(strcmp(zone_verdict(j, "data"), "slower") && strcmp(zone_verdict(j, "data"), "faster"),
+                  "unchanged data zone: %s", zone_verdict(j, "data"));
         CHECK(json_num(j, "zones_self.0.p_value") >= json_num(j, "zones_self.0.p_value_unadjusted"));
         /* figures: the throughput fell as the steps slowed */
         json_t *figs = json_path(j, "figures");
@@ -152,50 +201,110 @@ static void test_slowdown(void) {
         json_decref(j);
     }
     /* Markdown for a pull request */
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "markdown", NULL), 0);
+    CHECK_EQ_I(compare(A, "--vs", S, "--format", "markdown", NULL), 0);
     CHECK_STR_HAS(out, "### stepscope compare: step time: ");
-    CHECK_STR_HAS(out, "| median per step | base | new | change | 95% CI | p | Cliff's delta | verdict |");
+    CHECK_STR_HAS(out, "| median per step | base | new | change | 95% interval | p | noise | verdict |");
     CHECK_STR_HAS(out, "| **step** | ");
     CHECK_STR_HAS(out, "**slower** |");
     CHECK_STR_HAS(out, "| bottleneck | input-bound | compute-bound | changed |");
     /* -o writes a file */
     char file[4300];
-    snprintf(file, sizeof file, "%s/cmp.md", base_dir);
-    CHECK_EQ_I(compare(base_dir, slow_dir, "--format", "md", "-o", file, NULL), 0);
+    snprintf(file, sizeof file, "%s/cmp.md", base_dir[0]);
+    CHECK_EQ_I(compare(A, "--vs", S, "--format", "md", "-o", file, NULL), 0);
     char md[1 << 14];
     CHECK(read_file(file, md, sizeof md) > 0);
     CHECK_STR_HAS(md, "### stepscope compare");
 }
 
-static void test_same_and_outliers(void) {
-    CHECK_EQ_I(compare(base_dir, same_dir, "--fail-on", "slower", NULL), 0);
-    CHECK_STR_HAS(out, "step time: no significant change");
-    CHECK_EQ_I(compare(base_dir, tail_dir, "--fail-on", "slower", "--format", "json", NULL), 0);
+/* One run a side says what it can: never slower or faster, and how many
+ * runs a side would tell. */
+static void test_one_run_a_side(void) {
+    CHECK_EQ_I(compare(base_dir[0], slow_dir[0], "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "step time: inconclusive (+");
+    CHECK_STR_HAS(out, "one run a side cannot tell the code from the run");
+    CHECK_EQ_I(compare(A, "--vs", SAME, NULL), 0); /* 3 a side, same code: the runs it would take */
+    CHECK_STR_HAS(out, " runs a side would tell a 2% change from this noise (a run's level varies by ");
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "step time: inconclusive (");
+    CHECK_STR_HAS(out, "one run a side cannot measure how runs differ: repeat each side");
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--format", "json", NULL), 0);
     json_t *j = json_loads(out, 0, NULL);
     CHECK(j != NULL);
     if (j) {
-        CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "same"));
-        /* five 100x steps move the mean by half and the median not at all */
+        CHECK(!strcmp(json_string_value(json_path(j, "verdict")), "inconclusive"));
+        CHECK(!strcmp(json_string_value(json_path(j, "step.noise_used")), "drift"));
+        CHECK(json_is_null(json_path(j, "step.noise_between")));
+        CHECK(json_num(j, "step.runs_needed") >= 2);
+        json_decref(j);
+    }
+}
+
+static void test_same_and_outliers(void) {
+    CHECK_EQ_I(compare(A, "--vs", SAME, "--fail-on", "slower", "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        const char *v = json_string_value(json_path(j, "verdict"));
+        CHECK_MSG(!strcmp(v, "same") || !strcmp(v, "inconclusive"), "identical code: %s", v);
+        CHECK_STR_HAS(json_string_value(json_path(j, "warnings.0")), "every BASE run started before every NEW run");
+        CHECK_NEAR(json_num(j, "new.0.started_unix_s"), 1.9e9, 1e-3);
+        json_decref(j);
+    }
+    CHECK_EQ_I(compare(SAME, "--vs", A, "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "warning: every NEW run started before every BASE run: ");
+    CHECK_EQ_I(compare(base_dir[0], tail_dir, "--fail-on", "slower", "--format", "json", NULL), 0);
+    j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK(strcmp(json_string_value(json_path(j, "verdict")), "slower") != 0);
+        /* five 100x steps move the mean by half and the median hardly */
         CHECK(json_num(j, "step.mean_new_s") > 1.3 * json_num(j, "step.mean_base_s"));
+        CHECK(fabs(json_num(j, "step.ratio") - 1) < 0.05);
         json_decref(j);
     }
     /* --skip 0 keeps the 3x warm-up steps: still compared, and counted */
-    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", "0", "--format", "json", NULL), 0);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--skip", "0", "--format", "json", NULL), 0);
     j = json_loads(out, 0, NULL);
     if (j) {
         CHECK_EQ_I(json_num(j, "step.n_base"), 205);
         CHECK_EQ_I(json_num(j, "base.0.warmup_left_out"), 0);
         json_decref(j);
     }
-    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", "50", "--format", "json", NULL), 0);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--skip", "50", "--format", "json", NULL), 0);
     j = json_loads(out, 0, NULL);
     if (j) {
         CHECK_EQ_I(json_num(j, "step.n_base"), 155);
         json_decref(j);
     }
+    /* the options of the bootstrap this replaced are accepted, and said to do nothing */
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--resamples", "500", "--seed", "3", NULL), 0);
+    CHECK_STR_HAS(err, "--resamples is ignored");
+    CHECK_STR_HAS(err, "--seed is ignored");
 }
 
-/* Repeated runs pooled per side, resampled by run. */
+/* Sides that ran different commands are compared, with a warning. */
+static void test_command_warning(const char *root) {
+    char other[4300];
+    snprintf(other, sizeof other, "%s/other-command", root);
+    struct synth s = base_run(30);
+    s.command = "train_v2";
+    write_run(other, &s);
+    CHECK_EQ_I(compare(base_dir[0], other, NULL), 0);
+    CHECK_STR_HAS(out, "warning: the runs ran different commands: ");
+    CHECK_STR_HAS(out, "ran \"train --steps\", ");
+    CHECK_STR_HAS(out, "ran \"train_v2 --steps\"");
+    CHECK_EQ_I(compare(base_dir[0], other, "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        CHECK_EQ_U(json_array_size(json_path(j, "warnings")), 1);
+        json_decref(j);
+    }
+    CHECK_EQ_I(compare(base_dir[0], other, "--format", "md", NULL), 0);
+    CHECK_STR_HAS(out, "**Warning**: the runs ran different commands");
+}
+
+/* Repeated runs per side, each run a unit; a report.json names a run too. */
 static void test_pooled_runs(const char *root) {
     char a[3][4300], b[3][4300];
     for (int i = 0; i < 3; i++) {
@@ -244,36 +353,36 @@ static void test_zone_only_on_one_side(const char *root) {
 static void test_errors(const char *root) {
     char missing[4300], bad_json[4300], other[4300], empty[4300], warm[4300];
     snprintf(missing, sizeof missing, "%s/nothing-here", root);
-    CHECK_EQ_I(compare(base_dir, missing, NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], missing, NULL), 2);
     CHECK_STR_HAS(err, "stepscope: compare: NEW: ");
     CHECK_STR_HAS(err, "nothing-here: No such file or directory");
 
     snprintf(bad_json, sizeof bad_json, "%s/bad.json", root);
     const char *truncated = "{\"schema\": \"stepscope.report/1\",\n  \"steps\": [1,";
     write_file(bad_json, truncated, strlen(truncated));
-    CHECK_EQ_I(compare(bad_json, base_dir, NULL), 2);
+    CHECK_EQ_I(compare(bad_json, base_dir[0], NULL), 2);
     CHECK_STR_HAS(err, "BASE: ");
     CHECK_STR_HAS(err, "bad.json:2:");
     CHECK_STR_HAS(err, "malformed JSON");
 
     snprintf(other, sizeof other, "%s/other.json", root);
     write_file(other, "{\"schema\": \"something/2\"}", strlen("{\"schema\": \"something/2\"}"));
-    CHECK_EQ_I(compare(base_dir, other, NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], other, NULL), 2);
     CHECK_STR_HAS(err, "other.json: not a stepscope report (schema \"something/2\", want \"stepscope.report/1\")");
 
     snprintf(empty, sizeof empty, "%s/empty.json", root);
     const char *no_steps = "{\"schema\": \"stepscope.report/1\", \"steps\": {\"count\": 0, \"rows\": []}}";
     write_file(empty, no_steps, strlen(no_steps));
-    CHECK_EQ_I(compare(base_dir, empty, NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], empty, NULL), 2);
     CHECK_STR_HAS(err, "empty.json: no \"step\" steps recorded");
 
     snprintf(warm, sizeof warm, "%s/warm", root);
     struct synth s = base_run(9);
     s.steps = 0;
     write_run(warm, &s);
-    CHECK_EQ_I(compare(warm, base_dir, NULL), 2);
+    CHECK_EQ_I(compare(warm, base_dir[0], NULL), 2);
     CHECK_STR_HAS(err, "all 5 \"step\" steps are warm-up");
-    CHECK_EQ_I(compare(base_dir, same_dir, "--step", "train_step", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--step", "train_step", NULL), 2);
     CHECK_STR_HAS(err, "no \"train_step\" steps recorded");
 
     /* too few steps is not an error: no verdict, exit 0 even with a gate */
@@ -283,26 +392,125 @@ static void test_errors(const char *root) {
     s.steps = 4;
     s.warmup = 0;
     write_run(few, &s);
-    CHECK_EQ_I(compare(few, base_dir, "--fail-on", "slower", NULL), 0);
+    CHECK_EQ_I(compare(few, base_dir[0], "--fail-on", "slower", NULL), 0);
     CHECK_STR_HAS(out, "no verdict (too few samples to judge (4 base, 200 new");
 
     /* usage */
-    CHECK_EQ_I(compare(base_dir, NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], NULL), 2);
     CHECK_STR_HAS(err, "needs BASE and NEW");
-    CHECK_EQ_I(compare(base_dir, same_dir, slow_dir, NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], slow_dir[0], NULL), 2);
     CHECK_STR_HAS(err, "put --vs between the sides");
-    CHECK_EQ_I(compare(base_dir, "--vs", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], "--vs", NULL), 2);
     CHECK_STR_HAS(err, "no NEW runs after --vs");
-    CHECK_EQ_I(compare(base_dir, same_dir, "--threshold", "lots", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--threshold", "lots", NULL), 2);
     CHECK_STR_HAS(err, "--threshold: 'lots' is not a percentage");
-    CHECK_EQ_I(compare(base_dir, same_dir, "--fail-on", "faster", NULL), 2);
-    CHECK_EQ_I(compare(base_dir, same_dir, "--format", "xml", NULL), 2);
-    CHECK_EQ_I(compare(base_dir, same_dir, "--frobnicate", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--fail-on", "faster", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--format", "xml", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--frobnicate", NULL), 2);
     CHECK_STR_HAS(err, "unknown option '--frobnicate'");
-    CHECK_EQ_I(compare(base_dir, same_dir, "--skip", NULL), 2);
+    CHECK_EQ_I(compare(base_dir[0], same_dir[0], "--skip", NULL), 2);
     CHECK_STR_HAS(err, "option '--skip' needs a value");
     CHECK_EQ_I(compare("--help", NULL), 0);
     CHECK_STR_HAS(out, "usage: stepscope compare BASE NEW");
+}
+
+/* The streaming reader on reports written by hand: key order, escapes,
+ * rows that are not steps, and what it refuses. */
+static void test_reader(const char *root) {
+    char path[4300], why[1024];
+    snprintf(path, sizeof path, "%s/hand.json", root);
+    /* keys in another order than stepscope writes them; a zone name with
+     * escapes (one a surrogate pair); a row that is not an object; a row of
+     * another name; numbers in every JSON form; members the reader skips */
+    const char *doc =
+        "{\"series\": {\"a\": [1, 2.5e-3, -0, {\"b\": [true, false, null]}]},\n"
+        " \"steps\": {\"rows\": [\n"
+        "   {\"zones_self_s\": {\"f\\u00e9\\\"x\\ud83d\\ude00\": 1E-3, \"g\": null}, \"duration_s\": 0.25, "
+        "\"warmup\": false, \"name\": \"step\"},\n"
+        "   7,\n"
+        "   {\"name\": \"eval\", \"duration_s\": \"not a number\"},\n"
+        "   {\"name\": \"step\", \"duration_s\": 1.5e+1, \"warmup\": true},\n"
+        "   {\"name\": \"step\", \"duration_s\": 0.125, \"zones_self_s\": {\"g\": 2}, \"values\": {\"s\": \"x\\n\"}}\n"
+        " ], \"count\": 4},\n"
+        " \"command\": [\"python3\", \"t\\u00e9st.py\"], \"schema\": \"stepscope.report/1\"}\n";
+    write_file(path, doc, strlen(doc));
+    struct sps_cmp_side side = {0};
+    struct sps_cmp_load_options opt = {NULL, -1};
+    CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
+    if (side.nruns == 1) {
+        const struct sps_cmp_run *r = &side.runs[0];
+        CHECK_EQ_U(r->rows, 3);
+        CHECK_EQ_U(r->skipped, 1);
+        CHECK_EQ_U(r->nsteps, 2);
+        CHECK_EQ_U(r->steps_counted, 4);
+        CHECK_NEAR(r->step_s[0], 0.25, 0);
+        CHECK_NEAR(r->step_s[1], 0.125, 0);
+        CHECK_EQ_U(r->nzones, 2);
+        const struct sps_cmp_zone *z = sps__cmp_run_zone(r, "f\xc3\xa9\"x\xf0\x9f\x98\x80");
+        CHECK(z != NULL);
+        if (z) {
+            CHECK_NEAR(z->self_s[0], 1e-3, 0);
+            CHECK_NEAR(z->self_s[1], 0, 0);
+        }
+        z = sps__cmp_run_zone(r, "g");
+        CHECK(z && z->self_s[0] == 0 && z->self_s[1] == 2); /* null is no time */
+        CHECK_STR_HAS(r->command, "python3 t\xc3\xa9st.py");
+    }
+    sps__cmp_side_free(&side);
+    /* --skip counts per (pid, tid) stream */
+    opt.skip = 1;
+    CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
+    CHECK(side.nruns == 1 && side.runs[0].nsteps == 2 && side.runs[0].step_s[0] == 15);
+    sps__cmp_side_free(&side);
+    opt.skip = -1;
+    /* what it refuses, with where */
+    struct {
+        const char *doc, *says;
+    } bad[] = {
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": null}]}}",
+         "steps.rows[0].duration_s is not a non-negative number"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": -1}]}}",
+         "steps.rows[0].duration_s is not a non-negative number"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": 3}}", "steps.rows is not an array"},
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [1 2]}}",
+         ":2:23: malformed JSON: ',' expected, found '2'"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [tru]}}", "invalid token (expected true)"},
+        {"{\"a\": \"\\q\"}", "bad escape '\\q' in a string"},
+        {"{\"a\": 1} x", "end of file expected after the report"},
+        {"", "unexpected end of file, '{' expected"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_file(path, bad[i].doc, strlen(bad[i].doc));
+        CHECK_MSG(sps__cmp_side_add(&side, path, &opt, why, sizeof why) == SPS_EFORMAT, "refused: %s", bad[i].doc);
+        CHECK_STR_HAS(why, bad[i].says);
+        CHECK_EQ_U(side.nruns, 0);
+    }
+    /* numbers: the fast path and strtod agree on every double printed
+     * the ways report writers print them */
+    FILE *f = tmpfile();
+    struct sps_rng r;
+    sps__rng_seed(&r, 77);
+    enum { N = 20000 };
+    static double want[N];
+    for (int i = 0; i < N; i++) {
+        double v = exp(40 * (double)(sps__rng_next(&r) >> 11) * 0x1.0p-53 - 25);
+        char text[64];
+        snprintf(text, sizeof text, i % 3 == 0 ? "%.9g" : i % 3 == 1 ? "%.17g" : "%.6f", v);
+        want[i] = strtod(text, NULL);
+        fprintf(f, "%s ", text);
+    }
+    rewind(f);
+    struct sps_jscan scan;
+    int wrong = 0;
+    CHECK_EQ_I(sps__jscan_open(&scan, f), 0);
+    for (int i = 0; i < N; i++) {
+        double got;
+        if (sps__jscan_number(&scan, &got) || memcmp(&got, &want[i], sizeof got))
+            wrong++;
+    }
+    sps__jscan_close(&scan);
+    fclose(f);
+    CHECK_EQ_I(wrong, 0);
 }
 
 /* Colour on a terminal only, and never with NO_COLOR: the command runs on
@@ -313,7 +521,7 @@ static void test_colour(void) {
         return;
     }
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "%s compare %s %s", STEPSCOPE, base_dir, slow_dir);
+    snprintf(cmd, sizeof cmd, "%s compare %s %s %s --vs %s %s %s", STEPSCOPE, A, S);
     char *argv[] = {"/usr/bin/script", "-qec", cmd, "/dev/null", NULL};
     unsetenv("NO_COLOR");
     setenv("TERM", "xterm", 1);
@@ -332,28 +540,39 @@ int main(void) {
     char root[4096];
     snprintf(root, sizeof root, "%s", tmpdir_new("compare"));
     snprintf(out_path, sizeof out_path, "%s/stdout", root);
-    snprintf(base_dir, sizeof base_dir, "%s/base", root);
-    snprintf(slow_dir, sizeof slow_dir, "%s/slow", root);
-    snprintf(same_dir, sizeof same_dir, "%s/same", root);
+    for (int i = 0; i < 3; i++) {
+        snprintf(base_dir[i], sizeof base_dir[i], "%s/base%d", root, i);
+        snprintf(slow_dir[i], sizeof slow_dir[i], "%s/slow%d", root, i);
+        snprintf(same_dir[i], sizeof same_dir[i], "%s/same%d", root, i);
+        struct synth s = base_run(1 + (uint64_t)i);
+        s.level = levels[i];
+        s.started = 1.8e9 + 20 * i; /* BASE and SLOW interleaved */
+        write_run(base_dir[i], &s);
+        s = base_run(11 + (uint64_t)i);
+        s.level = levels[(i + 1) % 3];
+        s.started = 1.8e9 + 20 * i + 10;
+        s.forward_extra_s = 0.030; /* the forward zone 30 ms longer: the step 30% */
+        s.samples_per_s = 3050;
+        s.bottleneck = "compute-bound";
+        write_run(slow_dir[i], &s);
+        s = base_run(21 + (uint64_t)i); /* test_compare_stats measures the false-alarm rate */
+        s.level = levels[(i + 2) % 3];
+        s.started = 1.9e9 + 20 * i; /* after every BASE run */
+        write_run(same_dir[i], &s);
+    }
     snprintf(tail_dir, sizeof tail_dir, "%s/tail", root);
-    struct synth s = base_run(1);
-    write_run(base_dir, &s);
-    s = base_run(2);
-    s.median_s = 0.105; /* 5% slower */
-    s.samples_per_s = 3050;
-    s.bottleneck = "compute-bound";
-    write_run(slow_dir, &s);
-    s = base_run(5); /* one seeded instance; test_compare_stats measures the false-alarm rate */
-    write_run(same_dir, &s);
-    s = base_run(4);
+    struct synth s = base_run(4);
     s.outliers = 5;
     write_run(tail_dir, &s);
 
     test_slowdown();
+    test_one_run_a_side();
     test_same_and_outliers();
+    test_command_warning(root);
     test_pooled_runs(root);
     test_zone_only_on_one_side(root);
     test_errors(root);
+    test_reader(root);
     test_colour();
     printf("%d passed, %d failed\n", check_passes, check_failures);
     return check_failures != 0;

@@ -158,6 +158,66 @@ static void bottleneck_of(const struct sps_cmp_side *side, char *out, size_t out
     }
 }
 
+/* Each run's step times summarised, for the per-run lines and the JSON. */
+static int run_summaries(const struct sps_cmp_side *side, size_t longest, struct sps_run_summary **out) {
+    double *scratch = malloc((longest ? longest : 1) * sizeof *scratch);
+    *out = calloc(side->nruns ? side->nruns : 1, sizeof **out);
+    if (!scratch || !*out) {
+        free(scratch);
+        return SPS_ENOMEM;
+    }
+    for (size_t i = 0; i < side->nruns; i++)
+        sps__run_summarise(side->runs[i].step_s, side->runs[i].nsteps, 0, 1, scratch, &(*out)[i]);
+    free(scratch);
+    return 0;
+}
+
+/* Whether every run of both sides ran one command; when not, a line saying
+ * what each side ran (the first run that differs). */
+static void command_check(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side, char *out,
+                          size_t len) {
+    out[0] = '\0';
+    const char *first = base->runs[0].command;
+    const struct sps_cmp_side *sides[2] = {base, new_side};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->nruns; i++) {
+            const char *c = sides[s]->runs[i].command;
+            if (!*c || !*first || !strcmp(c, first))
+                continue;
+            snprintf(out, len, "the runs ran different commands: %s ran \"%.200s\", %s ran \"%.200s\"",
+                     base->runs[0].path, first, sides[s]->runs[i].path, c);
+            return;
+        }
+}
+
+/* The earliest and latest start of a side's runs; 0 when a run has none. */
+static int start_range(const struct sps_cmp_side *side, double *first, double *last) {
+    *first = INFINITY;
+    *last = -INFINITY;
+    for (size_t i = 0; i < side->nruns; i++) {
+        double t = side->runs[i].started_unix_s;
+        if (!isfinite(t))
+            return 0;
+        *first = t < *first ? t : *first;
+        *last = t > *last ? t : *last;
+    }
+    return 1;
+}
+
+/* Whether the runs of the two sides were made in two sessions, one after
+ * the other, rather than interleaved. */
+static void order_check(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side, char *out, size_t len) {
+    out[0] = '\0';
+    double b0, b1, n0, n1;
+    if (base->nruns + new_side->nruns < 3 || !start_range(base, &b0, &b1) || !start_range(new_side, &n0, &n1))
+        return;
+    if (b1 < n0 || n1 < b0)
+        snprintf(out, len,
+                 "every %s run started before every %s run: a machine that changed between the two sessions "
+                 "looks like a change in the code; interleave them (A B A B A B)",
+                 b1 < n0 ? "BASE" : "NEW", b1 < n0 ? "NEW" : "BASE");
+}
+
 static size_t longest_run(const struct sps_cmp_side *s) {
     size_t m = 0;
     for (size_t i = 0; i < s->nruns; i++)
@@ -275,12 +335,18 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
         qsort(out->zones, out->nzones, sizeof *out->zones, cmp_rows);
     if (!rc)
         rc = figures_of(base, new_side, out);
+    if (!rc)
+        rc = run_summaries(base, longest, &out->runs_base);
+    if (!rc)
+        rc = run_summaries(new_side, longest, &out->runs_new);
     if (rc) {
         sps__cmp_result_free(out);
         return rc;
     }
     bottleneck_of(base, out->bottleneck_base, sizeof out->bottleneck_base);
     bottleneck_of(new_side, out->bottleneck_new, sizeof out->bottleneck_new);
+    command_check(base, new_side, out->command_warning, sizeof out->command_warning);
+    order_check(base, new_side, out->order_warning, sizeof out->order_warning);
     return 0;
 }
 
@@ -290,6 +356,8 @@ void sps__cmp_result_free(struct sps_cmp_result *r) {
         free(r->zones[i].name);
     free(r->zones);
     free(r->figures);
+    free(r->runs_base);
+    free(r->runs_new);
     memset(r, 0, sizeof *r);
 }
 

@@ -24,7 +24,7 @@ struct sps_cmp_row {
     char *name;
     enum sps_cmp_presence presence;
     struct sps_comparison c; /* per step, seconds; a zone's p is Holm-adjusted */
-    double p_unadjusted;     /* the U test's own p */
+    double p_unadjusted;     /* the run-level test's own p */
 };
 
 /* A run-level figure: the mean over each side's runs that have it. */
@@ -44,6 +44,15 @@ struct sps_cmp_result {
     struct sps_cmp_figure *figures;
     char bottleneck_base[160]; /* "input-bound", or each run's when they differ; "" when none */
     char bottleneck_new[160];
+    /* each run's step time, summarised (its median, drift and halves: the
+     * A/A self-check), in the order of the side's runs */
+    struct sps_run_summary *runs_base, *runs_new;
+    /* "" or one line: the runs did not all run the same command */
+    char command_warning[640];
+    /* "" or one line: every run of one side started before every run of
+     * the other (with 3 or more runs: a machine that changed between the
+     * sessions looks like a change in the code) */
+    char order_warning[320];
 };
 
 /*
@@ -55,8 +64,9 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
 
 void sps__cmp_result_free(struct sps_cmp_result *r);
 
-/* Whether the result fails a CI gate: NEW's step time significantly
- * slower and, with min_change > 0, slower by at least that fraction. */
+/* Whether the result fails a CI gate: the step verdict is slower (never
+ * with one run a side) and, with min_change > 0, the change is at least
+ * that fraction. */
 int sps__cmp_regressed(const struct sps_cmp_result *r, double min_change);
 
 #endif /* SPS_COMPARE_COMPARE_H */

@@ -1,7 +1,8 @@
 /*
- * inference.c - the Mann-Whitney U test and the two-level
- * bootstrap behind `stepscope compare` (see inference.h and
- * docs/compare.md).
+ * inference.c - run-level inference behind `stepscope compare`: each run
+ * summarised by its median and its drift, a t interval of the change in
+ * level from the spread between runs and from the runs' drift (see
+ * inference.h and docs/compare.md).
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,8 +17,6 @@ void sps__compare_params_default(struct sps_compare_params *p) {
     p->threshold = 0.02;
     p->alpha = 0.05;
     p->confidence = 0.95;
-    p->resamples = 2000;
-    p->seed = 0x5eed5eed2024ULL;
     p->min_samples = 8;
 }
 
@@ -29,6 +28,8 @@ const char *sps__verdict_name(enum sps_verdict v) {
         return "faster";
     case SPS_VERDICT_SLOWER:
         return "slower";
+    case SPS_VERDICT_INCONCLUSIVE:
+        return "inconclusive";
     default:
         return "none";
     }
@@ -67,9 +68,7 @@ uint64_t sps__rng_next(struct sps_rng *r) {
 
 uint64_t sps__rng_below(struct sps_rng *r, uint64_t n) {
     /* Lemire's multiply-shift: the high half of x * n is uniform in [0, n)
-     * once the few x that would favour some residues are rejected; the
-     * bootstrap draws billions, and a 64-bit division per draw cost a third
-     * of its time */
+     * once the few x that would favour some residues are rejected */
     unsigned __int128 m = (unsigned __int128)sps__rng_next(r) * n;
     uint64_t low = (uint64_t)m;
     if (low < n) {
@@ -89,168 +88,73 @@ double sps__rng_normal(struct sps_rng *r) {
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-/* --------------------------------------------------------- Mann-Whitney */
+/* ------------------------------------------------------ Student's t */
 
-struct tagged {
-    double v;
-    int from_b;
-};
-
-static int cmp_tagged(const void *pa, const void *pb) {
-    double x = ((const struct tagged *)pa)->v, y = ((const struct tagged *)pb)->v;
-    return (x > y) - (x < y);
+/* The continued fraction of the incomplete beta function, evaluated by
+ * the modified Lentz method; converges quickly for x < (a+1)/(a+b+2). */
+static double beta_fraction(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    d = 1 / (fabs(d) < tiny ? tiny : d);
+    double h = d;
+    for (int m = 1; m <= 10000; m++) {
+        double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        for (int half = 0; half < 2; half++) {
+            d = 1 + num * d;
+            d = 1 / (fabs(d) < tiny ? tiny : d);
+            c = 1 + num / c;
+            if (fabs(c) < tiny)
+                c = tiny;
+            h *= d * c;
+            num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        }
+        if (fabs(d * c - 1) < 1e-15)
+            break;
+    }
+    return h;
 }
 
-int sps__mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_b, double *p) {
-    if (!a || !b || !u_b || !p || na == 0 || nb == 0)
-        return SPS_EINVAL;
-    size_t n = na + nb;
-    struct tagged *t = malloc(n * sizeof *t);
-    if (!t)
-        return SPS_ENOMEM;
-    for (size_t i = 0; i < na; i++)
-        t[i] = (struct tagged){a[i], 0};
-    for (size_t i = 0; i < nb; i++)
-        t[na + i] = (struct tagged){b[i], 1};
-    qsort(t, n, sizeof *t, cmp_tagged);
-    /* ranks 1..n, ties sharing their average; the tie term for the variance */
-    double rank_sum_b = 0, tie_term = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && t[j].v == t[i].v)
-            j++;
-        double avg_rank = ((double)(i + 1) + (double)j) / 2;
-        size_t in_b = 0;
-        for (size_t k = i; k < j; k++)
-            in_b += (size_t)t[k].from_b;
-        rank_sum_b += avg_rank * (double)in_b;
-        double ties = (double)(j - i);
-        tie_term += ties * ties * ties - ties;
-        i = j;
-    }
-    free(t);
-    double dna = (double)na, dnb = (double)nb, dn = (double)n;
-    double u = rank_sum_b - dnb * (dnb + 1) / 2;
-    double mean = dna * dnb / 2;
-    double var = dna * dnb / 12 * ((dn + 1) - (n > 1 ? tie_term / (dn * (dn - 1)) : 0));
-    *u_b = u;
-    if (var <= 0) { /* every sample equal: nothing tells the sides apart */
-        *p = 1;
+/* The regularised incomplete beta I_x(a, b). */
+static double incomplete_beta(double a, double b, double x) {
+    if (x <= 0)
         return 0;
+    if (x >= 1)
+        return 1;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return front * beta_fraction(a, b, x) / a;
+    return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double sps__t_two_sided_p(double t, double df) {
+    if (!isfinite(t))
+        return isnan(t) ? 1 : 0;
+    if (df > 1e6) /* the normal, where the fraction would crawl */
+        return erfc(fabs(t) / sqrt(2.0));
+    return incomplete_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+double sps__t_quantile_two_sided(double tail, double df) {
+    /* P(|T| > t) falls from 1 at t = 0: bisect on it */
+    double lo = 0, hi = 1;
+    while (sps__t_two_sided_p(hi, df) > tail && hi < 1e12)
+        hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+        double mid = (lo + hi) / 2;
+        if (sps__t_two_sided_p(mid, df) > tail)
+            lo = mid;
+        else
+            hi = mid;
     }
-    /* continuity correction: half a unit of U toward the mean */
-    double d = fabs(u - mean) - 0.5;
-    double z = d > 0 ? d / sqrt(var) : 0;
-    *p = erfc(z / sqrt(2.0));
-    if (*p > 1)
-        *p = 1;
-    return 0;
+    return (lo + hi) / 2;
 }
 
-/* ------------------------------------------------------------ bootstrap */
+/* ------------------------------------------------------ run summaries */
 
-static size_t side_total(const struct sps_sample_side *s) {
-    size_t n = 0;
-    for (size_t i = 0; i < s->nruns; i++)
-        n += s->run_len[i];
-    return n;
-}
-
-/* All of a side's samples, pooled, into out (side_total of them). */
-static void side_pool(const struct sps_sample_side *s, double *out) {
-    size_t at = 0;
-    for (size_t i = 0; i < s->nruns; i++) {
-        memcpy(out + at, s->runs[i], s->run_len[i] * sizeof *out);
-        at += s->run_len[i];
-    }
-}
-
-/*
- * One bootstrap replicate of a side's median into buf (room for the side's
- * total, plus slack when runs differ in length): with one run, n draws from
- * its steps; with several, as many runs drawn with replacement, and each
- * drawn run's steps drawn with replacement from it.  The replicate's size
- * follows the runs drawn, so buf holds nruns x the longest run.
- */
-static double replicate_median(const struct sps_sample_side *s, struct sps_rng *r, double *buf) {
-    size_t n = 0;
-    for (size_t k = 0; k < s->nruns; k++) {
-        size_t run = s->nruns == 1 ? 0 : (size_t)sps__rng_below(r, s->nruns);
-        const double *x = s->runs[run];
-        size_t len = s->run_len[run];
-        for (size_t i = 0; i < len; i++)
-            buf[n++] = x[sps__rng_below(r, len)];
-    }
-    return sps__median_inplace(buf, n);
-}
-
-static size_t longest_run(const struct sps_sample_side *s) {
-    size_t m = 0;
-    for (size_t i = 0; i < s->nruns; i++)
-        if (s->run_len[i] > m)
-            m = s->run_len[i];
-    return m;
-}
-
-/* The q-quantile of sorted x[0..n), linear between order statistics. */
-static double quantile_sorted(const double *x, size_t n, double q) {
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n)
-        return x[n - 1];
-    double f = pos - (double)i;
-    return x[i] + f * (x[i + 1] - x[i]);
-}
-
-/* The bootstrap interval of median(new) / median(base). */
-static int ratio_interval(const struct sps_sample_side *base, const struct sps_sample_side *new_side,
-                          const struct sps_compare_params *p, double *lo, double *hi) {
-    size_t cap_b = base->nruns * longest_run(base), cap_n = new_side->nruns * longest_run(new_side);
-    double *buf = malloc((cap_b > cap_n ? cap_b : cap_n) * sizeof *buf);
-    double *ratios = malloc((size_t)p->resamples * sizeof *ratios);
-    if (!buf || !ratios) {
-        free(buf);
-        free(ratios);
-        return SPS_ENOMEM;
-    }
-    struct sps_rng rng;
-    sps__rng_seed(&rng, p->seed);
-    size_t kept = 0;
-    for (int i = 0; i < p->resamples; i++) {
-        double mb = replicate_median(base, &rng, buf);
-        double mn = replicate_median(new_side, &rng, buf);
-        if (mb > 0) /* a replicate whose base median is 0 has no ratio */
-            ratios[kept++] = mn / mb;
-    }
-    free(buf);
-    if (kept < 2) {
-        *lo = *hi = NAN;
-    } else {
-        qsort(ratios, kept, sizeof *ratios, sps__cmp_double);
-        double tail = (1 - p->confidence) / 2;
-        *lo = quantile_sorted(ratios, kept, tail);
-        *hi = quantile_sorted(ratios, kept, 1 - tail);
-    }
-    free(ratios);
-    return 0;
-}
-
-/* ------------------------------------------------------------- compare */
-
-static int params_valid(const struct sps_compare_params *p) {
-    return p->threshold >= 0 && isfinite(p->threshold) && p->alpha > 0 && p->alpha < 1 && p->confidence > 0 &&
-           p->confidence < 1 && p->resamples >= 100;
-}
-
-static int side_valid(const struct sps_sample_side *s) {
-    if (!s || (s->nruns && (!s->runs || !s->run_len)))
-        return 0;
-    for (size_t i = 0; i < s->nruns; i++)
-        for (size_t j = 0; j < s->run_len[i]; j++)
-            if (!isfinite(s->runs[i][j]))
-                return 0;
-    return 1;
-}
+/* The Gaussian efficiency of the median absolute deviation: its variance
+ * estimate is worth this share of the degrees of freedom. */
+#define SPS_MAD_EFFICIENCY 0.37
 
 static double mean_of(const double *x, size_t n) {
     double sum = 0;
@@ -259,38 +163,231 @@ static double mean_of(const double *x, size_t n) {
     return n ? sum / (double)n : NAN;
 }
 
-void sps__compare_decide(const struct sps_compare_params *p, struct sps_comparison *c) {
-    if (c->n_base < p->min_samples || c->n_new < p->min_samples)
-        return; /* NONE, and why, were set by sps__compare */
-    int pct = (int)lround(p->threshold * 100);
-    if (!isfinite(c->ratio)) {
-        c->verdict = c->p < p->alpha ? (c->median_new > c->median_base ? SPS_VERDICT_SLOWER : SPS_VERDICT_FASTER)
-                                     : SPS_VERDICT_SAME;
-        if (c->verdict == SPS_VERDICT_SAME || c->median_new == c->median_base) {
-            c->verdict = SPS_VERDICT_SAME;
-            snprintf(c->why, sizeof c->why, "base median is 0 and the ranks do not differ significantly (p=%.3g)",
-                     c->p);
-        } else {
-            snprintf(c->why, sizeof c->why, "base median is 0; the ranks differ (p=%.3g)", c->p);
+/* The centre of x[0..n): its median (selection on a copy in scratch) or
+ * its mean. */
+static double centre_of(const double *x, size_t n, int use_mean, double *scratch) {
+    if (use_mean)
+        return mean_of(x, n);
+    memcpy(scratch, x, n * sizeof *x);
+    return sps__median_inplace(scratch, n);
+}
+
+void sps__run_summarise(const double *x, size_t n, int use_mean, int halves, double *scratch,
+                        struct sps_run_summary *out) {
+    out->center = centre_of(x, n, use_mean, scratch);
+    out->blocks = n / SPS_BLOCK_MIN_STEPS < SPS_RUN_BLOCKS ? n / SPS_BLOCK_MIN_STEPS : SPS_RUN_BLOCKS;
+    out->drift_var = NAN;
+    if (out->blocks >= 2) {
+        /* contiguous blocks, as even as whole steps allow; the spread of
+         * their centres by the median absolute deviation, so a block or two
+         * that hit a stall (a run on a busy machine has them) do not pass
+         * for a wandering level: the run's median is as robust to them */
+        double centres[SPS_RUN_BLOCKS], dev[SPS_RUN_BLOCKS];
+        for (size_t b = 0; b < out->blocks; b++) {
+            size_t from = n * b / out->blocks, to = n * (b + 1) / out->blocks;
+            centres[b] = centre_of(x + from, to - from, use_mean, scratch);
         }
-        return;
+        memcpy(dev, centres, sizeof dev);
+        double mid = sps__median_inplace(dev, out->blocks);
+        for (size_t b = 0; b < out->blocks; b++)
+            dev[b] = fabs(centres[b] - mid);
+        double sd = 1.482602218505602 * sps__median_inplace(dev, out->blocks); /* the normal's sd from its MAD */
+        out->drift_var = sd * sd;
     }
-    double change = c->ratio - 1;
-    if (c->p >= p->alpha) {
-        c->verdict = SPS_VERDICT_SAME;
-        snprintf(c->why, sizeof c->why, "p=%.3g, not significant at %.3g", c->p, p->alpha);
-    } else if (!(c->ratio_lo > 1) && !(c->ratio_hi < 1)) {
-        c->verdict = SPS_VERDICT_SAME;
-        snprintf(c->why, sizeof c->why, "the interval of the ratio holds 1 (%.3f to %.3f)", c->ratio_lo,
-                 c->ratio_hi);
-    } else if (fabs(change) < p->threshold) {
-        c->verdict = SPS_VERDICT_SAME;
-        snprintf(c->why, sizeof c->why, "significant (p=%.3g) but %+.1f%% is within the %d%% noise floor", c->p,
-                 change * 100, pct);
-    } else {
-        c->verdict = change > 0 ? SPS_VERDICT_SLOWER : SPS_VERDICT_FASTER;
-        snprintf(c->why, sizeof c->why, "%+.1f%% (95%% CI %+.1f%% to %+.1f%%), p=%.3g", change * 100,
-                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, c->p);
+    out->halves = NAN;
+    if (halves && n >= 2 * SPS_BLOCK_MIN_STEPS) {
+        double first = centre_of(x, n / 2, use_mean, scratch);
+        double second = centre_of(x + n / 2, n - n / 2, use_mean, scratch);
+        if (first > 0)
+            out->halves = second / first - 1;
+    }
+}
+
+/* ------------------------------------------------------------- compare */
+
+static int params_valid(const struct sps_compare_params *p) {
+    return p->threshold >= 0 && isfinite(p->threshold) && p->alpha > 0 && p->alpha < 1 && p->confidence > 0 &&
+           p->confidence < 1;
+}
+
+static int side_valid(const struct sps_sample_side *s) {
+    if (!s || (s->nruns && (!s->runs || !s->run_len)))
+        return 0;
+    for (size_t i = 0; i < s->nruns; i++)
+        for (size_t j = 0; j < s->run_len[i]; j++)
+            if (!isfinite(s->runs[i][j]) || s->runs[i][j] < 0)
+                return 0;
+    return 1;
+}
+
+static size_t side_total(const struct sps_sample_side *s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->nruns; i++)
+        n += s->run_len[i];
+    return n;
+}
+
+static double side_mean(const struct sps_sample_side *s) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        for (size_t j = 0; j < s->run_len[i]; j++)
+            sum += s->runs[i][j];
+        n += s->run_len[i];
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+/* A side's runs, summarised; the summaries live in the caller's array. */
+struct side_runs {
+    const struct sps_sample_side *side;
+    struct sps_run_summary *runs; /* [nruns], the non-empty runs first */
+    size_t n;                     /* non-empty runs */
+};
+
+static void summarise_side(struct side_runs *s, int use_mean, double *scratch) {
+    s->n = 0;
+    for (size_t i = 0; i < s->side->nruns; i++)
+        if (s->side->run_len[i] > 0)
+            sps__run_summarise(s->side->runs[i], s->side->run_len[i], use_mean, 0, scratch, &s->runs[s->n++]);
+}
+
+static int all_centres_positive(const struct side_runs *s) {
+    for (size_t i = 0; i < s->n; i++)
+        if (!(s->runs[i].center > 0))
+            return 0;
+    return 1;
+}
+
+/* A run's level on the scale of the test: its centre's log (relative), or
+ * the centre itself (absolute). */
+static double level(const struct sps_run_summary *r, int relative) {
+    return relative ? log(r->center) : r->center;
+}
+
+/* Its drift variance on that scale: relative to its centre, or absolute. */
+static double drift(const struct sps_run_summary *r, int relative) {
+    return relative ? r->drift_var / (r->center * r->center) : r->drift_var;
+}
+
+/* The estimates the interval comes from: the mean level of each side, the
+ * pooled variance of run levels between runs, and the pooled drift. */
+struct noise {
+    double level_base, level_new;
+    double var_between, df_between; /* df 0: one run a side */
+    double var_drift, df_drift;     /* df 0: no run had two blocks */
+};
+
+static double mean_level(const struct side_runs *s, int relative) {
+    double sum = 0;
+    for (size_t i = 0; i < s->n; i++)
+        sum += level(&s->runs[i], relative);
+    return sum / (double)s->n;
+}
+
+static void estimate_noise(const struct side_runs *b, const struct side_runs *n, int relative, struct noise *e) {
+    e->level_base = mean_level(b, relative);
+    e->level_new = mean_level(n, relative);
+    double ss = 0, drift_ss = 0, drift_df = 0;
+    const struct side_runs *sides[2] = {b, n};
+    const double levels[2] = {e->level_base, e->level_new};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->n; i++) {
+            const struct sps_run_summary *r = &sides[s]->runs[i];
+            double dev = level(r, relative) - levels[s];
+            ss += dev * dev;
+            if (r->blocks >= 2 && isfinite(r->drift_var)) {
+                /* a MAD has the precision of a standard deviation from
+                 * 37% as many normal samples */
+                drift_ss += SPS_MAD_EFFICIENCY * (double)(r->blocks - 1) * drift(r, relative);
+                drift_df += SPS_MAD_EFFICIENCY * (double)(r->blocks - 1);
+            }
+        }
+    e->df_between = (double)(b->n + n->n) - 2;
+    e->var_between = e->df_between > 0 ? ss / e->df_between : NAN;
+    e->df_drift = drift_df;
+    e->var_drift = drift_df > 0 ? drift_ss / drift_df : NAN;
+}
+
+/* Two-sided p of a change d whose standard error is se, on df. */
+static double p_of(double d, double se, double df) {
+    if (se > 0)
+        return sps__t_two_sided_p(d / se, df);
+    return d == 0 ? 1 : 0; /* no noise at all: any change is real */
+}
+
+/*
+ * The smallest number of runs a side at which a change of delta (on the
+ * test's scale) would be found with 80% power at alpha, given a run's
+ * level varies with sd sigma: t_{alpha}(2n-2) + z_{0.8} standard errors of
+ * sigma * sqrt(2/n) fit in delta.  0 when unknown; capped at 1000.
+ */
+static size_t runs_needed(double delta, double sigma, double alpha) {
+    if (!(delta > 0) || !isfinite(sigma))
+        return 0;
+    if (sigma == 0)
+        return 2;
+    const double z_power = 0.8416212335729143; /* the normal's 80th percentile */
+    for (size_t k = 2; k <= 1000; k++) {
+        double se = sigma * sqrt(2.0 / (double)k);
+        if ((sps__t_quantile_two_sided(alpha, 2.0 * (double)k - 2) + z_power) * se <= delta)
+            return k;
+    }
+    return 1000;
+}
+
+/* Fill the interval, p and noise fields of c from e. */
+static void interval_from(const struct noise *e, const struct side_runs *b, const struct side_runs *n, int relative,
+                          const struct sps_compare_params *p, struct sps_comparison *c) {
+    double d = e->level_new - e->level_base;
+    double scale = sqrt(1.0 / (double)b->n + 1.0 / (double)n->n);
+    double tail = 1 - p->confidence;
+    double half = -1;
+    c->p = 1;
+    c->noise_between = e->df_between > 0 ? sqrt(e->var_between) : NAN;
+    c->noise_drift = e->df_drift > 0 ? sqrt(e->var_drift) : NAN;
+    if (!relative) { /* reported relative to BASE's level where it has one */
+        c->noise_between = e->level_base > 0 ? c->noise_between / e->level_base : NAN;
+        c->noise_drift = e->level_base > 0 ? c->noise_drift / e->level_base : NAN;
+    }
+    double sigma = NAN;
+    /* each estimate gives an interval; the wider one is the one to trust,
+     * and the larger p */
+    if (e->df_between > 0) {
+        sigma = sqrt(e->var_between);
+        half = sps__t_quantile_two_sided(tail, e->df_between) * sigma * scale;
+        c->p = p_of(d, sigma * scale, e->df_between);
+        c->noise_used = SPS_NOISE_BETWEEN;
+        c->df = e->df_between;
+    }
+    if (e->df_drift > 0) {
+        double s = sqrt(e->var_drift);
+        double h = sps__t_quantile_two_sided(tail, e->df_drift) * s * scale;
+        double pd = p_of(d, s * scale, e->df_drift);
+        if (c->noise_used == SPS_NOISE_NONE || pd > c->p)
+            c->p = pd;
+        if (h > half) {
+            half = h;
+            c->noise_used = SPS_NOISE_DRIFT;
+            c->df = e->df_drift;
+        }
+        if (!(sigma >= s))
+            sigma = s;
+    }
+    if (relative) {
+        c->ratio = exp(d);
+        if (half >= 0) {
+            c->ratio_lo = exp(d - half);
+            c->ratio_hi = exp(d + half);
+        }
+        c->runs_needed = runs_needed(log1p(p->threshold), sigma, p->alpha);
+    } else if (e->level_base > 0) {
+        c->ratio = e->level_new / e->level_base;
+        if (half >= 0) {
+            c->ratio_lo = (e->level_new - half) / e->level_base;
+            c->ratio_hi = (e->level_new + half) / e->level_base;
+        }
+        c->runs_needed = runs_needed(p->threshold * e->level_base, sigma, p->alpha);
     }
 }
 
@@ -301,45 +398,115 @@ int sps__compare(const struct sps_sample_side *base, const struct sps_sample_sid
         return SPS_EINVAL;
     memset(out, 0, sizeof *out);
     out->median_base = out->median_new = out->mean_base = out->mean_new = NAN;
-    out->ratio = out->ratio_lo = out->ratio_hi = out->u = out->cliffs_delta = NAN;
+    out->ratio = out->ratio_lo = out->ratio_hi = out->noise_between = out->noise_drift = NAN;
     out->p = 1;
     out->runs_base = base->nruns;
     out->runs_new = new_side->nruns;
-    size_t nb = side_total(base), nn = side_total(new_side);
-    out->n_base = nb;
-    out->n_new = nn;
-    if (nb < params->min_samples || nn < params->min_samples) {
+    out->n_base = side_total(base);
+    out->n_new = side_total(new_side);
+    if (out->n_base < params->min_samples || out->n_new < params->min_samples) {
         out->verdict = SPS_VERDICT_NONE;
         snprintf(out->why, sizeof out->why, "too few samples to judge (%zu base, %zu new; %zu needed on each side)",
-                 nb, nn, params->min_samples);
+                 out->n_base, out->n_new, params->min_samples);
         return 0;
     }
-    double *pb = malloc(nb * sizeof *pb), *pn = malloc(nn * sizeof *pn);
-    if (!pb || !pn) {
-        free(pb);
-        free(pn);
+    out->mean_base = side_mean(base);
+    out->mean_new = side_mean(new_side);
+    size_t longest = 1;
+    const struct sps_sample_side *sides[2] = {base, new_side};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->nruns; i++)
+            if (sides[s]->run_len[i] > longest)
+                longest = sides[s]->run_len[i];
+    double *scratch = malloc(longest * sizeof *scratch);
+    struct sps_run_summary *sums = malloc((base->nruns + new_side->nruns) * sizeof *sums);
+    if (!scratch || !sums) {
+        free(scratch);
+        free(sums);
         return SPS_ENOMEM;
     }
-    side_pool(base, pb);
-    side_pool(new_side, pn);
-    out->mean_base = mean_of(pb, nb);
-    out->mean_new = mean_of(pn, nn);
-    int rc = sps__mann_whitney(pb, nb, pn, nn, &out->u, &out->p);
-    out->median_base = sps__median_inplace(pb, nb);
-    out->median_new = sps__median_inplace(pn, nn);
-    free(pb);
-    free(pn);
-    if (rc)
-        return rc;
-    out->cliffs_delta = 2 * out->u / ((double)nb * (double)nn) - 1;
-    if (out->median_base > 0) {
-        out->ratio = out->median_new / out->median_base;
-        rc = ratio_interval(base, new_side, params, &out->ratio_lo, &out->ratio_hi);
-        if (rc)
-            return rc;
+    struct side_runs b = {base, sums, 0}, n = {new_side, sums + base->nruns, 0};
+    /* the median per run; a zone that most steps of some run do not enter
+     * has a median of 0 there, and is compared on its mean per step */
+    summarise_side(&b, 0, scratch);
+    summarise_side(&n, 0, scratch);
+    if (!all_centres_positive(&b) || !all_centres_positive(&n)) {
+        out->use_mean = 1;
+        summarise_side(&b, 1, scratch);
+        summarise_side(&n, 1, scratch);
     }
+    free(scratch);
+    /* a side absent from a whole run has a level of 0: no log scale */
+    out->relative = all_centres_positive(&b) && all_centres_positive(&n);
+    struct noise e;
+    estimate_noise(&b, &n, out->relative, &e);
+    out->median_base = out->relative ? exp(e.level_base) : e.level_base;
+    out->median_new = out->relative ? exp(e.level_new) : e.level_new;
+    interval_from(&e, &b, &n, out->relative, params, out);
+    free(sums);
     sps__compare_decide(params, out);
     return 0;
+}
+
+/* ------------------------------------------------------------- verdict */
+
+static void say_noise(const struct sps_comparison *c, char *buf, size_t len) {
+    if (c->noise_used == SPS_NOISE_BETWEEN)
+        snprintf(buf, len, "runs differ by %.1f%% (sd of a run's level, from %zu+%zu runs)", c->noise_between * 100,
+                 c->runs_base, c->runs_new);
+    else if (c->noise_used == SPS_NOISE_DRIFT)
+        snprintf(buf, len, "runs drift by %.1f%% within themselves (spread of block medians)", c->noise_drift * 100);
+    else
+        snprintf(buf, len, "no estimate of the noise");
+}
+
+/*
+ * The verdict from the interval of the change (at params.confidence) and p
+ * (adjusted, for zones):
+ *   slower / faster  p < alpha, the whole interval beyond the threshold,
+ *                    and a between-run estimate (3 runs or more in all);
+ *   same             the whole interval within the threshold;
+ *   inconclusive     anything else: the change may or may not be as large
+ *                    as the threshold, or one run a side cannot say.
+ */
+void sps__compare_decide(const struct sps_compare_params *p, struct sps_comparison *c) {
+    if (c->n_base < p->min_samples || c->n_new < p->min_samples)
+        return; /* NONE, and why, were set by sps__compare */
+    int pct = (int)lround(p->threshold * 100);
+    char noise[128];
+    say_noise(c, noise, sizeof noise);
+    int significant = c->p < p->alpha && c->noise_used != SPS_NOISE_NONE;
+    int gate_capable = c->runs_base + c->runs_new >= 3; /* a between-run estimate exists */
+    double change = c->ratio - 1, thr = p->threshold;
+    int known = isfinite(c->ratio_lo) && isfinite(c->ratio_hi);
+    char interval[64] = "";
+    if (known)
+        snprintf(interval, sizeof interval, "%+.1f%% to %+.1f%%", (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100);
+    int beyond = known && (c->ratio_lo > 1 + thr || c->ratio_hi < 1 - thr);
+    int zero_base = !isfinite(change) && !(c->median_base > 0) && c->median_new > 0;
+    if (known && c->ratio_lo > 1 - thr && c->ratio_hi < 1 + thr) {
+        c->verdict = SPS_VERDICT_SAME;
+        snprintf(c->why, sizeof c->why, "%+.1f%%, interval %s within +-%d%%; %s", change * 100, interval, pct, noise);
+    } else if (significant && gate_capable && (beyond || zero_base)) {
+        c->verdict = (zero_base || c->ratio_lo > 1) ? SPS_VERDICT_SLOWER : SPS_VERDICT_FASTER;
+        if (zero_base)
+            snprintf(c->why, sizeof c->why, "from 0 on the base side, p=%.3g; %s", c->p, noise);
+        else
+            snprintf(c->why, sizeof c->why, "%+.1f%% (%g%% interval %s), p=%.3g; %s", change * 100,
+                     100 * p->confidence, interval, c->p, noise);
+    } else {
+        c->verdict = SPS_VERDICT_INCONCLUSIVE;
+        if (significant && !gate_capable)
+            snprintf(c->why, sizeof c->why,
+                     "%+.1f%% is beyond each run's own drift (%.1f%%), but one run a side cannot tell the code "
+                     "from the run: a run's level moves between runs",
+                     change * 100, c->noise_drift * 100);
+        else if (known && isfinite(change))
+            snprintf(c->why, sizeof c->why, "%+.1f%%, but the interval %s is not clear of %d%%%s; %s",
+                     change * 100, interval, pct, significant ? "" : " nor of 0", noise);
+        else
+            snprintf(c->why, sizeof c->why, "p=%.3g; %s", c->p, noise);
+    }
 }
 
 /* ---------------------------------------------------------------- Holm */

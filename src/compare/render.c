@@ -84,11 +84,19 @@ static void fmt_p(const struct sps_comparison *c, char *buf, size_t len) {
         snprintf(buf, len, "%.4f", c->p);
 }
 
-static void fmt_delta(const struct sps_comparison *c, char *buf, size_t len) {
-    if (!isfinite(c->cliffs_delta))
+/* The sd of a run's level that the interval used, relative: "3.1%". */
+static double noise_of(const struct sps_comparison *c) {
+    return c->noise_used == SPS_NOISE_BETWEEN ? c->noise_between
+           : c->noise_used == SPS_NOISE_DRIFT ? c->noise_drift
+                                              : NAN;
+}
+
+static void fmt_noise(const struct sps_comparison *c, char *buf, size_t len) {
+    double v = noise_of(c);
+    if (!isfinite(v))
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "%+.2f", c->cliffs_delta);
+        snprintf(buf, len, "%.1f%%", v * 100);
 }
 
 static const char *verdict_word(const struct sps_cmp_row *row) {
@@ -114,7 +122,43 @@ static void describe_side(const struct sps_cmp_side *s, char *buf, size_t len) {
         snprintf(buf + n, len - (size_t)n, dropped ? "; %zu not in the reports' step rows)" : ")", dropped);
 }
 
-/* The headline: "step time: 5.1% slower (95% CI +3.2% to +7.0%, p=1.2e-06)". */
+/* One run's line: "rA/report.json: median 1.34ms, drifts 6.2%, halves -1.3%". */
+static void describe_run(const struct sps_cmp_run *run, const struct sps_run_summary *s, char *buf, size_t len) {
+    char med[32];
+    fmt_seconds(s->center, med, sizeof med);
+    int n = snprintf(buf, len, "%s: median %s", run->path, med);
+    if (n > 0 && (size_t)n < len && isfinite(s->drift_var) && s->center > 0)
+        n += snprintf(buf + n, len - (size_t)n, ", drifts %.1f%%", sqrt(s->drift_var) / s->center * 100);
+    if (n > 0 && (size_t)n < len && isfinite(s->halves))
+        snprintf(buf + n, len - (size_t)n, ", halves differ %+.1f%%", s->halves * 100);
+}
+
+/* "about 12 runs a side would tell a 2% change from this noise", "" unless
+ * the verdict is inconclusive. */
+static void advice(const struct sps_cmp_result *r, char *buf, size_t len) {
+    const struct sps_comparison *c = &r->step.c;
+    buf[0] = '\0';
+    if (c->verdict != SPS_VERDICT_INCONCLUSIVE || !c->runs_needed)
+        return;
+    double noise = noise_of(c);
+    if (c->runs_base + c->runs_new < 3)
+        snprintf(buf, len,
+                 "one run a side cannot measure how runs differ: repeat each side (stepscope compare A1 A2 A3 --vs "
+                 "B1 B2 B3); from the runs' own drift alone, a %g%% change needs %zu runs a side or more",
+                 r->params.threshold * 100, c->runs_needed < 3 ? (size_t)3 : c->runs_needed);
+    else if (c->runs_needed >= 1000)
+        snprintf(buf, len,
+                 "a run's level varies by %.1f%% here: no practical number of runs a side tells a %g%% change; a "
+                 "quieter machine or a larger --threshold would",
+                 noise * 100, r->params.threshold * 100);
+    else
+        snprintf(buf, len,
+                 "about %zu runs a side would tell a %g%% change from this noise (a run's level varies by %.1f%%)",
+                 c->runs_needed < 2 ? (size_t)2 : c->runs_needed, r->params.threshold * 100, noise * 100);
+}
+
+/* The headline: "step time: 30.1% slower, speedup 0.769x (median per step,
+ * 3+3 runs; 95% interval +25.0% to +35.3%, p=1.2e-05)". */
 static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     const struct sps_comparison *c = &r->step.c;
     switch (c->verdict) {
@@ -122,13 +166,18 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
     case SPS_VERDICT_FASTER: {
         char p[32];
         fmt_p(c, p, sizeof p);
-        snprintf(buf, len, "%s time: %.1f%% %s, speedup %.3gx (median per step; 95%% CI %+.1f%% to %+.1f%%, p=%s)",
-                 r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio,
-                 (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, p);
+        snprintf(buf, len,
+                 "%s time: %.1f%% %s, speedup %.3gx (median per step, %zu+%zu runs; 95%% interval %+.1f%% to "
+                 "%+.1f%%, p=%s)",
+                 r->step.name, fabs(c->ratio - 1) * 100, sps__verdict_name(c->verdict), 1 / c->ratio, c->runs_base,
+                 c->runs_new, (c->ratio_lo - 1) * 100, (c->ratio_hi - 1) * 100, p);
         break;
     }
     case SPS_VERDICT_SAME:
-        snprintf(buf, len, "%s time: no significant change (%s)", r->step.name, c->why);
+        snprintf(buf, len, "%s time: no change beyond %g%% (%s)", r->step.name, r->params.threshold * 100, c->why);
+        break;
+    case SPS_VERDICT_INCONCLUSIVE:
+        snprintf(buf, len, "%s time: inconclusive (%s)", r->step.name, c->why);
         break;
     default:
         snprintf(buf, len, "%s time: no verdict (%s)", r->step.name, c->why);
@@ -137,7 +186,7 @@ static void headline(const struct sps_cmp_result *r, char *buf, size_t len) {
 
 /* A compared series' cells, as both tables show them. */
 struct row_cells {
-    char base[32], new_[32], change[32], interval[48], p[32], delta[32];
+    char base[32], new_[32], change[32], interval[48], p[32], noise[32];
     const char *verdict;
 };
 
@@ -147,7 +196,7 @@ static void row_cells(const struct sps_cmp_row *row, struct row_cells *c) {
     fmt_change(row->c.ratio, c->change, sizeof c->change);
     fmt_interval(&row->c, c->interval, sizeof c->interval);
     fmt_p(&row->c, c->p, sizeof c->p);
-    fmt_delta(&row->c, c->delta, sizeof c->delta);
+    fmt_noise(&row->c, c->noise, sizeof c->noise);
     c->verdict = verdict_word(row);
 }
 
@@ -173,24 +222,41 @@ static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, 
                      : row->c.verdict == SPS_VERDICT_FASTER ? GREEN
                                                             : "";
     fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, c.base, c.new_, c.change, c.interval, c.p,
-            c.delta, on, c.verdict, *on ? RESET : "");
+            c.noise, on, c.verdict, *on ? RESET : "");
 }
 
 static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
                         const struct sps_cmp_side *new_side) {
-    char line[512];
-    describe_side(base, line, sizeof line);
-    fprintf(f, "base  %s\n", line);
-    describe_side(new_side, line, sizeof line);
-    fprintf(f, "new   %s\n\n", line);
+    char line[1024];
+    if (*r->command_warning)
+        fprintf(f, "%swarning: %s%s\n", colour ? BOLD : "", r->command_warning, colour ? RESET : "");
+    if (*r->order_warning)
+        fprintf(f, "%swarning: %s%s\n", colour ? BOLD : "", r->order_warning, colour ? RESET : "");
+    const struct sps_cmp_side *sides[2] = {base, new_side};
+    const struct sps_run_summary *sums[2] = {r->runs_base, r->runs_new};
+    for (int s = 0; s < 2; s++) {
+        describe_side(sides[s], line, sizeof line);
+        fprintf(f, "%s%s\n", s ? "new   " : "base  ", line);
+        for (size_t i = 0; i < sides[s]->nruns && i < SPS_CMP_RUNS_SHOWN; i++) {
+            describe_run(&sides[s]->runs[i], &sums[s][i], line, sizeof line);
+            fprintf(f, "      %s\n", line);
+        }
+        if (sides[s]->nruns > SPS_CMP_RUNS_SHOWN)
+            fprintf(f, "      ... %zu more runs (--format json lists them all)\n",
+                    sides[s]->nruns - SPS_CMP_RUNS_SHOWN);
+    }
+    fputc('\n', f);
     headline(r, line, sizeof line);
     const char *on = !colour                                    ? ""
                      : r->step.c.verdict == SPS_VERDICT_SLOWER ? BOLD RED
                      : r->step.c.verdict == SPS_VERDICT_FASTER ? BOLD GREEN
                                                                : BOLD;
-    fprintf(f, "%s%s%s\n\n", on, line, *on ? RESET : "");
-    fprintf(f, "%-22s %9s %9s %8s %18s %9s %6s  %s\n", "median per step", "base", "new", "change", "95% CI", "p",
-            "delta", "verdict");
+    fprintf(f, "%s%s%s\n", on, line, *on ? RESET : "");
+    advice(r, line, sizeof line);
+    if (*line)
+        fprintf(f, "%s\n", line);
+    fprintf(f, "\n%-22s %9s %9s %8s %18s %9s %6s  %s\n", "median per step", "base", "new", "change",
+            "95% interval", "p", "noise", "verdict");
     text_row(f, &r->step, r->step.name, colour);
     size_t shown = r->nzones < SPS_CMP_ZONES_SHOWN ? r->nzones : SPS_CMP_ZONES_SHOWN;
     for (size_t i = 0; i < shown; i++) {
@@ -215,8 +281,11 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
                     *r->bottleneck_new ? r->bottleneck_new : "-",
                     strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
     }
-    fprintf(f, "\nverdicts need p < %g, a 95%% interval clear of 0%% and a change of at least %g%% (--threshold)\n",
-            r->params.alpha, r->params.threshold * 100);
+    fprintf(f,
+            "\nruns are the unit (docs/compare.md): slower/faster needs 3+ runs in all, p < %g and the 95%% interval "
+            "beyond %g%% (--threshold);\nsame: the interval within %g%%; noise: the sd of a run's level, from the "
+            "spread between runs or each run's drift\n",
+            r->params.alpha, r->params.threshold * 100, r->params.threshold * 100);
 }
 
 /* ------------------------------------------------------------- Markdown */
@@ -227,7 +296,7 @@ static void md_row(FILE *f, const struct sps_cmp_row *row, const char *label) {
     int strong = row->presence == SPS_CMP_BOTH &&
                  (row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER);
     fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, c.base, c.new_, c.change, c.interval, c.p,
-            c.delta, strong ? "**" : "", c.verdict, strong ? "**" : "");
+            c.noise, strong ? "**" : "", c.verdict, strong ? "**" : "");
 }
 
 /* Markdown table cells: a zone name may hold '|' or markup. */
@@ -243,10 +312,17 @@ static void md_escape(const char *s, char *out, size_t len) {
 
 static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
                             const struct sps_cmp_side *new_side) {
-    char line[512], name[160];
+    char line[1024], name[160];
     headline(r, line, sizeof line);
     fprintf(f, "### stepscope compare: %s\n\n", line);
-    fputs("| median per step | base | new | change | 95% CI | p | Cliff's delta | verdict |\n", f);
+    advice(r, line, sizeof line);
+    if (*line)
+        fprintf(f, "%s\n\n", line);
+    if (*r->command_warning)
+        fprintf(f, "**Warning**: %s\n\n", r->command_warning);
+    if (*r->order_warning)
+        fprintf(f, "**Warning**: %s\n\n", r->order_warning);
+    fputs("| median per step | base | new | change | 95% interval | p | noise | verdict |\n", f);
     fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
     md_escape(r->step.name, name, sizeof name);
     char label[200];
@@ -274,13 +350,14 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
                     *r->bottleneck_new ? r->bottleneck_new : "-",
                     strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
     }
-    char b[600], n[600];
+    char b[1100], n[1100];
     describe_side(base, line, sizeof line);
     md_escape(line, b, sizeof b);
     describe_side(new_side, line, sizeof line);
     md_escape(line, n, sizeof n);
-    fprintf(f, "\nBase: %s. New: %s. A verdict needs p < %g (Mann-Whitney U), a 95%% bootstrap interval of the "
-               "median ratio clear of 0%%, and a change of at least %g%%.\n",
+    fprintf(f,
+            "\nBase: %s. New: %s. Runs are the unit: slower or faster needs 3 or more runs in all, p < %g, and "
+            "the 95%% interval of the change in run level wholly beyond %g%%; noise is the sd of a run's level.\n",
             b, n, r->params.alpha, r->params.threshold * 100);
 }
 
@@ -309,20 +386,38 @@ static json_t *comparison_json(const struct sps_cmp_row *row) {
     json_object_set_new(o, "speedup", num_or_null(c->ratio > 0 ? 1 / c->ratio : NAN));
     json_object_set_new(o, "ratio_ci_low", num_or_null(c->ratio_lo));
     json_object_set_new(o, "ratio_ci_high", num_or_null(c->ratio_hi));
-    json_object_set_new(o, "mann_whitney_u", num_or_null(c->u));
     json_object_set_new(o, "p_value", c->verdict == SPS_VERDICT_NONE ? json_null() : json_real(c->p));
     json_object_set_new(o, "p_value_unadjusted",
                         c->verdict == SPS_VERDICT_NONE ? json_null() : json_real(row->p_unadjusted));
-    json_object_set_new(o, "cliffs_delta", num_or_null(c->cliffs_delta));
+    json_object_set_new(o, "runs_base", json_integer((json_int_t)c->runs_base));
+    json_object_set_new(o, "runs_new", json_integer((json_int_t)c->runs_new));
+    json_object_set_new(o, "run_statistic", json_string(c->use_mean ? "mean" : "median"));
+    json_object_set_new(o, "noise_between", num_or_null(c->noise_between));
+    json_object_set_new(o, "noise_drift", num_or_null(c->noise_drift));
+    json_object_set_new(o, "noise_used", c->noise_used == SPS_NOISE_BETWEEN ? json_string("between")
+                                         : c->noise_used == SPS_NOISE_DRIFT ? json_string("drift")
+                                                                            : json_null());
+    json_object_set_new(o, "df", c->noise_used == SPS_NOISE_NONE ? json_null() : json_real(c->df));
+    json_object_set_new(o, "runs_needed", c->runs_needed ? json_integer((json_int_t)c->runs_needed) : json_null());
+    /* rank statistics over pooled steps are no longer computed (they
+     * treated the steps of a run as independent): kept as null */
+    json_object_set_new(o, "mann_whitney_u", json_null());
+    json_object_set_new(o, "cliffs_delta", json_null());
     return o;
 }
 
-static json_t *side_json(const struct sps_cmp_side *s) {
+static json_t *side_json(const struct sps_cmp_side *s, const struct sps_run_summary *sums) {
     json_t *runs = json_array();
     for (size_t i = 0; i < s->nruns; i++) {
         const struct sps_cmp_run *r = &s->runs[i];
         json_t *o = json_object();
         json_object_set_new(o, "report", json_string(r->path));
+        json_object_set_new(o, "command", *r->command ? json_string(r->command) : json_null());
+        json_object_set_new(o, "started_unix_s", num_or_null(r->started_unix_s));
+        json_object_set_new(o, "median_s", num_or_null(sums[i].center));
+        json_object_set_new(o, "drift", num_or_null(sums[i].center > 0 ? sqrt(sums[i].drift_var) / sums[i].center
+                                                                          : NAN));
+        json_object_set_new(o, "halves_change", num_or_null(sums[i].halves));
         json_object_set_new(o, "steps", json_integer((json_int_t)r->nsteps));
         json_object_set_new(o, "warmup_left_out", json_integer((json_int_t)r->skipped));
         json_object_set_new(o, "steps_counted", json_integer((json_int_t)r->steps_counted));
@@ -342,12 +437,17 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
     json_object_set_new(params, "threshold", json_real(r->params.threshold));
     json_object_set_new(params, "alpha", json_real(r->params.alpha));
     json_object_set_new(params, "confidence", json_real(r->params.confidence));
-    json_object_set_new(params, "resamples", json_integer(r->params.resamples));
-    json_object_set_new(params, "seed", json_integer((json_int_t)r->params.seed));
     json_object_set_new(params, "min_samples", json_integer((json_int_t)r->params.min_samples));
     json_object_set_new(root, "params", params);
-    json_object_set_new(root, "base", side_json(base));
-    json_object_set_new(root, "new", side_json(new_side));
+    json_object_set_new(root, "method", json_string("run-level t"));
+    json_t *warnings = json_array();
+    if (*r->command_warning)
+        json_array_append_new(warnings, json_string(r->command_warning));
+    if (*r->order_warning)
+        json_array_append_new(warnings, json_string(r->order_warning));
+    json_object_set_new(root, "warnings", warnings);
+    json_object_set_new(root, "base", side_json(base, r->runs_base));
+    json_object_set_new(root, "new", side_json(new_side, r->runs_new));
     json_object_set_new(root, "step", comparison_json(&r->step));
     json_t *zones = json_array();
     for (size_t i = 0; i < r->nzones; i++)

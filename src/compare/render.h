@@ -14,6 +14,8 @@ enum sps_cmp_format { SPS_CMP_TEXT, SPS_CMP_MARKDOWN, SPS_CMP_JSON };
 
 /* Zones shown in the text and Markdown tables (the JSON has all). */
 #define SPS_CMP_ZONES_SHOWN 15
+/* Runs of a side listed, each with its median and drift, in the text form. */
+#define SPS_CMP_RUNS_SHOWN 8
 
 /*
  * Print r to f.  colour: ANSI colours in the text form (the caller decides:

@@ -36,6 +36,7 @@ struct sps_cmp_run {
     double *step_s;           /* [nsteps] durations of the kept steps */
     size_t nzones;
     struct sps_cmp_zone *zones;
+    double started_unix_s;    /* when the run started; NAN when the report does not say */
     /* run-level figures; NAN when the report does not have them */
     double peak_rss_bytes;      /* memory.peak_rss_bytes */
     double peak_gpu_bytes;      /* metrics.gpu_memory_used_bytes.max */
@@ -44,6 +45,7 @@ struct sps_cmp_run {
     size_t nrates;
     struct sps_cmp_rate *rates;
     char bottleneck[64];        /* analysis.bottleneck.verdict ("" when absent) */
+    char command[1024];         /* command's arguments joined by spaces ("" when absent) */
 };
 
 struct sps_cmp_side {
@@ -68,6 +70,19 @@ struct sps_cmp_load_options {
  */
 int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct sps_cmp_load_options *opt,
                       char *err, size_t errlen);
+
+/*
+ * Load both sides' runs (each a list of paths, as sps__cmp_side_add takes
+ * them), BASE on a thread of its own while the calling thread loads NEW: a
+ * million-step report takes seconds to read, and the sides do not depend
+ * on each other.  base and new_side are zero-initialised by the caller.
+ * Returns 0, or the first failing side's error (BASE's when both fail)
+ * with *which set to "BASE" or "NEW" and err to its line; the sides then
+ * hold what was loaded, for sps__cmp_side_free.
+ */
+int sps__cmp_sides_load(struct sps_cmp_side *base, const char *const *base_paths, size_t nbase,
+                        struct sps_cmp_side *new_side, const char *const *new_paths, size_t nnew,
+                        const struct sps_cmp_load_options *opt, const char **which, char *err, size_t errlen);
 
 /* Free everything a side holds; it is then empty. */
 void sps__cmp_side_free(struct sps_cmp_side *side);

@@ -20,30 +20,40 @@ static const char compare_usage[] =
     "       stepscope compare BASE... --vs NEW... [options]\n"
     "\n"
     "Compare the step times of two sides, each a run directory or a report.json,\n"
-    "or several of them (repeated runs, pooled per side), after warm-up: the\n"
-    "median ratio NEW/BASE with a bootstrap 95% confidence interval, the\n"
-    "Mann-Whitney U p-value, Cliff's delta and a verdict (faster, slower, same);\n"
-    "the same for each zone's self time per step; and peak memory, energy,\n"
-    "throughput and the bottleneck where the runs have them.\n"
+    "or several of them (repeated runs of one command), after warm-up.  The run\n"
+    "is the unit: each run is summarised by its median step and by how far its\n"
+    "level drifts within itself (the spread of its 8 block medians); the change\n"
+    "is NEW's run level over BASE's, with a t interval from the spread between\n"
+    "runs (3+ runs in all), floored by the runs' drift.  The same for\n"
+    "each zone's self time per step (p Holm-adjusted over the zones), and peak\n"
+    "memory, energy, throughput and the bottleneck where the runs have them.\n"
+    "\n"
+    "verdicts: slower / faster (p < alpha, the whole interval beyond the\n"
+    "threshold, and 3 or more runs in all), same (the whole interval within\n"
+    "it), inconclusive (the noise hides it: the output says how many runs a\n"
+    "side would tell).  One run a side is never slower or faster: a run's\n"
+    "level on a shared machine moves between runs by more than its steps show.\n"
     "\n"
     "options:\n"
     "  --vs              what follows is the NEW side (before it: BASE)\n"
     "  --skip N          leave out the first N steps of each thread instead of\n"
     "                    the warm-up the reports mark (--skip 0 keeps every step)\n"
     "  --step NAME       compare steps of this name (default: step)\n"
-    "  --threshold PCT   noise floor: smaller changes are \"same\" (default 2%)\n"
-    "  --alpha A         significance level of the U test (default 0.05)\n"
-    "  --fail-on slower  exit 1 when NEW is significantly slower\n"
-    "  --fail-on PCT     exit 1 when NEW is significantly slower by PCT or more\n"
+    "  --threshold PCT   smallest change that counts; smaller is \"same\" (default 2%)\n"
+    "  --alpha A         significance level (default 0.05)\n"
+    "  --fail-on slower  exit 1 when the step verdict is slower\n"
+    "  --fail-on PCT     exit 1 when it is slower by PCT or more\n"
     "  --format text|markdown|json   (default text; colour only on a terminal,\n"
     "                    never with NO_COLOR set)\n"
-    "  --resamples N     bootstrap resamples (default 2000)\n"
-    "  --seed N          the bootstrap's seed (default fixed: reruns agree)\n"
     "  -o FILE           write to FILE instead of standard output\n"
     "  -h, --help        this help\n"
     "\n"
-    "exit status: 0; 1 with --fail-on when NEW regressed; 2 on a usage error or\n"
-    "an input that cannot be read (the message names the file and the problem).\n";
+    "  --resamples N, --seed N: accepted for older scripts and ignored (nothing\n"
+    "                    is resampled; every result is deterministic)\n"
+    "\n"
+    "exit status: 0; 1 with --fail-on when the step verdict is slower; 2 on a\n"
+    "usage error or an input that cannot be read (the message names the file\n"
+    "and the problem).\n";
 
 /* "2%", "2" or "0.5%" as a fraction (0.02); -1 when not a number >= 0. */
 static double parse_percent(const char *s) {
@@ -150,14 +160,15 @@ static int parse(int argc, char **argv, struct options *o) {
             if (parse_count(argv[++i], 100, 1000000, &n))
                 return sps_cli_usage_error("compare", "--resamples: '%s' is not a number from 100 to 1000000",
                                            argv[i]);
-            o->params.resamples = (int)n;
+            fputs("stepscope: compare: --resamples is ignored: nothing is resampled (docs/compare.md)\n", stderr);
         } else if (!strcmp(a, "--seed")) {
             char *end;
             errno = 0;
             unsigned long long seed = strtoull(argv[++i], &end, 0);
             if (*end || end == argv[i] || errno || argv[i][0] == '-')
                 return sps_cli_usage_error("compare", "--seed: '%s' is not a number", argv[i]);
-            o->params.seed = seed;
+            (void)seed;
+            fputs("stepscope: compare: --seed is ignored: nothing is random (docs/compare.md)\n", stderr);
         } else if (!strcmp(a, "-o")) {
             o->out = argv[++i];
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -185,18 +196,6 @@ static int parse(int argc, char **argv, struct options *o) {
     return -1;
 }
 
-static int load_side(struct sps_cmp_side *side, const char **paths, size_t n, const struct options *o,
-                     const char *which) {
-    char err[1024];
-    for (size_t i = 0; i < n; i++) {
-        if (sps__cmp_side_add(side, paths[i], &o->load, err, sizeof err) != 0) {
-            fprintf(stderr, "stepscope: compare: %s: %s\n", which, err);
-            return 2;
-        }
-    }
-    return 0;
-}
-
 int sps_cmd_compare(int argc, char **argv) {
     struct options o;
     memset(&o, 0, sizeof o);
@@ -209,9 +208,15 @@ int sps_cmd_compare(int argc, char **argv) {
         free(o.new_side);
         return status;
     }
-    status = load_side(&base, o.base, o.nbase, &o, "BASE");
-    if (status == 0)
-        status = load_side(&new_side, o.new_side, o.nnew, &o, "NEW");
+    char err[1024];
+    const char *which = "";
+    if (sps__cmp_sides_load(&base, o.base, o.nbase, &new_side, o.new_side, o.nnew, &o.load, &which, err,
+                            sizeof err) != 0) {
+        fprintf(stderr, "stepscope: compare: %s: %s\n", which, err);
+        status = 2;
+    } else {
+        status = 0;
+    }
     free(o.base);
     free(o.new_side);
     if (status != 0) { /* an input that cannot be read */
