@@ -579,6 +579,9 @@ static void test_process_views(void) {
     CHECK_STR_HAS(html, "<td>pid 4243 (pt_worker) RSS</td><td>leak</td><td>1.00 MiB/step (95% CI 1.00 to 1.00)</td>");
     CHECK_STR_HAS(html, "<td>pid 4242 (train) RSS</td><td>no leak</td>");
     CHECK_STR_HAS(html, "<td>pid 4244 (pt_short) RSS</td><td>unknown</td>");
+    /* the reason is a sentence that wraps in its cell (the page's td.text) */
+    CHECK_STR_HAS(html, "<th class=\"text\">why</th>");
+    CHECK_STR_HAS(html, "<td>5</td><td class=\"text\">short-lived: in the tree for");
     CHECK_STR_HAS(html, "3 more processes of the tree were not followed");
     free(text);
     free(html);
