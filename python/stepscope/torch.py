@@ -178,7 +178,10 @@ class Instrumented:
     # -- the step structure ------------------------------------------------
 
     def _begin_batch(self):
-        if not self._step:
+        """Open the step (when none is) and the batch's micro-step; returns
+        whether this batch opened the step."""
+        opened = not self._step
+        if opened:
             self._decide_gpu()
             self._step = _core.step_begin()
             self._batches = 0
@@ -187,6 +190,23 @@ class Instrumented:
                 _core.zone_end(self._micro)
             self._micro = _core.microstep_begin()
         self._batches += 1
+        return opened
+
+    def _take_back_batch(self, data, opened):
+        """The fetch that found the end of a loader without len(): no batch
+        came, so its data zone, the micro-step it began and, when it opened
+        the step, the step are taken back unrecorded (innermost first): no
+        empty step is counted per epoch.  A step that earlier batches
+        opened (accumulation left over at an epoch's end) stays open, as
+        with a loader that has a length."""
+        _core._zone_discard(data)
+        if self._micro:
+            _core._zone_discard(self._micro)
+            self._micro = 0
+        self._batches -= 1
+        if opened:
+            _core._zone_discard(self._step)
+            self._step = 0
 
     def _close_micro(self):
         """End the open micro-step.  Until the first step has shown whether
@@ -250,13 +270,12 @@ class Instrumented:
                     raise RuntimeError("instrument: the loader gave more batches than its len()")
                 return
             fetched += 1
-            self._begin_batch()
+            opened = self._begin_batch()
             token = _core.zone_begin("data")
             try:
                 batch = next(iterator)
             except StopIteration:
-                _core.zone_end(token)
-                self._close_step()  # the fetch that found the end belongs to no step
+                self._take_back_batch(token, opened)  # the fetch that found the end belongs to no step
                 return
             _core.zone_end(token)
             n = _batch_size(batch)

@@ -303,3 +303,47 @@ def test_every_micro_step_is_counted(run_under, workers, declared):
     assert [row["microsteps"] for row in r.report["steps"]["rows"]] == [4] * (batches // 4)
     assert r.zone("forward")["count"] == batches
     assert r.zone("data.start")["count"] == epochs
+
+
+STREAM = """
+    import torch, stepscope.torch
+
+    class Stream(torch.utils.data.IterableDataset):   # no len(): only the end of the data says when to stop
+        def __iter__(self):                            # 12 batches, split between the workers
+            info = torch.utils.data.get_worker_info()
+            for i in range(12) if info is None else range(info.id, 12, info.num_workers):
+                g = torch.Generator().manual_seed(i)
+                yield torch.randn(3, 4, generator=g), torch.randn(3, 1, generator=g)
+
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(Stream(), batch_size=None, num_workers={workers})
+    loader = stepscope.torch.instrument(model, opt, loader, accumulation_steps={accumulate})
+    for epoch in range(2):
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if (i + 1) % {every} == 0:
+                opt.step()
+                opt.zero_grad()
+    loader.remove()
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("every", [1, 4])
+def test_a_loader_without_len_counts_no_empty_step(run_under, workers, every):
+    # the fetch that finds the end of an epoch opens no step: it was
+    # counted as a step of its own, with a data zone and nothing else
+    r = run_under(STREAM.format(workers=workers, every=every, accumulate=every))
+    batches = 2 * 12
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == batches // every
+    assert r.zone("data")["count"] == r.zone("forward")["count"] == batches
+    rows = r.report["steps"]["rows"]
+    assert all(row["zones_self_s"].keys() >= {"data", "forward", "backward", "optimizer"} for row in rows)
+    assert r.counter("samples")["total"] == 3 * batches
+    if every > 1:
+        assert r.zone("microstep")["count"] == batches
+        assert [row["microsteps"] for row in rows] == [every] * (batches // every)
+    threads = [t for p in r.report["processes"] for t in p["threads"]]
+    assert not any(t["open_zones"] for t in threads)
+    assert not any(t["mismatched_ends"] for t in threads)
