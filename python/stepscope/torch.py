@@ -40,7 +40,8 @@ How each part is timed:
   is on, so the zone is on the calling thread whatever device the graph
   runs on (autograd's own hooks may run on a device thread);
 - optimizer: ``optimizer.step`` is wrapped on the instance (with
-  functools.wraps, so an LR scheduler's step counter keeps working).
+  functools.wraps, bound to the optimizer, so an LR scheduler made before
+  or after ``instrument`` keeps its step counter working).
 
 When the model's parameters are on a CUDA device (checked as each step
 begins, so a model moved later is followed), forward, backward and
@@ -54,6 +55,7 @@ must run on one thread (zones are per thread).
 """
 
 import functools
+import types
 
 import torch as _torch
 
@@ -138,10 +140,13 @@ class Instrumented:
         Instrumented._backward_owner = self
         self._original_step = optimizer.step
         self._step_was_own = "step" in vars(optimizer)  # an instance attribute already (a scheduler's wrapper)
+        self._removed = False
         original_step = self._original_step
 
         @functools.wraps(original_step)
-        def step(*args, **kwargs):
+        def step(_optimizer, *args, **kwargs):
+            if self._removed:  # wrapped by someone after us, so left in place by remove()
+                return original_step(*args, **kwargs)
             zone = self._begin("optimizer")
             try:
                 return original_step(*args, **kwargs)
@@ -149,7 +154,12 @@ class Instrumented:
                 self._end(zone)
                 self._end_step()
 
-        optimizer.step = step
+        # A method bound to the optimizer, as the one it replaces: an LR
+        # scheduler made after instrument() wraps optimizer.step through its
+        # __self__ and __func__ (torch's with_counter), which a plain
+        # function lacks.
+        self._step_function = step
+        optimizer.step = types.MethodType(step, optimizer)
 
     # -- zones on the CPU or the GPU ------------------------------------------
 
@@ -298,7 +308,12 @@ class Instrumented:
         if Instrumented._backward_owner is self:
             _torch.Tensor.backward = self._original_backward
             Instrumented._backward_owner = None
-        if self._step_was_own:
+        current = vars(self.optimizer).get("step")
+        if getattr(current, "__func__", None) is not self._step_function:
+            # wrapped again after us (an LR scheduler made later): taking our
+            # layer out would take theirs too, so ours passes calls through
+            self._removed = True
+        elif self._step_was_own:
             self.optimizer.step = self._original_step
         else:
             vars(self.optimizer).pop("step", None)  # the class's method shows through again

@@ -347,3 +347,43 @@ def test_a_loader_without_len_counts_no_empty_step(run_under, workers, every):
     threads = [t for p in r.report["processes"] for t in p["threads"]]
     assert not any(t["open_zones"] for t in threads)
     assert not any(t["mismatched_ends"] for t in threads)
+
+
+def test_a_scheduler_made_after_instrument(run_under):
+    # torch's LR schedulers wrap optimizer.step through its __self__ and
+    # __func__: made after instrument(), one raised AttributeError on a
+    # plain function; now it wraps the instrumented step, counts it, and
+    # remove() leaves its wrapper working (ours passes calls through)
+    r = run_under("""
+        import warnings
+        import torch, stepscope.torch
+        warnings.simplefilter("error")               # the scheduler warns when it sees no optimizer step
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = stepscope.torch.instrument(model, opt, [(torch.ones(8, 4), torch.zeros(8, 1))] * 6)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+        assert abs(sched.get_last_lr()[0] - 0.1 * 0.5 ** 3) < 1e-12, sched.get_last_lr()
+        assert opt._step_count == 6                   # the scheduler's own count of optimizer steps
+        loader.remove()
+        opt.step()                                    # after remove(): the scheduler still counts, nothing recorded
+        sched.step()
+        assert opt._step_count == 7
+        # a scheduler made before instrument() keeps counting through it
+        opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
+        sched2 = torch.optim.lr_scheduler.StepLR(opt2, step_size=1, gamma=0.5)
+        loader = stepscope.torch.instrument(model, opt2, [(torch.ones(8, 4), torch.zeros(8, 1))] * 2)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt2.step()
+            sched2.step()
+        assert opt2._step_count == 2
+        loader.remove()
+        assert getattr(vars(opt2)["step"], "_with_counter", False)  # the scheduler's wrapper, restored
+    """)
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 8
+    assert r.zone("forward")["count"] == 8
