@@ -13,9 +13,10 @@ One step runs from the fetch of its first batch to the end of
 library gives what a thread records between two steps to the step just
 ended).  With gradient accumulation (several batches per optimizer step)
 each batch is a micro-step: pass ``accumulation_steps=N``, or leave it to
-the first step, which opens a micro-step per batch and, when its optimizer
-step comes after a single batch, takes its one micro-step back unrecorded
-and stops.  Every batch also adds its size (the first dimension of its
+the first step that ends in ``optimizer.step()``, which opens a micro-step
+per batch and, when its optimizer step comes after a single batch, takes
+its one micro-step back unrecorded and stops (a step ended otherwise, by
+a peek with ``next(iter(loader))`` or a break, decides nothing).  Every batch also adds its size (the first dimension of its
 first tensor) to the counter "samples".
 
 What is not training is named apart:
@@ -235,13 +236,17 @@ class Instrumented:
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
-        if not self._decided and self._batches:  # the first step tells whether batches accumulate
-            self._decided = True
-            self._micro_on = self._batches > 1
 
     def _end_step(self):
+        """The optimizer stepped: the step ends.  The first step that ends
+        so tells whether batches accumulate; one ended otherwise (a peek
+        with next(iter(loader)), a break) says nothing about it."""
         self.steps += 1
+        batches = self._batches
         self._close_step()
+        if not self._decided and batches:
+            self._decided = True
+            self._micro_on = batches > 1
 
     # -- hooks ---------------------------------------------------------------
 

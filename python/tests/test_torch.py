@@ -387,3 +387,27 @@ def test_a_scheduler_made_after_instrument(run_under):
     """)
     assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 8
     assert r.zone("forward")["count"] == 8
+
+
+def test_a_peek_at_the_loader_does_not_decide_accumulation(run_under):
+    # next(iter(loader)) for the shapes before training: its generator is
+    # closed at once, ending a step of one batch with no optimizer step;
+    # that used to decide "no accumulation" for the whole run
+    r = run_under("""
+        import torch, stepscope.torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+        loader = stepscope.torch.instrument(model, opt, torch.utils.data.DataLoader(data, batch_size=4))
+        x0, _ = next(iter(loader))
+        assert tuple(x0.shape) == (4, 4)
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+        loader.remove()
+    """)
+    assert r.zone("optimizer")["count"] == 4
+    assert r.zone("microstep")["count"] == 16                 # every training batch, the first step's too
+    assert [row.get("microsteps", 0) for row in r.report["steps"]["rows"]] == [0, 4, 4, 4, 4]  # the peek, then training
