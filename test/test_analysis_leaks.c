@@ -483,6 +483,47 @@ static void test_short_lived_worker_keeps_run_known(void) {
     fake_free(&f);
 }
 
+/* A short run read at the machine interval: the tree and its one process
+ * read 4 times, the first reading after the first step began and the last
+ * before the last step ended.  The process was there all along: it is
+ * unknown for too few readings, not "short-lived"; a worker read once says
+ * so in words. */
+static void test_sparse_readings_are_not_short_lived(void) {
+    struct fake f;
+    fake_build(&f, 60, 0, rss_flat, 512);
+    struct sps__series *tree = &f.res->host[SPS_M_WORKLOAD_RSS_BYTES];
+    sps__series_free(tree);
+    sps__series_init(tree, 512);
+    fake_add_process(&f, 4242, "train", 0, 0, rss_flat);
+    for (int k = 0; k < 4; k++) {
+        int64_t t = T0 + (int64_t)(10 + 15 * k) * STEP_NS + STEP_NS / 2;
+        sps__series_add(tree, t, rss_flat((size_t)k));
+        sps__series_add(&f.res->process[0].rss_bytes, t, rss_flat((size_t)k));
+    }
+    fake_add_process(&f, 4244, "pt_worker", 30, 1, rss_worker_flat);
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    const struct sps_leak_series *train = series_of(&l, 4242), *worker = series_of(&l, 4244);
+    CHECK(train && worker);
+    if (train && worker) {
+        CHECK_EQ_I(train->verdict, SPS_LEAK_UNKNOWN);
+        CHECK_STR_HAS(train->reason, "only 4 readings during the 60 steps after warm-up");
+        CHECK(strstr(train->reason, "short-lived") == NULL);
+        CHECK_EQ_I(worker->verdict, SPS_LEAK_UNKNOWN);
+        CHECK_STR_HAS(worker->reason, "short-lived: in the tree for 0 s of the analysed steps' 0.6 s, read once");
+    }
+    CHECK_STR_HAS(l.series[0].reason, "only 4 readings during");
+    sps__leaks_free(&l);
+    fake_free(&f);
+
+    struct sps_leak_series one;
+    double x[1] = {3.0}, y[1] = {1.0};
+    memset(&one, 0, sizeof one);
+    CHECK_EQ_I(sps__leak_judge(x, y, 1, 50, 0.0, &one), 0);
+    CHECK_EQ_I(one.verdict, SPS_LEAK_UNKNOWN);
+    CHECK_STR_HAS(one.reason, "only 1 reading during the 50 steps");
+}
+
 /* analysis.leaks of f as report.json has it: its terminal lines (the leaks
  * part alone) and the report.html section. */
 static json_t *analysed_json(struct fake *f, char **text, char **html) {
@@ -538,6 +579,9 @@ static void test_process_views(void) {
     CHECK_STR_HAS(html, "<td>pid 4243 (pt_worker) RSS</td><td>leak</td><td>1.00 MiB/step (95% CI 1.00 to 1.00)</td>");
     CHECK_STR_HAS(html, "<td>pid 4242 (train) RSS</td><td>no leak</td>");
     CHECK_STR_HAS(html, "<td>pid 4244 (pt_short) RSS</td><td>unknown</td>");
+    /* the reason is a sentence that wraps in its cell (the page's td.text) */
+    CHECK_STR_HAS(html, "<th class=\"text\">why</th>");
+    CHECK_STR_HAS(html, "<td>5</td><td class=\"text\">short-lived: in the tree for");
     CHECK_STR_HAS(html, "3 more processes of the tree were not followed");
     free(text);
     free(html);
@@ -760,6 +804,7 @@ int main(void) {
     RUN_TEST(test_json_and_views);
     RUN_TEST(test_process_leak_hidden_in_tree);
     RUN_TEST(test_short_lived_worker_keeps_run_known);
+    RUN_TEST(test_sparse_readings_are_not_short_lived);
     RUN_TEST(test_process_views);
     RUN_TEST(test_leaky_train_is_flagged);
     RUN_TEST(test_worker_leak_is_named);

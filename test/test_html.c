@@ -120,6 +120,26 @@ static void test_real_run(void) {
         return;
     check_self_contained(page);
 
+    /* wide tables stay readable: a first column wraps between words only
+     * (overflow-wrap:anywhere let it narrow to one character a line beside
+     * the bottleneck windows' and leaks' wide cells), sentences in cells
+     * wrap, and a table wider than its section scrolls inside it */
+    const char *first = strstr(page, "th:first-child,td:first-child{");
+    CHECK(first != NULL);
+    if (first) {
+        char rule[256];
+        const char *end = strchr(first, '}');
+        snprintf(rule, sizeof rule, "%.*s", end ? (int)(end - first) : 0, first);
+        CHECK_MSG(!strstr(rule, "anywhere"), "first column: %s", rule);
+        CHECK_STR_HAS(rule, "overflow-wrap:break-word");
+    }
+    CHECK_STR_HAS(page, "th.text,td.text{text-align:left;white-space:normal;");
+    CHECK_STR_HAS(page, "overflow-x:auto}");
+    char *energy = section_of(page, "energy");
+    CHECK_STR_HAS(energy, "<th class=\"text\">evidence or reason</th>");
+    CHECK_STR_HAS(energy, "</td><td class=\"text\">");
+    free(energy);
+
     /* header */
     CHECK_STR_HAS(page, "<h1>stepscope report: test_workload</h1>");
     CHECK_STR_HAS(page, "--steps 30 --warmup 3");

@@ -225,6 +225,21 @@ static void test_summary_without_records(void) {
     CHECK_STR_HAS(notes, "/records");
     CHECK_STR_HAS(notes, "report.json");
     CHECK(!strstr(without, "nothing was recorded"));
+
+    /* a record that is not one: the note names the file once (the
+     * loader's error starts with it) and says why */
+    snprintf(cmd, sizeof cmd, "mkdir '%s/records' && printf 'not a record, not at all' >'%s/records/77-0.sps'", dir,
+             dir);
+    CHECK_EQ_I(system(cmd), 0);
+    char garbled[8192];
+    snprintf(path, sizeof path, "%s/garbled.txt", dir);
+    summary_of(dir, path, garbled, sizeof garbled);
+    lines_starting(garbled, "note:", notes, sizeof notes);
+    char want_note[1400];
+    snprintf(want_note, sizeof want_note, "note: 1 record(s) skipped, first: %s/records/77-0.sps: offset 24: truncated", dir);
+    CHECK_STR_HAS(notes, want_note);
+    const char *first = strstr(notes, "77-0.sps");
+    CHECK(first && !strstr(first + 1, "77-0.sps"));
 }
 
 static void test_bad_input(void) {

@@ -13,9 +13,10 @@ One step runs from the fetch of its first batch to the end of
 library gives what a thread records between two steps to the step just
 ended).  With gradient accumulation (several batches per optimizer step)
 each batch is a micro-step: pass ``accumulation_steps=N``, or leave it to
-the first step, which opens a micro-step per batch and, when its optimizer
-step comes after a single batch, takes its one micro-step back unrecorded
-and stops.  Every batch also adds its size (the first dimension of its
+the first step that ends in ``optimizer.step()``, which opens a micro-step
+per batch and, when its optimizer step comes after a single batch, takes
+its one micro-step back unrecorded and stops (a step ended otherwise, by
+a peek with ``next(iter(loader))`` or a break, decides nothing).  Every batch also adds its size (the first dimension of its
 first tensor) to the counter "samples".
 
 What is not training is named apart:
@@ -40,7 +41,8 @@ How each part is timed:
   is on, so the zone is on the calling thread whatever device the graph
   runs on (autograd's own hooks may run on a device thread);
 - optimizer: ``optimizer.step`` is wrapped on the instance (with
-  functools.wraps, so an LR scheduler's step counter keeps working).
+  functools.wraps, bound to the optimizer, so an LR scheduler made before
+  or after ``instrument`` keeps its step counter working).
 
 When the model's parameters are on a CUDA device (checked as each step
 begins, so a model moved later is followed), forward, backward and
@@ -54,6 +56,7 @@ must run on one thread (zones are per thread).
 """
 
 import functools
+import types
 
 import torch as _torch
 
@@ -140,10 +143,13 @@ class Instrumented:
         Instrumented._backward_owner = self
         self._original_step = optimizer.step
         self._step_was_own = "step" in vars(optimizer)  # an instance attribute already (a scheduler's wrapper)
+        self._removed = False
         original_step = self._original_step
 
         @functools.wraps(original_step)
-        def step(*args, **kwargs):
+        def step(_optimizer, *args, **kwargs):
+            if self._removed:  # wrapped by someone after us, so left in place by remove()
+                return original_step(*args, **kwargs)
             zone = self._begin("optimizer")
             try:
                 return original_step(*args, **kwargs)
@@ -151,7 +157,12 @@ class Instrumented:
                 self._end(zone)
                 self._end_step()
 
-        optimizer.step = step
+        # A method bound to the optimizer, as the one it replaces: an LR
+        # scheduler made after instrument() wraps optimizer.step through its
+        # __self__ and __func__ (torch's with_counter), which a plain
+        # function lacks.
+        self._step_function = step
+        optimizer.step = types.MethodType(step, optimizer)
 
     # -- zones on the CPU or the GPU ------------------------------------------
 
@@ -180,7 +191,10 @@ class Instrumented:
     # -- the step structure ------------------------------------------------
 
     def _begin_batch(self):
-        if not self._step:
+        """Open the step (when none is) and the batch's micro-step; returns
+        whether this batch opened the step."""
+        opened = not self._step
+        if opened:
             self._decide_gpu()
             self._step = _core.step_begin()
             self._batches = 0
@@ -189,6 +203,23 @@ class Instrumented:
                 _core.zone_end(self._micro)
             self._micro = _core.microstep_begin()
         self._batches += 1
+        return opened
+
+    def _take_back_batch(self, data, opened):
+        """The fetch that found the end of a loader without len(): no batch
+        came, so its data zone, the micro-step it began and, when it opened
+        the step, the step are taken back unrecorded (innermost first): no
+        empty step is counted per epoch.  A step that earlier batches
+        opened (accumulation left over at an epoch's end) stays open, as
+        with a loader that has a length."""
+        _core._zone_discard(data)
+        if self._micro:
+            _core._zone_discard(self._micro)
+            self._micro = 0
+        self._batches -= 1
+        if opened:
+            _core._zone_discard(self._step)
+            self._step = 0
 
     def _close_micro(self):
         """End the open micro-step.  Until the first step has shown whether
@@ -207,13 +238,17 @@ class Instrumented:
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
-        if not self._decided and self._batches:  # the first step tells whether batches accumulate
-            self._decided = True
-            self._micro_on = self._batches > 1
 
     def _end_step(self):
+        """The optimizer stepped: the step ends.  The first step that ends
+        so tells whether batches accumulate; one ended otherwise (a peek
+        with next(iter(loader)), a break) says nothing about it."""
         self.steps += 1
+        batches = self._batches
         self._close_step()
+        if not self._decided and batches:
+            self._decided = True
+            self._micro_on = batches > 1
 
     # -- hooks ---------------------------------------------------------------
 
@@ -252,13 +287,12 @@ class Instrumented:
                     raise RuntimeError("instrument: the loader gave more batches than its len()")
                 return
             fetched += 1
-            self._begin_batch()
+            opened = self._begin_batch()
             token = _core.zone_begin("data")
             try:
                 batch = next(iterator)
             except StopIteration:
-                _core.zone_end(token)
-                self._close_step()  # the fetch that found the end belongs to no step
+                self._take_back_batch(token, opened)  # the fetch that found the end belongs to no step
                 return
             _core.zone_end(token)
             n = _batch_size(batch)
@@ -281,7 +315,12 @@ class Instrumented:
         if Instrumented._backward_owner is self:
             _torch.Tensor.backward = self._original_backward
             Instrumented._backward_owner = None
-        if self._step_was_own:
+        current = vars(self.optimizer).get("step")
+        if getattr(current, "__func__", None) is not self._step_function:
+            # wrapped again after us (an LR scheduler made later): taking our
+            # layer out would take theirs too, so ours passes calls through
+            self._removed = True
+        elif self._step_was_own:
             self.optimizer.step = self._original_step
         else:
             vars(self.optimizer).pop("step", None)  # the class's method shows through again

@@ -1,5 +1,7 @@
 """Without `stepscope run`: the process writes its own report at exit."""
-from conftest import load_report
+import subprocess
+
+from conftest import STEPSCOPE_BIN, load_report
 
 SCRIPT = """
     import stepscope
@@ -23,6 +25,18 @@ def test_default_report_dir_is_stepscope_out_in_the_cwd(run_alone, tmp_path):
     assert r.report["processes"][0]["ended"] == "exit"
     # the owner marker is gone once the report is written
     assert sorted(p.name for p in (tmp_path / "stepscope-out").iterdir()) == ["report.json"]
+
+
+def test_summary_of_a_standalone_report(run_alone, tmp_path):
+    # no exit status (the process wrote the report itself): the first line
+    # starts with the wall time, not with blanks where the status would be
+    run_alone(SCRIPT)
+    proc = subprocess.run([STEPSCOPE_BIN, "report", str(tmp_path / "stepscope-out"), "--format", "summary", "-o", "-"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    first = [line for line in proc.stdout.splitlines() if line.startswith("stepscope:")][0]
+    assert first.startswith("stepscope: wall "), first
+    assert "  user " in first and "  peak RSS " in first
 
 
 def test_stepscope_out_overrides_the_default(run_alone, tmp_path):

@@ -303,3 +303,111 @@ def test_every_micro_step_is_counted(run_under, workers, declared):
     assert [row["microsteps"] for row in r.report["steps"]["rows"]] == [4] * (batches // 4)
     assert r.zone("forward")["count"] == batches
     assert r.zone("data.start")["count"] == epochs
+
+
+STREAM = """
+    import torch, stepscope.torch
+
+    class Stream(torch.utils.data.IterableDataset):   # no len(): only the end of the data says when to stop
+        def __iter__(self):                            # 12 batches, split between the workers
+            info = torch.utils.data.get_worker_info()
+            for i in range(12) if info is None else range(info.id, 12, info.num_workers):
+                g = torch.Generator().manual_seed(i)
+                yield torch.randn(3, 4, generator=g), torch.randn(3, 1, generator=g)
+
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(Stream(), batch_size=None, num_workers={workers})
+    loader = stepscope.torch.instrument(model, opt, loader, accumulation_steps={accumulate})
+    for epoch in range(2):
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if (i + 1) % {every} == 0:
+                opt.step()
+                opt.zero_grad()
+    loader.remove()
+"""
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("every", [1, 4])
+def test_a_loader_without_len_counts_no_empty_step(run_under, workers, every):
+    # the fetch that finds the end of an epoch opens no step: it was
+    # counted as a step of its own, with a data zone and nothing else
+    r = run_under(STREAM.format(workers=workers, every=every, accumulate=every))
+    batches = 2 * 12
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == batches // every
+    assert r.zone("data")["count"] == r.zone("forward")["count"] == batches
+    rows = r.report["steps"]["rows"]
+    assert all(row["zones_self_s"].keys() >= {"data", "forward", "backward", "optimizer"} for row in rows)
+    assert r.counter("samples")["total"] == 3 * batches
+    if every > 1:
+        assert r.zone("microstep")["count"] == batches
+        assert [row["microsteps"] for row in rows] == [every] * (batches // every)
+    threads = [t for p in r.report["processes"] for t in p["threads"]]
+    assert not any(t["open_zones"] for t in threads)
+    assert not any(t["mismatched_ends"] for t in threads)
+
+
+def test_a_scheduler_made_after_instrument(run_under):
+    # torch's LR schedulers wrap optimizer.step through its __self__ and
+    # __func__: made after instrument(), one raised AttributeError on a
+    # plain function; now it wraps the instrumented step, counts it, and
+    # remove() leaves its wrapper working (ours passes calls through)
+    r = run_under("""
+        import warnings
+        import torch, stepscope.torch
+        warnings.simplefilter("error")               # the scheduler warns when it sees no optimizer step
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = stepscope.torch.instrument(model, opt, [(torch.ones(8, 4), torch.zeros(8, 1))] * 6)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+        assert abs(sched.get_last_lr()[0] - 0.1 * 0.5 ** 3) < 1e-12, sched.get_last_lr()
+        assert opt._step_count == 6                   # the scheduler's own count of optimizer steps
+        loader.remove()
+        opt.step()                                    # after remove(): the scheduler still counts, nothing recorded
+        sched.step()
+        assert opt._step_count == 7
+        # a scheduler made before instrument() keeps counting through it
+        opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
+        sched2 = torch.optim.lr_scheduler.StepLR(opt2, step_size=1, gamma=0.5)
+        loader = stepscope.torch.instrument(model, opt2, [(torch.ones(8, 4), torch.zeros(8, 1))] * 2)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt2.step()
+            sched2.step()
+        assert opt2._step_count == 2
+        loader.remove()
+        assert getattr(vars(opt2)["step"], "_with_counter", False)  # the scheduler's wrapper, restored
+    """)
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 8
+    assert r.zone("forward")["count"] == 8
+
+
+def test_a_peek_at_the_loader_does_not_decide_accumulation(run_under):
+    # next(iter(loader)) for the shapes before training: its generator is
+    # closed at once, ending a step of one batch with no optimizer step;
+    # that used to decide "no accumulation" for the whole run
+    r = run_under("""
+        import torch, stepscope.torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randn(64, 1))
+        loader = stepscope.torch.instrument(model, opt, torch.utils.data.DataLoader(data, batch_size=4))
+        x0, _ = next(iter(loader))
+        assert tuple(x0.shape) == (4, 4)
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+        loader.remove()
+    """)
+    assert r.zone("optimizer")["count"] == 4
+    assert r.zone("microstep")["count"] == 16                 # every training batch, the first step's too
+    assert [row.get("microsteps", 0) for row in r.report["steps"]["rows"]] == [0, 4, 4, 4, 4]  # the peek, then training

@@ -97,10 +97,15 @@ int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_ana
         return 0;
     }
     if (n < SPS_LEAK_MIN_POINTS) {
+        char readings[40];
+        if (n == 0)
+            snprintf(readings, sizeof readings, "no readings");
+        else
+            snprintf(readings, sizeof readings, "only %zu reading%s", n, n == 1 ? "" : "s");
         snprintf(out->reason, sizeof out->reason,
-                 "only %zu readings during the %zu steps after warm-up (the trend needs %d): a longer run, or a "
+                 "%s during the %zu steps after warm-up (the trend needs %d): a longer run, or a "
                  "shorter sampling interval, gives enough",
-                 n, steps_analysed, SPS_LEAK_MIN_POINTS);
+                 readings, steps_analysed, SPS_LEAK_MIN_POINTS);
         return 0;
     }
     out->median_bytes = median_of(y, n);
@@ -356,9 +361,12 @@ static int judge_series(struct sps_leak_series *ls, const struct step_axis *ax, 
 
 /* A process's own RSS.  One that was in the tree for part of the analysed
  * steps only (a worker started late, or gone early) and so has too few
- * readings is unknown for that reason, which its reason says. */
+ * readings is unknown for that reason, which its reason says.  Whether it
+ * was there all along is judged against the tree's readings (same ticks):
+ * the sampler reads every machine interval, so the first and last readings
+ * of a process that lived through the steps can fall inside them. */
 static int judge_process(struct sps_leaks *l, const struct step_axis *ax, const struct sps__process_series *ps,
-                         double allowance_bytes) {
+                         const struct sps__series *tree, double allowance_bytes) {
     struct sps_leak_series *ls = add_series(l, "process_rss_bytes", SPS_LEAK_SCOPE_PROCESS);
     if (!ls)
         return SPS_ENOMEM;
@@ -369,13 +377,23 @@ static int judge_process(struct sps_leaks *l, const struct step_axis *ax, const 
         return rc;
     int64_t from = (int64_t)ax->rows[0]->start_ns, to = (int64_t)ax->rows[ax->n - 1]->end_ns;
     const struct sps__series *s = &ps->rss_bytes;
-    if (s->n && s->first_ns <= from && s->last_ns >= to)
+    int64_t first_possible = from, last_possible = to; /* the tree's readings nearest the steps' bounds */
+    if (tree->n && tree->first_ns > first_possible)
+        first_possible = tree->first_ns;
+    if (tree->n && tree->last_ns < last_possible)
+        last_possible = tree->last_ns;
+    if (s->n && s->first_ns <= first_possible && s->last_ns >= last_possible)
         return 0; /* there all along: too few readings for another reason, already said */
     int64_t lived = s->n ? (s->last_ns < to ? s->last_ns : to) - (s->first_ns > from ? s->first_ns : from) : 0;
+    char times[32];
+    if (ls->points == 1)
+        snprintf(times, sizeof times, "once");
+    else
+        snprintf(times, sizeof times, "%zu times", ls->points);
     snprintf(ls->reason, sizeof ls->reason,
-             "short-lived: in the tree for %.3g s of the analysed steps' %.3g s, read %zu times within them (the "
+             "short-lived: in the tree for %.3g s of the analysed steps' %.3g s, read %s within them (the "
              "trend needs %d)",
-             lived > 0 ? (double)lived * 1e-9 : 0.0, (double)(to - from) * 1e-9, ls->points, SPS_LEAK_MIN_POINTS);
+             lived > 0 ? (double)lived * 1e-9 : 0.0, (double)(to - from) * 1e-9, times, SPS_LEAK_MIN_POINTS);
     return 0;
 }
 
@@ -438,7 +456,8 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
     for (int k = 0; rc == 0 && k < sampler->nprocesses; k++) {
         const struct sps__process_series *ps = &sampler->process[k];
         if (ps->rss_bytes.n)
-            rc = judge_process(out, &ax, ps, process_ring_bytes(run, ps->pid, all_rings));
+            rc = judge_process(out, &ax, ps, &sampler->host[SPS_M_WORKLOAD_RSS_BYTES],
+                               process_ring_bytes(run, ps->pid, all_rings));
     }
     free(ax.rows);
 

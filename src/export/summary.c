@@ -45,18 +45,22 @@ void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run
     char a[32], b[32], c[32], d[32];
     (void)width;
     fprintf(f, "\nstepscope: ");
+    const char *sep = ""; /* two spaces between the parts, none before the first (a standalone run has no exit) */
     if (info->have_exit) {
         if (info->exit_signal)
             fprintf(f, "killed by %s%s", sps__signal_name(info->exit_signal, a, sizeof a),
                     info->core_dumped ? " (core dumped)" : "");
         else
             fprintf(f, "exit %d", info->exit_code);
+        sep = "  ";
     }
-    if (info->have_times)
-        fprintf(f, "  wall %s  user %s  sys %s", sps__fmt_seconds(info->wall_s, a, sizeof a),
+    if (info->have_times) {
+        fprintf(f, "%swall %s  user %s  sys %s", sep, sps__fmt_seconds(info->wall_s, a, sizeof a),
                 sps__fmt_seconds(info->user_s, b, sizeof b), sps__fmt_seconds(info->sys_s, c, sizeof c));
+        sep = "  ";
+    }
     if (info->have_rss)
-        fprintf(f, "  peak RSS %s", sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
+        fprintf(f, "%speak RSS %s", sep, sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
     fputc('\n', f);
     sps__summary_metrics(f, info);
 

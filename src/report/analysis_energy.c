@@ -129,7 +129,7 @@ void sps__analysis_energy_html(FILE *out, const json_t *analysis) {
           "counter (last minus first reading), else its power readings integrated over time; nothing is estimated. "
           "CO2e = kWh × PUE × carbon intensity.</p>\n",
           out);
-    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th><th>evidence or reason</th></tr>"
+    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th><th class=\"text\">evidence or reason</th></tr>"
           "</thead>\n<tbody>\n",
           out);
     size_t i;
@@ -145,7 +145,7 @@ void sps__analysis_energy_html(FILE *out, const json_t *analysis) {
             svg_write_escaped(out, name);
             fputs(")", out);
         }
-        fprintf(out, "</td><td>%s</td><td>%s</td><td>", fmt_joules(joules, sizeof joules, html_num(d, "joules")),
+        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"text\">", fmt_joules(joules, sizeof joules, html_num(d, "joules")),
                 method_label(method));
         const char *why = method ? html_str(d, "evidence") : html_str(d, "unavailable_reason");
         svg_write_escaped(out, why ? why : "");

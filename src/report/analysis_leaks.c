@@ -200,6 +200,13 @@ static void html_cell_text(FILE *out, const char *text) {
     fputs("</td>", out);
 }
 
+/* A sentence (the reason): it wraps in its cell. */
+static void html_cell_sentence(FILE *out, const char *text) {
+    fputs("<td class=\"text\">", out);
+    svg_write_escaped(out, text ? text : "");
+    fputs("</td>", out);
+}
+
 void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
     if (!json_is_object(leaks))
         return;
@@ -212,7 +219,7 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
     fputs("</strong>: ", out);
     svg_write_escaped(out, reason ? reason : "");
     fputs("</p>\n<table>\n<tr><th>series</th><th>verdict</th><th>slope per step (95% CI)</th><th>growth</th>"
-          "<th>readings</th><th>why</th></tr>\n",
+          "<th>readings</th><th class=\"text\">why</th></tr>\n",
           out);
     const json_t *series = json_object_get(leaks, "series");
     size_t i;
@@ -229,7 +236,7 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
         html_cell_text(out, slope);
         html_cell_text(out, growth);
         html_cell_text(out, points);
-        html_cell_text(out, html_str(s, "reason"));
+        html_cell_sentence(out, html_str(s, "reason"));
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);

@@ -41,7 +41,8 @@ static const char STYLE[] =
     ".fact dd{margin:0;font-size:16px;font-weight:600}"
     ".fact dd small{display:block;font-size:12px;font-weight:400;color:#6b7280}"
     ".fact.bad dd{color:#b91c1c}"
-    "section{background:#fff;border:1px solid #e3e5e8;border-radius:8px;padding:14px 16px;margin:16px 0}"
+    "section{background:#fff;border:1px solid #e3e5e8;border-radius:8px;padding:14px 16px;margin:16px 0;"
+    "overflow-x:auto}"
     "p.what{color:#4b5563;margin:0 0 8px;font-size:13px}"
     "p.note{color:#6b7280;margin:6px 0 0;font-size:12px}"
     "p.empty{margin:8px 0;padding:20px;border:1px dashed #cfd3d9;border-radius:6px;background:#fafbfc;"
@@ -49,8 +50,12 @@ static const char STYLE[] =
     "svg{display:block;width:100%;height:auto;max-width:1200px}"
     "table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}"
     "th,td{padding:4px 8px;border-bottom:1px solid #eef0f2;text-align:right;white-space:nowrap}"
-    "th{background:#f8f9fa;font-weight:600;color:#374151}"
-    "th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere}"
+    "th{background:#f8f9fa;font-weight:600;color:#374151;white-space:normal}"
+    /* break-word, not anywhere: a first column may wrap between words but
+     * never narrows to one character a line ("1–4", a pid) beside wide cells */
+    "th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:break-word}"
+    /* a sentence in a cell (a reason) wraps instead of widening the page */
+    "th.text,td.text{text-align:left;white-space:normal;min-width:16em}"
     "td.kind{color:#6b7280}"
     "footer{color:#6b7280;font-size:12px;margin-top:20px}";
 

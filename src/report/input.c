@@ -10,6 +10,16 @@
 #include "export/report.h"
 #include "stepscope.h"
 
+/* The note on skipped records: how many, and the first one's error.  A
+ * format or system error names its file already; "out of memory reading
+ * this record" does not (report-format.md), so the file is put before it. */
+static void note_skipped(struct sps_report_input *in) {
+    const char *path = in->run.skipped[0].path, *error = in->run.skipped[0].error;
+    int named = strncmp(error, path, strlen(path)) == 0;
+    snprintf(in->records_note, sizeof in->records_note, "%zu record(s) skipped, first: %s%s%s", in->run.nskipped,
+             named ? "" : path, named ? "" : ": ", error);
+}
+
 int sps__report_input_load(const char *dir, struct sps_report_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     if (snprintf(in->dir, sizeof in->dir, "%s", dir) >= (int)sizeof in->dir) {
@@ -62,8 +72,7 @@ int sps__report_input_load(const char *dir, struct sps_report_input *in, char *e
     }
     in->have_records = in->run.nprocs > 0;
     if (in->run.nskipped > 0)
-        snprintf(in->records_note, sizeof in->records_note, "%zu record(s) skipped, first: %s: %s",
-                 in->run.nskipped, in->run.skipped[0].path, in->run.skipped[0].error);
+        note_skipped(in);
     else if (!in->have_records)
         snprintf(in->records_note, sizeof in->records_note, "%s holds no record", records);
     /* one time origin with report.json: the run's start (see report-format.md) */
