@@ -225,7 +225,7 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
                 return NULL;
             }
         }
-        sps__sampler_tick(fresh_local, 1, 1);
+        sps__sampler_tick_now(fresh_local);
         *fresh = 1;
         return sps__sampler_published(fresh_local);
     }
@@ -236,7 +236,7 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
         *fresh = 1;
     }
     if ((flags & SPS_CAPTURE_FRESH) && !*fresh) {
-        sps__sampler_tick(own, 1, 1);
+        sps__sampler_tick_now(own);
         *fresh = 1;
     }
     return sps__sampler_published(own);

@@ -257,14 +257,22 @@ static void keep_process_rss(struct sps__sampler *s, int64_t now) {
 }
 
 /* Is metric read by a read of its source at this tick?  Every metric on a
- * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks. */
+ * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks.  The
+ * SPS_WHEN_DUE ones are the source's to decide (when_due). */
 static int refreshed(int metric, int machine) {
-    return machine || sps_host_metric_info(metric)->cadence == SPS_EVERY_INTERVAL;
+    enum sps_cadence c = sps_host_metric_info(metric)->cadence;
+    return c == SPS_EVERY_INTERVAL || (machine && c == SPS_EVERY_MACHINE_INTERVAL);
+}
+
+static int when_due(int metric) {
+    return sps_host_metric_info(metric)->cadence == SPS_WHEN_DUE;
 }
 
 /* Read the host source id: the metrics this tick refreshes start NAN (a
  * read that cannot produce one leaves it unavailable, never stale), then
- * each gets a point in its series and its read time. */
+ * each gets a point in its series and its read time.  An SPS_WHEN_DUE
+ * metric keeps its last reading unless the source read it now (it sets the
+ * metric's read time to now). */
 static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int machine, int64_t now) {
     const enum sps_source_id *source_of = sps__host_metric_sources();
     int any = 0;
@@ -273,7 +281,7 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
             s->sample.host[i] = NAN;
             any = 1;
         }
-    if (!any)
+    if (!any && !machine)
         return; /* all its metrics wait for the machine interval */
     if (id == SPS_SOURCE_THERMAL) {
         s->sample.nsensors = 0;
@@ -285,11 +293,16 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
     s->ctx.interval_only = 0;
     if (id == SPS_SOURCE_PROC)
         keep_process_rss(s, now);
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        if (source_of[i] == id && refreshed(i, machine)) {
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        if (source_of[i] != id)
+            continue;
+        if (refreshed(i, machine)) {
             sps__series_add(&s->result.host[i], now, s->sample.host[i]);
             s->sample.host_read_ns[i] = now;
+        } else if (when_due(i) && s->sample.host_read_ns[i] == now) {
+            sps__series_add(&s->result.host[i], now, s->sample.host[i]);
         }
+    }
 }
 
 static void tick_locked(struct sps__sampler *s, int interval, int machine) {
@@ -346,6 +359,14 @@ static void tick_locked(struct sps__sampler *s, int interval, int machine) {
 void sps__sampler_tick(struct sps__sampler *s, int interval, int machine) {
     pthread_mutex_lock(&s->lock);
     tick_locked(s, interval, machine);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sps__sampler_tick_now(struct sps__sampler *s) {
+    pthread_mutex_lock(&s->lock);
+    s->ctx.due_now = 1;
+    tick_locked(s, 1, 1);
+    s->ctx.due_now = 0;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -476,4 +497,12 @@ void sps__sampler_close(struct sps__sampler *s) {
     free(s->smi_path);
     free(s->cuda_visible);
     free(s);
+}
+
+enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r) {
+    return r->host[SPS_M_WORKLOAD_PSS_BYTES].n ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES;
+}
+
+enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r) {
+    return r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES].n ? SPS_M_WORKLOAD_PSS_PEAK_BYTES : SPS_M_WORKLOAD_RSS_PEAK_BYTES;
 }

@@ -69,6 +69,8 @@ struct sps__source_ctx {
     sps__tree_query in_tree;          /* NULL: only tree_pid itself counts; unused when tree_pid is 0 */
     int interval_only; /* this read is at the interval alone: read only the SPS_EVERY_INTERVAL metrics
                           (the rest keep their values); 0: read everything */
+    int due_now;       /* a full read also reads the SPS_WHEN_DUE metrics (the tree's PSS) whether or not their
+                          cost budget allows it yet (fresh captures, snapshots) */
     void *in_tree_arg;
 };
 
@@ -115,6 +117,15 @@ extern const struct sps__source sps__source_rapl;
 extern const struct sps__source sps__source_nvml;
 extern const struct sps__source sps__source_drm;
 extern const struct sps__source sps__source_nvidia_smi;
+
+/*
+ * The share of one core the proc source lets the tree's PSS reads cost:
+ * after a read of every tree process's smaps_rollup that cost C seconds of
+ * CPU, the next waits C / SPS_PSS_CPU_SHARE seconds (and for a full read).
+ * A source sets the sample's host_read_ns of an SPS_WHEN_DUE metric itself,
+ * to the read's time, when it reads it (or finds it unavailable).
+ */
+#define SPS_PSS_CPU_SHARE 0.0002
 
 /*
  * The proc source also answers "is pid in the tree?" from what its last

@@ -25,6 +25,12 @@
  * Each read also leaves, beside the sample, each tree process's own
  * resident set (sps__proc_tree_rss): the sampler keeps a series of it per
  * process, which the published sample has no room for.
+ *
+ * The tree's PSS and USS come from each process's smaps_rollup on full
+ * reads when due: the kernel walks every page the process maps to write
+ * that file (about 35 ns a resident page, milliseconds with torch loaded),
+ * so after a read that cost C seconds of this thread's CPU the next waits
+ * C / SPS_PSS_CPU_SHARE seconds, unless ctx->due_now asks for one now.
  */
 #include "sources/source.h"
 #include "sources/sysfs.h"
@@ -164,6 +170,12 @@ struct proc_state {
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
     struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
+    /* the tree's PSS: when the next read is due (0: at the next full read),
+     * the largest sum read, and why it cannot be read (a kernel without
+     * smaps_rollup: "" while it can) */
+    int64_t pss_due_ns;
+    double pss_peak_bytes;
+    char pss_unsupported[200];
     /* each tree process's resident set at the latest read, in pid order */
     struct sps__proc_rss *rss_readings;
     size_t nrss_readings, rss_readings_cap;
@@ -934,6 +946,101 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     return 0;
 }
 
+/* ------------------------------------------------------- the tree's PSS */
+
+/* This thread's CPU time in nanoseconds; -1 when the clock fails. */
+static int64_t thread_cpu_ns(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return -1;
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* One process's Pss and USS (Private_Clean + Private_Dirty) in bytes from
+ * ROOT/proc/PID/smaps_rollup.  Opened for this read alone (a descriptor of
+ * it holds the address space it was opened on, which an exec replaces) and
+ * read with one pread: every read of the file walks the page tables again.
+ * Returns 0, -errno (-ESRCH: the process has no address space any more, it
+ * exited), or -EINVAL when the lines are not there. */
+static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *pss, uint64_t *uss) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = sps__pread_record(fd, st->text, sizeof st->text);
+    close(fd);
+    if (n < 0)
+        return (int)n;
+    static const char *const keys[] = {"Pss:", "Private_Clean:", "Private_Dirty:"};
+    uint64_t kb[3];
+    if (parse_keyed(st->text, keys, 3, kb) != 7)
+        return -EINVAL;
+    *pss = kb[0] * 1024;
+    *uss = (kb[1] + kb[2]) * 1024;
+    return 0;
+}
+
+/*
+ * The tree's PSS, its peak and its USS, when due (see the top of the
+ * file): each has its read time set, and a value, or none when the sum
+ * could not be made, with the reason in a note (a partial sum would be too
+ * low; the tree's memory is then its RSS sum).  A process that exited since
+ * the scan counts nothing, as in the RSS sum.  A kernel without
+ * smaps_rollup (before 4.14) is not asked again.
+ */
+static void read_tree_pss(struct proc_state *st, const char *root, struct sps__sample *s, int due_now, int64_t now_ns,
+                          char *reason, size_t cap) {
+    if (!due_now && now_ns < st->pss_due_ns)
+        return;
+    static const enum sps_host_metric metrics[] = {SPS_M_WORKLOAD_PSS_BYTES, SPS_M_WORKLOAD_PSS_PEAK_BYTES,
+                                                   SPS_M_WORKLOAD_USS_BYTES};
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+        s->host[metrics[i]] = NAN;
+        s->host_read_ns[metrics[i]] = now_ns;
+    }
+    if (st->pss_unsupported[0]) {
+        add_note(reason, cap, st->pss_unsupported);
+        return;
+    }
+    int64_t cpu0 = thread_cpu_ns();
+    uint64_t pss = 0, uss = 0;
+    char failure[sizeof st->pss_unsupported] = "";
+    for (size_t k = 0; k < st->nmembers && !failure[0]; k++) {
+        struct tracked_pid *e = &st->table[st->members[k]];
+        if (!e->alive)
+            continue;
+        char path[512];
+        uint64_t p = 0, u = 0;
+        int err = sps__path(path, sizeof path, root, "/proc/%d/smaps_rollup", e->pid);
+        if (err == 0)
+            err = read_smaps_rollup(st, path, &p, &u);
+        if (err == 0) {
+            pss += p;
+            uss += u;
+        } else if (err == -ESRCH || (err == -ENOENT && !pid_exists(root, e->pid))) {
+            continue; /* exited (or a zombie): no memory */
+        } else if (err == -ENOENT) {
+            snprintf(st->pss_unsupported, sizeof st->pss_unsupported,
+                     "no workload PSS: no %s (smaps_rollup needs Linux 4.14): tree memory is the RSS sum", path);
+            snprintf(failure, sizeof failure, "%s", st->pss_unsupported);
+        } else {
+            snprintf(failure, sizeof failure, "no workload PSS: cannot read %s: %s: tree memory is the RSS sum", path,
+                     err == -EINVAL ? "no Pss and Private lines" : strerror(-err));
+        }
+    }
+    int64_t cpu1 = thread_cpu_ns();
+    int64_t cost = cpu0 >= 0 && cpu1 > cpu0 ? cpu1 - cpu0 : 0;
+    st->pss_due_ns = now_ns + (int64_t)((double)cost / SPS_PSS_CPU_SHARE);
+    if (failure[0]) {
+        add_note(reason, cap, failure);
+        return;
+    }
+    if ((double)pss > st->pss_peak_bytes)
+        st->pss_peak_bytes = (double)pss;
+    s->host[SPS_M_WORKLOAD_PSS_BYTES] = (double)pss;
+    s->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES] = st->pss_peak_bytes;
+    s->host[SPS_M_WORKLOAD_USS_BYTES] = (double)uss;
+}
+
 /* Note where the tree's processes are in the table (which a listing
  * reorders), so reads at the interval alone touch only them. */
 static int collect_members(struct proc_state *st) {
@@ -1061,8 +1168,8 @@ static void keep_rss_readings(struct proc_state *st, char *reason, size_t cap) {
     }
 }
 
-static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int64_t now_ns,
-                          char *reason, size_t cap) {
+static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int pss_now,
+                          int64_t now_ns, char *reason, size_t cap) {
     struct tree_scan scan;
     st->nrss_readings = 0;
     int err = scan_tree(st, root, &scan, full, reason, cap);
@@ -1086,7 +1193,8 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
     s->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] = st->rss_peak_bytes;
     s->host[SPS_M_WORKLOAD_PROCESSES] = scan.processes;
     if (!full)
-        return; /* threads and disk wait for the machine interval */
+        return; /* threads, disk and PSS wait for the machine interval */
+    read_tree_pss(st, root, s, pss_now, now_ns, reason, cap);
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
         st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
@@ -1119,6 +1227,8 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->departed_cpu_ns = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
+    st->pss_due_ns = 0;
+    st->pss_peak_bytes = 0;
     memset(&st->cpu_rate, 0, sizeof st->cpu_rate);
     memset(&st->disk_read_rate, 0, sizeof st->disk_read_rate);
     memset(&st->disk_write_rate, 0, sizeof st->disk_write_rate);
@@ -1264,14 +1374,14 @@ static int proc_read(void *state, const struct sps__source_ctx *ctx, struct sps_
     if (ctx->tree_pid != st->tree_pid)
         reset_tree(st, ctx->tree_pid);
     if (st->tree_pid > 0)
-        read_workload(st, root, s, full, now_ns, reason, cap);
+        read_workload(st, root, s, full, ctx->due_now, now_ns, reason, cap);
     return failed ? -1 : 0;
 }
 
 const struct sps__source sps__source_proc = {
     SPS_SOURCE_PROC,
     "proc",
-    "/proc: system CPU, memory, swap and network; the process tree's CPU, memory, threads and disk I/O",
+    "/proc: system CPU, memory, swap and network; the process tree's CPU, memory (RSS, PSS), threads and disk I/O",
     0,
     0,
     proc_open,
