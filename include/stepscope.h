@@ -427,6 +427,14 @@ struct sps_capture {
     struct sps_capture_gpu gpu[SPS_CAPTURE_MAX_GPUS];
     int sensor_count; /* entries of sensor[] filled in */
     struct sps_capture_sensor sensor[SPS_CAPTURE_MAX_SENSORS];
+    /* The watched tree's memory: metric[SPS_M_WORKLOAD_PSS_BYTES] when it
+     * has a reading (pages the tree's processes share copy-on-write count
+     * once; read when its cost allows, see its age), else
+     * metric[SPS_M_WORKLOAD_RSS_BYTES], the sum over processes (a kernel
+     * without smaps_rollup, or a process that denies the read).
+     * tree_memory_metric says which. */
+    enum sps_host_metric tree_memory_metric;
+    struct sps_reading tree_memory;
 };
 
 enum {
