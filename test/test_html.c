@@ -127,6 +127,7 @@ static void test_real_run(void) {
     CHECK_STR_HAS(page, "<dt>Wall time</dt>");
     CHECK_STR_HAS(page, "<dt>CPU time</dt>");
     CHECK_STR_HAS(page, "<dt>Peak RSS</dt><dd>");
+    CHECK_STR_HAS(page, "<dt>Peak PSS</dt><dd>");
     CHECK_STR_HAS(page, "<dt>Sampler overhead</dt>");
     CHECK_STR_HAS(page, "of one core");
 
@@ -155,7 +156,9 @@ static void test_real_run(void) {
     s = section_of(page, "memory");
     CHECK_MSG(strstr(s, "memory (MiB)") || strstr(s, "memory (GiB)"), "memory axis has no unit");
     CHECK_STR_HAS(s, "time since the run started (s)");
-    CHECK_STR_HAS(s, "workload RSS");
+    CHECK_STR_HAS(s, ">workload PSS</text>");
+    CHECK_STR_HAS(s, ">workload RSS summed over processes</text>");
+    CHECK_MSG(!strstr(s, "Not shown: workload PSS"), "no PSS line in a real run");
     CHECK_STR_HAS(s, "step start");
     CHECK_MSG(count_of(s, "stroke-opacity=\"0.35\"") == 30, "step boundaries: %d",
               count_of(s, "stroke-opacity=\"0.35\""));
@@ -309,7 +312,8 @@ static void test_escaping_and_reasons(void) {
     s = section_of(page, "memory");
     CHECK_STR_HAS(s, "memory (MiB)");
     CHECK_STR_HAS(s, "warm-up steps");
-    CHECK_STR_HAS(s, "Not shown: system memory used");
+    /* a report.json from before PSS: said, not drawn as 0 */
+    CHECK_STR_HAS(s, "Not shown: workload PSS: no readings in report.json; system memory used");
     free(s);
     check_empty(page, "power", "no RAPL domains under /sys/class/powercap &amp; &lt;fixture&gt;");
     check_empty(page, "gpu", "nvml: fake &lt;driver&gt; &amp; &quot;missing&quot;");
