@@ -1064,6 +1064,37 @@ static void test_tree_pss(void) {
     CHECK_VAL(SPS_M_WORKLOAD_USS_BYTES, 150.0 * 1024);
     CHECK_VAL(SPS_M_WORKLOAD_PSS_PEAK_BYTES, 3000.0 * 1024);
     CHECK_PSS_READ_AT(1000 * SEC);
+
+    /* the tree's RSS sum drifts by 10%: the last PSS still stands for it
+     * (not read again: the slots stay as the sampler left them) */
+    root.rss_kb = 3580;
+    put_pid(&root);
+    ctx.interval_only = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 1), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 6380.0 * 1024);
+    CHECK_PSS_READ_AT(0);
+    /* past that, it no longer does: PSS and USS have no value, read now */
+    root.rss_kb = 3600;
+    put_pid(&root);
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 2), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_NAN(SPS_M_WORKLOAD_USS_BYTES);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES], 1000 * SEC + 2);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_USS_BYTES], 1000 * SEC + 2);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_PSS_PEAK_BYTES], 0); /* the peak read stays */
+    /* once, until the next PSS read */
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 3), 0);
+    CHECK_PSS_READ_AT(0);
+    ctx.interval_only = 0;
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 4), 0);
+    ctx.due_now = 0;
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 1100.0 * 1024);
+    CHECK_PSS_READ_AT(1000 * SEC + 4);
+    uint64_t reads, cpu_ns;
+    sps__proc_pss_cost(st, &reads, &cpu_ns);
+    CHECK_EQ_U(reads, 4);
+    CHECK(cpu_ns > 0);
     src->close(st);
 }
 
@@ -1150,11 +1181,27 @@ static void test_sampler_pss_series(void) {
     CHECK_NEAR(r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES].max, 3200.0 * 1024, 0);
     CHECK_EQ_I(sps__tree_memory_metric(r), SPS_M_WORKLOAD_PSS_BYTES);
     CHECK_EQ_I(sps__tree_memory_peak_metric(r), SPS_M_WORKLOAD_PSS_PEAK_BYTES);
+    CHECK_EQ_U(r->pss_reads, 2);
+    CHECK(r->pss_cpu_seconds > 0);
+    CHECK_NEAR(r->rss_sum_max_pss_current, 5800.0 * 1024, 0);
     /* the published sample keeps the last PSS through interval ticks, aged */
     struct sps__sample got;
     CHECK_EQ_I(sps__published_read(sps__sampler_published(s), &got, NULL), 0);
     CHECK_NEAR(got.host[SPS_M_WORKLOAD_PSS_BYTES], 3200.0 * 1024, 0);
     CHECK(got.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES] < got.host_read_ns[SPS_M_WORKLOAD_RSS_BYTES]);
+
+    /* the tree then doubles (more workers, a bigger model) before PSS could
+     * be read again: the PSS peak no longer covers the tree's largest
+     * moment, so the tree's memory is its RSS sum */
+    root.rss_kb = 9000;
+    put_pid(&root);
+    sps__sampler_tick(s, 1, 0);
+    CHECK_EQ_U(pss->n, 2);
+    CHECK_NEAR(r->rss_sum_max_pss_current, 5800.0 * 1024, 0);
+    CHECK_EQ_I(sps__tree_memory_metric(r), SPS_M_WORKLOAD_RSS_BYTES);
+    CHECK_EQ_I(sps__tree_memory_peak_metric(r), SPS_M_WORKLOAD_RSS_PEAK_BYTES);
+    CHECK_EQ_I(sps__published_read(sps__sampler_published(s), &got, NULL), 0);
+    CHECK(isnan(got.host[SPS_M_WORKLOAD_PSS_BYTES])); /* a capture now says the RSS sum */
     sps__sampler_close(s);
 
     /* no smaps_rollup anywhere: the tree's memory is the RSS sum */

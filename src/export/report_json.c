@@ -324,14 +324,23 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     const struct sps__series *rss = r ? &r->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] : NULL;
     sps__jw_number(w, "workload_peak_pss_bytes", pss && pss->n ? pss->max : NAN);
     sps__jw_number(w, "workload_peak_rss_bytes", rss && rss->n ? rss->max : NAN);
+    sps__jw_number(w, "workload_rss_covered_by_pss_bytes", r && r->rss_sum_max_pss_current > 0
+                                                                ? r->rss_sum_max_pss_current
+                                                                : NAN);
     if (!r) {
         sps__jw_null(w, "workload_memory_metric");
         sps__jw_null(w, "workload_pss_unavailable_reason");
         return;
     }
     sps__jw_string(w, "workload_memory_metric", sps_host_metric_info(sps__tree_memory_metric(r))->name);
-    if (pss->n) {
+    if (sps__tree_memory_metric(r) == SPS_M_WORKLOAD_PSS_BYTES) {
         sps__jw_null(w, "workload_pss_unavailable_reason");
+        return;
+    }
+    if (pss->n) {
+        sps__jw_string(w, "workload_pss_unavailable_reason",
+                       "the tree's RSS sum grew past what it was at the last PSS read the sampler could afford "
+                       "(sampler_pss_cpu_seconds): the PSS peak does not cover the tree's largest moment");
         return;
     }
     const struct sps__source_result *src = &r->sources[SPS_SOURCE_PROC];

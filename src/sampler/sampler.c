@@ -256,6 +256,19 @@ static void keep_process_rss(struct sps__sampler *s, int64_t now) {
     }
 }
 
+/* The proc source's PSS reads and their cost; the largest RSS sum read
+ * while the published PSS is current (has a value). */
+static void keep_pss_account(struct sps__sampler *s) {
+    struct sps__sampler_result *r = &s->result;
+    uint64_t cpu_ns;
+    sps__proc_pss_cost(s->state[SPS_SOURCE_PROC], &r->pss_reads, &cpu_ns);
+    r->pss_cpu_seconds = (double)cpu_ns * 1e-9;
+    double pss = s->sample.host[SPS_M_WORKLOAD_PSS_BYTES], rss = s->sample.host[SPS_M_WORKLOAD_RSS_BYTES];
+    if (!isnan(pss) && s->sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES] && !isnan(rss) &&
+        rss > r->rss_sum_max_pss_current)
+        r->rss_sum_max_pss_current = rss;
+}
+
 /* Is metric read by a read of its source at this tick?  Every metric on a
  * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks.  The
  * SPS_WHEN_DUE ones are the source's to decide (when_due). */
@@ -291,8 +304,10 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
     s->ctx.interval_only = !machine;
     read_source(s, id, now);
     s->ctx.interval_only = 0;
-    if (id == SPS_SOURCE_PROC)
+    if (id == SPS_SOURCE_PROC) {
         keep_process_rss(s, now);
+        keep_pss_account(s);
+    }
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
         if (source_of[i] != id)
             continue;
@@ -499,10 +514,15 @@ void sps__sampler_close(struct sps__sampler *s) {
     free(s);
 }
 
+static int pss_covers_peak(const struct sps__sampler_result *r) {
+    const struct sps__series *rss = &r->host[SPS_M_WORKLOAD_RSS_BYTES];
+    return r->host[SPS_M_WORKLOAD_PSS_BYTES].n && rss->n && r->rss_sum_max_pss_current >= 0.9 * rss->max;
+}
+
 enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r) {
-    return r->host[SPS_M_WORKLOAD_PSS_BYTES].n ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES;
+    return pss_covers_peak(r) ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES;
 }
 
 enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r) {
-    return r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES].n ? SPS_M_WORKLOAD_PSS_PEAK_BYTES : SPS_M_WORKLOAD_RSS_PEAK_BYTES;
+    return pss_covers_peak(r) ? SPS_M_WORKLOAD_PSS_PEAK_BYTES : SPS_M_WORKLOAD_RSS_PEAK_BYTES;
 }

@@ -96,6 +96,9 @@ struct sps__sampler_result {
     double thread_cpu_seconds;  /* the sampler threads' own CPU time, summed over every start/stop */
     uint64_t thread_ns_total;   /* wall time the thread ran, summed likewise */
     int64_t started_ns;         /* the first tick */
+    uint64_t pss_reads;         /* reads of the tree's PSS (every process's smaps_rollup) */
+    double pss_cpu_seconds;     /* their CPU cost, on whichever thread read them */
+    double rss_sum_max_pss_current; /* the largest RSS sum read while the published PSS was current (0: never) */
     struct sps__source_result sources[SPS_SOURCE_COUNT];
     struct sps__series host[SPS_HOST_METRIC_COUNT];
     int ngpus;
@@ -147,10 +150,13 @@ const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler 
 
 /*
  * The metric that stands for the watched tree's memory in r:
- * SPS_M_WORKLOAD_PSS_BYTES when PSS was read at all (pages the tree's
- * processes share count once), else SPS_M_WORKLOAD_RSS_BYTES (the sum over
- * processes: a kernel without smaps_rollup, or a process that denied the
- * read).  The peak's metric is the matching _PEAK one.  Thread-safe.
+ * SPS_M_WORKLOAD_PSS_BYTES (pages the tree's processes share count once)
+ * when PSS was read and was current while the tree's RSS sum was within
+ * 10% of its peak, so the PSS peak covers the tree's largest moment; else
+ * SPS_M_WORKLOAD_RSS_BYTES, the sum over processes (a kernel without
+ * smaps_rollup, a process that denied the read, or a tree that grew after
+ * the last PSS read it could afford).  The peak's metric is the matching
+ * _PEAK one.  Thread-safe.
  */
 enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r);
 enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r);

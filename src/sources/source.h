@@ -119,13 +119,18 @@ extern const struct sps__source sps__source_drm;
 extern const struct sps__source sps__source_nvidia_smi;
 
 /*
- * The share of one core the proc source lets the tree's PSS reads cost:
- * after a read of every tree process's smaps_rollup that cost C seconds of
- * CPU, the next waits C / SPS_PSS_CPU_SHARE seconds (and for a full read).
- * A source sets the sample's host_read_ns of an SPS_WHEN_DUE metric itself,
- * to the read's time, when it reads it (or finds it unavailable).
+ * The share of one core the proc source lets the tree's PSS reads cost: a
+ * read of every tree process's smaps_rollup is due (at a full read) when
+ * the time since the last one, at this share, pays for its predicted CPU
+ * cost (the last read's, scaled by the tree's RSS sum).  A source sets the
+ * sample's host_read_ns of an SPS_WHEN_DUE metric itself, to the read's
+ * time, when it reads it (or finds it unavailable or no longer current).
  */
 #define SPS_PSS_CPU_SHARE 0.0002
+
+/* The proc source's PSS reads so far and the CPU time they cost (this
+ * thread's clock around them).  state is the proc source's open state. */
+void sps__proc_pss_cost(void *state, uint64_t *reads, uint64_t *cpu_ns);
 
 /*
  * The proc source also answers "is pid in the tree?" from what its last

@@ -29,8 +29,10 @@
  * The tree's PSS and USS come from each process's smaps_rollup on full
  * reads when due: the kernel walks every page the process maps to write
  * that file (about 35 ns a resident page, milliseconds with torch loaded),
- * so after a read that cost C seconds of this thread's CPU the next waits
- * C / SPS_PSS_CPU_SHARE seconds, unless ctx->due_now asks for one now.
+ * so a read is due only when the time since the last one pays for its
+ * predicted cost at SPS_PSS_CPU_SHARE of a core (pss_due), unless
+ * ctx->due_now asks for one now; between reads the last PSS stands only
+ * while the tree's RSS sum stays near what it was (pss_keep_current).
  */
 #include "sources/source.h"
 #include "sources/sysfs.h"
@@ -55,6 +57,11 @@
  */
 #define PROCFS_PIDS_POS 256
 #define PROCFS_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
+
+/* /proc is listed (when a pid was made since the last listing) at most
+ * every this many full reads: listing costs more than all else a read
+ * does, and on a busy machine some pid is always new. */
+#define LISTING_EVERY_FULL_READS 2
 
 /* Classification of one process. */
 enum pid_class { PID_UNCLASSIFIED = 0, PID_MEMBER, PID_OUTSIDE };
@@ -88,6 +95,11 @@ struct tracked_pid {
     int fd[MEMBER_FILES]; /* a tree process's files, kept open (-1: not open) */
     uint64_t hwm_bytes;   /* VmHWM at the last status read */
     uint64_t rss_bytes;   /* its resident set at the last read, when rss_read */
+    /* its CPU time (from its clock) when its statm or status, its status,
+     * and its io were last read: a process that has not run since cannot
+     * have changed them (see read_member) */
+    uint64_t rss_cpu_ns, status_cpu_ns, io_cpu_ns;
+    unsigned char rss_known, status_known, io_known;
     int threads;          /* Threads: at the last status read */
     char comm[SPS_PROC_COMM_LEN]; /* Name: at the last status read */
     unsigned char cls;      /* enum pid_class */
@@ -163,6 +175,7 @@ struct proc_state {
     int listed_once;
     int open_members; /* tracked processes holding descriptors */
     int64_t last_pid_listed; /* /proc/loadavg's last pid when /proc was last listed; -1: unknown */
+    unsigned full_reads_unlisted; /* full reads since /proc was last listed */
     int root_start_known;
     uint64_t root_start_ticks;
     uint64_t departed_cpu_ns, departed_disk_read, departed_disk_write;
@@ -173,8 +186,12 @@ struct proc_state {
     /* the tree's PSS: when the next read is due (0: at the next full read),
      * the largest sum read, and why it cannot be read (a kernel without
      * smaps_rollup: "" while it can) */
-    int64_t pss_due_ns;
+    int64_t pss_read_ns;     /* the last PSS read (0: none yet) */
+    int64_t pss_cost_ns;     /* its CPU cost */
+    double pss_rss_bytes;    /* the tree's RSS sum at that read */
+    int pss_current;         /* the published PSS is that read's, still current (see pss_keep_current) */
     double pss_peak_bytes;
+    uint64_t pss_reads, pss_cpu_ns; /* every PSS read so far and their CPU cost */
     char pss_unsupported[200];
     /* each tree process's resident set at the latest read, in pid order */
     struct sps__proc_rss *rss_readings;
@@ -895,10 +912,26 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     struct timespec cpu;
     /* the clock first: the file reads after it prove the pid was still e's */
     int clock_ok = uses_cpu_clock(st, e) && clock_gettime(e->cpu_clock, &cpu) == 0;
-    if (!full && read_statm_rss(st, root, e, &rss) == 0) {
+    uint64_t cpu_ns = clock_ok ? (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec : 0;
+    /*
+     * A process whose CPU clock has not moved since a file was read has not
+     * run since: it cannot have mapped or touched memory, made a thread or
+     * done I/O, so that file would say the same (only the kernel reclaiming
+     * or swapping its pages out could lower its RSS, which the next read
+     * after it runs sees).  DataLoader workers blocked on a full queue are
+     * such processes most of the time.  Their last figures stand.
+     */
+    int rss_same = clock_ok && e->rss_known && e->rss_cpu_ns == cpu_ns;
+    int status_same = clock_ok && e->status_known && e->status_cpu_ns == cpu_ns;
+    if (rss_same && (!full || status_same)) {
+        scan->rss_bytes += e->rss_bytes;
+        e->rss_read = 1;
+    } else if (!full && read_statm_rss(st, root, e, &rss) == 0) {
         scan->rss_bytes += rss;
         e->rss_bytes = rss;
         e->rss_read = 1;
+        e->rss_known = clock_ok;
+        e->rss_cpu_ns = cpu_ns;
     } else {
         if (read_pid_file(st, root, e, FILE_STATUS) < 0)
             return -1;
@@ -914,23 +947,27 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
             e->hwm_bytes = v[1] * 1024;
         if (found & 4)
             e->threads = (int)v[2];
+        e->rss_known = e->status_known = clock_ok && (found & 1);
+        e->rss_cpu_ns = e->status_cpu_ns = cpu_ns;
     }
     if (clock_ok)
-        e->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+        e->cpu_ns = cpu_ns;
     if (!e->has_clock && st->own_proc && clock_getcpuclockid(e->pid, &e->cpu_clock) == 0)
         e->has_clock = 1; /* from the next read on (its descriptors are open now) */
     if (e->hwm_bytes > scan->hwm_bytes)
         scan->hwm_bytes = e->hwm_bytes;
     scan->threads += e->threads;
     scan->processes++;
-    if (!full)
-        return 0;
+    if (!full || (clock_ok && e->io_known && e->io_cpu_ns == cpu_ns))
+        return 0; /* at the interval alone, or it has done no I/O since: its last counts stand */
 
     ssize_t n = read_pid_file(st, root, e, FILE_IO);
     static const char *const io_keys[] = {"read_bytes:", "write_bytes:"};
     if (n >= 0 && parse_keyed(st->text, io_keys, 2, v) == 3) {
         e->disk_read = v[0];
         e->disk_write = v[1];
+        e->io_known = clock_ok;
+        e->io_cpu_ns = cpu_ns;
         return 0;
     }
     if ((n == -ENOENT || n == -ESRCH) && !pid_exists(root, e->pid))
@@ -987,10 +1024,47 @@ static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *
  * the scan counts nothing, as in the RSS sum.  A kernel without
  * smaps_rollup (before 4.14) is not asked again.
  */
-static void read_tree_pss(struct proc_state *st, const char *root, struct sps__sample *s, int due_now, int64_t now_ns,
-                          char *reason, size_t cap) {
-    if (!due_now && now_ns < st->pss_due_ns)
+/*
+ * Is a PSS read due?  Its cost is about proportional to the pages the tree
+ * maps, so the next read's is predicted from the last one's, scaled by the
+ * RSS sum now against then; it is due when the time since the last read
+ * pays for it at SPS_PSS_CPU_SHARE of a core.  The prediction keeps a tree
+ * that grew (torch imported, workers forked) from being read at the cost
+ * of the small tree it was.
+ */
+static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns) {
+    if (st->pss_read_ns == 0)
+        return 1;
+    double predicted = (double)st->pss_cost_ns;
+    if (st->pss_rss_bytes > 0 && rss_bytes > st->pss_rss_bytes)
+        predicted *= rss_bytes / st->pss_rss_bytes;
+    return (double)(now_ns - st->pss_read_ns) * SPS_PSS_CPU_SHARE >= predicted;
+}
+
+/*
+ * Between reads the last PSS stands for the tree while its RSS sum stays
+ * within PSS_DRIFT of the sum at that read.  Once the tree has grown or
+ * shrunk past that, the old PSS says nothing about it: the three figures
+ * have no value (read now) until the next PSS read, and the tree's memory
+ * is its RSS sum meanwhile.  Called on every read that read the RSS sum.
+ */
+#define PSS_DRIFT 0.10
+static void pss_keep_current(struct proc_state *st, struct sps__sample *s, double rss_bytes, int64_t now_ns) {
+    if (!st->pss_current || fabs(rss_bytes - st->pss_rss_bytes) <= PSS_DRIFT * st->pss_rss_bytes)
         return;
+    st->pss_current = 0;
+    static const enum sps_host_metric stale[] = {SPS_M_WORKLOAD_PSS_BYTES, SPS_M_WORKLOAD_USS_BYTES};
+    for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
+        s->host[stale[i]] = NAN;
+        s->host_read_ns[stale[i]] = now_ns;
+    }
+}
+
+static void read_tree_pss(struct proc_state *st, const char *root, struct sps__sample *s, int due_now, double rss_bytes,
+                          int64_t now_ns, char *reason, size_t cap) {
+    if (!due_now && !pss_due(st, rss_bytes, now_ns))
+        return;
+    st->pss_current = 0;
     static const enum sps_host_metric metrics[] = {SPS_M_WORKLOAD_PSS_BYTES, SPS_M_WORKLOAD_PSS_PEAK_BYTES,
                                                    SPS_M_WORKLOAD_USS_BYTES};
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
@@ -1029,11 +1103,16 @@ static void read_tree_pss(struct proc_state *st, const char *root, struct sps__s
     }
     int64_t cpu1 = thread_cpu_ns();
     int64_t cost = cpu0 >= 0 && cpu1 > cpu0 ? cpu1 - cpu0 : 0;
-    st->pss_due_ns = now_ns + (int64_t)((double)cost / SPS_PSS_CPU_SHARE);
+    st->pss_read_ns = now_ns;
+    st->pss_cost_ns = cost;
+    st->pss_rss_bytes = rss_bytes;
+    st->pss_reads++;
+    st->pss_cpu_ns += (uint64_t)cost;
     if (failure[0]) {
         add_note(reason, cap, failure);
         return;
     }
+    st->pss_current = 1;
     if ((double)pss > st->pss_peak_bytes)
         st->pss_peak_bytes = (double)pss;
     s->host[SPS_M_WORKLOAD_PSS_BYTES] = (double)pss;
@@ -1092,7 +1171,11 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
     full |= !st->listed_once;
     if (full) {
         int64_t last_pid = last_pid_made(st); /* before listing: a pid made during it is seen next time */
-        if (!st->listed_once || last_pid < 0 || last_pid != st->last_pid_listed) {
+        /* on a busy machine some pid is made between any two reads: list
+         * at most every LISTING_EVERY_FULL_READS full reads */
+        st->full_reads_unlisted++;
+        if (!st->listed_once || last_pid < 0 ||
+            (last_pid != st->last_pid_listed && st->full_reads_unlisted >= LISTING_EVERY_FULL_READS)) {
             int err = list_pids(st);
             if (err == 0)
                 err = merge_listed(st);
@@ -1100,6 +1183,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
                 return err;
             st->listed_once = 1;
             st->last_pid_listed = last_pid;
+            st->full_reads_unlisted = 0;
         }
         read_stats(st, root);
         for (size_t i = 0; i < st->ntable; i++)
@@ -1192,9 +1276,10 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
         st->rss_peak_bytes = peak;
     s->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] = st->rss_peak_bytes;
     s->host[SPS_M_WORKLOAD_PROCESSES] = scan.processes;
+    pss_keep_current(st, s, (double)scan.rss_bytes, now_ns);
     if (!full)
         return; /* threads, disk and PSS wait for the machine interval */
-    read_tree_pss(st, root, s, pss_now, now_ns, reason, cap);
+    read_tree_pss(st, root, s, pss_now, (double)scan.rss_bytes, now_ns, reason, cap);
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
         st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
@@ -1227,7 +1312,9 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->departed_cpu_ns = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
-    st->pss_due_ns = 0;
+    st->pss_read_ns = st->pss_cost_ns = 0;
+    st->pss_rss_bytes = 0;
+    st->pss_current = 0;
     st->pss_peak_bytes = 0;
     memset(&st->cpu_rate, 0, sizeof st->cpu_rate);
     memset(&st->disk_read_rate, 0, sizeof st->disk_read_rate);
@@ -1401,4 +1488,10 @@ size_t sps__proc_tree_rss(void *state, const struct sps__proc_rss **out) {
     struct proc_state *st = state;
     *out = st ? st->rss_readings : NULL;
     return st ? st->nrss_readings : 0;
+}
+
+void sps__proc_pss_cost(void *state, uint64_t *reads, uint64_t *cpu_ns) {
+    struct proc_state *st = state;
+    *reads = st ? st->pss_reads : 0;
+    *cpu_ns = st ? st->pss_cpu_ns : 0;
 }
