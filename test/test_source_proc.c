@@ -1266,8 +1266,8 @@ static void test_interval_only_reads(void) {
 }
 
 /* /proc is listed again only when /proc/loadavg's last pid has moved, at
- * most every 4th full read; a loadavg that cannot be read or parsed lists
- * every full read. */
+ * most every 4th full read; a loadavg that does not parse lists every 4th
+ * full read (and a tree without the file, every full read). */
 static void test_listing_waits_for_a_new_pid(void) {
     fixture_new();
     put_system();
@@ -1294,8 +1294,12 @@ static void test_listing_waits_for_a_new_pid(void) {
 
     struct fake_pid grandchild = {12, 11, 5, 5, 102, 1000, 1000, 1, 0, 0};
     put_pid(&grandchild);
-    put("proc/loadavg", "no pid here\n"); /* cannot tell: every full read lists */
-    CHECK_EQ_I(read_at(st, &ctx, 5 * SEC), 0);
+    put("proc/loadavg", "no pid here\n"); /* cannot tell: every 4th full read lists */
+    for (int t = 5; t < 8; t++) {
+        CHECK_EQ_I(read_at(st, &ctx, t * SEC), 0);
+        CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 2);
+    }
+    CHECK_EQ_I(read_at(st, &ctx, 8 * SEC), 0);
     CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
     src->close(st);
 }
