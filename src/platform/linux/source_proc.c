@@ -28,7 +28,7 @@
  *
  * The tree's PSS and USS come from each process's smaps_rollup on full
  * reads when due: the kernel walks every page the process maps to write
- * that file (about 35 ns a resident page, milliseconds with torch loaded),
+ * that file (about 20 ns per resident KiB, milliseconds with torch loaded),
  * so a read is due only when the time since the last one pays for its
  * predicted cost at SPS_PSS_CPU_SHARE of a core (pss_due), unless
  * ctx->due_now asks for one now; between reads the last PSS stands only
