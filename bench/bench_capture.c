@@ -21,7 +21,7 @@
  * every statm (the RSS the interval reads), for a python3 + torch process
  * with a DataLoader of 2 worker processes (or, without torch, this process
  * and 2 forked children sharing 256 MiB), the ratio, and how often the
- * sampler's 0.02%-of-a-core PSS budget lets it read such a tree.
+ * sampler's 0.01%-of-a-core PSS budget lets it read such a tree.
  *
  *     bench_capture [--quick]
  */
@@ -293,7 +293,7 @@ static void pss_price(int quick) {
     printf("tree PSS price: %s, %d processes, RSS sum %.0f MiB, PSS %.0f MiB\n", what, n, rss / 1024, pss / 1024);
     printf("  %-44s %s\n", "one tree read of statm (RSS)  [baseline]", fmt(statm, a, sizeof a));
     printf("  %-44s %s\n", "one tree read of smaps_rollup (PSS, USS)", fmt(rollup, b, sizeof b));
-    printf("  smaps_rollup / statm: %.0fx; %.1f ns per resident KiB; at the sampler's 0.02%% PSS budget "
+    printf("  smaps_rollup / statm: %.0fx; %.1f ns per resident KiB; at the sampler's 0.01%% PSS budget "
            "such a tree is read every %.0f s\n",
            rollup / statm, rollup * 1e9 / rss, rollup / SPS_PSS_CPU_SHARE);
     if (torch)

@@ -351,7 +351,7 @@ enum sps_metric_kind {
  * most of the sampler's cost.  The tree's PSS and USS come from
  * /proc/PID/smaps_rollup, whose read walks every page the process maps
  * (milliseconds for a process with torch loaded): they are read at a machine
- * interval only when the time since the last such read, at 0.02% of one
+ * interval only when the time since the last such read, at 0.01% of one
  * core, pays for the next one's predicted cost (and on every fresh
  * capture), and stand for the tree only while its RSS sum stays within 10%
  * of what it was at that read.

@@ -1031,11 +1031,12 @@ static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *
  * workers on a 2-core VM (19 ns), about what a plain anonymous mapping
  * cost there (9 ns). */
 #define PSS_MIN_NS_PER_KIB 10.0
+#define PSS_CALIBRATION_KIB (16.0 * 1024)
 
 /*
  * Is a PSS read due?  Its cost is about proportional to the pages the tree
- * maps, so the next read's is predicted from the last one's, scaled by the
- * RSS sum now against then; it is due when the time since the last read
+ * maps, so the next read's is predicted as the RSS sum now times the price
+ * per KiB the last read paid; it is due when the time since the last read
  * pays for it at SPS_PSS_CPU_SHARE of a core.  The prediction keeps a tree
  * that grew (torch imported, workers forked) from being read at the cost
  * of the small tree it was.
@@ -1043,14 +1044,13 @@ static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *
 static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns) {
     if (st->pss_read_ns == 0)
         return 1;
-    double predicted = (double)st->pss_cost_ns;
-    if (st->pss_rss_bytes > 0 && rss_bytes > st->pss_rss_bytes)
-        predicted *= rss_bytes / st->pss_rss_bytes;
-    /* a read of a small tree (a process that has just started) says little
-     * about the price per page: never predict less than PSS_MIN_NS_PER_KIB */
-    double floor = rss_bytes / 1024.0 * PSS_MIN_NS_PER_KIB;
-    if (predicted < floor)
-        predicted = floor;
+    /* the price per KiB of RSS the last read paid; a read of a small tree
+     * (a process that has just started) says little about it: never less
+     * than PSS_MIN_NS_PER_KIB, and that alone below PSS_CALIBRATION_KIB */
+    double last_kib = st->pss_rss_bytes / 1024.0, per_kib = PSS_MIN_NS_PER_KIB;
+    if (last_kib >= PSS_CALIBRATION_KIB && (double)st->pss_cost_ns / last_kib > per_kib)
+        per_kib = (double)st->pss_cost_ns / last_kib;
+    double predicted = per_kib * rss_bytes / 1024.0;
     return (double)(now_ns - st->pss_read_ns) * SPS_PSS_CPU_SHARE >= predicted;
 }
 
