@@ -1301,6 +1301,16 @@ static void test_listing_waits_for_a_new_pid(void) {
     }
     CHECK_EQ_I(read_at(st, &ctx, 8 * SEC), 0);
     CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
+
+    /* a fresh read (a capture asked for now) lists whenever a pid was made */
+    struct fake_pid another = {13, 10, 5, 5, 103, 1000, 1000, 1, 0, 0};
+    put_pid(&another);
+    put("proc/loadavg", "0.10 0.20 0.30 1/122 502\n");
+    CHECK_EQ_I(read_at(st, &ctx, 9 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 10 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 4);
     src->close(st);
 }
 

@@ -69,8 +69,8 @@ struct sps__source_ctx {
     sps__tree_query in_tree;          /* NULL: only tree_pid itself counts; unused when tree_pid is 0 */
     int interval_only; /* this read is at the interval alone: read only the SPS_EVERY_INTERVAL metrics
                           (the rest keep their values); 0: read everything */
-    int due_now;       /* a full read also reads the SPS_WHEN_DUE metrics (the tree's PSS) whether or not their
-                          cost budget allows it yet (fresh captures, snapshots) */
+    int due_now;       /* a fresh read (captures, snapshots): a full read also reads the SPS_WHEN_DUE metrics
+                          (the tree's PSS), and looks for new processes, whether or not their cadence says so */
     void *in_tree_arg;
 };
 

@@ -1167,9 +1167,11 @@ static int64_t last_pid_made(struct proc_state *st) {
 }
 
 /* On a full read, list /proc when a process or thread may have been made
- * since the last listing; classify what is new; read the tree's processes.
- * At the interval alone, read the processes already in the tree. */
-static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int full, char *reason,
+ * since the last listing (now: whether or not LISTING_EVERY_FULL_READS
+ * full reads have passed, for a fresh read); classify what is new; read the
+ * tree's processes.  At the interval alone, read the processes already in
+ * the tree. */
+static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int full, int now, char *reason,
                      size_t cap) {
     memset(scan, 0, sizeof *scan);
     scan->disk_ok = 1;
@@ -1188,7 +1190,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
          * at most every LISTING_EVERY_FULL_READS full reads (and read
          * loadavg only then) */
         st->full_reads_unlisted++;
-        int may_list = !st->listed_once || st->full_reads_unlisted >= LISTING_EVERY_FULL_READS ||
+        int may_list = !st->listed_once || st->full_reads_unlisted >= LISTING_EVERY_FULL_READS || now ||
                        st->loadavg_fd < 0; /* no loadavg (a fixture tree): nothing tells, list */
         int64_t last_pid = may_list ? last_pid_made(st) : 0; /* before listing: a pid made during it is seen next time */
         if (may_list && (!st->listed_once || last_pid < 0 || last_pid != st->last_pid_listed)) {
@@ -1268,11 +1270,13 @@ static void keep_rss_readings(struct proc_state *st, char *reason, size_t cap) {
     }
 }
 
+/* pss_now: a fresh read: the tree's PSS, and a listing of /proc, whatever
+ * their cadence says. */
 static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int pss_now,
                           int64_t now_ns, char *reason, size_t cap) {
     struct tree_scan scan;
     st->nrss_readings = 0;
-    int err = scan_tree(st, root, &scan, full, reason, cap);
+    int err = scan_tree(st, root, &scan, full, pss_now, reason, cap);
     if (err == 0)
         keep_rss_readings(st, reason, cap);
     if (err < 0) {
@@ -1341,7 +1345,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
  * counted. */
 static void take_tree_baseline(struct proc_state *st, const char *root, char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, 1, reason, cap);
+    int err = scan_tree(st, root, &scan, 1, 0, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
