@@ -308,6 +308,7 @@ static void test_no_sampler_or_steps_is_unknown(void) {
  * by pss(i). */
 static void fake_add_pss(struct fake *f, size_t from, size_t every, double (*pss)(size_t)) {
     struct sps__series *s = &f->res->host[SPS_M_WORKLOAD_PSS_BYTES];
+    sps__series_free(s); /* an earlier call's */
     sps__series_init(s, 512);
     for (size_t i = from; i < f->run.nsteps; i += every)
         sps__series_add(s, T0 + (int64_t)(i + 1) * STEP_NS, pss(i));
