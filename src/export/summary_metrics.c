@@ -46,8 +46,9 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
                     sps__fmt_bytes(h[SPS_M_WORKLOAD_PSS_PEAK_BYTES].max, a, sizeof a),
                     sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, b, sizeof b));
         else
-            fprintf(f, "machine   workload: peak RSS %s summed over processes (no PSS reading)",
-                    sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, a, sizeof a));
+            fprintf(f, "machine   workload: peak RSS %s summed over processes (%s)",
+                    sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, a, sizeof a),
+                    h[SPS_M_WORKLOAD_PSS_BYTES].n ? "PSS last read before the tree grew" : "no PSS reading");
         if (h[SPS_M_WORKLOAD_CPU_PERCENT].n)
             fprintf(f, ", CPU %.0f%% mean / %.0f%% max (100%% = one core)", mean_of(&h[SPS_M_WORKLOAD_CPU_PERCENT]),
                     h[SPS_M_WORKLOAD_CPU_PERCENT].max);
