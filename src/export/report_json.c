@@ -347,7 +347,9 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     const char *why = strstr(src->note, "PSS") ? src->note
                       : !src->available        ? src->reason
                       : r->tree_pid <= 0       ? "no process tree was watched"
-                                               : "the sampler made no full read of the tree";
+                                               : "PSS was not read during the run: the first read waits for the "
+                                                 "tree's second machine interval (the first comes before the "
+                                                 "workload's exec)";
     sps__jw_string(w, "workload_pss_unavailable_reason", why);
 }
 

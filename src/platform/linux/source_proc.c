@@ -188,6 +188,10 @@ struct proc_state {
     /* the tree's PSS: when the next read is due (0: at the next full read),
      * the largest sum read, and why it cannot be read (a kernel without
      * smaps_rollup: "" while it can) */
+    /* full reads of this tree, open's included: `stepscope run`'s sampler
+     * first reads the tree between its fork and its exec, whose PSS would
+     * say nothing, so the first PSS read waits for the second */
+    unsigned tree_full_reads;
     int64_t pss_read_ns;     /* the last PSS read (0: none yet) */
     int64_t pss_cost_ns;     /* its CPU cost */
     double pss_rss_bytes;    /* the tree's RSS sum at that read */
@@ -1042,8 +1046,8 @@ static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *
  * of the small tree it was.
  */
 static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns) {
-    if (st->pss_read_ns == 0)
-        return 1;
+    if (st->pss_read_ns == 0) /* the first: from the tree's second full read (see tree_full_reads) */
+        return st->tree_full_reads >= 2;
     /* the price per KiB of RSS the last read paid; a read of a small tree
      * (a process that has just started) says little about it: never less
      * than PSS_MIN_NS_PER_KIB, and that alone below PSS_CALIBRATION_KIB */
@@ -1299,6 +1303,7 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
     pss_keep_current(st, s, (double)scan.rss_bytes, now_ns);
     if (!full)
         return; /* threads, disk and PSS wait for the machine interval */
+    st->tree_full_reads++;
     read_tree_pss(st, root, s, pss_now, (double)scan.rss_bytes, now_ns, reason, cap);
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
@@ -1332,6 +1337,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->departed_cpu_ns = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
+    st->tree_full_reads = 0;
     st->pss_read_ns = st->pss_cost_ns = 0;
     st->pss_rss_bytes = 0;
     st->pss_current = 0;
@@ -1353,6 +1359,7 @@ static void take_tree_baseline(struct proc_state *st, const char *root, char *re
         add_note(reason, cap, note);
         return;
     }
+    st->tree_full_reads++;
     if (scan.disk_ok) {
         st->disk_baseline_known = 1;
         st->disk_read_baseline = scan.disk_read;
