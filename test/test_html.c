@@ -109,8 +109,11 @@ static void test_real_run(void) {
     const char *tmp = tmpdir_new("html");
     char dir[600];
     snprintf(dir, sizeof dir, "%s/run", tmp);
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", dir, "--", SPS_BIN_DIR "/test_workload", "--steps",
-                    "30", "--warmup", "3", "--alloc-mb", "16", "--burn-ms", "250", "--sleep-ms", "150", NULL};
+    /* machine interval 100 ms: the tree's first PSS read waits for its
+     * second one, and the run lasts under a second */
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", dir, "--machine-interval", "100", "--",
+                    SPS_BIN_DIR "/test_workload", "--steps", "30", "--warmup", "3", "--alloc-mb", "16", "--burn-ms",
+                    "250", "--sleep-ms", "150", NULL};
     char err[4096];
     int st = run_capture(argv, err, sizeof err);
     CHECK_MSG(exit_code_of(st) == 0, "stepscope run failed: %s", err);

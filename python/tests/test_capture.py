@@ -60,9 +60,9 @@ def test_capture_alone(run_alone):
 def test_capture_under_run_reads_what_the_cli_publishes(run_under):
     r = run_under("""
         import json, time, stepscope
-        for _ in range(200):                  # the CLI's first sample may not be there yet
-            c = stepscope.capture()
-            if c["published"] and c["workload_rss_bytes"] is not None:
+        for _ in range(200):                  # the CLI's first sample may not be there yet, nor
+            c = stepscope.capture()           # its first PSS read (the tree's second machine interval)
+            if c["published"] and c["workload_pss_bytes"] is not None:
                 break
             time.sleep(0.05)
         print(json.dumps(c))
