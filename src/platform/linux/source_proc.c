@@ -192,6 +192,7 @@ struct proc_state {
      * first reads the tree between its fork and its exec, whose PSS would
      * say nothing, so the first PSS read waits for the second */
     unsigned tree_full_reads;
+    int64_t tree_seen_ns;    /* the first full read of the tree that had a time (0: none yet) */
     int64_t pss_read_ns;     /* the last PSS read (0: none yet) */
     int64_t pss_cost_ns;     /* its CPU cost */
     double pss_rss_bytes;    /* the tree's RSS sum at that read */
@@ -1041,13 +1042,16 @@ static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *
  * Is a PSS read due?  Its cost is about proportional to the pages the tree
  * maps, so the next read's is predicted as the RSS sum now times the price
  * per KiB the last read paid; it is due when the time since the last read
- * pays for it at SPS_PSS_CPU_SHARE of a core.  The prediction keeps a tree
+ * (since the tree's first full read, for the first) pays for it at
+ * SPS_PSS_CPU_SHARE of a core.  The prediction keeps a tree
  * that grew (torch imported, workers forked) from being read at the cost
  * of the small tree it was.
  */
 static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns) {
-    if (st->pss_read_ns == 0) /* the first: from the tree's second full read (see tree_full_reads) */
-        return st->tree_full_reads >= 2;
+    if (st->tree_full_reads < 2) /* the first full read may come between fork and exec */
+        return 0;
+    /* the first read is paid for by the time since the tree was first read */
+    int64_t since = st->pss_read_ns ? st->pss_read_ns : st->tree_seen_ns;
     /* the price per KiB of RSS the last read paid; a read of a small tree
      * (a process that has just started) says little about it: never less
      * than PSS_MIN_NS_PER_KIB, and that alone below PSS_CALIBRATION_KIB */
@@ -1055,7 +1059,7 @@ static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns
     if (last_kib >= PSS_CALIBRATION_KIB && (double)st->pss_cost_ns / last_kib > per_kib)
         per_kib = (double)st->pss_cost_ns / last_kib;
     double predicted = per_kib * rss_bytes / 1024.0;
-    return (double)(now_ns - st->pss_read_ns) * SPS_PSS_CPU_SHARE >= predicted;
+    return (double)(now_ns - since) * SPS_PSS_CPU_SHARE >= predicted;
 }
 
 /*
@@ -1304,6 +1308,8 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
     if (!full)
         return; /* threads, disk and PSS wait for the machine interval */
     st->tree_full_reads++;
+    if (!st->tree_seen_ns)
+        st->tree_seen_ns = now_ns;
     read_tree_pss(st, root, s, pss_now, (double)scan.rss_bytes, now_ns, reason, cap);
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
@@ -1338,6 +1344,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
     st->tree_full_reads = 0;
+    st->tree_seen_ns = 0;
     st->pss_read_ns = st->pss_cost_ns = 0;
     st->pss_rss_bytes = 0;
     st->pss_current = 0;
