@@ -347,9 +347,9 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     const char *why = strstr(src->note, "PSS") ? src->note
                       : !src->available        ? src->reason
                       : r->tree_pid <= 0       ? "no process tree was watched"
-                                               : "PSS was not read during the run: the first read waits for the "
-                                                 "tree's second machine interval (the first comes before the "
-                                                 "workload's exec)";
+                                               : "PSS was not read during the run: a read is due when the time "
+                                                 "since the last (or since the tree was first read) pays for its "
+                                                 "cost at 0.01% of a core";
     sps__jw_string(w, "workload_pss_unavailable_reason", why);
 }
 
