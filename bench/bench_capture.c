@@ -16,15 +16,24 @@
  * the seed's capture (virtual memory, process memory, cpu_percent,
  * sensors_temperatures).  Each case is the minimum of 7 repeats.
  *
+ * Then the price of the tree's PSS: one read of every tree process's
+ * /proc/PID/smaps_rollup (which walks its page tables) against one read of
+ * every statm (the RSS the interval reads), for a python3 + torch process
+ * with a DataLoader of 2 worker processes (or, without torch, this process
+ * and 2 forked children sharing 256 MiB), the ratio, and how often the
+ * sampler's 0.01%-of-a-core PSS budget lets it read such a tree.
+ *
  *     bench_capture [--quick]
  */
 #define _GNU_SOURCE
 
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,6 +141,170 @@ static void *bare_wakes(void *arg) {
     return NULL;
 }
 
+static const char *fmt(double s, char *buf, size_t len);
+
+/* ------------------------------------------------ the tree's PSS price */
+
+#define TREE_MAX 8
+
+/* A python3 + torch tree: the parent and its DataLoader's 2 workers, idle
+ * until their stdin closes.  Returns the count of pids (0: no torch). */
+static const char torch_tree_script[] =
+    "import os, sys, torch\n"
+    "from torch.utils.data import DataLoader, Dataset\n"
+    "class D(Dataset):\n"
+    "    def __len__(self): return 1 << 20\n"
+    "    def __getitem__(self, i): return torch.randn(64)\n"
+    "it = iter(DataLoader(D(), batch_size=32, num_workers=2)); next(it)\n"
+    "kids = open('/proc/%d/task/%d/children' % (os.getpid(), os.getpid())).read().split()\n"
+    "print(os.getpid(), *kids, flush=True)\n"
+    "sys.stdin.read()\n";
+
+static FILE *torch_tree(int *pids, int *n) {
+    char path[] = "/tmp/bench_capture_tree_XXXXXX.py";
+    int fd = mkstemps(path, 3);
+    if (fd < 0)
+        return NULL;
+    ssize_t w = write(fd, torch_tree_script, sizeof torch_tree_script - 1);
+    close(fd);
+    if (w != (ssize_t)(sizeof torch_tree_script - 1)) {
+        unlink(path);
+        return NULL;
+    }
+    /* its stdout through a file: popen has one direction only */
+    char out[] = "/tmp/bench_capture_tree_XXXXXX.txt";
+    int ofd = mkstemps(out, 4);
+    if (ofd < 0) {
+        unlink(path);
+        return NULL;
+    }
+    close(ofd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s > %s 2>/dev/null", path, out);
+    FILE *p = popen(cmd, "w");
+    *n = 0;
+    for (int tries = 0; p && tries < 600 && *n == 0; tries++) { /* torch takes seconds to import */
+        struct timespec nap = {0, 100000000};
+        nanosleep(&nap, NULL);
+        FILE *f = fopen(out, "r");
+        while (f && *n < TREE_MAX && fscanf(f, "%d", &pids[*n]) == 1)
+            (*n)++;
+        if (f)
+            fclose(f);
+    }
+    unlink(path);
+    unlink(out);
+    if (p && *n == 0) {
+        pclose(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* Without torch: this process touches 256 MiB and forks 2 children that
+ * share it and wait on a pipe. */
+static int shared_tree(int *pids, int *wake_fd) {
+    static char *buf;
+    size_t size = 256u << 20;
+    buf = malloc(size);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < size; i += 4096)
+        buf[i] = 1;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    int n = 0;
+    pids[n++] = (int)getpid();
+    for (int k = 0; k < 2; k++) {
+        pid_t c = fork();
+        if (c == 0) {
+            char b;
+            close(fds[1]);
+            ssize_t r = read(fds[0], &b, 1);
+            _exit(r < 0);
+        }
+        if (c > 0)
+            pids[n++] = (int)c;
+    }
+    close(fds[0]);
+    *wake_fd = fds[1];
+    return n;
+}
+
+/* The best of `repeats` times one read of `file` of every pid (kept open,
+ * each read one pread: what the proc source does), in seconds. */
+static double tree_read_cost(const int *pids, int n, const char *file, int reads, int repeats) {
+    int fds[TREE_MAX];
+    static char text[65536];
+    for (int k = 0; k < n; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/%s", pids[k], file);
+        fds[k] = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    double best = INFINITY;
+    for (int r = 0; r < repeats; r++) {
+        double t0 = now_s();
+        for (int i = 0; i < reads; i++)
+            for (int k = 0; k < n; k++)
+                if (fds[k] >= 0 && pread(fds[k], text, sizeof text, 0) < 0)
+                    return NAN;
+        double dt = (now_s() - t0) / reads;
+        if (dt < best)
+            best = dt;
+    }
+    for (int k = 0; k < n; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    return best;
+}
+
+static double tree_kib(const int *pids, int n, const char *key) {
+    double sum = 0;
+    for (int k = 0; k < n; k++) {
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%d/smaps_rollup", pids[k]);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (strncmp(line, key, strlen(key)) == 0)
+                sum += atof(line + strlen(key));
+        if (f)
+            fclose(f);
+    }
+    return sum;
+}
+
+static void pss_price(int quick) {
+    int pids[TREE_MAX], n = 0, wake = -1;
+    FILE *torch = torch_tree(pids, &n);
+    const char *what = "python3 + torch, DataLoader with 2 workers";
+    if (!torch) {
+        what = "this process + 2 forked children sharing 256 MiB (no torch)";
+        n = shared_tree(pids, &wake);
+    }
+    if (n == 0) {
+        printf("tree PSS price: no tree could be made\n");
+        return;
+    }
+    double statm = tree_read_cost(pids, n, "statm", quick ? 200 : 2000, REPEATS);
+    double rollup = tree_read_cost(pids, n, "smaps_rollup", quick ? 2 : 10, quick ? 3 : REPEATS);
+    double rss = tree_kib(pids, n, "Rss:"), pss = tree_kib(pids, n, "Pss:");
+    char a[32], b[32];
+    printf("tree PSS price: %s, %d processes, RSS sum %.0f MiB, PSS %.0f MiB\n", what, n, rss / 1024, pss / 1024);
+    printf("  %-44s %s\n", "one tree read of statm (RSS)  [baseline]", fmt(statm, a, sizeof a));
+    printf("  %-44s %s\n", "one tree read of smaps_rollup (PSS, USS)", fmt(rollup, b, sizeof b));
+    printf("  smaps_rollup / statm: %.0fx; %.1f ns per resident KiB; at the sampler's 0.01%% PSS budget "
+           "such a tree is read every %.0f s\n",
+           rollup / statm, rollup * 1e9 / rss, rollup / SPS_PSS_CPU_SHARE);
+    if (torch)
+        pclose(torch); /* closes its stdin: the tree exits */
+    if (wake >= 0) {
+        close(wake);
+        while (wait(NULL) > 0)
+            ;
+    }
+}
+
 static const char *fmt(double s, char *buf, size_t len) {
     if (s < 1e-6)
         snprintf(buf, len, "%8.1f ns", s * 1e9);
@@ -216,5 +389,6 @@ int main(int argc, char **argv) {
            bare.interval_ms, fmt(bare.cpu_per_wake, b, sizeof b),
            100.0 * bare.cpu_per_wake / (bare.interval_ms * 1e-3));
     printf("  sampler / bare wake: %.2fx\n", ticks && bare.cpu_per_wake > 0 ? thread_cpu / (double)ticks / bare.cpu_per_wake : NAN);
+    pss_price(quick);
     return 0;
 }

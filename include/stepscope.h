@@ -289,6 +289,13 @@ SPS_API int sps_status(struct sps_status *out);
       "resident memory of the process tree (sum over its processes)") \
     X(WORKLOAD_RSS_PEAK_BYTES, "workload_rss_peak_bytes", "bytes", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, \
       "largest resident memory of the tree so far: the larger of the sampled sum and any one process's high-water mark") \
+    X(WORKLOAD_PSS_BYTES, "workload_pss_bytes", "bytes", "proc", SPS_GAUGE, SPS_WHEN_DUE, \
+      "proportional set size of the tree (smaps_rollup Pss, summed): a page shared by n processes counts 1/n in each, " \
+      "so pages the tree's processes share copy-on-write count once") \
+    X(WORKLOAD_PSS_PEAK_BYTES, "workload_pss_peak_bytes", "bytes", "proc", SPS_GAUGE, SPS_WHEN_DUE, \
+      "largest workload_pss_bytes read so far (a peak between two reads is not seen)") \
+    X(WORKLOAD_USS_BYTES, "workload_uss_bytes", "bytes", "proc", SPS_GAUGE, SPS_WHEN_DUE, \
+      "unique set size of the tree (smaps_rollup Private_Clean + Private_Dirty, summed): pages mapped by one process only") \
     X(WORKLOAD_PROCESSES, "workload_processes", "count", "proc", SPS_GAUGE, SPS_EVERY_INTERVAL, "processes in the tree") \
     X(WORKLOAD_THREADS, "workload_threads", "count", "proc", SPS_GAUGE, SPS_EVERY_MACHINE_INTERVAL, "threads of all processes in the tree") \
     X(WORKLOAD_DISK_READ_BYTES, "workload_disk_read_bytes", "bytes", "proc", SPS_TOTAL, SPS_EVERY_MACHINE_INTERVAL, \
@@ -347,11 +354,19 @@ enum sps_metric_kind {
  * energy) and the tree's threads and disk I/O are read every machine
  * interval (default 500 ms): /proc/stat counts in 10 ms ticks, so a 100 ms
  * system CPU percent moves in 5% steps on two cores, and these reads are
- * most of the sampler's cost.
+ * most of the sampler's cost.  The tree's PSS and USS come from
+ * /proc/PID/smaps_rollup, whose read walks every page the process maps
+ * (milliseconds for a process with torch loaded): they are read at a machine
+ * interval only when the time since the last such read, at 0.01% of one
+ * core, pays for the next one's predicted cost (and on every fresh
+ * capture), and stand for the tree only while its RSS sum stays within 10%
+ * of what it was at that read.
  */
 enum sps_cadence {
-    SPS_EVERY_INTERVAL = 1,        /* struct sps_sampler_config.interval_ms */
-    SPS_EVERY_MACHINE_INTERVAL = 2 /* struct sps_sampler_config.machine_interval_ms */
+    SPS_EVERY_INTERVAL = 1,         /* struct sps_sampler_config.interval_ms */
+    SPS_EVERY_MACHINE_INTERVAL = 2, /* struct sps_sampler_config.machine_interval_ms */
+    SPS_WHEN_DUE = 3 /* at a machine interval when its own cost allows: the tree's PSS, whose read walks every
+                        page table of the tree (docs/metrics.md, "The sampler") */
 };
 
 #define SPS__METRIC_ENUM(id, name, unit, source, kind, cadence, what) SPS_M_##id,
@@ -421,6 +436,14 @@ struct sps_capture {
     struct sps_capture_gpu gpu[SPS_CAPTURE_MAX_GPUS];
     int sensor_count; /* entries of sensor[] filled in */
     struct sps_capture_sensor sensor[SPS_CAPTURE_MAX_SENSORS];
+    /* The watched tree's memory: metric[SPS_M_WORKLOAD_PSS_BYTES] when it
+     * has a reading (pages the tree's processes share copy-on-write count
+     * once; read when its cost allows, see its age), else
+     * metric[SPS_M_WORKLOAD_RSS_BYTES], the sum over processes (a kernel
+     * without smaps_rollup, or a process that denies the read).
+     * tree_memory_metric says which. */
+    enum sps_host_metric tree_memory_metric;
+    struct sps_reading tree_memory;
 };
 
 enum {

@@ -190,6 +190,10 @@ void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample 
         for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
             fill_reading(&cg->metric[i], gs->v[i], t, now);
     }
+    /* PSS when there is a reading of it, else the RSS sum */
+    out->tree_memory_metric =
+        out->metric[SPS_M_WORKLOAD_PSS_BYTES].available ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES;
+    out->tree_memory = out->metric[out->tree_memory_metric];
     out->sensor_count = s->nsensors;
     for (int k = 0; k < s->nsensors; k++) {
         struct sps_capture_sensor *cs = &out->sensor[k];
@@ -203,6 +207,8 @@ void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample 
 static void fill_unavailable(struct sps_capture *out) {
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         fill_reading(&out->metric[i], NAN, 0, 0);
+    out->tree_memory_metric = SPS_M_WORKLOAD_PSS_BYTES;
+    fill_reading(&out->tree_memory, NAN, 0, 0);
     out->gpu_count = 0;
     out->sensor_count = 0;
 }
@@ -225,7 +231,7 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
                 return NULL;
             }
         }
-        sps__sampler_tick(fresh_local, 1, 1);
+        sps__sampler_tick_now(fresh_local);
         *fresh = 1;
         return sps__sampler_published(fresh_local);
     }
@@ -236,7 +242,7 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
         *fresh = 1;
     }
     if ((flags & SPS_CAPTURE_FRESH) && !*fresh) {
-        sps__sampler_tick(own, 1, 1);
+        sps__sampler_tick_now(own);
         *fresh = 1;
     }
     return sps__sampler_published(own);

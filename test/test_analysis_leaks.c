@@ -225,6 +225,7 @@ static void fake_add_process(struct fake *f, int pid, const char *comm, size_t f
 
 static void fake_free(struct fake *f) {
     sps__series_free(&f->res->host[SPS_M_WORKLOAD_RSS_BYTES]);
+    sps__series_free(&f->res->host[SPS_M_WORKLOAD_PSS_BYTES]);
     for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
         sps__series_free(&f->res->gpu[0].m[m]);
     for (int k = 0; k < f->res->nprocesses; k++)
@@ -300,6 +301,98 @@ static void test_no_sampler_or_steps_is_unknown(void) {
     CHECK_EQ_I(l.verdict, SPS_LEAK_UNKNOWN);
     CHECK_STR_HAS(l.reason, "no steps");
     sps__leaks_free(&l);
+    fake_free(&f);
+}
+
+/* The tree's PSS, read at every `every`-th step's end from step `from` on
+ * by pss(i). */
+static void fake_add_pss(struct fake *f, size_t from, size_t every, double (*pss)(size_t)) {
+    struct sps__series *s = &f->res->host[SPS_M_WORKLOAD_PSS_BYTES];
+    sps__series_free(s); /* an earlier call's */
+    sps__series_init(s, 512);
+    for (size_t i = from; i < f->run.nsteps; i += every)
+        sps__series_add(s, T0 + (int64_t)(i + 1) * STEP_NS, pss(i));
+}
+
+/* A loop that forks a worker each step: the RSS sum grows with every copy
+ * of the same pages, the PSS stays level. */
+static double rss_sum_of_forks(size_t i) {
+    return 300 * MIB * (double)(1 + i / 10) + 40e3 * wobble(i);
+}
+
+static double pss_level(size_t i) {
+    return 310 * MIB + 40e3 * wobble(i);
+}
+
+/* The tree's slope is its PSS when PSS was read often enough within the
+ * analysed steps, else its RSS sum, and the analysis says which and why. */
+static void test_tree_uses_pss(void) {
+    struct fake f;
+    fake_build(&f, 60, 10, rss_sum_of_forks, 512);
+    fake_add_pss(&f, 0, 1, pss_level);
+    struct sps_leaks l;
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(strcmp(l.series[0].series, "workload_pss_bytes"), 0);
+    CHECK_EQ_I(l.series[0].scope, SPS_LEAK_SCOPE_TREE);
+    CHECK_EQ_I(l.series[0].pid, 4242);
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_NONE);
+    CHECK_EQ_I(l.series[0].points, 51);
+    CHECK_NEAR(l.series[0].median_bytes, 310 * MIB, 0.01 * MIB);
+    CHECK_STR_HAS(l.tree_note, "PSS: pages the tree's processes share count once (51 readings");
+    CHECK_EQ_I(l.verdict, SPS_LEAK_NONE);
+    sps__leaks_free(&l);
+    /* the same run judged on its RSS sum would call the forks a leak */
+    sps__series_free(&f.res->host[SPS_M_WORKLOAD_PSS_BYTES]);
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(strcmp(l.series[0].series, "workload_rss_bytes"), 0);
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_FOUND);
+    CHECK_STR_HAS(l.tree_note, "RSS summed over processes: no PSS reading");
+    sps__leaks_free(&l);
+    /* PSS read every 20 steps: 2 readings within the analysed steps, too
+     * few for a trend: the RSS sum, and why */
+    fake_add_pss(&f, 0, 20, pss_level);
+    CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
+    CHECK_EQ_I(strcmp(l.series[0].series, "workload_rss_bytes"), 0);
+    CHECK_STR_HAS(l.tree_note, "RSS summed over processes: PSS was read 2 times within the analysed steps "
+                               "(the trend needs 10");
+    sps__leaks_free(&l);
+
+    /* report.json says which measure, and so do the views */
+    fake_add_pss(&f, 0, 1, pss_level);
+    struct sps_analysis a;
+    CHECK_EQ_I(sps__analyze(&f.run, &(struct sps_run_info){.sampler = f.res}, NULL, &a), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, mem);
+    sps__jw_object(&w, NULL);
+    sps__analysis_json(&w, &a);
+    sps__jw_end(&w, '}');
+    fclose(mem);
+    json_error_t jerr;
+    json_t *root = json_loads(buf, 0, &jerr);
+    free(buf);
+    CHECK(root != NULL);
+    json_t *leaks = json_path(root, "analysis.leaks");
+    CHECK_STR_HAS(json_string_value(json_object_get(leaks, "tree_memory")), "PSS: pages the tree's processes");
+    CHECK_EQ_I(strcmp(json_string_value(json_object_get(json_array_get(json_object_get(leaks, "series"), 0),
+                                                        "series")),
+                      "workload_pss_bytes"),
+               0);
+    char *text = NULL;
+    mem = open_memstream(&text, &len);
+    sps__analysis_leaks_print(mem, leaks);
+    fclose(mem);
+    CHECK_STR_HAS(text, "no leak over 50 steps after warm-up (workload PSS ");
+    free(text);
+    mem = open_memstream(&text, &len);
+    sps__analysis_leaks_html(mem, leaks);
+    fclose(mem);
+    CHECK_STR_HAS(text, "The tree's memory: PSS: pages the tree&#39;s processes share count once");
+    free(text);
+    json_decref(root);
+    sps__analysis_free(&a);
     fake_free(&f);
 }
 
@@ -802,6 +895,7 @@ int main(void) {
     RUN_TEST(test_run_leak_after_warmup);
     RUN_TEST(test_no_sampler_or_steps_is_unknown);
     RUN_TEST(test_json_and_views);
+    RUN_TEST(test_tree_uses_pss);
     RUN_TEST(test_process_leak_hidden_in_tree);
     RUN_TEST(test_short_lived_worker_keeps_run_known);
     RUN_TEST(test_sparse_readings_are_not_short_lived);

@@ -109,8 +109,11 @@ static void test_real_run(void) {
     const char *tmp = tmpdir_new("html");
     char dir[600];
     snprintf(dir, sizeof dir, "%s/run", tmp);
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", dir, "--", SPS_BIN_DIR "/test_workload", "--steps",
-                    "30", "--warmup", "3", "--alloc-mb", "16", "--burn-ms", "250", "--sleep-ms", "150", NULL};
+    /* machine interval 100 ms: the tree's first PSS read waits for its
+     * second one, and the run lasts under a second */
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", dir, "--machine-interval", "100", "--",
+                    SPS_BIN_DIR "/test_workload", "--steps", "30", "--warmup", "3", "--alloc-mb", "16", "--burn-ms",
+                    "250", "--sleep-ms", "150", NULL};
     char err[4096];
     int st = run_capture(argv, err, sizeof err);
     CHECK_MSG(exit_code_of(st) == 0, "stepscope run failed: %s", err);
@@ -175,7 +178,11 @@ static void test_real_run(void) {
     s = section_of(page, "memory");
     CHECK_MSG(strstr(s, "memory (MiB)") || strstr(s, "memory (GiB)"), "memory axis has no unit");
     CHECK_STR_HAS(s, "time since the run started (s)");
-    CHECK_STR_HAS(s, "workload RSS");
+    /* a run under a second: its PSS read waits for its budget (a read of
+     * a 20 MiB tree is paid for after 2 s), so the RSS sum stands alone,
+     * and the chart says why there is no PSS line */
+    CHECK_STR_HAS(s, ">workload RSS summed over processes</text>");
+    CHECK_STR_HAS(s, "Not shown: workload PSS: ");
     CHECK_STR_HAS(s, "step start");
     CHECK_MSG(count_of(s, "stroke-opacity=\"0.35\"") == 30, "step boundaries: %d",
               count_of(s, "stroke-opacity=\"0.35\""));
@@ -358,10 +365,48 @@ static void test_escaping_and_reasons(void) {
     s = section_of(page, "memory");
     CHECK_STR_HAS(s, "memory (MiB)");
     CHECK_STR_HAS(s, "warm-up steps");
-    CHECK_STR_HAS(s, "Not shown: system memory used");
+    /* a report.json from before PSS: said, not drawn as 0 */
+    CHECK_STR_HAS(s, "Not shown: workload PSS: no readings in report.json; system memory used");
     free(s);
     check_empty(page, "power", "no RAPL domains under /sys/class/powercap &amp; &lt;fixture&gt;");
     check_empty(page, "gpu", "nvml: fake &lt;driver&gt; &amp; &quot;missing&quot;");
+    free(page);
+}
+
+/* The fixture with the tree's PSS: a line of its own beside the RSS sum,
+ * and the Peak PSS fact. */
+static void test_pss_line(void) {
+    const char *dir = tmpdir_new("html-pss");
+    write_fixture(dir, 20);
+    json_t *report = report_load(dir);
+    if (!report)
+        exit(1);
+    json_t *t = json_array(), *pss = json_array();
+    for (int i = 0; i < 4; i++) {
+        json_array_append_new(t, json_real(0.5 * i));
+        json_array_append_new(pss, json_real(20e6 + 1e5 * i));
+    }
+    json_array_append_new(json_object_get(json_object_get(report, "series"), "metrics"),
+                          json_pack("{s:s, s:s, s:i, s:o, s:o, s:o}", "metric", "workload_pss_bytes", "unit", "bytes",
+                                    "interval_ms", 500, "t_s", t, "mean", pss, "max", json_deep_copy(pss)));
+    json_object_set_new(json_object_get(report, "metrics"), "workload_pss_bytes",
+                        json_pack("{s:s, s:i}", "unit", "bytes", "samples", 4));
+    json_object_set_new(json_object_get(report, "memory"), "workload_peak_pss_bytes", json_real(20.3e6));
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    CHECK_EQ_I(json_dump_file(report, path, JSON_INDENT(2)), 0);
+    json_decref(report);
+    char *page = export_page(dir);
+    CHECK(page != NULL);
+    if (!page)
+        return;
+    CHECK_STR_HAS(page, "<dt>Peak PSS</dt><dd>19.4 MiB<small>");
+    char *s = section_of(page, "memory");
+    CHECK_STR_HAS(s, ">workload PSS</text>");
+    CHECK_STR_HAS(s, ">workload RSS summed over processes</text>");
+    CHECK_MSG(!strstr(s, "Not shown: workload PSS"), "the PSS line is not drawn");
+    check_chart(page, "memory", "<polyline", 2);
+    free(s);
     free(page);
 }
 
@@ -487,5 +532,6 @@ int main(void) {
     RUN_TEST(test_escaping_and_reasons);
     RUN_TEST(test_many_steps);
     RUN_TEST(test_process_lines);
+    RUN_TEST(test_pss_line);
     return check_report();
 }

@@ -238,7 +238,9 @@ static void test_catalogue_documented(void) {
             k < SPS_HOST_METRIC_COUNT ? sps_host_metric_info(k) : sps_gpu_metric_info(k - SPS_HOST_METRIC_COUNT);
         snprintf(key, sizeof key, "| `%s` | %s | %s | %s | %s |", m->name, m->unit, m->source,
                  m->kind == SPS_TOTAL ? "total" : "gauge",
-                 m->cadence == SPS_EVERY_INTERVAL ? "interval" : "machine interval");
+                 m->cadence == SPS_EVERY_INTERVAL ? "interval"
+                 : m->cadence == SPS_WHEN_DUE    ? "when due"
+                                                 : "machine interval");
         CHECK_STR_HAS(doc, key);
     }
 }

@@ -93,6 +93,7 @@ struct fake_pid {
     unsigned rss_kb, hwm_kb, threads;
     unsigned long long read_bytes, write_bytes;
     const char *name; /* its command name; NULL: an awkward one with spaces and parentheses */
+    unsigned pss_kb, uss_kb; /* its smaps_rollup's Pss and Private_Clean + Private_Dirty; 0 and 0: rss_kb, all private */
 };
 
 static void put_pid_dir(const char *dir, const struct fake_pid *p) {
@@ -120,6 +121,18 @@ static void put_pid_dir(const char *dir, const struct fake_pid *p) {
         "VmPeak:\t  999999 kB\nVmSize:\t  888888 kB\nVmHWM:\t%8u kB\nVmRSS:\t%8u kB\nRssAnon:\t    1 kB\n"
         "Threads:\t%u\nSigQ:\t0/63459\n",
         p->name ? p->name : "evil) comm", p->pid, p->pid, p->ppid, p->hwm_kb, p->rss_kb, p->threads);
+    /* smaps_rollup as Linux 6 writes it (Rss, Pss and its parts, then the
+     * Shared/Private split; Pss_Anon and the like must not read as Pss) */
+    unsigned pss = p->pss_kb || p->uss_kb ? p->pss_kb : p->rss_kb, uss = p->pss_kb || p->uss_kb ? p->uss_kb : p->rss_kb;
+    unsigned dirty = uss / 3, shared = p->rss_kb > uss ? p->rss_kb - uss : 0;
+    snprintf(rel, sizeof rel, "%s/smaps_rollup", dir);
+    put(rel,
+        "5581c2a4d000-7ffd2d9f0000 ---p 00000000 00:00 0                          [rollup]\n"
+        "Rss:           %8u kB\nPss:           %8u kB\nPss_Dirty:     %8u kB\nPss_Anon:      %8u kB\n"
+        "Pss_File:      %8u kB\nPss_Shmem:            0 kB\nShared_Clean:  %8u kB\nShared_Dirty:         0 kB\n"
+        "Private_Clean: %8u kB\nPrivate_Dirty: %8u kB\nReferenced:    %8u kB\nAnonymous:     %8u kB\n"
+        "Swap:                 0 kB\nSwapPss:              0 kB\nLocked:               0 kB\n",
+        p->rss_kb, pss, dirty, dirty + 7, pss / 2 + 3, shared, uss - dirty, dirty, p->rss_kb, dirty);
     snprintf(rel, sizeof rel, "%s/io", dir);
     put(rel,
         "rchar: 99999999\nwchar: 88888888\nsyscr: 10\nsyscw: 20\nread_bytes: %llu\nwrite_bytes: %llu\n"
@@ -134,9 +147,9 @@ static void put_pid(const struct fake_pid *p) {
 }
 
 static void remove_pid(int pid) {
-    static const char *const files[] = {"stat", "statm", "status", "io"};
+    static const char *const files[] = {"stat", "statm", "status", "io", "smaps_rollup"};
     char path[700];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         snprintf(path, sizeof path, "%s/proc/%d/%s", fixture, pid, files[i]);
         unlink(path);
     }
@@ -984,6 +997,233 @@ static void test_missing_optional_files(void) {
     src->close(st);
 }
 
+/* ------------------------------------------------------ the tree's PSS */
+
+#define CHECK_PSS_READ_AT(t) \
+    CHECK_MSG(sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES] == (t) && \
+                  sample.host_read_ns[SPS_M_WORKLOAD_USS_BYTES] == (t) && \
+                  sample.host_read_ns[SPS_M_WORKLOAD_PSS_PEAK_BYTES] == (t), \
+              "PSS read at %lld, want %lld", (long long)sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES], (long long)(t))
+
+/* PSS and USS are the sums of the tree's smaps_rollup lines (Pss, and
+ * Private_Clean + Private_Dirty), read on full reads when due; the peak is
+ * the largest sum read. */
+static void test_tree_pss(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 0, 0, 100, 3000, 3000, 1, 0, 0, "trainer", 1200, 900};
+    struct fake_pid worker = {11, 10, 0, 0, 101, 2800, 2800, 1, 0, 0, "pt_worker", 1000, 100};
+    struct fake_pid stranger = {12, 1, 0, 0, 102, 9000, 9000, 1, 0, 0, "other", 4000, 4000};
+    put_pid(&root);
+    put_pid(&worker);
+    put_pid(&stranger);
+    struct sps__source_ctx ctx = ctx_for(10);
+    void *st = open_ok(&ctx);
+
+    /* the first full read does not pay for a PSS read (and may come
+     * between the workload's fork and exec) */
+    CHECK_EQ_I(read_at(st, &ctx, 1 * SEC), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_PSS_READ_AT(0);
+    /* at 0.01% of a core, 1 s pays for 100 us: at 10 ns per KiB (the least
+     * a read is predicted to cost), 5800 KiB is 58 us */
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
+    CHECK_MSG(reason[0] == '\0', "notes: %s", reason);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 5800.0 * 1024); /* the sum counts shared pages in each */
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 2200.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_USS_BYTES, 1000.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_PEAK_BYTES, 2200.0 * 1024);
+    CHECK_PSS_READ_AT(2 * SEC);
+
+    /* right after it the read's cost is not paid off: not read (the slots
+     * stay as the sampler left them) */
+    root.pss_kb = 2000;
+    put_pid(&root);
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC + 1), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_PSS_READ_AT(0);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 5800.0 * 1024);
+
+    /* unless asked for now (a fresh capture) */
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC + 2), 0);
+    ctx.due_now = 0;
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 3000.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_PEAK_BYTES, 3000.0 * 1024);
+    CHECK_PSS_READ_AT(2 * SEC + 2);
+
+    /* never at the interval alone */
+    ctx.interval_only = 1;
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 500 * SEC), 0);
+    ctx.interval_only = 0;
+    ctx.due_now = 0;
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_PSS_READ_AT(0);
+
+    /* long after, due again: memory went down, the peak stays */
+    root.pss_kb = 100;
+    root.uss_kb = 50;
+    put_pid(&root);
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 1100.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_USS_BYTES, 150.0 * 1024);
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_PEAK_BYTES, 3000.0 * 1024);
+    CHECK_PSS_READ_AT(1000 * SEC);
+
+    /* the tree's RSS sum drifts by 10%: the last PSS still stands for it
+     * (not read again: the slots stay as the sampler left them) */
+    root.rss_kb = 3580;
+    put_pid(&root);
+    ctx.interval_only = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 1), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 6380.0 * 1024);
+    CHECK_PSS_READ_AT(0);
+    /* past that, it no longer does: PSS and USS have no value, read now */
+    root.rss_kb = 3600;
+    put_pid(&root);
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 2), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_NAN(SPS_M_WORKLOAD_USS_BYTES);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES], 1000 * SEC + 2);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_USS_BYTES], 1000 * SEC + 2);
+    CHECK_EQ_I(sample.host_read_ns[SPS_M_WORKLOAD_PSS_PEAK_BYTES], 0); /* the peak read stays */
+    /* once, until the next PSS read */
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 3), 0);
+    CHECK_PSS_READ_AT(0);
+    ctx.interval_only = 0;
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 1000 * SEC + 4), 0);
+    ctx.due_now = 0;
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 1100.0 * 1024);
+    CHECK_PSS_READ_AT(1000 * SEC + 4);
+    uint64_t reads, cpu_ns;
+    sps__proc_pss_cost(st, &reads, &cpu_ns);
+    CHECK_EQ_U(reads, 4);
+    CHECK(cpu_ns > 0);
+    src->close(st);
+}
+
+/* A PSS that cannot be summed over every live tree process is no PSS (a
+ * partial sum would be too low), with the reason; never a made-up figure. */
+static void test_tree_pss_unreadable(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 0, 0, 100, 3000, 3000, 1, 0, 0, "trainer", 1200, 900};
+    struct fake_pid worker = {11, 10, 0, 0, 101, 2800, 2800, 1, 0, 0, "pt_worker", 1000, 100};
+    put_pid(&root);
+    put_pid(&worker);
+    struct sps__source_ctx ctx = ctx_for(10);
+    ctx.due_now = 1;
+    void *st = open_ok(&ctx);
+
+    /* one that does not parse */
+    put("proc/11/smaps_rollup", "00400000-7ffd62a00000 ---p 00000000 00:00 0 [rollup]\nRss: 2800 kB\n");
+    CHECK_EQ_I(read_at(st, &ctx, 1 * SEC), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_NAN(SPS_M_WORKLOAD_USS_BYTES);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_PEAK_BYTES);
+    CHECK_PSS_READ_AT(1 * SEC); /* read, and unavailable */
+    CHECK_STR_HAS(reason, "no workload PSS: cannot read ");
+    CHECK_STR_HAS(reason, "/proc/11/smaps_rollup: no Pss and Private lines");
+    CHECK_STR_HAS(reason, "RSS sum");
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 5800.0 * 1024); /* RSS is still there */
+
+    /* one that cannot be read (permission, here a directory) */
+    char path[700];
+    fixture_path(path, sizeof path, "proc/11/smaps_rollup");
+    unlink(path);
+    mkdir(path, 0755);
+    CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_STR_HAS(reason, "/proc/11/smaps_rollup: ");
+    CHECK_STR_HAS(reason, strerror(EISDIR));
+    rmdir(path);
+
+    /* readable again: read again */
+    put_pid(&worker);
+    CHECK_EQ_I(read_at(st, &ctx, 3 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PSS_BYTES, 2200.0 * 1024);
+    CHECK_MSG(reason[0] == '\0', "notes: %s", reason);
+
+    /* a kernel before 4.14 has no smaps_rollup: said, and not asked again */
+    fixture_path(path, sizeof path, "proc/10/smaps_rollup");
+    unlink(path);
+    CHECK_EQ_I(read_at(st, &ctx, 4 * SEC), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_PSS_READ_AT(4 * SEC);
+    CHECK_STR_HAS(reason, "/proc/10/smaps_rollup (smaps_rollup needs Linux 4.14)");
+    CHECK_VAL(SPS_M_WORKLOAD_RSS_BYTES, 5800.0 * 1024);
+    put_pid(&root);
+    CHECK_EQ_I(read_at(st, &ctx, 5 * SEC), 0);
+    CHECK_NAN(SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_STR_HAS(reason, "smaps_rollup needs Linux 4.14");
+    src->close(st);
+}
+
+/* The sampler adds a PSS point only when the source read it; the tree's
+ * memory is PSS then, and the RSS sum where PSS was never read. */
+static void test_sampler_pss_series(void) {
+    fixture_new();
+    put_system();
+    struct fake_pid root = {10, 1, 0, 0, 100, 3000, 3000, 1, 0, 0, "trainer", 1200, 900};
+    struct fake_pid worker = {11, 10, 0, 0, 101, 2800, 2800, 1, 0, 0, "pt_worker", 1000, 100};
+    put_pid(&root);
+    put_pid(&worker);
+    struct sps__sampler *s = fixture_sampler(10);
+    sps__sampler_tick_now(s); /* a fresh read: PSS whatever its budget says */
+    sps__sampler_tick(s, 1, 0); /* never at the interval alone */
+    root.pss_kb = 2200;
+    put_pid(&root);
+    sps__sampler_tick_now(s);
+    sps__sampler_tick(s, 1, 0);
+    const struct sps__sampler_result *r = sps__sampler_result(s);
+    const struct sps__series *pss = &r->host[SPS_M_WORKLOAD_PSS_BYTES];
+    CHECK_EQ_U(r->host[SPS_M_WORKLOAD_RSS_BYTES].n, 4);
+    CHECK_EQ_U(pss->n, 2);
+    CHECK_EQ_U(r->host[SPS_M_WORKLOAD_USS_BYTES].n, 2);
+    CHECK_NEAR(pss->min, 2200.0 * 1024, 0);
+    CHECK_NEAR(pss->max, 3200.0 * 1024, 0);
+    CHECK_NEAR(r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES].max, 3200.0 * 1024, 0);
+    CHECK_EQ_I(sps__tree_memory_metric(r), SPS_M_WORKLOAD_PSS_BYTES);
+    CHECK_EQ_I(sps__tree_memory_peak_metric(r), SPS_M_WORKLOAD_PSS_PEAK_BYTES);
+    CHECK_EQ_U(r->pss_reads, 2);
+    CHECK(r->pss_cpu_seconds > 0);
+    CHECK_NEAR(r->rss_sum_max_pss_current, 5800.0 * 1024, 0);
+    /* the published sample keeps the last PSS through interval ticks, aged */
+    struct sps__sample got;
+    CHECK_EQ_I(sps__published_read(sps__sampler_published(s), &got, NULL), 0);
+    CHECK_NEAR(got.host[SPS_M_WORKLOAD_PSS_BYTES], 3200.0 * 1024, 0);
+    CHECK(got.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES] < got.host_read_ns[SPS_M_WORKLOAD_RSS_BYTES]);
+
+    /* the tree then doubles (more workers, a bigger model) before PSS could
+     * be read again: the PSS peak no longer covers the tree's largest
+     * moment, so the tree's memory is its RSS sum */
+    root.rss_kb = 9000;
+    put_pid(&root);
+    sps__sampler_tick(s, 1, 0);
+    CHECK_EQ_U(pss->n, 2);
+    CHECK_NEAR(r->rss_sum_max_pss_current, 5800.0 * 1024, 0);
+    CHECK_EQ_I(sps__tree_memory_metric(r), SPS_M_WORKLOAD_RSS_BYTES);
+    CHECK_EQ_I(sps__tree_memory_peak_metric(r), SPS_M_WORKLOAD_RSS_PEAK_BYTES);
+    CHECK_EQ_I(sps__published_read(sps__sampler_published(s), &got, NULL), 0);
+    CHECK(isnan(got.host[SPS_M_WORKLOAD_PSS_BYTES])); /* a capture now says the RSS sum */
+    sps__sampler_close(s);
+
+    /* no smaps_rollup anywhere: the tree's memory is the RSS sum */
+    char path[700];
+    fixture_path(path, sizeof path, "proc/10/smaps_rollup");
+    unlink(path);
+    s = fixture_sampler(10);
+    sps__sampler_tick_now(s);
+    r = sps__sampler_result(s);
+    CHECK_EQ_U(r->host[SPS_M_WORKLOAD_PSS_BYTES].n, 0);
+    CHECK_EQ_I(sps__tree_memory_metric(r), SPS_M_WORKLOAD_RSS_BYTES);
+    CHECK_EQ_I(sps__tree_memory_peak_metric(r), SPS_M_WORKLOAD_RSS_PEAK_BYTES);
+    CHECK_STR_HAS(r->sources[SPS_SOURCE_PROC].note, "smaps_rollup needs Linux 4.14");
+    sps__sampler_close(s);
+}
+
 /* ------------------------------------------------------ the two cadences */
 
 /* At the interval alone a read gives the tree's CPU time and memory and
@@ -1031,8 +1271,9 @@ static void test_interval_only_reads(void) {
     src->close(st);
 }
 
-/* /proc is listed again only when /proc/loadavg's last pid has moved; one
- * that cannot be read or parsed lists every full read. */
+/* /proc is listed again only when /proc/loadavg's last pid has moved, at
+ * most every 4th full read; a loadavg that does not parse lists every 4th
+ * full read (and a tree without the file, every full read). */
 static void test_listing_waits_for_a_new_pid(void) {
     fixture_new();
     put_system();
@@ -1049,15 +1290,33 @@ static void test_listing_waits_for_a_new_pid(void) {
     CHECK_EQ_I(read_at(st, &ctx, 2 * SEC), 0);
     CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1); /* no pid made since the listing */
 
+    /* a pid was made: /proc is listed, but at most every 4th full read
+     * (open listed it; the reads at 1, 2 and 3 s were the 1st to 3rd since) */
     put("proc/loadavg", "0.10 0.20 0.30 1/121 501\n");
     CHECK_EQ_I(read_at(st, &ctx, 3 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 1);
+    CHECK_EQ_I(read_at(st, &ctx, 4 * SEC), 0);
     CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 2);
 
     struct fake_pid grandchild = {12, 11, 5, 5, 102, 1000, 1000, 1, 0, 0};
     put_pid(&grandchild);
-    put("proc/loadavg", "no pid here\n");
-    CHECK_EQ_I(read_at(st, &ctx, 4 * SEC), 0);
+    put("proc/loadavg", "no pid here\n"); /* cannot tell: every 4th full read lists */
+    for (int t = 5; t < 8; t++) {
+        CHECK_EQ_I(read_at(st, &ctx, t * SEC), 0);
+        CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 2);
+    }
+    CHECK_EQ_I(read_at(st, &ctx, 8 * SEC), 0);
     CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
+
+    /* a fresh read (a capture asked for now) lists whenever a pid was made */
+    struct fake_pid another = {13, 10, 5, 5, 103, 1000, 1000, 1, 0, 0};
+    put_pid(&another);
+    put("proc/loadavg", "0.10 0.20 0.30 1/122 502\n");
+    CHECK_EQ_I(read_at(st, &ctx, 9 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 3);
+    ctx.due_now = 1;
+    CHECK_EQ_I(read_at(st, &ctx, 10 * SEC), 0);
+    CHECK_VAL(SPS_M_WORKLOAD_PROCESSES, 4);
     src->close(st);
 }
 
@@ -1275,6 +1534,9 @@ int main(void) {
     RUN_TEST(test_missing_stat);
     RUN_TEST(test_malformed_files);
     RUN_TEST(test_missing_optional_files);
+    RUN_TEST(test_tree_pss);
+    RUN_TEST(test_tree_pss_unreadable);
+    RUN_TEST(test_sampler_pss_series);
     RUN_TEST(test_interval_only_reads);
     RUN_TEST(test_listing_waits_for_a_new_pid);
     RUN_TEST(test_real_proc);

@@ -72,7 +72,8 @@ fail:
 
 /*
  * capture(gpu=0, fresh=False) -> dict.  The four summary keys the first
- * seed asked for, then every host metric by catalogue name, then the GPU
+ * seed asked for (cpu_memory is the tree's memory: its PSS, else its RSS
+ * sum, as cpu_memory_metric names), then every host metric by catalogue name, then the GPU
  * metrics of GPU `gpu` (its workload index, cuda:N) by catalogue name, then
  * `gpus`: every GPU's readings.  None wherever there is no reading.
  */
@@ -139,8 +140,11 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs) {
                          gd ? reading_or_none(gd, "gpu_memory_used_bytes") : (Py_INCREF(Py_None), Py_None)) < 0 ||
               sps_py_put(d, "gpu_temperature",
                          gd ? reading_or_none(gd, "gpu_temperature_celsius") : (Py_INCREF(Py_None), Py_None)) < 0 ||
-              sps_py_put(d, "cpu_memory", reading_or_none(host, "workload_rss_bytes")) < 0 ||
+              sps_py_put(d, "cpu_memory",
+                         reading_object(&c->tree_memory, sps_host_metric_info(c->tree_memory_metric))) < 0 ||
               sps_py_put(d, "cpu_temperature", reading_or_none(host, "cpu_temperature_celsius")) < 0 ||
+              sps_py_put(d, "cpu_memory_metric",
+                         PyUnicode_FromString(sps_host_metric_info(c->tree_memory_metric)->name)) < 0 ||
               PyDict_Update(d, host) < 0;
     Py_DECREF(host);
     for (int m = 0; !bad && m < SPS_GPU_METRIC_COUNT; m++) {

@@ -10,9 +10,11 @@ SEED_KEYS = ["gpu_memory", "gpu_temperature", "cpu_memory", "cpu_temperature"]
 def test_catalogue():
     rows = stepscope.metrics()
     names = [m["name"] for m in rows]
-    assert len(names) == len(set(names)) == 28 + 11
+    assert len(names) == len(set(names)) == 31 + 11
     for name in ("cpu_pressure_some_percent", "workload_run_delay_seconds", "workload_run_delay_percent"):
         assert next(m for m in rows if m["name"] == name)["source"] == "sched"
+    for name in ("workload_pss_bytes", "workload_pss_peak_bytes", "workload_uss_bytes"):
+        assert next(m for m in rows if m["name"] == name)["source"] == "proc"
     assert names[0] == "system_cpu_percent" and names[-1] == "gpu_workload_memory_bytes"
     rss = next(m for m in rows if m["name"] == "workload_rss_bytes")
     assert (rss["unit"], rss["source"], rss["kind"], rss["per_gpu"]) == ("bytes", "proc", "gauge", False)
@@ -33,15 +35,21 @@ def test_capture_alone(run_alone):
     c, f = out["c"], out["f"]
     names = [m["name"] for m in out["metrics"]]
     assert list(c)[:4] == SEED_KEYS
-    assert set(c) == set(SEED_KEYS) | set(names) | {"gpus", "time_ns", "published", "fresh"}
+    assert set(c) == set(SEED_KEYS) | set(names) | {"cpu_memory_metric", "gpus", "time_ns", "published", "fresh"}
     assert c["published"] is False and c["fresh"] is True and f["fresh"] is True
     for key in SEED_KEYS + names:
         assert c[key] is None or isinstance(c[key], (int, float)), key
-    # units: whole bytes as int; /proc is always there on Linux
-    assert c["cpu_memory"] == c["workload_rss_bytes"]
+    # units: whole bytes as int; /proc is always there on Linux.  The tree's
+    # memory is its PSS once read (smaps_rollup, Linux 4.14 on): a fresh
+    # capture reads it; the sampler's first tick waits for its budget
+    assert c["cpu_memory_metric"] in ("workload_pss_bytes", "workload_rss_bytes")
+    assert c["cpu_memory"] == c[c["cpu_memory_metric"]]
     assert isinstance(c["cpu_memory"], int) and c["cpu_memory"] > 0
+    assert f["cpu_memory_metric"] == "workload_pss_bytes" and f["cpu_memory"] == f["workload_pss_bytes"]
+    assert isinstance(f["cpu_memory"], int) and 0 < f["cpu_memory"] <= f["workload_rss_bytes"]
+    assert 0 < f["workload_uss_bytes"] <= f["workload_pss_bytes"] <= f["workload_pss_peak_bytes"]
     # the sampler read the tree when it started; the script allocated little since
-    assert abs(c["cpu_memory"] - out["rss"]) < 64 << 20
+    assert abs(c["workload_rss_bytes"] - out["rss"]) < 64 << 20
     assert c["system_memory_total_bytes"] > c["system_memory_used_bytes"] > 0
     assert c["workload_processes"] == 1
     assert c["cpu_temperature"] == c["cpu_temperature_celsius"]
@@ -59,13 +67,64 @@ def test_capture_alone(run_alone):
 def test_capture_under_run_reads_what_the_cli_publishes(run_under):
     r = run_under("""
         import json, time, stepscope
-        for _ in range(200):                  # the CLI's first sample may not be there yet
-            c = stepscope.capture()
-            if c["published"] and c["workload_rss_bytes"] is not None:
+        for _ in range(200):                  # the CLI's first sample may not be there yet, nor
+            c = stepscope.capture()           # its first PSS read (the tree's second machine interval)
+            if c["published"] and c["workload_pss_bytes"] is not None:
                 break
             time.sleep(0.05)
         print(json.dumps(c))
     """)
     c = json.loads(r.stdout)
     assert c["published"] is True and c["fresh"] is False
-    assert c["cpu_memory"] == c["workload_rss_bytes"] > 0
+    assert c["cpu_memory_metric"] == "workload_pss_bytes"
+    assert c["workload_rss_bytes"] >= c["cpu_memory"] == c["workload_pss_bytes"] > 0
+
+
+def test_tree_memory_counts_shared_pages_once(run_alone):
+    # A parent touches a 64 MiB buffer, then forks three children that share
+    # it copy-on-write and wait, idle.  The tree's PSS from a fresh capture
+    # agrees with psutil's memory_full_info().pss summed over the same four
+    # processes at that moment, within 5%; the RSS sum counts the buffer in
+    # each process, four times over.
+    proc = run_alone("""
+        import json, os, psutil, stepscope
+        N, BUF = 3, 64 << 20
+        stepscope.capture()                   # the sampler and its thread first: they stay put
+        buf = bytearray(BUF)
+        buf[::4096] = b"\\x01" * (BUF // 4096)  # every page resident
+        r, w = os.pipe()
+        kids = []
+        for _ in range(N):
+            pid = os.fork()
+            if pid == 0:
+                os.close(w)
+                os.read(r, 1)                 # idle until the parent is done
+                os._exit(0)
+            kids.append(pid)
+        os.close(r)
+        procs = [psutil.Process(p) for p in [os.getpid()] + kids]
+        rounds = []
+        for _ in range(3):
+            c = stepscope.capture(fresh=True)
+            pss = sum(p.memory_full_info().pss for p in procs)
+            rounds.append({"c": c, "psutil_pss": pss})
+        os.close(w)
+        for pid in kids:
+            os.waitpid(pid, 0)
+        print(json.dumps({"rounds": rounds, "buf": BUF, "n": N}))
+    """, STEPSCOPE_OUT="")
+    out = json.loads(proc.stdout)
+    buf, n = out["buf"], out["n"]
+    for rd in out["rounds"]:
+        c = rd["c"]
+        assert c["workload_processes"] == n + 1
+        assert c["cpu_memory_metric"] == "workload_pss_bytes" and c["cpu_memory"] == c["workload_pss_bytes"]
+        pss, want = c["workload_pss_bytes"], rd["psutil_pss"]
+        assert abs(pss - want) <= 0.05 * want, (pss, want)
+        # the buffer counts once in PSS, once per process in the RSS sum
+        assert buf <= pss < 1.5 * buf, pss
+        assert c["workload_rss_bytes"] >= (n + 1) * buf, c["workload_rss_bytes"]
+        assert c["workload_rss_bytes"] > 0.8 * (n + 1) * pss
+        # nobody owns the shared buffer alone
+        assert c["workload_uss_bytes"] < pss - 0.5 * buf
+        assert c["workload_pss_peak_bytes"] >= pss

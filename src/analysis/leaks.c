@@ -359,6 +359,48 @@ static int judge_series(struct sps_leak_series *ls, const struct step_axis *ax, 
     return rc;
 }
 
+/*
+ * The tree's memory: its PSS (pages its processes share copy-on-write count
+ * once, so a worker that forks does not look like growth) when the sampler
+ * read it SPS_LEAK_MIN_POINTS times within the analysed steps; else its RSS
+ * summed over processes.  PSS is read only as often as its cost allows, so a
+ * short run of a large process may have too few readings of it.  l->tree_note
+ * says which and why.
+ */
+static int judge_tree(struct sps_leaks *l, const struct step_axis *ax, const struct sps__sampler_result *r,
+                      double allowance_bytes) {
+    const struct sps__series *pss = &r->host[SPS_M_WORKLOAD_PSS_BYTES];
+    size_t pss_points = 0;
+    if (pss->n) {
+        double *xs, *ys;
+        pss_points = series_on_steps(pss, ax, &xs, &ys);
+        if (pss_points == (size_t)-1)
+            return SPS_ENOMEM;
+        free(xs);
+        free(ys);
+    }
+    int use_pss = pss_points >= SPS_LEAK_MIN_POINTS;
+    if (use_pss)
+        snprintf(l->tree_note, sizeof l->tree_note,
+                 "PSS: pages the tree's processes share count once (%zu readings within the analysed steps)",
+                 pss_points);
+    else if (pss->n)
+        snprintf(l->tree_note, sizeof l->tree_note,
+                 "RSS summed over processes: PSS was read %zu times within the analysed steps (the trend needs %d; "
+                 "it is read as often as its cost allows)",
+                 pss_points, SPS_LEAK_MIN_POINTS);
+    else
+        snprintf(l->tree_note, sizeof l->tree_note,
+                 "RSS summed over processes: no PSS reading (metrics.workload_pss_bytes says why)");
+    struct sps_leak_series *ls =
+        add_series(l, use_pss ? "workload_pss_bytes" : "workload_rss_bytes", SPS_LEAK_SCOPE_TREE);
+    if (!ls)
+        return SPS_ENOMEM;
+    ls->pid = r->tree_pid > 0 ? r->tree_pid : -1;
+    return judge_series(ls, ax, &r->host[use_pss ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES],
+                        allowance_bytes);
+}
+
 /* A process's own RSS.  One that was in the tree for part of the analysed
  * steps only (a worker started late, or gone early) and so has too few
  * readings is unknown for that reason, which its reason says.  Whether it
@@ -435,10 +477,8 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
     out->steps_analysed = ax.n;
 
     double all_rings = record_ring_bytes(run);
-    struct sps_leak_series *ls = add_series(out, "workload_rss_bytes", SPS_LEAK_SCOPE_TREE);
-    int rc = ls ? judge_series(ls, &ax, &sampler->host[SPS_M_WORKLOAD_RSS_BYTES], all_rings) : SPS_ENOMEM;
-    if (ls)
-        ls->pid = sampler->tree_pid > 0 ? sampler->tree_pid : -1;
+    int rc = judge_tree(out, &ax, sampler, all_rings);
+    struct sps_leak_series *ls;
     for (int g = 0; rc == 0 && g < sampler->ngpus; g++) {
         /* The workload's own share of the GPU when the driver tells it;
          * else the device's used memory, which other processes may move. */
@@ -545,6 +585,10 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     } else {
         sps__jw_null(w, "step_stream");
     }
+    if (l->tree_note[0])
+        sps__jw_string(w, "tree_memory", l->tree_note);
+    else
+        sps__jw_null(w, "tree_memory");
     sps__jw_uint(w, "warmup_steps", l->warmup_steps);
     sps__jw_uint(w, "steps_analysed", l->steps_analysed);
     sps__jw_int(w, "processes_max", SPS_SAMPLER_MAX_PROCESSES);

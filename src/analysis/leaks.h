@@ -1,8 +1,8 @@
 /*
  * leaks.h - does memory grow with the step number?  A robust trend
  * (Theil-Sen, with Sen's distribution-free 95% interval) of the workload
- * tree's resident memory, of each GPU's memory and of each tree process's
- * own resident memory (a worker's leak can hide in the tree's sum when
+ * tree's memory (its PSS, where read often enough, else its RSS sum), of
+ * each GPU's memory and of each tree process's own resident memory (a worker's leak can hide in the tree's sum when
  * another process shrinks) against the main step stream's step number,
  * after warm-up, and a verdict that a flat series,
  * a plateau, a sawtooth (allocator or garbage-collector pattern) or a
@@ -47,7 +47,7 @@ enum sps_leak_scope {
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */
 struct sps_leak_series {
-    char series[48]; /* "workload_rss_bytes", "gpu_workload_memory_bytes", "process_rss_bytes", ... */
+    char series[48]; /* "workload_pss_bytes" or "workload_rss_bytes", "gpu_workload_memory_bytes", "process_rss_bytes", ... */
     enum sps_leak_scope scope;
     int gpu;         /* the GPU's index, -1 for a host series */
     int pid;         /* the process's (SPS_LEAK_SCOPE_PROCESS), else -1 */
@@ -73,11 +73,14 @@ struct sps_leaks {
     /* the main step stream */
     char step_name[64];
     int pid, tid;
-    int tree_pid; /* the watched tree's root (the RSS series' scope); 0: unknown */
+    int tree_pid; /* the watched tree's root (the tree series' scope); 0: unknown */
+    /* which measure the tree's series is and why: its PSS when read at least
+     * SPS_LEAK_MIN_POINTS times within the analysed steps, else its RSS sum */
+    char tree_note[240];
     size_t warmup_steps, steps_analysed;
     uint64_t processes_left_out; /* tree processes the sampler kept no series of (past its limit) */
     size_t nseries;
-    struct sps_leak_series *series; /* owned: the tree's RSS, each GPU, then each process */
+    struct sps_leak_series *series; /* owned: the tree's PSS or RSS, each GPU, then each process's RSS */
 };
 
 /*

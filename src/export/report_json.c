@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "export/json_writer.h"
 #include "export/report.h"
+#include "sampler/sampler.h"
 #include "stepscope.h"
 
 static const char *kind_name(uint32_t kind) {
@@ -311,6 +312,47 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
     sps__jw_end(w, ']');
 }
 
+/*
+ * The watched tree's memory in memory{}: its peak PSS (pages its processes
+ * share count once) and its peak RSS summed over processes (each shared page
+ * once per process), which of the two stands for the tree (what the summary,
+ * the HTML report and the leak analysis use), and why there is no PSS when
+ * there is none.  Nulls without a sampler.
+ */
+static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result *r) {
+    const struct sps__series *pss = r ? &r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES] : NULL;
+    const struct sps__series *rss = r ? &r->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] : NULL;
+    sps__jw_number(w, "workload_peak_pss_bytes", pss && pss->n ? pss->max : NAN);
+    sps__jw_number(w, "workload_peak_rss_bytes", rss && rss->n ? rss->max : NAN);
+    sps__jw_number(w, "workload_rss_covered_by_pss_bytes", r && r->rss_sum_max_pss_current > 0
+                                                                ? r->rss_sum_max_pss_current
+                                                                : NAN);
+    if (!r) {
+        sps__jw_null(w, "workload_memory_metric");
+        sps__jw_null(w, "workload_pss_unavailable_reason");
+        return;
+    }
+    sps__jw_string(w, "workload_memory_metric", sps_host_metric_info(sps__tree_memory_metric(r))->name);
+    if (sps__tree_memory_metric(r) == SPS_M_WORKLOAD_PSS_BYTES) {
+        sps__jw_null(w, "workload_pss_unavailable_reason");
+        return;
+    }
+    if (pss->n) {
+        sps__jw_string(w, "workload_pss_unavailable_reason",
+                       "the tree's RSS sum grew past what it was at the last PSS read the sampler could afford "
+                       "(sampler_pss_cpu_seconds): the PSS peak does not cover the tree's largest moment");
+        return;
+    }
+    const struct sps__source_result *src = &r->sources[SPS_SOURCE_PROC];
+    const char *why = strstr(src->note, "PSS") ? src->note
+                      : !src->available        ? src->reason
+                      : r->tree_pid <= 0       ? "no process tree was watched"
+                                               : "PSS was not read during the run: a read is due when the time "
+                                                 "since the last (or since the tree was first read) pays for its "
+                                                 "cost at 0.01% of a core";
+    sps__jw_string(w, "workload_pss_unavailable_reason", why);
+}
+
 static void write_report(FILE *f, const struct sps_run *run, const struct sps_run_info *info) {
     struct sps_jw w;
     sps__jw_init(&w, f);
@@ -334,6 +376,7 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     else
         sps__jw_null(&w, "peak_rss_bytes");
     sps__jw_string(&w, "peak_rss_scope", info->rss_scope ? info->rss_scope : "largest single process of the tree (getrusage)");
+    write_tree_memory(&w, info->sampler);
     sps__jw_end(&w, '}');
 
     sps__jw_object(&w, "recording");

@@ -286,6 +286,8 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_uint(w, "sampler_machine_ticks", r->machine_ticks);
     sps__jw_uint(w, "sampler_ticks", r->ticks);
     sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total * 1e-9 / (double)r->ticks : NAN);
+    sps__jw_uint(w, "sampler_pss_reads", r->pss_reads);
+    sps__jw_number(w, "sampler_pss_cpu_seconds", r->pss_cpu_seconds);
     write_live_view_cost(w, info);
     sps__jw_end(w, '}');
 }

@@ -1,8 +1,8 @@
 /*
  * summary_metrics.c - the terminal summary's machine lines: the peaks and
- * means a user looks for first (peak RSS and the largest process, CPU %,
- * time spent waiting for a CPU, GPU memory, utilisation, temperature,
- * power).  Anything unavailable says so in a word and points
+ * means a user looks for first (the tree's peak PSS, its RSS sum and the
+ * largest process, CPU %, time spent waiting for a CPU, GPU memory,
+ * utilisation, temperature, power).  Anything unavailable says so in a word and points
  * at `stepscope doctor`, which says why.
  */
 #include <math.h>
@@ -55,8 +55,16 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
     const struct sps__series *h = r->host;
 
     if (h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].n) {
-        fprintf(f, "machine   workload: peak RSS %s",
-                sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, a, sizeof a));
+        /* the tree's memory is PSS (shared pages once); the RSS sum counts
+         * every page once per process that maps it, so it is named apart */
+        if (sps__tree_memory_peak_metric(r) == SPS_M_WORKLOAD_PSS_PEAK_BYTES)
+            fprintf(f, "machine   workload: peak PSS %s (peak RSS %s summed over processes)",
+                    sps__fmt_bytes(h[SPS_M_WORKLOAD_PSS_PEAK_BYTES].max, a, sizeof a),
+                    sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, b, sizeof b));
+        else
+            fprintf(f, "machine   workload: peak RSS %s summed over processes (%s)",
+                    sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, a, sizeof a),
+                    h[SPS_M_WORKLOAD_PSS_BYTES].n ? "PSS last read before the tree grew" : "no PSS reading");
         if (h[SPS_M_WORKLOAD_CPU_PERCENT].n)
             fprintf(f, ", CPU %.0f%% mean / %.0f%% max (100%% = one core)", mean_of(&h[SPS_M_WORKLOAD_CPU_PERCENT]),
                     h[SPS_M_WORKLOAD_CPU_PERCENT].max);
@@ -64,7 +72,7 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
             fprintf(f, ", up to %.0f processes", h[SPS_M_WORKLOAD_PROCESSES].max);
         const struct sps__process_series *big = largest_process(r);
         if (big)
-            fprintf(f, " (the largest pid %d %s, %s at peak)", big->pid, big->comm[0] ? big->comm : "?",
+            fprintf(f, " (the largest pid %d %s, %s RSS at peak)", big->pid, big->comm[0] ? big->comm : "?",
                     sps__fmt_bytes(big->rss_bytes.max, b, sizeof b));
         fputc('\n', f);
     } else {

@@ -35,14 +35,16 @@ static void process_label(const json_t *s, char *buf, size_t len) {
         snprintf(buf, len, "pid %.0f", html_num(s, "pid"));
 }
 
-/* "workload RSS", "GPU 0 workload memory", "pid 4243 (worker) RSS": what a
- * series measures. */
+/* "workload PSS" (or "workload RSS", the sum over processes), "GPU 0
+ * workload memory", "pid 4243 (worker) RSS": what a series measures. */
 static void series_label(const json_t *s, char *buf, size_t len) {
     const char *name = html_str(s, "series");
     double gpu = html_num(s, "gpu");
     if (!name)
         name = "";
-    if (strcmp(name, "workload_rss_bytes") == 0) {
+    if (strcmp(name, "workload_pss_bytes") == 0) {
+        snprintf(buf, len, "workload PSS");
+    } else if (strcmp(name, "workload_rss_bytes") == 0) {
         snprintf(buf, len, "workload RSS");
     } else if (strcmp(name, "gpu_workload_memory_bytes") == 0) {
         snprintf(buf, len, "GPU %.0f workload memory", gpu);
@@ -218,6 +220,12 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
     svg_write_escaped(out, verdict ? verdict : "unknown");
     fputs("</strong>: ", out);
     svg_write_escaped(out, reason ? reason : "");
+    const char *tree = html_str(leaks, "tree_memory");
+    if (tree) {
+        fputs(". The tree's memory: ", out);
+        svg_write_escaped(out, tree);
+        fputs(".", out);
+    }
     fputs("</p>\n<table>\n<tr><th>series</th><th>verdict</th><th>slope per step (95% CI)</th><th>growth</th>"
           "<th>readings</th><th class=\"text\">why</th></tr>\n",
           out);
@@ -244,7 +252,7 @@ void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
     if (left_out > 0) {
         fprintf(out,
                 "<p class=\"note\">%.0f more processes of the tree were not followed: the sampler keeps a series "
-                "for the first %.0f it sees. They still count in the workload RSS.</p>\n",
+                "for the first %.0f it sees. They still count in the workload's PSS and RSS.</p>\n",
                 left_out, html_num(leaks, "processes_max"));
     }
     fputs("</section>\n", out);

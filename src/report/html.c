@@ -133,6 +133,10 @@ static void write_header(FILE *out, const json_t *report) {
     json_t *memory = json_object_get(report, "memory");
     html_fmt_bytes(value, sizeof value, html_num(memory, "peak_rss_bytes"));
     write_fact(out, "Peak RSS", value, html_str(memory, "peak_rss_scope"), 0);
+    if (json_is_number(json_object_get(memory, "workload_peak_pss_bytes"))) {
+        html_fmt_bytes(value, sizeof value, html_num(memory, "workload_peak_pss_bytes"));
+        write_fact(out, "Peak PSS", value, "the process tree, shared pages counted once", 0);
+    }
 
     json_t *steps = json_object_get(report, "steps");
     double count = html_num(steps, "count"), warm = html_num(steps, "warmup_steps");

@@ -694,11 +694,14 @@ int html_write_timelines(FILE *out, const json_t *report, const struct html_step
     int rc = 0;
 
     *t = (struct timeline){"memory", "Memory over time",
-                           "Resident memory of the watched process tree, memory in use on the whole machine, "
+                           "Memory of the watched process tree as its PSS (pages its processes share count once; "
+                           "read as often as that read's cost allows) and as its resident memory summed over its "
+                           "processes (each shared page once per process), memory in use on the whole machine, "
                            "device memory in use on each GPU, and, when the tree has several processes, each "
                            "one's own resident memory.",
                            "memory", AXIS_BYTES};
-    add_host(t, report, "workload_rss_bytes", "workload RSS", PALETTE[0], 1);
+    add_host(t, report, "workload_pss_bytes", "workload PSS", PALETTE[0], 1);
+    add_host(t, report, "workload_rss_bytes", "workload RSS summed over processes", PALETTE[6 % PALETTE_N], 0);
     add_host(t, report, "system_memory_used_bytes", "system memory used", PALETTE[1], 0);
     add_gpus(t, report, "gpu_memory_used_bytes", "memory used", 2);
     add_processes(t, report, 3);

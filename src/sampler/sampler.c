@@ -264,15 +264,36 @@ static void keep_process_rss(struct sps__sampler *s, int64_t now) {
     }
 }
 
+/* The proc source's PSS reads and their cost; the largest RSS sum read
+ * while the published PSS is current (has a value). */
+static void keep_pss_account(struct sps__sampler *s) {
+    struct sps__sampler_result *r = &s->result;
+    uint64_t cpu_ns;
+    sps__proc_pss_cost(s->state[SPS_SOURCE_PROC], &r->pss_reads, &cpu_ns);
+    r->pss_cpu_seconds = (double)cpu_ns * 1e-9;
+    double pss = s->sample.host[SPS_M_WORKLOAD_PSS_BYTES], rss = s->sample.host[SPS_M_WORKLOAD_RSS_BYTES];
+    if (!isnan(pss) && s->sample.host_read_ns[SPS_M_WORKLOAD_PSS_BYTES] && !isnan(rss) &&
+        rss > r->rss_sum_max_pss_current)
+        r->rss_sum_max_pss_current = rss;
+}
+
 /* Is metric read by a read of its source at this tick?  Every metric on a
- * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks. */
+ * machine tick; the SPS_EVERY_INTERVAL ones alone on the other ticks.  The
+ * SPS_WHEN_DUE ones are the source's to decide (when_due). */
 static int refreshed(int metric, int machine) {
-    return machine || sps_host_metric_info(metric)->cadence == SPS_EVERY_INTERVAL;
+    enum sps_cadence c = sps_host_metric_info(metric)->cadence;
+    return c == SPS_EVERY_INTERVAL || (machine && c == SPS_EVERY_MACHINE_INTERVAL);
+}
+
+static int when_due(int metric) {
+    return sps_host_metric_info(metric)->cadence == SPS_WHEN_DUE;
 }
 
 /* Read the host source id: the metrics this tick refreshes start NAN (a
  * read that cannot produce one leaves it unavailable, never stale), then
- * each gets a point in its series and its read time. */
+ * each gets a point in its series and its read time.  An SPS_WHEN_DUE
+ * metric keeps its last reading unless the source read it now (it sets the
+ * metric's read time to now). */
 static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int machine, int64_t now) {
     const enum sps_source_id *source_of = sps__host_metric_sources();
     int any = 0;
@@ -281,7 +302,7 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
             s->sample.host[i] = NAN;
             any = 1;
         }
-    if (!any)
+    if (!any && !machine)
         return; /* all its metrics wait for the machine interval */
     if (id == SPS_SOURCE_THERMAL) {
         s->sample.nsensors = 0;
@@ -291,13 +312,20 @@ static void read_host_source(struct sps__sampler *s, enum sps_source_id id, int 
     s->ctx.interval_only = !machine;
     read_source(s, id, now);
     s->ctx.interval_only = 0;
-    if (id == SPS_SOURCE_PROC)
+    if (id == SPS_SOURCE_PROC) {
         keep_process_rss(s, now);
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
-        if (source_of[i] == id && refreshed(i, machine)) {
+        keep_pss_account(s);
+    }
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        if (source_of[i] != id)
+            continue;
+        if (refreshed(i, machine)) {
             sps__series_add(&s->result.host[i], now, s->sample.host[i]);
             s->sample.host_read_ns[i] = now;
+        } else if (when_due(i) && s->sample.host_read_ns[i] == now) {
+            sps__series_add(&s->result.host[i], now, s->sample.host[i]);
         }
+    }
 }
 
 static void tick_locked(struct sps__sampler *s, int interval, int machine) {
@@ -354,6 +382,14 @@ static void tick_locked(struct sps__sampler *s, int interval, int machine) {
 void sps__sampler_tick(struct sps__sampler *s, int interval, int machine) {
     pthread_mutex_lock(&s->lock);
     tick_locked(s, interval, machine);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sps__sampler_tick_now(struct sps__sampler *s) {
+    pthread_mutex_lock(&s->lock);
+    s->ctx.due_now = 1;
+    tick_locked(s, 1, 1);
+    s->ctx.due_now = 0;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -484,4 +520,17 @@ void sps__sampler_close(struct sps__sampler *s) {
     free(s->smi_path);
     free(s->cuda_visible);
     free(s);
+}
+
+static int pss_covers_peak(const struct sps__sampler_result *r) {
+    const struct sps__series *rss = &r->host[SPS_M_WORKLOAD_RSS_BYTES];
+    return r->host[SPS_M_WORKLOAD_PSS_BYTES].n && rss->n && r->rss_sum_max_pss_current >= 0.9 * rss->max;
+}
+
+enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r) {
+    return pss_covers_peak(r) ? SPS_M_WORKLOAD_PSS_BYTES : SPS_M_WORKLOAD_RSS_BYTES;
+}
+
+enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r) {
+    return pss_covers_peak(r) ? SPS_M_WORKLOAD_PSS_PEAK_BYTES : SPS_M_WORKLOAD_RSS_PEAK_BYTES;
 }

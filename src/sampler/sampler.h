@@ -5,7 +5,8 @@
  * Every interval (default 100 ms) it reads the watched tree's CPU time and
  * memory (the SPS_EVERY_INTERVAL metrics), and each tree process's own
  * resident set into a series per process; every machine interval (default
- * 500 ms) everything else: the rest of the host sources (proc, thermal,
+ * 500 ms) everything else (the tree's PSS only when its cost budget allows:
+ * SPS_WHEN_DUE): the rest of the host sources (proc, thermal,
  * rapl) and the GPU chain (nvml, else drm, else nvidia-smi: the first that
  * opens serves every GPU).  With the defaults every fifth interval is also
  * a machine tick, so the slower reads share a wake-up.  Every
@@ -95,6 +96,9 @@ struct sps__sampler_result {
     double thread_cpu_seconds;  /* the sampler threads' own CPU time, summed over every start/stop */
     uint64_t thread_ns_total;   /* wall time the thread ran, summed likewise */
     int64_t started_ns;         /* the first tick */
+    uint64_t pss_reads;         /* reads of the tree's PSS (every process's smaps_rollup) */
+    double pss_cpu_seconds;     /* their CPU cost, on whichever thread read them */
+    double rss_sum_max_pss_current; /* the largest RSS sum read while the published PSS was current (0: never) */
     struct sps__source_result sources[SPS_SOURCE_COUNT];
     struct sps__series host[SPS_HOST_METRIC_COUNT];
     int ngpus;
@@ -120,8 +124,13 @@ struct sps__sampler *sps__sampler_open(const struct sps__sampler_config *cfg, ch
 /* Change the watched tree's root (stepscope run knows it after fork). */
 void sps__sampler_set_tree(struct sps__sampler *s, int pid);
 
-/* Read now: the interval metrics when interval, everything when machine. */
+/* Read now: the interval metrics when interval, everything when machine
+ * (the SPS_WHEN_DUE ones when their cost budget allows). */
 void sps__sampler_tick(struct sps__sampler *s, int interval, int machine);
+
+/* Read everything now, the SPS_WHEN_DUE metrics (the tree's PSS) included:
+ * fresh captures and snapshots. */
+void sps__sampler_tick_now(struct sps__sampler *s);
 
 /* Tick once, then start the thread (every signal blocked in it).  Returns
  * 0, or -1 with errno when the thread cannot be created. */
@@ -138,6 +147,19 @@ const struct sps__published *sps__sampler_published(const struct sps__sampler *s
 
 /* The run so far.  Call after sps__sampler_stop (or with no thread). */
 const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler *s);
+
+/*
+ * The metric that stands for the watched tree's memory in r:
+ * SPS_M_WORKLOAD_PSS_BYTES (pages the tree's processes share count once)
+ * when PSS was read and was current while the tree's RSS sum was within
+ * 10% of its peak, so the PSS peak covers the tree's largest moment; else
+ * SPS_M_WORKLOAD_RSS_BYTES, the sum over processes (a kernel without
+ * smaps_rollup, a process that denied the read, or a tree that grew after
+ * the last PSS read it could afford).  The peak's metric is the matching
+ * _PEAK one.  Thread-safe.
+ */
+enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r);
+enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r);
 
 /* Stop, close the sources, unmap the publish file (which stays on disk),
  * free.  NULL is a no-op. */

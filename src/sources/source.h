@@ -74,6 +74,8 @@ struct sps__source_ctx {
     sps__tree_query in_tree;          /* NULL: only tree_pid itself counts; unused when tree_pid is 0 */
     int interval_only; /* this read is at the interval alone: read only the SPS_EVERY_INTERVAL metrics
                           (the rest keep their values); 0: read everything */
+    int due_now;       /* a fresh read (captures, snapshots): a full read also reads the SPS_WHEN_DUE metrics
+                          (the tree's PSS), and looks for new processes, whether or not their cadence says so */
     void *in_tree_arg;
     sps__tree_list tree_members; /* NULL: the tree is tree_pid alone; called with in_tree_arg */
 };
@@ -122,6 +124,22 @@ extern const struct sps__source sps__source_nvml;
 extern const struct sps__source sps__source_drm;
 extern const struct sps__source sps__source_nvidia_smi;
 extern const struct sps__source sps__source_sched;
+
+/*
+ * The share of one core the proc source lets the tree's PSS reads cost: a
+ * read of every tree process's smaps_rollup is due (at a full read) when
+ * the time since the last one, at this share, pays for its predicted CPU
+ * cost (the tree's RSS sum times the last read's price per KiB).  0.01%:
+ * with the rest of the sampler at about 0.085% of a core on the busy VM it
+ * was measured on, the whole stays under 0.1%.  A source sets the
+ * sample's host_read_ns of an SPS_WHEN_DUE metric itself, to the read's
+ * time, when it reads it (or finds it unavailable or no longer current).
+ */
+#define SPS_PSS_CPU_SHARE 0.0001
+
+/* The proc source's PSS reads so far and the CPU time they cost (this
+ * thread's clock around them).  state is the proc source's open state. */
+void sps__proc_pss_cost(void *state, uint64_t *reads, uint64_t *cpu_ns);
 
 /*
  * The proc source also answers "is pid in the tree?" from what its last

@@ -155,6 +155,9 @@ static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sam
         stats_from_json(&sampler->host[i], json_object_get(metrics, sps_host_metric_info(i)->name));
         sampled |= sampler->host[i].n > 0;
     }
+    /* whether the PSS covered the tree's peak (the summary's tree figure) */
+    json_t *covered = sps__json_at(r, "memory.workload_rss_covered_by_pss_bytes");
+    sampler->rss_sum_max_pss_current = json_is_number(covered) ? json_number_value(covered) : 0;
     json_t *gpus = json_object_get(r, "gpus");
     size_t g;
     json_t *gpu;

@@ -95,12 +95,12 @@ int sps_cmd_snapshot(int argc, char **argv) {
     struct sps__sampler *s = sps__sampler_open(&cfg, err, sizeof err);
     if (!s)
         return sps_cli_error("snapshot", "sampler", err, 1);
-    sps__sampler_tick(s, 1, 1);
+    sps__sampler_tick_now(s);
     if (wait_ms > 0) {
         struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
-        sps__sampler_tick(s, 1, 1);
+        sps__sampler_tick_now(s);
     }
     struct sps__sample sample;
     static struct sps_capture cap;

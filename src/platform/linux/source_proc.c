@@ -25,6 +25,14 @@
  * Each read also leaves, beside the sample, each tree process's own
  * resident set (sps__proc_tree_rss): the sampler keeps a series of it per
  * process, which the published sample has no room for.
+ *
+ * The tree's PSS and USS come from each process's smaps_rollup on full
+ * reads when due: the kernel walks every page the process maps to write
+ * that file (about 20 ns per resident KiB, milliseconds with torch loaded),
+ * so a read is due only when the time since the last one pays for its
+ * predicted cost at SPS_PSS_CPU_SHARE of a core (pss_due), unless
+ * ctx->due_now asks for one now; between reads the last PSS stands only
+ * while the tree's RSS sum stays near what it was (pss_keep_current).
  */
 #include "sources/source.h"
 #include "sources/sysfs.h"
@@ -49,6 +57,13 @@
  */
 #define PROCFS_PIDS_POS 256
 #define PROCFS_MAGIC 0x9fa0 /* PROC_SUPER_MAGIC */
+
+/* /proc is listed (when a pid was made since the last listing) at most
+ * every this many full reads: a listing, with the stat reads that classify
+ * the machine's new processes, costs more than all else a read does, and on
+ * a busy machine some pid is always new (measured on a busy 2-core VM: the
+ * sampler's share of a core fell from 0.111% to 0.088% going from 2 to 4). */
+#define LISTING_EVERY_FULL_READS 4
 
 /* Classification of one process. */
 enum pid_class { PID_UNCLASSIFIED = 0, PID_MEMBER, PID_OUTSIDE };
@@ -82,6 +97,11 @@ struct tracked_pid {
     int fd[MEMBER_FILES]; /* a tree process's files, kept open (-1: not open) */
     uint64_t hwm_bytes;   /* VmHWM at the last status read */
     uint64_t rss_bytes;   /* its resident set at the last read, when rss_read */
+    /* its CPU time (from its clock) when its statm or status, its status,
+     * and its io were last read: a process that has not run since cannot
+     * have changed them (see read_member) */
+    uint64_t rss_cpu_ns, status_cpu_ns, io_cpu_ns;
+    unsigned char rss_known, status_known, io_known;
     int threads;          /* Threads: at the last status read */
     char comm[SPS_PROC_COMM_LEN]; /* Name: at the last status read */
     unsigned char cls;      /* enum pid_class */
@@ -157,6 +177,7 @@ struct proc_state {
     int listed_once;
     int open_members; /* tracked processes holding descriptors */
     int64_t last_pid_listed; /* /proc/loadavg's last pid when /proc was last listed; -1: unknown */
+    unsigned full_reads_unlisted; /* full reads since /proc was last listed */
     int root_start_known;
     uint64_t root_start_ticks;
     uint64_t departed_cpu_ns, departed_disk_read, departed_disk_write;
@@ -164,6 +185,21 @@ struct proc_state {
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
     struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
+    /* the tree's PSS: when the next read is due (0: at the next full read),
+     * the largest sum read, and why it cannot be read (a kernel without
+     * smaps_rollup: "" while it can) */
+    /* full reads of this tree, open's included: `stepscope run`'s sampler
+     * first reads the tree between its fork and its exec, whose PSS would
+     * say nothing, so the first PSS read waits for the second */
+    unsigned tree_full_reads;
+    int64_t tree_seen_ns;    /* the first full read of the tree that had a time (0: none yet) */
+    int64_t pss_read_ns;     /* the last PSS read (0: none yet) */
+    int64_t pss_cost_ns;     /* its CPU cost */
+    double pss_rss_bytes;    /* the tree's RSS sum at that read */
+    int pss_current;         /* the published PSS is that read's, still current (see pss_keep_current) */
+    double pss_peak_bytes;
+    uint64_t pss_reads, pss_cpu_ns; /* every PSS read so far and their CPU cost */
+    char pss_unsupported[200];
     /* each tree process's resident set at the latest read, in pid order */
     struct sps__proc_rss *rss_readings;
     size_t nrss_readings, rss_readings_cap;
@@ -883,10 +919,26 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     struct timespec cpu;
     /* the clock first: the file reads after it prove the pid was still e's */
     int clock_ok = uses_cpu_clock(st, e) && clock_gettime(e->cpu_clock, &cpu) == 0;
-    if (!full && read_statm_rss(st, root, e, &rss) == 0) {
+    uint64_t cpu_ns = clock_ok ? (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec : 0;
+    /*
+     * A process whose CPU clock has not moved since a file was read has not
+     * run since: it cannot have mapped or touched memory, made a thread or
+     * done I/O, so that file would say the same (only the kernel reclaiming
+     * or swapping its pages out could lower its RSS, which the next read
+     * after it runs sees).  DataLoader workers blocked on a full queue are
+     * such processes most of the time.  Their last figures stand.
+     */
+    int rss_same = clock_ok && e->rss_known && e->rss_cpu_ns == cpu_ns;
+    int status_same = clock_ok && e->status_known && e->status_cpu_ns == cpu_ns;
+    if (rss_same && (!full || status_same)) {
+        scan->rss_bytes += e->rss_bytes;
+        e->rss_read = 1;
+    } else if (!full && read_statm_rss(st, root, e, &rss) == 0) {
         scan->rss_bytes += rss;
         e->rss_bytes = rss;
         e->rss_read = 1;
+        e->rss_known = clock_ok;
+        e->rss_cpu_ns = cpu_ns;
     } else {
         if (read_pid_file(st, root, e, FILE_STATUS) < 0)
             return -1;
@@ -902,23 +954,27 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
             e->hwm_bytes = v[1] * 1024;
         if (found & 4)
             e->threads = (int)v[2];
+        e->rss_known = e->status_known = clock_ok && (found & 1);
+        e->rss_cpu_ns = e->status_cpu_ns = cpu_ns;
     }
     if (clock_ok)
-        e->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+        e->cpu_ns = cpu_ns;
     if (!e->has_clock && st->own_proc && clock_getcpuclockid(e->pid, &e->cpu_clock) == 0)
         e->has_clock = 1; /* from the next read on (its descriptors are open now) */
     if (e->hwm_bytes > scan->hwm_bytes)
         scan->hwm_bytes = e->hwm_bytes;
     scan->threads += e->threads;
     scan->processes++;
-    if (!full)
-        return 0;
+    if (!full || (clock_ok && e->io_known && e->io_cpu_ns == cpu_ns))
+        return 0; /* at the interval alone, or it has done no I/O since: its last counts stand */
 
     ssize_t n = read_pid_file(st, root, e, FILE_IO);
     static const char *const io_keys[] = {"read_bytes:", "write_bytes:"};
     if (n >= 0 && parse_keyed(st->text, io_keys, 2, v) == 3) {
         e->disk_read = v[0];
         e->disk_write = v[1];
+        e->io_known = clock_ok;
+        e->io_cpu_ns = cpu_ns;
         return 0;
     }
     if ((n == -ENOENT || n == -ESRCH) && !pid_exists(root, e->pid))
@@ -932,6 +988,157 @@ static int read_member(struct proc_state *st, const char *root, struct tracked_p
     }
     scan->disk_ok = 0;
     return 0;
+}
+
+/* ------------------------------------------------------- the tree's PSS */
+
+/* This thread's CPU time in nanoseconds; -1 when the clock fails. */
+static int64_t thread_cpu_ns(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return -1;
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* One process's Pss and USS (Private_Clean + Private_Dirty) in bytes from
+ * ROOT/proc/PID/smaps_rollup.  Opened for this read alone (a descriptor of
+ * it holds the address space it was opened on, which an exec replaces) and
+ * read with one pread: every read of the file walks the page tables again.
+ * Returns 0, -errno (-ESRCH: the process has no address space any more, it
+ * exited), or -EINVAL when the lines are not there. */
+static int read_smaps_rollup(struct proc_state *st, const char *path, uint64_t *pss, uint64_t *uss) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = sps__pread_record(fd, st->text, sizeof st->text);
+    close(fd);
+    if (n < 0)
+        return (int)n;
+    static const char *const keys[] = {"Pss:", "Private_Clean:", "Private_Dirty:"};
+    uint64_t kb[3];
+    if (parse_keyed(st->text, keys, 3, kb) != 7)
+        return -EINVAL;
+    *pss = kb[0] * 1024;
+    *uss = (kb[1] + kb[2]) * 1024;
+    return 0;
+}
+
+/*
+ * The tree's PSS, its peak and its USS, when due (see the top of the
+ * file): each has its read time set, and a value, or none when the sum
+ * could not be made, with the reason in a note (a partial sum would be too
+ * low; the tree's memory is then its RSS sum).  A process that exited since
+ * the scan counts nothing, as in the RSS sum.  A kernel without
+ * smaps_rollup (before 4.14) is not asked again.
+ */
+/* The least a PSS read is predicted to cost per KiB of the tree's RSS:
+ * half what bench_capture measured for python + torch with 2 DataLoader
+ * workers on a 2-core VM (19 ns), about what a plain anonymous mapping
+ * cost there (9 ns). */
+#define PSS_MIN_NS_PER_KIB 10.0
+#define PSS_CALIBRATION_KIB (16.0 * 1024)
+
+/*
+ * Is a PSS read due?  Its cost is about proportional to the pages the tree
+ * maps, so the next read's is predicted as the RSS sum now times the price
+ * per KiB the last read paid; it is due when the time since the last read
+ * (since the tree's first full read, for the first) pays for it at
+ * SPS_PSS_CPU_SHARE of a core.  The prediction keeps a tree
+ * that grew (torch imported, workers forked) from being read at the cost
+ * of the small tree it was.
+ */
+static int pss_due(const struct proc_state *st, double rss_bytes, int64_t now_ns) {
+    if (st->tree_full_reads < 2) /* the first full read may come between fork and exec */
+        return 0;
+    /* the first read is paid for by the time since the tree was first read */
+    int64_t since = st->pss_read_ns ? st->pss_read_ns : st->tree_seen_ns;
+    /* the price per KiB of RSS the last read paid; a read of a small tree
+     * (a process that has just started) says little about it: never less
+     * than PSS_MIN_NS_PER_KIB, and that alone below PSS_CALIBRATION_KIB */
+    double last_kib = st->pss_rss_bytes / 1024.0, per_kib = PSS_MIN_NS_PER_KIB;
+    if (last_kib >= PSS_CALIBRATION_KIB && (double)st->pss_cost_ns / last_kib > per_kib)
+        per_kib = (double)st->pss_cost_ns / last_kib;
+    double predicted = per_kib * rss_bytes / 1024.0;
+    return (double)(now_ns - since) * SPS_PSS_CPU_SHARE >= predicted;
+}
+
+/*
+ * Between reads the last PSS stands for the tree while its RSS sum stays
+ * within PSS_DRIFT of the sum at that read.  Once the tree has grown or
+ * shrunk past that, the old PSS says nothing about it: the three figures
+ * have no value (read now) until the next PSS read, and the tree's memory
+ * is its RSS sum meanwhile.  Called on every read that read the RSS sum.
+ */
+#define PSS_DRIFT 0.10
+static void pss_keep_current(struct proc_state *st, struct sps__sample *s, double rss_bytes, int64_t now_ns) {
+    if (!st->pss_current || fabs(rss_bytes - st->pss_rss_bytes) <= PSS_DRIFT * st->pss_rss_bytes)
+        return;
+    st->pss_current = 0;
+    static const enum sps_host_metric stale[] = {SPS_M_WORKLOAD_PSS_BYTES, SPS_M_WORKLOAD_USS_BYTES};
+    for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
+        s->host[stale[i]] = NAN;
+        s->host_read_ns[stale[i]] = now_ns;
+    }
+}
+
+static void read_tree_pss(struct proc_state *st, const char *root, struct sps__sample *s, int due_now, double rss_bytes,
+                          int64_t now_ns, char *reason, size_t cap) {
+    if (!due_now && !pss_due(st, rss_bytes, now_ns))
+        return;
+    st->pss_current = 0;
+    static const enum sps_host_metric metrics[] = {SPS_M_WORKLOAD_PSS_BYTES, SPS_M_WORKLOAD_PSS_PEAK_BYTES,
+                                                   SPS_M_WORKLOAD_USS_BYTES};
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
+        s->host[metrics[i]] = NAN;
+        s->host_read_ns[metrics[i]] = now_ns;
+    }
+    if (st->pss_unsupported[0]) {
+        add_note(reason, cap, st->pss_unsupported);
+        return;
+    }
+    int64_t cpu0 = thread_cpu_ns();
+    uint64_t pss = 0, uss = 0;
+    char failure[sizeof st->pss_unsupported] = "";
+    for (size_t k = 0; k < st->nmembers && !failure[0]; k++) {
+        struct tracked_pid *e = &st->table[st->members[k]];
+        if (!e->alive)
+            continue;
+        char path[512];
+        uint64_t p = 0, u = 0;
+        int err = sps__path(path, sizeof path, root, "/proc/%d/smaps_rollup", e->pid);
+        if (err == 0)
+            err = read_smaps_rollup(st, path, &p, &u);
+        if (err == 0) {
+            pss += p;
+            uss += u;
+        } else if (err == -ESRCH || (err == -ENOENT && !pid_exists(root, e->pid))) {
+            continue; /* exited (or a zombie): no memory */
+        } else if (err == -ENOENT) {
+            snprintf(st->pss_unsupported, sizeof st->pss_unsupported,
+                     "no workload PSS: no %s (smaps_rollup needs Linux 4.14): tree memory is the RSS sum", path);
+            snprintf(failure, sizeof failure, "%s", st->pss_unsupported);
+        } else {
+            snprintf(failure, sizeof failure, "no workload PSS: cannot read %s: %s: tree memory is the RSS sum", path,
+                     err == -EINVAL ? "no Pss and Private lines" : strerror(-err));
+        }
+    }
+    int64_t cpu1 = thread_cpu_ns();
+    int64_t cost = cpu0 >= 0 && cpu1 > cpu0 ? cpu1 - cpu0 : 0;
+    st->pss_read_ns = now_ns;
+    st->pss_cost_ns = cost;
+    st->pss_rss_bytes = rss_bytes;
+    st->pss_reads++;
+    st->pss_cpu_ns += (uint64_t)cost;
+    if (failure[0]) {
+        add_note(reason, cap, failure);
+        return;
+    }
+    st->pss_current = 1;
+    if ((double)pss > st->pss_peak_bytes)
+        st->pss_peak_bytes = (double)pss;
+    s->host[SPS_M_WORKLOAD_PSS_BYTES] = (double)pss;
+    s->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES] = st->pss_peak_bytes;
+    s->host[SPS_M_WORKLOAD_USS_BYTES] = (double)uss;
 }
 
 /* Note where the tree's processes are in the table (which a listing
@@ -955,7 +1162,8 @@ static int collect_members(struct proc_state *st) {
 }
 
 /* /proc/loadavg's last field: the pid most recently given to a process or
- * thread.  -1 when it cannot be read (then every full read lists /proc). */
+ * thread.  -1 when it cannot be read or parsed (then /proc is listed every
+ * LISTING_EVERY_FULL_READS full reads; every full read without the file). */
 static int64_t last_pid_made(struct proc_state *st) {
     if (st->loadavg_fd < 0 || sps__pread_record(st->loadavg_fd, st->text, sizeof st->text) < 0)
         return -1;
@@ -967,9 +1175,11 @@ static int64_t last_pid_made(struct proc_state *st) {
 }
 
 /* On a full read, list /proc when a process or thread may have been made
- * since the last listing; classify what is new; read the tree's processes.
- * At the interval alone, read the processes already in the tree. */
-static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int full, char *reason,
+ * since the last listing (now: whether or not LISTING_EVERY_FULL_READS
+ * full reads have passed, for a fresh read); classify what is new; read the
+ * tree's processes.  At the interval alone, read the processes already in
+ * the tree. */
+static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *scan, int full, int now, char *reason,
                      size_t cap) {
     memset(scan, 0, sizeof *scan);
     scan->disk_ok = 1;
@@ -984,8 +1194,14 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
     }
     full |= !st->listed_once;
     if (full) {
-        int64_t last_pid = last_pid_made(st); /* before listing: a pid made during it is seen next time */
-        if (!st->listed_once || last_pid < 0 || last_pid != st->last_pid_listed) {
+        /* on a busy machine some pid is made between any two reads: list
+         * at most every LISTING_EVERY_FULL_READS full reads (and read
+         * loadavg only then) */
+        st->full_reads_unlisted++;
+        int may_list = !st->listed_once || st->full_reads_unlisted >= LISTING_EVERY_FULL_READS || now ||
+                       st->loadavg_fd < 0; /* no loadavg (a fixture tree): nothing tells, list */
+        int64_t last_pid = may_list ? last_pid_made(st) : 0; /* before listing: a pid made during it is seen next time */
+        if (may_list && (!st->listed_once || last_pid < 0 || last_pid != st->last_pid_listed)) {
             int err = list_pids(st);
             if (err == 0)
                 err = merge_listed(st);
@@ -993,6 +1209,7 @@ static int scan_tree(struct proc_state *st, const char *root, struct tree_scan *
                 return err;
             st->listed_once = 1;
             st->last_pid_listed = last_pid;
+            st->full_reads_unlisted = 0;
         }
         read_stats(st, root);
         for (size_t i = 0; i < st->ntable; i++)
@@ -1061,11 +1278,13 @@ static void keep_rss_readings(struct proc_state *st, char *reason, size_t cap) {
     }
 }
 
-static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int64_t now_ns,
-                          char *reason, size_t cap) {
+/* pss_now: a fresh read: the tree's PSS, and a listing of /proc, whatever
+ * their cadence says. */
+static void read_workload(struct proc_state *st, const char *root, struct sps__sample *s, int full, int pss_now,
+                          int64_t now_ns, char *reason, size_t cap) {
     struct tree_scan scan;
     st->nrss_readings = 0;
-    int err = scan_tree(st, root, &scan, full, reason, cap);
+    int err = scan_tree(st, root, &scan, full, pss_now, reason, cap);
     if (err == 0)
         keep_rss_readings(st, reason, cap);
     if (err < 0) {
@@ -1085,8 +1304,13 @@ static void read_workload(struct proc_state *st, const char *root, struct sps__s
         st->rss_peak_bytes = peak;
     s->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES] = st->rss_peak_bytes;
     s->host[SPS_M_WORKLOAD_PROCESSES] = scan.processes;
+    pss_keep_current(st, s, (double)scan.rss_bytes, now_ns);
     if (!full)
-        return; /* threads and disk wait for the machine interval */
+        return; /* threads, disk and PSS wait for the machine interval */
+    st->tree_full_reads++;
+    if (!st->tree_seen_ns)
+        st->tree_seen_ns = now_ns;
+    read_tree_pss(st, root, s, pss_now, (double)scan.rss_bytes, now_ns, reason, cap);
     s->host[SPS_M_WORKLOAD_THREADS] = scan.threads;
     if (!scan.disk_ok) {
         st->disk_read_rate.valid = st->disk_write_rate.valid = 0;
@@ -1119,6 +1343,12 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
     st->departed_cpu_ns = st->departed_disk_read = st->departed_disk_write = 0;
     st->disk_baseline_known = 0;
     st->rss_peak_bytes = 0;
+    st->tree_full_reads = 0;
+    st->tree_seen_ns = 0;
+    st->pss_read_ns = st->pss_cost_ns = 0;
+    st->pss_rss_bytes = 0;
+    st->pss_current = 0;
+    st->pss_peak_bytes = 0;
     memset(&st->cpu_rate, 0, sizeof st->cpu_rate);
     memset(&st->disk_read_rate, 0, sizeof st->disk_read_rate);
     memset(&st->disk_write_rate, 0, sizeof st->disk_write_rate);
@@ -1128,7 +1358,7 @@ static void reset_tree(struct proc_state *st, int tree_pid) {
  * counted. */
 static void take_tree_baseline(struct proc_state *st, const char *root, char *reason, size_t cap) {
     struct tree_scan scan;
-    int err = scan_tree(st, root, &scan, 1, reason, cap);
+    int err = scan_tree(st, root, &scan, 1, 0, reason, cap);
     if (err < 0) {
         char path[512], note[600];
         sps__path(path, sizeof path, root, "/proc");
@@ -1136,6 +1366,7 @@ static void take_tree_baseline(struct proc_state *st, const char *root, char *re
         add_note(reason, cap, note);
         return;
     }
+    st->tree_full_reads++;
     if (scan.disk_ok) {
         st->disk_baseline_known = 1;
         st->disk_read_baseline = scan.disk_read;
@@ -1264,14 +1495,14 @@ static int proc_read(void *state, const struct sps__source_ctx *ctx, struct sps_
     if (ctx->tree_pid != st->tree_pid)
         reset_tree(st, ctx->tree_pid);
     if (st->tree_pid > 0)
-        read_workload(st, root, s, full, now_ns, reason, cap);
+        read_workload(st, root, s, full, ctx->due_now, now_ns, reason, cap);
     return failed ? -1 : 0;
 }
 
 const struct sps__source sps__source_proc = {
     SPS_SOURCE_PROC,
     "proc",
-    "/proc: system CPU, memory, swap and network; the process tree's CPU, memory, threads and disk I/O",
+    "/proc: system CPU, memory, swap and network; the process tree's CPU, memory (RSS, PSS), threads and disk I/O",
     0,
     0,
     proc_open,
@@ -1305,4 +1536,10 @@ size_t sps__proc_tree_pids(void *state, int *pids, size_t cap) {
         n++;
     }
     return n;
+}
+
+void sps__proc_pss_cost(void *state, uint64_t *reads, uint64_t *cpu_ns) {
+    struct proc_state *st = state;
+    *reads = st ? st->pss_reads : 0;
+    *cpu_ns = st ? st->pss_cpu_ns : 0;
 }
