@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sources/source.h"
+#include "stats.h" /* sps__cmp_double */
 
 #define READS 200
 #define REPEATS 7
@@ -42,11 +43,6 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Seconds per read of src, READS reads. */
@@ -95,8 +91,8 @@ int main(void) {
             sched[r] = time_reads(&sps__source_sched, sched_state, &ctx, s);
             proc[r] = time_reads(&sps__source_proc, proc_state, &ctx, s);
         }
-        qsort(sched, REPEATS, sizeof *sched, cmp_double);
-        qsort(proc, REPEATS, sizeof *proc, cmp_double);
+        qsort(sched, REPEATS, sizeof *sched, sps__cmp_double);
+        qsort(proc, REPEATS, sizeof *proc, sps__cmp_double);
         double ms = sched[REPEATS / 2], mp = proc[REPEATS / 2];
         char a[64], b[64];
         snprintf(a, sizeof a, "%.2f us (%.2f-%.2f)", ms * 1e6, sched[0] * 1e6, sched[REPEATS - 1] * 1e6);
