@@ -201,19 +201,25 @@ static void test_run_delay_sums_threads(void) {
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.4, 1e-12);
     CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT))); /* no interval yet */
 
-    /* half a second later: 0.1 s more on 100, 0.15 s more on 101 */
+    /* half a second later the run delay is not read again (at most one
+     * read in RUN_DELAY_MIN_GAP_NS): no value, never a stale one */
+    read_at(st, &ctx, &s, 2 * SEC + SEC / 2, 0);
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS)));
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT)));
+
+    /* a second later: 0.1 s more on 100, 0.15 s more on 101 */
     put_task(100, 100, 1000000000ull, 200000000ull);
     put_task(100, 101, 500000000ull, 450000000ull);
-    read_at(st, &ctx, &s, 2 * SEC + SEC / 2, 0);
+    read_at(st, &ctx, &s, 3 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.65, 1e-12);
-    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 50.0, 1e-9);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 25.0, 1e-9);
 
     /* 101 exits, 102 starts having waited 0.05 s: 0.65 + 0.05 */
     remove_task(100, 101);
     put_task(100, 102, 1000, 50000000ull);
-    read_at(st, &ctx, &s, 3 * SEC, 0);
+    read_at(st, &ctx, &s, 4 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.7, 1e-12);
-    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 10.0, 1e-9);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 5.0, 1e-9);
 
     /* the tree grows a child (pid 200) whose thread waited 0.25 s */
     put_task(200, 200, 1000, 250000000ull);
@@ -221,33 +227,33 @@ static void test_run_delay_sums_threads(void) {
     tree_pids[1] = 200;
     ntree_pids = 2;
     ctx.tree_members = fixed_members;
-    read_at(st, &ctx, &s, 4 * SEC, 0);
+    read_at(st, &ctx, &s, 5 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.95, 1e-12);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 25.0, 1e-9);
 
     /* the child is gone (its folder too): its threads stay in the total */
     remove_task(200, 200);
     ntree_pids = 1;
-    read_at(st, &ctx, &s, 5 * SEC, 0);
+    read_at(st, &ctx, &s, 6 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.95, 1e-12);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 0.0, 1e-9);
 
     /* an empty member list (the proc source has not listed yet): the root */
     ntree_pids = 0;
-    read_at(st, &ctx, &s, 6 * SEC, 0);
+    read_at(st, &ctx, &s, 7 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.95, 1e-12);
 
     /* a malformed thread file fails the read and names the file */
     put("proc/100/task/100/schedstat", "garbage\n");
     sps__sample_clear(&s);
-    CHECK(src->read(st, &ctx, &s, 7 * SEC, reason, sizeof reason) != 0);
+    CHECK(src->read(st, &ctx, &s, 8 * SEC, reason, sizeof reason) != 0);
     CHECK_STR_HAS(reason, "malformed");
     CHECK_STR_HAS(reason, "/proc/100/task/100/schedstat");
 
     /* another tree starts from nothing */
     put_task(300, 300, 1, 1000000000ull);
     ctx = ctx_for(300);
-    read_at(st, &ctx, &s, 8 * SEC, 0);
+    read_at(st, &ctx, &s, 9 * SEC, 0);
     CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 1.0, 1e-12);
     CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT)));
     src->close(st);
@@ -331,6 +337,29 @@ static void test_run_delay_large_tree(void) {
     src->close(st);
 }
 
+/* A fresh read (a capture or snapshot asks for one) reads the run delay
+ * however soon after the last read it comes. */
+static void test_run_delay_fresh_read_is_never_too_soon(void) {
+    fixture_new();
+    put("proc/self/schedstat", "1 2 3\n");
+    put_task(100, 100, 1, 300000000ull);
+    struct sps__source_ctx ctx = ctx_for(100);
+    void *st;
+    char reason[256];
+    CHECK_EQ_I(src->open(&ctx, &st, reason, sizeof reason), 0);
+    struct sps__sample s;
+    read_at(st, &ctx, &s, SEC, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.3, 1e-12);
+    put_task(100, 100, 1, 400000000ull);
+    read_at(st, &ctx, &s, SEC + SEC / 5, 0);
+    CHECK(isnan(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS)));
+    ctx.due_now = 1;
+    read_at(st, &ctx, &s, SEC + SEC / 4, 0);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_SECONDS), 0.4, 1e-12);
+    CHECK_NEAR(host(&s, SPS_M_WORKLOAD_RUN_DELAY_PERCENT), 40.0, 1e-9); /* 0.1 s over 0.25 s */
+    src->close(st);
+}
+
 /* ------------------------------------------------------------ the real /proc */
 
 static volatile int spin_stop;
@@ -397,6 +426,7 @@ int main(void) {
     RUN_TEST(test_run_delay_missing_tree);
     RUN_TEST(test_run_delay_listing_fails);
     RUN_TEST(test_run_delay_large_tree);
+    RUN_TEST(test_run_delay_fresh_read_is_never_too_soon);
     RUN_TEST(test_real_proc);
     return check_report();
 }

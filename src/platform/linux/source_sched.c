@@ -49,6 +49,13 @@
  * 0.02% of a core at the 500 ms machine interval, measured by
  * bench_sched_source); the rate then spans the longer interval. */
 #define THREADS_PER_READ 32
+/* The run delay is read at most this often (a fresh read excepted), while
+ * CPU pressure, one pread, is read at every machine interval: the thread
+ * reads cost a sixth of the whole sampler's CPU with python+torch and two
+ * DataLoader workers (76 us a read) and put it over its 0.1% of a core at
+ * the 500 ms default; every other interval halves that, and the rate over
+ * a second is as exact as over half of one. */
+#define RUN_DELAY_MIN_GAP_NS 900000000LL
 
 /* One thread of a tree process. */
 struct task {
@@ -77,6 +84,7 @@ struct sched_state {
     int64_t last_ns;
     int rate_valid;
     int skip_reads;          /* reads left before the tree's threads are read again */
+    int64_t delay_read_ns;   /* when they were last read (-1: never) */
     int *pids;               /* the tree's pids for one read */
     int *tids;               /* one process's listed tids */
 
@@ -269,6 +277,7 @@ static void reset_tree(struct sched_state *st, int tree_pid) {
         close_task(st, &st->tasks[i]);
     st->ntasks = 0;
     st->skip_reads = 0;
+    st->delay_read_ns = -1;
     st->tree_pid = tree_pid;
     st->departed_ns = 0;
     st->rate_valid = 0;
@@ -426,11 +435,13 @@ static int sched_read(void *state, const struct sps__source_ctx *ctx, struct sps
         failed |= read_pressure(st, s, now_ns, psi_error, sizeof psi_error) != 0;
     if (ctx->tree_pid != st->tree_pid)
         reset_tree(st, ctx->tree_pid);
+    int too_soon = !ctx->due_now && st->delay_read_ns >= 0 && now_ns - st->delay_read_ns < RUN_DELAY_MIN_GAP_NS;
     if (st->schedstat_ok && st->tree_pid > 0 && st->skip_reads > 0) {
         st->skip_reads--; /* a large tree: this read leaves the run delay without a value */
-    } else if (st->schedstat_ok && st->tree_pid > 0) {
+    } else if (st->schedstat_ok && st->tree_pid > 0 && !too_soon) {
         failed |= read_run_delay(st, ctx, s, now_ns, delay_error, sizeof delay_error) != 0;
         st->skip_reads = (int)(st->ntasks / THREADS_PER_READ);
+        st->delay_read_ns = now_ns;
     }
     if (reason && cap)
         snprintf(reason, cap, "%s%s%s", psi_error, psi_error[0] && delay_error[0] ? "; " : "", delay_error);
