@@ -235,13 +235,17 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
         *fresh = 1;
         return sps__sampler_published(fresh_local);
     }
+    int started = 0;
     if (!own) {
         *rc = start_own(NULL); /* ticks once before it returns */
         if (*rc != SPS_OK)
             return NULL;
-        *fresh = 1;
+        *fresh = started = 1;
     }
-    if ((flags & SPS_CAPTURE_FRESH) && !*fresh) {
+    /* start_own's tick is the sampler's ordinary first one, which leaves
+     * out what only a fresh read reads (the tree's PSS): a fresh capture
+     * that started the sampler reads again, as one that found it running */
+    if ((flags & SPS_CAPTURE_FRESH) && (!*fresh || started)) {
         sps__sampler_tick_now(own);
         *fresh = 1;
     }

@@ -80,6 +80,18 @@ def test_capture_under_run_reads_what_the_cli_publishes(run_under):
     assert c["workload_rss_bytes"] >= c["cpu_memory"] == c["workload_pss_bytes"] > 0
 
 
+def test_a_first_capture_that_is_fresh_reads_the_pss(run_alone):
+    # the capture that starts the process's sampler, asked to be fresh,
+    # reads what only a fresh read reads (it once gave the RSS sum)
+    proc = run_alone("""
+        import json, stepscope
+        print(json.dumps(stepscope.capture(fresh=True)))
+    """, STEPSCOPE_OUT="")
+    f = json.loads(proc.stdout)
+    assert f["fresh"] is True
+    assert f["cpu_memory_metric"] == "workload_pss_bytes" and f["cpu_memory"] == f["workload_pss_bytes"] > 0
+
+
 def test_tree_memory_counts_shared_pages_once(run_alone):
     # A parent touches a 64 MiB buffer, then forks three children that share
     # it copy-on-write and wait, idle.  The tree's PSS from a fresh capture
