@@ -1119,6 +1119,106 @@ static void test_run_contended(void) {
     sps__run_free(&run);
 }
 
+/* n steps of 10 ms from T0, each with a zone `zone` of zone_ms at its
+ * start and "compute" for 0.5 ms after it; the rest is the step's own. */
+static void build_zone_run(struct sps_run *run, size_t n, const char *zone, double zone_ms) {
+    struct builder b;
+    b_init(&b);
+    uint64_t t = T0, d = 10 * MS, z = (uint64_t)(zone_ms * MS);
+    for (size_t i = 0; i < n; i++) {
+        b_event(&b, SPS_RING_STEPS, "step", SPS_KIND_STEP, t, t + d);
+        b_event(&b, SPS_RING_ZONES, zone, SPS_KIND_ZONE, t, t + z);
+        b_event(&b, SPS_RING_ZONES, "compute", SPS_KIND_ZONE, t + z, t + z + MS / 2);
+        t += d;
+    }
+    b.p.closed = 1;
+    b.p.end_ns = t;
+    memset(run, 0, sizeof *run);
+    CHECK(sps__run_add(run, &b.p) == 0);
+    CHECK(sps__run_build(run) == 0);
+}
+
+/* A C loop sleeping in zone "wait" 9.5 ms of each 10 ms step at 5% of a
+ * core: the verdict names the zone it waits in, and does not ask for
+ * zones around the waits; the run delay, read but absent, is said once. */
+static void test_run_waiting_in_a_zone(void) {
+    struct sps_run run;
+    build_zone_run(&run, 150, "wait", 9.5);
+    struct sps__sampler_result *r = sampler_new(0);
+    r->sources[SPS_SOURCE_SCHED].available = 1;
+    for (int k = 0; k < 15; k++)
+        quiet_machine(r, k, 5);
+    struct sps_bottleneck b;
+    sps__bottleneck_analyze_parts(&run, r, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_UNKNOWN);
+    CHECK(!strcmp(b.evidence.top_zone, "wait"));
+    CHECK_NEAR(b.evidence.top_zone_percent, 95, 1e-9);
+    CHECK(!strcmp(b.verdict.reason, "the step spends 95% of its time in zone 'wait', which the CPU does not account "
+                                    "for (the workload ran at 5% of a core, no GPU): it waits there"));
+    CHECK_STR_HAS(b.verdict.recommendation, "find what zone 'wait' waits on");
+    CHECK(strstr(b.verdict.recommendation, "wrap the waits") == NULL);
+    sps__run_free(&run);
+    /* the waits outside every zone (the step's own self time): wrap them */
+    build_zone_run(&run, 150, "prep", 1);
+    sps__bottleneck_analyze_parts(&run, r, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_UNKNOWN);
+    CHECK_NEAR(b.evidence.top_zone_percent, 10, 1e-9);
+    CHECK_STR_HAS(b.verdict.recommendation, "wrap the waits");
+    /* the run delay was not read: said in one clause, not twice */
+    CHECK_STR_HAS(b.verdict.reason, "(run delay unknown: the sched source gave no reading)");
+    CHECK(strstr(b.verdict.reason, "run delay is unknown: the workload's run delay") == NULL);
+    sps__run_free(&run);
+    /* a data zone is not a waiting zone: the wait-zone rule ignores it */
+    build_zone_run(&run, 150, "data", 9.5);
+    sps__bottleneck_analyze_parts(&run, r, 2, SPS_BN_FACE_C, NULL, &b);
+    CHECK_EQ_I(b.verdict.kind, SPS_BN_INPUT);
+    CHECK(!strcmp(b.evidence.top_zone, "compute"));
+    sampler_free(r);
+    sps__run_free(&run);
+}
+
+/* Python CPU advice names torch's settings only where torch shows. */
+static void test_python_advice_without_torch(void) {
+    struct sps_bn_evidence e = ev();
+    e.steps = 100;
+    e.data_loading_percent = 1;
+    e.workload_cpu_mean_percent = 99;
+    e.cpu_count = 8;
+    e.workload_cpu_percent_of_machine = 99.0 / 8;
+    e.cpu_readings = 40;
+    e.why_gpu = "no GPU was found";
+    e.face = SPS_BN_FACE_PYTHON;
+    struct sps_bn_verdict v;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CPU);
+    CHECK(strstr(v.recommendation, "torch") == NULL);
+    CHECK_STR_HAS(v.recommendation, "1.0 of 8 cores busy: use more processes (multiprocessing)");
+    e.torch = 1;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "torch.set_num_threads");
+    /* part of a core, a quiet machine */
+    e.workload_cpu_mean_percent = 60;
+    e.torch = 0;
+    sps__bn_classify(&e, &v);
+    CHECK_EQ_I(v.kind, SPS_BN_CPU);
+    CHECK(strstr(v.recommendation, "torch") == NULL);
+    CHECK_STR_HAS(v.recommendation, "the step is CPU work: use more processes");
+    e.torch = 1;
+    sps__bn_classify(&e, &v);
+    CHECK_STR_HAS(v.recommendation, "torch.set_num_threads");
+    /* what the records say: instrument's hooks, or its zone names */
+    struct sps_run run;
+    build_zone_run(&run, 5, "wait", 5);
+    CHECK_EQ_I(sps__bn_torch_seen(&run), 0);
+    run.procs[0].hook_zones = 3;
+    CHECK_EQ_I(sps__bn_torch_seen(&run), 1);
+    sps__run_free(&run);
+    double step = 10;
+    build_run(&run, 5, &step, 1, NULL, 0); /* a "forward" zone */
+    CHECK_EQ_I(sps__bn_torch_seen(&run), 1);
+    sps__run_free(&run);
+}
+
 int main(void) {
     RUN_TEST(test_classify_input_bound);
     RUN_TEST(test_classify_input_from_idle_gpu);
@@ -1143,5 +1243,7 @@ int main(void) {
     RUN_TEST(test_unknown_text_and_advice);
     RUN_TEST(test_face_of);
     RUN_TEST(test_run_contended);
+    RUN_TEST(test_run_waiting_in_a_zone);
+    RUN_TEST(test_python_advice_without_torch);
     return check_report();
 }

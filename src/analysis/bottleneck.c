@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "export/json_writer.h"
@@ -60,6 +61,7 @@ void sps__bn_evidence_init(struct sps_bn_evidence *e) {
     e->system_memory_total_bytes = e->system_memory_available_min_percent = NAN;
     e->system_swap_used_max_bytes = e->system_swap_growth_bytes = NAN;
     e->workload_run_delay_mean_percent = e->workload_cpu_wait_percent = e->cpu_pressure_some_mean_percent = NAN;
+    e->top_zone_percent = NAN;
 }
 
 /* ------------------------------------------------------------------ face */
@@ -85,6 +87,21 @@ enum sps_bn_face sps__bn_face_of(const struct sps_run *run, int argc, char *cons
     if (recorded)
         return SPS_BN_FACE_C;
     return argc > 0 && argv && is_python(argv[0]) ? SPS_BN_FACE_PYTHON : SPS_BN_FACE_UNKNOWN;
+}
+
+int sps__bn_torch_seen(const struct sps_run *run) {
+    for (size_t i = 0; run && i < run->nprocs; i++)
+        if (run->procs[i].hook_zones || run->procs[i].hook_counts)
+            return 1;
+    static const char *const torch_zones[] = {"forward", "backward", "optimizer", "torch"};
+    for (size_t k = 0; run && k < run->nnames; k++) {
+        if (run->names[k].kind != SPS_KIND_ZONE)
+            continue;
+        for (size_t t = 0; t < sizeof torch_zones / sizeof *torch_zones; t++)
+            if (strncmp(run->names[k].name, torch_zones[t], strlen(torch_zones[t])) == 0)
+                return 1;
+    }
+    return 0;
 }
 
 /* -------------------------------------------------------- sampler evidence */
@@ -265,7 +282,7 @@ static void contention_evidence(const struct sps__sampler_result *r, const struc
     } else {
         e->why_run_delay = r->sources[SPS_SOURCE_SCHED].available
                                ? (r->host[SPS_M_WORKLOAD_RUN_DELAY_PERCENT].n ? "no run delay reading in this span"
-                                                                             : "the workload's run delay was not read")
+                                                                             : "the sched source gave no reading")
                                : "the sched source is unavailable (see stepscope doctor)";
     }
     struct span_stats pressure = host_stats(r, SPS_M_CPU_PRESSURE_SOME_PERCENT, sp);
@@ -351,8 +368,10 @@ struct selected {
     uint64_t first_index, last_index;
 };
 
+/* zone_seconds (run->nnames entries, zeroed by the caller, or NULL): each
+ * zone's self time inside the selected steps, capped at each step's length */
 static struct selected select_rows(const struct sps_run *run, const struct selection *sel, const long *data,
-                                   size_t ndata) {
+                                   size_t ndata, double *zone_seconds) {
     struct selected out = {0, 0, 0, UINT64_MAX, 0, 0, 0};
     size_t ordinal = 0;
     for (size_t i = 0; i < run->nsteps; i++) {
@@ -377,6 +396,9 @@ static struct selected select_rows(const struct sps_run *run, const struct selec
         /* zones of other threads (loader threads) also start inside the
          * step: the step cannot wait longer than it lasts */
         out.data_seconds += fmin(in_data, d);
+        for (size_t z = 0; zone_seconds && row->by_name && z < run->nnames; z++)
+            if (run->names[z].kind == SPS_KIND_ZONE && known(row->by_name[z]))
+                zone_seconds[z] += fmin(row->by_name[z], d);
         if (row->start_ns < out.start_ns)
             out.start_ns = row->start_ns;
         if (row->end_ns > out.end_ns)
@@ -406,6 +428,27 @@ void sps__bottleneck_analyze(const struct sps_run *run, const struct sps_run_inf
     enum sps_bn_face face = sps__bn_face_of(run, info ? info->argc : 0, info ? info->argv : NULL);
     sps__bottleneck_analyze_parts(run, info ? info->sampler : NULL, info ? info->cpu_count : 0, face,
                                   info ? info->sampler_absent_reason : NULL, out);
+}
+
+/* The zone (not a data zone) with the most self time in the steps: a step
+ * that spends most of its time in one zone while the CPU idles waits there. */
+static void top_zone_evidence(const struct sps_run *run, const double *zone_seconds, const long *data,
+                              size_t ndata, double step_seconds, struct sps_bn_evidence *e) {
+    if (!zone_seconds || !(step_seconds > 0))
+        return;
+    long best = -1;
+    for (size_t k = 0; k < run->nnames; k++) {
+        int is_data = 0;
+        for (size_t z = 0; z < ndata; z++)
+            is_data |= data[z] == (long)k;
+        if (!is_data && zone_seconds[k] > 0 && (best < 0 || zone_seconds[k] > zone_seconds[best]))
+            best = (long)k;
+    }
+    if (best < 0)
+        return;
+    e->top_zone_percent = fmin(100.0, 100 * zone_seconds[best] / step_seconds);
+    memcpy(e->top_zone, run->names[best].name, sizeof e->top_zone);
+    e->top_zone[sizeof e->top_zone - 1] = '\0';
 }
 
 void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__sampler_result *sampler,
@@ -444,15 +487,21 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
     /* the run: the main step's rows after warm-up, on every stream */
     struct selection sel = {main_name, 0, 0, 0, 0, 0, SIZE_MAX};
     struct selected all = {0, 0, 0, UINT64_MAX, 0, 0, 0};
+    double *zone_seconds = run && run->nnames ? calloc(run->nnames, sizeof *zone_seconds) : NULL;
     if (main_name >= 0) {
         memcpy(out->main_step, run->names[main_name].name, sizeof out->main_step);
-        all = select_rows(run, &sel, data, ndata);
+        all = select_rows(run, &sel, data, ndata, zone_seconds);
         if (all.n == 0) { /* cannot happen (warm-up is at most a fifth); kept for safety */
             sel.with_warmup = 1;
-            all = select_rows(run, &sel, data, ndata);
+            if (zone_seconds)
+                memset(zone_seconds, 0, run->nnames * sizeof *zone_seconds);
+            all = select_rows(run, &sel, data, ndata, zone_seconds);
         }
     }
     step_evidence(&all, ndata, &out->evidence);
+    top_zone_evidence(run, zone_seconds, data, ndata, all.seconds, &out->evidence);
+    free(zone_seconds);
+    out->evidence.torch = sps__bn_torch_seen(run);
     struct span sp = {1, 0, 0, 0};
     if (all.n) /* the steps' span: start-up and teardown are not the step's bottleneck */
         sp = (struct span){0, (int64_t)all.start_ns, (int64_t)all.end_ns, 1};
@@ -490,7 +539,7 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
     for (size_t w = 0; w < nwin; w++) {
         struct selection ws = {main_name, 1, best_process, best_tid, sel.with_warmup, w * best / nwin,
                                (w + 1) * best / nwin};
-        struct selected s = select_rows(run, &ws, data, ndata);
+        struct selected s = select_rows(run, &ws, data, ndata, NULL);
         struct sps_bn_window *win = &out->windows[out->nwindows++];
         win->first_step = s.first_index;
         win->last_step = s.last_index;

@@ -100,7 +100,12 @@ struct sps_bn_evidence {
     uint64_t run_delay_readings; /* workload run delay readings used (one per machine interval) */
     int contention_whole_run; /* a window with no run delay reading of its own: the run delay, wait share
                                  and its CPU time are the whole sampling's */
+    double top_zone_percent;   /* of step time, the self time of the largest zone not named like data
+                                  loading (NAN: no such zone); top_zone names it */
+    char top_zone[SPS_REC_NAME_LEN];
     enum sps_bn_face face;     /* the language of the advice (not a figure: no JSON evidence key) */
+    int torch;                 /* the records show PyTorch (instrument's hooks, or its zone names): Python
+                                  advice may name torch's settings */
     const char *why_steps, *why_data, *why_gpu, *why_throttle, *why_cpu, *why_cpu_count, *why_system, *why_disk,
         *why_memory, *why_run_delay, *why_pressure;
     const char *why_sampler; /* why there are no machine readings at all; NULL when a sampler ran */
@@ -125,6 +130,11 @@ void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *ou
  * command, is a Python interpreter (python, python3.11, pypy3...); C when
  * a process recorded and none is; unknown otherwise.  Pure; thread-safe. */
 enum sps_bn_face sps__bn_face_of(const struct sps_run *run, int argc, char *const *argv);
+
+/* Whether the records show PyTorch in use: a process counted
+ * stepscope.torch.instrument's hooks, or a zone is named like its zones
+ * ("forward", "backward", "optimizer", "torch..."). Pure; thread-safe. */
+int sps__bn_torch_seen(const struct sps_run *run);
 
 /* Whether a zone name means data loading: lower-cased and split at
  * characters other than letters and digits, it has a token "data",

@@ -33,6 +33,7 @@
 #define GPU_IDLE_PERCENT 50.0
 #define CPU_BUSY_PERCENT 80.0 /* of one CPU: a core's worth of work, all the time */
 #define CPU_PART_BUSY_PERCENT 50.0 /* half a core: busy, but not all the time */
+#define WAIT_ZONE_PERCENT 50.0 /* of step time in one zone (not data loading): the step waits there */
 #define MACHINE_BUSY_PERCENT 90.0
 #define FEW_READINGS 3
 /* Contention: of the time the workload's threads were ready to run, the
@@ -94,6 +95,13 @@ struct advice {
 
 static const char *in_face(const struct sps_bn_evidence *e, const struct advice *a) {
     return e->face == SPS_BN_FACE_PYTHON ? a->python : e->face == SPS_BN_FACE_C ? a->c : a->either;
+}
+
+/* Python advice that names torch's settings only where the records show
+ * torch (e->torch); plain Python gets plain_python instead. */
+static const char *in_face_torch(const struct sps_bn_evidence *e, const struct advice *a,
+                                 const char *plain_python) {
+    return e->face == SPS_BN_FACE_PYTHON && !e->torch ? plain_python : in_face(e, a);
 }
 
 static void verdict(struct sps_bn_verdict *v, enum sps_bn_kind kind, double confidence, const char *rec) {
@@ -328,6 +336,12 @@ static int rule_idle_gpu(const struct sps_bn_evidence *e, const struct facts *f,
     return 1;
 }
 
+/* CPU advice for Python that shows no torch: the interpreter runs one
+ * thread of Python at a time */
+#define PLAIN_PYTHON_THREADS                                                                                   \
+    "use more processes (multiprocessing) or threads around code that releases the GIL, vectorise the loop "  \
+    "(NumPy), or do more per call with a larger batch"
+
 static int rule_cpu(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
     if (!known(f->cpu) || f->cpu < CPU_BUSY_PERCENT)
         return 0;
@@ -356,7 +370,7 @@ static int rule_cpu(const struct sps_bn_evidence *e, const struct facts *f, stru
         snprintf(rec, sizeof rec, "%s", in_face(e, &gpu));
     else if (e->cpu_count > 1 && known(machine) && machine < 75)
         snprintf(rec, sizeof rec, "it keeps %.1f of %d cores busy: %s", f->cpu / 100, e->cpu_count,
-                 in_face(e, &threads));
+                 in_face_torch(e, &threads, PLAIN_PYTHON_THREADS));
     else
         snprintf(rec, sizeof rec, "%s", in_face(e, &full));
     say(v, "the workload's CPU ran at %.0f%% of a core", f->cpu);
@@ -399,7 +413,7 @@ static int rule_cpu_part(const struct sps_bn_evidence *e, const struct facts *f,
     verdict(v, SPS_BN_CPU, 0.5 * f->scarce,
             crowded ? "other work competes for the CPUs: run on a quieter machine, or give the workload cores of its "
                       "own (taskset -c, a cgroup cpuset)"
-                    : in_face(e, &work));
+                    : in_face_torch(e, &work, "the step is CPU work: " PLAIN_PYTHON_THREADS));
     return 1;
 }
 
@@ -453,8 +467,35 @@ static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, s
     return 1;
 }
 
+/* Nothing saturated, and one zone (not data loading) holds most of the
+ * step: the step waits in that zone, so name it rather than ask for zones. */
+static int rule_waiting_zone(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
+    if (!known(e->top_zone_percent) || e->top_zone_percent < WAIT_ZONE_PERCENT ||
+        (known(f->cpu) && f->cpu >= CPU_PART_BUSY_PERCENT))
+        return 0;
+    say(v, "the step spends %.0f%% of its time in zone '%s', which ", e->top_zone_percent, e->top_zone);
+    if (f->gpu && known(f->cpu))
+        say(v, "neither the CPU (%.0f%% of a core) nor the GPU (%.0f%% busy) accounts for", f->cpu, f->util);
+    else if (f->gpu)
+        say(v, "the GPU (%.0f%% busy) does not account for", f->util);
+    else if (known(f->cpu))
+        say(v, "the CPU does not account for (the workload ran at %.0f%% of a core, no GPU)", f->cpu);
+    else
+        say(v, "no CPU reading accounts for");
+    say(v, ": it waits there");
+    char rec[320];
+    snprintf(rec, sizeof rec,
+             "find what zone '%s' waits on (a sleep, a lock, a collective, a host-device copy, a queue) and remove "
+             "it or overlap it with work; zones nested inside it tell its parts apart",
+             e->top_zone);
+    verdict(v, SPS_BN_UNKNOWN, NAN, rec);
+    return 1;
+}
+
 /* Nothing saturated that was sampled: say what was seen, figure by figure. */
 static void rule_unknown(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
+    if (rule_waiting_zone(e, f, v))
+        return;
     say(v, "nothing sampled is saturated: ");
     if (f->gpu)
         say(v, "the GPU was busy %.0f%%, ", f->util);
@@ -467,7 +508,7 @@ static void rule_unknown(const struct sps_bn_evidence *e, const struct facts *f,
     if (known(e->workload_cpu_wait_percent))
         say(v, " and waited for a CPU %.0f%% of the time it was ready to run", e->workload_cpu_wait_percent);
     else if (e->why_run_delay && !e->why_sampler)
-        say(v, " (its run delay is unknown: %s)", e->why_run_delay);
+        say(v, " (run delay unknown: %s)", e->why_run_delay);
     if (known(f->data))
         say(v, "; data loading took %.0f%% of step time", f->data);
     else
