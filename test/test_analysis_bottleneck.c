@@ -1157,6 +1157,9 @@ static void test_run_waiting_in_a_zone(void) {
                                     "for (the workload ran at 5% of a core, no GPU): it waits there"));
     CHECK_STR_HAS(b.verdict.recommendation, "find what zone 'wait' waits on");
     CHECK(strstr(b.verdict.recommendation, "wrap the waits") == NULL);
+    CHECK_EQ_U(b.nwindows, 10);
+    for (size_t i = 0; i < b.nwindows; i++)
+        CHECK_STR_HAS(b.windows[i].verdict.reason, "in zone 'wait'");
     sps__run_free(&run);
     /* the waits outside every zone (the step's own self time): wrap them */
     build_zone_run(&run, 150, "prep", 1);

@@ -539,7 +539,8 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
     for (size_t w = 0; w < nwin; w++) {
         struct selection ws = {main_name, 1, best_process, best_tid, sel.with_warmup, w * best / nwin,
                                (w + 1) * best / nwin};
-        struct selected s = select_rows(run, &ws, data, ndata, NULL);
+        double *win_zones = calloc(run->nnames, sizeof *win_zones);
+        struct selected s = select_rows(run, &ws, data, ndata, win_zones);
         struct sps_bn_window *win = &out->windows[out->nwindows++];
         win->first_step = s.first_index;
         win->last_step = s.last_index;
@@ -547,7 +548,10 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
         win->end_seconds = (double)((int64_t)s.end_ns - (int64_t)run->start_ns) * 1e-9;
         sps__bn_evidence_init(&win->evidence);
         win->evidence.face = face;
+        win->evidence.torch = out->evidence.torch;
         step_evidence(&s, ndata, &win->evidence);
+        top_zone_evidence(run, win_zones, data, ndata, s.seconds, &win->evidence);
+        free(win_zones);
         struct span wsp = {0, (int64_t)s.start_ns, (int64_t)s.end_ns, 0};
         sampler_evidence(sampler, &wsp, cpu_count, why_sampler, &win->evidence);
         sps__bn_classify(&win->evidence, &win->verdict);
