@@ -332,6 +332,35 @@ static void test_hints_in_python(void) {
     free(page);
 }
 
+/* The bottleneck's evidence table says how the run delay and the CPU wait
+ * differ: two percentages read alike by name alone. */
+static void test_bottleneck_evidence_glosses(void) {
+    const char *dir = tmpdir_new("html-evidence");
+    write_fixture(dir, 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    json_error_t jerr;
+    json_t *report = json_load_file(path, 0, &jerr);
+    CHECK(report != NULL);
+    if (!report)
+        return;
+    json_object_set_new(report, "analysis",
+                        json_pack("{s:{s:s, s:s, s:{s:f, s:f}}}", "bottleneck", "verdict", "cpu-contended",
+                                  "advice_for", "c", "evidence", "workload_run_delay_mean_percent", 49.0,
+                                  "workload_cpu_wait_percent", 50.0));
+    CHECK(json_dump_file(report, path, JSON_INDENT(2)) == 0);
+    json_decref(report);
+    char *page = export_page(dir);
+    CHECK(page != NULL);
+    if (!page)
+        return;
+    CHECK_STR_HAS(page, "<tr><td>workload_run_delay_mean_percent<br><small>time runnable but not running, per wall "
+                        "second (percent of one CPU)</small></td>");
+    CHECK_STR_HAS(page, "<tr><td>workload_cpu_wait_percent<br><small>of the time the workload was ready to run, the "
+                        "share it waited for a CPU: delay / (delay + CPU time)</small></td>");
+    free(page);
+}
+
 static void test_escaping_and_reasons(void) {
     const char *dir = tmpdir_new("html-fixture");
     write_fixture(dir, 40);
@@ -529,6 +558,7 @@ int main(void) {
     RUN_TEST(test_real_run);
     RUN_TEST(test_no_steps_no_sampler);
     RUN_TEST(test_hints_in_python);
+    RUN_TEST(test_bottleneck_evidence_glosses);
     RUN_TEST(test_escaping_and_reasons);
     RUN_TEST(test_many_steps);
     RUN_TEST(test_process_lines);

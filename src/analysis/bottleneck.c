@@ -585,6 +585,10 @@ static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int
     sps__jw_uint(w, "steps", e->steps);
     num(w, &m, "step_mean_seconds", e->step_mean_seconds, e->why_steps);
     num(w, &m, "data_loading_percent", e->data_loading_percent, e->why_data);
+    num(w, &m, "top_zone_percent", e->top_zone_percent,
+        e->why_steps ? e->why_steps : "no zone other than data loading zones in the steps");
+    if (known(e->top_zone_percent))
+        sps__jw_string(w, "top_zone", e->top_zone);
     sps__jw_int(w, "gpus", e->gpus);
     num(w, &m, "gpu_utilization_mean_percent", e->gpu_utilization_mean_percent, e->why_gpu);
     num(w, &m, "gpu_utilization_p10_percent", e->gpu_utilization_p10_percent, e->why_gpu);

@@ -100,6 +100,19 @@ static void html_cell(FILE *out, const json_t *evidence, const char *key) {
     fputs("</td>", out);
 }
 
+/* What a figure means where its name alone leaves two figures alike: the
+ * run delay and the CPU wait read close for one thread that always wants
+ * a CPU, and apart otherwise (docs/analysis.md). NULL for the rest. */
+static const char *evidence_gloss(const char *key) {
+    if (strcmp(key, "workload_run_delay_mean_percent") == 0)
+        return "time runnable but not running, per wall second (percent of one CPU)";
+    if (strcmp(key, "workload_cpu_wait_percent") == 0)
+        return "of the time the workload was ready to run, the share it waited for a CPU: delay / (delay + CPU time)";
+    if (strcmp(key, "top_zone_percent") == 0)
+        return "of step time, the self time of the largest zone not named like data loading (top_zone)";
+    return NULL;
+}
+
 void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
     const json_t *b = json_object_get(analysis, "bottleneck");
     if (!json_is_object(b))
@@ -137,6 +150,12 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
         fmt_figure(buf, sizeof buf, key, html_num(ev, key));
         fputs("<tr><td>", out);
         svg_write_escaped(out, key);
+        const char *gloss = evidence_gloss(key);
+        if (gloss) {
+            fputs("<br><small>", out);
+            svg_write_escaped(out, gloss);
+            fputs("</small>", out);
+        }
         fputs("</td><td>", out);
         svg_write_escaped(out, buf);
         const char *why = html_str(unavailable, key);
