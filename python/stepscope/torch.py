@@ -16,8 +16,17 @@ each batch is a micro-step: pass ``accumulation_steps=N``, or leave it to
 the first step that ends in ``optimizer.step()``, which opens a micro-step
 per batch and, when its optimizer step comes after a single batch, takes
 its one micro-step back unrecorded and stops (a step ended otherwise, by
-a peek with ``next(iter(loader))`` or a break, decides nothing).  Every batch also adds its size (the first dimension of its
-first tensor) to the counter "samples".
+a peek with ``next(iter(loader))`` or a break, decides nothing).  Each
+batch's size (the first dimension of its first tensor) goes to the counter
+"samples" when its step's optimizer step ends: only trained batches count.
+
+A step that holds only its fetch (a peek, a break before the forward) is
+taken back unrecorded when its iterator closes, at the next iter() or at
+remove().  Accumulation left over at an epoch's end goes on into the next
+epoch's first step (taken back at iter() and opened again at the next
+batch, so that data.start is outside every step); left over at remove()
+or the process's exit it is taken back, said on stderr, and counted in
+``dropped`` (batches fetched but never stepped).
 
 What is not training is named apart:
 
