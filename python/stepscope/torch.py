@@ -16,8 +16,17 @@ each batch is a micro-step: pass ``accumulation_steps=N``, or leave it to
 the first step that ends in ``optimizer.step()``, which opens a micro-step
 per batch and, when its optimizer step comes after a single batch, takes
 its one micro-step back unrecorded and stops (a step ended otherwise, by
-a peek with ``next(iter(loader))`` or a break, decides nothing).  Every batch also adds its size (the first dimension of its
-first tensor) to the counter "samples".
+a peek with ``next(iter(loader))`` or a break, decides nothing).  Each
+batch's size (the first dimension of its first tensor) goes to the counter
+"samples" when its step's optimizer step ends: only trained batches count.
+
+A step that holds only its fetch (a peek, a break before the forward) is
+taken back unrecorded when its iterator closes, at the next iter() or at
+remove().  Accumulation left over at an epoch's end goes on into the next
+epoch's first step (taken back at iter() and opened again at the next
+batch, so that data.start is outside every step); left over at remove()
+or the process's exit it is taken back, said on stderr, and counted in
+``dropped`` (batches fetched but never stepped).
 
 What is not training is named apart:
 
@@ -55,6 +64,7 @@ hook and wrapper away again.  One instrumentation per optimizer; the loop
 must run on one thread (zones are per thread).
 """
 
+import atexit as _atexit
 import functools
 import types
 
@@ -117,6 +127,10 @@ class Instrumented:
         self._micro = 0         # the open micro-step's token
         self._forward = []      # tokens of forward calls in progress (re-entrant models)
         self._batches = 0       # batches fetched in the open step
+        self._carried = False   # batches of an accumulation step carried over an iter() (see __iter__)
+        self._work = False      # whether a training forward, backward or optimizer ran in the open step
+        self._samples = 0       # samples of the open step's batches, counted when the optimizer steps
+        self.dropped = 0        # batches fetched but never stepped (a peek, the accumulation left at the end)
         # micro-steps: on when declared; undecided, the first step opens them
         # provisionally (see _close_micro)
         self._micro_on = accumulation_steps is not None and accumulation_steps > 1
@@ -133,6 +147,7 @@ class Instrumented:
 
         @functools.wraps(original_backward)
         def backward(tensor, *args, **kwargs):
+            self._work = self._work or bool(self._step)
             zone = self._begin("backward")
             try:
                 return original_backward(tensor, *args, **kwargs)
@@ -144,12 +159,15 @@ class Instrumented:
         self._original_step = optimizer.step
         self._step_was_own = "step" in vars(optimizer)  # an instance attribute already (a scheduler's wrapper)
         self._removed = False
+        self._done = False      # remove() ran
+        _atexit.register(self._at_exit)
         original_step = self._original_step
 
         @functools.wraps(original_step)
         def step(_optimizer, *args, **kwargs):
             if self._removed:  # wrapped by someone after us, so left in place by remove()
                 return original_step(*args, **kwargs)
+            self._work = self._work or bool(self._step)
             zone = self._begin("optimizer")
             try:
                 return original_step(*args, **kwargs)
@@ -197,7 +215,9 @@ class Instrumented:
         if opened:
             self._decide_gpu()
             self._step = _core.step_begin()
-            self._batches = 0
+            if not self._carried:
+                self._batches = 0
+            self._carried = False
         if self._micro_on or not self._decided:
             if self._micro:  # a further batch of the step: the last micro-step was one
                 _core.zone_end(self._micro)
@@ -239,12 +259,45 @@ class Instrumented:
             _core.zone_end(self._step)
             self._step = 0
 
+    def _take_back_step(self):
+        """Take the open micro-step and step back unrecorded (innermost
+        first); the zones already recorded inside them stay counted."""
+        if self._micro:
+            _core._zone_discard(self._micro)
+            self._micro = 0
+        if self._step:
+            _core._zone_discard(self._step)
+            self._step = 0
+
+    def _drop_unstepped(self, why):
+        """The open step ends without an optimizer step (remove(), the
+        process's exit): it trained nothing, so it is taken back unrecorded
+        with its samples; accumulation left over is said on stderr."""
+        if not self._step:
+            return
+        if self._work:
+            import sys
+            sys.stderr.write("stepscope.torch: %d batch(es) after the last optimizer step were never stepped "
+                             "(%s); their step is not counted\n" % (self._batches, why))
+        self.dropped += self._batches
+        self._take_back_step()
+        self._work = False
+        self._samples = 0
+        self._batches = 0
+        self._carried = False
+
     def _end_step(self):
-        """The optimizer stepped: the step ends.  The first step that ends
-        so tells whether batches accumulate; one ended otherwise (a peek
-        with next(iter(loader)), a break) says nothing about it."""
+        """The optimizer stepped: the step ends, with its samples.  The
+        first step that ends so tells whether batches accumulate; one ended
+        otherwise (a peek with next(iter(loader)), a break) says nothing
+        about it."""
         self.steps += 1
         batches = self._batches
+        if self._samples:
+            _core.count("samples", self._samples)
+        self._samples = 0
+        self._work = False
+        self._carried = False
         self._close_step()
         if not self._decided and batches:
             self._decided = True
@@ -254,6 +307,7 @@ class Instrumented:
 
     def _forward_begin(self, module, inputs):
         if self._step and _grad_enabled():
+            self._work = True
             self._forward.append(self._begin("forward"))
             return
         if not self._step:  # no step looked at the parameters' device for it
@@ -267,8 +321,9 @@ class Instrumented:
     # -- the loader ----------------------------------------------------------
 
     def __iter__(self):
-        # a zone of its own whether or not a step is open: with workers this
-        # is their start-up, which no step or "data" would otherwise hold
+        self._leave_step_for_iter()
+        # a zone of its own, outside any step: with workers this is their
+        # start-up, which no step or "data" would otherwise hold
         token = _core.zone_begin(DATA_START)
         try:
             iterator = iter(self.loader)
@@ -297,19 +352,63 @@ class Instrumented:
             _core.zone_end(token)
             n = _batch_size(batch)
             if n is not None:
-                _core.count("samples", n)
+                self._samples += n
             try:
                 yield batch
-            except GeneratorExit:  # the loop broke out: its last step ends here
-                self._close_step()
+            except GeneratorExit:  # the loop broke out (or a peek's iterator was dropped)
+                if self._work:     # its last step ends here
+                    self._close_step()
+                    self._work = False
+                    self._samples = 0
+                else:              # a step that holds only its fetch trained nothing
+                    self.dropped += self._batches
+                    self._take_back_step()
+                    self._samples = 0
+                    self._batches = 0
+                    self._carried = False
                 raise
+
+    def _at_exit(self):
+        # Python's exit, before the record is closed: no step is left open
+        # to read like a crash
+        self._drop_unstepped("the process exited")
+
+    def _leave_step_for_iter(self):
+        """A new iter() with a step open: one that holds only fetches (a
+        peek, a break before any forward) is taken back; accumulation left
+        over from the last epoch goes on into this one (no optimizer step
+        ended it), but its step is taken back here and opened again at the
+        next batch with its batch and sample counts carried, so that
+        data.start is outside every step and there is still one step per
+        optimizer step."""
+        if not self._step:
+            return
+        if not self._work:
+            self.dropped += self._batches
+            self._take_back_step()
+            self._samples = 0
+            self._batches = 0
+            self._carried = False
+            return
+        if self._micro:
+            _core.zone_end(self._micro)  # the last leftover batch was a micro-step
+            self._micro = 0
+        _core._zone_discard(self._step)
+        self._step = 0
+        self._carried = True
 
     def __len__(self):
         return len(self.loader)
 
     def remove(self):
-        """Take the hooks and wrappers away; an open step is ended."""
-        self._close_step()
+        """Take the hooks and wrappers away; an open step, which no
+        optimizer step ended, is taken back unrecorded (see
+        _drop_unstepped)."""
+        if self._done:
+            return
+        self._done = True
+        _atexit.unregister(self._at_exit)
+        self._drop_unstepped("remove()")
         self._pre.remove()
         self._post.remove()
         if Instrumented._backward_owner is self:

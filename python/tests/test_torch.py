@@ -410,4 +410,73 @@ def test_a_peek_at_the_loader_does_not_decide_accumulation(run_under):
     """)
     assert r.zone("optimizer")["count"] == 4
     assert r.zone("microstep")["count"] == 16                 # every training batch, the first step's too
-    assert [row.get("microsteps", 0) for row in r.report["steps"]["rows"]] == [0, 4, 4, 4, 4]  # the peek, then training
+    # the peek's step held only its fetch: taken back, and its batch's samples with it
+    assert r.zone("step")["count"] == 4
+    assert [row.get("microsteps", 0) for row in r.report["steps"]["rows"]] == [4, 4, 4, 4]
+    assert r.counter("samples")["total"] == 64
+    assert r.zone("data")["count"] == 17  # the peek's fetch is still a fetch
+
+
+def test_a_break_before_any_forward_leaves_no_step(run_under):
+    r = run_under("""
+        import torch, stepscope.torch
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = stepscope.torch.instrument(model, opt, [(torch.ones(4, 2), torch.zeros(4, 1))] * 10)
+        for i, (x, y) in enumerate(loader):
+            if i == 3:
+                break
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        for x, y in loader:  # a second epoch, so the break's iterator is closed before it
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        loader.remove()
+    """)
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 13
+    assert r.counter("samples")["total"] == 13 * 4
+    assert r.zone("data")["count"] == 14
+
+
+LEFTOVER = """
+    import torch, stepscope, stepscope.torch
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = torch.utils.data.TensorDataset(torch.randn(80, 4), torch.randn(80, 1))
+    loader = stepscope.torch.instrument(model, opt, torch.utils.data.DataLoader(data, batch_size=8),
+                                        accumulation_steps=4)
+    for epoch in range(3):
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+    ENDING
+    print("dropped", loader.dropped)
+"""
+
+
+@pytest.mark.parametrize("ending", ["loader.remove()", "pass  # no remove(): the process's exit"])
+def test_accumulation_left_over_at_the_end(tmp_path, ending):
+    # 10 batches an epoch, an optimizer step every 4 of an epoch's batches:
+    # 2 batches carry into the next epoch's first step (6 batches), and 2
+    # are left over at the end, never stepped
+    import textwrap
+    script = tmp_path / "leftover.py"
+    script.write_text(textwrap.dedent(LEFTOVER.replace("ENDING", ending)))
+    out = tmp_path / "out"
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "-o", str(out), "--", PYTHON, str(script)],
+                          cwd=str(tmp_path), env=script_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "open at the end" not in proc.stderr + proc.stdout
+    assert "2 batch(es) after the last optimizer step were never stepped" in proc.stderr
+    assert ("dropped 2" if ending.startswith("loader") else "dropped 0") in proc.stdout  # at exit: after the print
+    r = load_report(out)
+    assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 6
+    assert r.counter("samples")["total"] == 28 * 8  # the trained batches only
+    assert r.zone("data.start")["count"] == 3
+    with open(out / "steps.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 6
+    assert all(not row["zone:data.start:self_s"] for row in rows)  # never inside a step
+    assert [int(row["counter:samples:sum"]) for row in rows] == [32, 32, 48, 32, 48, 32]
