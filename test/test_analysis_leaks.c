@@ -324,6 +324,20 @@ static double pss_level(size_t i) {
     return 310 * MIB + 40e3 * wobble(i);
 }
 
+/* The analysis object as report.json has it, as text (caller frees). */
+static char *analysis_json_text(const struct sps_analysis *a) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    struct sps_jw w;
+    sps__jw_init(&w, mem);
+    sps__jw_object(&w, NULL);
+    sps__analysis_json(&w, a);
+    sps__jw_end(&w, '}');
+    fclose(mem);
+    return buf;
+}
+
 /* The tree's slope is its PSS when PSS was read often enough within the
  * analysed steps, else its RSS sum, and the analysis says which and why. */
 static void test_tree_uses_pss(void) {
@@ -361,15 +375,9 @@ static void test_tree_uses_pss(void) {
     fake_add_pss(&f, 0, 1, pss_level);
     struct sps_analysis a;
     CHECK_EQ_I(sps__analyze(&f.run, &(struct sps_run_info){.sampler = f.res}, NULL, &a), 0);
-    char *buf = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    struct sps_jw w;
-    sps__jw_init(&w, mem);
-    sps__jw_object(&w, NULL);
-    sps__analysis_json(&w, &a);
-    sps__jw_end(&w, '}');
-    fclose(mem);
+    char *buf = analysis_json_text(&a);
+    FILE *mem;
     json_error_t jerr;
     json_t *root = json_loads(buf, 0, &jerr);
     free(buf);
@@ -402,15 +410,7 @@ static void test_json_and_views(void) {
     fake_build(&f, 60, 10, rss_warmup_then_leak, 512);
     struct sps_analysis a;
     CHECK_EQ_I(sps__analyze(&f.run, &(struct sps_run_info){.sampler = f.res}, NULL, &a), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    struct sps_jw w;
-    sps__jw_init(&w, mem);
-    sps__jw_object(&w, NULL);
-    sps__analysis_json(&w, &a);
-    sps__jw_end(&w, '}');
-    fclose(mem);
+    char *buf = analysis_json_text(&a);
     sps__analysis_free(&a);
     json_error_t err;
     json_t *report = json_loads(buf, 0, &err);
@@ -437,7 +437,7 @@ static void test_json_and_views(void) {
 
     char *text = NULL;
     size_t tlen = 0;
-    mem = open_memstream(&text, &tlen);
+    FILE *mem = open_memstream(&text, &tlen);
     sps__analysis_print(mem, report);
     fclose(mem);
     /* the part's label padded to 12 columns */
@@ -622,15 +622,9 @@ static void test_sparse_readings_are_not_short_lived(void) {
 static json_t *analysed_json(struct fake *f, char **text, char **html) {
     struct sps_analysis a;
     CHECK_EQ_I(sps__analyze(&f->run, &(struct sps_run_info){.sampler = f->res}, NULL, &a), 0);
-    char *buf = NULL;
     size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    struct sps_jw w;
-    sps__jw_init(&w, mem);
-    sps__jw_object(&w, NULL);
-    sps__analysis_json(&w, &a);
-    sps__jw_end(&w, '}');
-    fclose(mem);
+    char *buf = analysis_json_text(&a);
+    FILE *mem;
     sps__analysis_free(&a);
     json_t *report = json_loads(buf, 0, NULL);
     CHECK_MSG(report != NULL, "%s", buf);
