@@ -44,8 +44,8 @@ struct sps_overhead {
     uint64_t zones_recorded;  /* zones, steps and micro-steps, every process */
     uint64_t values_recorded; /* values and counter increments */
     double zone_cost_ns;      /* one begin+end, measured warm at run end; NAN: not measured */
-    /* A zone end's bookkeeping as the recorder sampled it in the run (at
-     * step ends and every 4096 zones) and in the warm measurement: the
+    /* A zone end's bookkeeping as the recorder sampled it in the run (every
+     * SPS_THIN_POLL_EVENTS zones of a thread) and in the warm measurement: the
      * difference is what the run's caches added to every zone, and the
      * zones are priced at zone_cost_ns plus it (never less). */
     uint64_t zone_end_samples, zone_end_samples_dropped; /* dropped: over SPS_END_SAMPLE_MAX_NS */

@@ -315,9 +315,10 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
 /*
  * The watched tree's memory in memory{}: its peak PSS (pages its processes
  * share count once) and its peak RSS summed over processes (each shared page
- * once per process), which of the two stands for the tree (what the summary,
- * the HTML report and the leak analysis use), and why there is no PSS when
- * there is none.  Nulls without a sampler.
+ * once per process), which of the two stands for the tree's peak (what the
+ * summary and the HTML report use; the leak analysis, which needs a trend,
+ * picks by its own count of readings and says so in analysis.leaks), and why
+ * there is no PSS when there is none.  Nulls without a sampler.
  */
 static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result *r) {
     const struct sps__series *pss = r ? &r->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES] : NULL;
