@@ -19,10 +19,6 @@
 /* At most this many zone names count as data loading (the first found). */
 #define MAX_DATA_NAMES 64
 
-static int known(double x) {
-    return !isnan(x);
-}
-
 /* ---------------------------------------------------------------- names */
 
 static const char *const DATA_TOKENS[] = {"data", "dataloader", "dataloading", "loader", "load",
@@ -218,14 +214,14 @@ static void gpu_evidence(const struct sps__sampler_result *r, const struct span 
         }
         struct span_stats t = span_stats_of(&gs->m[SPS_M_GPU_TEMPERATURE_CELSIUS], sp, machine);
         if (t.n)
-            e->gpu_temperature_max_celsius = known(e->gpu_temperature_max_celsius)
+            e->gpu_temperature_max_celsius = sps__bn_known(e->gpu_temperature_max_celsius)
                                                  ? fmax(e->gpu_temperature_max_celsius, t.max)
                                                  : t.max;
         struct span_stats c = span_stats_of(&gs->m[SPS_M_GPU_SM_CLOCK_HERTZ], sp, machine);
         if (c.n && c.max > 0) {
             double drop = 100 * (1 - c.mean / c.max);
             e->gpu_sm_clock_drop_percent =
-                known(e->gpu_sm_clock_drop_percent) ? fmax(e->gpu_sm_clock_drop_percent, drop) : drop;
+                sps__bn_known(e->gpu_sm_clock_drop_percent) ? fmax(e->gpu_sm_clock_drop_percent, drop) : drop;
         }
         /* A point's max stands for its readings' reasons: exact while a
          * point holds one reading (the first 512 machine intervals), an
@@ -277,7 +273,7 @@ static void contention_evidence(const struct sps__sampler_result *r, const struc
     e->run_delay_readings = delay.n;
     if (delay.n) {
         e->workload_run_delay_mean_percent = delay.mean;
-        if (known(busy) && delay.mean + busy > 0)
+        if (sps__bn_known(busy) && delay.mean + busy > 0)
             e->workload_cpu_wait_percent = 100 * delay.mean / (delay.mean + busy);
     } else {
         e->why_run_delay = r->sources[SPS_SOURCE_SCHED].available
@@ -341,7 +337,7 @@ static void sampler_evidence(const struct sps__sampler_result *r, const struct s
         e->system_swap_used_max_bytes = swap.max;
         e->system_swap_growth_bytes = fmax(0.0, swap.max - swap.first);
     }
-    if (!known(e->system_memory_available_min_percent) || !swap.n)
+    if (!sps__bn_known(e->system_memory_available_min_percent) || !swap.n)
         e->why_memory = r->host[SPS_M_SYSTEM_MEMORY_TOTAL_BYTES].n ? "no memory reading in this span"
                                                                    : "the system's memory was not read";
     contention_evidence(r, sp, e);
@@ -391,13 +387,13 @@ static struct selected select_rows(const struct sps_run *run, const struct selec
         out.seconds += d;
         double in_data = 0;
         for (size_t z = 0; z < ndata; z++)
-            if (row->by_name && known(row->by_name[data[z]]))
+            if (row->by_name && sps__bn_known(row->by_name[data[z]]))
                 in_data += row->by_name[data[z]];
         /* zones of other threads (loader threads) also start inside the
          * step: the step cannot wait longer than it lasts */
         out.data_seconds += fmin(in_data, d);
         for (size_t z = 0; zone_seconds && row->by_name && z < run->nnames; z++)
-            if (run->names[z].kind == SPS_KIND_ZONE && known(row->by_name[z]))
+            if (run->names[z].kind == SPS_KIND_ZONE && sps__bn_known(row->by_name[z]))
                 zone_seconds[z] += fmin(row->by_name[z], d);
         if (row->start_ns < out.start_ns)
             out.start_ns = row->start_ns;
@@ -587,7 +583,7 @@ static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int
     num(w, &m, "data_loading_percent", e->data_loading_percent, e->why_data);
     num(w, &m, "top_zone_percent", e->top_zone_percent,
         e->why_steps ? e->why_steps : "no zone other than data loading zones in the steps");
-    if (known(e->top_zone_percent))
+    if (sps__bn_known(e->top_zone_percent))
         sps__jw_string(w, "top_zone", e->top_zone);
     sps__jw_int(w, "gpus", e->gpus);
     num(w, &m, "gpu_utilization_mean_percent", e->gpu_utilization_mean_percent, e->why_gpu);
@@ -595,7 +591,7 @@ static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int
     num(w, &m, "gpu_utilization_p90_percent", e->gpu_utilization_p90_percent, e->why_gpu);
     num(w, &m, "gpu_throttled_percent", e->gpu_throttled_percent, e->why_throttle);
     num(w, &m, "gpu_power_capped_percent", e->gpu_power_capped_percent, e->why_throttle);
-    if (known(e->gpu_throttled_percent)) {
+    if (sps__bn_known(e->gpu_throttled_percent)) {
         sps__jw_uint(w, "gpu_throttle_reasons_seen", e->gpu_throttle_reasons_seen);
         sps__jw_array_flat(w, "gpu_throttle_reason_names");
         for (unsigned b = 0; b < sizeof THROTTLE_NAMES / sizeof *THROTTLE_NAMES; b++)

@@ -16,10 +16,16 @@
 #ifndef SPS_ANALYSIS_BOTTLENECK_H
 #define SPS_ANALYSIS_BOTTLENECK_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "record_format.h"
+
+/* A figure the analysis has (NAN: not read, not computed). */
+static inline int sps__bn_known(double x) {
+    return !isnan(x);
+}
 
 struct sps_run;
 struct sps_run_info;

@@ -73,10 +73,6 @@ static double clamp01(double x) {
     return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
-static int known(double x) {
-    return !isnan(x);
-}
-
 /* Append a clause to the reason (cut at its size, never overrun). */
 __attribute__((format(printf, 2, 3))) static void say(struct sps_bn_verdict *v, const char *fmt, ...) {
     size_t len = strnlen(v->reason, sizeof v->reason);
@@ -120,7 +116,7 @@ struct facts {
 /* "; data loading took N% of step time" when some zone is named like data
  * loading; nothing otherwise (never an invented 0%). */
 static void say_data(struct sps_bn_verdict *v, const struct facts *f) {
-    if (known(f->data))
+    if (sps__bn_known(f->data))
         say(v, "; data loading took %.0f%% of step time", f->data);
 }
 
@@ -152,18 +148,18 @@ static int rule_nothing(const struct sps_bn_evidence *e, const struct facts *f, 
  * would name a symptom. */
 static int rule_memory(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
     double avail = e->system_memory_available_min_percent, swap = e->system_swap_growth_bytes;
-    int low = known(avail) && avail < MEM_AVAILABLE_LOW_PERCENT;
-    int swapping = known(swap) && swap >= SWAP_GROWTH_BYTES &&
-                   (!known(e->system_memory_total_bytes) || swap >= 0.01 * e->system_memory_total_bytes);
+    int low = sps__bn_known(avail) && avail < MEM_AVAILABLE_LOW_PERCENT;
+    int swapping = sps__bn_known(swap) && swap >= SWAP_GROWTH_BYTES &&
+                   (!sps__bn_known(e->system_memory_total_bytes) || swap >= 0.01 * e->system_memory_total_bytes);
     if (!low && !swapping)
         return 0;
-    if (known(avail) && known(e->system_memory_total_bytes))
+    if (sps__bn_known(avail) && sps__bn_known(e->system_memory_total_bytes))
         say(v, "memory available fell to %.1f%% of %.1f GiB", avail, e->system_memory_total_bytes / GIB);
-    else if (known(avail))
+    else if (sps__bn_known(avail))
         say(v, "memory available fell to %.1f%% of the total", avail);
     else
         say(v, "memory available unknown");
-    if (known(swap))
+    if (sps__bn_known(swap))
         say(v, "; swap in use grew by %.0f MiB", swap / MIB);
     static const struct advice a = {
         "free memory: lower the batch size or the DataLoader's num_workers and prefetch_factor, or use a machine "
@@ -180,12 +176,12 @@ static int rule_throttled(const struct sps_bn_evidence *e, const struct facts *f
     if (!f->gpu)
         return 0;
     double temp = e->gpu_temperature_max_celsius, drop = e->gpu_sm_clock_drop_percent;
-    if (known(e->gpu_throttled_percent) && e->gpu_throttled_percent >= THROTTLED_PERCENT) {
+    if (sps__bn_known(e->gpu_throttled_percent) && e->gpu_throttled_percent >= THROTTLED_PERCENT) {
         say(v, "the GPU slowed itself (thermal or hardware slowdown, reasons 0x%x) in %.0f%% of its readings",
             (unsigned)e->gpu_throttle_reasons_seen, e->gpu_throttled_percent);
-        if (known(temp))
+        if (sps__bn_known(temp))
             say(v, "; peak %.0f °C", temp);
-        if (known(drop))
+        if (sps__bn_known(drop))
             say(v, "; mean SM clock %.0f%% below its peak", drop);
         verdict(v, SPS_BN_THROTTLED, (0.5 + 0.5 * e->gpu_throttled_percent / 100) * f->scarce,
                 "check the GPU's cooling (airflow, fans, inlet temperature) and power delivery; "
@@ -194,7 +190,7 @@ static int rule_throttled(const struct sps_bn_evidence *e, const struct facts *f
     }
     /* without throttle reasons (drm, nvidia-smi): a hot GPU whose clock
      * sags while it is busy */
-    if (!known(e->gpu_throttled_percent) && known(temp) && temp >= HOT_GPU_CELSIUS && known(drop) &&
+    if (!sps__bn_known(e->gpu_throttled_percent) && sps__bn_known(temp) && temp >= HOT_GPU_CELSIUS && sps__bn_known(drop) &&
         drop >= CLOCK_DROP_PERCENT && f->util >= GPU_IDLE_PERCENT) {
         say(v,
             "the GPU reached %.0f °C and its mean SM clock was %.0f%% below its peak while %.0f%% busy "
@@ -210,11 +206,11 @@ static int rule_throttled(const struct sps_bn_evidence *e, const struct facts *f
 
 static int rule_io(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
     double iowait = e->system_iowait_mean_percent, disk = e->workload_disk_read_mean_bytes_per_second;
-    int reading = known(disk) && disk >= DISK_READ_BYTES_PER_SECOND;
-    if (!known(iowait) || iowait < IOWAIT_PERCENT || !(reading || (known(f->data) && f->data >= DATA_WEAK_PERCENT + 5)))
+    int reading = sps__bn_known(disk) && disk >= DISK_READ_BYTES_PER_SECOND;
+    if (!sps__bn_known(iowait) || iowait < IOWAIT_PERCENT || !(reading || (sps__bn_known(f->data) && f->data >= DATA_WEAK_PERCENT + 5)))
         return 0;
     say(v, "CPUs waited on I/O %.0f%% of the time", iowait);
-    if (known(disk))
+    if (sps__bn_known(disk))
         say(v, " while the workload read %.1f MiB/s from storage", disk / MIB);
     say_data(v, f);
     static const struct advice a = {
@@ -234,12 +230,12 @@ static int rule_contended(const struct sps_bn_evidence *e, const struct facts *f
         return 0; /* the GPU is kept busy: the CPU side's waiting is not the limit */
     double wait = e->workload_cpu_wait_percent, delay = e->workload_run_delay_mean_percent;
     double pressure = e->cpu_pressure_some_mean_percent, share = e->workload_cpu_percent_of_machine;
-    if (known(share) && share >= WORKLOAD_FILLS_MACHINE_PERCENT)
+    if (sps__bn_known(share) && share >= WORKLOAD_FILLS_MACHINE_PERCENT)
         return 0; /* its own threads queue for the cores: cpu-bound says so */
-    int by_delay = known(wait) && known(delay) && wait >= CONTENDED_WAIT_PERCENT && delay >= CONTENDED_DELAY_PERCENT;
-    int by_pressure = !known(wait) && known(pressure) && pressure >= CONTENDED_PRESSURE_PERCENT &&
-                      known(f->sys) && f->sys >= MACHINE_BUSY_PERCENT &&
-                      !(known(f->cpu) && f->cpu >= CPU_BUSY_PERCENT);
+    int by_delay = sps__bn_known(wait) && sps__bn_known(delay) && wait >= CONTENDED_WAIT_PERCENT && delay >= CONTENDED_DELAY_PERCENT;
+    int by_pressure = !sps__bn_known(wait) && sps__bn_known(pressure) && pressure >= CONTENDED_PRESSURE_PERCENT &&
+                      sps__bn_known(f->sys) && f->sys >= MACHINE_BUSY_PERCENT &&
+                      !(sps__bn_known(f->cpu) && f->cpu >= CPU_BUSY_PERCENT);
     if (!by_delay && !by_pressure)
         return 0;
     double c;
@@ -247,7 +243,7 @@ static int rule_contended(const struct sps_bn_evidence *e, const struct facts *f
         say(v, "the workload was runnable but waiting for a CPU %.0f%% of the time it was ready to run", wait);
         if (e->contention_whole_run)
             say(v, " (over the whole run: no run delay reading in this window)");
-        else if (known(f->cpu))
+        else if (sps__bn_known(f->cpu))
             say(v, " (%.2f s of run delay per second against %.2f s on a CPU)", delay / 100, f->cpu / 100);
         c = 0.55 + 0.4 * clamp01((wait - CONTENDED_WAIT_PERCENT) / (60 - CONTENDED_WAIT_PERCENT));
         if (e->run_delay_readings < 2)
@@ -257,14 +253,14 @@ static int rule_contended(const struct sps_bn_evidence *e, const struct facts *f
             e->why_run_delay ? e->why_run_delay : "not read");
         c = 0.4 * f->scarce;
     }
-    if (known(pressure))
+    if (sps__bn_known(pressure))
         say(v, "; CPU pressure %.0f%% (some task waited for a CPU %.0f%% of the time)", pressure, pressure);
     else
         say(v, "; CPU pressure unknown (%s)", e->why_pressure ? e->why_pressure : "not read");
-    if (known(f->cpu))
+    if (sps__bn_known(f->cpu))
         say(v, "; it ran %.0f%% of a core", f->cpu);
-    if (known(f->sys))
-        say(v, known(f->cpu) ? " while the machine's CPUs were %.0f%% busy" : "; the machine's CPUs were %.0f%% busy",
+    if (sps__bn_known(f->sys))
+        say(v, sps__bn_known(f->cpu) ? " while the machine's CPUs were %.0f%% busy" : "; the machine's CPUs were %.0f%% busy",
             f->sys);
     say_data(v, f);
     verdict(v, SPS_BN_CONTENDED, c,
@@ -275,7 +271,7 @@ static int rule_contended(const struct sps_bn_evidence *e, const struct facts *f
 }
 
 static int rule_input(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    if (!known(f->data) || f->data < DATA_INPUT_PERCENT)
+    if (!sps__bn_known(f->data) || f->data < DATA_INPUT_PERCENT)
         return 0;
     say(v, "%.0f%% of step time is spent in data loading zones", f->data);
     if (f->gpu)
@@ -305,7 +301,7 @@ static int rule_gpu(const struct sps_bn_evidence *e, const struct facts *f, stru
     if (!f->gpu || f->util < GPU_BUSY_PERCENT)
         return 0;
     say(v, "the GPU was busy %.0f%% of the time (p10 %.0f%%)", f->util, e->gpu_utilization_p10_percent);
-    if (known(e->gpu_power_capped_percent) && e->gpu_power_capped_percent >= 50)
+    if (sps__bn_known(e->gpu_power_capped_percent) && e->gpu_power_capped_percent >= 50)
         say(v, ", at its power cap most of the time");
     static const struct advice a = {
         "the GPU is the limit: use bf16/fp16 mixed precision and fused kernels (torch.compile) to do the same work "
@@ -320,7 +316,7 @@ static int rule_gpu(const struct sps_bn_evidence *e, const struct facts *f, stru
 }
 
 static int rule_idle_gpu(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    if (!f->gpu || f->util >= GPU_IDLE_PERCENT || !known(f->cpu) || f->cpu < CPU_BUSY_PERCENT || known(f->data))
+    if (!f->gpu || f->util >= GPU_IDLE_PERCENT || !sps__bn_known(f->cpu) || f->cpu < CPU_BUSY_PERCENT || sps__bn_known(f->data))
         return 0;
     say(v,
         "the GPU was busy only %.0f%% of the time while the workload's CPU ran at %.0f%% of a core, and no data "
@@ -343,7 +339,7 @@ static int rule_idle_gpu(const struct sps_bn_evidence *e, const struct facts *f,
     "(NumPy), or do more per call with a larger batch"
 
 static int rule_cpu(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    if (!known(f->cpu) || f->cpu < CPU_BUSY_PERCENT)
+    if (!sps__bn_known(f->cpu) || f->cpu < CPU_BUSY_PERCENT)
         return 0;
     double machine = e->workload_cpu_percent_of_machine;
     static const struct advice gpu = {
@@ -368,19 +364,19 @@ static int rule_cpu(const struct sps_bn_evidence *e, const struct facts *f, stru
     char rec[320];
     if (f->gpu)
         snprintf(rec, sizeof rec, "%s", in_face(e, &gpu));
-    else if (e->cpu_count > 1 && known(machine) && machine < 75)
+    else if (e->cpu_count > 1 && sps__bn_known(machine) && machine < 75)
         snprintf(rec, sizeof rec, "it keeps %.1f of %d cores busy: %s", f->cpu / 100, e->cpu_count,
                  in_face_torch(e, &threads, PLAIN_PYTHON_THREADS));
     else
         snprintf(rec, sizeof rec, "%s", in_face(e, &full));
     say(v, "the workload's CPU ran at %.0f%% of a core", f->cpu);
-    if (known(machine))
+    if (sps__bn_known(machine))
         say(v, " (%.0f%% of %d CPUs)", machine, e->cpu_count);
     if (f->gpu)
         say(v, " while the GPU was busy %.0f%%", f->util);
     else
         say(v, " with no GPU");
-    if (known(e->workload_cpu_wait_percent) && e->workload_cpu_wait_percent >= CONTENDED_WAIT_PERCENT)
+    if (sps__bn_known(e->workload_cpu_wait_percent) && e->workload_cpu_wait_percent >= CONTENDED_WAIT_PERCENT)
         say(v, "; its threads waited for a CPU %.0f%% of the time they were ready to run (more runnable threads "
                "than cores)",
             e->workload_cpu_wait_percent);
@@ -395,9 +391,9 @@ static int rule_cpu(const struct sps_bn_evidence *e, const struct facts *f, stru
  * machine, other processes took the CPUs (when run delay and pressure
  * could not say so). */
 static int rule_cpu_part(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    int crowded = known(f->sys) && f->sys >= MACHINE_BUSY_PERCENT;
-    if (!known(f->cpu) || f->cpu < CPU_PART_BUSY_PERCENT || (f->gpu && !crowded) ||
-        (known(f->data) && f->data >= DATA_WEAK_PERCENT))
+    int crowded = sps__bn_known(f->sys) && f->sys >= MACHINE_BUSY_PERCENT;
+    if (!sps__bn_known(f->cpu) || f->cpu < CPU_PART_BUSY_PERCENT || (f->gpu && !crowded) ||
+        (sps__bn_known(f->data) && f->data >= DATA_WEAK_PERCENT))
         return 0;
     say(v, "the workload's CPU ran at %.0f%% of a core%s", f->cpu, f->gpu ? "" : " with no GPU");
     if (crowded)
@@ -418,14 +414,14 @@ static int rule_cpu_part(const struct sps_bn_evidence *e, const struct facts *f,
 }
 
 static int rule_weak_input(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    if (!known(f->data) || f->data < DATA_WEAK_PERCENT)
+    if (!sps__bn_known(f->data) || f->data < DATA_WEAK_PERCENT)
         return 0;
     say(v, "%.0f%% of step time is spent in data loading zones, and ", f->data);
-    if (f->gpu && known(f->cpu))
+    if (f->gpu && sps__bn_known(f->cpu))
         say(v, "neither the CPU (%.0f%% of a core) nor the GPU (%.0f%% busy) is saturated", f->cpu, f->util);
     else if (f->gpu)
         say(v, "the GPU (%.0f%% busy) is not saturated", f->util);
-    else if (known(f->cpu))
+    else if (sps__bn_known(f->cpu))
         say(v, "the CPU (%.0f%% of a core) is not saturated, with no GPU", f->cpu);
     else
         say(v, "there is no GPU and no CPU reading");
@@ -442,7 +438,7 @@ static int rule_weak_input(const struct sps_bn_evidence *e, const struct facts *
 static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
     if (e->cpu_readings != 0 || e->machine_readings != 0 || f->gpu)
         return 0;
-    if (known(f->data))
+    if (sps__bn_known(f->data))
         say(v, "%.0f%% of step time in data loading; without machine readings nothing else can be judged", f->data);
     else
         say(v, "no data loading zone and no machine readings: nothing to judge the steps by");
@@ -459,7 +455,7 @@ static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, s
                              ? "run again without --no-sample so the machine is sampled"
                              : in_face(e, &start);
     char rec[320];
-    if (known(f->data))
+    if (sps__bn_known(f->data))
         snprintf(rec, sizeof rec, "%s, to judge the rest", sample);
     else
         snprintf(rec, sizeof rec, "%s; and %s", sample, in_face(e, &WRAP_DATA));
@@ -470,15 +466,15 @@ static int rule_unread(const struct sps_bn_evidence *e, const struct facts *f, s
 /* Nothing saturated, and one zone (not data loading) holds most of the
  * step: the step waits in that zone, so name it rather than ask for zones. */
 static int rule_waiting_zone(const struct sps_bn_evidence *e, const struct facts *f, struct sps_bn_verdict *v) {
-    if (!known(e->top_zone_percent) || e->top_zone_percent < WAIT_ZONE_PERCENT ||
-        (known(f->cpu) && f->cpu >= CPU_PART_BUSY_PERCENT))
+    if (!sps__bn_known(e->top_zone_percent) || e->top_zone_percent < WAIT_ZONE_PERCENT ||
+        (sps__bn_known(f->cpu) && f->cpu >= CPU_PART_BUSY_PERCENT))
         return 0;
     say(v, "the step spends %.0f%% of its time in zone '%s', which ", e->top_zone_percent, e->top_zone);
-    if (f->gpu && known(f->cpu))
+    if (f->gpu && sps__bn_known(f->cpu))
         say(v, "neither the CPU (%.0f%% of a core) nor the GPU (%.0f%% busy) accounts for", f->cpu, f->util);
     else if (f->gpu)
         say(v, "the GPU (%.0f%% busy) does not account for", f->util);
-    else if (known(f->cpu))
+    else if (sps__bn_known(f->cpu))
         say(v, "the CPU does not account for (the workload ran at %.0f%% of a core, no GPU)", f->cpu);
     else
         say(v, "no CPU reading accounts for");
@@ -501,15 +497,15 @@ static void rule_unknown(const struct sps_bn_evidence *e, const struct facts *f,
         say(v, "the GPU was busy %.0f%%, ", f->util);
     else
         say(v, "no GPU, ");
-    if (known(f->cpu))
+    if (sps__bn_known(f->cpu))
         say(v, "the workload's CPU ran at %.0f%% of a core", f->cpu);
     else
         say(v, "the workload's CPU is unknown");
-    if (known(e->workload_cpu_wait_percent))
+    if (sps__bn_known(e->workload_cpu_wait_percent))
         say(v, " and waited for a CPU %.0f%% of the time it was ready to run", e->workload_cpu_wait_percent);
     else if (e->why_run_delay && !e->why_sampler)
         say(v, " (run delay unknown: %s)", e->why_run_delay);
-    if (known(f->data))
+    if (sps__bn_known(f->data))
         say(v, "; data loading took %.0f%% of step time", f->data);
     else
         say(v, "; no zone is named like data loading");
@@ -528,7 +524,7 @@ void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *v)
     memset(v, 0, sizeof *v);
     struct facts f = {e->data_loading_percent, e->gpu_utilization_mean_percent, e->workload_cpu_mean_percent,
                       e->system_cpu_mean_percent, 0, 1.0};
-    f.gpu = e->gpus > 0 && known(f.util);
+    f.gpu = e->gpus > 0 && sps__bn_known(f.util);
     /* a verdict resting on one or two sampler readings is a guess about a
      * short span: it keeps its kind but loses some confidence */
     if (e->cpu_readings < FEW_READINGS && e->machine_readings < FEW_READINGS)
