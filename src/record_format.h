@@ -290,6 +290,13 @@ _Static_assert(sizeof(struct sps_rec_agg) == 64, "agg header is 64 bytes");
 _Static_assert(sizeof(struct sps_rec_frame) == 32, "frame is 32 bytes");
 _Static_assert(offsetof(struct sps_rec_thread, stack) == 184, "segment layout as documented");
 
+/* A measured cost from the header's py_* and hook_* cost fields, or 0: a
+ * value that is not a finite positive number below 1e12 ns was not
+ * measured (the module could not, or the record predates the fields). */
+static inline double sps_rec_measured_ns(double ns) {
+    return ns > 0 && ns < 1e12 ? ns : 0;
+}
+
 /* Zones, steps and micro-steps: the kinds that measure time (and carry a
  * histogram); values and counters do not. */
 static inline int sps_kind_is_timed(uint32_t kind) {

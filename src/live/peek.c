@@ -355,8 +355,7 @@ static double python_ns(const struct sps_rec_header *h) {
     } parts[] = {{h->py_zones, h->py_zone_ns}, {h->py_values, h->py_value_ns}, {h->py_counts, h->py_count_ns},
                  {h->hook_zones, h->hook_zone_ns}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].ns > 0 && parts[i].ns < 1e12) /* else not measured (or not a cost) */
-            sum += (double)parts[i].n * parts[i].ns;
+        sum += (double)parts[i].n * sps_rec_measured_ns(parts[i].ns); /* 0 when not measured */
     return sum;
 }
 

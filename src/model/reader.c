@@ -207,11 +207,10 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->py_counts = h->py_counts;
     p->hook_zones = h->hook_zones;
     p->hook_counts = h->hook_counts;
-    /* a cost that is not a finite positive number was not measured */
-    p->py_zone_ns = h->py_zone_ns > 0 && h->py_zone_ns < 1e12 ? h->py_zone_ns : 0;
-    p->py_value_ns = h->py_value_ns > 0 && h->py_value_ns < 1e12 ? h->py_value_ns : 0;
-    p->py_count_ns = h->py_count_ns > 0 && h->py_count_ns < 1e12 ? h->py_count_ns : 0;
-    p->hook_zone_ns = h->hook_zone_ns > 0 && h->hook_zone_ns < 1e12 ? h->hook_zone_ns : 0;
+    p->py_zone_ns = sps_rec_measured_ns(h->py_zone_ns);
+    p->py_value_ns = sps_rec_measured_ns(h->py_value_ns);
+    p->py_count_ns = sps_rec_measured_ns(h->py_count_ns);
+    p->hook_zone_ns = sps_rec_measured_ns(h->hook_zone_ns);
     p->end_samples = __atomic_load_n(&h->end_samples, __ATOMIC_RELAXED);
     p->end_sample_ns = __atomic_load_n(&h->end_ns, __ATOMIC_RELAXED);
     p->end_samples_dropped = __atomic_load_n(&h->end_samples_dropped, __ATOMIC_RELAXED);
