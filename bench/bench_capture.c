@@ -341,7 +341,7 @@ int main(int argc, char **argv) {
 
     /* the sampler thread at the default intervals, measured by the kernel */
     s = sps__sampler_open(&cfg, err, sizeof err);
-    if (!s || sps__sampler_start(s) != 0) {
+    if (!s || sps__sampler_start(s, 0) != 0) {
         fprintf(stderr, "bench_capture: the sampler thread did not start\n");
         return 1;
     }

@@ -94,9 +94,11 @@ void sps__sampler_config_from_env(struct sps__sampler_config *cfg) {
 }
 
 /* Start this process's sampler.  Under cap_lock. */
-static int start_own(const struct sps_sampler_config *config) {
+/* Start (or resume) the process's own sampler; its first tick is a
+ * fresh read (the tree's PSS too) when fresh, else an ordinary one. */
+static int start_own(const struct sps_sampler_config *config, int fresh) {
     if (own) /* stopped earlier: resume it */
-        return sps__sampler_start(own) == 0 ? SPS_OK : SPS_EIO;
+        return sps__sampler_start(own, fresh) == 0 ? SPS_OK : SPS_EIO;
     struct sps__sampler_config cfg = {0};
     sps__sampler_config_from_env(&cfg);
     cfg.tree_pid = config && config->pid > 0 ? config->pid : (int)getpid();
@@ -106,7 +108,7 @@ static int start_own(const struct sps_sampler_config *config) {
     struct sps__sampler *s = sps__sampler_open(&cfg, err, sizeof err);
     if (!s)
         return SPS_ENOMEM;
-    if (sps__sampler_start(s) != 0) {
+    if (sps__sampler_start(s, fresh) != 0) {
         sps__sampler_close(s);
         return SPS_EIO;
     }
@@ -126,7 +128,7 @@ int sps_sampler_start(const struct sps_sampler_config *config) {
     else if (own && sps__sampler_running(own))
         rc = SPS_ESTATE;
     else
-        rc = start_own(config);
+        rc = start_own(config, 0);
     pthread_mutex_unlock(&cap_lock);
     return rc;
 }
@@ -156,7 +158,7 @@ const struct sps__sampler_result *sps__capture_pause(int *was_running) {
 void sps__capture_resume(int was_running) {
     pthread_mutex_lock(&cap_lock);
     if (own && was_running && !sps__sampler_running(own))
-        sps__sampler_start(own);
+        sps__sampler_start(own, 0);
     pthread_mutex_unlock(&cap_lock);
 }
 
@@ -235,17 +237,14 @@ static const struct sps__published *slow_source(unsigned flags, int *fresh, int 
         *fresh = 1;
         return sps__sampler_published(fresh_local);
     }
-    int started = 0;
     if (!own) {
-        *rc = start_own(NULL); /* ticks once before it returns */
+        /* ticks once before it returns: a fresh read when one is asked for */
+        *rc = start_own(NULL, (flags & SPS_CAPTURE_FRESH) != 0);
         if (*rc != SPS_OK)
             return NULL;
-        *fresh = started = 1;
+        *fresh = 1;
     }
-    /* start_own's tick is the sampler's ordinary first one, which leaves
-     * out what only a fresh read reads (the tree's PSS): a fresh capture
-     * that started the sampler reads again, as one that found it running */
-    if ((flags & SPS_CAPTURE_FRESH) && (!*fresh || started)) {
+    if ((flags & SPS_CAPTURE_FRESH) && !*fresh) {
         sps__sampler_tick_now(own);
         *fresh = 1;
     }

@@ -438,10 +438,13 @@ static void *sampler_main(void *arg) {
     return NULL;
 }
 
-int sps__sampler_start(struct sps__sampler *s) {
+int sps__sampler_start(struct sps__sampler *s, int fresh) {
     if (s->running)
         return 0;
-    sps__sampler_tick(s, 1, 1);
+    if (fresh)
+        sps__sampler_tick_now(s);
+    else
+        sps__sampler_tick(s, 1, 1);
     s->stop_requested = 0;
     /* the workload's signals are not ours: the thread blocks them all so
      * they reach the threads that expect them */

@@ -132,9 +132,10 @@ void sps__sampler_tick(struct sps__sampler *s, int interval, int machine);
  * fresh captures and snapshots. */
 void sps__sampler_tick_now(struct sps__sampler *s);
 
-/* Tick once, then start the thread (every signal blocked in it).  Returns
- * 0, or -1 with errno when the thread cannot be created. */
-int sps__sampler_start(struct sps__sampler *s);
+/* Tick once (a fresh read, as sps__sampler_tick_now, when fresh), then
+ * start the thread (every signal blocked in it).  Returns 0, or -1 with
+ * errno when the thread cannot be created. */
+int sps__sampler_start(struct sps__sampler *s, int fresh);
 
 /* Stop and join the thread (no-op when none runs).  start() resumes. */
 void sps__sampler_stop(struct sps__sampler *s);

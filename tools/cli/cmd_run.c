@@ -417,7 +417,7 @@ int sps_cmd_run(int argc, char **argv) {
      * and its memory is not the workload's. */
     if (sampler && got == 0) {
         sps__sampler_set_tree(sampler, pid);
-        if (sps__sampler_start(sampler) != 0)
+        if (sps__sampler_start(sampler, 0) != 0)
             sps_cli_error("run", "sampler", strerror(errno), 0);
     }
     struct sps_overhead_guard *guard = NULL;
