@@ -934,15 +934,16 @@ void sps_zone_end(sps_zone_t token) {
         end_monotonic(token);
 }
 
-void sps__zone_discard(sps_zone_t token) {
+int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_thread *seg = T.seg;
     if (!seg || !token || token != seg->depth) {
         sps_zone_end(token);
-        return;
+        return 0;
     }
     struct sps_rec_frame *f = &seg->stack[token];
     f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
     seg->depth = token - 1;
+    return 1;
 }
 
 static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {

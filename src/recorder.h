@@ -31,8 +31,9 @@ struct sps_rec_header *sps__recorder_header(void);
  * parent's self time still leaves them out).  For a layer that opened a
  * micro-step before knowing whether there would be micro-steps at all
  * (python/stepscope/torch.py).  A token that is not the innermost open one
- * is ended as sps_zone_end would; 0 is ignored.  Calling thread only.
+ * is ended as sps_zone_end would; 0 is ignored.  Returns 1 when the zone
+ * was taken back, 0 when it was ended (or ignored).  Calling thread only.
  */
-void sps__zone_discard(sps_zone_t token);
+int sps__zone_discard(sps_zone_t token);
 
 #endif /* SPS_RECORDER_H */

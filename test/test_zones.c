@@ -174,14 +174,14 @@ static void test_discard(void) {
         sps_zone_t s = sps_zone_begin(step), m = sps_zone_begin(micro), w = sps_zone_begin(work);
         burn(20000);
         sps_zone_end(w);
-        sps__zone_discard(m);
+        CHECK_EQ_I(sps__zone_discard(m), 1); /* taken back */
         sps_zone_end(s);
     }
     struct sps_site *outer = sps_site_get("discard_outer", SPS_KIND_MICROSTEP);
     sps_zone_t o = sps_zone_begin(outer), in = sps_zone_begin(work);
     (void)in;
-    sps__zone_discard(o); /* not the innermost: ended, closing "discard_work" implicitly */
-    sps__zone_discard(0);
+    CHECK_EQ_I(sps__zone_discard(o), 0); /* not the innermost: ended, closing "discard_work" implicitly */
+    CHECK_EQ_I(sps__zone_discard(0), 0);
     struct sps_run run;
     run_of_this_process(&run);
     const struct sps_name_summary *ns = find(&run, "discard_step", SPS_KIND_STEP);

@@ -581,10 +581,10 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
     long t = token_of(token, "stepscope._zone_discard()");
     if (t < 0)
         return NULL;
-    if (t && t != SPS_PY_STAND_IN_TOKEN) { /* a calibration's stand-in opened nothing */
-        sps__zone_discard((sps_zone_t)t);
+    /* a calibration's stand-in opened nothing; a zone the library ended
+     * instead of taking back stays counted, as it is recorded */
+    if (t && t != SPS_PY_STAND_IN_TOKEN && sps__zone_discard((sps_zone_t)t))
         sps_py_unnote_zone(sps_py_face_of(self));
-    }
     Py_RETURN_NONE;
 }
 
