@@ -384,11 +384,7 @@ class Instrumented:
         if not self._step:
             return
         if not self._work:
-            self.dropped += self._batches
-            self._take_back_step()
-            self._samples = 0
-            self._batches = 0
-            self._carried = False
+            self._drop_unstepped("a new iter()")  # trained nothing: no stderr note
             return
         if self._micro:
             _core.zone_end(self._micro)  # the last leftover batch was a micro-step
