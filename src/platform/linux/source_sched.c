@@ -317,7 +317,7 @@ static int read_run_delay(struct sched_state *st, const struct sps__source_ctx *
             failed = 1;
         }
     }
-    if (st->ntasks > 1)
+    if (st->ntasks > known_end) /* new threads were appended; the known ones stay in order */
         qsort(st->tasks, st->ntasks, sizeof *st->tasks, cmp_task);
     uint64_t live = 0;
     int read_any = 0;
