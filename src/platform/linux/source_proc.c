@@ -185,10 +185,7 @@ struct proc_state {
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
     struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
-    /* the tree's PSS: when the next read is due (0: at the next full read),
-     * the largest sum read, and why it cannot be read (a kernel without
-     * smaps_rollup: "" while it can) */
-    /* full reads of this tree, open's included: `stepscope run`'s sampler
+    /* the tree's PSS (pss_due decides when; see the file's head).  Full reads of this tree, open's included: `stepscope run`'s sampler
      * first reads the tree between its fork and its exec, whose PSS would
      * say nothing, so the first PSS read waits for the second */
     unsigned tree_full_reads;
@@ -197,9 +194,9 @@ struct proc_state {
     int64_t pss_cost_ns;     /* its CPU cost */
     double pss_rss_bytes;    /* the tree's RSS sum at that read */
     int pss_current;         /* the published PSS is that read's, still current (see pss_keep_current) */
-    double pss_peak_bytes;
+    double pss_peak_bytes;   /* the largest sum read */
     uint64_t pss_reads, pss_cpu_ns; /* every PSS read so far and their CPU cost */
-    char pss_unsupported[200];
+    char pss_unsupported[200]; /* why it cannot be read (no smaps_rollup, denied); "" while it can */
     /* each tree process's resident set at the latest read, in pid order */
     struct sps__proc_rss *rss_readings;
     size_t nrss_readings, rss_readings_cap;
