@@ -11,10 +11,10 @@
 #include "analysis/analysis.h"
 #include "analysis/energy.h"
 #include "check.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "render/render.h"
 #include "model/run.h"
-#include "report/analysis_views.h"
+#include "render/analysis_views.h"
 #include "sampler/sampler.h"
 #include "support.h"
 

@@ -15,10 +15,10 @@
 #include "check.h"
 #include "live/guard.h"
 #include "record_format.h"
-#include "export/report.h"
-#include "export/json_writer.h"
+#include "render/render.h"
+#include "render/json_writer.h"
 #include "model/run.h"
-#include "report/analysis_views.h"
+#include "render/analysis_views.h"
 #include "sampler/sampler.h"
 #include "support.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_csv.c - steps.csv and timeline.csv (src/report/csv.c): from a real
+ * test_csv.c - steps.csv and timeline.csv (src/render/csv.c): from a real
  * run of the test workload, checked against its report.json, and from a
  * fixture report.json written here, checked byte for byte (quoting, empty
  * cells, the suffix rule for units, the overlap rule for step metrics).
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "report/exporters.h"
-#include "report/input.h"
+#include "render/exporters.h"
+#include "render/input.h"
 #include "stepscope.h"
 #include "support.h"
 

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "report/exporters.h"
-#include "report/html_units.h"
-#include "report/input.h"
-#include "report/svg_chart.h"
+#include "render/exporters.h"
+#include "render/html_units.h"
+#include "render/input.h"
+#include "render/svg_chart.h"
 #include "support.h"
 
 #define WARMUP_FILL "fill=\"#f28e2b\""

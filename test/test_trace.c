@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "report/exporters.h"
-#include "report/input.h"
+#include "render/exporters.h"
+#include "render/input.h"
 #include "stepscope.h"
 #include "support.h"
 

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "model/run_info.h"
 #include "stepscope.h"
 
 void sps__analysis_config_default(struct sps_analysis_config *c) {

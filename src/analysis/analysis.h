@@ -6,7 +6,7 @@
  * Analysis is pure: functions of the Run model and the sampler's result,
  * no I/O (DESIGN.md's data flow).  report.json's writer runs it and writes
  * what it found under "analysis"; the terminal summary and report.html
- * show that part of report.json (src/report/analysis_views.h), so a run
+ * show that part of report.json (src/render/analysis_views.h), so a run
  * directory says the same thing however it is looked at.  Every verdict
  * carries the numbers it rests on.
  *

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"

@@ -8,8 +8,8 @@
 
 #include "analysis/analysis.h"
 #include "analysis/energy.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "sources/source.h"

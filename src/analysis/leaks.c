@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis/leaks.h"
-#include "export/json_writer.h"
+#include "render/json_writer.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"

@@ -4,8 +4,8 @@
 #include <math.h>
 
 #include "analysis/overhead.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "model/run_info.h"
 #include "model/run.h"
 #include "record_format.h"
 #include "sampler/sampler.h"

@@ -11,8 +11,8 @@
 
 #include "analysis/analysis.h"
 #include "analysis/throughput.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"

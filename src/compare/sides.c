@@ -17,8 +17,8 @@
 
 #include "compare/jscan.h"
 #include "compare/sides.h"
-#include "export/report.h"
-#include "report/input.h"
+#include "render/render.h"
+#include "render/input.h"
 #include "stepscope.h"
 
 /* A number at a dotted path of objects, or NAN. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "live/status.h"
 
 /* One line being filled with whole items. */

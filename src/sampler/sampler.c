@@ -490,14 +490,7 @@ const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler 
     return &s->result;
 }
 
-void sps__sampler_close(struct sps__sampler *s) {
-    if (!s)
-        return;
-    sps__sampler_stop(s);
-    for (int i = 0; i < SPS_SOURCE_COUNT; i++)
-        if (s->open[i])
-            sps__source_get(i)->close(s->state[i]);
-    struct sps__sampler_result *r = &s->result;
+void sps__sampler_result_clear(struct sps__sampler_result *r) {
     for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
         sps__series_free(&r->host[i]);
     for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
@@ -507,6 +500,23 @@ void sps__sampler_close(struct sps__sampler *s) {
         sps__series_free(&r->sensor[k].celsius);
     for (int k = 0; k < SPS_SAMPLER_MAX_PROCESSES; k++)
         sps__series_free(&r->process[k].rss_bytes);
+}
+
+void sps__sampler_result_free(struct sps__sampler_result *r) {
+    if (!r)
+        return;
+    sps__sampler_result_clear(r);
+    free(r);
+}
+
+void sps__sampler_close(struct sps__sampler *s) {
+    if (!s)
+        return;
+    sps__sampler_stop(s);
+    for (int i = 0; i < SPS_SOURCE_COUNT; i++)
+        if (s->open[i])
+            sps__source_get(i)->close(s->state[i]);
+    sps__sampler_result_clear(&s->result);
     if (s->pub) {
         if (s->pub_mapped)
             munmap(s->pub, sizeof *s->pub);

@@ -162,6 +162,13 @@ const struct sps__sampler_result *sps__sampler_result(const struct sps__sampler 
 enum sps_host_metric sps__tree_memory_metric(const struct sps__sampler_result *r);
 enum sps_host_metric sps__tree_memory_peak_metric(const struct sps__sampler_result *r);
 
+/* Free the series' points in r (the struct itself stays). */
+void sps__sampler_result_clear(struct sps__sampler_result *r);
+
+/* A result on the heap (the report model reads one from report.json):
+ * its series, then r.  NULL is a no-op. */
+void sps__sampler_result_free(struct sps__sampler_result *r);
+
 /* Stop, close the sources, unmap the publish file (which stays on disk),
  * free.  NULL is a no-op. */
 void sps__sampler_close(struct sps__sampler *s);

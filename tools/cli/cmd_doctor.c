@@ -12,8 +12,8 @@
 #include "capture.h"
 #include "cli.h"
 #include "clock.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "render/render.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 

@@ -36,12 +36,12 @@
 #include "overhead_guard.h"
 #include "record_cost.h"
 #include "clock.h"
-#include "export/report.h"
+#include "render/render.h"
 #include "model/run.h"
 #include "analysis/analysis.h"
-#include "report/analysis_views.h"
-#include "report/export_dir.h"
-#include "report/exporters.h"
+#include "render/analysis_views.h"
+#include "render/export_dir.h"
+#include "render/exporters.h"
 #include "platform/platform.h"
 #include "capture.h"
 #include "sampler/sampler.h"
@@ -547,12 +547,20 @@ int sps_cmd_run(int argc, char **argv) {
     /* one time origin for zones, steps and series: when the run began */
     if (rc == 0 && (run.nprocs == 0 || run.start_ns > t0))
         run.start_ns = t0;
+    struct sps_report rep;
+    int built = 0;
+    if (rc == 0) {
+        rc = sps__report_build(&rep, &run, &info);
+        built = 1;
+        if (rc == SPS_ENOMEM)
+            snprintf(err, sizeof err, "out of memory while analysing the run");
+    } else if (rc == SPS_ENOMEM) {
+        snprintf(err, sizeof err, "out of memory while reading the records");
+    }
     if (rc == 0) {
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/report.json", abs_dir);
-        rc = sps__report_json_write(&run, &info, path, err, sizeof err);
-    } else if (rc == SPS_ENOMEM) {
-        snprintf(err, sizeof err, "out of memory while reading the records");
+        rc = sps__report_json_write(&rep, path, err, sizeof err);
     }
     sps__run_free(&run);
     /* everything else is made from the directory, as `stepscope report` does */
@@ -561,13 +569,15 @@ int sps_cmd_run(int argc, char **argv) {
     if (exported) {
         rc = sps__export_all(&in, (uint64_t)trace_mb << 20, err, sizeof err);
         if (!quiet && rc == 0) {
-            sps__summary_print(stderr, &in.run, &info, 0);
+            sps__summary_print(stderr, &rep, 0);
             sps__analysis_print(stderr, in.report);
         }
         sps__report_input_free(&in);
     } else if (rc == 0) {
         rc = SPS_EIO; /* err says why report.json, just written, cannot be read back */
     }
+    if (built)
+        sps__report_free(&rep);
     if (!quiet && rc == 0)
         fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", out_dir);
     sps__sampler_close(sampler);

@@ -15,7 +15,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "clock.h"
-#include "export/json_writer.h"
+#include "render/json_writer.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 

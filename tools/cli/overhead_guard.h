@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "sampler/published.h"
 
 #define SPS_OVERHEAD_GUARD_PERIOD_MS 250

@@ -8,13 +8,13 @@
  * see sps__out_open) and returns 0, or an SPS_E* code with err set to one
  * line.  None keeps state between calls; not thread-safe per input.
  */
-#ifndef SPS_REPORT_EXPORTERS_H
-#define SPS_REPORT_EXPORTERS_H
+#ifndef SPS_RENDER_EXPORTERS_H
+#define SPS_RENDER_EXPORTERS_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report/input.h"
+#include "render/input.h"
 
 /* Default size budget of trace.json (stepscope run --trace-max-mb). */
 #define SPS_TRACE_DEFAULT_MAX_BYTES (100u * 1024u * 1024u)
@@ -33,4 +33,4 @@ int sps__export_timeline_csv(const struct sps_report_input *in, FILE *out, char 
 /* report.html: one file, no network, inline SVG charts. */
 int sps__export_html(const struct sps_report_input *in, FILE *out, char *err, size_t errlen);
 
-#endif /* SPS_REPORT_EXPORTERS_H */
+#endif /* SPS_RENDER_EXPORTERS_H */

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/analysis_views.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 
 /* Joules as J, kJ or MJ. */
 static const char *fmt_joules(char *buf, size_t len, double j) {

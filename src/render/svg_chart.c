@@ -1,5 +1,5 @@
 /* svg_chart.c - inline SVG charts for report.html (see svg_chart.h). */
-#include "report/svg_chart.h"
+#include "render/svg_chart.h"
 
 #include <math.h>
 #include <string.h>

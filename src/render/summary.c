@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "stepscope.h"
 
 const char *sps__fmt_seconds(double s, char *buf, size_t len) {
@@ -41,7 +41,9 @@ static const char *kind_label(uint32_t kind) {
     return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
 }
 
-void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run_info *info, int width) {
+void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
+    const struct sps_run *run = &rep->run;
+    const struct sps_run_info *info = &rep->info;
     char a[32], b[32], c[32], d[32];
     (void)width;
     fprintf(f, "\nstepscope: ");

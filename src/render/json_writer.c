@@ -1,5 +1,5 @@
 /* json_writer.c - see json_writer.h. */
-#include "export/json_writer.h"
+#include "render/json_writer.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -11,7 +11,7 @@
 
 #include "capture.h"
 #include "clock.h"
-#include "export/report.h"
+#include "render/render.h"
 #include "platform/platform.h"
 #include "recorder.h"
 #include "stepscope.h"
@@ -63,7 +63,13 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
         info.sampler_absent_reason = "no sampler ran in this process (sps_sampler_start() or sps_capture() starts one)";
         char path[4096];
         snprintf(path, sizeof path, "%s/report.json", dir);
-        rc = sps__report_json_write(&run, &info, path, errbuf, errlen);
+        struct sps_report rep;
+        rc = sps__report_build(&rep, &run, &info);
+        if (rc == 0)
+            rc = sps__report_json_write(&rep, path, errbuf, errlen);
+        else
+            snprintf(errbuf, errlen, "out of memory");
+        sps__report_free(&rep);
         sps__capture_resume(sampling);
     } else if (rc == SPS_ENOMEM) {
         snprintf(errbuf, errlen, "out of memory");

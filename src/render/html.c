@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "report/analysis_views.h"
-#include "report/exporters.h"
-#include "report/html_charts.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/exporters.h"
+#include "render/html_charts.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 #include "stepscope.h"
 
 /* The zone table lists this many names; report.json has the rest. */

@@ -1,6 +1,6 @@
 /* html_units.c - human units and report.json accessors for report.html
  * (see html_units.h). */
-#include "report/html_units.h"
+#include "render/html_units.h"
 
 #include <math.h>
 #include <stdio.h>

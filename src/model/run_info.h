@@ -1,16 +1,18 @@
 /*
- * report.h - what a run's exporters need beyond the Run model, and the
- * exporters the spine has: report.json and the terminal summary.
+ * run_info.h - what the process that watched a run knows beyond its
+ * records: the command, how it ended, its times and memory, the sampler's
+ * result, the measured recording cost, the live view and the guard.
+ *
+ * Filled by `stepscope run` (tools/cli/cmd_run.c) or by the library
+ * itself in standalone mode (src/render/standalone.c), and copied into
+ * the report model (src/report/report.h).  Plain data; the pointers are
+ * borrowed by whoever fills it.
  */
-#ifndef SPS_EXPORT_REPORT_H
-#define SPS_EXPORT_REPORT_H
+#ifndef SPS_MODEL_RUN_INFO_H
+#define SPS_MODEL_RUN_INFO_H
 
 #include <stdint.h>
-#include <stdio.h>
 
-#include "model/run.h"
-
-struct sps_jw;
 struct sps__sampler_result;
 
 /* What the process that watched the run knows (the CLI, or the library
@@ -66,28 +68,4 @@ struct sps_run_info {
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"
 
-/* Write report.json to path atomically (a temporary file renamed over it).
- * Returns 0, or SPS_EIO with err set. */
-int sps__report_json_write(const struct sps_run *run, const struct sps_run_info *info, const char *path,
-                           char *err, size_t errlen);
-
-/* The terminal summary: totals, then the zone table sorted by total time.
- * width is the terminal's width in columns (0: 100). */
-void sps__summary_print(FILE *f, const struct sps_run *run, const struct sps_run_info *info, int width);
-
-/* report.json's machine half: metrics, gpus, sensors, sources, series
- * and the sampler's overhead (report_metrics.c).  base_ns is the run's
- * start on the monotonic clock: series times are seconds after it. */
-void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns);
-
-/* The summary's machine lines: peaks and means (summary_metrics.c). */
-void sps__summary_metrics(FILE *f, const struct sps_run_info *info);
-
-/* Signal name ("SIGKILL") for a number, or "SIG<n>". */
-const char *sps__signal_name(int sig, char *buf, size_t len);
-
-/* Human-readable duration ("12.3 ms") and size ("1.2 GiB"). */
-const char *sps__fmt_seconds(double s, char *buf, size_t len);
-const char *sps__fmt_bytes(double b, char *buf, size_t len);
-
-#endif /* SPS_EXPORT_REPORT_H */
+#endif /* SPS_MODEL_RUN_INFO_H */

@@ -3,13 +3,13 @@
  * one of them anywhere: what `stepscope run` does after report.json and
  * what `stepscope report` does on demand.  Not thread-safe.
  */
-#ifndef SPS_REPORT_EXPORT_DIR_H
-#define SPS_REPORT_EXPORT_DIR_H
+#ifndef SPS_RENDER_EXPORT_DIR_H
+#define SPS_RENDER_EXPORT_DIR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/input.h"
+#include "render/input.h"
 
 enum sps_export_format {
     SPS_EXPORT_HTML,    /* report.html */
@@ -37,4 +37,4 @@ int sps__export_one(const struct sps_report_input *in, enum sps_export_format fo
  * timeline.csv, trace.json.  Stops at the first failure. */
 int sps__export_all(const struct sps_report_input *in, uint64_t trace_max_bytes, char *err, size_t errlen);
 
-#endif /* SPS_REPORT_EXPORT_DIR_H */
+#endif /* SPS_RENDER_EXPORT_DIR_H */

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "render/render.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 
@@ -354,7 +354,9 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     sps__jw_string(w, "workload_pss_unavailable_reason", why);
 }
 
-static void write_report(FILE *f, const struct sps_run *run, const struct sps_run_info *info) {
+static void write_report(FILE *f, const struct sps_report *rep) {
+    const struct sps_run *run = &rep->run;
+    const struct sps_run_info *info = &rep->info;
     struct sps_jw w;
     sps__jw_init(&w, f);
     sps__jw_object(&w, NULL);
@@ -364,6 +366,9 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     if (info->standalone_reason)
         sps__jw_string(&w, "written_by", info->standalone_reason);
     sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns * 1e-9);
+    /* the anchor between the two clocks: events and series are on the
+     * monotonic clock, relative to this */
+    sps__jw_uint(&w, "started_mono_ns", run->start_ns);
     write_exit(&w, info);
 
     sps__jw_object(&w, "timing");
@@ -402,15 +407,11 @@ static void write_report(FILE *f, const struct sps_run *run, const struct sps_ru
     write_processes(&w, run);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     /* the answers last: they rest on everything above */
-    struct sps_analysis an;
-    sps__analyze(run, info, info->analysis, &an); /* partial when out of memory: still written */
-    sps__analysis_json(&w, &an);
-    sps__analysis_free(&an);
+    sps__analysis_json(&w, &rep->analysis);
     sps__jw_end(&w, '}');
 }
 
-int sps__report_json_write(const struct sps_run *run, const struct sps_run_info *info, const char *path,
-                           char *err, size_t errlen) {
+int sps__report_json_write(const struct sps_report *rep, const char *path, char *err, size_t errlen) {
     char tmp[4200];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
         snprintf(err, errlen, "%s: path too long", path);
@@ -421,7 +422,7 @@ int sps__report_json_write(const struct sps_run *run, const struct sps_run_info 
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return SPS_EIO;
     }
-    write_report(f, run, info);
+    write_report(f, rep);
     int bad = ferror(f);
     if (fflush(f) != 0 || fsync(fileno(f)) != 0)
         bad = 1;

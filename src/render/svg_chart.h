@@ -13,8 +13,8 @@
  * A struct svg_chart belongs to one thread; the functions keep no other
  * state and are otherwise thread-safe.
  */
-#ifndef SPS_REPORT_SVG_CHART_H
-#define SPS_REPORT_SVG_CHART_H
+#ifndef SPS_RENDER_SVG_CHART_H
+#define SPS_RENDER_SVG_CHART_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -98,4 +98,4 @@ void svg_chart_vline(struct svg_chart *c, double x, const char *color, double op
 /* Close the plot: the axis lines on top of the marks, then </svg>. */
 void svg_chart_end(struct svg_chart *c);
 
-#endif /* SPS_REPORT_SVG_CHART_H */
+#endif /* SPS_RENDER_SVG_CHART_H */

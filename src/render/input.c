@@ -1,5 +1,5 @@
 /* input.c - load a run directory for the exporters (see input.h). */
-#include "report/input.h"
+#include "render/input.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "stepscope.h"
 
 /* The note on skipped records: how many, and the first one's error.  A

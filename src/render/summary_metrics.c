@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "sampler/sampler.h"
 
 static double mean_of(const struct sps__series *s) {

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/analysis_views.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 
 /* "7 cpu-bound, 3 input-bound" into buf when the windows do not all agree
  * with the run's verdict; "" otherwise. */

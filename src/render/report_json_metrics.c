@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "export/json_writer.h"
-#include "export/report.h"
+#include "render/json_writer.h"
+#include "render/render.h"
 #include "sampler/sampler.h"
 
 static const char *kind_label(enum sps_metric_kind k) {

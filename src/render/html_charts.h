@@ -8,8 +8,8 @@
  * the chart shows, and either an inline <svg> or, when there is nothing
  * to draw, a sentence saying why.  Not thread-safe per stream.
  */
-#ifndef SPS_REPORT_HTML_CHARTS_H
-#define SPS_REPORT_HTML_CHARTS_H
+#ifndef SPS_RENDER_HTML_CHARTS_H
+#define SPS_RENDER_HTML_CHARTS_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -35,4 +35,4 @@ int html_write_step_time(FILE *out, const json_t *report, const struct html_step
 int html_write_phases(FILE *out, const json_t *report, const struct html_steps *s);
 int html_write_timelines(FILE *out, const json_t *report, const struct html_steps *s);
 
-#endif /* SPS_REPORT_HTML_CHARTS_H */
+#endif /* SPS_RENDER_HTML_CHARTS_H */

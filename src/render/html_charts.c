@@ -1,12 +1,12 @@
 /* html_charts.c - the chart sections of report.html (see html_charts.h). */
-#include "report/html_charts.h"
+#include "render/html_charts.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 #include "stepscope.h"
 
 #define CHART_WIDTH 1200.0

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/exporters.h"
+#include "render/exporters.h"
 #include "stepscope.h"
 
 /* ------------------------------------------------------------ CSV cells */

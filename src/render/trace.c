@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/json_writer.h"
-#include "report/exporters.h"
+#include "render/json_writer.h"
+#include "render/exporters.h"
 #include "stepscope.h"
 
 /* Steps get a track of their own per recording thread: this tid plus the

@@ -5,11 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "export/report.h"
+#include "render/render.h"
 #include "live/guard.h"
-#include "report/analysis_views.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 
 static double num(const json_t *o, const char *key) {
     return html_num(o, key);

@@ -1,7 +1,7 @@
 /*
  * analysis_views.c - show report.json's "analysis" (see analysis_views.h).
  */
-#include "report/analysis_views.h"
+#include "render/analysis_views.h"
 
 void sps__analysis_label(FILE *f, const char *label) {
     fprintf(f, "%-*s", SPS_ANALYSIS_LABEL_WIDTH, label);

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "report/analysis_views.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 
 /* A rate with an SI prefix: "15.4k", "1.23T". */
 static const char *fmt_si(char *buf, size_t len, double v) {

@@ -1,12 +1,12 @@
 /* export_dir.c - the run directory's files, or one anywhere (see export_dir.h). */
-#include "report/export_dir.h"
+#include "render/export_dir.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report/exporters.h"
+#include "render/exporters.h"
 #include "stepscope.h"
 
 static const char *const format_names[SPS_EXPORT_FORMATS] = {"html", "csv", "trace", "json", "summary"};

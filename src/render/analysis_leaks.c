@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report/analysis_views.h"
-#include "report/html_units.h"
-#include "report/svg_chart.h"
+#include "render/analysis_views.h"
+#include "render/html_units.h"
+#include "render/svg_chart.h"
 
 /* Processes named one by one in the terminal; the rest are counted
  * (report.html lists every series). */

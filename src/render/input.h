@@ -13,8 +13,8 @@
  * jansson); the core library does not link them.  Not thread-safe: one
  * thread loads, exports and frees an input.
  */
-#ifndef SPS_REPORT_INPUT_H
-#define SPS_REPORT_INPUT_H
+#ifndef SPS_RENDER_INPUT_H
+#define SPS_RENDER_INPUT_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -67,4 +67,4 @@ void sps__out_abort(struct sps_out *o);
  * when absent.  Array elements are not addressed. */
 json_t *sps__json_at(json_t *root, const char *dotted);
 
-#endif /* SPS_REPORT_INPUT_H */
+#endif /* SPS_RENDER_INPUT_H */

@@ -7,8 +7,8 @@
  *
  * Pure functions of their arguments and the stream; thread-safe.
  */
-#ifndef SPS_REPORT_ANALYSIS_VIEWS_H
-#define SPS_REPORT_ANALYSIS_VIEWS_H
+#ifndef SPS_RENDER_ANALYSIS_VIEWS_H
+#define SPS_RENDER_ANALYSIS_VIEWS_H
 
 #include <jansson.h>
 #include <stdio.h>
@@ -50,4 +50,4 @@ void sps__analysis_energy_html(FILE *out, const json_t *analysis);
 void sps__analysis_throughput_print(FILE *f, const json_t *analysis);
 void sps__analysis_throughput_html(FILE *out, const json_t *analysis);
 
-#endif /* SPS_REPORT_ANALYSIS_VIEWS_H */
+#endif /* SPS_RENDER_ANALYSIS_VIEWS_H */

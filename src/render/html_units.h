@@ -4,8 +4,8 @@
  *
  * Pure functions of their arguments; thread-safe.
  */
-#ifndef SPS_REPORT_HTML_UNITS_H
-#define SPS_REPORT_HTML_UNITS_H
+#ifndef SPS_RENDER_HTML_UNITS_H
+#define SPS_RENDER_HTML_UNITS_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -34,4 +34,4 @@ void html_fmt_bytes(char *buf, size_t len, double bytes);
 double html_num(const json_t *obj, const char *key);
 const char *html_str(const json_t *obj, const char *key);
 
-#endif /* SPS_REPORT_HTML_UNITS_H */
+#endif /* SPS_RENDER_HTML_UNITS_H */

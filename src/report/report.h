@@ -1,0 +1,72 @@
+/*
+ * report.h - the report model: everything stepscope says about one run,
+ * typed, built once, rendered everywhere.
+ *
+ *   records (src/model/reader.c) ──► Run (run.c, steps.c) ─┐
+ *   the watcher's facts (struct sps_run_info) ─────────────┼─► sps__report_build ─► struct sps_report
+ *   the sampler's result (src/sampler) ────────────────────┘        (analysis computed once, here)
+ *   report.json ──► sps__report_read (report_read*.c) ───────────────► struct sps_report
+ *
+ *   struct sps_report ──► renderers (src/render): report.json, the terminal
+ *   summary, report.html, steps.csv, timeline.csv, trace.json
+ *
+ * A report built from records holds the recorded events (have_events);
+ * one read from report.json holds the tables report.json carries, and
+ * gets events only when its record files are attached
+ * (sps__report_attach_records).  Renderers take a const struct
+ * sps_report and never parse what stepscope wrote.
+ *
+ * Not thread-safe: one thread builds, renders and frees a report.
+ */
+#ifndef SPS_REPORT_REPORT_H
+#define SPS_REPORT_REPORT_H
+
+#include <stddef.h>
+
+#include "analysis/analysis.h"
+#include "model/run.h"
+#include "model/run_info.h"
+
+/*
+ * The model.  info's strings and argv, the sampler result (when read from
+ * report.json) and the run are owned by the report; a built report
+ * borrows the sampler result it was given (the caller keeps the sampler
+ * open until sps__report_free).
+ */
+struct sps_report {
+    struct sps_run run;           /* tables; events too when have_events */
+    int have_events;              /* run.procs' threads hold the recorded events */
+    int have_records;             /* built from, or attached to, record files */
+    struct sps_run_info info;     /* info.sampler: the machine (NULL: none ran; info.sampler_absent_reason
+                                   * says why); info.analysis: &analysis_config */
+    struct sps_analysis_config analysis_config;
+    struct sps_analysis analysis; /* computed once by sps__report_build, or read */
+    char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
+    /* storage the report owns */
+    char **argv_owned;
+    char *strings_owned[6];
+    struct sps__sampler_result *machine_owned;
+};
+
+/*
+ * Build the model from a built Run (moved in: *run is emptied and the
+ * report frees it) and the watcher's facts (copied; info->sampler is
+ * borrowed, see above), and run the analysis once.  Returns 0, or
+ * SPS_ENOMEM (the report is still valid, possibly partial, and must be
+ * freed).
+ */
+int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info);
+
+/*
+ * Read a run directory into the model: DIR/report.json, and the recorded
+ * events from DIR/records when they are there (records_note says why
+ * not, or which were skipped).  A report.json that is missing, malformed
+ * or of another schema is an error: SPS_EIO or SPS_EFORMAT with err set
+ * to one line naming the file.  On failure *rep holds nothing to free.
+ */
+int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen);
+
+/* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */
+void sps__report_free(struct sps_report *rep);
+
+#endif /* SPS_REPORT_REPORT_H */

@@ -1,0 +1,83 @@
+/*
+ * report_build.c - the report model from a run's records and the
+ * watcher's facts: the Run is moved in, the facts copied, and the
+ * analysis run once (report.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+/* A copy the report owns of one of info's strings, in slot. */
+static const char *own_string(struct sps_report *rep, size_t slot, const char *s, int *nomem) {
+    if (!s)
+        return NULL;
+    char *copy = strdup(s);
+    if (!copy) {
+        *nomem = 1;
+        return NULL;
+    }
+    rep->strings_owned[slot] = copy;
+    return copy;
+}
+
+static int own_argv(struct sps_report *rep, int argc, char *const *argv) {
+    if (!argv || argc <= 0)
+        return 0;
+    rep->argv_owned = calloc((size_t)argc + 1, sizeof *rep->argv_owned);
+    if (!rep->argv_owned)
+        return -1;
+    for (int i = 0; i < argc; i++)
+        if (!(rep->argv_owned[i] = strdup(argv[i] ? argv[i] : "")))
+            return -1;
+    return 0;
+}
+
+int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info) {
+    memset(rep, 0, sizeof *rep);
+    rep->run = *run;
+    memset(run, 0, sizeof *run);
+    rep->have_events = 1;
+    rep->have_records = rep->run.nprocs > 0;
+    rep->info = *info;
+    int nomem = 0;
+    rep->info.argv = NULL;
+    rep->info.argc = 0;
+    if (own_argv(rep, info->argc, info->argv) != 0)
+        nomem = 1;
+    else if (rep->argv_owned) {
+        rep->info.argv = rep->argv_owned;
+        rep->info.argc = info->argc;
+    }
+    rep->info.rss_scope = own_string(rep, 0, info->rss_scope, &nomem);
+    rep->info.standalone_reason = own_string(rep, 1, info->standalone_reason, &nomem);
+    rep->info.sampler_absent_reason = own_string(rep, 2, info->sampler_absent_reason, &nomem);
+    rep->info.record_cost_absent_reason = own_string(rep, 3, info->record_cost_absent_reason, &nomem);
+    if (info->analysis)
+        rep->analysis_config = *info->analysis;
+    else
+        sps__analysis_config_default(&rep->analysis_config);
+    rep->info.analysis = &rep->analysis_config;
+    if (sps__analyze(&rep->run, &rep->info, &rep->analysis_config, &rep->analysis) != 0)
+        nomem = 1; /* partial: still rendered */
+    return nomem ? SPS_ENOMEM : 0;
+}
+
+void sps__report_free(struct sps_report *rep) {
+    if (!rep)
+        return;
+    sps__run_free(&rep->run);
+    sps__analysis_free(&rep->analysis);
+    if (rep->argv_owned) {
+        for (size_t i = 0; rep->argv_owned[i]; i++)
+            free(rep->argv_owned[i]);
+        free(rep->argv_owned);
+    }
+    for (size_t i = 0; i < sizeof rep->strings_owned / sizeof rep->strings_owned[0]; i++)
+        free(rep->strings_owned[i]);
+    sps__sampler_result_free(rep->machine_owned);
+    memset(rep, 0, sizeof *rep);
+}

@@ -1,0 +1,323 @@
+/*
+ * report_read.c - a run directory's report.json (and its records, when
+ * present) into the report model.
+ *
+ * INTERIM: this reads report.json through jansson's tree and rebuilds
+ * the analysis from what it read; it is being replaced by a typed
+ * streaming reader that reads every section (issue 16).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/input.h"
+#include "report/report.h"
+#include "sampler/sampler.h"
+#include "stepscope.h"
+
+/* The stats report.json keeps of a metric, as a series with no points:
+ * all the summary reads. */
+static void stats_from_json(struct sps__series *s, json_t *m) {
+    json_int_t n = json_integer_value(json_object_get(m, "samples"));
+    if (n <= 0 || !json_is_number(json_object_get(m, "mean")))
+        return;
+    s->n = (uint64_t)n;
+    s->sum = json_number_value(json_object_get(m, "mean")) * (double)n;
+    s->min = json_number_value(json_object_get(m, "min"));
+    s->max = json_number_value(json_object_get(m, "max"));
+    s->last = json_number_value(json_object_get(m, "last"));
+}
+
+/* A string of report.json, "" where the key is missing or not a string. */
+static const char *str_at(json_t *obj, const char *key) {
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+/* A number of report.json, NAN where it is absent or not a number. */
+static double num_at(json_t *obj, const char *key) {
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Seconds of report.json's time axis in ns; 0 for a missing time or one
+ * no int64_t holds (converting those would be undefined). */
+static int64_t ns_of_s(double s) {
+    return isfinite(s) && fabs(s) < 9e9 ? (int64_t)(s * 1e9) : 0;
+}
+
+/*
+ * Each tree process's RSS series from series.processes, as the sampler had
+ * it: the whole-run statistics and the points (times in ns after the run's
+ * start).  Without memory for a series' points it keeps its statistics.
+ * A report.json from before per-process series has none: nothing to do.
+ */
+static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(sps__json_at(r, "series.processes"), i, e) {
+        json_t *ts = json_object_get(e, "t_s"), *mean = json_object_get(e, "mean"), *max = json_object_get(e, "max");
+        json_int_t readings = json_integer_value(json_object_get(e, "readings"));
+        if (sampler->nprocesses == SPS_SAMPLER_MAX_PROCESSES)
+            break;
+        if (readings <= 0)
+            continue;
+        struct sps__process_series *ps = &sampler->process[sampler->nprocesses++];
+        ps->pid = (int)json_integer_value(json_object_get(e, "pid"));
+        snprintf(ps->comm, sizeof ps->comm, "%s", str_at(e, "comm"));
+        ps->first_seen_ns = ns_of_s(num_at(e, "first_seen_s"));
+        struct sps__series *s = &ps->rss_bytes;
+        size_t count = json_array_size(ts);
+        sps__series_init(s, count > SPS_SAMPLER_DEFAULT_POINTS ? (uint32_t)count + 1 : SPS_SAMPLER_DEFAULT_POINTS);
+        s->n = (uint64_t)readings;
+        s->sum = num_at(e, "mean_bytes") * (double)readings;
+        s->min = num_at(e, "min_bytes");
+        s->max = num_at(e, "max_bytes");
+        s->last = num_at(e, "last_bytes");
+        s->first_ns = ps->first_seen_ns;
+        s->last_ns = ns_of_s(num_at(e, "last_seen_s"));
+        json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
+        s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
+        if (count == 0 || !(s->points = calloc(s->cap, sizeof *s->points)))
+            continue;
+        for (size_t k = 0; k < count; k++) {
+            struct sps__series_point *p = &s->points[s->count++];
+            p->t_ns = ns_of_s(json_number_value(json_array_get(ts, k)));
+            p->mean = json_number_value(json_array_get(mean, k));
+            p->max = json_number_value(json_array_get(max, k));
+            /* every point holds per_point readings but the last, which
+             * holds the rest */
+            uint64_t before = (uint64_t)k * s->per_point;
+            p->n = k + 1 < count ? s->per_point : (uint32_t)(s->n > before ? s->n - before : 1);
+        }
+    }
+    sampler->processes_left_out = (uint64_t)json_integer_value(sps__json_at(r, "series.processes_left_out"));
+}
+
+/* The summary's inputs rebuilt from report.json: exit, times, memory, the
+ * machine metrics' whole-run statistics, and each tree process's RSS
+ * series. */
+static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler) {
+    json_t *exit_obj = json_object_get(r, "exit");
+    if (json_is_object(exit_obj)) {
+        info->have_exit = 1;
+        info->exit_code = (int)json_integer_value(json_object_get(exit_obj, "code"));
+        info->exit_signal = (int)json_integer_value(json_object_get(exit_obj, "signal"));
+        info->core_dumped = json_is_true(json_object_get(exit_obj, "core_dumped"));
+    }
+    json_t *wall = sps__json_at(r, "timing.wall_s");
+    if (json_is_number(wall)) {
+        info->have_times = 1;
+        info->wall_s = json_number_value(wall);
+        info->user_s = json_number_value(sps__json_at(r, "timing.user_s"));
+        info->sys_s = json_number_value(sps__json_at(r, "timing.sys_s"));
+    }
+    json_t *rss = sps__json_at(r, "memory.peak_rss_bytes");
+    if (json_is_integer(rss)) {
+        info->have_rss = 1;
+        info->peak_rss_bytes = (uint64_t)json_integer_value(rss);
+        info->rss_scope = json_string_value(sps__json_at(r, "memory.peak_rss_scope"));
+    }
+    info->start_realtime_ns = (int64_t)(json_number_value(json_object_get(r, "started_unix_s")) * 1e9);
+
+    json_t *metrics = json_object_get(r, "metrics");
+    int sampled = 0;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
+        stats_from_json(&sampler->host[i], json_object_get(metrics, sps_host_metric_info(i)->name));
+        sampled |= sampler->host[i].n > 0;
+    }
+    /* whether the PSS covered the tree's peak (the summary's tree figure) */
+    json_t *covered = sps__json_at(r, "memory.workload_rss_covered_by_pss_bytes");
+    sampler->rss_sum_max_pss_current = json_is_number(covered) ? json_number_value(covered) : 0;
+    json_t *gpus = json_object_get(r, "gpus");
+    size_t g;
+    json_t *gpu;
+    json_array_foreach(gpus, g, gpu) {
+        if (g >= SPS_CAPTURE_MAX_GPUS)
+            break;
+        struct sps__gpu_series *gs = &sampler->gpu[g];
+        gs->index = (int)json_integer_value(json_object_get(gpu, "index"));
+        const char *name = json_string_value(json_object_get(gpu, "name"));
+        snprintf(gs->name, sizeof gs->name, "%s", name ? name : "");
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            stats_from_json(&gs->m[i], json_object_get(json_object_get(gpu, "metrics"), sps_gpu_metric_info(i)->name));
+        sampler->ngpus = (int)g + 1;
+    }
+    processes_from_json(r, sampler);
+    if (sampled || sampler->ngpus)
+        info->sampler = sampler;
+    else
+        info->sampler_absent_reason = "no machine metrics in report.json";
+}
+
+static uint32_t zone_kind(const char *kind) {
+    if (!strcmp(kind, "step"))
+        return SPS_KIND_STEP;
+    if (!strcmp(kind, "microstep"))
+        return SPS_KIND_MICROSTEP;
+    return SPS_KIND_ZONE;
+}
+
+
+/*
+ * What the summary prints from records, rebuilt from report.json for a
+ * directory without them: the per-name statistics (zones, steps, values,
+ * counters, in report.json's order, which is the summary's), each process
+ * with its threads' open zones, what it refused and its GPU zones' cuda
+ * state, the event counts and
+ * the records skipped at run time.  No events, histograms or step rows:
+ * the summary reads none.  A key report.json lacks reads as 0, and a null
+ * statistic of a zone that never completed as 0, as sps__stats_compute
+ * leaves it.  Returns 0 or SPS_ENOMEM; free *run with sps__run_free either
+ * way.
+ */
+static int run_from_json(json_t *r, struct sps_run *run) {
+    json_t *zones = json_object_get(r, "zones"), *values = json_object_get(r, "values");
+    json_t *counters = json_object_get(r, "counters"), *procs = json_object_get(r, "processes");
+    json_t *skipped = json_object_get(r, "records_skipped");
+    memset(run, 0, sizeof *run);
+    size_t nnames = json_array_size(zones) + json_array_size(values) + json_array_size(counters);
+    /* every array is allocated zeroed and counted at once, so that
+     * sps__run_free can free a run left half-built by a failed allocation */
+    if (nnames && !(run->names = calloc(nnames, sizeof *run->names)))
+        return SPS_ENOMEM;
+    run->nnames = nnames;
+    struct sps_name_summary *n = run->names;
+    size_t i;
+    json_t *e;
+    json_array_foreach(zones, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = zone_kind(str_at(e, "kind"));
+        struct sps_stats *s = &n->stats;
+        s->count = (uint64_t)json_integer_value(json_object_get(e, "count"));
+        s->total_s = json_number_value(json_object_get(e, "total_s"));
+        s->self_s = json_number_value(json_object_get(e, "self_s"));
+        s->mean_s = json_number_value(json_object_get(e, "mean_s"));
+        s->std_s = json_number_value(json_object_get(e, "std_s"));
+        s->min_s = json_number_value(json_object_get(e, "min_s"));
+        s->max_s = json_number_value(json_object_get(e, "max_s"));
+        s->p50_s = json_number_value(json_object_get(e, "p50_s"));
+        s->p90_s = json_number_value(json_object_get(e, "p90_s"));
+        s->p99_s = json_number_value(json_object_get(e, "p99_s"));
+        n->agg.kind = n->kind;
+        n->agg.count = s->count;
+        n++;
+    }
+    json_array_foreach(values, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = n->agg.kind = SPS_KIND_VALUE;
+        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "count"));
+        n->agg.min = json_number_value(json_object_get(e, "min"));
+        n->agg.max = json_number_value(json_object_get(e, "max"));
+        n->agg.first = json_number_value(json_object_get(e, "first"));
+        n->agg.last = json_number_value(json_object_get(e, "last"));
+        n++;
+    }
+    json_array_foreach(counters, i, e) {
+        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
+        n->kind = n->agg.kind = SPS_KIND_COUNTER;
+        n->agg.total_ns = (uint64_t)json_integer_value(json_object_get(e, "total")); /* a counter's sum */
+        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "increments"));
+        n++;
+    }
+
+    run->events_recorded = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_recorded"));
+    run->events_dropped = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_dropped"));
+    size_t nprocs = json_array_size(procs);
+    if (nprocs && !(run->procs = calloc(nprocs, sizeof *run->procs)))
+        return SPS_ENOMEM;
+    run->nprocs = nprocs;
+    json_array_foreach(procs, i, e) {
+        struct sps_process_data *p = &run->procs[i];
+        p->pid = (int)json_integer_value(json_object_get(e, "pid"));
+        p->threads_refused = (uint64_t)json_integer_value(json_object_get(e, "threads_refused"));
+        p->names_refused = (uint64_t)json_integer_value(json_object_get(e, "names_refused"));
+        snprintf(p->problem, sizeof p->problem, "%s", str_at(e, "recording_problem"));
+        json_t *cuda = json_object_get(e, "cuda"); /* null: no GPU zone */
+        if (json_is_object(cuda)) {
+            p->cuda_state = json_is_true(json_object_get(cuda, "available")) ? SPS_REC_CUDA_AVAILABLE
+                                                                               : SPS_REC_CUDA_UNAVAILABLE;
+            p->cuda_driver_version = (int32_t)json_integer_value(json_object_get(cuda, "driver_version"));
+            snprintf(p->cuda_reason, sizeof p->cuda_reason, "%s", str_at(cuda, "reason"));
+            p->cuda_resolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_resolved"));
+            p->cuda_cpu_only = (uint64_t)json_integer_value(json_object_get(cuda, "zones_cpu_only"));
+            p->cuda_dropped = (uint64_t)json_integer_value(json_object_get(cuda, "zones_dropped"));
+            p->cuda_unresolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_unresolved"));
+        }
+        if (!(p->path = strdup(str_at(e, "record"))))
+            return SPS_ENOMEM;
+        json_t *threads = json_object_get(e, "threads");
+        size_t nthreads = json_array_size(threads), nopen = 0, ti;
+        json_t *t;
+        json_array_foreach(threads, ti, t)
+            nopen += json_array_size(json_object_get(t, "open_zones"));
+        if ((nthreads && !(p->threads = calloc(nthreads, sizeof *p->threads))) ||
+            (nopen && !(p->names = calloc(nopen, sizeof *p->names))))
+            return SPS_ENOMEM;
+        p->nthreads = (uint32_t)nthreads;
+        /* an open zone names its zone by id (index into p->names + 1): each
+         * gets a name of its own */
+        json_array_foreach(threads, ti, t) {
+            struct sps_thread_data *td = &p->threads[ti];
+            td->tid = (int)json_integer_value(json_object_get(t, "tid"));
+            size_t k;
+            json_t *z;
+            json_array_foreach(json_object_get(t, "open_zones"), k, z) {
+                if (td->nopen >= SPS_REC_MAX_DEPTH)
+                    break;
+                struct sps_name_info *ni = &p->names[p->nnames++];
+                snprintf(ni->name, sizeof ni->name, "%s", str_at(z, "name"));
+                ni->kind = zone_kind(str_at(z, "kind"));
+                td->open[td->nopen++] = (struct sps_open_zone){.name = p->nnames, .kind = ni->kind};
+            }
+        }
+    }
+    size_t nskipped = json_array_size(skipped);
+    if (nskipped && !(run->skipped = calloc(nskipped, sizeof *run->skipped)))
+        return SPS_ENOMEM;
+    run->nskipped = nskipped;
+    json_array_foreach(skipped, i, e) {
+        run->skipped[i].path = strdup(str_at(e, "record"));
+        run->skipped[i].error = strdup(str_at(e, "error"));
+        if (!run->skipped[i].path || !run->skipped[i].error)
+            return SPS_ENOMEM;
+    }
+    return 0;
+}
+
+int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen) {
+    memset(rep, 0, sizeof *rep);
+    struct sps_report_input in;
+    int rc = sps__report_input_load(dir, &in, err, errlen);
+    if (rc != 0)
+        return rc;
+    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
+    if (!sampler) {
+        sps__report_input_free(&in);
+        snprintf(err, errlen, "out of memory");
+        return SPS_ENOMEM;
+    }
+    struct sps_run_info info = {0};
+    info_from_json(in.report, &info, sampler);
+    struct sps_run run = {0};
+    if (in.have_records) {
+        run = in.run;
+        memset(&in.run, 0, sizeof in.run);
+    } else {
+        rc = run_from_json(in.report, &run);
+    }
+    if (rc == 0)
+        rc = sps__report_build(rep, &run, &info);
+    else
+        sps__run_free(&run);
+    rep->have_events = in.have_records;
+    rep->have_records = in.have_records;
+    snprintf(rep->records_note, sizeof rep->records_note, "%s", in.records_note);
+    rep->machine_owned = sampler;
+    sps__report_input_free(&in);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
+    return rc;
+}
