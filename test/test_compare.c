@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "compare/inference.h"
-#include "compare/jscan.h"
+#include "report/jscan.h"
 #include "compare/sides.h"
 #include "stepscope.h"
 #include "support.h"

@@ -3,7 +3,7 @@
  * sides.h).  Only report.json is read: it holds every step's duration and
  * zone self times (steps.rows) and the run's analysis, and a report.json
  * copied out of its run directory still compares.  The rows are read as
- * they stream past (compare/jscan.h): a million-step report is over half
+ * they stream past (report/jscan.h): a million-step report is over half
  * a gigabyte of JSON, and only the durations and zone times are kept.
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compare/jscan.h"
+#include "report/jscan.h"
 #include "compare/sides.h"
 #include "render/render.h"
 #include "render/input.h"

@@ -20,7 +20,7 @@ static void note_skipped(struct sps_report_input *in) {
              named ? "" : path, named ? "" : ": ", error);
 }
 
-int sps__report_input_load(const char *dir, struct sps_report_input *in, char *err, size_t errlen) {
+int sps__report_input_load_raw(const char *dir, struct sps_report_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     if (snprintf(in->dir, sizeof in->dir, "%s", dir) >= (int)sizeof in->dir) {
         snprintf(err, errlen, "%s: path too long", dir);
@@ -79,11 +79,26 @@ int sps__report_input_load(const char *dir, struct sps_report_input *in, char *e
     return 0;
 }
 
+int sps__report_input_load(const char *dir, struct sps_report_input *in, char *err, size_t errlen) {
+    int rc = sps__report_input_load_raw(dir, in, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = sps__report_load_dir(&in->model, dir, err, errlen);
+    if (rc != 0) {
+        sps__report_input_free(in);
+        return rc;
+    }
+    in->have_model = 1;
+    return 0;
+}
+
 void sps__report_input_free(struct sps_report_input *in) {
     if (!in)
         return;
     json_decref(in->report);
     sps__run_free(&in->run);
+    if (in->have_model)
+        sps__report_free(&in->model);
     memset(in, 0, sizeof *in);
 }
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "model/run.h"
+#include "report/report.h"
 
 struct sps_report_input {
     char dir[4096];
@@ -28,6 +29,10 @@ struct sps_report_input {
     int have_records;      /* run holds at least one process from DIR/records */
     struct sps_run run;    /* built from DIR/records; empty when have_records is 0 */
     char records_note[512]; /* why there are no records, or which were skipped ("" if neither) */
+    /* TRANSITIONAL (issue 16): the report model of this directory; the
+     * renderers move onto it one by one, then this struct goes */
+    struct sps_report model;
+    int have_model;
 };
 
 /*
@@ -42,6 +47,9 @@ struct sps_report_input {
 int sps__report_input_load(const char *dir, struct sps_report_input *in, char *err, size_t errlen);
 
 void sps__report_input_free(struct sps_report_input *in);
+
+/* sps__report_input_load without the model (the interim model reader's own input). */
+int sps__report_input_load_raw(const char *dir, struct sps_report_input *in, char *err, size_t errlen);
 
 /*
  * Writing an output file with nothing half-written: open a temporary file

@@ -290,7 +290,7 @@ static int run_from_json(json_t *r, struct sps_run *run) {
 int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen) {
     memset(rep, 0, sizeof *rep);
     struct sps_report_input in;
-    int rc = sps__report_input_load(dir, &in, err, errlen);
+    int rc = sps__report_input_load_raw(dir, &in, err, errlen);
     if (rc != 0)
         return rc;
     struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);

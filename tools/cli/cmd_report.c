@@ -49,20 +49,14 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
             return rc;
         f = o.f;
     }
-    struct sps_report rep;
-    int rc = sps__report_load_dir(&rep, in->dir, err, errlen);
-    if (rc != 0) {
-        sps__out_abort(&o);
-        return rc;
-    }
+    const struct sps_report *rep = &in->model;
     /* without records the table comes from report.json, which holds what
      * the records said when the run ended */
-    if (!rep.have_records)
+    if (!rep->have_records)
         fprintf(f, "note: %s; this summary is made from report.json\n",
-                rep.records_note[0] ? rep.records_note : "no records");
-    sps__summary_print(f, &rep, 0);
+                rep->records_note[0] ? rep->records_note : "no records");
+    sps__summary_print(f, rep, 0);
     sps__analysis_print(f, in->report);
-    sps__report_free(&rep);
     if (o.f)
         return sps__out_commit(&o, err, errlen);
     if (fflush(stdout) != 0) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare/jscan.h"
+#include "report/jscan.h"
 #include "stepscope.h"
 
 /* Nesting deeper than this is refused rather than recursed into. */

@@ -1,6 +1,6 @@
 /*
  * jscan.h - a pull scanner for JSON read from a stream through a fixed
- * buffer, for `stepscope compare`'s report.json reader (sides.c).
+ * buffer, for the report.json readers (src/report/report_read*.c, and compare's sides.c).
  *
  * A report of a million steps is over half a gigabyte of JSON; a document
  * tree of it (jansson's) took 2 GiB.  The scanner hands its caller one
@@ -11,8 +11,8 @@
  * values it skips are checked for structure only.  Not thread-safe: one
  * scanner, one thread.
  */
-#ifndef SPS_COMPARE_JSCAN_H
-#define SPS_COMPARE_JSCAN_H
+#ifndef SPS_REPORT_JSCAN_H
+#define SPS_REPORT_JSCAN_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -74,4 +74,4 @@ int sps__jscan_end(struct sps_jscan *s);
 /* Walk an array likewise: *more is 1 before each element, 0 after ']'. */
 int sps__jscan_element(struct sps_jscan *s, int first, int *more);
 
-#endif /* SPS_COMPARE_JSCAN_H */
+#endif /* SPS_REPORT_JSCAN_H */

@@ -1,0 +1,30 @@
+/*
+ * report_read.h - the typed report.json reader's sections, each in a file
+ * of its own: the top level, the run's tables and processes
+ * (report_read.c), the machine half (report_read_machine.c: metrics,
+ * gpus, sensors, sources, series, overhead) and the analysis
+ * (report_read_analysis.c).  Each reads from a pull scanner (jscan.h)
+ * positioned at the value of its key, into the report model; none keeps
+ * a document tree.  Not thread-safe: one scanner, one report.
+ */
+#ifndef SPS_REPORT_REPORT_READ_H
+#define SPS_REPORT_REPORT_READ_H
+
+#include "report/jscan.h"
+#include "report/report.h"
+
+/*
+ * Read the value of the top-level key `key` when it belongs to the
+ * machine half ("metrics", "gpus", "gpus_unavailable_reason", "sensors",
+ * "sources", "series", "overhead") into rep (rep->machine_owned, allocated
+ * on first use, and the info fields "overhead" carries).  Returns 0 when
+ * read, 1 when key is not one of these (nothing consumed), SPS_EFORMAT
+ * (s->err says why) or SPS_ENOMEM.
+ */
+int sps__report_read_machine(struct sps_jscan *s, const char *key, struct sps_report *rep);
+
+/* Read the value of "analysis" into rep->analysis.  Returns 0,
+ * SPS_EFORMAT (s->err says why) or SPS_ENOMEM. */
+int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
+
+#endif /* SPS_REPORT_REPORT_READ_H */
