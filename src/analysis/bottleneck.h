@@ -131,6 +131,15 @@ struct sps_bn_verdict {
  * Pure; thread-safe. */
 void sps__bn_classify(const struct sps_bn_evidence *e, struct sps_bn_verdict *out);
 
+/* The classifier's rule table, in the order the rules are tried (the first
+ * that holds gives the verdict; the last always holds): the number of
+ * rules, each one's name as docs/analysis.md's classifier table names it
+ * (static storage; NULL past the end) and the verdict it gives.  Pure;
+ * thread-safe. */
+size_t sps__bn_rule_count(void);
+const char *sps__bn_rule_name(size_t i);
+enum sps_bn_kind sps__bn_rule_kind(size_t i);
+
 /* How run was recorded (the command's argv when there are no records:
  * argc 0 for none).  Python when a recording process, or else the
  * command, is a Python interpreter (python, python3.11, pypy3...); C when
