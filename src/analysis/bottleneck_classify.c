@@ -322,7 +322,9 @@ static void say_contention(const struct sps_bn_evidence *e, const struct facts *
     if (sps__bn_known(f->cpu))
         say(v, "; it ran %.0f%% of a core", f->cpu);
     if (sps__bn_known(f->sys))
-        say(v, sps__bn_known(f->cpu) ? " while the machine's CPUs were %.0f%% busy" : "; the machine's CPUs were %.0f%% busy",
+        say(v,
+            sps__bn_known(f->cpu) ? " while the machine's CPUs were %.0f%% busy"
+                                  : "; the machine's CPUs were %.0f%% busy",
             f->sys);
     say_data(v, f);
 }

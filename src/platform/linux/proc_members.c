@@ -28,7 +28,8 @@
  * of what status costs the kernel to write.  -1 when unreadable. */
 static int read_statm_rss(struct proc_state *st, const char *root, struct tracked_pid *e, uint64_t *bytes) {
     uint64_t resident;
-    if (sps__proc_read_pid_file(st, root, e, FILE_STATM) < 0 || sps__proc_parse_statm_resident(st->text, &resident) != 0)
+    if (sps__proc_read_pid_file(st, root, e, FILE_STATM) < 0 ||
+        sps__proc_parse_statm_resident(st->text, &resident) != 0)
         return -1;
     long page = sysconf(_SC_PAGESIZE);
     *bytes = resident * (uint64_t)(page > 0 ? page : 4096);

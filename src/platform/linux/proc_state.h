@@ -11,7 +11,9 @@
  *   proc_pss.c      the tree's PSS and the budget that decides when to read it
  *
  * Calls go one way: source_proc.c calls the system half and the members;
- * the members call the tree walk and the PSS; everything calls the parsers.
+ * the members call the tree walk and the PSS; the PSS reads the tree's
+ * table and asks the walk whether a pid still exists; every file calls the
+ * parsers, which call nothing.
  * The state belongs to the sampler thread that opened the source (source.h
  * says how its answers may be read from elsewhere).
  */
@@ -146,9 +148,10 @@ struct proc_state {
     uint64_t disk_read_baseline, disk_write_baseline;
     double rss_peak_bytes;
     struct rate_tracker cpu_rate, disk_read_rate, disk_write_rate;
-    /* the tree's PSS (pss_due in proc_pss.c decides when).  Full reads of this tree, open's included: `stepscope run`'s sampler
-     * first reads the tree between its fork and its exec, whose PSS would
-     * say nothing, so the first PSS read waits for the second */
+    /* the tree's PSS (pss_due in proc_pss.c decides when).  Full reads of
+     * this tree, open's included: `stepscope run`'s sampler first reads the
+     * tree between its fork and its exec, whose PSS would say nothing, so
+     * the first PSS read waits for the second */
     unsigned tree_full_reads;
     int64_t tree_seen_ns;    /* the first full read of the tree that had a time (0: none yet) */
     int64_t pss_read_ns;     /* the last PSS read (0: none yet) */

@@ -189,7 +189,8 @@ static int merge_listed(struct proc_state *st) {
  * is marked gone and read no more (its pid may name another process by
  * now; the next listing sorts that out).  Any failed read closes its
  * descriptors.  Returns the length or -errno. */
-ssize_t sps__proc_read_pid_file(struct proc_state *st, const char *root, struct tracked_pid *e, enum member_file which) {
+ssize_t sps__proc_read_pid_file(struct proc_state *st, const char *root, struct tracked_pid *e,
+                                enum member_file which) {
     if (e->gone)
         return -ESRCH; /* its pid may be another process's by now */
     if (e->fd[which] < 0) { /* the path is built only to open (or read) by it */
