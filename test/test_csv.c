@@ -15,6 +15,7 @@
 #include "check.h"
 #include "render/exporters.h"
 #include "render/input.h"
+#include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -40,15 +41,11 @@ static const char python_reader[] =
     "              for p in sys.argv[1:]}\n"
     "json.dump({'files': files, 'dtypes': dtypes}, sys.stdout)\n";
 
-/* Both files exported into dir through the atomic writer, as the CLI
- * does.  Returns 0 when both were written. */
-static int export_both(const char *dir) {
-    struct sps_report_input in;
+/* Both files of rep exported into dir through the atomic writer, as the
+ * CLI does.  Returns 0 when both were written. */
+static int export_model(const struct sps_report *rep, const char *dir) {
     char err[1024];
-    int rc = sps__report_input_load(dir, &in, err, sizeof err);
-    CHECK_MSG(rc == 0, "load %s: %s", dir, err);
-    if (rc != 0)
-        return rc;
+    int rc = 0;
     const char *names[2] = {"steps.csv", "timeline.csv"};
     for (int i = 0; i < 2 && rc == 0; i++) {
         char path[4200];
@@ -58,8 +55,8 @@ static int export_both(const char *dir) {
         CHECK_MSG(rc == 0, "open %s: %s", path, err);
         if (rc != 0)
             break;
-        rc = i == 0 ? sps__export_steps_csv(&in, o.f, err, sizeof err)
-                    : sps__export_timeline_csv(&in, o.f, err, sizeof err);
+        rc = i == 0 ? sps__export_steps_csv(rep, o.f, err, sizeof err)
+                    : sps__export_timeline_csv(rep, o.f, err, sizeof err);
         CHECK_MSG(rc == 0, "export %s: %s", names[i], err);
         if (rc != 0) {
             sps__out_abort(&o);
@@ -68,6 +65,19 @@ static int export_both(const char *dir) {
         rc = sps__out_commit(&o, err, sizeof err);
         CHECK_MSG(rc == 0, "commit %s: %s", path, err);
     }
+    return rc;
+}
+
+/* A run directory loaded into the model (its report.json and records),
+ * and both files exported into it. */
+static int export_both(const char *dir) {
+    struct sps_report_input in;
+    char err[1024];
+    int rc = sps__report_input_load(dir, &in, err, sizeof err);
+    CHECK_MSG(rc == 0, "load %s: %s", dir, err);
+    if (rc != 0)
+        return rc;
+    rc = export_model(&in.model, dir);
     sps__report_input_free(&in);
     return rc;
 }
@@ -339,32 +349,99 @@ static void test_real_run(void) {
     json_decref(report);
 }
 
-/* A report.json with names that need quoting, rows with absent names
- * and rank, and series at two cadences, a GPU and a sensor. */
-static const char fixture[] =
-    "{\"schema\": \"stepscope.report/1\",\n"
-    " \"zones\": [{\"name\": \"step\", \"kind\": \"step\"}, {\"name\": \"fwd,\\\"x\\\"\", \"kind\": \"zone\"},\n"
-    "             {\"name\": \"opt\", \"kind\": \"zone\"}],\n"
-    " \"steps\": {\"count\": 3, \"rows_kept\": 3, \"warmup_steps\": 1, \"rows\": [\n"
-    "   {\"index\": 0, \"name\": \"train step\", \"pid\": 100, \"rank\": 3, \"tid\": 101, \"start_s\": 0.05,\n"
-    "    \"duration_s\": 0.1, \"warmup\": true, \"microsteps\": 2,\n"
-    "    \"zones_self_s\": {\"fwd,\\\"x\\\"\": 0.06, \"opt\": 0.01}, \"values\": {\"loss\": 1.5},\n"
-    "    \"counters\": {\"samples\": 64}},\n"
-    "   {\"index\": 1, \"name\": \"train step\", \"pid\": 100, \"rank\": 3, \"tid\": 101, \"start_s\": 0.15,\n"
-    "    \"duration_s\": 0.1, \"warmup\": false, \"zones_self_s\": {\"opt\": 0.02}, \"values\": {},\n"
-    "    \"counters\": {\"samples\": 64}},\n"
-    "   {\"index\": 0, \"name\": \"eval\\nstep\", \"pid\": 200, \"tid\": 201, \"start_s\": 0.5, \"duration_s\": 0.02,\n"
-    "    \"warmup\": false, \"zones_self_s\": {\"late\": 0.001}, \"values\": {\"loss\": 0.25}, \"counters\": {}}]},\n"
-    " \"values\": [{\"name\": \"loss\"}], \"counters\": [{\"name\": \"samples\"}],\n"
-    " \"series\": {\"interval_ms\": 100, \"machine_interval_ms\": 500, \"metrics\": [\n"
-    "   {\"metric\": \"workload_rss_bytes\", \"unit\": \"bytes\", \"interval_ms\": 100, \"readings_per_point\": 1,\n"
-    "    \"t_s\": [0, 0.1, 0.2, 0.3], \"mean\": [1000, 2000, 3000, 4000], \"max\": [1000, 2000, 3000, 4000]},\n"
-    "   {\"metric\": \"workload_processes\", \"unit\": \"count\", \"interval_ms\": 100, \"readings_per_point\": 1,\n"
-    "    \"t_s\": [0.1, 0.2], \"mean\": [1, 2], \"max\": [1, 2]},\n"
-    "   {\"metric\": \"gpu_utilization_percent\", \"gpu\": 0, \"unit\": \"percent\", \"interval_ms\": 500,\n"
-    "    \"readings_per_point\": 1, \"t_s\": [0.05, 0.55], \"mean\": [10.5, 20], \"max\": [12, 30]},\n"
-    "   {\"metric\": \"sensor_temperature_celsius\", \"sensor\": \"k10temp Tctl\", \"unit\": \"celsius\",\n"
-    "    \"interval_ms\": 500, \"readings_per_point\": 1, \"t_s\": [0.05], \"mean\": [40], \"max\": [41]}]}}\n";
+/* ---------------------------------------------------------- fixture */
+
+/* A report model made by hand: names that need quoting, a row without a
+ * name's cell, a process without a rank, and series at two cadences, a
+ * GPU and a sensor.  Times are seconds after the run's start at 1 s on
+ * the monotonic clock. */
+#define FIXTURE_ORIGIN_NS 1000000000ll
+#define AT(s) ((uint64_t)(FIXTURE_ORIGIN_NS + (int64_t)llround((s) * 1e9)))
+
+struct fixture {
+    struct sps_report rep;
+    struct sps_name_summary names[7];
+    struct sps_process_data procs[2];
+    struct sps_step_row rows[3];
+    double cells[3][7];
+    struct sps__sampler_result *sampler;
+    struct sps__series_point rss[4], nproc[2], gpu[2], temp[1];
+};
+
+static int host_metric(const char *name) {
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (!strcmp(sps_host_metric_info(i)->name, name))
+            return i;
+    return -1;
+}
+
+static int gpu_metric(const char *name) {
+    for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+        if (!strcmp(sps_gpu_metric_info(i)->name, name))
+            return i;
+    return -1;
+}
+
+/* A series of the points pts (t in seconds after the origin). */
+static struct sps__series series_of(struct sps__series_point *pts, size_t n, const double *t, const double *mean,
+                                    const double *max) {
+    for (size_t i = 0; i < n; i++)
+        pts[i] = (struct sps__series_point){.t_ns = (int64_t)AT(t[i]), .mean = mean[i], .max = max[i], .n = 1};
+    return (struct sps__series){.points = pts, .count = (uint32_t)n, .cap = (uint32_t)n, .per_point = 1, .n = n};
+}
+
+/* Fill *f; returns 0, or -1 when the sampler could not be allocated. */
+static int fixture_build(struct fixture *f, int with_sampler) {
+    memset(f, 0, sizeof *f);
+    static const struct {
+        const char *name;
+        uint32_t kind;
+    } names[7] = {{"train step", SPS_KIND_STEP}, {"eval\nstep", SPS_KIND_STEP}, {"fwd,\"x\"", SPS_KIND_ZONE},
+                  {"opt", SPS_KIND_ZONE},        {"late", SPS_KIND_ZONE},        {"loss", SPS_KIND_VALUE},
+                  {"samples", SPS_KIND_COUNTER}};
+    for (int i = 0; i < 7; i++) {
+        snprintf(f->names[i].name, sizeof f->names[i].name, "%s", names[i].name);
+        f->names[i].kind = names[i].kind;
+    }
+    f->procs[0] = (struct sps_process_data){.pid = 100, .rank = 3};
+    f->procs[1] = (struct sps_process_data){.pid = 200, .rank = -1};
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 7; k++)
+            f->cells[r][k] = NAN;
+    f->cells[0][2] = 0.06, f->cells[0][3] = 0.01, f->cells[0][5] = 1.5, f->cells[0][6] = 64;
+    f->cells[1][3] = 0.02, f->cells[1][6] = 64;
+    f->cells[2][4] = 0.001, f->cells[2][5] = 0.25;
+    f->rows[0] = (struct sps_step_row){.index = 0, .process = 0, .tid = 101, .name = 0, .start_ns = AT(0.05),
+                                       .end_ns = AT(0.15), .microsteps = 2, .warmup = 1, .by_name = f->cells[0]};
+    f->rows[1] = (struct sps_step_row){.index = 1, .process = 0, .tid = 101, .name = 0, .start_ns = AT(0.15),
+                                       .end_ns = AT(0.25), .by_name = f->cells[1]};
+    f->rows[2] = (struct sps_step_row){.index = 0, .process = 1, .tid = 201, .name = 1, .start_ns = AT(0.5),
+                                       .end_ns = AT(0.52), .by_name = f->cells[2]};
+    f->rep.run = (struct sps_run){.nprocs = 2, .procs = f->procs, .nnames = 7, .names = f->names, .nsteps = 3,
+                                  .steps = f->rows, .start_ns = (uint64_t)FIXTURE_ORIGIN_NS};
+    if (!with_sampler)
+        return 0;
+    struct sps__sampler_result *r = f->sampler = calloc(1, sizeof *r);
+    int rss = host_metric("workload_rss_bytes"), nproc = host_metric("workload_processes");
+    int util = gpu_metric("gpu_utilization_percent");
+    CHECK(r && rss >= 0 && nproc >= 0 && util >= 0);
+    if (!r || rss < 0 || nproc < 0 || util < 0)
+        return -1;
+    r->interval_ms = 100;
+    r->machine_interval_ms = 500;
+    r->host[rss] = series_of(f->rss, 4, (const double[]){0, 0.1, 0.2, 0.3}, (const double[]){1000, 2000, 3000, 4000},
+                             (const double[]){1000, 2000, 3000, 4000});
+    r->host[nproc] = series_of(f->nproc, 2, (const double[]){0.1, 0.2}, (const double[]){1, 2}, (const double[]){1, 2});
+    r->ngpus = 1;
+    r->gpu[0].index = 0;
+    r->gpu[0].m[util] = series_of(f->gpu, 2, (const double[]){0.05, 0.55}, (const double[]){10.5, 20},
+                                  (const double[]){12, 30});
+    r->nsensors = 1;
+    snprintf(r->sensor[0].label, sizeof r->sensor[0].label, "k10temp Tctl");
+    r->sensor[0].celsius = series_of(f->temp, 1, (const double[]){0.05}, (const double[]){40}, (const double[]){41});
+    f->rep.info.sampler = r;
+    return 0;
+}
 
 static char *slurp(const char *path) {
     static char buf[1 << 16];
@@ -377,10 +454,13 @@ static char *slurp(const char *path) {
 static void test_fixture_exact(void) {
     const char *dir = tmpdir_new("csvfix");
     char path[1200];
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    write_file(path, fixture, strlen(fixture));
-    if (export_both(dir) != 0)
+    struct fixture f;
+    int built = fixture_build(&f, 1) == 0;
+    if (!built || export_model(&f.rep, dir) != 0) {
+        free(f.sampler);
         return;
+    }
+    free(f.sampler);
     const char *series_cols = "workload_rss_bytes:mean,workload_rss_bytes:max,workload_processes_count:mean,"
                               "workload_processes_count:max,gpu0:gpu_utilization_percent:mean,"
                               "gpu0:gpu_utilization_percent:max,sensor:k10temp Tctl:celsius:mean,"
@@ -424,38 +504,35 @@ static void test_fixture_exact(void) {
     json_decref(parsed);
 }
 
-/* A report with no sampler (no series) still has its step columns; a
- * report without a step table is refused with a reason. */
-static void test_no_series_and_malformed(void) {
+/* A report with no sampler (no series) still has its step columns and a
+ * timeline of its header alone; one without names or rows has the fixed
+ * columns. */
+static void test_no_series(void) {
     const char *dir = tmpdir_new("csvbare");
     char path[1200];
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    const char *bare = "{\"schema\": \"stepscope.report/1\", \"zones\": [], \"values\": [], \"counters\": [],"
-                       " \"steps\": {\"rows\": [{\"index\": 4, \"name\": \"s\", \"pid\": 1, \"tid\": 1,"
-                       " \"start_s\": 1.25, \"duration_s\": 0.5, \"warmup\": false, \"zones_self_s\": {},"
-                       " \"values\": {}, \"counters\": {}}]}, \"series\": {\"metrics\": []}}";
-    write_file(path, bare, strlen(bare));
-    if (export_both(dir) != 0)
+    struct fixture f;
+    fixture_build(&f, 0);
+    if (export_model(&f.rep, dir) != 0)
         return;
     snprintf(path, sizeof path, "%s/steps.csv", dir);
     const char *got = slurp(path);
-    CHECK(got && !strcmp(got, "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps\n"
-                              "1,,1,s,4,1.25,0.5,0,0\n"));
+    const char *want = "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps,\"zone:fwd,\"\"x\"\":self_s\","
+                       "zone:opt:self_s,zone:late:self_s,value:loss:last,counter:samples:sum\n"
+                       "100,3,101,train step,0,0.05,0.1,1,2,0.06,0.01,,1.5,64\n"
+                       "100,3,101,train step,1,0.15,0.1,0,0,,0.02,,,64\n"
+                       "200,,201,\"eval\nstep\",0,0.5,0.02,0,0,,,0.001,0.25,\n";
+    CHECK_MSG(got && !strcmp(got, want), "steps.csv is\n%s\nnot\n%s", got ? got : "(missing)", want);
     snprintf(path, sizeof path, "%s/timeline.csv", dir);
     got = slurp(path);
     CHECK(got && !strcmp(got, "t_s\n"));
 
-    snprintf(path, sizeof path, "%s/report.json", dir);
-    const char *no_steps = "{\"schema\": \"stepscope.report/1\"}";
-    write_file(path, no_steps, strlen(no_steps));
-    struct sps_report_input in;
-    char err[512] = "";
-    CHECK(sps__report_input_load(dir, &in, err, sizeof err) == 0);
-    FILE *sink = fopen("/dev/null", "w");
-    CHECK_EQ_I(sps__export_steps_csv(&in, sink, err, sizeof err), SPS_EFORMAT);
-    CHECK_STR_HAS(err, "steps.rows");
-    fclose(sink);
-    sps__report_input_free(&in);
+    struct sps_report empty;
+    memset(&empty, 0, sizeof empty);
+    if (export_model(&empty, dir) != 0)
+        return;
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    got = slurp(path);
+    CHECK(got && !strcmp(got, "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps\n"));
 }
 
 /* A value and a count recorded just after each step has ended (the shape
@@ -513,7 +590,7 @@ int main(void) {
         return 77;
     }
     RUN_TEST(test_fixture_exact);
-    RUN_TEST(test_no_series_and_malformed);
+    RUN_TEST(test_no_series);
     RUN_TEST(test_real_run);
     RUN_TEST(test_values_after_the_step);
     return check_report();

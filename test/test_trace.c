@@ -13,6 +13,7 @@
 #include "check.h"
 #include "render/exporters.h"
 #include "render/input.h"
+#include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -38,10 +39,15 @@ static int export_dir(const char *dir, const char *path, uint64_t max_bytes, cha
         sps__report_input_free(&in);
         return SPS_EIO;
     }
-    rc = sps__export_trace(&in, f, max_bytes, err, errlen);
+    rc = sps__export_trace(&in.model, f, max_bytes, err, errlen);
     fclose(f);
     sps__report_input_free(&in);
     return rc;
+}
+
+/* Both strings, and equal. */
+static int str_is(const char *a, const char *b) {
+    return a && b && !strcmp(a, b);
 }
 
 static long file_size(const char *path) {
@@ -128,13 +134,21 @@ static void validate(json_t *trace, struct seen *s) {
                     s->zones++;
                 else if (cat && !strcmp(cat, "microstep"))
                     s->microsteps++;
-                else if (cat && !strcmp(cat, "step"))
+                else if (cat && !strcmp(cat, "step")) {
+                    /* every step slice is named "step": which one is in args */
                     s->steps++;
-                else
+                    ok = !strcmp(name, "step") && json_is_integer(json_object_get(args, "index")) &&
+                         json_is_number(json_object_get(args, "duration_ms"));
+                } else
                     ok = 0;
             }
         } else if (ok && !strcmp(ph, "C")) {
-            ok = json_is_object(args) && json_object_size(args) > 0;
+            /* one numeric arg (Perfetto names the track "NAME KEY"), and a
+             * category saying what the counter is */
+            const char *cat = json_string_value(json_object_get(e, "cat"));
+            ok = json_is_object(args) && json_object_size(args) == 1 && cat &&
+                 (!strcmp(cat, "value") || !strcmp(cat, "counter") || !strcmp(cat, "machine"));
+            ok = ok && !strcmp(cat, "machine") == (json_integer_value(pid) == MACHINE_PID);
             const char *key;
             json_t *v;
             json_object_foreach(args, key, v) ok = ok && json_is_number(v);
@@ -235,6 +249,19 @@ static json_t *find_event(json_t *trace, const char *ph, const char *name, long 
     return NULL;
 }
 
+/* The step slice of pid with this index. */
+static json_t *find_step(json_t *trace, long long pid, long long index) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && !strcmp(cat, "step") && json_integer_value(json_object_get(e, "pid")) == pid &&
+            json_integer_value(json_path(e, "args.index")) == index)
+            return e;
+    }
+    return NULL;
+}
+
 static size_t count_events(json_t *trace, const char *ph, const char *name) {
     size_t n = 0, i;
     json_t *e;
@@ -267,6 +294,11 @@ static long long slowest_step(json_t *trace, long long *start, long long *end) {
     return pid;
 }
 
+/* A zone's or micro-step's category (counters have categories too). */
+static int is_zone_cat(const char *cat) {
+    return cat && (!strcmp(cat, "zone") || !strcmp(cat, "microstep"));
+}
+
 /* Zone and micro-step events of pid that start in [start, end) ns: the
  * zones a step owns. */
 static size_t zones_within(json_t *trace, long long pid, long long start, long long end) {
@@ -275,7 +307,7 @@ static size_t zones_within(json_t *trace, long long pid, long long start, long l
     json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
         const char *cat = json_string_value(json_object_get(e, "cat"));
         long long t0 = llround(json_number_value(json_object_get(e, "ts")) * 1000);
-        if (cat && strcmp(cat, "step") != 0 && json_integer_value(json_object_get(e, "pid")) == pid && t0 >= start &&
+        if (is_zone_cat(cat) && json_integer_value(json_object_get(e, "pid")) == pid && t0 >= start &&
             t0 < end)
             n++;
     }
@@ -290,7 +322,7 @@ static long long latest_zone_start(json_t *trace, long long pid, long long start
     json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
         const char *cat = json_string_value(json_object_get(e, "cat"));
         long long t0 = llround(json_number_value(json_object_get(e, "ts")) * 1000);
-        if (cat && strcmp(cat, "step") != 0 && json_integer_value(json_object_get(e, "pid")) == pid && t0 >= start &&
+        if (is_zone_cat(cat) && json_integer_value(json_object_get(e, "pid")) == pid && t0 >= start &&
             t0 < end && t0 > latest)
             latest = t0;
     }
@@ -350,7 +382,7 @@ static void test_full_run(void) {
     CHECK_EQ_U(s.steps, json_integer_value(json_path(report, "steps.rows_kept")));
     json_t *row0 = json_array_get(json_path(report, "steps.rows"), 0);
     long long pid = json_integer_value(json_object_get(row0, "pid"));
-    json_t *step0 = find_event(trace, "X", "step 0", pid);
+    json_t *step0 = find_step(trace, pid, 0);
     CHECK(step0 != NULL);
     if (step0) {
         CHECK_EQ_I(json_integer_value(json_object_get(step0, "tid")),
@@ -362,8 +394,12 @@ static void test_full_run(void) {
         CHECK(json_is_boolean(json_path(step0, "args.warmup")));
         CHECK_EQ_I(json_integer_value(json_path(step0, "args.index")), 0);
         CHECK_EQ_I(json_integer_value(json_path(step0, "args.microsteps")), 2);
+        CHECK(str_is(json_string_value(json_object_get(step0, "name")), "step"));
+        CHECK(str_is(json_string_value(json_path(step0, "args.step_name")),
+                     json_string_value(json_object_get(row0, "name"))));
     }
-    CHECK(find_event(trace, "X", "step 11", pid) != NULL);
+    CHECK(find_step(trace, pid, 11) != NULL);
+    CHECK_EQ_U(count_events(trace, "X", "step"), 12);
     json_t *steps_track = NULL;
     json_array_foreach(json_object_get(trace, "traceEvents"), i, z) {
         if (!strcmp(json_string_value(json_object_get(z, "name")), "thread_name") &&
@@ -521,7 +557,6 @@ static void check_without_records(const char *dir, uint64_t want_steps, int want
     CHECK(json_is_false(json_path(trace, "otherData.zones_available")));
     CHECK_STR_HAS(json_string_value(json_path(trace, "otherData.zones_note")), "no records");
     CHECK_EQ_U(other_u(trace, "zone_events_in_records"), 0);
-    CHECK_EQ_U(other_u(trace, "steps_without_times"), 0);
     json_decref(trace);
 }
 
@@ -580,10 +615,10 @@ static struct sps_name_info synthetic_names[3] = {
 static struct sps_thread_data synthetic_thread;
 static struct sps_process_data synthetic_proc;
 
-static void synthetic_input(struct sps_report_input *in) {
-    memset(in, 0, sizeof *in);
-    in->report = json_pack("{s:s}", "schema", "stepscope.report/1");
-    in->have_records = 1;
+static void synthetic_input(struct sps_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    rep->have_events = 1;
+    rep->have_records = 1;
     /* by end time, as a ring holds them; ns on the monotonic clock */
     synthetic_events[0] = (struct sps_event){.start_ns = 5100, .end_ns = 5200, .name = 2, .depth = 1, .kind = SPS_KIND_ZONE};
     synthetic_events[1] = (struct sps_event){.start_ns = 5000, .end_ns = 6000, .name = 1, .kind = SPS_KIND_ZONE};
@@ -603,14 +638,14 @@ static void synthetic_input(struct sps_report_input *in) {
     synthetic_proc.names = synthetic_names;
     synthetic_proc.nthreads = 1;
     synthetic_proc.threads = &synthetic_thread;
-    in->run.nprocs = 1;
-    in->run.procs = &synthetic_proc;
-    in->run.start_ns = 5000;
+    rep->run.nprocs = 1;
+    rep->run.procs = &synthetic_proc;
+    rep->run.start_ns = 5000;
 }
 
 static void test_overlapping_events(void) {
-    struct sps_report_input in;
-    synthetic_input(&in);
+    struct sps_report rep;
+    synthetic_input(&rep);
     const char *dir = tmpdir_new("trace-overlap");
     char path[700], err[512] = "";
     snprintf(path, sizeof path, "%s/trace.json", dir);
@@ -618,9 +653,8 @@ static void test_overlapping_events(void) {
     CHECK(f != NULL);
     if (!f)
         return;
-    CHECK_EQ_I(sps__export_trace(&in, f, 1 << 20, err, sizeof err), 0);
+    CHECK_EQ_I(sps__export_trace(&rep, f, 1 << 20, err, sizeof err), 0);
     fclose(f);
-    json_decref(in.report);
     json_t *trace = load_json(path);
     if (!trace)
         return;
@@ -643,6 +677,147 @@ static void test_overlapping_events(void) {
     json_decref(trace);
 }
 
+/* Many steps on three tracks of two processes (one thread of one, two of
+ * the other), values, a counter and a sampled series, all hand-made: the
+ * steps tracks get exactly their names and sort indices, every step
+ * slice is named "step" with its index and stream in args, and every
+ * counter says its category.  With 30000 steps this is the test the
+ * O(steps^2) track naming took seconds over. */
+#define MANY_STEPS 30000
+static const char *const many_stream[3] = {"train", "train", "eval"};
+
+static void test_many_steps_named(void) {
+    static struct sps_name_summary run_names[2] = {{.name = "train", .kind = SPS_KIND_STEP},
+                                                   {.name = "eval", .kind = SPS_KIND_STEP}};
+    static struct sps_name_info proc_names[2] = {{.kind = SPS_KIND_VALUE, .name = "loss"},
+                                                 {.kind = SPS_KIND_COUNTER, .name = "samples"}};
+    static struct sps_thread_data threads_a[1], threads_b[2];
+    static struct sps_process_data procs[2];
+    struct sps_event values[3];
+    double loss = 1.5;
+    memset(values, 0, sizeof values);
+    values[0] = (struct sps_event){.start_ns = 1000100, .name = 1, .kind = SPS_KIND_VALUE};
+    memcpy(&values[0].a, &loss, sizeof loss);
+    values[1] = (struct sps_event){.start_ns = 1000200, .a = 8, .name = 2, .kind = SPS_KIND_COUNTER};
+    values[2] = (struct sps_event){.start_ns = 1000300, .a = 8, .name = 2, .kind = SPS_KIND_COUNTER};
+    memset(threads_a, 0, sizeof threads_a);
+    memset(threads_b, 0, sizeof threads_b);
+    memset(procs, 0, sizeof procs);
+    threads_a[0].tid = 11;
+    threads_a[0].nevents[SPS_RING_VALUES] = 3;
+    threads_a[0].events[SPS_RING_VALUES] = values;
+    threads_b[0].tid = 21;
+    threads_b[1].tid = 22;
+    procs[0] = (struct sps_process_data){.pid = 10, .rank = -1, .nnames = 2, .names = proc_names, .nthreads = 1,
+                                         .threads = threads_a};
+    procs[1] = (struct sps_process_data){.pid = 20, .rank = -1, .nthreads = 2, .threads = threads_b};
+
+    struct sps_step_row *rows = calloc(MANY_STEPS, sizeof *rows);
+    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
+    struct sps__series_point points[2] = {{.t_ns = 1000000, .mean = 100, .max = 100, .n = 1},
+                                          {.t_ns = 2000000, .mean = 200, .max = 200, .n = 1}};
+    CHECK(rows && sampler);
+    if (!rows || !sampler) {
+        free(rows);
+        free(sampler);
+        return;
+    }
+    int rss = -1;
+    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++)
+        if (!strcmp(sps_host_metric_info(i)->name, "workload_rss_bytes"))
+            rss = i;
+    CHECK(rss >= 0);
+    if (rss >= 0)
+        sampler->host[rss] = (struct sps__series){.points = points, .count = 2, .cap = 2, .per_point = 1, .n = 2};
+    /* three streams interleaved in time: pid 10 tid 11, pid 20 tid 21
+     * (both "train") and pid 20 tid 22 ("eval") */
+    for (size_t r = 0; r < MANY_STEPS; r++)
+        rows[r] = (struct sps_step_row){.index = r / 3, .process = r % 3 ? 1 : 0, .tid = r % 3 == 0 ? 11 : 20 + (int)(r % 3),
+                                        .name = r % 3 == 2 ? 1 : 0, .start_ns = 1000000 + r * 1000,
+                                        .end_ns = 1000000 + r * 1000 + 900, .warmup = r < 6};
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.have_events = rep.have_records = 1;
+    rep.run = (struct sps_run){.nprocs = 2, .procs = procs, .nnames = 2, .names = run_names, .nsteps = MANY_STEPS,
+                               .steps = rows, .start_ns = 1000000};
+    rep.info.sampler = sampler;
+
+    const char *dir = tmpdir_new("trace-many");
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_MSG(sps__export_trace(&rep, f, 1u << 30, err, sizeof err) == 0, "export: %s", err);
+        fclose(f);
+    }
+    free(rows);
+    free(sampler);
+    json_t *trace = f ? load_json(path) : NULL;
+    if (!trace)
+        return;
+    struct seen s;
+    validate(trace, &s);
+    CHECK_EQ_U(s.steps, MANY_STEPS);
+    CHECK_EQ_U(count_events(trace, "X", "step"), MANY_STEPS);
+    CHECK(str_is(json_string_value(json_path(trace, "otherData.format")), "stepscope.trace/2"));
+
+    /* the steps tracks: exactly these three, named so, sorted first */
+    static const struct {
+        long long pid, tid;
+        const char *name;
+    } want[3] = {{10, STEPS_TID_BASE + 11, "steps"},
+                 {20, STEPS_TID_BASE + 21, "steps (tid 21)"},
+                 {20, STEPS_TID_BASE + 22, "steps (tid 22)"}};
+    size_t named = 0, sorted = 0, found[3] = {0, 0, 0}, i;
+    json_t *e;
+    long long next_index[3] = {0, 0, 0};
+    size_t misnamed = 0;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        long long pid = json_integer_value(json_object_get(e, "pid")), tid = json_integer_value(json_object_get(e, "tid"));
+        if (tid < STEPS_TID_BASE || pid == MACHINE_PID)
+            continue;
+        int k = pid == 10 ? 0 : tid == STEPS_TID_BASE + 21 ? 1 : 2;
+        if (!strcmp(name, "thread_name")) {
+            named++;
+            found[k] += pid == want[k].pid && tid == want[k].tid && str_is(json_string_value(json_path(e, "args.name")), want[k].name);
+        } else if (!strcmp(name, "thread_sort_index")) {
+            sorted += json_integer_value(json_path(e, "args.sort_index")) == -1;
+        } else {
+            /* each track's steps in order, each with its index and stream */
+            if (json_integer_value(json_path(e, "args.index")) != next_index[k]++ ||
+                !str_is(json_string_value(json_path(e, "args.step_name")), many_stream[k]) ||
+                !str_is(json_string_value(json_object_get(e, "cat")), "step") ||
+                json_is_true(json_path(e, "args.warmup")) != (next_index[k] <= 2))
+                misnamed++;
+        }
+    }
+    CHECK_EQ_U(named, 3);
+    CHECK_EQ_U(sorted, 3);
+    CHECK(found[0] == 1 && found[1] == 1 && found[2] == 1);
+    CHECK_EQ_U(misnamed, 0);
+    CHECK(next_index[0] == MANY_STEPS / 3 && next_index[1] == MANY_STEPS / 3 && next_index[2] == MANY_STEPS / 3);
+
+    /* counters: a value, a count's running total, a sampled metric */
+    json_t *c = find_event(trace, "C", "loss", 10);
+    CHECK(c && str_is(json_string_value(json_object_get(c, "cat")), "value") &&
+          json_number_value(json_path(c, "args.value")) == 1.5);
+    CHECK_EQ_U(count_events(trace, "C", "samples"), 2);
+    double total = 0;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e)
+        if (str_is(json_string_value(json_object_get(e, "name")), "samples")) {
+            CHECK(str_is(json_string_value(json_object_get(e, "cat")), "counter"));
+            total = json_number_value(json_path(e, "args.total"));
+        }
+    CHECK(total == 16.0);
+    c = find_event(trace, "C", "workload_rss_bytes", MACHINE_PID);
+    CHECK(c && str_is(json_string_value(json_object_get(c, "cat")), "machine") &&
+          json_number_value(json_path(c, "args.bytes")) == 100 && json_number_value(json_object_get(c, "ts")) == 0.0);
+    CHECK_EQ_U(count_events(trace, "C", "workload_rss_bytes"), 2);
+    json_decref(trace);
+}
+
 /* A write that fails is SPS_EIO with a message, not a crash. */
 static void test_write_failure(void) {
     FILE *f = fopen("/dev/full", "w");
@@ -650,13 +825,12 @@ static void test_write_failure(void) {
         fprintf(stderr, "skip test_write_failure: no /dev/full\n");
         return;
     }
-    struct sps_report_input in;
-    synthetic_input(&in);
+    struct sps_report rep;
+    synthetic_input(&rep);
     char err[512] = "";
-    CHECK_EQ_I(sps__export_trace(&in, f, 1 << 20, err, sizeof err), SPS_EIO);
+    CHECK_EQ_I(sps__export_trace(&rep, f, 1 << 20, err, sizeof err), SPS_EIO);
     CHECK_STR_HAS(err, "write failed");
     fclose(f);
-    json_decref(in.report);
 }
 
 int main(void) {
@@ -664,6 +838,7 @@ int main(void) {
     RUN_TEST(test_budget);
     RUN_TEST(test_without_records);
     RUN_TEST(test_overlapping_events);
+    RUN_TEST(test_many_steps_named);
     RUN_TEST(test_write_failure);
     return check_report();
 }

@@ -1,23 +1,28 @@
 /*
- * csv.c - steps.csv and timeline.csv (see exporters.h), made from
- * report.json alone so that standalone runs, which have no records, get
- * them too.  docs/csv-format.md is the contract: column names, units,
- * empty cells and how a step's metric statistics are computed.
+ * csv.c - steps.csv and timeline.csv (see exporters.h), made from the
+ * report model: its step rows and the sampler's series, which a report
+ * read from report.json holds too, so standalone runs, which have no
+ * records, get them as well.  docs/csv-format.md is the contract: column
+ * names, units, empty cells and how a step's metric statistics are
+ * computed.
  *
  * Both files are RFC 4180: one header row, comma-separated, a field
  * quoted when it holds a comma, a quote or a line break (quotes inside
- * doubled), "\n" line ends.  Numbers: JSON integers exactly, others with
- * %.15g.  A cell with nothing to say is empty, never 0.
+ * doubled), "\n" line ends.  Numbers are written with %.15g, as
+ * report.json writes them (integers exactly).  A cell with nothing to say
+ * is empty, never 0.
  *
- * Not thread-safe per input (jansson objects are read, never changed);
- * every allocation made here is freed before returning.
+ * Reads the report, never changes it; every allocation made here is freed
+ * before returning.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render/exporters.h"
+#include "render/machine_series.h"
 #include "stepscope.h"
 
 /* ------------------------------------------------------------ CSV cells */
@@ -37,85 +42,33 @@ static void csv_text(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-/* A computed number; empty when it is not finite (unknown). */
+/* A number with %.15g, as report.json writes it; empty when it is not
+ * finite (unknown).  -0 is written 0, as report.json's readers read it. */
 static void csv_double(FILE *out, double v) {
     if (isfinite(v))
-        fprintf(out, "%.15g", v);
+        fprintf(out, "%.15g", v + 0.0);
 }
 
-/* A number from report.json as it was written there: integers exactly
- * (pids, counts, byte sizes), reals with %.15g; anything else (null,
- * absent, not a number) is an empty cell. */
-static void csv_json_number(FILE *out, const json_t *v) {
-    if (json_is_integer(v))
-        fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    else if (json_is_real(v))
-        csv_double(out, json_real_value(v));
-}
-
-/* ----------------------------------------------------------- name lists */
-
-/* A list of names, each once, in the order first added.  Names point into
- * report.json (borrowed, valid while the report is). */
-struct name_list {
-    const char **names;
-    size_t n, cap;
-};
-
-static int names_has(const struct name_list *l, const char *name) {
-    for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->names[i], name))
-            return 1;
-    return 0;
-}
-
-static int names_add(struct name_list *l, const char *name) {
-    if (names_has(l, name))
-        return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        const char **grown = realloc(l->names, cap * sizeof *grown);
-        if (!grown)
-            return SPS_ENOMEM;
-        l->names = grown;
-        l->cap = cap;
-    }
-    l->names[l->n++] = name;
-    return 0;
-}
-
-/* The names of a report section (zones[], values[], counters[]) in its
- * order, keeping only entries of the given kind (NULL: every entry), then
- * any name that only the step rows mention under row_key, in row order,
- * so that no owned event is left without a column. */
-static int names_collect(struct name_list *l, json_t *report, const char *section, const char *kind,
-                         json_t *rows, const char *row_key) {
-    size_t i;
-    json_t *entry;
-    json_array_foreach(json_object_get(report, section), i, entry) {
-        const char *name = json_string_value(json_object_get(entry, "name"));
-        const char *k = json_string_value(json_object_get(entry, "kind"));
-        if (name && (!kind || (k && !strcmp(k, kind))) && names_add(l, name) != 0)
-            return SPS_ENOMEM;
-    }
-    json_t *row;
-    json_array_foreach(rows, i, row) {
-        const char *name;
-        json_t *v;
-        json_object_foreach(json_object_get(row, row_key), name, v) {
-            (void)v;
-            if (names_add(l, name) != 0)
-                return SPS_ENOMEM;
-        }
-    }
-    return 0;
+/*
+ * v as report.json holds it: rounded to the 15 significant digits it is
+ * written with.  The metric columns compare times and average points;
+ * doing so on these figures makes steps.csv and timeline.csv the same
+ * whether they are made from a run's records or from its report.json.
+ */
+static double as_in_report(double v) {
+    if (!isfinite(v))
+        return v;
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    return strtod(buf, NULL);
 }
 
 /* -------------------------------------------------------------- series */
 
-/* One series of report.json's series.metrics[], its points copied to
- * doubles (NAN where report.json has no number) for the binary searches
- * of steps.csv and the merge of timeline.csv. */
+/* One series of the sampler (report.json's series.metrics[]), its points
+ * as doubles at report.json's precision (as_in_report; NAN where a point
+ * has no number), for the binary searches of steps.csv and the merge of
+ * timeline.csv. */
 struct series {
     char column[256]; /* the column stem, e.g. "gpu0:gpu_utilization_percent" */
     size_t n;         /* points */
@@ -123,54 +76,27 @@ struct series {
     double last_span_s; /* how long the last point covers: readings_per_point intervals */
 };
 
-/* The catalogue's unit for a series' metric; NULL when the catalogue does
- * not know the name (a report from a later version). */
-static const char *catalogue_unit(const char *metric, int is_gpu) {
-    int count = is_gpu ? SPS_GPU_METRIC_COUNT : SPS_HOST_METRIC_COUNT;
-    for (int id = 0; id < count; id++) {
-        const struct sps_metric_info *info = is_gpu ? sps_gpu_metric_info(id) : sps_host_metric_info(id);
-        if (info && !strcmp(info->name, metric))
-            return info->unit;
-    }
-    return NULL;
-}
-
 static int ends_with(const char *s, const char *suffix) {
     size_t ls = strlen(s), lx = strlen(suffix);
     return ls >= lx && !strcmp(s + ls - lx, suffix);
 }
 
-/* The column stem of a series entry (docs/csv-format.md, "Metric
- * columns"): the catalogue name, which ends in its unit
- * ("workload_rss_bytes"), with "_<unit>" added where it does not
- * ("workload_processes_count"), so that every column states its unit;
- * "gpu<index>:" before a GPU's metrics; "sensor:<label>:<unit>" for a
- * temperature sensor.  Returns 0, or SPS_EFORMAT when the entry does not
- * name its metric. */
-static int series_column(json_t *entry, char *col, size_t len) {
-    const char *metric = json_string_value(json_object_get(entry, "metric"));
-    const char *sensor = json_string_value(json_object_get(entry, "sensor"));
-    json_t *gpu = json_object_get(entry, "gpu");
-    const char *unit = NULL;
-    if (!metric)
-        return SPS_EFORMAT;
-    if (!sensor)
-        unit = catalogue_unit(metric, gpu != NULL);
-    if (!unit) /* sensors and metrics the catalogue does not list */
-        unit = json_string_value(json_object_get(entry, "unit"));
-    if (!unit)
-        unit = "";
+/* The column stem of a series (docs/csv-format.md, "Metric columns"):
+ * the catalogue name, which ends in its unit ("workload_rss_bytes"), with
+ * "_<unit>" added where it does not ("workload_processes_count"), so that
+ * every column states its unit; "gpu<index>:" before a GPU's metrics;
+ * "sensor:<label>:<unit>" for a temperature sensor. */
+static void series_column(const struct sps__machine_series *m, char *col, size_t len) {
+    const char *unit = m->unit ? m->unit : "";
     char suffix[64];
     snprintf(suffix, sizeof suffix, "_%s", unit);
-    int named_with_unit = !*unit || ends_with(metric, suffix);
-    if (sensor)
-        snprintf(col, len, "sensor:%s:%s", sensor, *unit ? unit : "celsius");
-    else if (json_is_integer(gpu))
-        snprintf(col, len, "gpu%" JSON_INTEGER_FORMAT ":%s%s", json_integer_value(gpu), metric,
-                 named_with_unit ? "" : suffix);
+    int named_with_unit = !*unit || ends_with(m->metric, suffix);
+    if (m->sensor)
+        snprintf(col, len, "sensor:%s:%s", m->sensor, *unit ? unit : "celsius");
+    else if (m->gpu >= 0)
+        snprintf(col, len, "gpu%d:%s%s", m->gpu, m->metric, named_with_unit ? "" : suffix);
     else
-        snprintf(col, len, "%s%s", metric, named_with_unit ? "" : suffix);
-    return 0;
+        snprintf(col, len, "%s%s", m->metric, named_with_unit ? "" : suffix);
 }
 
 static void series_free(struct series *s, size_t n) {
@@ -182,44 +108,23 @@ static void series_free(struct series *s, size_t n) {
     free(s);
 }
 
-static double number_at(json_t *array, size_t i) {
-    json_t *v = json_array_get(array, i);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* Every entry of series.metrics[] as a struct series, in report order.
- * *out is malloc'd (free with series_free); *n may be 0. */
-static int series_load(json_t *report, struct series **out, size_t *n, char *err, size_t errlen) {
-    json_t *metrics = sps__json_at(report, "series.metrics");
+/* Every machine series of the report, in report.json's order, times in
+ * seconds after origin_ns.  *out is malloc'd (free with series_free); *n
+ * may be 0.  Returns 0 or SPS_ENOMEM (err set). */
+static int series_load(const struct sps_report *rep, int64_t origin_ns, struct series **out, size_t *n, char *err,
+                       size_t errlen) {
+    struct sps__machine_series list[SPS_MACHINE_SERIES_MAX];
+    size_t count = sps__machine_series_list(rep->info.sampler, list);
     *out = NULL;
     *n = 0;
-    if (!metrics)
-        return 0; /* a report without machine metrics: no metric columns */
-    if (!json_is_array(metrics)) {
-        snprintf(err, errlen, "report.json: series.metrics is not an array");
-        return SPS_EFORMAT;
-    }
-    size_t count = json_array_size(metrics);
     struct series *all = calloc(count ? count : 1, sizeof *all);
     if (!all)
         goto nomem;
     for (size_t i = 0; i < count; i++) {
-        json_t *entry = json_array_get(metrics, i);
+        const struct sps__series *src = list[i].s;
         struct series *s = &all[i];
-        if (series_column(entry, s->column, sizeof s->column) != 0) {
-            series_free(all, count);
-            snprintf(err, errlen, "report.json: series.metrics[%zu] has no metric name", i);
-            return SPS_EFORMAT;
-        }
-        json_t *t = json_object_get(entry, "t_s"), *mean = json_object_get(entry, "mean"),
-               *max = json_object_get(entry, "max");
-        /* the three arrays have the same length; should they not, the
-         * points all three describe are the ones used */
-        size_t pts = json_array_size(t);
-        if (json_array_size(mean) < pts)
-            pts = json_array_size(mean);
-        if (json_array_size(max) < pts)
-            pts = json_array_size(max);
+        series_column(&list[i], s->column, sizeof s->column);
+        size_t pts = src->count;
         s->n = pts;
         s->t = malloc((pts ? pts : 1) * sizeof *s->t);
         s->mean = malloc((pts ? pts : 1) * sizeof *s->mean);
@@ -229,20 +134,17 @@ static int series_load(json_t *report, struct series **out, size_t *n, char *err
             goto nomem;
         }
         for (size_t p = 0; p < pts; p++) {
-            s->t[p] = number_at(t, p);
-            s->mean[p] = number_at(mean, p);
-            s->max[p] = number_at(max, p);
+            s->t[p] = as_in_report(((double)src->points[p].t_ns - (double)origin_ns) * 1e-9);
+            s->mean[p] = as_in_report(src->points[p].mean);
+            s->max[p] = as_in_report(src->points[p].max);
         }
-        json_t *iv = json_object_get(entry, "interval_ms");
-        json_t *rpp = json_object_get(entry, "readings_per_point");
-        double interval_ms = json_is_number(iv) ? json_number_value(iv) : 0;
-        s->last_span_s = interval_ms * 1e-3 * (json_is_number(rpp) ? json_number_value(rpp) : 1);
+        s->last_span_s = (double)list[i].interval_ms * 1e-3 * (double)src->per_point;
     }
     *out = all;
     *n = count;
     return 0;
 nomem:
-    snprintf(err, errlen, "out of memory reading report.json's series");
+    snprintf(err, errlen, "out of memory reading the sampler's series");
     return SPS_ENOMEM;
 }
 
@@ -310,85 +212,80 @@ static int finish(FILE *out, char *err, size_t errlen, const char *what) {
     return 0;
 }
 
-int sps__export_steps_csv(const struct sps_report_input *in, FILE *out, char *err, size_t errlen) {
-    json_t *rows = sps__json_at(in->report, "steps.rows");
-    if (!json_is_array(rows)) {
-        snprintf(err, errlen, "report.json: steps.rows is missing or not an array");
-        return SPS_EFORMAT;
-    }
-    struct name_list zones = {0}, values = {0}, counters = {0};
+/* The columns of one kind of name: the run's names of that kind, in the
+ * run's order (report.json's zones[], values[], counters[]).  *cols is
+ * malloc'd; returns how many, or -1 when out of memory. */
+static long columns_of(const struct sps_run *run, uint32_t kind, size_t **cols) {
+    size_t n = 0;
+    *cols = malloc((run->nnames ? run->nnames : 1) * sizeof **cols);
+    if (!*cols)
+        return -1;
+    for (size_t k = 0; k < run->nnames; k++)
+        if (run->names[k].kind == kind)
+            (*cols)[n++] = k;
+    return (long)n;
+}
+
+/* One row's cells up to microsteps. */
+static void row_head(FILE *out, const struct sps_run *run, const struct sps_step_row *row, double start_s,
+                     double duration_s) {
+    const struct sps_process_data *p = row->process < run->nprocs ? &run->procs[row->process] : NULL;
+    if (p)
+        fprintf(out, "%d", p->pid);
+    fputc(',', out);
+    if (p && p->rank >= 0)
+        fprintf(out, "%d", p->rank);
+    fprintf(out, ",%d,", row->tid);
+    csv_text(out, row->name >= 0 && (size_t)row->name < run->nnames ? run->names[row->name].name : "");
+    fprintf(out, ",%" PRIu64 ",", row->index);
+    csv_double(out, start_s);
+    fputc(',', out);
+    csv_double(out, duration_s);
+    fprintf(out, ",%c,%" PRIu32, row->warmup ? '1' : '0', row->microsteps);
+}
+
+int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
+    const struct sps_run *run = &rep->run;
+    const int64_t origin_ns = sps__report_origin_ns(rep);
+    static const struct {
+        uint32_t kind;
+        const char *prefix, *suffix;
+    } groups[3] = {{SPS_KIND_ZONE, "zone:", ":self_s"}, {SPS_KIND_VALUE, "value:", ":last"},
+                   {SPS_KIND_COUNTER, "counter:", ":sum"}};
+    size_t *cols[3] = {NULL, NULL, NULL};
+    long ncols[3];
     struct series *series = NULL;
     size_t nseries = 0;
-    int rc = names_collect(&zones, in->report, "zones", "zone", rows, "zones_self_s");
-    if (rc == 0)
-        rc = names_collect(&values, in->report, "values", NULL, rows, "values");
-    if (rc == 0)
-        rc = names_collect(&counters, in->report, "counters", NULL, rows, "counters");
+    int rc = 0;
+    for (int g = 0; g < 3 && rc == 0; g++)
+        if ((ncols[g] = columns_of(run, groups[g].kind, &cols[g])) < 0)
+            rc = SPS_ENOMEM;
     if (rc != 0)
         snprintf(err, errlen, "out of memory listing the columns of steps.csv");
     else
-        rc = series_load(in->report, &series, &nseries, err, errlen);
+        rc = series_load(rep, origin_ns, &series, &nseries, err, errlen);
     if (rc != 0)
         goto done;
 
     fputs("pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps", out);
-    for (size_t i = 0; i < zones.n; i++)
-        header_with(out, "zone:", zones.names[i], ":self_s");
-    for (size_t i = 0; i < values.n; i++)
-        header_with(out, "value:", values.names[i], ":last");
-    for (size_t i = 0; i < counters.n; i++)
-        header_with(out, "counter:", counters.names[i], ":sum");
+    for (int g = 0; g < 3; g++)
+        for (long i = 0; i < ncols[g]; i++)
+            header_with(out, groups[g].prefix, run->names[cols[g][i]].name, groups[g].suffix);
     header_series(out, series, nseries);
     fputc('\n', out);
 
-    size_t r;
-    json_t *row;
-    json_array_foreach(rows, r, row) {
-        csv_json_number(out, json_object_get(row, "pid"));
-        fputc(',', out);
-        csv_json_number(out, json_object_get(row, "rank"));
-        fputc(',', out);
-        csv_json_number(out, json_object_get(row, "tid"));
-        fputc(',', out);
-        const char *name = json_string_value(json_object_get(row, "name"));
-        csv_text(out, name ? name : "");
-        fputc(',', out);
-        csv_json_number(out, json_object_get(row, "index"));
-        fputc(',', out);
-        json_t *start = json_object_get(row, "start_s"), *duration = json_object_get(row, "duration_s");
-        csv_json_number(out, start);
-        fputc(',', out);
-        csv_json_number(out, duration);
-        fputc(',', out);
-        json_t *warmup = json_object_get(row, "warmup");
-        if (json_is_boolean(warmup))
-            fputc(json_is_true(warmup) ? '1' : '0', out);
-        fputc(',', out);
-        /* report.json leaves microsteps out when there were none: 0 is
-         * what it means, not a guess */
-        json_t *micro = json_object_get(row, "microsteps");
-        if (micro)
-            csv_json_number(out, micro);
-        else
-            fputc('0', out);
-
-        json_t *owned = json_object_get(row, "zones_self_s");
-        for (size_t i = 0; i < zones.n; i++) {
-            fputc(',', out);
-            csv_json_number(out, json_object_get(owned, zones.names[i]));
-        }
-        owned = json_object_get(row, "values");
-        for (size_t i = 0; i < values.n; i++) {
-            fputc(',', out);
-            csv_json_number(out, json_object_get(owned, values.names[i]));
-        }
-        owned = json_object_get(row, "counters");
-        for (size_t i = 0; i < counters.n; i++) {
-            fputc(',', out);
-            csv_json_number(out, json_object_get(owned, counters.names[i]));
-        }
-        double t0 = json_is_number(start) ? json_number_value(start) : NAN;
-        double t1 = json_is_number(duration) ? t0 + json_number_value(duration) : NAN;
+    for (size_t r = 0; r < run->nsteps; r++) {
+        const struct sps_step_row *row = &run->steps[r];
+        double start_s = ((double)row->start_ns - (double)origin_ns) * 1e-9;
+        double duration_s = (double)(row->end_ns - row->start_ns) * 1e-9;
+        row_head(out, run, row, start_s, duration_s);
+        for (int g = 0; g < 3; g++)
+            for (long i = 0; i < ncols[g]; i++) {
+                fputc(',', out);
+                csv_double(out, row->by_name ? row->by_name[cols[g][i]] : NAN);
+            }
+        double t0 = nseries ? as_in_report(start_s) : NAN;
+        double t1 = nseries ? t0 + as_in_report(duration_s) : NAN;
         for (size_t i = 0; i < nseries; i++) {
             double mean, max;
             series_over(&series[i], t0, t1, &mean, &max);
@@ -401,9 +298,8 @@ int sps__export_steps_csv(const struct sps_report_input *in, FILE *out, char *er
     }
     rc = finish(out, err, errlen, "steps.csv");
 done:
-    free(zones.names);
-    free(values.names);
-    free(counters.names);
+    for (int g = 0; g < 3; g++)
+        free(cols[g]);
     series_free(series, nseries);
     return rc;
 }
@@ -415,10 +311,10 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-int sps__export_timeline_csv(const struct sps_report_input *in, FILE *out, char *err, size_t errlen) {
+int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
     struct series *series = NULL;
     size_t nseries = 0;
-    int rc = series_load(in->report, &series, &nseries, err, errlen);
+    int rc = series_load(rep, sps__report_origin_ns(rep), &series, &nseries, err, errlen);
     if (rc != 0)
         return rc;
 

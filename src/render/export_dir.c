@@ -28,17 +28,17 @@ static int write_html(const struct sps_report_input *in, FILE *out, uint64_t tra
 
 static int write_steps(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
-    return sps__export_steps_csv(in, out, err, errlen);
+    return sps__export_steps_csv(&in->model, out, err, errlen);
 }
 
 static int write_timeline(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err,
                           size_t errlen) {
     (void)trace_max;
-    return sps__export_timeline_csv(in, out, err, errlen);
+    return sps__export_timeline_csv(&in->model, out, err, errlen);
 }
 
 static int write_trace(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
-    return sps__export_trace(in, out, trace_max, err, errlen);
+    return sps__export_trace(&in->model, out, trace_max, err, errlen);
 }
 
 /* report.json as loaded, indented: the check that it parses and has the

@@ -1,12 +1,13 @@
 /*
- * exporters.h - the files people open, each made from a loaded run
- * directory (report/input.h): the Trace Event Format file for Perfetto and
- * chrome://tracing, the two CSV tables, and the self-contained HTML
- * report.
+ * exporters.h - the files people open: the Trace Event Format file for
+ * Perfetto and chrome://tracing and the two CSV tables, each rendered
+ * from the report model (report/report.h), and the self-contained HTML
+ * report, made from a loaded run directory (render/input.h).
  *
  * Each writes to out (an open stream; the caller commits or aborts it,
  * see sps__out_open) and returns 0, or an SPS_E* code with err set to one
- * line.  None keeps state between calls; not thread-safe per input.
+ * line.  None keeps state between calls or changes the report; not
+ * thread-safe per report.
  */
 #ifndef SPS_RENDER_EXPORTERS_H
 #define SPS_RENDER_EXPORTERS_H
@@ -19,16 +20,17 @@
 /* Default size budget of trace.json (stepscope run --trace-max-mb). */
 #define SPS_TRACE_DEFAULT_MAX_BYTES (100u * 1024u * 1024u)
 
-/* trace.json: zones as complete events on their process and thread, steps
- * on a track of their own, values and sampled metrics as counters, kept
+/* trace.json: zones as complete events on their process and thread (when
+ * the report holds the recorded events; otherData says why not), steps on
+ * a track of their own, values and sampled metrics as counters, kept
  * within max_bytes by the policy in docs/trace-format.md. */
-int sps__export_trace(const struct sps_report_input *in, FILE *out, uint64_t max_bytes, char *err, size_t errlen);
+int sps__export_trace(const struct sps_report *rep, FILE *out, uint64_t max_bytes, char *err, size_t errlen);
 
-/* steps.csv: one row per step. */
-int sps__export_steps_csv(const struct sps_report_input *in, FILE *out, char *err, size_t errlen);
+/* steps.csv: one row per step (docs/csv-format.md). */
+int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen);
 
-/* timeline.csv: the sampled metrics over time. */
-int sps__export_timeline_csv(const struct sps_report_input *in, FILE *out, char *err, size_t errlen);
+/* timeline.csv: the sampled metrics over time (docs/csv-format.md). */
+int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen);
 
 /* report.html: one file, no network, inline SVG charts. */
 int sps__export_html(const struct sps_report_input *in, FILE *out, char *err, size_t errlen);

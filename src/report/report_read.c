@@ -36,16 +36,28 @@ static const char *str_at(json_t *obj, const char *key) {
     return s ? s : "";
 }
 
+/* An array's string, "" where it is not one. */
+static const char *str_at_index(json_t *array, size_t i) {
+    const char *s = json_string_value(json_array_get(array, i));
+    return s ? s : "";
+}
+
 /* A number of report.json, NAN where it is absent or not a number. */
 static double num_at(json_t *obj, const char *key) {
     json_t *v = json_object_get(obj, key);
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* An array's number, NAN where it is null or not a number. */
+static double num_at_index(json_t *array, size_t i) {
+    json_t *v = json_array_get(array, i);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 /* Seconds of report.json's time axis in ns; 0 for a missing time or one
  * no int64_t holds (converting those would be undefined). */
 static int64_t ns_of_s(double s) {
-    return isfinite(s) && fabs(s) < 9e9 ? (int64_t)(s * 1e9) : 0;
+    return isfinite(s) && fabs(s) < 9e9 ? (int64_t)llround(s * 1e9) : 0;
 }
 
 /*
@@ -54,7 +66,7 @@ static int64_t ns_of_s(double s) {
  * start).  Without memory for a series' points it keeps its statistics.
  * A report.json from before per-process series has none: nothing to do.
  */
-static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) {
+static void processes_from_json(json_t *r, struct sps__sampler_result *sampler, int64_t base) {
     size_t i;
     json_t *e;
     json_array_foreach(sps__json_at(r, "series.processes"), i, e) {
@@ -67,7 +79,7 @@ static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) 
         struct sps__process_series *ps = &sampler->process[sampler->nprocesses++];
         ps->pid = (int)json_integer_value(json_object_get(e, "pid"));
         snprintf(ps->comm, sizeof ps->comm, "%s", str_at(e, "comm"));
-        ps->first_seen_ns = ns_of_s(num_at(e, "first_seen_s"));
+        ps->first_seen_ns = base + ns_of_s(num_at(e, "first_seen_s"));
         struct sps__series *s = &ps->rss_bytes;
         size_t count = json_array_size(ts);
         sps__series_init(s, count > SPS_SAMPLER_DEFAULT_POINTS ? (uint32_t)count + 1 : SPS_SAMPLER_DEFAULT_POINTS);
@@ -77,14 +89,14 @@ static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) 
         s->max = num_at(e, "max_bytes");
         s->last = num_at(e, "last_bytes");
         s->first_ns = ps->first_seen_ns;
-        s->last_ns = ns_of_s(num_at(e, "last_seen_s"));
+        s->last_ns = base + ns_of_s(num_at(e, "last_seen_s"));
         json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
         s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
         if (count == 0 || !(s->points = calloc(s->cap, sizeof *s->points)))
             continue;
         for (size_t k = 0; k < count; k++) {
             struct sps__series_point *p = &s->points[s->count++];
-            p->t_ns = ns_of_s(json_number_value(json_array_get(ts, k)));
+            p->t_ns = base + ns_of_s(json_number_value(json_array_get(ts, k)));
             p->mean = json_number_value(json_array_get(mean, k));
             p->max = json_number_value(json_array_get(max, k));
             /* every point holds per_point readings but the last, which
@@ -96,10 +108,60 @@ static void processes_from_json(json_t *r, struct sps__sampler_result *sampler) 
     sampler->processes_left_out = (uint64_t)json_integer_value(sps__json_at(r, "series.processes_left_out"));
 }
 
+/* The series of series.metrics (their points, on the monotonic clock:
+ * base + t_s) into the sampler's host, GPU and sensor series, which
+ * stats_from_json may already hold the statistics of. */
+static void metric_series_from_json(json_t *r, struct sps__sampler_result *sampler, int64_t base) {
+    json_t *series = json_object_get(r, "series");
+    sampler->interval_ms = (int)json_integer_value(json_object_get(series, "interval_ms"));
+    sampler->machine_interval_ms = (int)json_integer_value(json_object_get(series, "machine_interval_ms"));
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(series, "metrics"), i, e) {
+        const char *metric = str_at(e, "metric");
+        json_t *gpu = json_object_get(e, "gpu"), *sensor = json_object_get(e, "sensor");
+        struct sps__series *s = NULL;
+        if (json_is_string(sensor)) {
+            for (int k = 0; k < sampler->nsensors && !s; k++)
+                if (!strcmp(sampler->sensor[k].label, json_string_value(sensor)))
+                    s = &sampler->sensor[k].celsius;
+            if (!s && sampler->nsensors < SPS_CAPTURE_MAX_SENSORS) {
+                struct sps__sensor_series *ss = &sampler->sensor[sampler->nsensors++];
+                snprintf(ss->label, sizeof ss->label, "%s", json_string_value(sensor));
+                s = &ss->celsius;
+            }
+        } else if (json_is_integer(gpu)) {
+            for (int g = 0; g < sampler->ngpus && !s; g++)
+                if (sampler->gpu[g].index == (int)json_integer_value(gpu))
+                    for (int m = 0; m < SPS_GPU_METRIC_COUNT && !s; m++)
+                        if (!strcmp(sps_gpu_metric_info(m)->name, metric))
+                            s = &sampler->gpu[g].m[m];
+        } else {
+            for (int m = 0; m < SPS_HOST_METRIC_COUNT && !s; m++)
+                if (!strcmp(sps_host_metric_info(m)->name, metric))
+                    s = &sampler->host[m];
+        }
+        json_t *ts = json_object_get(e, "t_s"), *mean = json_object_get(e, "mean"), *max = json_object_get(e, "max");
+        size_t count = json_array_size(ts);
+        if (!s || s->points || count == 0 || !(s->points = calloc(count, sizeof *s->points)))
+            continue;
+        s->cap = (uint32_t)count;
+        json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
+        s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
+        for (size_t k = 0; k < count; k++) {
+            struct sps__series_point *p = &s->points[s->count++];
+            p->t_ns = base + ns_of_s(json_number_value(json_array_get(ts, k)));
+            p->mean = num_at_index(mean, k);
+            p->max = num_at_index(max, k);
+            p->n = s->per_point;
+        }
+    }
+}
+
 /* The summary's inputs rebuilt from report.json: exit, times, memory, the
  * machine metrics' whole-run statistics, and each tree process's RSS
  * series. */
-static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler) {
+static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler, int64_t base) {
     json_t *exit_obj = json_object_get(r, "exit");
     if (json_is_object(exit_obj)) {
         info->have_exit = 1;
@@ -145,7 +207,8 @@ static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sam
             stats_from_json(&gs->m[i], json_object_get(json_object_get(gpu, "metrics"), sps_gpu_metric_info(i)->name));
         sampler->ngpus = (int)g + 1;
     }
-    processes_from_json(r, sampler);
+    processes_from_json(r, sampler, base);
+    metric_series_from_json(r, sampler, base);
     if (sampled || sampler->ngpus)
         info->sampler = sampler;
     else
@@ -173,7 +236,10 @@ static uint32_t zone_kind(const char *kind) {
  * leaves it.  Returns 0 or SPS_ENOMEM; free *run with sps__run_free either
  * way.
  */
-static int run_from_json(json_t *r, struct sps_run *run) {
+static int rows_from_json(json_t *r, struct sps_run *run, int64_t base);
+static int process_details_from_json(json_t *e, struct sps_process_data *p, int64_t base);
+
+static int run_from_json(json_t *r, struct sps_run *run, int64_t base) {
     json_t *zones = json_object_get(r, "zones"), *values = json_object_get(r, "values");
     json_t *counters = json_object_get(r, "counters"), *procs = json_object_get(r, "processes");
     json_t *skipped = json_object_get(r, "records_skipped");
@@ -246,7 +312,7 @@ static int run_from_json(json_t *r, struct sps_run *run) {
             p->cuda_dropped = (uint64_t)json_integer_value(json_object_get(cuda, "zones_dropped"));
             p->cuda_unresolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_unresolved"));
         }
-        if (!(p->path = strdup(str_at(e, "record"))))
+        if (!(p->path = strdup(str_at(e, "record"))) || process_details_from_json(e, p, base) != 0)
             return SPS_ENOMEM;
         json_t *threads = json_object_get(e, "threads");
         size_t nthreads = json_array_size(threads), nopen = 0, ti;
@@ -262,6 +328,7 @@ static int run_from_json(json_t *r, struct sps_run *run) {
         json_array_foreach(threads, ti, t) {
             struct sps_thread_data *td = &p->threads[ti];
             td->tid = (int)json_integer_value(json_object_get(t, "tid"));
+            snprintf(td->name, sizeof td->name, "%s", str_at(t, "name"));
             size_t k;
             json_t *z;
             json_array_foreach(json_object_get(t, "open_zones"), k, z) {
@@ -284,6 +351,77 @@ static int run_from_json(json_t *r, struct sps_run *run) {
         if (!run->skipped[i].path || !run->skipped[i].error)
             return SPS_ENOMEM;
     }
+    return rows_from_json(r, run, base);
+}
+
+/* A process's rank, command and start (base + start_s). */
+static int process_details_from_json(json_t *e, struct sps_process_data *p, int64_t base) {
+    json_t *rank = json_object_get(e, "rank"), *local = json_object_get(e, "local_rank");
+    json_t *world = json_object_get(e, "world_size"), *cmd = json_object_get(e, "command");
+    p->rank = json_is_integer(rank) ? (int)json_integer_value(rank) : -1;
+    p->local_rank = json_is_integer(local) ? (int)json_integer_value(local) : -1;
+    p->world_size = json_is_integer(world) ? (int)json_integer_value(world) : -1;
+    p->ppid = (int)json_integer_value(json_object_get(e, "ppid"));
+    snprintf(p->hostname, sizeof p->hostname, "%s", str_at(e, "hostname"));
+    p->start_ns = (uint64_t)(base + ns_of_s(num_at(e, "start_s")));
+    size_t argc = json_array_size(cmd);
+    if (argc && !(p->argv = calloc(argc, sizeof *p->argv)))
+        return SPS_ENOMEM;
+    for (size_t k = 0; k < argc; k++) {
+        if (!(p->argv[k] = strdup(str_at_index(cmd, k))))
+            return SPS_ENOMEM;
+        p->argc = (int)k + 1;
+    }
+    return 0;
+}
+
+/* steps.rows into run->steps: each row's process by pid, its name among
+ * the run's step names, its times (base + start_s) and its cells by name.
+ * Rows without times are left out. */
+static int rows_from_json(json_t *r, struct sps_run *run, int64_t base) {
+    json_t *steps = json_object_get(r, "steps"), *rows = json_object_get(steps, "rows");
+    size_t nrows = json_array_size(rows);
+    run->steps_recorded = (uint64_t)json_integer_value(json_object_get(steps, "count"));
+    run->warmup_steps = (size_t)json_integer_value(json_object_get(steps, "warmup_steps"));
+    if (nrows && !(run->steps = calloc(nrows, sizeof *run->steps)))
+        return SPS_ENOMEM;
+    size_t i;
+    json_t *e;
+    json_array_foreach(rows, i, e) {
+        json_t *start = json_object_get(e, "start_s"), *dur = json_object_get(e, "duration_s");
+        if (!json_is_number(start) || !json_is_number(dur))
+            continue;
+        struct sps_step_row *row = &run->steps[run->nsteps];
+        if (run->nnames && !(row->by_name = malloc(run->nnames * sizeof *row->by_name)))
+            return SPS_ENOMEM;
+        run->nsteps++;
+        row->index = (uint64_t)json_integer_value(json_object_get(e, "index"));
+        row->tid = (int)json_integer_value(json_object_get(e, "tid"));
+        int pid = (int)json_integer_value(json_object_get(e, "pid"));
+        row->process = 0;
+        for (size_t k = 0; k < run->nprocs; k++)
+            if (run->procs[k].pid == pid) {
+                row->process = k;
+                break;
+            }
+        const char *name = json_string_value(json_object_get(e, "name"));
+        row->name = -1;
+        for (size_t k = 0; name && k < run->nnames && row->name < 0; k++)
+            if (run->names[k].kind == SPS_KIND_STEP && !strcmp(run->names[k].name, name))
+                row->name = (long)k;
+        row->start_ns = (uint64_t)(base + ns_of_s(json_number_value(start)));
+        row->end_ns = row->start_ns + (uint64_t)ns_of_s(json_number_value(dur));
+        row->warmup = json_is_true(json_object_get(e, "warmup"));
+        row->microsteps = (uint32_t)json_integer_value(json_object_get(e, "microsteps"));
+        for (size_t k = 0; k < run->nnames; k++) {
+            const char *group = run->names[k].kind == SPS_KIND_ZONE      ? "zones_self_s"
+                                : run->names[k].kind == SPS_KIND_VALUE   ? "values"
+                                : run->names[k].kind == SPS_KIND_COUNTER ? "counters"
+                                                                         : NULL;
+            json_t *v = group ? json_object_get(json_object_get(e, group), run->names[k].name) : NULL;
+            row->by_name[k] = json_is_number(v) ? json_number_value(v) : NAN;
+        }
+    }
     return 0;
 }
 
@@ -299,15 +437,21 @@ int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, siz
         snprintf(err, errlen, "out of memory");
         return SPS_ENOMEM;
     }
+    /* the run's start: what report.json's times count from */
+    json_t *started = json_object_get(in.report, "started_mono_ns");
+    int64_t base = json_is_integer(started) ? (int64_t)json_integer_value(started) : 0;
     struct sps_run_info info = {0};
-    info_from_json(in.report, &info, sampler);
+    info_from_json(in.report, &info, sampler, base);
+    info.start_mono_ns = (uint64_t)base;
     struct sps_run run = {0};
     if (in.have_records) {
         run = in.run;
         memset(&in.run, 0, sizeof in.run);
     } else {
-        rc = run_from_json(in.report, &run);
+        rc = run_from_json(in.report, &run, base);
     }
+    if (base)
+        run.start_ns = (uint64_t)base;
     if (rc == 0)
         rc = sps__report_build(rep, &run, &info);
     else
