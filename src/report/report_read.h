@@ -23,6 +23,15 @@
  */
 int sps__report_read_machine(struct sps_jscan *s, const char *key, struct sps_report *rep);
 
+/*
+ * Read the value of the key `key` of "memory" when it is one of the
+ * watched tree's (workload_*: what report_json.c's write_tree_memory
+ * writes from the sampler) into rep->machine_owned.  Returns 0 when read,
+ * 1 when key is not one of these (nothing consumed), SPS_EFORMAT or
+ * SPS_ENOMEM.
+ */
+int sps__report_read_tree_memory(struct sps_jscan *s, const char *key, struct sps_report *rep);
+
 /* Read the value of "analysis" into rep->analysis.  Returns 0,
  * SPS_EFORMAT (s->err says why) or SPS_ENOMEM. */
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
