@@ -887,10 +887,14 @@ static void test_unsampled_says_why(void) {
  * again as stepscope wrote them, byte for byte, and the tree's memory
  * (written from the sampler) names the same metric.
  */
-static void test_real_run_writes_again(void) {
+static void real_run_writes_again(int sample) {
     char out[600], err[512];
-    snprintf(out, sizeof out, "%s/out", tmpdir_new("sections-real"));
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--", SPS_BIN_DIR "/leaky_train", NULL};
+    snprintf(out, sizeof out, "%s/out", tmpdir_new(sample ? "sections-real" : "sections-nosample"));
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--", SPS_BIN_DIR "/leaky_train", NULL, NULL};
+    if (!sample) { /* stepscope run -q --no-sample -o OUT -- leaky_train */
+        memmove(&argv[4], &argv[3], 5 * sizeof argv[0]);
+        argv[3] = "--no-sample";
+    }
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     char path[700], again[700];
     snprintf(path, sizeof path, "%s/report.json", out);
@@ -902,7 +906,12 @@ static void test_real_run_writes_again(void) {
         sps__report_free(&back);
         return;
     }
-    CHECK(back.info.sampler != NULL);
+    CHECK(sample ? back.info.sampler != NULL : back.info.sampler == NULL);
+    if (!sample) {
+        CHECK_STR_SAME(back.info.sampler_absent_reason, "sampling was turned off (--no-sample)", "--no-sample");
+        CHECK_EQ_I(back.analysis.leaks.verdict, SPS_LEAK_UNKNOWN);
+        CHECK_STR_HAS(back.analysis.bottleneck.evidence.why_cpu, "no sampler ran");
+    }
     if (back.info.sampler) {
         const struct sps__sampler_result *r = back.info.sampler;
         CHECK(r->host[SPS_M_WORKLOAD_RSS_BYTES].count > 10);
@@ -910,9 +919,9 @@ static void test_real_run_writes_again(void) {
         CHECK(r->nprocesses >= 1 && r->process[0].rss_bytes.count > 10);
         /* the series are on the zones' clock: after the run began */
         CHECK(r->host[SPS_M_WORKLOAD_RSS_BYTES].first_ns >= (int64_t)back.info.start_mono_ns);
+        CHECK_EQ_I(back.analysis.leaks.verdict, SPS_LEAK_FOUND);
+        CHECK(back.analysis.leaks.nseries > 0 && back.analysis.leaks.series[0].slope_bytes_per_step > 0);
     }
-    CHECK_EQ_I(back.analysis.leaks.verdict, SPS_LEAK_FOUND);
-    CHECK(back.analysis.leaks.nseries > 0 && back.analysis.leaks.series[0].slope_bytes_per_step > 0);
     /* the sections as stepscope writes them, indented as in report.json */
     FILE *f = fopen(again, "w");
     struct sps_jw w;
@@ -940,8 +949,8 @@ static void test_real_run_writes_again(void) {
     }
     /* the tree's memory metric report.json names, from the sampler read back */
     const char *metric = a ? strstr(a, "\"workload_memory_metric\": \"") : NULL;
-    CHECK(metric != NULL);
-    if (metric) {
+    CHECK(sample ? metric != NULL : metric == NULL);
+    if (metric && back.info.sampler) {
         metric += strlen("\"workload_memory_metric\": \"");
         const char *name = sps_host_metric_info(sps__tree_memory_metric(back.info.sampler))->name;
         CHECK_MSG(!strncmp(metric, name, strlen(name)) && metric[strlen(name)] == '"', "%.40s vs %s", metric, name);
@@ -949,6 +958,15 @@ static void test_real_run_writes_again(void) {
     free(a);
     free(b);
     sps__report_free(&back);
+}
+
+static void test_real_run_writes_again(void) {
+    real_run_writes_again(1);
+}
+
+/* The same under --no-sample: no sampler, and every reason says so. */
+static void test_unsampled_run_writes_again(void) {
+    real_run_writes_again(0);
 }
 
 /* A malformed section fails with the reason and where, never half-read
@@ -990,5 +1008,6 @@ int main(void) {
     RUN_TEST(test_unsampled_says_why);
     RUN_TEST(test_malformed_sections_fail);
     RUN_TEST(test_real_run_writes_again);
+    RUN_TEST(test_unsampled_run_writes_again);
     return check_report();
 }
