@@ -918,7 +918,7 @@ static void test_unsampled_says_why(void) {
     sps__analysis_free(&rep.analysis);
 }
 
-static void analyses_agree(const char *out, const struct sps_report *back);
+static void analyses_agree(const char *out, const struct sps_report *back, uint64_t started_mono_ns);
 
 /*
  * examples/leaky_train under `stepscope run`: real series, sources and
@@ -985,18 +985,19 @@ static void real_run_writes_again(int sample) {
         const char *name = sps_host_metric_info(sps__tree_memory_metric(back.info.sampler))->name;
         CHECK_MSG(!strncmp(metric, name, strlen(name)) && metric[strlen(name)] == '"', "%.40s vs %s", metric, name);
     }
+    const char *started = a ? strstr(a, "\"started_mono_ns\": ") : NULL;
+    analyses_agree(out, &back, started ? strtoull(started + strlen("\"started_mono_ns\": "), NULL, 10) : 0);
     free(a);
     free(b);
-    analyses_agree(out, &back);
     sps__report_free(&back);
 }
 
 /*
- * The leak and energy analyses run again on the run's records with the
- * series read back answer what report.json says they answered when the
- * run was live: the series are the ones the analysis saw.
+ * The leak, energy and bottleneck analyses run again on the run's records
+ * with the series read back answer what report.json says they answered
+ * when the run was live: the series are the ones the analysis saw.
  */
-static void analyses_agree(const char *out, const struct sps_report *back) {
+static void analyses_agree(const char *out, const struct sps_report *back, uint64_t started_mono_ns) {
     char records[700], err[512];
     snprintf(records, sizeof records, "%s/records", out);
     struct sps_run run;
@@ -1004,9 +1005,10 @@ static void analyses_agree(const char *out, const struct sps_report *back) {
     int rc = sps__run_load_dir(&run, records, err, sizeof err);
     CHECK_MSG(rc == 0, "%s: %s", records, err);
     if (rc == 0 && (rc = sps__run_build(&run)) == 0) {
-        /* one time origin, as stepscope run sets it */
-        if (run.start_ns > back->info.start_mono_ns)
-            run.start_ns = back->info.start_mono_ns;
+        /* one time origin, as stepscope run sets it (report.json's
+         * started_mono_ns; the top level's reader reads it) */
+        CHECK(started_mono_ns > 0 && run.start_ns >= started_mono_ns);
+        run.start_ns = started_mono_ns;
         struct sps_leaks leaks;
         CHECK_EQ_I(sps__leaks_analyze(&run, back->info.sampler, &leaks), 0);
         check_leaks(&back->analysis.leaks, &leaks);
@@ -1014,6 +1016,13 @@ static void analyses_agree(const char *out, const struct sps_report *back) {
         struct sps_energy energy;
         sps__energy_analyze(&run, &back->info, NULL, &energy);
         check_energy(&back->analysis.energy, &energy);
+        /* the bottleneck's evidence over the series, with the CPU count it
+         * was judged with (the command's language comes from the records) */
+        struct sps_run_info info = back->info;
+        info.cpu_count = back->analysis.bottleneck.evidence.cpu_count;
+        struct sps_bottleneck bottleneck;
+        sps__bottleneck_analyze(&run, &info, &bottleneck);
+        check_bottleneck(&back->analysis.bottleneck, &bottleneck);
     }
     sps__run_free(&run);
 }
