@@ -170,6 +170,18 @@ static void check_same_file(const char *a_path, const char *b_path) {
     free(b);
 }
 
+/* The terminal summary's machine lines of info (malloc'd). */
+static char *summary_metrics_of(const struct sps_run_info *info) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    sps__summary_metrics(f, info);
+    fclose(f);
+    return text;
+}
+
 /* ------------------------------------------------------------- fixtures */
 
 /* readings of a series at t0 + k * step_ns (+ k % 7 ns: times that are
@@ -879,6 +891,11 @@ static void test_known_model_round_trips(void) {
                   &back.machine_owned->host[SPS_M_CPU_PACKAGE_ENERGY_JOULES]);
             /* the tree's memory is what it was: PSS current near the RSS peak */
             CHECK_EQ_I(sps__tree_memory_metric(back.info.sampler), sps__tree_memory_metric(r));
+            /* the summary says what it said */
+            char *was = summary_metrics_of(&rep.info), *is = summary_metrics_of(&back.info);
+            CHECK(was && is && strstr(was, "GPU 3") && !strcmp(was, is));
+            free(was);
+            free(is);
         }
         sps__report_free(&back);
         sps__analysis_free(&rep.analysis);
@@ -927,14 +944,13 @@ static void analyses_agree(const char *out, const struct sps_report *back, uint6
  * (written from the sampler) names the same metric.
  */
 static void real_run_writes_again(int sample) {
-    char out[600], err[512];
+    char out[600], err[512], *summary = malloc(1 << 16);
     snprintf(out, sizeof out, "%s/out", tmpdir_new(sample ? "sections-real" : "sections-nosample"));
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--", SPS_BIN_DIR "/leaky_train", NULL, NULL};
-    if (!sample) { /* stepscope run -q --no-sample -o OUT -- leaky_train */
-        memmove(&argv[4], &argv[3], 5 * sizeof argv[0]);
-        argv[3] = "--no-sample";
-    }
-    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    /* stepscope run --no-live -o OUT -- leaky_train: the summary on stderr */
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "--no-live", "-o", out, "--", SPS_BIN_DIR "/leaky_train", NULL};
+    if (!sample)
+        argv[2] = "--no-sample";
+    CHECK_EQ_I(exit_code_of(run_capture(argv, summary, 1 << 16)), 0);
     char path[700], again[700];
     snprintf(path, sizeof path, "%s/report.json", out);
     snprintf(again, sizeof again, "%s/sections.json", out);
@@ -943,6 +959,7 @@ static void real_run_writes_again(int sample) {
     CHECK_MSG(rc == 0, "%s: %s", path, err);
     if (rc) {
         sps__report_free(&back);
+        free(summary);
         return;
     }
     CHECK(sample ? back.info.sampler != NULL : back.info.sampler == NULL);
@@ -960,6 +977,12 @@ static void real_run_writes_again(int sample) {
         CHECK(r->host[SPS_M_WORKLOAD_RSS_BYTES].first_ns >= (int64_t)back.info.start_mono_ns);
         CHECK_EQ_I(back.analysis.leaks.verdict, SPS_LEAK_FOUND);
         CHECK(back.analysis.leaks.nseries > 0 && back.analysis.leaks.series[0].slope_bytes_per_step > 0);
+        /* the summary's machine lines, from the model read back, are the
+         * ones stepscope run printed from the live one */
+        char *lines = summary_metrics_of(&back.info);
+        CHECK_MSG(lines && lines[0] && strstr(summary, lines), "printed:\n%s\nread back:\n%s", summary,
+                  lines ? lines : "");
+        free(lines);
     }
     /* the sections as stepscope writes them, indented as in report.json */
     FILE *f = fopen(again, "w");
@@ -989,6 +1012,7 @@ static void real_run_writes_again(int sample) {
     analyses_agree(out, &back, started ? strtoull(started + strlen("\"started_mono_ns\": "), NULL, 10) : 0);
     free(a);
     free(b);
+    free(summary);
     sps__report_free(&back);
 }
 
