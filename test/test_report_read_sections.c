@@ -1094,10 +1094,48 @@ static void test_malformed_sections_fail(void) {
     }
 }
 
+/* report.json cut short anywhere in the sections fails with a reason,
+ * never a crash, and leaves nothing behind (the sanitizer builds check
+ * every error path's frees). */
+static void test_truncated_report_fails_cleanly(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.info.sampler = r;
+    fixture_analysis(&rep.analysis, r);
+    const char *dir = tmpdir_new("sections-cut");
+    char path[1200], cut[1200], err[512];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    snprintf(cut, sizeof cut, "%s/cut.json", dir);
+    CHECK_EQ_I(sps__report_json_write(&rep, path, err, sizeof err), 0);
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    const char *machine = text ? strstr(text, "\n  \"metrics\": {") : NULL;
+    CHECK(machine != NULL);
+    size_t from = machine ? (size_t)(machine - text) : len, failed = 0, tried = 0;
+    /* every 211th byte from the machine half on: inside keys, strings,
+     * numbers, arrays of points and the analysis */
+    for (size_t at = from; at < len - 2; at += 211, tried++) {
+        write_file(cut, text, at);
+        struct sps_report back;
+        int rc = read_sections(cut, &back, err, sizeof err);
+        failed += rc == SPS_EFORMAT && err[0];
+        if (rc != SPS_EFORMAT)
+            CHECK_MSG(0, "cut at %zu of %zu: rc %d (%s)", at, len, rc, err);
+        sps__report_free(&back);
+    }
+    CHECK(tried > 100);
+    CHECK_EQ_U(failed, tried);
+    free(text);
+    sps__analysis_free(&rep.analysis);
+    sps__sampler_result_free(r);
+}
+
 int main(void) {
     RUN_TEST(test_known_model_round_trips);
     RUN_TEST(test_unsampled_says_why);
     RUN_TEST(test_malformed_sections_fail);
+    RUN_TEST(test_truncated_report_fails_cleanly);
     RUN_TEST(test_real_run_writes_again);
     RUN_TEST(test_unsampled_run_writes_again);
     return check_report();
