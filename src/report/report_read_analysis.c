@@ -28,29 +28,6 @@
 #include "sampler/sampler.h"
 #include "stepscope.h"
 
-/*
- * Loops over the object or array just opened (its '{' or '[' consumed):
- * the body runs once per member with its key copied into key (a char
- * array), or once per element, and the loop ends at the closing bracket
- * or when rc turns non-zero (a failed read in the body stops it).  The
- * loop's own variables carry the line number, so loops nest.
- */
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define FOR_MEMBERS(s, rc, key)                                                                                  \
-    for (int CAT(first_, __LINE__) = 1, CAT(more_, __LINE__) = 1;                                               \
-         !(rc) && !((rc) = sps__jscan_member((s), CAT(first_, __LINE__), &CAT(more_, __LINE__))) &&             \
-         CAT(more_, __LINE__);                                                                                  \
-         CAT(first_, __LINE__) = 0)                                                                             \
-        if (snprintf((key), sizeof(key), "%s", (s)->str), 0) {                                                   \
-        } else
-
-#define FOR_ELEMENTS(s, rc)                                                                                      \
-    for (int CAT(first_, __LINE__) = 1, CAT(more_, __LINE__) = 1;                                               \
-         !(rc) && !((rc) = sps__jscan_element((s), CAT(first_, __LINE__), &CAT(more_, __LINE__))) &&            \
-         CAT(more_, __LINE__);                                                                                  \
-         CAT(first_, __LINE__) = 0)
-
 /* A copy of text the analysis owns (one copy per distinct text). */
 static int own_text(struct sps_analysis *a, const char *text, const char **out) {
     for (size_t i = 0; i < a->nowned_text; i++)
@@ -167,7 +144,7 @@ static const struct {
 static int read_unavailable(struct sps_jscan *s, struct sps_analysis *a, struct sps_bn_evidence *e) {
     char key[64];
     int rc = sps__jread_open(s, "unavailable", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
         while (i < sizeof EVIDENCE_REASONS / sizeof *EVIDENCE_REASONS && strcmp(EVIDENCE_REASONS[i].key, key))
             i++;
@@ -189,7 +166,7 @@ static int read_evidence(struct sps_jscan *s, struct sps_analysis *a, struct sps
     char key[64];
     sps__bn_evidence_init(e);
     int rc = sps__jread_open(s, "evidence", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
         while (i < sizeof EVIDENCE_NUMBERS / sizeof *EVIDENCE_NUMBERS && strcmp(EVIDENCE_NUMBERS[i].key, key))
             i++;
@@ -245,11 +222,11 @@ static int verdict_member(struct sps_jscan *s, const char *key, struct sps_bn_ve
 }
 
 static int read_window(struct sps_jscan *s, struct sps_analysis *a, struct sps_bn_window *win) {
-    char key[32];
+    char key[64];
     int taken;
     sps__bn_evidence_init(&win->evidence);
     int rc = sps__jread_open(s, "windows", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = verdict_member(s, key, &win->verdict, &taken)) || taken)
             continue;
         if (!strcmp(key, "first_step"))
@@ -268,9 +245,19 @@ static int read_window(struct sps_jscan *s, struct sps_analysis *a, struct sps_b
     return rc;
 }
 
+static int read_windows(struct sps_jscan *s, struct sps_analysis *a, struct sps_bottleneck *b) {
+    int rc = sps__jread_open(s, "windows", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
+        if (b->nwindows == SPS_BN_MAX_WINDOWS)
+            return sps__jread_fail(s, "at most 10 windows", "windows");
+        rc = read_window(s, a, &b->windows[b->nwindows++]);
+    }
+    return rc;
+}
+
 static int read_data_zones(struct sps_jscan *s, struct sps_bottleneck *b) {
     int rc = sps__jread_open(s, "data_loading_zones", '[');
-    FOR_ELEMENTS(s, rc) {
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         if (b->ndata_zones == SPS_BN_MAX_DATA_ZONES)
             return sps__jread_fail(s, "at most 8 zones", "data_loading_zones");
         rc = sps__jread_text(s, "data_loading_zones", b->data_zones[b->ndata_zones++], sizeof b->data_zones[0]);
@@ -281,13 +268,13 @@ static int read_data_zones(struct sps_jscan *s, struct sps_bottleneck *b) {
 static int read_bottleneck(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_analysis *a = &rep->analysis;
     struct sps_bottleneck *b = &a->bottleneck;
-    char key[32];
+    char key[64];
     int taken, face = 0;
     memset(b, 0, sizeof *b);
     sps__bn_evidence_init(&b->evidence);
     b->computed = 1;
     int rc = sps__jread_open(s, "bottleneck", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = verdict_member(s, key, &b->verdict, &taken)) || taken)
             continue;
         if (!strcmp(key, "advice_for")) {
@@ -299,12 +286,7 @@ static int read_bottleneck(struct sps_jscan *s, struct sps_report *rep) {
         } else if (!strcmp(key, "evidence")) {
             rc = read_evidence(s, a, &b->evidence);
         } else if (!strcmp(key, "windows")) {
-            rc = sps__jread_open(s, key, '[');
-            FOR_ELEMENTS(s, rc) {
-                if (b->nwindows == SPS_BN_MAX_WINDOWS)
-                    return sps__jread_fail(s, "at most 10 windows", "windows");
-                rc = read_window(s, a, &b->windows[b->nwindows++]);
-            }
+            rc = read_windows(s, a, b);
         } else if (!strcmp(key, "windows_note")) {
             rc = read_owned(s, key, a, &b->windows_note);
         } else {
@@ -341,11 +323,11 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
         F(median_bytes),     F(first_segment_median_bytes), F(last_segment_median_bytes),
 #undef F
     };
-    char key[48];
+    char key[64];
     int v = 0;
     memset(ls, 0, sizeof *ls);
     int rc = sps__jread_open(s, "leaks.series", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
         while (i < sizeof numbers / sizeof *numbers && strcmp(numbers[i].key, key))
             i++;
@@ -380,13 +362,30 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
     return rc;
 }
 
+static int read_leak_series_array(struct sps_jscan *s, struct sps_leaks *l) {
+    size_t cap = l->nseries; /* a repeated key appends: grow at once */
+    int rc = sps__jread_open(s, "leaks.series", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
+        if (l->nseries == cap) {
+            size_t grown_cap = cap ? 2 * cap : 8;
+            struct sps_leak_series *grown = realloc(l->series, grown_cap * sizeof *grown);
+            if (!grown)
+                return SPS_ENOMEM;
+            l->series = grown;
+            cap = grown_cap;
+        }
+        rc = read_leak_series(s, &l->series[l->nseries++]);
+    }
+    return rc;
+}
+
 static int read_step_stream(struct sps_jscan *s, struct sps_leaks *l) {
-    char key[16];
+    char key[64];
     l->pid = l->tid = -1;
     if (sps__jscan_peek(s) == 'n')
         return sps__jscan_skip(s); /* no step stream */
     int rc = sps__jread_open(s, "step_stream", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "name"))
             rc = sps__jread_text(s, key, l->step_name, sizeof l->step_name);
         else if (!strcmp(key, "pid"))
@@ -401,16 +400,15 @@ static int read_step_stream(struct sps_jscan *s, struct sps_leaks *l) {
 
 static int read_leaks(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_leaks *l = &rep->analysis.leaks;
-    char key[32];
+    char key[64];
     int v = 0;
-    size_t cap = 0;
     sps__leaks_free(l);
     l->computed = 1;
     l->pid = l->tid = -1;
     /* the tree the tree series covers: the sampler's (read before) */
     l->tree_pid = rep->info.sampler && rep->info.sampler->tree_pid > 0 ? rep->info.sampler->tree_pid : 0;
     int rc = sps__jread_open(s, "leaks", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "verdict")) {
             rc = read_name(s, key, leak_verdict_name, SPS_LEAK_FOUND + 1, &v);
             l->verdict = (enum sps_leak_verdict)v;
@@ -427,18 +425,7 @@ static int read_leaks(struct sps_jscan *s, struct sps_report *rep) {
         } else if (!strcmp(key, "processes_left_out")) {
             rc = sps__jread_u64(s, key, &l->processes_left_out);
         } else if (!strcmp(key, "series")) {
-            rc = sps__jread_open(s, key, '[');
-            FOR_ELEMENTS(s, rc) {
-                if (l->nseries == cap) {
-                    size_t grown_cap = cap ? 2 * cap : 8;
-                    struct sps_leak_series *grown = realloc(l->series, grown_cap * sizeof *grown);
-                    if (!grown)
-                        return SPS_ENOMEM;
-                    l->series = grown;
-                    cap = grown_cap;
-                }
-                rc = read_leak_series(s, &l->series[l->nseries++]);
-            }
+            rc = read_leak_series_array(s, l);
         } else {
             rc = sps__jscan_skip(s); /* processes_max, thresholds: the constants in leaks.h */
         }
@@ -468,13 +455,13 @@ static const struct sps__series *domain_series(const struct sps__sampler_result 
 }
 
 static int read_domain(struct sps_jscan *s, struct sps_energy_domain *d) {
-    char key[32];
+    char key[64];
     int v = 0;
     memset(d, 0, sizeof *d);
     d->gpu = -1;
     d->joules = d->span_s = NAN;
     int rc = sps__jread_open(s, "energy.domains", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "domain")) {
             rc = sps__jread_text(s, key, d->domain, sizeof d->domain);
         } else if (!strcmp(key, "gpu")) {
@@ -505,10 +492,22 @@ static int read_domain(struct sps_jscan *s, struct sps_energy_domain *d) {
     return rc;
 }
 
+static int read_domains(struct sps_jscan *s, struct sps_energy *e, const struct sps__sampler_result *sampler) {
+    int rc = sps__jread_open(s, "energy.domains", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
+        if (e->ndomains == SPS_ENERGY_MAX_DOMAINS)
+            return sps__jread_fail(s, "fewer domains", "energy.domains");
+        struct sps_energy_domain *d = &e->domain[e->ndomains++];
+        if (!(rc = read_domain(s, d)))
+            d->series = domain_series(sampler, d);
+    }
+    return rc;
+}
+
 static int read_per_step(struct sps_jscan *s, struct sps_energy *e) {
-    char key[32];
+    char key[64];
     int rc = sps__jread_open(s, "per_step", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "steps"))
             rc = sps__jread_u64(s, key, &e->step_count);
         else if (!strcmp(key, "span_s"))
@@ -529,12 +528,12 @@ static int read_per_step(struct sps_jscan *s, struct sps_energy *e) {
 
 static int read_energy(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_energy *e = &rep->analysis.energy;
-    char key[48], from[64];
+    char key[64], from[64];
     memset(e, 0, sizeof *e);
     e->total_joules = e->total_kwh = e->co2e_grams = NAN;
     e->step_span_s = e->step_joules = e->step_kwh = e->step_co2e_grams = NAN;
     int rc = sps__jread_open(s, "energy", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "carbon_intensity_g_per_kwh")) {
             rc = sps__jread_number(s, key, &e->carbon_g_per_kwh);
         } else if (!strcmp(key, "carbon_intensity_from")) {
@@ -547,14 +546,7 @@ static int read_energy(struct sps_jscan *s, struct sps_report *rep) {
             if (!(rc = sps__jread_text(s, key, from, sizeof from)))
                 e->pue_is_default = strcmp(from, "--pue") != 0;
         } else if (!strcmp(key, "domains")) {
-            rc = sps__jread_open(s, key, '[');
-            FOR_ELEMENTS(s, rc) {
-                if (e->ndomains == SPS_ENERGY_MAX_DOMAINS)
-                    return sps__jread_fail(s, "fewer domains", "energy.domains");
-                struct sps_energy_domain *d = &e->domain[e->ndomains++];
-                if (!(rc = read_domain(s, d)))
-                    d->series = domain_series(rep->info.sampler, d);
-            }
+            rc = read_domains(s, e, rep->info.sampler);
         } else if (!strcmp(key, "domains_measured")) {
             uint64_t n;
             if (!(rc = sps__jread_u64(s, key, &n)))
@@ -578,6 +570,25 @@ static int read_energy(struct sps_jscan *s, struct sps_report *rep) {
 
 /* ------------------------------------------------------------- throughput */
 
+/* per_step_per_second: the rates over the used steps' own rates. */
+static int read_step_rates(struct sps_jscan *s, struct sps_throughput_counter *c) {
+    char key[64];
+    int rc = sps__jread_open(s, "per_step_per_second", '{');
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
+        if (!strcmp(key, "mean"))
+            rc = sps__jread_number(s, key, &c->step_rate_mean);
+        else if (!strcmp(key, "median"))
+            rc = sps__jread_number(s, key, &c->step_rate_median);
+        else if (!strcmp(key, "min"))
+            rc = sps__jread_number(s, key, &c->step_rate_min);
+        else if (!strcmp(key, "max"))
+            rc = sps__jread_number(s, key, &c->step_rate_max);
+        else
+            rc = sps__jscan_skip(s);
+    }
+    return rc;
+}
+
 static int read_counter(struct sps_jscan *s, struct sps_throughput_counter *c) {
     static const struct {
         const char *key;
@@ -585,30 +596,19 @@ static int read_counter(struct sps_jscan *s, struct sps_throughput_counter *c) {
     } numbers[] = {
 #define F(key, name) {key, offsetof(struct sps_throughput_counter, name)}
         F("total", total), F("in_steps", in_steps), F("step_seconds", step_seconds), F("per_second", per_second),
-        F("mean", step_rate_mean), F("median", step_rate_median), F("min", step_rate_min), F("max", step_rate_max),
 #undef F
     };
-    char key[32], why[320] = "";
+    char key[64], why[320] = "";
     memset(c, 0, sizeof *c);
     int rc = sps__jread_open(s, "throughput.counters", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
         while (i < sizeof numbers / sizeof *numbers && strcmp(numbers[i].key, key))
             i++;
         if (i < sizeof numbers / sizeof *numbers) {
             rc = sps__jread_number(s, key, (double *)((char *)c + numbers[i].offset));
         } else if (!strcmp(key, "per_step_per_second")) {
-            /* mean, median, min, max: the table's step_rate_* above */
-            rc = sps__jread_open(s, key, '{');
-            char inner[16];
-            FOR_MEMBERS(s, rc, inner) {
-                size_t k = 0;
-                while (k < sizeof numbers / sizeof *numbers && strcmp(numbers[k].key, inner))
-                    k++;
-                rc = k < sizeof numbers / sizeof *numbers && numbers[k].offset >= offsetof(struct sps_throughput_counter, step_rate_mean)
-                         ? sps__jread_number(s, inner, (double *)((char *)c + numbers[k].offset))
-                         : sps__jscan_skip(s);
-            }
+            rc = read_step_rates(s, c);
         } else if (!strcmp(key, "name")) {
             rc = sps__jread_text(s, key, c->name, sizeof c->name);
         } else if (!strcmp(key, "steps")) {
@@ -630,10 +630,27 @@ static int read_counter(struct sps_jscan *s, struct sps_throughput_counter *c) {
     return rc;
 }
 
+static int read_counters(struct sps_jscan *s, struct sps_throughput *t) {
+    size_t cap = t->ncounters; /* a repeated key appends: grow at once */
+    int rc = sps__jread_open(s, "throughput.counters", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
+        if (t->ncounters == cap) {
+            size_t grown_cap = cap ? 2 * cap : 8;
+            struct sps_throughput_counter *grown = realloc(t->counters, grown_cap * sizeof *grown);
+            if (!grown)
+                return SPS_ENOMEM;
+            t->counters = grown;
+            cap = grown_cap;
+        }
+        rc = read_counter(s, &t->counters[t->ncounters++]);
+    }
+    return rc;
+}
+
 static int read_flops(struct sps_jscan *s, struct sps_throughput *t, char *counter, size_t cap) {
-    char key[32];
+    char key[64];
     int rc = sps__jread_open(s, "flops", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "counter"))
             rc = sps__jread_text(s, key, counter, cap);
         else if (!strcmp(key, "per_second"))
@@ -647,9 +664,9 @@ static int read_flops(struct sps_jscan *s, struct sps_throughput *t, char *count
 }
 
 static int read_mfu(struct sps_jscan *s, struct sps_throughput *t) {
-    char key[32];
+    char key[64];
     int rc = sps__jread_open(s, "mfu", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "value"))
             rc = sps__jread_number(s, key, &t->mfu);
         else if (!strcmp(key, "peak_flops"))
@@ -668,29 +685,17 @@ static int read_mfu(struct sps_jscan *s, struct sps_throughput *t) {
 
 static int read_throughput(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_throughput *t = &rep->analysis.throughput;
-    char key[32], flops_counter[SPS_REC_NAME_LEN] = "";
-    size_t cap = 0;
+    char key[64], flops_counter[SPS_REC_NAME_LEN] = "";
     sps__throughput_free(t);
     memset(t, 0, sizeof *t);
     t->flops = -1;
     t->flops_per_second = t->mfu = t->peak_flops_total = NAN;
     int rc = sps__jread_open(s, "throughput", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "warmup_steps_excluded")) {
             rc = sps__jread_u64(s, key, &t->warmup_steps);
         } else if (!strcmp(key, "counters")) {
-            rc = sps__jread_open(s, key, '[');
-            FOR_ELEMENTS(s, rc) {
-                if (t->ncounters == cap) {
-                    size_t grown_cap = cap ? 2 * cap : 8;
-                    struct sps_throughput_counter *grown = realloc(t->counters, grown_cap * sizeof *grown);
-                    if (!grown)
-                        return SPS_ENOMEM;
-                    t->counters = grown;
-                    cap = grown_cap;
-                }
-                rc = read_counter(s, &t->counters[t->ncounters++]);
-            }
+            rc = read_counters(s, t);
         } else if (!strcmp(key, "unavailable_reason")) {
             rc = sps__jread_text(s, key, t->reason, sizeof t->reason);
         } else if (!strcmp(key, "flops")) {
@@ -714,13 +719,13 @@ static int read_throughput(struct sps_jscan *s, struct sps_report *rep) {
 /* --------------------------------------------------------------- overhead */
 
 static int read_budget(struct sps_jscan *s, struct sps_overhead *o) {
-    char key[48];
+    char key[64];
     int v = 0;
     if (sps__jscan_peek(s) == 'n')
         return sps__jscan_skip(s); /* no budget was set */
     o->budget_on = 1;
     int rc = sps__jread_open(s, "budget", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "max_percent_of_workload_cpu")) {
             rc = sps__jread_number(s, key, &o->budget_percent);
         } else if (!strcmp(key, "exceeded")) {
@@ -749,10 +754,28 @@ static int read_budget(struct sps_jscan *s, struct sps_overhead *o) {
     return rc;
 }
 
+static int read_part(struct sps_jscan *s, const char *kind, struct sps_overhead_part *part) {
+    char key[64];
+    int rc = sps__jread_open(s, kind, '{');
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
+        if (!strcmp(key, "count"))
+            rc = sps__jread_u64(s, key, &part->count);
+        else if (!strcmp(key, "unpriced"))
+            rc = sps__jread_u64(s, key, &part->unpriced);
+        else if (!strcmp(key, "cost_ns"))
+            rc = sps__jread_number(s, key, &part->cost_ns);
+        else if (!strcmp(key, "s"))
+            rc = sps__jread_number(s, key, &part->s);
+        else
+            rc = sps__jscan_skip(s);
+    }
+    return rc;
+}
+
 static int read_parts(struct sps_jscan *s, struct sps_overhead *o) {
-    char key[32];
+    char key[64];
     int rc = sps__jread_open(s, "recording_by_kind", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         int k = 0;
         while (k < SPS_OH_KINDS && strcmp(sps__overhead_kind_name((enum sps_overhead_kind)k), key))
             k++;
@@ -760,21 +783,7 @@ static int read_parts(struct sps_jscan *s, struct sps_overhead *o) {
             rc = sps__jscan_skip(s); /* a kind a newer stepscope prices */
             continue;
         }
-        struct sps_overhead_part *part = &o->part[k];
-        char inner[16];
-        rc = sps__jread_open(s, key, '{');
-        FOR_MEMBERS(s, rc, inner) {
-            if (!strcmp(inner, "count"))
-                rc = sps__jread_u64(s, inner, &part->count);
-            else if (!strcmp(inner, "unpriced"))
-                rc = sps__jread_u64(s, inner, &part->unpriced);
-            else if (!strcmp(inner, "cost_ns"))
-                rc = sps__jread_number(s, inner, &part->cost_ns);
-            else if (!strcmp(inner, "s"))
-                rc = sps__jread_number(s, inner, &part->s);
-            else
-                rc = sps__jscan_skip(s);
-        }
+        rc = read_part(s, key, &o->part[k]);
     }
     return rc;
 }
@@ -812,12 +821,12 @@ static int read_overhead(struct sps_jscan *s, struct sps_report *rep) {
     };
     struct sps_overhead *o = &rep->analysis.overhead;
     struct sps_analysis *a = &rep->analysis;
-    char key[48];
+    char key[64];
     memset(o, 0, sizeof *o);
     o->budget_percent = o->first_exceeded_s = o->thinned_since_s = NAN;
     o->peak_window_percent = o->last_window_percent = NAN;
     int rc = sps__jread_open(s, "overhead", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0, k = 0;
         while (i < sizeof numbers / sizeof *numbers && strcmp(numbers[i].key, key))
             i++;
@@ -848,10 +857,10 @@ static int read_overhead(struct sps_jscan *s, struct sps_report *rep) {
 
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_analysis *a = &rep->analysis;
-    char key[32];
+    char key[64];
     sps__analysis_free(a);
     int rc = sps__jread_open(s, "analysis", '{');
-    FOR_MEMBERS(s, rc, key) {
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "bottleneck"))
             rc = read_bottleneck(s, rep);
         else if (!strcmp(key, "leaks"))

@@ -107,12 +107,9 @@ static void stats_apply(const struct stats *st, struct sps__series *se) {
  */
 static int read_metric(struct sps_jscan *s, struct sps_report *rep, struct sps__series *se) {
     struct stats st = STATS_NONE;
-    int rc = sps__jread_open(s, "metric", '{'), more, taken;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[64];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "metric", '{'), taken;
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = stats_member(s, key, "", &st, &taken)) || taken)
             continue;
         if (!strcmp(key, "unavailable_reason") && !rep->strings_owned[ABSENT_REASON_SLOT])
@@ -152,23 +149,29 @@ static int read_metrics(struct sps_jscan *s, struct sps_report *rep) {
     struct sps__sampler_result *r = machine(rep);
     if (!r)
         return SPS_ENOMEM;
-    int rc = sps__jread_open(s, "metrics", '{'), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        int id = host_metric_id(s->str);
+    int rc = sps__jread_open(s, "metrics", '{');
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
+        int id = host_metric_id(key);
         rc = read_metric(s, rep, id >= 0 ? &r->host[id] : NULL);
     }
     return rc;
 }
 
+static int read_gpu_metrics(struct sps_jscan *s, struct sps_report *rep, struct sps__gpu_series *gs) {
+    char key[64];
+    int rc = sps__jread_open(s, "gpus.metrics", '{');
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
+        int id = gpu_metric_id(key);
+        rc = read_metric(s, rep, id >= 0 ? &gs->m[id] : NULL);
+    }
+    return rc;
+}
+
 static int read_gpu(struct sps_jscan *s, struct sps_report *rep, struct sps__gpu_series *gs) {
-    int rc = sps__jread_open(s, "gpus", '{'), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "gpus", '{');
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "index")) {
             rc = sps__jread_i32(s, key, 0, &gs->index);
         } else if (!strcmp(key, "name")) {
@@ -180,14 +183,7 @@ static int read_gpu(struct sps_jscan *s, struct sps_report *rep, struct sps__gpu
             if (!(rc = sps__jread_text(s, key, name, sizeof name)))
                 gs->source = source_id(name); /* "unknown": -1, as the writer names it */
         } else if (!strcmp(key, "metrics")) {
-            int inner = 1;
-            rc = sps__jread_open(s, key, '{');
-            for (int f2 = 1; !rc; f2 = 0) {
-                if ((rc = sps__jscan_member(s, f2, &inner)) || !inner)
-                    break;
-                int id = gpu_metric_id(s->str);
-                rc = read_metric(s, rep, id >= 0 ? &gs->m[id] : NULL);
-            }
+            rc = read_gpu_metrics(s, rep, gs);
         } else {
             rc = sps__jscan_skip(s);
         }
@@ -199,10 +195,8 @@ static int read_gpus(struct sps_jscan *s, struct sps_report *rep) {
     struct sps__sampler_result *r = machine(rep);
     if (!r)
         return SPS_ENOMEM;
-    int rc = sps__jread_open(s, "gpus", '['), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_element(s, first, &more)) || !more)
-            break;
+    int rc = sps__jread_open(s, "gpus", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         if (r->ngpus == SPS_CAPTURE_MAX_GPUS)
             return sps__jread_fail(s, "at most " STR(SPS_CAPTURE_MAX_GPUS) " GPUs", "gpus");
         rc = read_gpu(s, rep, &r->gpu[r->ngpus++]);
@@ -212,12 +206,9 @@ static int read_gpus(struct sps_jscan *s, struct sps_report *rep) {
 
 static int read_sensor(struct sps_jscan *s, struct sps__sensor_series *ss) {
     struct stats st = STATS_NONE;
-    int rc = sps__jread_open(s, "sensors", '{'), more, taken;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "sensors", '{'), taken;
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = stats_member(s, key, "", &st, &taken)) || taken)
             continue;
         if (!strcmp(key, "label"))
@@ -236,10 +227,8 @@ static int read_sensors(struct sps_jscan *s, struct sps_report *rep) {
     struct sps__sampler_result *r = machine(rep);
     if (!r)
         return SPS_ENOMEM;
-    int rc = sps__jread_open(s, "sensors", '['), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_element(s, first, &more)) || !more)
-            break;
+    int rc = sps__jread_open(s, "sensors", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         if (r->nsensors == SPS_CAPTURE_MAX_SENSORS)
             return sps__jread_fail(s, "at most " STR(SPS_CAPTURE_MAX_SENSORS) " sensors", "sensors");
         rc = read_sensor(s, &r->sensor[r->nsensors++]);
@@ -253,12 +242,9 @@ static int read_source(struct sps_jscan *s, struct sps__sampler_result *r) {
     struct sps__source_result sr = {0};
     double read_mean_s = NAN;
     int id = -1;
-    int rc = sps__jread_open(s, "sources", '{'), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "sources", '{');
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "name")) {
             char name[32];
             if (!(rc = sps__jread_text(s, key, name, sizeof name)))
@@ -296,10 +282,8 @@ static int read_source(struct sps_jscan *s, struct sps__sampler_result *r) {
 }
 
 static int read_sources(struct sps_jscan *s, struct sps_report *rep) {
-    int rc = sps__jread_open(s, "sources", '['), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_element(s, first, &more)) || !more)
-            break;
+    int rc = sps__jread_open(s, "sources", '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         struct sps__sampler_result *r = machine(rep);
         rc = r ? read_source(s, r) : SPS_ENOMEM;
     }
@@ -322,10 +306,8 @@ static void points_free(struct points *p) {
 }
 
 static int read_numbers(struct sps_jscan *s, const char *key, struct points *p, int k) {
-    int rc = sps__jread_open(s, key, '['), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_element(s, first, &more)) || !more)
-            break;
+    int rc = sps__jread_open(s, key, '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         if (p->n[k] == p->cap[k]) {
             size_t cap = p->cap[k] ? 2 * p->cap[k] : 64;
             double *grown = realloc(p->v[k], cap * sizeof *grown);
@@ -441,13 +423,10 @@ static struct sps__series *entry_target(struct sps__sampler_result *r, const cha
 static int read_series_entry(struct sps_jscan *s, struct sps__sampler_result *r) {
     struct points p = {.last_s = NAN};
     char metric[64] = "", sensor[48] = "";
-    int gpu = -1, has_sensor = 0, taken, more;
+    int gpu = -1, has_sensor = 0, taken;
     int rc = sps__jread_open(s, "series.metrics", '{');
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = points_member(s, key, &p, &taken)) || taken)
             continue;
         if (!strcmp(key, "metric"))
@@ -473,12 +452,9 @@ static int read_process(struct sps_jscan *s, struct sps__process_series *ps) {
     struct points p = {.last_s = NAN};
     struct stats st = STATS_NONE;
     double first_seen_s = NAN;
-    int rc = sps__jread_open(s, "series.processes", '{'), more, taken;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "series.processes", '{'), taken;
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if ((rc = points_member(s, key, &p, &taken)) || taken)
             continue;
         if ((rc = stats_member(s, key, "_bytes", &st, &taken)) || taken)
@@ -503,10 +479,8 @@ static int read_process(struct sps_jscan *s, struct sps__process_series *ps) {
 
 static int read_array(struct sps_jscan *s, const char *key, struct sps__sampler_result *r,
                       int (*each)(struct sps_jscan *, struct sps__sampler_result *)) {
-    int rc = sps__jread_open(s, key, '['), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_element(s, first, &more)) || !more)
-            break;
+    int rc = sps__jread_open(s, key, '[');
+    for (int at = 0; sps__jread_element(s, &at, &rc);) {
         rc = each(s, r);
     }
     return rc;
@@ -572,12 +546,9 @@ static int read_series(struct sps_jscan *s, struct sps_report *rep) {
     if (r->interval_ms)
         return sps__jread_fail(s, "one \"series\"", "series");
     double origin = NAN, started_s = NAN;
-    int rc = sps__jread_open(s, "series", '{'), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[32];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "series", '{');
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "origin_mono_ns"))
             rc = sps__jread_number(s, key, &origin);
         else if (!strcmp(key, "sampler_started_s"))
@@ -624,12 +595,9 @@ static int read_overhead(struct sps_jscan *s, struct sps_report *rep) {
     double cpu = NAN, percent = NAN, tick_mean = NAN, pss_cpu = NAN, wall = NAN, view_cpu = NAN;
     uint64_t interval_ticks = 0, machine_ticks = 0, ticks = 0, pss_reads = 0;
     int64_t refreshes = -1;
-    int rc = sps__jread_open(s, "overhead", '{'), more;
-    for (int first = 1; !rc; first = 0) {
-        if ((rc = sps__jscan_member(s, first, &more)) || !more)
-            break;
-        char key[48];
-        snprintf(key, sizeof key, "%s", s->str);
+    int rc = sps__jread_open(s, "overhead", '{');
+    char key[64];
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "sampler_cpu_seconds"))
             rc = sps__jread_number(s, key, &cpu);
         else if (!strcmp(key, "sampler_cpu_percent_of_one_core"))

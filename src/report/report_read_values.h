@@ -112,6 +112,35 @@ static inline int sps__jread_strdup(struct sps_jscan *s, const char *key, char *
     return (*out = strdup(s->str)) ? 0 : SPS_ENOMEM;
 }
 
+/*
+ * Walk the object whose '{' was just consumed:
+ *
+ *     for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);)
+ *         ...read the value of key, setting rc...
+ *
+ * Returns 1 with the next key copied into key, or 0 after the closing
+ * '}', or once *rc is non-zero (a failed read in the body ends the walk;
+ * a malformed object sets it).  *at counts the members so far.
+ */
+static inline int sps__jread_member(struct sps_jscan *s, int *at, char *key, size_t cap, int *rc) {
+    int more = 0;
+    if (*rc || (*rc = sps__jscan_member(s, *at == 0, &more)) || !more)
+        return 0;
+    ++*at;
+    snprintf(key, cap, "%s", s->str);
+    return 1;
+}
+
+/* The same for the array whose '[' was just consumed: 1 before each
+ * element, 0 after the closing ']' or once *rc is non-zero. */
+static inline int sps__jread_element(struct sps_jscan *s, int *at, int *rc) {
+    int more = 0;
+    if (*rc || (*rc = sps__jscan_element(s, *at == 0, &more)) || !more)
+        return 0;
+    ++*at;
+    return 1;
+}
+
 /* Consume '{' (or '['), failing with what the key should hold. */
 static inline int sps__jread_open(struct sps_jscan *s, const char *key, char opener) {
     if (sps__jscan_peek(s) != opener)
