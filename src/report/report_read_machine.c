@@ -13,9 +13,11 @@
  *     rest of the series' readings;
  *   - a series' first reading time: its first point's time;
  *   - a whole-run sum: mean x readings; a total time: mean x count.
- * Times are the monotonic clock's: series.origin_mono_ns plus each t_s.
- * Numbers come back at the 15 significant digits report.json keeps them
- * to (json_writer.c), so writing the model again writes the same bytes.
+ * Times are the monotonic clock's: series.origin_mono_ns plus each t_s,
+ * to the nanosecond.  Other numbers come back at the 15 significant
+ * digits report.json keeps (json_writer.c): written again they are the
+ * same, but for figures the writer derives from two others (the sampler's
+ * share of a core), which may differ in their 15th digit.
  *
  * Not kept by report.json, so not read back: a series' point capacity
  * (the default, or the points it holds if more), a process's start ticks.
