@@ -75,6 +75,23 @@ static int read_sections(const char *path, struct sps_report *rep, char *err, si
             continue;
         if (!strcmp(key, "analysis")) {
             rc = sps__report_read_analysis(&s, rep);
+        } else if (!strcmp(key, "timing")) {
+            /* the top level's: the overhead's workload CPU and wall time rest on it */
+            rc = sps__jscan_expect(&s, '{');
+            for (int f2 = 1, in = 1; !rc && !(rc = sps__jscan_member(&s, f2, &in)) && in; f2 = 0) {
+                double *slot = !strcmp(s.str, "wall_s") ? &rep->info.wall_s
+                               : !strcmp(s.str, "user_s") ? &rep->info.user_s
+                               : !strcmp(s.str, "sys_s")  ? &rep->info.sys_s
+                                                          : NULL;
+                if (!slot) {
+                    rc = sps__jscan_skip(&s);
+                } else if (sps__jscan_peek(&s) == 'n') {
+                    rc = sps__jscan_skip(&s);
+                } else {
+                    rc = sps__jscan_number(&s, slot);
+                    rep->info.have_times = 1;
+                }
+            }
         } else if (!strcmp(key, "memory")) {
             rc = sps__jscan_expect(&s, '{');
             for (int f2 = 1, in = 1; !rc && !(rc = sps__jscan_member(&s, f2, &in)) && in; f2 = 0) {
@@ -891,6 +908,23 @@ static void test_known_model_round_trips(void) {
                   &back.machine_owned->host[SPS_M_CPU_PACKAGE_ENERGY_JOULES]);
             /* the tree's memory is what it was: PSS current near the RSS peak */
             CHECK_EQ_I(sps__tree_memory_metric(back.info.sampler), sps__tree_memory_metric(r));
+            /* the watcher's facts the analysis alone records */
+            const struct sps_guard_report *g = &back.info.guard;
+            CHECK(g->on && g->windows == 40 && g->windows_over == 3 && g->over_at_steps == 0);
+            CHECK_SAME(g->budget, 0.01, "guard");
+            CHECK_SAME(g->first_over_s, 2.5, "guard");
+            CHECK_SAME(g->peak_share, 0.0175, "guard");
+            CHECK_SAME(g->last_share, 0.005, "guard");
+            CHECK_SAME(g->cpu_seconds, 0.0015, "guard");
+            CHECK(back.info.have_record_cost && back.info.record_cost_absent_reason == NULL);
+            CHECK_SAME(back.info.zone_cost_ns, 23.5, "record cost");
+            CHECK_SAME(back.info.value_cost_ns, 15.75, "record cost");
+            CHECK_SAME(back.info.thinned_zone_cost_ns, 3.5, "record cost");
+            CHECK_SAME(back.info.warm_end_ns, 11.0, "record cost");
+            CHECK_EQ_I(back.info.cpu_count, 16);
+            CHECK(back.info.analysis == &back.analysis_config);
+            CHECK_SAME(back.analysis_config.carbon_g_per_kwh, 300.0, "config"); /* --carbon-intensity */
+            CHECK(isnan(back.analysis_config.pue) && isnan(back.analysis_config.peak_flops)); /* defaults */
             /* the summary says what it said */
             char *was = summary_metrics_of(&rep.info), *is = summary_metrics_of(&back.info);
             CHECK(was && is && strstr(was, "GPU 3") && !strcmp(was, is));
@@ -928,6 +962,8 @@ static void test_unsampled_says_why(void) {
         CHECK(back.machine_owned == NULL);
         CHECK_STR_SAME(back.info.sampler_absent_reason, rep.info.sampler_absent_reason, "absent");
         CHECK_EQ_I(back.info.have_live_view, 0);
+        CHECK(!back.info.have_record_cost && !back.info.guard.on);
+        CHECK_STR_SAME(back.info.record_cost_absent_reason, rep.analysis.overhead.unmeasured_reason, "record cost");
         check_analysis(&rep.analysis, &back.analysis);
         CHECK(back.analysis.energy.domain[0].series == NULL);
     }
@@ -1017,9 +1053,10 @@ static void real_run_writes_again(int sample) {
 }
 
 /*
- * The leak, energy and bottleneck analyses run again on the run's records
- * with the series read back answer what report.json says they answered
- * when the run was live: the series are the ones the analysis saw.
+ * Every analysis run again on the run's records with the model read back
+ * (the series, the record costs, the CPU count, the analysis config)
+ * answers what report.json says it answered when the run was live: the
+ * inputs are the ones the analysis saw.
  */
 static void analyses_agree(const char *out, const struct sps_report *back, uint64_t started_mono_ns) {
     char records[700], err[512];
@@ -1038,15 +1075,21 @@ static void analyses_agree(const char *out, const struct sps_report *back, uint6
         check_leaks(&back->analysis.leaks, &leaks);
         sps__leaks_free(&leaks);
         struct sps_energy energy;
-        sps__energy_analyze(&run, &back->info, NULL, &energy);
+        sps__energy_analyze(&run, &back->info, back->info.analysis, &energy);
         check_energy(&back->analysis.energy, &energy);
         /* the bottleneck's evidence over the series, with the CPU count it
          * was judged with (the command's language comes from the records) */
-        struct sps_run_info info = back->info;
-        info.cpu_count = back->analysis.bottleneck.evidence.cpu_count;
         struct sps_bottleneck bottleneck;
-        sps__bottleneck_analyze(&run, &info, &bottleneck);
+        sps__bottleneck_analyze(&run, &back->info, &bottleneck);
         check_bottleneck(&back->analysis.bottleneck, &bottleneck);
+        /* the cost, from the record costs and the sampler's time read back */
+        struct sps_overhead overhead;
+        sps__overhead_analyze(&run, &back->info, &overhead);
+        check_overhead(&back->analysis.overhead, &overhead);
+        struct sps_throughput throughput;
+        CHECK_EQ_I(sps__throughput_analyze(&run, &back->info, back->info.analysis, &throughput), 0);
+        check_throughput(&back->analysis.throughput, &throughput);
+        sps__throughput_free(&throughput);
     }
     sps__run_free(&run);
 }

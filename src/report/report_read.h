@@ -42,11 +42,14 @@ int sps__report_read_tree_memory(struct sps_jscan *s, const char *key, struct sp
 
 /*
  * Read the value of "analysis" into rep->analysis (computed set; text it
- * owns in analysis.owned_text).  Some fields come from sections read
- * before it, as report.json lists them: the machine half (the leaks'
- * tree pid, the energy domains' series, the evidence's why_sampler) and
- * "timing" (the overhead's workload CPU and wall time).  Returns 0,
- * SPS_EFORMAT (s->err says why) or SPS_ENOMEM.
+ * owns in analysis.owned_text), and the watcher's facts only it records
+ * into rep->info (the recording cost, or why there is none, in
+ * rep->strings_owned[5]; the guard; the CPU count) and
+ * rep->analysis_config (info.analysis points at it).  Some fields come
+ * from sections read before it, as report.json lists them: the machine
+ * half (the leaks' tree pid, the energy domains' series, the evidence's
+ * why_sampler) and "timing" (the overhead's workload CPU and wall time).
+ * Returns 0, SPS_EFORMAT (s->err says why) or SPS_ENOMEM.
  */
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
 

@@ -12,7 +12,10 @@
  * writers derive rather than write comes back from what they derive it
  * from: a counter's in_a_step from its reason, an energy domain's series
  * from the machine half read before it, the leaks' tree pid from the
- * sampler's.  Fields no writer writes keep what the analysis gives an
+ * sampler's; and the watcher's facts only the analysis records (the
+ * recording cost, the guard, the CPU count, the user's carbon intensity,
+ * PUE and peak) back into rep->info and rep->analysis_config, so that
+ * analysing the run again answers the same.  Fields no writer writes keep what the analysis gives an
  * unknown: the evidence's torch (it only words the advice, which is read
  * as text), the windows' why_* reasons (the writer lists reasons for the
  * run's evidence only) and an unavailable energy domain's source.
@@ -27,6 +30,10 @@
 #include "report/report_read_values.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
+
+/* rep->strings_owned slot of info.record_cost_absent_reason (0-3 are the
+ * builder's, 4 the machine half's) */
+#define RECORD_COST_REASON_SLOT 5
 
 /* A copy of text the analysis owns (one copy per distinct text). */
 static int own_text(struct sps_analysis *a, const char *text, const char **out) {
@@ -853,6 +860,62 @@ static int read_overhead(struct sps_jscan *s, struct sps_report *rep) {
     return rc;
 }
 
+/* ------------------------------------------ the watcher's facts, back */
+
+/*
+ * What the watcher knew that report.json keeps only inside the analysis,
+ * back into rep->info and rep->analysis_config as the analysis took it
+ * (overhead.c, bottleneck.c, energy.c, throughput.c): the measured
+ * recording cost (or why there is none), the --max-overhead guard's
+ * report, the CPU count, and what the user told the analysis (a carbon
+ * intensity, a PUE, a peak: each part names the flag it came from).
+ * Analysing the run again with them gives the same answers.
+ */
+static int info_from_analysis(struct sps_report *rep) {
+    const struct sps_analysis *a = &rep->analysis;
+    const struct sps_overhead *o = &a->overhead;
+    struct sps_run_info *info = &rep->info;
+    info->have_record_cost = !o->unmeasured_reason && isfinite(o->zone_cost_ns);
+    if (info->have_record_cost) {
+        info->zone_cost_ns = o->zone_cost_ns;
+        info->value_cost_ns = o->value_cost_ns;
+        info->thinned_zone_cost_ns = isfinite(o->thinned_zone_cost_ns) ? o->thinned_zone_cost_ns : 0;
+        info->warm_end_ns = isfinite(o->zone_end_warm_ns) ? o->zone_end_warm_ns : 0;
+    } else if (o->unmeasured_reason) {
+        char **why = &rep->strings_owned[RECORD_COST_REASON_SLOT];
+        free(*why);
+        if (!(*why = strdup(o->unmeasured_reason)))
+            return SPS_ENOMEM;
+        info->record_cost_absent_reason = *why;
+    }
+    struct sps_guard_report *g = &info->guard;
+    memset(g, 0, sizeof *g);
+    g->on = o->budget_on;
+    if (g->on) {
+        g->budget = o->budget_percent / 100.0;
+        g->first_over_s = o->first_exceeded_s;
+        g->windows = o->windows;
+        g->windows_over = o->windows_over;
+        g->peak_share = o->windows ? o->peak_window_percent / 100.0 : 0;
+        g->last_share = o->windows ? o->last_window_percent / 100.0 : NAN;
+        g->over_at_steps = o->over_with_steps_only;
+        g->cpu_seconds = o->guard_cpu_s;
+    }
+    if (a->bottleneck.computed)
+        info->cpu_count = a->bottleneck.evidence.cpu_count;
+    struct sps_analysis_config *cfg = &rep->analysis_config;
+    sps__analysis_config_default(cfg);
+    if (a->energy.ndomains && !a->energy.carbon_is_default)
+        cfg->carbon_g_per_kwh = a->energy.carbon_g_per_kwh;
+    if (a->energy.ndomains && !a->energy.pue_is_default)
+        cfg->pue = a->energy.pue;
+    const struct sps_throughput *t = &a->throughput;
+    if (!strncmp(t->peak_from, "--peak-flops", strlen("--peak-flops")) && isfinite(t->peak_flops_total))
+        cfg->peak_flops = t->peak_flops_total / (t->gpus > 0 ? t->gpus : 1);
+    info->analysis = cfg;
+    return 0;
+}
+
 /* ------------------------------------------------------------ entry point */
 
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
@@ -874,6 +937,8 @@ int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
         else
             rc = sps__jscan_skip(s); /* a part a newer stepscope answers */
     }
+    if (!rc)
+        rc = info_from_analysis(rep);
     if (!rc)
         a->computed = 1;
     return rc;
