@@ -979,13 +979,31 @@ static void analyses_agree(const char *out, const struct sps_report *back, uint6
  * again as stepscope wrote them, byte for byte, and the tree's memory
  * (written from the sampler) names the same metric.
  */
-static void real_run_writes_again(int sample) {
+enum real_run { REAL_SAMPLED, REAL_UNSAMPLED, REAL_WORKER };
+
+static void real_run_writes_again(enum real_run kind) {
+    int sample = kind != REAL_UNSAMPLED;
     char out[600], err[512], *summary = malloc(1 << 16);
-    snprintf(out, sizeof out, "%s/out", tmpdir_new(sample ? "sections-real" : "sections-nosample"));
+    snprintf(out, sizeof out, "%s/out",
+             tmpdir_new(kind == REAL_SAMPLED ? "sections-real" : sample ? "sections-worker" : "sections-nosample"));
     /* stepscope run --no-live -o OUT -- leaky_train: the summary on stderr */
-    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "--no-live", "-o", out, "--", SPS_BIN_DIR "/leaky_train", NULL};
-    if (!sample)
-        argv[2] = "--no-sample";
+    char *argv[24] = {SPS_BIN_DIR "/stepscope", "run", "--no-live", "-o", out};
+    size_t n = 5;
+    if (kind == REAL_UNSAMPLED)
+        argv[n++] = "--no-sample";
+    if (kind == REAL_WORKER) { /* docs/report-format.md's series.processes example */
+        static char *const opts[] = {"--interval", "20", "--machine-interval", "100"};
+        for (size_t i = 0; i < 4; i++)
+            argv[n++] = opts[i];
+    }
+    argv[n++] = "--";
+    argv[n++] = SPS_BIN_DIR "/leaky_train";
+    if (kind == REAL_WORKER) {
+        static char *const args[] = {"--leak-kib", "0", "--worker-leak-kib", "1024", "--steps", "100", "--step-ms", "10"};
+        for (size_t i = 0; i < 8; i++)
+            argv[n++] = args[i];
+    }
+    argv[n] = NULL;
     CHECK_EQ_I(exit_code_of(run_capture(argv, summary, 1 << 16)), 0);
     char path[700], again[700];
     snprintf(path, sizeof path, "%s/report.json", out);
@@ -1008,7 +1026,7 @@ static void real_run_writes_again(int sample) {
         const struct sps__sampler_result *r = back.info.sampler;
         CHECK(r->host[SPS_M_WORKLOAD_RSS_BYTES].count > 10);
         CHECK(r->sources[SPS_SOURCE_PROC].reads > 10);
-        CHECK(r->nprocesses >= 1 && r->process[0].rss_bytes.count > 10);
+        CHECK(r->nprocesses >= (kind == REAL_WORKER ? 2 : 1) && r->process[0].rss_bytes.count > 10);
         /* the series are on the zones' clock: after the run began */
         CHECK(r->host[SPS_M_WORKLOAD_RSS_BYTES].first_ns >= (int64_t)back.info.start_mono_ns);
         CHECK_EQ_I(back.analysis.leaks.verdict, SPS_LEAK_FOUND);
@@ -1095,12 +1113,18 @@ static void analyses_agree(const char *out, const struct sps_report *back, uint6
 }
 
 static void test_real_run_writes_again(void) {
-    real_run_writes_again(1);
+    real_run_writes_again(REAL_SAMPLED);
 }
 
 /* The same under --no-sample: no sampler, and every reason says so. */
 static void test_unsampled_run_writes_again(void) {
-    real_run_writes_again(0);
+    real_run_writes_again(REAL_UNSAMPLED);
+}
+
+/* The same with the leak in a forked worker, read at 20 ms: several
+ * processes' series, and the leak named in the worker's. */
+static void test_worker_run_writes_again(void) {
+    real_run_writes_again(REAL_WORKER);
 }
 
 /* A malformed section fails with the reason and where, never half-read
@@ -1181,5 +1205,6 @@ int main(void) {
     RUN_TEST(test_truncated_report_fails_cleanly);
     RUN_TEST(test_real_run_writes_again);
     RUN_TEST(test_unsampled_run_writes_again);
+    RUN_TEST(test_worker_run_writes_again);
     return check_report();
 }
