@@ -75,6 +75,11 @@ static int read_sections(const char *path, struct sps_report *rep, char *err, si
             continue;
         if (!strcmp(key, "analysis")) {
             rc = sps__report_read_analysis(&s, rep);
+        } else if (!strcmp(key, "started_mono_ns")) {
+            /* the top level's: the series' origin in a report.json without one */
+            double v;
+            if (!(rc = sps__jscan_number(&s, &v)))
+                rep->run.start_ns = (uint64_t)v;
         } else if (!strcmp(key, "timing")) {
             /* the top level's: the overhead's workload CPU and wall time rest on it */
             rc = sps__jscan_expect(&s, '{');
@@ -1127,6 +1132,68 @@ static void test_worker_run_writes_again(void) {
     real_run_writes_again(REAL_WORKER);
 }
 
+/*
+ * A report.json written before the keys this reader added (series'
+ * origin_mono_ns, sampler_started_s, tree_pid and last_s, overhead's
+ * sampler_thread_wall_seconds) still reads: the points count from
+ * started_mono_ns, a series ends at its last point, the sampler's thread
+ * time comes from its share of a core.
+ */
+static void test_older_report_reads(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.info.sampler = r;
+    /* as stepscope run has them: the series count from when the run began,
+     * which is started_mono_ns too */
+    rep.info.start_mono_ns = rep.run.start_ns = (uint64_t)BASE_NS;
+    fixture_analysis(&rep.analysis, r);
+    const char *dir = tmpdir_new("sections-older");
+    char path[1200], older[1200], err[512];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    snprintf(older, sizeof older, "%s/older.json", dir);
+    CHECK_EQ_I(sps__report_json_write(&rep, path, err, sizeof err), 0);
+    size_t len = 0, kept = 0, dropped = 0;
+    char *text = slurp(path, &len), *out = malloc(len + 1);
+    static const char *const added[] = {"\"origin_mono_ns\":", "\"sampler_started_s\":", "\"tree_pid\":",
+                                        "\"last_s\":", "\"sampler_thread_wall_seconds\":"};
+    for (const char *line = text; line && *line;) {
+        size_t l = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
+        int drop = 0;
+        for (size_t k = 0; k < sizeof added / sizeof added[0]; k++)
+            drop |= memmem(line, l, added[k], strlen(added[k])) != NULL;
+        if (!drop) {
+            memcpy(out + kept, line, l);
+            kept += l;
+        }
+        dropped += (size_t)drop;
+        line += l;
+    }
+    write_file(older, out, kept);
+    CHECK(dropped > 10);
+    struct sps_report back;
+    int rc = read_sections(older, &back, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s: %s", older, err);
+    if (rc == 0 && back.info.sampler) {
+        const struct sps__sampler_result *b = back.info.sampler;
+        const struct sps__series *x = &r->host[SPS_M_WORKLOAD_CPU_PERCENT], *y = &b->host[SPS_M_WORKLOAD_CPU_PERCENT];
+        CHECK_EQ_U(x->count, y->count);
+        CHECK(y->count == x->count && x->points[7].t_ns == y->points[7].t_ns);
+        CHECK_EQ_I(y->first_ns, x->first_ns);
+        CHECK_EQ_I(y->last_ns, y->points[y->count - 1].t_ns); /* no last_s: the last point's time */
+        CHECK_EQ_I(b->tree_pid, 0);
+        CHECK_EQ_I(b->started_ns, 0);
+        CHECK_NEAR((double)b->thread_ns_total, (double)r->thread_ns_total, 1e3); /* from the share of a core */
+        CHECK_EQ_I(b->process[1].first_seen_ns, r->process[1].first_seen_ns);
+    }
+    CHECK(back.info.sampler != NULL);
+    sps__report_free(&back);
+    free(text);
+    free(out);
+    sps__analysis_free(&rep.analysis);
+    sps__sampler_result_free(r);
+}
+
 /* A malformed section fails with the reason and where, never half-read
  * silently. */
 static void test_malformed_sections_fail(void) {
@@ -1203,6 +1270,7 @@ int main(void) {
     RUN_TEST(test_unsampled_says_why);
     RUN_TEST(test_malformed_sections_fail);
     RUN_TEST(test_truncated_report_fails_cleanly);
+    RUN_TEST(test_older_report_reads);
     RUN_TEST(test_real_run_writes_again);
     RUN_TEST(test_unsampled_run_writes_again);
     RUN_TEST(test_worker_run_writes_again);
