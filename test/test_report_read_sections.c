@@ -1,12 +1,17 @@
 /*
  * test_report_read_sections.c - report.json's machine half and analysis
  * read back into the model (src/report/report_read_machine.c,
- * report_read_analysis.c): a model of known values is written with
- * sps__report_json_write, its sections read back through a scanner
- * walking the top level, compared field by field, and written again byte
- * for byte; a run of examples/leaky_train under `stepscope run` does the
- * same with real series and a real analysis; a run without a sampler says
- * so; malformed sections fail with a reason.
+ * report_read_analysis.c).  A model of known values (series that halved
+ * their resolution, GPUs, sensors, processes, every analysis field) is
+ * written with sps__report_json_write, its sections read back through a
+ * scanner walking the top level as report_read.c does, compared field by
+ * field and written again; so is one without a sampler.  Runs of
+ * examples/leaky_train under `stepscope run` (sampled, --no-sample, the
+ * leak in a forked worker) read back, write their sections again as
+ * stepscope wrote them, print the summary's machine lines stepscope
+ * printed, and every analysis rerun on their records with the model read
+ * back answers what report.json says.  Malformed, truncated and older
+ * report.json files read as they should.
  *
  * Numbers go through report.json at 15 significant digits
  * (json_writer.c), so doubles compare to 1e-13 relative; integers, times
