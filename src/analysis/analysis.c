@@ -2,6 +2,7 @@
  * analysis.c - run every part of the analysis (see analysis.h).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -47,6 +48,9 @@ void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
 }
 
 void sps__analysis_free(struct sps_analysis *a) {
+    for (size_t i = 0; i < a->nowned_text; i++)
+        free(a->owned_text[i]);
+    free(a->owned_text);
     sps__leaks_free(&a->leaks);
     sps__throughput_free(&a->throughput);
     memset(a, 0, sizeof *a);

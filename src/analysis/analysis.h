@@ -48,6 +48,13 @@ struct sps_analysis {
     struct sps_overhead overhead;
     struct sps_energy energy;
     struct sps_throughput throughput;
+    /* Text a read analysis owns: where the parts point at static text (the
+     * bottleneck's why_* reasons and windows_note, the overhead's
+     * unmeasured_reason), an analysis read from report.json
+     * (src/report/report_read_analysis.c) points here.  NULL for a computed
+     * one; freed by sps__analysis_free. */
+    char **owned_text;
+    size_t nowned_text;
 };
 
 /* Analyse run (built) with info (its sampler result may be NULL).

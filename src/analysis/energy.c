@@ -294,7 +294,7 @@ void sps__energy_analyze(const struct sps_run *run, const struct sps_run_info *i
     per_step(run, out);
 }
 
-static const char *method_name(enum sps_energy_method m) {
+const char *sps__energy_method_name(enum sps_energy_method m) {
     return m == SPS_ENERGY_COUNTER ? "counter" : m == SPS_ENERGY_INTEGRATED_POWER ? "integrated_power" : NULL;
 }
 
@@ -318,10 +318,11 @@ static void write_domain(struct sps_jw *w, const struct sps_energy_domain *d) {
                      ? "%s: last minus first of %llu energy-counter readings over %.3f s"
                      : "%s: %llu power readings integrated over %.3f s (trapezoids)",
                  d->source, (unsigned long long)d->readings, d->span_s);
-        sps__jw_string(w, "method", method_name(d->method));
+        sps__jw_string(w, "method", sps__energy_method_name(d->method));
         sps__jw_string(w, "evidence", evidence);
         sps__jw_string(w, "source", d->source);
         sps__jw_number(w, "span_s", d->span_s);
+        sps__jw_uint(w, "readings", d->readings);
     }
     sps__jw_end(w, '}');
 }

@@ -76,6 +76,10 @@ struct sps_energy {
 void sps__energy_analyze(const struct sps_run *run, const struct sps_run_info *info,
                          const struct sps_analysis_config *cfg, struct sps_energy *out);
 
+/* "counter", "integrated_power"; NULL for SPS_ENERGY_UNAVAILABLE.  Static
+ * storage. */
+const char *sps__energy_method_name(enum sps_energy_method m);
+
 /* Write "energy": {...} (docs/analysis.md lists the keys). */
 void sps__energy_json(struct sps_jw *w, const struct sps_energy *e);
 

@@ -529,15 +529,19 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
 
 /* ----------------------------------------------------------------- JSON */
 
-static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
+const char *sps__leak_scope_name(enum sps_leak_scope scope) {
     static const char *const scope_names[] = {
         [SPS_LEAK_SCOPE_TREE] = "workload process tree",
         [SPS_LEAK_SCOPE_GPU] = "gpu",
         [SPS_LEAK_SCOPE_PROCESS] = "process",
     };
+    return (unsigned)scope < sizeof scope_names / sizeof scope_names[0] ? scope_names[scope] : "unknown";
+}
+
+static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
     sps__jw_object(w, NULL);
     sps__jw_string(w, "series", s->series);
-    sps__jw_string(w, "scope", scope_names[s->scope]);
+    sps__jw_string(w, "scope", sps__leak_scope_name(s->scope));
     if (s->pid > 0)
         sps__jw_int(w, "pid", s->pid);
     else

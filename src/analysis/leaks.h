@@ -41,8 +41,13 @@ const char *sps__leak_verdict_name(enum sps_leak_verdict v);
 enum sps_leak_scope {
     SPS_LEAK_SCOPE_TREE = 0, /* the watched process tree's sum */
     SPS_LEAK_SCOPE_GPU,      /* one GPU */
-    SPS_LEAK_SCOPE_PROCESS   /* one process of the tree */
+    SPS_LEAK_SCOPE_PROCESS,  /* one process of the tree */
+    SPS_LEAK_SCOPE_COUNT
 };
+
+/* report.json's names: "workload process tree", "gpu", "process".  Static
+ * storage. */
+const char *sps__leak_scope_name(enum sps_leak_scope scope);
 
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */

@@ -21,6 +21,10 @@ static const char *const kind_names[SPS_OH_KINDS] = {
     [SPS_OH_THINNED] = "thinned",
 };
 
+const char *sps__overhead_kind_name(enum sps_overhead_kind kind) {
+    return (unsigned)kind < SPS_OH_KINDS ? kind_names[kind] : "unknown";
+}
+
 /* Add n of a kind that cost cost_ns each (0 or less: not measured). */
 static void add_part(struct sps_overhead_part *part, uint64_t n, double cost_ns) {
     part->count += n;
@@ -166,7 +170,7 @@ void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
     sps__jw_object(w, "recording_by_kind");
     for (int k = 0; k < SPS_OH_KINDS; k++) {
         const struct sps_overhead_part *part = &o->part[k];
-        sps__jw_object(w, kind_names[k]);
+        sps__jw_object(w, sps__overhead_kind_name((enum sps_overhead_kind)k));
         sps__jw_uint(w, "count", part->count);
         sps__jw_uint(w, "unpriced", part->unpriced);
         sps__jw_number(w, "cost_ns", part->cost_ns);

@@ -32,6 +32,10 @@ enum sps_overhead_kind {
     SPS_OH_KINDS
 };
 
+/* report.json's name of a kind (analysis.overhead.recording_by_kind):
+ * "zones", "python_zones", ...  Static storage. */
+const char *sps__overhead_kind_name(enum sps_overhead_kind kind);
+
 /* One kind: how many, what one costs, and the product. */
 struct sps_overhead_part {
     uint64_t count;

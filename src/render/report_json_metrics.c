@@ -57,6 +57,7 @@ static void write_metric(struct sps_jw *w, const struct sps_metric_info *m, cons
 
 static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t base_ns) {
     sps__jw_uint(w, "readings_per_point", s->per_point);
+    /* every point but the newest holds readings_per_point readings */
     sps__jw_array_flat(w, "t_s");
     for (uint32_t i = 0; i < s->count; i++)
         sps__jw_number(w, NULL, ((double)s->points[i].t_ns - (double)base_ns) * 1e-9);
@@ -69,6 +70,11 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
     for (uint32_t i = 0; i < s->count; i++)
         sps__jw_number(w, NULL, s->points[i].max);
     sps__jw_end(w, ']');
+}
+
+/* The newest reading's time (a point's is its first reading's). */
+static void write_last(struct sps_jw *w, const struct sps__series *s, uint64_t base_ns) {
+    sps__jw_number(w, "last_s", ((double)s->last_ns - (double)base_ns) * 1e-9);
 }
 
 /* series.processes: each tree process's own RSS series.  They are kept
@@ -235,6 +241,12 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_end(w, ']');
 
     sps__jw_object(w, "series");
+    /* the monotonic time every t_s below counts from, the first tick and
+     * the tree the process series belong to: what a reader needs to put
+     * the series back on the clock the zones are on */
+    sps__jw_uint(w, "origin_mono_ns", base_ns);
+    sps__jw_number(w, "sampler_started_s", r->started_ns ? ((double)r->started_ns - (double)base_ns) * 1e-9 : NAN);
+    sps__jw_int(w, "tree_pid", r->tree_pid);
     sps__jw_int(w, "interval_ms", r->interval_ms);
     sps__jw_int(w, "machine_interval_ms", r->machine_interval_ms);
     sps__jw_array(w, "metrics");
@@ -246,6 +258,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_string(w, "metric", m->name);
         sps__jw_string(w, "unit", m->unit);
         sps__jw_int(w, "interval_ms", m->cadence == SPS_EVERY_INTERVAL ? r->interval_ms : r->machine_interval_ms);
+        write_last(w, &r->host[i], base_ns);
         write_points(w, &r->host[i], base_ns);
         sps__jw_end(w, '}');
     }
@@ -259,6 +272,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
             sps__jw_int(w, "gpu", r->gpu[g].index);
             sps__jw_string(w, "unit", m->unit);
             sps__jw_int(w, "interval_ms", r->machine_interval_ms);
+            write_last(w, &r->gpu[g].m[i], base_ns);
             write_points(w, &r->gpu[g].m[i], base_ns);
             sps__jw_end(w, '}');
         }
@@ -270,6 +284,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         sps__jw_string(w, "sensor", r->sensor[k].label);
         sps__jw_string(w, "unit", "celsius");
         sps__jw_int(w, "interval_ms", r->machine_interval_ms);
+        write_last(w, &r->sensor[k].celsius, base_ns);
         write_points(w, &r->sensor[k].celsius, base_ns);
         sps__jw_end(w, '}');
     }
@@ -282,6 +297,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_number(w, "sampler_cpu_seconds", r->thread_cpu_seconds);
     sps__jw_number(w, "sampler_cpu_percent_of_one_core",
                    span_s > 0 ? 100.0 * r->thread_cpu_seconds / span_s : NAN);
+    sps__jw_number(w, "sampler_thread_wall_seconds", span_s);
     sps__jw_uint(w, "sampler_interval_ticks", r->interval_ticks);
     sps__jw_uint(w, "sampler_machine_ticks", r->machine_ticks);
     sps__jw_uint(w, "sampler_ticks", r->ticks);

@@ -20,11 +20,37 @@
  * on first use, and the info fields "overhead" carries).  Returns 0 when
  * read, 1 when key is not one of these (nothing consumed), SPS_EFORMAT
  * (s->err says why) or SPS_ENOMEM.
+ *
+ * "series" settles what the sampler was: without its interval_ms no
+ * sampler ran (info.sampler NULL again, info.sampler_absent_reason the
+ * metrics' reason, in rep->strings_owned[4]); with it, its points go onto
+ * the monotonic clock at series.origin_mono_ns (or, in a report.json from
+ * before that key, rep->run.start_ns, so read started_mono_ns first, as
+ * report.json lists it), and info.start_mono_ns, when still 0, becomes
+ * that origin.
  */
 int sps__report_read_machine(struct sps_jscan *s, const char *key, struct sps_report *rep);
 
-/* Read the value of "analysis" into rep->analysis.  Returns 0,
- * SPS_EFORMAT (s->err says why) or SPS_ENOMEM. */
+/*
+ * Read the value of the key `key` of "memory" when it is one of the
+ * watched tree's (workload_*: what report_json.c's write_tree_memory
+ * writes from the sampler) into rep->machine_owned.  Returns 0 when read,
+ * 1 when key is not one of these (nothing consumed), SPS_EFORMAT or
+ * SPS_ENOMEM.
+ */
+int sps__report_read_tree_memory(struct sps_jscan *s, const char *key, struct sps_report *rep);
+
+/*
+ * Read the value of "analysis" into rep->analysis (computed set; text it
+ * owns in analysis.owned_text), and the watcher's facts only it records
+ * into rep->info (the recording cost, or why there is none, in
+ * rep->strings_owned[5]; the guard; the CPU count) and
+ * rep->analysis_config (info.analysis points at it).  Some fields come
+ * from sections read before it, as report.json lists them: the machine
+ * half (the leaks' tree pid, the energy domains' series, the evidence's
+ * why_sampler) and "timing" (the overhead's workload CPU and wall time).
+ * Returns 0, SPS_EFORMAT (s->err says why) or SPS_ENOMEM.
+ */
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
 
 #endif /* SPS_REPORT_REPORT_READ_H */

@@ -1,0 +1,151 @@
+/*
+ * report_read_values.h - typed values for the report.json readers'
+ * sections (report_read_machine.c, report_read_analysis.c): a number,
+ * integer, boolean or string at the scanner's position, where report.json
+ * writes null for "unknown" (json_writer.h writes NAN as null).  Each
+ * returns 0, SPS_EFORMAT (s->err says what was expected) or SPS_ENOMEM.
+ * Not thread-safe: one scanner, one thread.
+ */
+#ifndef SPS_REPORT_REPORT_READ_VALUES_H
+#define SPS_REPORT_REPORT_READ_VALUES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/jscan.h"
+#include "stepscope.h"
+
+/* Fail naming what was expected where (the scanner's first error stays). */
+static inline int sps__jread_fail(struct sps_jscan *s, const char *what, const char *key) {
+    if (!s->err[0]) {
+        snprintf(s->err, sizeof s->err, "\"%s\": %s expected", key ? key : "value", what);
+        s->err_line = s->line;
+        s->err_col = (unsigned long)(s->consumed + s->pos - s->line_start + 1);
+    }
+    return SPS_EFORMAT;
+}
+
+/* A number; null reads as NAN. */
+static inline int sps__jread_number(struct sps_jscan *s, const char *key, double *out) {
+    int c = sps__jscan_peek(s);
+    if (c == 'n') {
+        *out = NAN;
+        return sps__jscan_skip(s);
+    }
+    if (c != '-' && !(c >= '0' && c <= '9'))
+        return sps__jread_fail(s, "a number or null", key);
+    return sps__jscan_number(s, out);
+}
+
+/* An integer that fits in [lo, hi]; null reads as dflt. */
+static inline int sps__jread_int(struct sps_jscan *s, const char *key, int64_t lo, int64_t hi, int64_t dflt,
+                                 int64_t *out) {
+    double v;
+    int rc = sps__jread_number(s, key, &v);
+    if (rc)
+        return rc;
+    if (isnan(v)) {
+        *out = dflt;
+        return 0;
+    }
+    /* doubles hold every integer report.json writes below 2^53 exactly */
+    if (v != floor(v) || v < (double)lo || v > (double)hi || fabs(v) > 9007199254740992.0)
+        return sps__jread_fail(s, "an integer in range", key);
+    *out = (int64_t)v;
+    return 0;
+}
+
+static inline int sps__jread_u64(struct sps_jscan *s, const char *key, uint64_t *out) {
+    int64_t v;
+    int rc = sps__jread_int(s, key, 0, INT64_MAX, 0, &v);
+    if (!rc)
+        *out = (uint64_t)v;
+    return rc;
+}
+
+static inline int sps__jread_i32(struct sps_jscan *s, const char *key, int dflt, int *out) {
+    int64_t v;
+    int rc = sps__jread_int(s, key, INT32_MIN, INT32_MAX, dflt, &v);
+    if (!rc)
+        *out = (int)v;
+    return rc;
+}
+
+/* true or false; null reads as 0. */
+static inline int sps__jread_bool(struct sps_jscan *s, const char *key, int *out) {
+    int c = sps__jscan_peek(s);
+    if (c != 't' && c != 'f' && c != 'n')
+        return sps__jread_fail(s, "true or false", key);
+    *out = c == 't';
+    return sps__jscan_skip(s);
+}
+
+/* A string into buf (cut to cap - 1 bytes); null reads as "". */
+static inline int sps__jread_text(struct sps_jscan *s, const char *key, char *buf, size_t cap) {
+    int c = sps__jscan_peek(s);
+    if (c == 'n') {
+        buf[0] = '\0';
+        return sps__jscan_skip(s);
+    }
+    if (c != '"')
+        return sps__jread_fail(s, "a string or null", key);
+    int rc = sps__jscan_string(s);
+    if (!rc)
+        snprintf(buf, cap, "%s", s->str);
+    return rc;
+}
+
+/* A string of its own (free it) into *out; null reads as NULL. */
+static inline int sps__jread_strdup(struct sps_jscan *s, const char *key, char **out) {
+    int c = sps__jscan_peek(s);
+    *out = NULL;
+    if (c == 'n')
+        return sps__jscan_skip(s);
+    if (c != '"')
+        return sps__jread_fail(s, "a string or null", key);
+    int rc = sps__jscan_string(s);
+    if (rc)
+        return rc;
+    return (*out = strdup(s->str)) ? 0 : SPS_ENOMEM;
+}
+
+/*
+ * Walk the object whose '{' was just consumed:
+ *
+ *     for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);)
+ *         ...read the value of key, setting rc...
+ *
+ * Returns 1 with the next key copied into key, or 0 after the closing
+ * '}', or once *rc is non-zero (a failed read in the body ends the walk;
+ * a malformed object sets it).  *at counts the members so far.
+ */
+static inline int sps__jread_member(struct sps_jscan *s, int *at, char *key, size_t cap, int *rc) {
+    int more = 0;
+    if (*rc || (*rc = sps__jscan_member(s, *at == 0, &more)) || !more)
+        return 0;
+    ++*at;
+    snprintf(key, cap, "%s", s->str);
+    return 1;
+}
+
+/* The same for the array whose '[' was just consumed: 1 before each
+ * element, 0 after the closing ']' or once *rc is non-zero. */
+static inline int sps__jread_element(struct sps_jscan *s, int *at, int *rc) {
+    int more = 0;
+    if (*rc || (*rc = sps__jscan_element(s, *at == 0, &more)) || !more)
+        return 0;
+    ++*at;
+    return 1;
+}
+
+/* Consume '{' (or '['), failing with what the key should hold. */
+static inline int sps__jread_open(struct sps_jscan *s, const char *key, char opener) {
+    if (sps__jscan_peek(s) != opener)
+        return sps__jread_fail(s, opener == '{' ? "an object" : "an array", key);
+    return sps__jscan_expect(s, opener);
+}
+
+#endif /* SPS_REPORT_REPORT_READ_VALUES_H */
