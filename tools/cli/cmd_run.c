@@ -563,7 +563,8 @@ int sps_cmd_run(int argc, char **argv) {
         rc = sps__report_json_write(&rep, path, err, sizeof err);
     }
     sps__run_free(&run);
-    /* everything else is made from the directory, as `stepscope report` does */
+    /* the other files: the exporters load the directory (TRANSITIONAL: their
+     * in->report), and take the model built above as in->model */
     struct sps_report_input in;
     int exported = rc == 0 && sps__report_input_load(abs_dir, &in, err, sizeof err) == 0;
     if (exported) {
