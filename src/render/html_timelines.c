@@ -135,16 +135,24 @@ static void add_processes(struct timeline *t, const struct timeline_ctx *x, size
     }
 }
 
-/* The time the charts span: the run's wall time, or the last point. */
+/* The later of end and the last point of se, seconds after base_ns. */
+static double later_point(double end, const struct sps__series *se, uint64_t base_ns) {
+    double last = se->count ? ((double)se->points[se->count - 1].t_ns - (double)base_ns) * 1e-9 : 0;
+    return last > end ? last : end;
+}
+
+/* The time the charts span: the run's wall time, or the last point of a
+ * host, GPU or sensor series, or the last step's end. */
 static double timeline_end_s(const struct sps_report *rep, const struct html_steps *s, uint64_t base_ns) {
     double end = rep->info.have_times ? rep->info.wall_s : 0;
     const struct sps__sampler_result *r = rep->info.sampler;
-    for (int i = 0; r && i < SPS_HOST_METRIC_COUNT; i++) {
-        const struct sps__series *se = &r->host[i];
-        double last = se->count ? ((double)se->points[se->count - 1].t_ns - (double)base_ns) * 1e-9 : 0;
-        if (last > end)
-            end = last;
-    }
+    for (int i = 0; r && i < SPS_HOST_METRIC_COUNT; i++)
+        end = later_point(end, &r->host[i], base_ns);
+    for (int g = 0; r && g < r->ngpus; g++)
+        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
+            end = later_point(end, &r->gpu[g].m[i], base_ns);
+    for (int k = 0; r && k < r->nsensors; k++)
+        end = later_point(end, &r->sensor[k].celsius, base_ns);
     for (size_t i = 0; i < s->n; i++)
         if (isfinite(s->start_s[i]) && isfinite(s->duration_s[i]) && s->start_s[i] + s->duration_s[i] > end)
             end = s->start_s[i] + s->duration_s[i];
