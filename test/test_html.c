@@ -657,6 +657,26 @@ static void test_many_steps(void) {
     fixture_free(&rep, r);
 }
 
+/* A step slower than every group's p90 does not stretch the axis: the
+ * note gives it instead. */
+static void test_spike_above_axis(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 6000); /* groups of 10: a group's p90 is its second longest step */
+    for (size_t i = 0; i < rep.run.nsteps; i++) {
+        struct sps_step_row *row = &rep.run.steps[i];
+        row->end_ns = row->start_ns + (i == 4321 ? 40000000ull : 2000000ull);
+    }
+    char *page = render_page(&rep);
+    char *s = section_of(page ? page : "", "step-time");
+    CHECK_STR_HAS(s, "Each bar is 10 consecutive steps");
+    CHECK_STR_HAS(s, "The longest step, 40.00 ms, is above the p90 of every group, and off the axis.");
+    CHECK(strstr(s, "step time (ms)") != NULL);
+    free(s);
+    free(page);
+    fixture_free(&rep, r);
+}
+
 /* A step ring that kept the latest rows: the chart says the earliest
  * steps are not drawn. */
 static void test_dropped_rows(void) {
@@ -750,6 +770,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_escaping_and_reasons);
     RUN_TEST(test_many_steps);
     RUN_TEST(test_dropped_rows);
+    RUN_TEST(test_spike_above_axis);
     RUN_TEST(test_process_lines);
     RUN_TEST(test_pss_line);
     return check_report();

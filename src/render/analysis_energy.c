@@ -112,8 +112,8 @@ void sps__analysis_energy_html(FILE *out, const struct sps_energy *e) {
           "counter (last minus first reading), else its power readings integrated over time; nothing is estimated. "
           "CO2e = kWh × PUE × carbon intensity.</p>\n",
           out);
-    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th><th class=\"text\">evidence or reason</th></tr>"
-          "</thead>\n<tbody>\n",
+    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th>"
+          "<th class=\"text\">evidence or reason</th></tr></thead>\n<tbody>\n",
           out);
     for (size_t i = 0; i < e->ndomains; i++) {
         const struct sps_energy_domain *d = &e->domain[i];

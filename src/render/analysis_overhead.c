@@ -238,7 +238,8 @@ void sps__overhead_html(FILE *out, const struct sps_overhead *o) {
           "added to its end, as the recorder sampled it; a value and Python's own work at a warmed-up call's, a "
           "floor (docs/analysis.md says how far); instrument's hooks from a small training loop. "
           "The sampler and the live status run on stepscope's own threads: "
-          "their CPU time, and its share of one core over the run.</p>\n<table><tr><th>part</th><th>cost</th><th class=\"text\">how</th></tr>\n",
+          "their CPU time, and its share of one core over the run.</p>\n"
+          "<table><tr><th>part</th><th>cost</th><th class=\"text\">how</th></tr>\n",
           out);
     html_rows(out, o);
     snprintf(d, sizeof d, "recording, sampler, live status and guard together");

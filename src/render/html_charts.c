@@ -161,9 +161,10 @@ static size_t sorted_durations(const struct html_steps *s, size_t lo, size_t hi,
 }
 
 /* What the step-time chart says under it: how much it drew, how a group
- * reads, where p50 and p90 come from, and the steps it could not draw. */
+ * reads, a longest step above the axis (which reaches the tallest group's
+ * p90), where p50 and p90 come from, and the steps it could not draw. */
 static void step_time_note(const struct sps_report *rep, const struct html_steps *s, size_t k, int from_rows,
-                           const char *step_name, char *note, size_t len) {
+                           const char *step_name, double axis_max_s, char *note, size_t len) {
     size_t used = 0;
 #define ADD(...)                                                                                                   \
     do {                                                                                                           \
@@ -177,6 +178,15 @@ static void step_time_note(const struct sps_report *rep, const struct html_steps
         ADD(" Each bar is %zu consecutive steps: its solid part reaches their median and its light part their "
             "90th percentile; it is orange when any of them is warm-up.",
             k);
+    double longest = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (isfinite(s->duration_s[i]) && s->duration_s[i] > longest)
+            longest = s->duration_s[i];
+    if (longest > axis_max_s) {
+        char v[32];
+        ADD(" The longest step, %s, is above the p90 of every group, and off the axis.",
+            html_fmt_duration(v, sizeof v, longest));
+    }
     if (from_rows)
         ADD(" p50 and p90 are taken over the rows drawn.");
     else if (step_name)
@@ -194,31 +204,54 @@ static void step_time_note(const struct sps_report *rep, const struct html_steps
 #undef ADD
 }
 
-/* The bars: one per row, or per group of k rows its median and p90. */
-static int draw_step_bars(struct svg_chart *c, const struct html_steps *s, size_t k, struct html_unit u) {
+/* One bar of the step-time chart: a row, or a group of k rows. */
+struct step_bar {
+    double median, p90; /* of the group's durations (a row's: its duration, twice); NAN: none known */
+    int warm;           /* some row of it is warm-up */
+};
+
+/* The bars for groups of k rows into *out (malloc'd, (n + k - 1) / k of
+ * them); 0 or SPS_ENOMEM. */
+static int step_bars(const struct html_steps *s, size_t k, struct step_bar **out) {
     size_t nbars = (s->n + k - 1) / k;
+    struct step_bar *bars = malloc(nbars * sizeof *bars);
     double *d = malloc(k * sizeof *d);
-    if (!d)
+    if (!bars || !d) {
+        free(bars);
+        free(d);
         return SPS_ENOMEM;
+    }
+    for (size_t b = 0; b < nbars; b++) {
+        size_t lo = b * k, hi = lo + k < s->n ? lo + k : s->n;
+        bars[b].warm = 0;
+        for (size_t i = lo; i < hi; i++)
+            bars[b].warm |= s->warm[i];
+        size_t n = sorted_durations(s, lo, hi, d);
+        bars[b].median = nearest_rank(d, n, 50);
+        bars[b].p90 = nearest_rank(d, n, 90);
+    }
+    free(d);
+    *out = bars;
+    return 0;
+}
+
+/* Draw the bars: the median solid, up to the p90 lighter (groups only). */
+static void draw_step_bars(struct svg_chart *c, const struct step_bar *bars, size_t n, size_t k,
+                           struct html_unit u) {
+    size_t nbars = (n + k - 1) / k;
     /* a gap between bars while they are wide enough to afford one */
     double bar_px = (c->plot_right - c->plot_left) / (double)nbars;
     double gap = bar_px > 4 ? 0.15 * (double)k : 0;
     for (size_t b = 0; b < nbars; b++) {
-        size_t lo = b * k, hi = lo + k < s->n ? lo + k : s->n;
-        int any_warm = 0;
-        for (size_t i = lo; i < hi; i++)
-            any_warm |= s->warm[i];
-        size_t n = sorted_durations(s, lo, hi, d);
-        if (!n)
+        if (!isfinite(bars[b].median))
             continue;
+        size_t lo = b * k, hi = lo + k < n ? lo + k : n;
         double x0 = (double)lo + gap / 2, x1 = (double)hi - gap / 2;
-        double median = nearest_rank(d, n, 50), p90 = nearest_rank(d, n, 90);
-        svg_chart_rect(c, x0, x1, 0, median / u.div, any_warm ? HTML_COLOR_WARMUP : COLOR_STEADY);
-        if (k > 1 && p90 > median)
-            svg_chart_rect(c, x0, x1, median / u.div, p90 / u.div, any_warm ? COLOR_WARMUP_P90 : COLOR_STEADY_P90);
+        svg_chart_rect(c, x0, x1, 0, bars[b].median / u.div, bars[b].warm ? HTML_COLOR_WARMUP : COLOR_STEADY);
+        if (k > 1 && bars[b].p90 > bars[b].median)
+            svg_chart_rect(c, x0, x1, bars[b].median / u.div, bars[b].p90 / u.div,
+                           bars[b].warm ? COLOR_WARMUP_P90 : COLOR_STEADY_P90);
     }
-    free(d);
-    return 0;
 }
 
 int html_write_step_time(FILE *out, const struct sps_report *rep, const struct html_steps *s) {
@@ -246,11 +279,15 @@ int html_write_step_time(FILE *out, const struct sps_report *rep, const struct h
         p90 = nearest_rank(d, n, 90);
         free(d);
     }
-    size_t k = rows_per_bar(s->n);
+    size_t k = rows_per_bar(s->n), nbars = (s->n + k - 1) / k;
+    struct step_bar *bars;
+    if (step_bars(s, k, &bars) != 0)
+        return SPS_ENOMEM;
+    /* the axis reaches the tallest bar (a group's p90), or the run's p90 */
     double max_s = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (isfinite(s->duration_s[i]) && s->duration_s[i] > max_s)
-            max_s = s->duration_s[i];
+    for (size_t b = 0; b < nbars; b++)
+        if (isfinite(bars[b].p90) && bars[b].p90 > max_s)
+            max_s = bars[b].p90;
     if (isfinite(p90) && p90 > max_s)
         max_s = p90;
     struct html_unit u = html_duration_unit(max_s);
@@ -278,8 +315,8 @@ int html_write_step_time(FILE *out, const struct sps_report *rep, const struct h
     svg_chart_begin(&c, out, HTML_CHART_WIDTH, HTML_CHART_HEIGHT, "step time per step", &axes, legend, nl);
     if (isfinite(p50) && isfinite(p90))
         svg_chart_yband(&c, p50 / u.div, p90 / u.div, COLOR_P90, 0.07);
-    if (draw_step_bars(&c, s, k, u) != 0)
-        return SPS_ENOMEM;
+    draw_step_bars(&c, bars, s->n, k, u);
+    free(bars);
     /* the legend names the lines with their values: a label at the line
      * itself would sit on the bars */
     svg_chart_hline(&c, p50 / u.div, COLOR_P50, 1, NULL, 0);
@@ -287,7 +324,7 @@ int html_write_step_time(FILE *out, const struct sps_report *rep, const struct h
     svg_chart_end(&c);
 
     char note[1024];
-    step_time_note(rep, s, k, from_rows, step_name ? step_name->name : NULL, note, sizeof note);
+    step_time_note(rep, s, k, from_rows, step_name ? step_name->name : NULL, max_s, note, sizeof note);
     html_write_note(out, note);
     fputs("</section>\n", out);
     return 0;
