@@ -57,14 +57,15 @@ browser "$TMP/canary.html" --dump-dom >/dev/null
 console_lines | grep -q 'example.invalid' || failed "the console log does not show a blocked remote image"
 console_lines | grep -q 'canary-boom' || failed "the console log does not show an uncaught exception"
 
-# 2. A real run directory and its report.html, made again by
-#    `stepscope report` into a file of its own, so the page under test is
-#    the one that command wrote.
+# 2. A real run directory and the report.html `stepscope run` made from
+#    the run's model (the records and the sampler's series); `stepscope
+#    report` must make one from the directory too.
 "$BUILD/stepscope" run -q -o "$TMP/run" -- "$BUILD/test_workload" --steps 30 --warmup 3 --alloc-mb 16 \
     --burn-ms 200 --sleep-ms 100 || failed "stepscope run exited $?"
-PAGE="$TMP/report.html"
-"$BUILD/stepscope" report "$TMP/run" --format html -o "$PAGE" || failed "stepscope report exited $?"
+PAGE="$TMP/run/report.html"
 [ -s "$PAGE" ] || { failed "no report.html"; exit 1; }
+"$BUILD/stepscope" report "$TMP/run" --format html -o "$TMP/again.html" || failed "stepscope report exited $?"
+[ -s "$TMP/again.html" ] || failed "stepscope report wrote no report.html"
 
 browser "$PAGE" --dump-dom >"$TMP/dom.html"
 if console_lines >"$TMP/console"; then
@@ -77,8 +78,8 @@ lines=$(grep -o '<polyline' "$TMP/dom.html" | wc -l)
 [ "$svgs" -ge 4 ] || failed "rendered DOM has $svgs <svg> (expected at least 4)"
 [ "$rects" -ge 60 ] || failed "rendered DOM has $rects <rect> (expected at least 60: two charts of 30 steps)"
 [ "$lines" -ge 2 ] || failed "rendered DOM has $lines <polyline> (expected at least 2)"
-for id in step-time phases memory cpu gpu temperature power zones; do
-    grep -q "<section id=\"$id\">" "$TMP/dom.html" || failed "rendered DOM lacks section $id"
+for id in step-time values phases memory cpu gpu temperature power zones; do
+    grep -q "<section id=\"$id\"" "$TMP/dom.html" || failed "rendered DOM lacks section $id"
 done
 
 # 3. A screenshot 1280 px wide: a PNG of that width, and far more than a

@@ -66,25 +66,13 @@ static void test_priced_and_shared(void) {
     free(sampler);
 }
 
-/* o's summary line, written as report.json and read back as `stepscope
- * report` does.  The caller frees it. */
+/* o's summary line.  The caller frees it. */
 static char *summary_line(const struct sps_overhead *o) {
-    char *json = NULL, *text = NULL;
-    size_t len = 0, tlen = 0;
-    FILE *f = open_memstream(&json, &len);
-    struct sps_jw w;
-    sps__jw_init(&w, f);
-    sps__jw_object(&w, NULL);
-    sps__overhead_json(&w, o);
-    sps__jw_end(&w, '}');
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    sps__overhead_print(f, o);
     fclose(f);
-    json_t *root = json_loads(json, 0, NULL);
-    CHECK(root != NULL);
-    f = open_memstream(&text, &tlen);
-    sps__overhead_print(f, json_object_get(root, "overhead"));
-    fclose(f);
-    json_decref(root);
-    free(json);
     return text;
 }
 
@@ -172,26 +160,6 @@ static void test_priced_by_kind(void) {
     CHECK(strstr(line, "at least") == NULL && strstr(line, "not priced") == NULL);
     free(line);
     free(sampler);
-}
-
-/* A report.json written before the kinds and shares still reads: zones
- * and values, and the sampler's CPU time. */
-static void test_older_report_reads(void) {
-    json_t *o = json_loads("{\"zones_recorded\": 1500, \"values_recorded\": 600, \"zone_cost_ns\": 22.5, "
-                           "\"value_cost_ns\": 9.6, \"recording_s\": 3.951e-05, \"percent_of_workload_cpu\": 0.0089, "
-                           "\"sampler_cpu_s\": 0.00035148, \"live_view_cpu_s\": 0, \"guard_cpu_s\": 0, "
-                           "\"percent_of_wall\": 0.092, \"budget\": null}",
-                           0, NULL);
-    CHECK(o != NULL);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    sps__overhead_print(f, o);
-    fclose(f);
-    CHECK_STR_HAS(text, "(1500 zones x 22.5 ns + 600 values x 9.6 ns = 39.51 us); sampler 351.48 us of CPU; "
-                        "all of stepscope 0.092% of one core");
-    free(text);
-    json_decref(o);
 }
 
 /* What is not known stays unknown: no measured cost, no sampler, no times. */
@@ -490,7 +458,6 @@ int main(void) {
     RUN_TEST(test_priced_and_shared);
     RUN_TEST(test_priced_by_kind);
     RUN_TEST(test_unknowns_stay_unknown);
-    RUN_TEST(test_older_report_reads);
     RUN_TEST(test_under_stepscope_run);
     RUN_TEST(test_end_samples_under_stepscope_run);
     RUN_TEST(test_guard_decision);

@@ -575,54 +575,76 @@ static void num(struct sps_jw *w, struct missing *m, const char *key, double v, 
     }
 }
 
+/* One figure into the list: its reason only when it is unknown. */
+static void figure(struct sps_bn_figure *out, size_t *n, const char *key, double v, const char *why,
+                   int integral) {
+    out[(*n)++] = (struct sps_bn_figure){key, v, isnan(v) ? (why ? why : "not read") : NULL, integral};
+}
+
+size_t sps__bn_evidence_figures(const struct sps_bn_evidence *e, struct sps_bn_figure out[SPS_BN_FIGURES]) {
+    size_t n = 0;
+    figure(out, &n, "steps", (double)e->steps, NULL, 1);
+    figure(out, &n, "step_mean_seconds", e->step_mean_seconds, e->why_steps, 0);
+    figure(out, &n, "data_loading_percent", e->data_loading_percent, e->why_data, 0);
+    figure(out, &n, "top_zone_percent", e->top_zone_percent,
+           e->why_steps ? e->why_steps : "no zone other than data loading zones in the steps", 0);
+    figure(out, &n, "gpus", e->gpus, NULL, 1);
+    figure(out, &n, "gpu_utilization_mean_percent", e->gpu_utilization_mean_percent, e->why_gpu, 0);
+    figure(out, &n, "gpu_utilization_p10_percent", e->gpu_utilization_p10_percent, e->why_gpu, 0);
+    figure(out, &n, "gpu_utilization_p90_percent", e->gpu_utilization_p90_percent, e->why_gpu, 0);
+    figure(out, &n, "gpu_throttled_percent", e->gpu_throttled_percent, e->why_throttle, 0);
+    figure(out, &n, "gpu_power_capped_percent", e->gpu_power_capped_percent, e->why_throttle, 0);
+    figure(out, &n, "gpu_throttle_reasons_seen",
+           sps__bn_known(e->gpu_throttled_percent) ? (double)e->gpu_throttle_reasons_seen : NAN, e->why_throttle, 1);
+    figure(out, &n, "gpu_temperature_max_celsius", e->gpu_temperature_max_celsius,
+           e->why_gpu ? e->why_gpu : "the GPU source gives no temperature", 0);
+    figure(out, &n, "gpu_sm_clock_drop_percent", e->gpu_sm_clock_drop_percent,
+           e->why_gpu ? e->why_gpu : "the GPU source gives no SM clock", 0);
+    figure(out, &n, "workload_cpu_mean_percent", e->workload_cpu_mean_percent, e->why_cpu, 0);
+    figure(out, &n, "cpu_count", e->cpu_count > 0 ? e->cpu_count : NAN, e->why_cpu_count, 0);
+    figure(out, &n, "workload_cpu_percent_of_machine", e->workload_cpu_percent_of_machine,
+           e->why_cpu ? e->why_cpu : e->why_cpu_count, 0);
+    figure(out, &n, "system_cpu_mean_percent", e->system_cpu_mean_percent, e->why_system, 0);
+    figure(out, &n, "system_iowait_mean_percent", e->system_iowait_mean_percent, e->why_system, 0);
+    figure(out, &n, "workload_disk_read_mean_bytes_per_second", e->workload_disk_read_mean_bytes_per_second,
+           e->why_disk, 0);
+    figure(out, &n, "system_memory_total_bytes", e->system_memory_total_bytes, e->why_memory, 0);
+    figure(out, &n, "system_memory_available_min_percent", e->system_memory_available_min_percent, e->why_memory, 0);
+    figure(out, &n, "system_swap_used_max_bytes", e->system_swap_used_max_bytes, e->why_memory, 0);
+    figure(out, &n, "system_swap_growth_bytes", e->system_swap_growth_bytes, e->why_memory, 0);
+    figure(out, &n, "workload_run_delay_mean_percent", e->workload_run_delay_mean_percent, e->why_run_delay, 0);
+    figure(out, &n, "workload_cpu_wait_percent", e->workload_cpu_wait_percent,
+           e->why_run_delay ? e->why_run_delay : e->why_cpu, 0);
+    figure(out, &n, "cpu_pressure_some_mean_percent", e->cpu_pressure_some_mean_percent, e->why_pressure, 0);
+    figure(out, &n, "cpu_readings", (double)e->cpu_readings, NULL, 1);
+    figure(out, &n, "machine_readings", (double)e->machine_readings, NULL, 1);
+    figure(out, &n, "run_delay_readings", (double)e->run_delay_readings, NULL, 1);
+    return n;
+}
+
+/* The figures in sps__bn_evidence_figures' order, each followed by what
+ * belongs with it (the top zone's name, the throttle reasons' names). */
 static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int with_reasons) {
     struct missing m = {0};
+    struct sps_bn_figure figs[SPS_BN_FIGURES];
+    size_t nfigs = sps__bn_evidence_figures(e, figs);
     sps__jw_object(w, "evidence");
-    sps__jw_uint(w, "steps", e->steps);
-    num(w, &m, "step_mean_seconds", e->step_mean_seconds, e->why_steps);
-    num(w, &m, "data_loading_percent", e->data_loading_percent, e->why_data);
-    num(w, &m, "top_zone_percent", e->top_zone_percent,
-        e->why_steps ? e->why_steps : "no zone other than data loading zones in the steps");
-    if (sps__bn_known(e->top_zone_percent))
-        sps__jw_string(w, "top_zone", e->top_zone);
-    sps__jw_int(w, "gpus", e->gpus);
-    num(w, &m, "gpu_utilization_mean_percent", e->gpu_utilization_mean_percent, e->why_gpu);
-    num(w, &m, "gpu_utilization_p10_percent", e->gpu_utilization_p10_percent, e->why_gpu);
-    num(w, &m, "gpu_utilization_p90_percent", e->gpu_utilization_p90_percent, e->why_gpu);
-    num(w, &m, "gpu_throttled_percent", e->gpu_throttled_percent, e->why_throttle);
-    num(w, &m, "gpu_power_capped_percent", e->gpu_power_capped_percent, e->why_throttle);
-    if (sps__bn_known(e->gpu_throttled_percent)) {
-        sps__jw_uint(w, "gpu_throttle_reasons_seen", e->gpu_throttle_reasons_seen);
-        sps__jw_array_flat(w, "gpu_throttle_reason_names");
-        for (unsigned b = 0; b < sizeof THROTTLE_NAMES / sizeof *THROTTLE_NAMES; b++)
-            if (e->gpu_throttle_reasons_seen & (1u << b))
-                sps__jw_string(w, NULL, THROTTLE_NAMES[b]);
-        sps__jw_end(w, ']');
-    } else {
-        num(w, &m, "gpu_throttle_reasons_seen", NAN, e->why_throttle);
+    for (size_t i = 0; i < nfigs; i++) {
+        const struct sps_bn_figure *f = &figs[i];
+        if (f->integral && !isnan(f->value))
+            sps__jw_uint(w, f->key, (uint64_t)f->value);
+        else
+            num(w, &m, f->key, f->value, f->why);
+        if (!strcmp(f->key, "top_zone_percent") && sps__bn_known(e->top_zone_percent))
+            sps__jw_string(w, "top_zone", e->top_zone);
+        if (!strcmp(f->key, "gpu_throttle_reasons_seen") && sps__bn_known(e->gpu_throttled_percent)) {
+            sps__jw_array_flat(w, "gpu_throttle_reason_names");
+            for (unsigned b = 0; b < sizeof THROTTLE_NAMES / sizeof *THROTTLE_NAMES; b++)
+                if (e->gpu_throttle_reasons_seen & (1u << b))
+                    sps__jw_string(w, NULL, THROTTLE_NAMES[b]);
+            sps__jw_end(w, ']');
+        }
     }
-    num(w, &m, "gpu_temperature_max_celsius", e->gpu_temperature_max_celsius,
-        e->why_gpu ? e->why_gpu : "the GPU source gives no temperature");
-    num(w, &m, "gpu_sm_clock_drop_percent", e->gpu_sm_clock_drop_percent,
-        e->why_gpu ? e->why_gpu : "the GPU source gives no SM clock");
-    num(w, &m, "workload_cpu_mean_percent", e->workload_cpu_mean_percent, e->why_cpu);
-    num(w, &m, "cpu_count", e->cpu_count > 0 ? e->cpu_count : NAN, e->why_cpu_count);
-    num(w, &m, "workload_cpu_percent_of_machine", e->workload_cpu_percent_of_machine,
-        e->why_cpu ? e->why_cpu : e->why_cpu_count);
-    num(w, &m, "system_cpu_mean_percent", e->system_cpu_mean_percent, e->why_system);
-    num(w, &m, "system_iowait_mean_percent", e->system_iowait_mean_percent, e->why_system);
-    num(w, &m, "workload_disk_read_mean_bytes_per_second", e->workload_disk_read_mean_bytes_per_second, e->why_disk);
-    num(w, &m, "system_memory_total_bytes", e->system_memory_total_bytes, e->why_memory);
-    num(w, &m, "system_memory_available_min_percent", e->system_memory_available_min_percent, e->why_memory);
-    num(w, &m, "system_swap_used_max_bytes", e->system_swap_used_max_bytes, e->why_memory);
-    num(w, &m, "system_swap_growth_bytes", e->system_swap_growth_bytes, e->why_memory);
-    num(w, &m, "workload_run_delay_mean_percent", e->workload_run_delay_mean_percent, e->why_run_delay);
-    num(w, &m, "workload_cpu_wait_percent", e->workload_cpu_wait_percent,
-        e->why_run_delay ? e->why_run_delay : e->why_cpu);
-    num(w, &m, "cpu_pressure_some_mean_percent", e->cpu_pressure_some_mean_percent, e->why_pressure);
-    sps__jw_uint(w, "cpu_readings", e->cpu_readings);
-    sps__jw_uint(w, "machine_readings", e->machine_readings);
-    sps__jw_uint(w, "run_delay_readings", e->run_delay_readings);
     sps__jw_bool(w, "contention_from_whole_run", e->contention_whole_run);
     if (with_reasons) {
         sps__jw_object(w, "unavailable");

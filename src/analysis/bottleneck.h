@@ -117,6 +117,21 @@ struct sps_bn_evidence {
     const char *why_sampler; /* why there are no machine readings at all; NULL when a sampler ran */
 };
 
+/* One figure of the evidence as report.json and report.html show it:
+ * key is its report.json key, value NAN when unknown, why (static or in
+ * the evidence; NULL when known) the reason; integral for a count. */
+struct sps_bn_figure {
+    const char *key;
+    double value;
+    const char *why;
+    int integral;
+};
+#define SPS_BN_FIGURES 29
+
+/* The evidence's figures in report.json's order into out; returns how
+ * many.  Pure; thread-safe. */
+size_t sps__bn_evidence_figures(const struct sps_bn_evidence *e, struct sps_bn_figure out[SPS_BN_FIGURES]);
+
 /* Every figure unknown, every reason NULL. */
 void sps__bn_evidence_init(struct sps_bn_evidence *e);
 

@@ -298,6 +298,21 @@ const char *sps__energy_method_name(enum sps_energy_method m) {
     return m == SPS_ENERGY_COUNTER ? "counter" : m == SPS_ENERGY_INTEGRATED_POWER ? "integrated_power" : NULL;
 }
 
+const char *sps__energy_carbon_from(const struct sps_energy *e) {
+    return e->carbon_is_default ? "default: world average, Ember 2024 (electricity in 2023)" : "--carbon-intensity";
+}
+
+const char *sps__energy_pue_from(const struct sps_energy *e) {
+    return e->pue_is_default ? "default: the machine alone, no facility overhead" : "--pue";
+}
+
+void sps__energy_domain_evidence(const struct sps_energy_domain *d, char *buf, size_t len) {
+    snprintf(buf, len,
+             d->method == SPS_ENERGY_COUNTER ? "%s: last minus first of %llu energy-counter readings over %.3f s"
+                                             : "%s: %llu power readings integrated over %.3f s (trapezoids)",
+             d->source, (unsigned long long)d->readings, d->span_s);
+}
+
 static void write_domain(struct sps_jw *w, const struct sps_energy_domain *d) {
     sps__jw_object(w, NULL);
     sps__jw_string(w, "domain", d->domain);
@@ -313,11 +328,7 @@ static void write_domain(struct sps_jw *w, const struct sps_energy_domain *d) {
         sps__jw_string(w, "unavailable_reason", d->reason);
     } else {
         char evidence[256];
-        snprintf(evidence, sizeof evidence,
-                 d->method == SPS_ENERGY_COUNTER
-                     ? "%s: last minus first of %llu energy-counter readings over %.3f s"
-                     : "%s: %llu power readings integrated over %.3f s (trapezoids)",
-                 d->source, (unsigned long long)d->readings, d->span_s);
+        sps__energy_domain_evidence(d, evidence, sizeof evidence);
         sps__jw_string(w, "method", sps__energy_method_name(d->method));
         sps__jw_string(w, "evidence", evidence);
         sps__jw_string(w, "source", d->source);
@@ -330,11 +341,9 @@ static void write_domain(struct sps_jw *w, const struct sps_energy_domain *d) {
 void sps__energy_json(struct sps_jw *w, const struct sps_energy *e) {
     sps__jw_object(w, "energy");
     sps__jw_number(w, "carbon_intensity_g_per_kwh", e->carbon_g_per_kwh);
-    sps__jw_string(w, "carbon_intensity_from",
-                   e->carbon_is_default ? "default: world average, Ember 2024 (electricity in 2023)"
-                                        : "--carbon-intensity");
+    sps__jw_string(w, "carbon_intensity_from", sps__energy_carbon_from(e));
     sps__jw_number(w, "pue", e->pue);
-    sps__jw_string(w, "pue_from", e->pue_is_default ? "default: the machine alone, no facility overhead" : "--pue");
+    sps__jw_string(w, "pue_from", sps__energy_pue_from(e));
     sps__jw_array(w, "domains");
     for (size_t k = 0; k < e->ndomains; k++)
         write_domain(w, &e->domain[k]);

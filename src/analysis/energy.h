@@ -80,6 +80,14 @@ void sps__energy_analyze(const struct sps_run *run, const struct sps_run_info *i
  * storage. */
 const char *sps__energy_method_name(enum sps_energy_method m);
 
+/* Where the carbon intensity and the PUE came from, in words (static). */
+const char *sps__energy_carbon_from(const struct sps_energy *e);
+const char *sps__energy_pue_from(const struct sps_energy *e);
+
+/* How a measured domain's joules were had, in words ("rapl: last minus
+ * first of 40 energy-counter readings over 2.000 s") into buf. */
+void sps__energy_domain_evidence(const struct sps_energy_domain *d, char *buf, size_t len);
+
 /* Write "energy": {...} (docs/analysis.md lists the keys). */
 void sps__energy_json(struct sps_jw *w, const struct sps_energy *e);
 

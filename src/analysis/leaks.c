@@ -22,6 +22,16 @@
  * of the first ones seen, which is still a real stream. */
 #define MAX_STREAMS 256
 
+const char *sps__leak_rule_name(enum sps_leak_rule r) {
+    switch (r) {
+    case SPS_LEAK_RULE_INTERVAL: return "interval";
+    case SPS_LEAK_RULE_GROWTH: return "growth";
+    case SPS_LEAK_RULE_PERSISTENCE: return "persistence";
+    case SPS_LEAK_RULE_ALL: return "all";
+    default: return NULL;
+    }
+}
+
 const char *sps__leak_verdict_name(enum sps_leak_verdict v) {
     switch (v) {
     case SPS_LEAK_FOUND:
@@ -82,6 +92,7 @@ int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, do
 int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_analysed, double allowance_bytes,
                     struct sps_leak_series *out) {
     out->verdict = SPS_LEAK_UNKNOWN;
+    out->rule = SPS_LEAK_RULE_OTHER;
     out->points = n;
     out->steps_analysed = steps_analysed;
     out->first_step = n ? x[0] : NAN;
@@ -154,23 +165,27 @@ int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_ana
 
     if (!(out->ci95_low > 0)) {
         out->verdict = SPS_LEAK_NONE;
+        out->rule = SPS_LEAK_RULE_INTERVAL;
         snprintf(out->reason, sizeof out->reason,
                  "the slope's 95%% interval (%.4g to %.4g bytes/step) does not exclude no growth", out->ci95_low,
                  out->ci95_high);
     } else if (out->growth_bytes < out->min_growth_bytes) {
         out->verdict = SPS_LEAK_NONE;
+        out->rule = SPS_LEAK_RULE_GROWTH;
         snprintf(out->reason, sizeof out->reason,
                  "growth over the %zu steps (%.4g bytes) is under the %.4g bytes that matter (the larger of 1 MiB "
                  "and 1%% of the median level, plus %.4g bytes of stepscope's own rings)",
                  steps_analysed, out->growth_bytes, out->min_growth_bytes, allowance_bytes);
     } else if (rising < SPS_LEAK_SEGMENTS - 1) {
         out->verdict = SPS_LEAK_NONE;
+        out->rule = SPS_LEAK_RULE_PERSISTENCE;
         snprintf(out->reason, sizeof out->reason,
                  "the rise does not persist: %d of %d segments rise with the trend (a sawtooth, a plateau or a "
                  "one-off allocation)",
                  rising, SPS_LEAK_SEGMENTS - 1);
     } else {
         out->verdict = SPS_LEAK_FOUND;
+        out->rule = SPS_LEAK_RULE_ALL;
         snprintf(out->reason, sizeof out->reason,
                  "grows %.4g bytes/step (95%% CI %.4g to %.4g) over %zu steps, every one of %d segments higher "
                  "than the last",
@@ -556,6 +571,10 @@ static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
         sps__jw_null(w, "gpu");
     sps__jw_string(w, "verdict", sps__leak_verdict_name(s->verdict));
     sps__jw_string(w, "reason", s->reason);
+    if (sps__leak_rule_name(s->rule))
+        sps__jw_string(w, "rule", sps__leak_rule_name(s->rule));
+    else
+        sps__jw_null(w, "rule");
     sps__jw_uint(w, "points", s->points);
     sps__jw_uint(w, "steps_analysed", s->steps_analysed);
     sps__jw_number(w, "first_step", s->first_step);

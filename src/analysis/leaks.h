@@ -49,6 +49,20 @@ enum sps_leak_scope {
  * storage. */
 const char *sps__leak_scope_name(enum sps_leak_scope scope);
 
+/* Which test of the verdict decided it (docs/analysis.md): the renderers
+ * say it in words with the figures in human units; OTHER when the series
+ * was not judged (reason says why). */
+enum sps_leak_rule {
+    SPS_LEAK_RULE_OTHER = 0,
+    SPS_LEAK_RULE_INTERVAL,    /* no leak: the slope's 95% interval reaches zero */
+    SPS_LEAK_RULE_GROWTH,      /* no leak: growth under what matters */
+    SPS_LEAK_RULE_PERSISTENCE, /* no leak: the rise does not persist through the segments */
+    SPS_LEAK_RULE_ALL          /* leak: every test passed */
+};
+
+/* "interval", "growth", "persistence", "all"; NULL for OTHER. */
+const char *sps__leak_rule_name(enum sps_leak_rule r);
+
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */
 struct sps_leak_series {
@@ -58,6 +72,7 @@ struct sps_leak_series {
     int pid;         /* the process's (SPS_LEAK_SCOPE_PROCESS), else -1 */
     char comm[SPS_PROC_COMM_LEN]; /* the process's command name ("" for the other scopes) */
     enum sps_leak_verdict verdict;
+    enum sps_leak_rule rule;
     char reason[240];
     size_t points;           /* readings analysed */
     size_t steps_analysed;   /* post-warm-up steps of the main stream */

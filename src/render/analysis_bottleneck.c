@@ -1,29 +1,25 @@
 /*
- * analysis_bottleneck.c - report.json's analysis.bottleneck for a person:
- * two lines under the terminal summary and a section of report.html.
+ * analysis_bottleneck.c - the bottleneck analysis for a person: two lines
+ * under the terminal summary and a section of report.html.
  */
 #include <math.h>
 #include <string.h>
 
+#include "analysis/bottleneck.h"
 #include "render/analysis_views.h"
 #include "render/html_units.h"
 #include "render/svg_chart.h"
 
 /* "7 cpu-bound, 3 input-bound" into buf when the windows do not all agree
  * with the run's verdict; "" otherwise. */
-static void window_tally(const json_t *b, char *buf, size_t len) {
+static void window_tally(const struct sps_bottleneck *b, char *buf, size_t len) {
     buf[0] = '\0';
-    const json_t *windows = json_object_get(b, "windows");
-    const char *run_kind = html_str(b, "verdict");
+    const char *run_kind = sps__bn_kind_name(b->verdict.kind);
     const char *kinds[16];
     int counts[16], nkinds = 0, disagree = 0;
-    size_t i;
-    const json_t *w;
-    json_array_foreach(windows, i, w) {
-        const char *k = html_str(w, "verdict");
-        if (!k)
-            continue;
-        disagree |= !run_kind || strcmp(k, run_kind) != 0;
+    for (size_t i = 0; i < b->nwindows; i++) {
+        const char *k = sps__bn_kind_name(b->windows[i].verdict.kind);
+        disagree |= strcmp(k, run_kind) != 0;
         int j = 0;
         while (j < nkinds && strcmp(kinds[j], k) != 0)
             j++;
@@ -45,27 +41,21 @@ static void window_tally(const json_t *b, char *buf, size_t len) {
     }
 }
 
-void sps__analysis_bottleneck_print(FILE *f, const json_t *analysis) {
-    const json_t *b = json_object_get(analysis, "bottleneck");
-    if (!json_is_object(b))
-        return;
-    const char *kind = html_str(b, "verdict"), *reason = html_str(b, "reason");
-    const char *rec = html_str(b, "recommendation");
-    double conf = html_num(b, "confidence");
+void sps__analysis_bottleneck_print(FILE *f, const struct sps_bottleneck *b) {
+    const char *rec = b->verdict.recommendation;
+    double conf = b->verdict.confidence;
     sps__analysis_label(f, "bottleneck");
-    fputs(kind ? kind : "unknown", f);
+    fputs(sps__bn_kind_name(b->verdict.kind), f);
     if (isfinite(conf))
         fprintf(f, " (confidence %.2f)", conf);
-    fprintf(f, ": %s", reason ? reason : "no reason given");
+    fprintf(f, ": %s", b->verdict.reason);
     char tally[256];
     window_tally(b, tally, sizeof tally);
     if (tally[0])
         fprintf(f, " [windows: %s]", tally);
     fputc('\n', f);
-    if (rec) {
-        sps__analysis_label(f, "");
-        fprintf(f, "try: %s\n", rec);
-    }
+    sps__analysis_label(f, "");
+    fprintf(f, "try: %s\n", rec);
 }
 
 /* One figure of the evidence in its unit (taken from the key's suffix). */
@@ -92,10 +82,10 @@ static void fmt_figure(char *buf, size_t len, const char *key, double v) {
 #undef ENDS
 }
 
-static void html_cell(FILE *out, const json_t *evidence, const char *key) {
+static void html_cell(FILE *out, const char *key, double v) {
     char buf[64];
-    fmt_figure(buf, sizeof buf, key, html_num(evidence, key));
-    fputs("<td>", out);
+    fmt_figure(buf, sizeof buf, key, v);
+    fputs("<td class=\"num\">", out);
     svg_write_escaped(out, buf);
     fputs("</td>", out);
 }
@@ -113,44 +103,34 @@ static const char *evidence_gloss(const char *key) {
     return NULL;
 }
 
-void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
-    const json_t *b = json_object_get(analysis, "bottleneck");
-    if (!json_is_object(b))
-        return;
-    const char *kind = html_str(b, "verdict"), *reason = html_str(b, "reason");
-    const char *rec = html_str(b, "recommendation");
-    double conf = html_num(b, "confidence");
+void sps__analysis_bottleneck_html(FILE *out, const struct sps_bottleneck *b) {
+    const char *rec = b->verdict.recommendation;
+    double conf = b->verdict.confidence;
     fputs("<section id=\"bottleneck\">\n<h2>Bottleneck</h2>\n<p class=\"what\">What limits the step, judged from "
           "the share of step time in data-loading zones and the machine's readings over the steps after warm-up, "
           "including how long the workload waited for a CPU while other work held them (docs/analysis.md says "
           "how).</p>\n<p><strong>",
           out);
-    svg_write_escaped(out, kind ? kind : "unknown");
+    svg_write_escaped(out, sps__bn_kind_name(b->verdict.kind));
     fputs("</strong>", out);
     if (isfinite(conf))
         fprintf(out, " (confidence %.2f)", conf);
     fputs(": ", out);
-    svg_write_escaped(out, reason ? reason : "");
+    svg_write_escaped(out, b->verdict.reason);
     fputs("</p>\n", out);
-    if (rec) {
-        fputs("<p>Try: ", out);
-        svg_write_escaped(out, rec);
-        fputs("</p>\n", out);
-    }
+    fputs("<p>Try: ", out);
+    svg_write_escaped(out, rec);
+    fputs("</p>\n", out);
 
-    const json_t *ev = json_object_get(b, "evidence");
-    const json_t *unavailable = json_object_get(ev, "unavailable");
+    struct sps_bn_figure figs[SPS_BN_FIGURES];
+    size_t nfigs = sps__bn_evidence_figures(&b->evidence, figs);
     fputs("<table>\n<thead><tr><th>evidence</th><th>value</th></tr></thead>\n<tbody>\n", out);
-    const char *key;
-    const json_t *value;
-    json_object_foreach((json_t *)ev, key, value) {
-        if (!json_is_number(value) && !json_is_null(value))
-            continue;
+    for (size_t i = 0; i < nfigs; i++) {
         char buf[64];
-        fmt_figure(buf, sizeof buf, key, html_num(ev, key));
+        fmt_figure(buf, sizeof buf, figs[i].key, figs[i].value);
         fputs("<tr><td>", out);
-        svg_write_escaped(out, key);
-        const char *gloss = evidence_gloss(key);
+        svg_write_escaped(out, figs[i].key);
+        const char *gloss = evidence_gloss(figs[i].key);
         if (gloss) {
             fputs("<br><small>", out);
             svg_write_escaped(out, gloss);
@@ -158,21 +138,18 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
         }
         fputs("</td><td>", out);
         svg_write_escaped(out, buf);
-        const char *why = html_str(unavailable, key);
-        if (json_is_null(value) && why) {
+        if (figs[i].why) {
             fputs(" <small>(", out);
-            svg_write_escaped(out, why);
+            svg_write_escaped(out, figs[i].why);
             fputs(")</small>", out);
         }
         fputs("</td></tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
 
-    const json_t *windows = json_object_get(b, "windows");
-    if (json_array_size(windows) == 0) {
-        const char *note = html_str(b, "windows_note");
+    if (b->nwindows == 0) {
         fputs("<p class=\"note\">No step windows: ", out);
-        svg_write_escaped(out, note ? note : "no steps");
+        svg_write_escaped(out, b->windows_note ? b->windows_note : "no steps");
         fputs(".</p>\n</section>\n", out);
         return;
     }
@@ -181,31 +158,31 @@ void sps__analysis_bottleneck_html(FILE *out, const json_t *analysis) {
           "runnable time)</th><th>iowait</th></tr></thead>\n"
           "<tbody>\n",
           out);
-    size_t i;
-    const json_t *w;
-    json_array_foreach(windows, i, w) {
-        const json_t *we = json_object_get(w, "evidence");
+    for (size_t i = 0; i < b->nwindows; i++) {
+        const struct sps_bn_window *w = &b->windows[i];
+        const struct sps_bn_evidence *we = &w->evidence;
         char from[48], to[48];
-        html_fmt_duration(from, sizeof from, html_num(w, "start_seconds"));
-        html_fmt_duration(to, sizeof to, html_num(w, "end_seconds"));
-        fprintf(out, "<tr><td>%.0f–%.0f</td><td>", html_num(w, "first_step"), html_num(w, "last_step"));
+        html_fmt_duration(from, sizeof from, w->start_seconds);
+        html_fmt_duration(to, sizeof to, w->end_seconds);
+        fprintf(out, "<tr><td>%llu–%llu</td><td class=\"num\">", (unsigned long long)w->first_step,
+                (unsigned long long)w->last_step);
         svg_write_escaped(out, from);
-        fputs("</td><td>", out);
+        fputs("</td><td class=\"num\">", out);
         svg_write_escaped(out, to);
         fputs("</td><td title=\"", out); /* the reason on hover: the table stays narrow */
-        svg_write_escaped(out, html_str(w, "reason"));
+        svg_write_escaped(out, w->verdict.reason);
         fputs("\">", out);
-        svg_write_escaped(out, html_str(w, "verdict") ? html_str(w, "verdict") : "unknown");
-        double c = html_num(w, "confidence");
+        svg_write_escaped(out, sps__bn_kind_name(w->verdict.kind));
+        double c = w->verdict.confidence;
         if (isfinite(c))
-            fprintf(out, "</td><td>%.2f</td>", c);
+            fprintf(out, "</td><td class=\"num\">%.2f</td>", c);
         else
-            fputs("</td><td>–</td>", out);
-        html_cell(out, we, "data_loading_percent");
-        html_cell(out, we, "gpu_utilization_mean_percent");
-        html_cell(out, we, "workload_cpu_mean_percent");
-        html_cell(out, we, "workload_cpu_wait_percent");
-        html_cell(out, we, "system_iowait_mean_percent");
+            fputs("</td><td class=\"num\">–</td>", out);
+        html_cell(out, "data_loading_percent", we->data_loading_percent);
+        html_cell(out, "gpu_utilization_mean_percent", we->gpu_utilization_mean_percent);
+        html_cell(out, "workload_cpu_mean_percent", we->workload_cpu_mean_percent);
+        html_cell(out, "workload_cpu_wait_percent", we->workload_cpu_wait_percent);
+        html_cell(out, "system_iowait_mean_percent", we->system_iowait_mean_percent);
         fputs("</tr>\n", out);
     }
     fputs("</tbody>\n</table>\n<p class=\"note\">The steps after warm-up of the main step's busiest thread, cut "

@@ -1,11 +1,12 @@
 /*
- * analysis_energy.c - report.json's analysis.energy as terminal lines and
- * a report.html section (see analysis_views.h).
+ * analysis_energy.c - the energy analysis as terminal lines and a
+ * report.html section (see analysis_views.h).
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/energy.h"
 #include "render/analysis_views.h"
 #include "render/html_units.h"
 #include "render/svg_chart.h"
@@ -24,44 +25,43 @@ static const char *fmt_joules(char *buf, size_t len, double j) {
 }
 
 /* "GPU0", "CPU package", "DRAM" */
-static const char *domain_label(char *buf, size_t len, const json_t *d) {
-    const char *domain = html_str(d, "domain");
-    const json_t *gpu = json_object_get(d, "gpu");
-    if (domain && !strcmp(domain, "gpu") && json_is_integer(gpu))
-        snprintf(buf, len, "GPU%lld", (long long)json_integer_value(gpu));
-    else if (domain && !strcmp(domain, "gpu"))
+static const char *domain_label(char *buf, size_t len, const struct sps_energy_domain *d) {
+    if (!strcmp(d->domain, "gpu") && d->gpu >= 0)
+        snprintf(buf, len, "GPU%d", d->gpu);
+    else if (!strcmp(d->domain, "gpu"))
         snprintf(buf, len, "GPU");
-    else if (domain && !strcmp(domain, "cpu_package"))
+    else if (!strcmp(d->domain, "cpu_package"))
         snprintf(buf, len, "CPU package");
-    else if (domain && !strcmp(domain, "dram"))
+    else if (!strcmp(d->domain, "dram"))
         snprintf(buf, len, "DRAM");
     else
-        snprintf(buf, len, "%s", domain ? domain : "?");
+        snprintf(buf, len, "%s", d->domain);
     return buf;
 }
 
-static const char *method_label(const char *method) {
-    if (!method)
-        return "unavailable";
-    return !strcmp(method, "counter") ? "counter" : !strcmp(method, "integrated_power") ? "integrated power" : method;
+static const char *method_label(enum sps_energy_method m) {
+    return m == SPS_ENERGY_COUNTER ? "counter" : m == SPS_ENERGY_INTEGRATED_POWER ? "integrated power" : "unavailable";
+}
+
+/* Why a domain is unmeasured; NULL when it is measured. */
+static const char *why_unmeasured(const struct sps_energy_domain *d) {
+    return d->method == SPS_ENERGY_UNAVAILABLE ? d->reason : NULL;
 }
 
 /* One line for a run with no measured domain: each domain's reason, those
  * with the same reason together (CPU package and DRAM share RAPL's), and
  * "no GPU" without the GPU chain's details, which report.json has. */
-static void print_unavailable(FILE *f, const json_t *domains) {
+static void print_unavailable(FILE *f, const struct sps_energy *e) {
     sps__analysis_label(f, "energy");
     fputs("unavailable (", f);
-    size_t n = json_array_size(domains);
     int printed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *d = json_array_get(domains, i);
-        const char *why = html_str(d, "unavailable_reason");
+    for (size_t i = 0; i < e->ndomains; i++) {
+        const char *why = why_unmeasured(&e->domain[i]);
         if (!why)
             continue;
         int earlier = 0;
         for (size_t k = 0; k < i && !earlier; k++) {
-            const char *other = html_str(json_array_get(domains, k), "unavailable_reason");
+            const char *other = why_unmeasured(&e->domain[k]);
             earlier = other && !strcmp(other, why);
         }
         if (earlier)
@@ -72,105 +72,85 @@ static void print_unavailable(FILE *f, const json_t *domains) {
             continue;
         }
         char label[32];
-        fputs(domain_label(label, sizeof label, d), f);
-        for (size_t k = i + 1; k < n; k++) {
-            const json_t *later = json_array_get(domains, k);
-            const char *other = html_str(later, "unavailable_reason");
+        fputs(domain_label(label, sizeof label, &e->domain[i]), f);
+        for (size_t k = i + 1; k < e->ndomains; k++) {
+            const char *other = why_unmeasured(&e->domain[k]);
             if (other && !strcmp(other, why))
-                fprintf(f, ", %s", domain_label(label, sizeof label, later));
+                fprintf(f, ", %s", domain_label(label, sizeof label, &e->domain[k]));
         }
         fprintf(f, ": %s", why);
     }
     fputs(")\n", f);
 }
 
-void sps__analysis_energy_print(FILE *f, const json_t *analysis) {
-    const json_t *e = json_object_get(analysis, "energy");
-    if (!json_is_object(e))
-        return;
-    const json_t *domains = json_object_get(e, "domains");
-    double kwh = html_num(e, "kwh");
-    if (!isfinite(kwh)) {
-        print_unavailable(f, domains);
+void sps__analysis_energy_print(FILE *f, const struct sps_energy *e) {
+    if (!isfinite(e->total_kwh)) {
+        print_unavailable(f, e);
         return;
     }
     sps__analysis_label(f, "energy");
-    fprintf(f, "%.3g kWh (", kwh);
-    size_t i;
-    json_t *d;
-    int first = 1;
-    json_array_foreach(domains, i, d) {
+    fprintf(f, "%.3g kWh (", e->total_kwh);
+    for (size_t i = 0; i < e->ndomains; i++) {
+        const struct sps_energy_domain *d = &e->domain[i];
         char label[32], joules[32];
-        const char *method = html_str(d, "method");
-        const char *source = html_str(d, "source");
-        if (method)
-            fprintf(f, "%s%s %s %s %s", first ? "" : ", ", domain_label(label, sizeof label, d),
-                    source ? source : "", method_label(method), fmt_joules(joules, sizeof joules, html_num(d, "joules")));
+        if (d->method != SPS_ENERGY_UNAVAILABLE)
+            fprintf(f, "%s%s %s %s %s", i ? ", " : "", domain_label(label, sizeof label, d), d->source,
+                    method_label(d->method), fmt_joules(joules, sizeof joules, d->joules));
         else
-            fprintf(f, "%s%s unavailable", first ? "" : ", ", domain_label(label, sizeof label, d));
-        first = 0;
+            fprintf(f, "%s%s unavailable", i ? ", " : "", domain_label(label, sizeof label, d));
     }
-    fprintf(f, ") = %.3g g CO2e at %.4g g/kWh, PUE %.3g", html_num(e, "co2e_grams"),
-            html_num(e, "carbon_intensity_g_per_kwh"), html_num(e, "pue"));
-    const json_t *step = json_object_get(e, "per_step");
-    double step_j = html_num(step, "joules");
-    if (isfinite(step_j)) {
+    fprintf(f, ") = %.3g g CO2e at %.4g g/kWh, PUE %.3g", e->co2e_grams, e->carbon_g_per_kwh, e->pue);
+    if (isfinite(e->step_joules)) {
         char joules[32];
-        fprintf(f, "; %s per step", fmt_joules(joules, sizeof joules, step_j));
+        fprintf(f, "; %s per step", fmt_joules(joules, sizeof joules, e->step_joules));
     }
     fputc('\n', f);
 }
 
-void sps__analysis_energy_html(FILE *out, const json_t *analysis) {
-    const json_t *e = json_object_get(analysis, "energy");
-    if (!json_is_object(e))
-        return;
+void sps__analysis_energy_html(FILE *out, const struct sps_energy *e) {
     fputs("<section id=\"energy\">\n<h2>Energy and carbon</h2>\n<p class=\"what\">Energy per domain from its energy "
           "counter (last minus first reading), else its power readings integrated over time; nothing is estimated. "
           "CO2e = kWh × PUE × carbon intensity.</p>\n",
           out);
-    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th><th class=\"text\">evidence or reason</th></tr>"
-          "</thead>\n<tbody>\n",
+    fputs("<table>\n<thead><tr><th>domain</th><th>energy</th><th>method</th>"
+          "<th class=\"text\">evidence or reason</th></tr></thead>\n<tbody>\n",
           out);
-    size_t i;
-    json_t *d;
-    json_array_foreach(json_object_get(e, "domains"), i, d) {
-        char label[32], joules[32];
-        const char *method = html_str(d, "method");
-        const char *name = html_str(d, "name");
+    for (size_t i = 0; i < e->ndomains; i++) {
+        const struct sps_energy_domain *d = &e->domain[i];
+        char label[32], joules[32], evidence[256];
         fputs("<tr><td>", out);
         svg_write_escaped(out, domain_label(label, sizeof label, d));
-        if (name && *name) {
+        if (d->gpu >= 0 && d->name[0]) {
             fputs(" (", out);
-            svg_write_escaped(out, name);
+            svg_write_escaped(out, d->name);
             fputs(")", out);
         }
-        fprintf(out, "</td><td>%s</td><td>%s</td><td class=\"text\">", fmt_joules(joules, sizeof joules, html_num(d, "joules")),
-                method_label(method));
-        const char *why = method ? html_str(d, "evidence") : html_str(d, "unavailable_reason");
-        svg_write_escaped(out, why ? why : "");
+        fprintf(out, "</td><td class=\"num\">%s</td><td class=\"label\">%s</td><td class=\"text\">",
+                fmt_joules(joules, sizeof joules, d->joules), method_label(d->method));
+        if (d->method != SPS_ENERGY_UNAVAILABLE) {
+            sps__energy_domain_evidence(d, evidence, sizeof evidence);
+            svg_write_escaped(out, evidence);
+        } else {
+            svg_write_escaped(out, d->reason);
+        }
         fputs("</td></tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
-    double kwh = html_num(e, "kwh");
-    if (isfinite(kwh)) {
-        fprintf(out, "<p>Total %.4g kWh ≈ %.4g g CO2e at %.4g g/kWh (", kwh, html_num(e, "co2e_grams"),
-                html_num(e, "carbon_intensity_g_per_kwh"));
-        svg_write_escaped(out, html_str(e, "carbon_intensity_from"));
-        fprintf(out, "), PUE %.3g (", html_num(e, "pue"));
-        svg_write_escaped(out, html_str(e, "pue_from"));
+    if (isfinite(e->total_kwh)) {
+        fprintf(out, "<p>Total %.4g kWh ≈ %.4g g CO2e at %.4g g/kWh (", e->total_kwh, e->co2e_grams,
+                e->carbon_g_per_kwh);
+        svg_write_escaped(out, sps__energy_carbon_from(e));
+        fprintf(out, "), PUE %.3g (", e->pue);
+        svg_write_escaped(out, sps__energy_pue_from(e));
         fputs(").", out);
-        const json_t *step = json_object_get(e, "per_step");
-        double step_j = html_num(step, "joules");
         char joules[32];
-        if (isfinite(step_j))
-            fprintf(out, " Per step: %s, %.3g g CO2e (%.0f steps).", fmt_joules(joules, sizeof joules, step_j),
-                    html_num(step, "co2e_grams"), html_num(step, "steps"));
+        if (isfinite(e->step_joules))
+            fprintf(out, " Per step: %s, %.3g g CO2e (%llu steps).", fmt_joules(joules, sizeof joules, e->step_joules),
+                    e->step_co2e_grams, (unsigned long long)e->step_count);
         fputs("</p>\n", out);
     } else {
         fputs("<p class=\"empty\">Energy unavailable: ", out);
-        const char *why = html_str(e, "unavailable_reason");
-        svg_write_escaped(out, why ? why : "no reason given");
+        svg_write_escaped(out, e->total_reason[0] ? e->total_reason : "no reason given");
         fputs("</p>\n", out);
     }
     fputs("</section>\n", out);

@@ -1,5 +1,5 @@
 /*
- * analysis_leaks.c - report.json's analysis.leaks for a person: a line per
+ * analysis_leaks.c - the leak analysis for a person: a line per
  * leak (or one saying none was found), the processes counted, under the
  * terminal summary; and a table of every series in report.html (see
  * analysis_views.h).
@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/leaks.h"
 #include "render/analysis_views.h"
+#include "sampler/sampler.h"
 #include "render/html_units.h"
 #include "render/svg_chart.h"
 
@@ -16,41 +18,31 @@
  * (report.html lists every series). */
 #define MAX_PROCESS_LINES 8
 
-static int has_scope(const json_t *s, const char *scope) {
-    const char *sc = html_str(s, "scope");
-    return sc && strcmp(sc, scope) == 0;
-}
-
-static int has_verdict(const json_t *s, const char *verdict) {
-    const char *v = html_str(s, "verdict");
-    return v && strcmp(v, verdict) == 0;
+static int is_process(const struct sps_leak_series *s) {
+    return s->scope == SPS_LEAK_SCOPE_PROCESS;
 }
 
 /* "pid 4243 (worker)", or "pid 4243" without a name. */
-static void process_label(const json_t *s, char *buf, size_t len) {
-    const char *comm = html_str(s, "comm");
-    if (comm && *comm)
-        snprintf(buf, len, "pid %.0f (%s)", html_num(s, "pid"), comm);
+static void process_label(const struct sps_leak_series *s, char *buf, size_t len) {
+    if (s->comm[0])
+        snprintf(buf, len, "pid %d (%s)", s->pid, s->comm);
     else
-        snprintf(buf, len, "pid %.0f", html_num(s, "pid"));
+        snprintf(buf, len, "pid %d", s->pid);
 }
 
 /* "workload PSS" (or "workload RSS", the sum over processes), "GPU 0
  * workload memory", "pid 4243 (worker) RSS": what a series measures. */
-static void series_label(const json_t *s, char *buf, size_t len) {
-    const char *name = html_str(s, "series");
-    double gpu = html_num(s, "gpu");
-    if (!name)
-        name = "";
+static void series_label(const struct sps_leak_series *s, char *buf, size_t len) {
+    const char *name = s->series;
     if (strcmp(name, "workload_pss_bytes") == 0) {
         snprintf(buf, len, "workload PSS");
     } else if (strcmp(name, "workload_rss_bytes") == 0) {
         snprintf(buf, len, "workload RSS");
     } else if (strcmp(name, "gpu_workload_memory_bytes") == 0) {
-        snprintf(buf, len, "GPU %.0f workload memory", gpu);
+        snprintf(buf, len, "GPU %d workload memory", s->gpu);
     } else if (strcmp(name, "gpu_memory_used_bytes") == 0) {
-        snprintf(buf, len, "GPU %.0f memory used", gpu);
-    } else if (strcmp(name, "process_rss_bytes") == 0) {
+        snprintf(buf, len, "GPU %d memory used", s->gpu);
+    } else if (is_process(s)) {
         char who[64];
         process_label(s, who, sizeof who);
         snprintf(buf, len, "%s RSS", who);
@@ -60,9 +52,9 @@ static void series_label(const json_t *s, char *buf, size_t len) {
 }
 
 /* slope and its interval in one unit, the one that reads best for the
- * largest of them: "1.02 MiB/step (95% CI 0.98-1.05)". */
-static void fmt_slope(const json_t *s, char *buf, size_t len) {
-    double slope = html_num(s, "slope_bytes_per_step"), lo = html_num(s, "ci95_low"), hi = html_num(s, "ci95_high");
+ * largest of them: "1.02 MiB/step (95% CI 0.98 to 1.05)". */
+static void fmt_slope(const struct sps_leak_series *s, char *buf, size_t len) {
+    double slope = s->slope_bytes_per_step, lo = s->ci95_low, hi = s->ci95_high;
     if (!isfinite(slope)) {
         snprintf(buf, len, "slope unknown");
         return;
@@ -70,6 +62,35 @@ static void fmt_slope(const json_t *s, char *buf, size_t len) {
     double big = fmax(fabs(slope), fmax(isfinite(lo) ? fabs(lo) : 0, isfinite(hi) ? fabs(hi) : 0));
     struct html_unit u = html_bytes_unit(big);
     snprintf(buf, len, "%.2f %s/step (95%% CI %.2f to %.2f)", slope / u.div, u.name, lo / u.div, hi / u.div);
+}
+
+/* Why a series' verdict is what it is, its figures in human units: the
+ * test that decided it (the analysis's reason says the same in bytes, for
+ * report.json), or the reason itself for a series not judged. */
+static void fmt_why(const struct sps_leak_series *s, char *buf, size_t len) {
+    char a[32], b[32], c[32];
+    switch (s->rule) {
+    case SPS_LEAK_RULE_INTERVAL:
+        snprintf(buf, len, "the slope's 95%% interval (%s to %s per step) does not exclude no growth",
+                 html_fmt_bytes(a, sizeof a, s->ci95_low), html_fmt_bytes(b, sizeof b, s->ci95_high));
+        return;
+    case SPS_LEAK_RULE_GROWTH:
+        snprintf(buf, len,
+                 "growth over the %zu steps (%s) is under the %s that matter (the larger of 1 MiB and 1%% of the "
+                 "median level, plus %s of stepscope's own rings)",
+                 s->steps_analysed, html_fmt_bytes(a, sizeof a, s->growth_bytes),
+                 html_fmt_bytes(b, sizeof b, s->min_growth_bytes), html_fmt_bytes(c, sizeof c, s->allowance_bytes));
+        return;
+    case SPS_LEAK_RULE_ALL: {
+        char slope[128];
+        fmt_slope(s, slope, sizeof slope);
+        snprintf(buf, len, "grows %s over %zu steps, every one of %d segments higher than the last", slope,
+                 s->steps_analysed, SPS_LEAK_SEGMENTS);
+        return;
+    }
+    default:
+        snprintf(buf, len, "%s", s->reason);
+    }
 }
 
 /* The first line carries the part's label, the others indent to it. */
@@ -81,18 +102,17 @@ static void line_start(FILE *f, int *first) {
 /* "processes: 3 no leak, 1 not judged (pid 4244 (worker))": the processes
  * not printed on lines of their own, leaking ones aside; and those the
  * sampler did not follow.  Nothing when there are none. */
-static void print_other_processes(FILE *f, const json_t *leaks, int *first) {
-    const json_t *series = json_object_get(leaks, "series");
-    size_t i, clean = 0, unknown = 0, named = 0;
-    const json_t *s;
-    json_array_foreach(series, i, s) {
-        if (!has_scope(s, "process"))
+static void print_other_processes(FILE *f, const struct sps_leaks *leaks, int *first) {
+    size_t clean = 0, unknown = 0, named = 0;
+    for (size_t i = 0; i < leaks->nseries; i++) {
+        const struct sps_leak_series *s = &leaks->series[i];
+        if (!is_process(s))
             continue;
-        clean += has_verdict(s, "no leak");
-        unknown += !has_verdict(s, "no leak") && !has_verdict(s, "leak");
+        clean += s->verdict == SPS_LEAK_NONE;
+        unknown += s->verdict == SPS_LEAK_UNKNOWN;
     }
-    double left_out = html_num(leaks, "processes_left_out");
-    if (!clean && !unknown && !(left_out > 0))
+    uint64_t left_out = leaks->processes_left_out;
+    if (!clean && !unknown && !left_out)
         return;
     line_start(f, first);
     fputs("processes:", f);
@@ -103,8 +123,9 @@ static void print_other_processes(FILE *f, const json_t *leaks, int *first) {
     }
     if (unknown) {
         fprintf(f, "%s%zu not judged (", sep, unknown);
-        json_array_foreach(series, i, s) {
-            if (!has_scope(s, "process") || has_verdict(s, "no leak") || has_verdict(s, "leak"))
+        for (size_t i = 0; i < leaks->nseries; i++) {
+            const struct sps_leak_series *s = &leaks->series[i];
+            if (!is_process(s) || s->verdict != SPS_LEAK_UNKNOWN)
                 continue;
             if (named == MAX_PROCESS_LINES) {
                 fprintf(f, ", %zu more", unknown - named);
@@ -118,34 +139,28 @@ static void print_other_processes(FILE *f, const json_t *leaks, int *first) {
         fputc(')', f);
         sep = ", ";
     }
-    if (left_out > 0)
-        fprintf(f, "%s%.0f more not followed (the sampler keeps %.0f)", sep, left_out,
-                html_num(leaks, "processes_max"));
+    if (left_out)
+        fprintf(f, "%s%llu more not followed (the sampler keeps %d)", sep, (unsigned long long)left_out,
+                SPS_SAMPLER_MAX_PROCESSES);
     fputc('\n', f);
 }
 
-void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
-    if (!json_is_object(leaks))
+void sps__analysis_leaks_print(FILE *f, const struct sps_leaks *leaks) {
+    if (!leaks->computed)
         return;
-    const char *verdict = html_str(leaks, "verdict");
-    const json_t *series = json_object_get(leaks, "series");
-    double steps = html_num(leaks, "steps_analysed");
-    size_t i;
-    const json_t *s;
     char label[96], slope[128];
     int first = 1;
-    if (!verdict || strcmp(verdict, "unknown") == 0) {
-        const char *reason = html_str(leaks, "reason");
+    if (leaks->verdict == SPS_LEAK_UNKNOWN) {
         line_start(f, &first);
-        fprintf(f, "unknown (%s)\n", reason ? reason : "no reason given");
+        fprintf(f, "unknown (%s)\n", leaks->reason);
         size_t processes = 0;
-        json_array_foreach(series, i, s) {
-            if (has_scope(s, "process") && processes++ >= MAX_PROCESS_LINES)
+        for (size_t i = 0; i < leaks->nseries; i++) {
+            const struct sps_leak_series *s = &leaks->series[i];
+            if (is_process(s) && processes++ >= MAX_PROCESS_LINES)
                 continue;
             series_label(s, label, sizeof label);
-            const char *why = html_str(s, "reason");
             line_start(f, &first);
-            fprintf(f, "%s: %s\n", label, why ? why : "");
+            fprintf(f, "%s: %s\n", label, s->reason);
         }
         if (processes > MAX_PROCESS_LINES) {
             line_start(f, &first);
@@ -154,19 +169,21 @@ void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
         }
         return;
     }
-    if (strcmp(verdict, "leak") == 0) {
+    if (leaks->verdict == SPS_LEAK_FOUND) {
         size_t processes = 0;
-        json_array_foreach(series, i, s) {
-            if (!has_verdict(s, "leak"))
+        for (size_t i = 0; i < leaks->nseries; i++) {
+            const struct sps_leak_series *s = &leaks->series[i];
+            if (s->verdict != SPS_LEAK_FOUND)
                 continue;
-            if (has_scope(s, "process") && processes++ >= MAX_PROCESS_LINES)
+            if (is_process(s) && processes++ >= MAX_PROCESS_LINES)
                 continue;
             series_label(s, label, sizeof label);
             fmt_slope(s, slope, sizeof slope);
             char growth[32];
-            html_fmt_bytes(growth, sizeof growth, html_num(s, "growth_bytes"));
+            html_fmt_bytes(growth, sizeof growth, s->growth_bytes);
             line_start(f, &first);
-            fprintf(f, "leak: %s grows %s over %.0f steps after warm-up (+%s)\n", label, slope, steps, growth);
+            fprintf(f, "leak: %s grows %s over %zu steps after warm-up (+%s)\n", label, slope,
+                    leaks->steps_analysed, growth);
         }
         if (processes > MAX_PROCESS_LINES) {
             line_start(f, &first);
@@ -178,13 +195,14 @@ void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
     /* no leak: each whole-tree and GPU series' slope, then the processes
      * counted */
     line_start(f, &first);
-    fprintf(f, "no leak over %.0f steps after warm-up (", steps);
+    fprintf(f, "no leak over %zu steps after warm-up (", leaks->steps_analysed);
     const char *sep = "";
-    json_array_foreach(series, i, s) {
-        if (has_scope(s, "process"))
+    for (size_t i = 0; i < leaks->nseries; i++) {
+        const struct sps_leak_series *s = &leaks->series[i];
+        if (is_process(s))
             continue;
         series_label(s, label, sizeof label);
-        if (has_verdict(s, "no leak")) {
+        if (s->verdict == SPS_LEAK_NONE) {
             fmt_slope(s, slope, sizeof slope);
             fprintf(f, "%s%s %s", sep, label, slope);
         } else {
@@ -196,64 +214,53 @@ void sps__analysis_leaks_print(FILE *f, const json_t *leaks) {
     print_other_processes(f, leaks, &first);
 }
 
-static void html_cell_text(FILE *out, const char *text) {
-    fputs("<td>", out);
-    svg_write_escaped(out, text ? text : "");
+static void html_cell(FILE *out, const char *cls, const char *text) {
+    fprintf(out, "<td class=\"%s\">", cls);
+    svg_write_escaped(out, text);
     fputs("</td>", out);
 }
 
-/* A sentence (the reason): it wraps in its cell. */
-static void html_cell_sentence(FILE *out, const char *text) {
-    fputs("<td class=\"text\">", out);
-    svg_write_escaped(out, text ? text : "");
-    fputs("</td>", out);
-}
-
-void sps__analysis_leaks_html(FILE *out, const json_t *leaks) {
-    if (!json_is_object(leaks))
+void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
+    if (!leaks->computed)
         return;
-    const char *verdict = html_str(leaks, "verdict"), *reason = html_str(leaks, "reason");
     fputs("<section id=\"leaks\">\n<h2>Memory leaks</h2>\n<p class=\"what\">Memory against the step number after "
           "warm-up: a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
           "matters and a rise that persists through the run (docs/analysis.md).</p>\n<p><strong>",
           out);
-    svg_write_escaped(out, verdict ? verdict : "unknown");
+    svg_write_escaped(out, sps__leak_verdict_name(leaks->verdict));
     fputs("</strong>: ", out);
-    svg_write_escaped(out, reason ? reason : "");
-    const char *tree = html_str(leaks, "tree_memory");
-    if (tree) {
+    svg_write_escaped(out, leaks->reason);
+    if (leaks->tree_note[0]) {
         fputs(". The tree's memory: ", out);
-        svg_write_escaped(out, tree);
+        svg_write_escaped(out, leaks->tree_note);
         fputs(".", out);
     }
     fputs("</p>\n<table>\n<tr><th>series</th><th>verdict</th><th>slope per step (95% CI)</th><th>growth</th>"
           "<th>readings</th><th class=\"text\">why</th></tr>\n",
           out);
-    const json_t *series = json_object_get(leaks, "series");
-    size_t i;
-    const json_t *s;
-    json_array_foreach(series, i, s) {
-        char label[96], slope[128], growth[32], points[32];
+    for (size_t i = 0; i < leaks->nseries; i++) {
+        const struct sps_leak_series *s = &leaks->series[i];
+        char label[96], slope[128], growth[32], points[32], why[512];
         series_label(s, label, sizeof label);
         fmt_slope(s, slope, sizeof slope);
-        html_fmt_bytes(growth, sizeof growth, html_num(s, "growth_bytes"));
-        snprintf(points, sizeof points, "%.0f", html_num(s, "points"));
+        html_fmt_bytes(growth, sizeof growth, s->growth_bytes);
+        snprintf(points, sizeof points, "%zu", s->points);
+        fmt_why(s, why, sizeof why);
         fputs("<tr>", out);
-        html_cell_text(out, label);
-        html_cell_text(out, html_str(s, "verdict"));
-        html_cell_text(out, slope);
-        html_cell_text(out, growth);
-        html_cell_text(out, points);
-        html_cell_sentence(out, html_str(s, "reason"));
+        html_cell(out, "label", label);
+        html_cell(out, "label", sps__leak_verdict_name(s->verdict));
+        html_cell(out, "label", slope);
+        html_cell(out, "num", growth);
+        html_cell(out, "num", points);
+        html_cell(out, "text", why);
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
-    double left_out = html_num(leaks, "processes_left_out");
-    if (left_out > 0) {
+    if (leaks->processes_left_out) {
         fprintf(out,
-                "<p class=\"note\">%.0f more processes of the tree were not followed: the sampler keeps a series "
-                "for the first %.0f it sees. They still count in the workload's PSS and RSS.</p>\n",
-                left_out, html_num(leaks, "processes_max"));
+                "<p class=\"note\">%llu more processes of the tree were not followed: the sampler keeps a series "
+                "for the first %d it sees. They still count in the workload's PSS and RSS.</p>\n",
+                (unsigned long long)leaks->processes_left_out, SPS_SAMPLER_MAX_PROCESSES);
     }
     fputs("</section>\n", out);
 }

@@ -23,7 +23,7 @@ typedef int (*file_writer)(const struct sps_report_input *in, FILE *out, uint64_
 
 static int write_html(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
-    return sps__export_html(in, out, err, errlen);
+    return sps__export_html(&in->model, out, err, errlen);
 }
 
 static int write_steps(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {

@@ -32,7 +32,8 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
 /* timeline.csv: the sampled metrics over time (docs/csv-format.md). */
 int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen);
 
-/* report.html: one file, no network, inline SVG charts. */
-int sps__export_html(const struct sps_report_input *in, FILE *out, char *err, size_t errlen);
+/* report.html: one file, no network, inline SVG charts, made from the
+ * report model alone. */
+int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t errlen);
 
 #endif /* SPS_RENDER_EXPORTERS_H */

@@ -1,8 +1,9 @@
 /*
- * html.c - report.html: one self-contained page made from report.json
- * alone (so it works for standalone runs with no records).  A header with
- * what ran and what it cost, the charts (html_charts.c), and the zone
- * table.  The page loads nothing: no script, font or image; the styles are
+ * html.c - report.html: one self-contained page made from the report
+ * model (report/report.h), whether it was built from the records or read
+ * from report.json.  A header with what ran and what it cost, the
+ * analysis (analysis_views.h), the charts (html_charts.c,
+ * html_timelines.c), and the zone table.  The page loads nothing: no script, font or image; the styles are
  * inline and a Content-Security-Policy forbids fetching anything, so it
  * opens the same offline, from a mail attachment or a CI artifact.
  */
@@ -14,6 +15,8 @@
 
 #include "render/analysis_views.h"
 #include "render/exporters.h"
+#include "render/render.h"
+#include "sampler/sampler.h"
 #include "render/html_charts.h"
 #include "render/html_units.h"
 #include "render/svg_chart.h"
@@ -49,14 +52,21 @@ static const char STYLE[] =
     "color:#4b5563}"
     "svg{display:block;width:100%;height:auto;max-width:1200px}"
     "table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}"
-    "th,td{padding:4px 8px;border-bottom:1px solid #eef0f2;text-align:right;white-space:nowrap}"
-    "th{background:#f8f9fa;font-weight:600;color:#374151;white-space:normal}"
-    /* break-word, not anywhere: a first column may wrap between words but
-     * never narrows to one character a line ("1–4", a pid) beside wide cells */
-    "th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:break-word}"
-    /* a sentence in a cell (a reason) wraps instead of widening the page */
-    "th.text,td.text{text-align:left;white-space:normal;min-width:16em}"
+    /* cells wrap between words, never inside one, so no column narrows
+     * below its longest word (white-space:nowrap on every column but the
+     * first squeezed that one to a letter a line beside wide cells) */
+    "th,td{padding:4px 8px;border-bottom:1px solid #eef0f2;text-align:right;vertical-align:top;"
+    "white-space:normal;overflow-wrap:normal}"
+    "th{background:#f8f9fa;font-weight:600;color:#374151}"
+    "th:first-child,td:first-child{text-align:left}"
+    /* a number with its unit stays on one line */
+    "td.num{white-space:nowrap}"
+    "td.label{text-align:left}"
+    /* a sentence in a cell (a reason) wraps and takes the room left */
+    "th.text,td.text{text-align:left;min-width:16em}"
     "td.kind{color:#6b7280}"
+    "section.line{padding:8px 16px}"
+    "section.line p{margin:0;color:#4b5563}"
     "footer{color:#6b7280;font-size:12px;margin-top:20px}";
 
 static void write_fact(FILE *out, const char *term, const char *value, const char *detail, int bad) {
@@ -72,22 +82,77 @@ static void write_fact(FILE *out, const char *term, const char *value, const cha
     fputs("</dd></div>\n", out);
 }
 
-/* The command, its arguments separated by spaces. */
-static void write_command(FILE *out, const json_t *command) {
-    if (json_array_size(command) == 0) {
-        fputs("(unknown command)", out);
-        return;
-    }
-    for (size_t i = 0; i < json_array_size(command); i++) {
-        if (i)
-            fputc(' ', out);
-        svg_write_escaped(out, json_string_value(json_array_get(command, i)));
+/* The command's arguments: the watcher's, else the first process's. */
+static void command_of(const struct sps_report *rep, int *argc, char *const **argv) {
+    *argc = 0;
+    *argv = NULL;
+    if (rep->info.argv) {
+        *argc = rep->info.argc;
+        *argv = rep->info.argv;
+    } else if (rep->run.nprocs) {
+        *argc = rep->run.procs[0].argc;
+        *argv = rep->run.procs[0].argv;
     }
 }
 
-static void write_header(FILE *out, const json_t *report) {
-    json_t *command = json_object_get(report, "command");
-    const char *program = json_string_value(json_array_get(command, 0));
+/* The command, its arguments separated by spaces. */
+static void write_command(FILE *out, int argc, char *const *argv) {
+    if (argc <= 0) {
+        fputs("(unknown command)", out);
+        return;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            fputc(' ', out);
+        svg_write_escaped(out, argv[i]);
+    }
+}
+
+static void write_exit_fact(FILE *out, const struct sps_run_info *info) {
+    char value[128], detail[256] = "";
+    int bad = 0;
+    if (info->have_exit && !info->exit_signal) {
+        snprintf(value, sizeof value, "exited with %d", info->exit_code);
+        bad = info->exit_code != 0;
+    } else if (info->have_exit) {
+        char sig[32];
+        snprintf(value, sizeof value, "killed by %s", sps__signal_name(info->exit_signal, sig, sizeof sig));
+        snprintf(detail, sizeof detail, "%s", info->core_dumped ? "core dumped" : "");
+        bad = 1;
+    } else {
+        snprintf(value, sizeof value, "unknown");
+        snprintf(detail, sizeof detail, "the process wrote this report itself, before it ended");
+    }
+    write_fact(out, "Exit status", value, detail, bad);
+}
+
+/* Wall and CPU time, peak RSS and (when read) the tree's peak PSS. */
+static void write_cost_facts(FILE *out, const struct sps_run_info *info) {
+    char value[128], detail[256];
+    write_fact(out, "Wall time", html_fmt_duration(value, sizeof value, info->have_times ? info->wall_s : NAN),
+               NULL, 0);
+    double user = info->have_times ? info->user_s : NAN, sys = info->have_times ? info->sys_s : NAN;
+    html_fmt_duration(value, sizeof value, user + sys);
+    char u[32], s[32];
+    snprintf(detail, sizeof detail, "user %s, system %s", html_fmt_duration(u, sizeof u, user),
+             html_fmt_duration(s, sizeof s, sys));
+    write_fact(out, "CPU time", value, isfinite(user + sys) ? detail : NULL, 0);
+    write_fact(out, "Peak RSS",
+               html_fmt_bytes(value, sizeof value, info->have_rss ? (double)info->peak_rss_bytes : NAN),
+               info->rss_scope ? info->rss_scope : "largest single process of the tree (getrusage)", 0);
+    const struct sps__series *pss = info->sampler ? &info->sampler->host[SPS_M_WORKLOAD_PSS_PEAK_BYTES] : NULL;
+    if (pss && pss->n)
+        write_fact(out, "Peak PSS", html_fmt_bytes(value, sizeof value, pss->max),
+                   "the process tree, shared pages counted once", 0);
+}
+
+static void write_header(FILE *out, const struct sps_report *rep) {
+    const struct sps_run *run = &rep->run;
+    const struct sps_run_info *info = &rep->info;
+    int argc;
+    char *const *argv;
+    command_of(rep, &argc, &argv);
+    const char *program = argc > 0 ? argv[0] : NULL;
     const char *base = program ? strrchr(program, '/') : NULL;
     fputs("<header>\n<h1>stepscope report", out);
     if (program) {
@@ -95,64 +160,24 @@ static void write_header(FILE *out, const json_t *report) {
         svg_write_escaped(out, base ? base + 1 : program);
     }
     fputs("</h1>\n<div class=\"cmd\">", out);
-    write_command(out, command);
+    write_command(out, argc, argv);
     fputs("</div>\n<dl class=\"facts\">\n", out);
+    write_exit_fact(out, info);
+    write_cost_facts(out, info);
 
     char value[128], detail[256];
-    json_t *exit_obj = json_object_get(report, "exit");
-    const char *status = html_str(exit_obj, "status");
-    int bad = 0;
-    if (status && strcmp(status, "exited") == 0) {
-        double code = html_num(exit_obj, "code");
-        snprintf(value, sizeof value, "exited with %.0f", code);
-        bad = code != 0;
-        detail[0] = '\0';
-    } else if (status && strcmp(status, "killed") == 0) {
-        const char *sig = html_str(exit_obj, "signal_name");
-        snprintf(value, sizeof value, "killed by %s", sig ? sig : "a signal");
-        snprintf(detail, sizeof detail, "%s",
-                 json_is_true(json_object_get(exit_obj, "core_dumped")) ? "core dumped" : "");
-        bad = 1;
-    } else {
-        snprintf(value, sizeof value, "unknown");
-        snprintf(detail, sizeof detail, "the process wrote this report itself, before it ended");
-    }
-    write_fact(out, "Exit status", value, detail, bad);
-
-    json_t *timing = json_object_get(report, "timing");
-    html_fmt_duration(value, sizeof value, html_num(timing, "wall_s"));
-    write_fact(out, "Wall time", value, NULL, 0);
-    double user = html_num(timing, "user_s"), sys = html_num(timing, "sys_s");
-    html_fmt_duration(value, sizeof value, user + sys);
-    char u[32], s[32];
-    html_fmt_duration(u, sizeof u, user);
-    html_fmt_duration(s, sizeof s, sys);
-    snprintf(detail, sizeof detail, "user %s, system %s", u, s);
-    write_fact(out, "CPU time", value, isfinite(user + sys) ? detail : NULL, 0);
-
-    json_t *memory = json_object_get(report, "memory");
-    html_fmt_bytes(value, sizeof value, html_num(memory, "peak_rss_bytes"));
-    write_fact(out, "Peak RSS", value, html_str(memory, "peak_rss_scope"), 0);
-    if (json_is_number(json_object_get(memory, "workload_peak_pss_bytes"))) {
-        html_fmt_bytes(value, sizeof value, html_num(memory, "workload_peak_pss_bytes"));
-        write_fact(out, "Peak PSS", value, "the process tree, shared pages counted once", 0);
-    }
-
-    json_t *steps = json_object_get(report, "steps");
-    double count = html_num(steps, "count"), warm = html_num(steps, "warmup_steps");
-    snprintf(value, sizeof value, isfinite(count) ? "%.0f" : "–", count);
-    snprintf(detail, sizeof detail, "%.0f warm-up", isfinite(warm) ? warm : 0);
+    snprintf(value, sizeof value, "%llu", (unsigned long long)run->steps_recorded);
+    snprintf(detail, sizeof detail, "%zu warm-up", run->warmup_steps);
     write_fact(out, "Steps", value, detail, 0);
 
-    json_t *overhead = json_object_get(report, "overhead");
-    double cpu = html_num(overhead, "sampler_cpu_seconds");
-    double pct = html_num(overhead, "sampler_cpu_percent_of_one_core");
-    if (isfinite(cpu)) {
-        html_fmt_duration(value, sizeof value, cpu);
+    const struct sps__sampler_result *r = info->sampler;
+    if (r) {
+        double span_s = (double)r->thread_ns_total * 1e-9;
+        html_fmt_duration(value, sizeof value, r->thread_cpu_seconds);
         snprintf(value + strlen(value), sizeof value - strlen(value), " CPU");
-        if (isfinite(pct))
-            snprintf(detail, sizeof detail, "%.3g%% of one core, %.0f reads", pct,
-                     html_num(overhead, "sampler_ticks"));
+        if (span_s > 0)
+            snprintf(detail, sizeof detail, "%.3g%% of one core, %llu reads", 100.0 * r->thread_cpu_seconds / span_s,
+                     (unsigned long long)r->ticks);
         else
             detail[0] = '\0';
         write_fact(out, "Sampler overhead", value, detail, 0);
@@ -160,15 +185,12 @@ static void write_header(FILE *out, const json_t *report) {
         write_fact(out, "Sampler overhead", "no sampler ran", "machine metrics were not sampled", 0);
     }
 
-    json_t *recording = json_object_get(report, "recording");
-    double recorded = html_num(recording, "events_recorded"), dropped = html_num(recording, "events_dropped");
-    snprintf(value, sizeof value, isfinite(dropped) ? "%.0f dropped" : "–", dropped);
-    snprintf(detail, sizeof detail, "of %.0f recorded", isfinite(recorded) ? recorded : 0);
-    write_fact(out, "Events", value, detail, dropped > 0);
+    snprintf(value, sizeof value, "%llu dropped", (unsigned long long)run->events_dropped);
+    snprintf(detail, sizeof detail, "of %llu recorded", (unsigned long long)run->events_recorded);
+    write_fact(out, "Events", value, detail, run->events_dropped > 0);
 
-    double started = html_num(report, "started_unix_s");
-    if (isfinite(started)) {
-        time_t t = (time_t)started;
+    if (info->start_realtime_ns > 0) {
+        time_t t = (time_t)(info->start_realtime_ns / 1000000000);
         struct tm tm;
         if (gmtime_r(&t, &tm) && strftime(value, sizeof value, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
             write_fact(out, "Started", value, NULL, 0);
@@ -178,18 +200,24 @@ static void write_header(FILE *out, const json_t *report) {
 
 static void write_cell_duration(FILE *out, double seconds) {
     char buf[48];
-    html_fmt_duration(buf, sizeof buf, seconds);
-    fprintf(out, "<td>%s</td>", buf);
+    fprintf(out, "<td class=\"num\">%s</td>", html_fmt_duration(buf, sizeof buf, seconds));
 }
 
-static void write_zone_table(FILE *out, const json_t *report) {
+/* "zone", "step", "microstep" for a timed kind. */
+static const char *kind_name(uint32_t kind) {
+    return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
+}
+
+static void write_zone_table(FILE *out, const struct sps_report *rep) {
+    const struct sps_run *run = &rep->run;
     fputs("<section id=\"zones\">\n<h2>Zones</h2>\n<p class=\"what\">Every step, micro-step and zone name, merged "
           "over threads and processes. Total time includes nested zones; self time does not. Share of run is the "
           "total over the wall time (it can exceed 100% when a name runs on several threads at once). "
           "– means unknown.</p>\n",
           out);
-    json_t *zones = json_object_get(report, "zones");
-    size_t n = json_array_size(zones);
+    size_t n = 0;
+    for (size_t i = 0; i < run->nnames; i++)
+        n += sps_kind_is_timed(run->names[i].kind) != 0;
     if (n == 0) {
         fputs("<p class=\"empty\">No zone, step or micro-step was recorded.</p>\n</section>\n", out);
         return;
@@ -197,26 +225,29 @@ static void write_zone_table(FILE *out, const json_t *report) {
     fputs("<table>\n<thead><tr><th>name</th><th>kind</th><th>count</th><th>total</th><th>self</th><th>mean</th>"
           "<th>p50</th><th>p90</th><th>p99</th><th>share of run</th></tr></thead>\n<tbody>\n",
           out);
-    size_t shown = n < MAX_TABLE_ROWS ? n : MAX_TABLE_ROWS;
-    for (size_t i = 0; i < shown; i++) {
-        json_t *z = json_array_get(zones, i);
+    double wall = rep->info.have_times ? rep->info.wall_s : NAN;
+    size_t shown = 0;
+    for (size_t i = 0; i < run->nnames && shown < MAX_TABLE_ROWS; i++) {
+        const struct sps_name_summary *z = &run->names[i];
+        if (!sps_kind_is_timed(z->kind))
+            continue;
+        shown++;
+        /* a zone that never completed has no mean or percentiles */
+        double none = z->stats.count ? 0.0 : NAN;
         fputs("<tr><td>", out);
-        svg_write_escaped(out, html_str(z, "name"));
-        fputs("</td><td class=\"kind\">", out);
-        svg_write_escaped(out, html_str(z, "kind"));
-        double count = html_num(z, "count");
-        fprintf(out, "</td><td>%.0f</td>", isfinite(count) ? count : 0);
-        write_cell_duration(out, html_num(z, "total_s"));
-        write_cell_duration(out, html_num(z, "self_s"));
-        write_cell_duration(out, html_num(z, "mean_s"));
-        write_cell_duration(out, html_num(z, "p50_s"));
-        write_cell_duration(out, html_num(z, "p90_s"));
-        write_cell_duration(out, html_num(z, "p99_s"));
-        double share = html_num(z, "share_of_wall");
-        if (isfinite(share))
-            fprintf(out, "<td>%.3g%%</td></tr>\n", share * 100);
+        svg_write_escaped(out, z->name);
+        fprintf(out, "</td><td class=\"kind\">%s</td><td class=\"num\">%llu</td>", kind_name(z->kind),
+                (unsigned long long)z->stats.count);
+        write_cell_duration(out, z->stats.total_s);
+        write_cell_duration(out, z->stats.self_s);
+        write_cell_duration(out, z->stats.mean_s + none);
+        write_cell_duration(out, z->stats.p50_s + none);
+        write_cell_duration(out, z->stats.p90_s + none);
+        write_cell_duration(out, z->stats.p99_s + none);
+        if (wall > 0)
+            fprintf(out, "<td class=\"num\">%.3g%%</td></tr>\n", z->stats.total_s / wall * 100);
         else
-            fputs("<td>–</td></tr>\n", out);
+            fputs("<td class=\"num\">–</td></tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
     if (shown < n)
@@ -225,48 +256,42 @@ static void write_zone_table(FILE *out, const json_t *report) {
     fputs("</section>\n", out);
 }
 
-int sps__export_html(const struct sps_report_input *in, FILE *out, char *err, size_t errlen) {
-    const json_t *report = in->report;
-    if (!json_is_object(report)) {
-        snprintf(err, errlen, "%s: no report.json loaded", in->dir);
-        return SPS_EINVAL;
-    }
+int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
     struct html_steps steps;
-    if (html_steps_load(report, &steps) != 0) {
+    if (html_steps_load(rep, &steps) != 0) {
         snprintf(err, errlen, "report.html: out of memory reading the step table");
         return SPS_ENOMEM;
     }
-    json_t *command = json_object_get(report, "command");
-    const char *program = json_string_value(json_array_get(command, 0));
+    int argc;
+    char *const *argv;
+    command_of(rep, &argc, &argv);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"" CSP "\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>stepscope: ",
           out);
-    svg_write_escaped(out, program ? program : "report");
+    svg_write_escaped(out, argc > 0 ? argv[0] : "report");
     fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<main>\n", STYLE);
-    write_header(out, report);
-    sps__analysis_html(out, report);
+    write_header(out, rep);
+    sps__analysis_html(out, &rep->analysis);
 
-    int rc = html_write_step_time(out, report, &steps);
+    int rc = html_write_step_time(out, rep, &steps);
     if (!rc)
-        rc = html_write_phases(out, report, &steps);
+        rc = html_write_values(out, rep, &steps);
     if (!rc)
-        rc = html_write_timelines(out, report, &steps);
+        rc = html_write_phases(out, rep, &steps);
+    if (!rc)
+        rc = html_write_timelines(out, rep, &steps);
     html_steps_free(&steps);
     if (rc) {
         snprintf(err, errlen, "report.html: out of memory drawing the charts");
         return rc;
     }
-    write_zone_table(out, report);
+    write_zone_table(out, rep);
 
-    const char *version = html_str(report, "stepscope_version");
-    fputs("<footer>Made by stepscope ", out);
-    svg_write_escaped(out, version ? version : "");
-    fputs(" from report.json", out);
-    const char *written_by = html_str(report, "written_by");
-    if (written_by) {
-        fputs(" (written by ", out);
-        svg_write_escaped(out, written_by);
+    fputs("<footer>Made by stepscope " SPS_VERSION_STRING, out);
+    if (rep->info.standalone_reason) {
+        fputs(" (report written by ", out);
+        svg_write_escaped(out, rep->info.standalone_reason);
         fputc(')', out);
     }
     fputs(". This page is self-contained: it loads nothing from the network.</footer>\n</main>\n</body>\n</html>\n",

@@ -1,9 +1,10 @@
-/* html_units.c - human units and report.json accessors for report.html
- * (see html_units.h). */
+/* html_units.c - human units for report.html (see html_units.h). */
 #include "render/html_units.h"
 
 #include <math.h>
 #include <stdio.h>
+
+#include "render/render.h"
 
 struct html_unit html_duration_unit(double max_s) {
     if (!(max_s >= 1e-3))
@@ -31,50 +32,26 @@ struct html_unit html_bytes_unit(double max_bytes) {
     return (struct html_unit){1, "B"};
 }
 
-/* Three significant digits, without an exponent for values below 10000. */
-static void fmt_scaled(char *buf, size_t len, double v, const char *unit) {
-    if (fabs(v) >= 100)
-        snprintf(buf, len, "%.0f %s", v, unit);
-    else
-        snprintf(buf, len, "%.3g %s", v, unit);
-}
+/* The shared formatters take magnitudes: a negative value (memory that
+ * shrank, a slope below zero) is its magnitude with a minus sign. */
+typedef const char *(*magnitude_fmt)(double v, char *buf, size_t len);
 
-void html_fmt_duration(char *buf, size_t len, double seconds) {
-    if (!isfinite(seconds)) {
+static const char *fmt_signed(char *buf, size_t len, double v, magnitude_fmt fmt) {
+    if (!isfinite(v)) {
         snprintf(buf, len, "–");
-        return;
+        return buf;
     }
-    if (seconds >= 3600) {
-        snprintf(buf, len, "%.0f h %02.0f min", floor(seconds / 3600), floor(fmod(seconds, 3600) / 60));
-        return;
-    }
-    if (seconds >= 100) {
-        snprintf(buf, len, "%.0f min %02.0f s", floor(seconds / 60), floor(fmod(seconds, 60)));
-        return;
-    }
-    struct html_unit u = html_duration_unit(fabs(seconds));
-    if (seconds == 0)
-        u = (struct html_unit){1, "s"};
-    fmt_scaled(buf, len, seconds / u.div, u.name);
+    if (v >= 0 || len < 2)
+        return fmt(v, buf, len);
+    buf[0] = '-';
+    fmt(-v, buf + 1, len - 1);
+    return buf;
 }
 
-void html_fmt_bytes(char *buf, size_t len, double bytes) {
-    if (!isfinite(bytes)) {
-        snprintf(buf, len, "–");
-        return;
-    }
-    struct html_unit u = html_bytes_unit(fabs(bytes));
-    if (u.div == 1)
-        snprintf(buf, len, "%.0f B", bytes);
-    else
-        fmt_scaled(buf, len, bytes / u.div, u.name);
+const char *html_fmt_duration(char *buf, size_t len, double seconds) {
+    return fmt_signed(buf, len, seconds, sps__fmt_seconds);
 }
 
-double html_num(const json_t *obj, const char *key) {
-    json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-const char *html_str(const json_t *obj, const char *key) {
-    return json_string_value(json_object_get(obj, key));
+const char *html_fmt_bytes(char *buf, size_t len, double bytes) {
+    return fmt_signed(buf, len, bytes, sps__fmt_bytes);
 }

@@ -1,13 +1,14 @@
 /*
- * html_units.h - what report.html needs to read report.json and to write
- * its numbers in human units (µs/ms/s, KiB/MiB/GiB, %, °C, W).
+ * html_units.h - numbers in human units for report.html: axis units
+ * (µs/ms/s, KiB/MiB/GiB) and single values written by the formatters
+ * every renderer shares (sps__fmt_seconds, sps__fmt_bytes in
+ * render/render.h), so the page and the terminal summary read alike.
  *
  * Pure functions of their arguments; thread-safe.
  */
 #ifndef SPS_RENDER_HTML_UNITS_H
 #define SPS_RENDER_HTML_UNITS_H
 
-#include <jansson.h>
 #include <stddef.h>
 
 /* A display unit: a value v in base units (s, bytes) reads v / div name. */
@@ -24,14 +25,10 @@ struct html_unit html_elapsed_unit(double max_s);
 /* For sizes: B, KiB, MiB or GiB, the largest that keeps max_bytes >= 1. */
 struct html_unit html_bytes_unit(double max_bytes);
 
-/* One value with its unit ("12.2 µs", "1.50 GiB") into buf; "–" (unknown)
- * when v is not finite. */
-void html_fmt_duration(char *buf, size_t len, double seconds);
-void html_fmt_bytes(char *buf, size_t len, double bytes);
-
-/* report.json accessors: the number at key of obj, NAN when it is absent
- * or null; the string, NULL when absent or not a string. */
-double html_num(const json_t *obj, const char *key);
-const char *html_str(const json_t *obj, const char *key);
+/* One value with its unit ("12.30 ms", "1.5 GiB", "-3.0 MiB") into buf,
+ * as the summary writes it; "–" (unknown) when v is not finite.  Returns
+ * buf. */
+const char *html_fmt_duration(char *buf, size_t len, double seconds);
+const char *html_fmt_bytes(char *buf, size_t len, double bytes);
 
 #endif /* SPS_RENDER_HTML_UNITS_H */

@@ -14,6 +14,7 @@
 #include "report/report.h"
 
 struct sps_jw;
+struct sps__sampler_result;
 
 /* Write report.json to path atomically (a temporary file renamed over it).
  * Returns 0, or SPS_EIO with err set. */
@@ -27,6 +28,14 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width);
  * and the sampler's overhead (report_metrics.c).  base_ns is the run's
  * start on the monotonic clock: series times are seconds after it. */
 void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns);
+
+/* Why the sampler's result r has no reading of host metric host_metric
+ * (enum sps_host_metric): its source's reason, into buf when composed.
+ * Returns the reason. */
+const char *sps__metric_why_none(const struct sps__sampler_result *r, int host_metric, char *buf, size_t len);
+
+/* Why r read no GPU: each GPU source's reason, in the chain's order. */
+void sps__gpus_why_none(const struct sps__sampler_result *r, char *buf, size_t len);
 
 /* The summary's machine lines: peaks and means (summary_metrics.c). */
 void sps__summary_metrics(FILE *f, const struct sps_run_info *info);

@@ -42,6 +42,25 @@ static const char *why_none(const struct sps__source_result *src, char *buf, siz
     return buf;
 }
 
+const char *sps__metric_why_none(const struct sps__sampler_result *r, int host_metric, char *buf, size_t len) {
+    return why_none(&r->sources[sps__host_metric_source(host_metric)], buf, len);
+}
+
+void sps__gpus_why_none(const struct sps__sampler_result *r, char *buf, size_t len) {
+    /* the chain's reasons, in the order it tried them */
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int id = 0; id < SPS_SOURCE_COUNT && used < len; id++) {
+        if (!sps__source_get(id)->is_gpu)
+            continue;
+        const struct sps__source_result *sr = &r->sources[id];
+        int n = snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "", sps__source_get(id)->name,
+                         sr->available ? (sr->last_error[0] ? sr->last_error : "found no GPU") : sr->reason);
+        if (n > 0)
+            used += (size_t)n;
+    }
+}
+
 /* One metric: its statistics, or nulls and why_none when it has none. */
 static void write_metric(struct sps_jw *w, const struct sps_metric_info *m, const struct sps__series *s,
                          const char *source_name, const char *why_none) {
@@ -159,7 +178,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
         enum sps_source_id id = sps__host_metric_source(i);
         char buf[256];
         write_metric(w, sps_host_metric_info(i), &r->host[i], sps__source_get(id)->name,
-                     r->host[i].n ? NULL : why_none(&r->sources[id], buf, sizeof buf));
+                     r->host[i].n ? NULL : sps__metric_why_none(r, i, buf, sizeof buf));
     }
     sps__jw_end(w, '}');
 
@@ -184,19 +203,8 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     }
     sps__jw_end(w, ']');
     if (r->ngpus == 0) {
-        /* the chain's reasons, in the order it tried them */
-        char why[700] = "";
-        size_t len = 0;
-        for (int id = 0; id < SPS_SOURCE_COUNT && len < sizeof why; id++) {
-            if (!sps__source_get(id)->is_gpu)
-                continue;
-            const struct sps__source_result *sr = &r->sources[id];
-            int n = snprintf(why + len, sizeof why - len, "%s%s: %s", len ? "; " : "", sps__source_get(id)->name,
-                             sr->available ? (sr->last_error[0] ? sr->last_error : "found no GPU")
-                                           : sr->reason);
-            if (n > 0)
-                len += (size_t)n;
-        }
+        char why[700];
+        sps__gpus_why_none(r, why, sizeof why);
         sps__jw_string(w, "gpus_unavailable_reason", why);
     }
 

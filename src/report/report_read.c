@@ -183,6 +183,30 @@ static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sam
         info->rss_scope = json_string_value(sps__json_at(r, "memory.peak_rss_scope"));
     }
     info->start_realtime_ns = (int64_t)(json_number_value(json_object_get(r, "started_unix_s")) * 1e9);
+    /* the recording cost stepscope run measured: the overhead analysis,
+     * recomputed here, prices the records with it */
+    json_t *oh = sps__json_at(r, "analysis.overhead");
+    if (json_is_number(json_object_get(oh, "zone_cost_ns"))) {
+        info->have_record_cost = 1;
+        info->zone_cost_ns = num_at(oh, "zone_cost_ns");
+        info->value_cost_ns = num_at(oh, "value_cost_ns");
+        info->thinned_zone_cost_ns = isnan(num_at(oh, "thinned_zone_cost_ns")) ? 0 : num_at(oh, "thinned_zone_cost_ns");
+        info->warm_end_ns = isnan(num_at(oh, "zone_end_warm_ns")) ? 0 : num_at(oh, "zone_end_warm_ns");
+    }
+    /* what the budget guard did */
+    json_t *budget = json_object_get(oh, "budget");
+    if (json_is_object(budget)) {
+        struct sps_guard_report *g = &info->guard;
+        g->on = 1;
+        g->budget = num_at(budget, "max_percent_of_workload_cpu") / 100.0;
+        g->first_over_s = num_at(budget, "first_exceeded_s");
+        g->peak_share = num_at(budget, "peak_window_percent") / 100.0;
+        g->last_share = num_at(budget, "last_window_percent") / 100.0;
+        g->windows = (uint64_t)json_integer_value(json_object_get(budget, "windows_judged"));
+        g->windows_over = (uint64_t)json_integer_value(json_object_get(budget, "windows_over"));
+        g->over_at_steps = json_is_true(json_object_get(budget, "over_with_steps_only"));
+        g->cpu_seconds = num_at(oh, "guard_cpu_s");
+    }
 
     json_t *metrics = json_object_get(r, "metrics");
     int sampled = 0;

@@ -56,7 +56,7 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
         fprintf(f, "note: %s; this summary is made from report.json\n",
                 rep->records_note[0] ? rep->records_note : "no records");
     sps__summary_print(f, rep, 0);
-    sps__analysis_print(f, in->report);
+    sps__analysis_print(f, &rep->analysis);
     if (o.f)
         return sps__out_commit(&o, err, errlen);
     if (fflush(stdout) != 0) {
