@@ -93,6 +93,9 @@ static const char *leak_verdict_name(int v) {
 static const char *leak_scope_name(int v) {
     return sps__leak_scope_name((enum sps_leak_scope)v);
 }
+static const char *leak_rule_name(int v) {
+    return sps__leak_rule_name((enum sps_leak_rule)v);
+}
 static const char *energy_method_name(int v) {
     return sps__energy_method_name((enum sps_energy_method)v);
 }
@@ -356,6 +359,14 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
             ls->verdict = (enum sps_leak_verdict)v;
         } else if (!strcmp(key, "reason")) {
             rc = sps__jread_text(s, key, ls->reason, sizeof ls->reason);
+        } else if (!strcmp(key, "rule")) {
+            /* null: not judged (SPS_LEAK_RULE_OTHER) */
+            if (sps__jscan_peek(s) == 'n') {
+                rc = sps__jscan_skip(s);
+            } else {
+                rc = read_name(s, key, leak_rule_name, SPS_LEAK_RULE_ALL + 1, &v);
+                ls->rule = (enum sps_leak_rule)v;
+            }
         } else if (!strcmp(key, "points") || !strcmp(key, "steps_analysed")) {
             uint64_t n;
             if (!(rc = sps__jread_u64(s, key, &n)))
