@@ -22,7 +22,6 @@
 #include "report/report.h"
 #include "report/report_read.h"
 #include "report/report_read_run.h"
-#include "sampler/sampler.h"
 #include "stepscope.h"
 
 #define KEY(lit) (!strcmp(s->str, lit))

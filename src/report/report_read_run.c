@@ -87,8 +87,8 @@ static uint64_t mono_of(const struct sps_rr *rr, double s) {
     return rr->rep->run.start_ns + (uint64_t)(isfinite(s) && fabs(s) < 9e9 ? llround(s * 1e9) : 0);
 }
 
-/* The members of the object at the scanner's position, one at a time:
- * for (OBJECT(s, rc, more)) { ...s->str is the key... } */
+/* The '{' or '[' that opens the value at the scanner's position, or a
+ * failure naming what was expected there. */
 #define OBJECT_BEGIN(s, what) \
     (sps__jscan_peek(s) == '{' ? sps__jscan_expect(s, '{') : sps__jscan_fail(s, "%s: an object expected", what))
 #define ARRAY_BEGIN(s, what) \
@@ -647,7 +647,7 @@ static int read_process_cuda(struct sps_jscan *s, struct sps_process_data *p) {
     return rc;
 }
 
-static int read_command(struct sps_jscan *s, const char *what, int *argc, char ***argv) {
+int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***argv) {
     int rc = ARRAY_BEGIN(s, what), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_element(s, first, &more)) && more; first = 0) {
         char **grown = realloc(*argv, ((size_t)*argc + 2) * sizeof *grown);
@@ -662,10 +662,6 @@ static int read_command(struct sps_jscan *s, const char *what, int *argc, char *
         (*argc)++;
     }
     return rc;
-}
-
-int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***argv) {
-    return read_command(s, what, argc, argv);
 }
 
 static int read_enum(struct sps_jscan *s, const char *what, const char *const *names, size_t n, uint32_t *out) {
@@ -750,7 +746,7 @@ static int read_process(struct sps_rr *rr) {
         if ((rc = read_process_fact(rr, p)) != 1)
             continue;
         if (KEY("command")) {
-            rc = read_command(s, "processes[].command", &p->argc, &p->argv);
+            rc = sps__rr_command(s, "processes[].command", &p->argc, &p->argv);
         } else if (KEY("cuda")) {
             rc = read_process_cuda(s, p);
         } else if (KEY("threads")) {
