@@ -56,8 +56,9 @@ int sps__jscan_string(struct sps_jscan *s);
 /* Read a number into *out. */
 int sps__jscan_number(struct sps_jscan *s, double *out);
 
-/* Read a number that must be an integer in range into *out ("-0" and
- * exponents refused: the writer prints integers as digits). */
+/* Read a number that must be an integer in range into *out: digits, and
+ * a '-' for a signed one, as the writer prints counts (1e3 and 1.0 are
+ * refused, as are leading zeros). */
 int sps__jscan_uint(struct sps_jscan *s, unsigned long long *out);
 int sps__jscan_int(struct sps_jscan *s, long long *out);
 
