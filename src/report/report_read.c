@@ -6,9 +6,9 @@
  * read into the model's own types as it streams past, so memory is the
  * model plus the scanner's buffer, never a document tree.  The top level
  * and the run's facts are read here, the run's tables in
- * report_read_run.c, the machine half and the analysis in
- * report_read_machine.c and report_read_analysis.c.  The analysis is
- * read, never computed again.
+ * report_read_run.c and report_read_procs.c, the machine half and the
+ * analysis in report_read_machine.c and report_read_analysis.c.  The
+ * analysis is read, never computed again.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -57,6 +57,25 @@ int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***ar
 /* null: *is_null is 1 and it is consumed; else 0 and nothing is. */
 int sps__rr_null(struct sps_jscan *s, int *is_null);
 
+/* The '{' or '[' that opens the value at the scanner's position, or a
+ * failure naming what was expected there. */
+#define SPS_RR_OBJECT(s, what) \
+    (sps__jscan_peek(s) == '{' ? sps__jscan_expect(s, '{') : sps__jscan_fail(s, "%s: an object expected", what))
+#define SPS_RR_ARRAY(s, what) \
+    (sps__jscan_peek(s) == '[' ? sps__jscan_expect(s, '[') : sps__jscan_fail(s, "%s: an array expected", what))
+
+/* A kind's name ("zone", "step", ...) into *kind. */
+int sps__rr_kind(struct sps_jscan *s, const char *what, uint32_t *kind);
+
+/* Seconds after the run's start as monotonic ns (run.start_ns + s,
+ * rounded to the ns). */
+uint64_t sps__rr_mono(const struct sps_rr *rr, double s);
+
+/* One element of processes[] / records_skipped[] appended to the run
+ * (report_read_procs.c). */
+int sps__rr_process(struct sps_rr *rr);
+int sps__rr_skipped(struct sps_rr *rr);
+
 /* Read the value of the top-level key of the run half ("zones", "steps",
  * "values", "counters", "processes", "records_skipped").  Returns 0 when
  * read, 1 when key is not one of these (nothing consumed), or an error as
