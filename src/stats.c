@@ -103,6 +103,15 @@ uint64_t sps__hist_percentile(const uint64_t *hist, uint64_t count, double p, ui
     return max_ns;
 }
 
+void sps__value_stats(const struct sps_agg *a, struct sps_stats *out) {
+    memset(out, 0, sizeof *out);
+    out->count = a->count;
+    double mean = a->count ? a->sum / (double)a->count : NAN;
+    double var = a->count ? a->sumsq / (double)a->count - mean * mean : NAN;
+    out->mean_s = mean;
+    out->std_s = var > 0 ? sqrt(var) : var == var ? 0.0 : NAN; /* rounding can make var a hair negative */
+}
+
 void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out) {
     memset(out, 0, sizeof *out);
     out->count = a->count;

@@ -23,6 +23,9 @@ struct sps_agg {
     double sum, sumsq, min, max, first, last;
 };
 
+/* A timed name's statistics in seconds.  A value's keeps its count, mean
+ * and std in count, mean_s and std_s (in the value's own unit; NAN without
+ * readings): report.json carries those, not the sums they come from. */
 struct sps_stats {
     uint64_t count;
     double total_s, self_s, mean_s, std_s, min_s, max_s, p50_s, p90_s, p99_s;
@@ -42,6 +45,10 @@ int sps__agg_from_record(struct sps_agg *dst, const struct sps_rec_agg *src);
 /* Statistics of a zone-like aggregate.  std is the population standard
  * deviation; percentiles use the nearest-rank definition. */
 void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out);
+
+/* A value's count, mean and population std (NAN without readings) into
+ * out; the rest of out is 0. */
+void sps__value_stats(const struct sps_agg *a, struct sps_stats *out);
 
 /* The nearest-rank p-th percentile (0 < p <= 100) of the histogram's
  * values, in ns: the middle of the bucket holding that rank, clamped to

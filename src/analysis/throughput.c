@@ -304,7 +304,7 @@ void sps__throughput_json(struct sps_jw *w, const struct sps_throughput *t) {
     if (t->reason[0])
         sps__jw_string(w, "unavailable_reason", t->reason);
     sps__jw_object(w, "flops");
-    if (t->flops >= 0)
+    if (t->flops >= 0 && (size_t)t->flops < t->ncounters) /* a zeroed analysis (not computed, not read) has none */
         sps__jw_string(w, "counter", t->counters[t->flops].name);
     else
         sps__jw_null(w, "counter");

@@ -179,6 +179,8 @@ static int build_names(struct sps_run *run) {
     for (size_t i = 0; i < run->nnames; i++)
         if (sps_kind_is_timed(run->names[i].kind))
             sps__stats_compute(&run->names[i].agg, &run->names[i].stats);
+        else if (run->names[i].kind == SPS_KIND_VALUE)
+            sps__value_stats(&run->names[i].agg, &run->names[i].stats);
     /* each process's name ids -> summaries, once, so that events need no
      * search by name */
     for (size_t pi = 0; pi < run->nprocs; pi++) {

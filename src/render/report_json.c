@@ -106,13 +106,11 @@ static void write_values(struct sps_jw *w, const struct sps_run *run) {
         if (n->kind != SPS_KIND_VALUE)
             continue;
         const struct sps_agg *a = &n->agg;
-        double mean = a->count ? a->sum / (double)a->count : NAN;
-        double var = a->count ? a->sumsq / (double)a->count - mean * mean : NAN;
         sps__jw_object(w, NULL);
         sps__jw_string(w, "name", n->name);
         sps__jw_uint(w, "count", a->count);
-        sps__jw_number(w, "mean", mean);
-        sps__jw_number(w, "std", var > 0 ? sqrt(var) : var == var ? 0.0 : NAN); /* NaN stays null */
+        sps__jw_number(w, "mean", n->stats.mean_s); /* sps__value_stats */
+        sps__jw_number(w, "std", n->stats.std_s);
         sps__jw_number(w, "min", a->count ? a->min : NAN);
         sps__jw_number(w, "max", a->count ? a->max : NAN);
         sps__jw_number(w, "first", a->count ? a->first : NAN);

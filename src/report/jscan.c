@@ -1,6 +1,7 @@
 /*
  * jscan.c - a pull scanner for JSON through a fixed buffer (see jscan.h).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,18 +36,31 @@ void sps__jscan_close(struct sps_jscan *s) {
     s->buf = s->str = s->cap = NULL;
 }
 
-__attribute__((format(printf, 2, 3))) static int fail(struct sps_jscan *s, const char *fmt, ...) {
+static int vfail(struct sps_jscan *s, const char *fmt, va_list ap) {
     if (s->nomem)
         return SPS_ENOMEM;
     if (!s->err[0]) {
         s->err_line = s->line;
         s->err_col = (unsigned long)(s->consumed + s->pos - s->line_start + 1);
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(s->err, sizeof s->err, fmt, ap);
-        va_end(ap);
     }
     return SPS_EFORMAT;
+}
+
+__attribute__((format(printf, 2, 3))) static int fail(struct sps_jscan *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(s, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int sps__jscan_fail(struct sps_jscan *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vfail(s, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static int refill(struct sps_jscan *s) {
@@ -346,6 +360,50 @@ int sps__jscan_number(struct sps_jscan *s, double *out) {
     *out = strtod(text, &end);
     if (n == 0 || *end || text[0] == '+' || text[0] == '.')
         return fail(s, n ? "malformed number '%s'" : "a number expected%s", text);
+    return 0;
+}
+
+/* An integer's digits (after an optional '-') into text, consumed. */
+static int integer_text(struct sps_jscan *s, char *text, size_t len, size_t *n) {
+    int c = sps__jscan_peek(s);
+    *n = 0;
+    while (c >= 0 && number_char(c)) {
+        if (*n + 1 >= len)
+            return fail(s, "integer too long");
+        text[(*n)++] = (char)c;
+        take(s, c);
+        c = look(s);
+    }
+    text[*n] = '\0';
+    const char *d = text + (text[0] == '-');
+    if (!*d || (d[0] == '0' && d[1]) || strspn(d, "0123456789") != strlen(d))
+        return fail(s, *n ? "'%s' is not an integer" : "an integer expected%s", text);
+    return 0;
+}
+
+int sps__jscan_uint(struct sps_jscan *s, unsigned long long *out) {
+    char text[32];
+    size_t n;
+    int rc = integer_text(s, text, sizeof text, &n);
+    if (rc)
+        return rc;
+    errno = 0;
+    *out = strtoull(text, NULL, 10);
+    if (text[0] == '-' || errno == ERANGE)
+        return fail(s, "%s is out of range (a count from 0 to 2^64-1 expected)", text);
+    return 0;
+}
+
+int sps__jscan_int(struct sps_jscan *s, long long *out) {
+    char text[32];
+    size_t n;
+    int rc = integer_text(s, text, sizeof text, &n);
+    if (rc)
+        return rc;
+    errno = 0;
+    *out = strtoll(text, NULL, 10);
+    if (errno == ERANGE)
+        return fail(s, "%s is out of range", text);
     return 0;
 }
 

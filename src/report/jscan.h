@@ -56,6 +56,17 @@ int sps__jscan_string(struct sps_jscan *s);
 /* Read a number into *out. */
 int sps__jscan_number(struct sps_jscan *s, double *out);
 
+/* Read a number that must be an integer in range into *out: digits, and
+ * a '-' for a signed one, as the writer prints counts (1e3 and 1.0 are
+ * refused, as are leading zeros). */
+int sps__jscan_uint(struct sps_jscan *s, unsigned long long *out);
+int sps__jscan_int(struct sps_jscan *s, long long *out);
+
+/* Fail at the current position with a message of the caller's (a value of
+ * the wrong type, say): sets err, err_line and err_col as the scanner's own
+ * failures do.  Returns SPS_EFORMAT. */
+__attribute__((format(printf, 2, 3))) int sps__jscan_fail(struct sps_jscan *s, const char *fmt, ...);
+
 /* Skip one value of any kind (its structure is checked). */
 int sps__jscan_skip(struct sps_jscan *s);
 

@@ -13,7 +13,7 @@
  * A report built from records holds the recorded events (have_events);
  * one read from report.json holds the tables report.json carries, and
  * gets events only when its record files are attached
- * (sps__report_attach_records).  Renderers take a const struct
+ * (sps__report_load_dir).  Renderers take a const struct
  * sps_report and never parse what stepscope wrote.
  *
  * Not thread-safe: one thread builds, renders and frees a report.
@@ -58,11 +58,24 @@ struct sps_report {
 int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info);
 
 /*
- * Read a run directory into the model: DIR/report.json, and the recorded
- * events from DIR/records when they are there (records_note says why
- * not, or which were skipped).  A report.json that is missing, malformed
- * or of another schema is an error: SPS_EIO or SPS_EFORMAT with err set
- * to one line naming the file.  On failure *rep holds nothing to free.
+ * Read report.json at path into the model, in one pass through a fixed
+ * buffer (no document tree): everything it carries, the analysis
+ * included, read and never computed again.  No events (have_events 0).
+ * A file that cannot be opened, is malformed or of another schema is an
+ * error: SPS_EIO, SPS_EFORMAT or SPS_ENOMEM with err set to one line
+ * naming the file (and, for malformed JSON or a value of the wrong type,
+ * its line and column).  On failure *rep holds nothing to free.
+ */
+int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t errlen);
+
+/*
+ * Read a run directory into the model: DIR/report.json
+ * (sps__report_read), then the recorded events of DIR/records, each
+ * record's moved into the process report.json lists with its pid and
+ * record file name (have_events; records_note says why there are none,
+ * or which were skipped or are not in report.json).  Errors as
+ * sps__report_read's, and SPS_EIO naming DIR when it is not a directory
+ * holding a report.json.  On failure *rep holds nothing to free.
  */
 int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen);
 

@@ -1,491 +1,403 @@
 /*
- * report_read.c - a run directory's report.json (and its records, when
- * present) into the report model.
+ * report_read.c - report.json into the report model, and a run directory
+ * (report.json plus its records) into it (report.h).
  *
- * INTERIM: this reads report.json through jansson's tree and rebuilds
- * the analysis from what it read; it is being replaced by a typed
- * streaming reader that reads every section (issue 16).
+ * One pass over the file through the pull scanner (jscan.h): each key is
+ * read into the model's own types as it streams past, so memory is the
+ * model plus the scanner's buffer, never a document tree.  The top level
+ * and the run's facts are read here, the run's tables in
+ * report_read_run.c and report_read_procs.c, the machine half and the
+ * analysis in report_read_machine.c and report_read_analysis.c.  The
+ * analysis is read, never computed again.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "render/input.h"
 #include "report/report.h"
-#include "sampler/sampler.h"
+#include "report/report_read.h"
+#include "report/report_read_run.h"
 #include "stepscope.h"
 
-/* The stats report.json keeps of a metric, as a series with no points:
- * all the summary reads. */
-static void stats_from_json(struct sps__series *s, json_t *m) {
-    json_int_t n = json_integer_value(json_object_get(m, "samples"));
-    if (n <= 0 || !json_is_number(json_object_get(m, "mean")))
-        return;
-    s->n = (uint64_t)n;
-    s->sum = json_number_value(json_object_get(m, "mean")) * (double)n;
-    s->min = json_number_value(json_object_get(m, "min"));
-    s->max = json_number_value(json_object_get(m, "max"));
-    s->last = json_number_value(json_object_get(m, "last"));
+#define KEY(lit) (!strcmp(s->str, lit))
+
+static int object_begin(struct sps_jscan *s, const char *what) {
+    return sps__jscan_peek(s) == '{' ? sps__jscan_expect(s, '{') : sps__jscan_fail(s, "%s: an object expected", what);
 }
 
-/* A string of report.json, "" where the key is missing or not a string. */
-static const char *str_at(json_t *obj, const char *key) {
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
-
-/* An array's string, "" where it is not one. */
-static const char *str_at_index(json_t *array, size_t i) {
-    const char *s = json_string_value(json_array_get(array, i));
-    return s ? s : "";
-}
-
-/* A number of report.json, NAN where it is absent or not a number. */
-static double num_at(json_t *obj, const char *key) {
-    json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* An array's number, NAN where it is null or not a number. */
-static double num_at_index(json_t *array, size_t i) {
-    json_t *v = json_array_get(array, i);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* Seconds of report.json's time axis in ns; 0 for a missing time or one
- * no int64_t holds (converting those would be undefined). */
-static int64_t ns_of_s(double s) {
-    return isfinite(s) && fabs(s) < 9e9 ? (int64_t)llround(s * 1e9) : 0;
-}
-
-/*
- * Each tree process's RSS series from series.processes, as the sampler had
- * it: the whole-run statistics and the points (times in ns after the run's
- * start).  Without memory for a series' points it keeps its statistics.
- * A report.json from before per-process series has none: nothing to do.
- */
-static void processes_from_json(json_t *r, struct sps__sampler_result *sampler, int64_t base) {
-    size_t i;
-    json_t *e;
-    json_array_foreach(sps__json_at(r, "series.processes"), i, e) {
-        json_t *ts = json_object_get(e, "t_s"), *mean = json_object_get(e, "mean"), *max = json_object_get(e, "max");
-        json_int_t readings = json_integer_value(json_object_get(e, "readings"));
-        if (sampler->nprocesses == SPS_SAMPLER_MAX_PROCESSES)
-            break;
-        if (readings <= 0)
-            continue;
-        struct sps__process_series *ps = &sampler->process[sampler->nprocesses++];
-        ps->pid = (int)json_integer_value(json_object_get(e, "pid"));
-        snprintf(ps->comm, sizeof ps->comm, "%s", str_at(e, "comm"));
-        ps->first_seen_ns = base + ns_of_s(num_at(e, "first_seen_s"));
-        struct sps__series *s = &ps->rss_bytes;
-        size_t count = json_array_size(ts);
-        sps__series_init(s, count > SPS_SAMPLER_DEFAULT_POINTS ? (uint32_t)count + 1 : SPS_SAMPLER_DEFAULT_POINTS);
-        s->n = (uint64_t)readings;
-        s->sum = num_at(e, "mean_bytes") * (double)readings;
-        s->min = num_at(e, "min_bytes");
-        s->max = num_at(e, "max_bytes");
-        s->last = num_at(e, "last_bytes");
-        s->first_ns = ps->first_seen_ns;
-        s->last_ns = base + ns_of_s(num_at(e, "last_seen_s"));
-        json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
-        s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
-        if (count == 0 || !(s->points = calloc(s->cap, sizeof *s->points)))
-            continue;
-        for (size_t k = 0; k < count; k++) {
-            struct sps__series_point *p = &s->points[s->count++];
-            p->t_ns = base + ns_of_s(json_number_value(json_array_get(ts, k)));
-            p->mean = json_number_value(json_array_get(mean, k));
-            p->max = json_number_value(json_array_get(max, k));
-            /* every point holds per_point readings but the last, which
-             * holds the rest */
-            uint64_t before = (uint64_t)k * s->per_point;
-            p->n = k + 1 < count ? s->per_point : (uint32_t)(s->n > before ? s->n - before : 1);
-        }
+/* exit: null (not known), or how the command ended. */
+static int read_exit(struct sps_jscan *s, struct sps_run_info *info) {
+    int is_null, rc = sps__rr_null(s, &is_null), more = 1;
+    if (rc || is_null)
+        return rc;
+    info->have_exit = 1;
+    rc = object_begin(s, "exit");
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("code"))
+            rc = sps__rr_int(s, "exit.code", &info->exit_code);
+        else if (KEY("signal"))
+            rc = sps__rr_int(s, "exit.signal", &info->exit_signal);
+        else if (KEY("core_dumped"))
+            rc = sps__rr_bool(s, "exit.core_dumped", &info->core_dumped);
+        else
+            rc = sps__jscan_skip(s); /* status and signal_name say it again */
     }
-    sampler->processes_left_out = (uint64_t)json_integer_value(sps__json_at(r, "series.processes_left_out"));
+    return rc;
 }
 
-/* The series of series.metrics (their points, on the monotonic clock:
- * base + t_s) into the sampler's host, GPU and sensor series, which
- * stats_from_json may already hold the statistics of. */
-static void metric_series_from_json(json_t *r, struct sps__sampler_result *sampler, int64_t base) {
-    json_t *series = json_object_get(r, "series");
-    sampler->interval_ms = (int)json_integer_value(json_object_get(series, "interval_ms"));
-    sampler->machine_interval_ms = (int)json_integer_value(json_object_get(series, "machine_interval_ms"));
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(series, "metrics"), i, e) {
-        const char *metric = str_at(e, "metric");
-        json_t *gpu = json_object_get(e, "gpu"), *sensor = json_object_get(e, "sensor");
-        struct sps__series *s = NULL;
-        if (json_is_string(sensor)) {
-            for (int k = 0; k < sampler->nsensors && !s; k++)
-                if (!strcmp(sampler->sensor[k].label, json_string_value(sensor)))
-                    s = &sampler->sensor[k].celsius;
-            if (!s && sampler->nsensors < SPS_CAPTURE_MAX_SENSORS) {
-                struct sps__sensor_series *ss = &sampler->sensor[sampler->nsensors++];
-                snprintf(ss->label, sizeof ss->label, "%s", json_string_value(sensor));
-                s = &ss->celsius;
+static int read_timing(struct sps_jscan *s, struct sps_run_info *info) {
+    info->wall_s = NAN;
+    int rc = object_begin(s, "timing"), more = 1;
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("wall_s"))
+            rc = sps__rr_num(s, "timing.wall_s", &info->wall_s);
+        else if (KEY("user_s"))
+            rc = sps__rr_num(s, "timing.user_s", &info->user_s);
+        else if (KEY("sys_s"))
+            rc = sps__rr_num(s, "timing.sys_s", &info->sys_s);
+        else
+            rc = sps__jscan_skip(s);
+    }
+    /* the times are known together or not at all */
+    info->have_times = !isnan(info->wall_s);
+    if (!info->have_times)
+        info->wall_s = info->user_s = info->sys_s = 0;
+    return rc;
+}
+
+/* memory: the tree's peak RSS and what it covers; the workload_* keys
+ * are the sampler's, derived from what the machine half reads. */
+static int read_memory(struct sps_jscan *s, struct sps_report *rep) {
+    struct sps_run_info *info = &rep->info;
+    int rc = object_begin(s, "memory"), more = 1;
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("peak_rss_bytes")) {
+            int is_null;
+            if (!(rc = sps__rr_null(s, &is_null)) && !is_null) {
+                info->have_rss = 1;
+                rc = sps__rr_u64(s, "memory.peak_rss_bytes", &info->peak_rss_bytes);
             }
-        } else if (json_is_integer(gpu)) {
-            for (int g = 0; g < sampler->ngpus && !s; g++)
-                if (sampler->gpu[g].index == (int)json_integer_value(gpu))
-                    for (int m = 0; m < SPS_GPU_METRIC_COUNT && !s; m++)
-                        if (!strcmp(sps_gpu_metric_info(m)->name, metric))
-                            s = &sampler->gpu[g].m[m];
-        } else {
-            for (int m = 0; m < SPS_HOST_METRIC_COUNT && !s; m++)
-                if (!strcmp(sps_host_metric_info(m)->name, metric))
-                    s = &sampler->host[m];
+        } else if (KEY("peak_rss_scope")) {
+            rc = sps__rr_strdup(s, "memory.peak_rss_scope", &rep->strings_owned[0]);
+            info->rss_scope = rep->strings_owned[0];
+        } else if ((rc = sps__report_read_tree_memory(s, s->str, rep)) == 1) {
+            rc = sps__jscan_skip(s);
         }
-        json_t *ts = json_object_get(e, "t_s"), *mean = json_object_get(e, "mean"), *max = json_object_get(e, "max");
-        size_t count = json_array_size(ts);
-        if (!s || s->points || count == 0 || !(s->points = calloc(count, sizeof *s->points)))
+    }
+    return rc;
+}
+
+/* recording: the run's event counts (clock and processes say again what
+ * processes[] holds). */
+static int read_recording(struct sps_jscan *s, struct sps_run *run) {
+    int rc = object_begin(s, "recording"), more = 1;
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("events_recorded"))
+            rc = sps__rr_u64(s, "recording.events_recorded", &run->events_recorded);
+        else if (KEY("events_dropped"))
+            rc = sps__rr_u64(s, "recording.events_dropped", &run->events_dropped);
+        else
+            rc = sps__jscan_skip(s);
+    }
+    return rc;
+}
+
+/* A top-level key of the run's facts; 1 when key is not one of them. */
+static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
+    struct sps_run_info *info = &rep->info;
+    if (KEY("command")) {
+        int rc = sps__rr_command(s, "command", &info->argc, &rep->argv_owned);
+        info->argv = rep->argv_owned;
+        return rc;
+    }
+    if (KEY("written_by")) {
+        int rc = sps__rr_strdup(s, "written_by", &rep->strings_owned[1]);
+        info->standalone_reason = rep->strings_owned[1];
+        return rc;
+    }
+    if (KEY("started_unix_s")) {
+        double t;
+        int rc = sps__rr_num(s, "started_unix_s", &t);
+        info->start_realtime_ns = isfinite(t) && fabs(t) < 9e9 ? (int64_t)llround(t * 1e9) : 0;
+        return rc;
+    }
+    if (KEY("started_mono_ns")) {
+        int rc = sps__rr_u64(s, "started_mono_ns", &rep->run.start_ns);
+        info->start_mono_ns = rep->run.start_ns;
+        return rc;
+    }
+    if (KEY("exit"))
+        return read_exit(s, info);
+    if (KEY("timing"))
+        return read_timing(s, info);
+    if (KEY("memory"))
+        return read_memory(s, rep);
+    if (KEY("recording"))
+        return read_recording(s, &rep->run);
+    if (KEY("stepscope_version") || KEY("cuda"))
+        return sps__jscan_skip(s); /* cuda: what processes[].cuda add up to */
+    return 1;
+}
+
+/* The schema must come first (the writer puts it there): the rest is not
+ * read as a report unless it is one. */
+static int read_schema(struct sps_jscan *s, const char *path, char *err, size_t errlen) {
+    int more = 0, rc = object_begin(s, "the report");
+    if (!rc)
+        rc = sps__jscan_member(s, 1, &more);
+    if (rc)
+        return rc;
+    if (!more || strcmp(s->str, "schema") != 0 || sps__jscan_peek(s) != '"') {
+        snprintf(err, errlen, "%s: schema is missing, not \"%s\"", path, SPS_REPORT_SCHEMA);
+        return -1;
+    }
+    if ((rc = sps__jscan_string(s)))
+        return rc;
+    if (strcmp(s->str, SPS_REPORT_SCHEMA) != 0) {
+        snprintf(err, errlen, "%s: schema is \"%s\", not \"%s\"", path, s->str, SPS_REPORT_SCHEMA);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_report(struct sps_jscan *s, struct sps_report *rep, const char *path, char *err, size_t errlen) {
+    struct sps_rr rr = {.s = s, .rep = rep};
+    int rc = read_schema(s, path, err, errlen), more = 1;
+    if (rc < 0)
+        return SPS_EFORMAT; /* err says why */
+    for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
+        if ((rc = read_fact(s, rep)) != 1)
             continue;
-        s->cap = (uint32_t)count;
-        json_int_t per_point = json_integer_value(json_object_get(e, "readings_per_point"));
-        s->per_point = per_point > 0 ? (uint32_t)per_point : 1;
-        for (size_t k = 0; k < count; k++) {
-            struct sps__series_point *p = &s->points[s->count++];
-            p->t_ns = base + ns_of_s(json_number_value(json_array_get(ts, k)));
-            p->mean = num_at_index(mean, k);
-            p->max = num_at_index(max, k);
-            p->n = s->per_point;
+        if ((rc = sps__rr_section(&rr, s->str)) != 1)
+            continue;
+        if (KEY("analysis"))
+            rc = sps__report_read_analysis(s, rep);
+        else if ((rc = sps__report_read_machine(s, s->str, rep)) == 1)
+            rc = sps__jscan_skip(s); /* a key of a later stepscope */
+    }
+    if (!rc)
+        rc = sps__jscan_end(s);
+    if (!rc)
+        rc = sps__rr_finish(&rr);
+    sps__rr_free(&rr);
+    if (rc == SPS_ENOMEM || (rc && s->nomem)) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return SPS_ENOMEM;
+    }
+    if (rc)
+        snprintf(err, errlen, "%s:%lu:%lu: %s", path, s->err_line, s->err_col,
+                 s->err[0] ? s->err : "a value that does not parse");
+    return rc;
+}
+
+int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t errlen) {
+    memset(rep, 0, sizeof *rep);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return SPS_EIO;
+    }
+    sps__analysis_config_default(&rep->analysis_config);
+    rep->info.analysis = &rep->analysis_config;
+    struct sps_jscan s;
+    int rc = sps__jscan_open(&s, f);
+    if (rc)
+        snprintf(err, errlen, "%s: out of memory", path);
+    else {
+        rc = read_report(&s, rep, path, err, errlen);
+        if (!rc && ferror(f)) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+            rc = SPS_EIO;
         }
+        sps__jscan_close(&s);
     }
+    fclose(f);
+    if (rc) {
+        sps__report_free(rep);
+        return rc;
+    }
+    rep->info.sampler = rep->machine_owned;
+    if (!rep->info.sampler && !rep->info.sampler_absent_reason)
+        rep->info.sampler_absent_reason = "no machine metrics in report.json";
+    return 0;
 }
 
-/* The summary's inputs rebuilt from report.json: exit, times, memory, the
- * machine metrics' whole-run statistics, and each tree process's RSS
- * series. */
-static void info_from_json(json_t *r, struct sps_run_info *info, struct sps__sampler_result *sampler, int64_t base) {
-    json_t *exit_obj = json_object_get(r, "exit");
-    if (json_is_object(exit_obj)) {
-        info->have_exit = 1;
-        info->exit_code = (int)json_integer_value(json_object_get(exit_obj, "code"));
-        info->exit_signal = (int)json_integer_value(json_object_get(exit_obj, "signal"));
-        info->core_dumped = json_is_true(json_object_get(exit_obj, "core_dumped"));
-    }
-    json_t *wall = sps__json_at(r, "timing.wall_s");
-    if (json_is_number(wall)) {
-        info->have_times = 1;
-        info->wall_s = json_number_value(wall);
-        info->user_s = json_number_value(sps__json_at(r, "timing.user_s"));
-        info->sys_s = json_number_value(sps__json_at(r, "timing.sys_s"));
-    }
-    json_t *rss = sps__json_at(r, "memory.peak_rss_bytes");
-    if (json_is_integer(rss)) {
-        info->have_rss = 1;
-        info->peak_rss_bytes = (uint64_t)json_integer_value(rss);
-        info->rss_scope = json_string_value(sps__json_at(r, "memory.peak_rss_scope"));
-    }
-    info->start_realtime_ns = (int64_t)(json_number_value(json_object_get(r, "started_unix_s")) * 1e9);
-    /* the recording cost stepscope run measured: the overhead analysis,
-     * recomputed here, prices the records with it */
-    json_t *oh = sps__json_at(r, "analysis.overhead");
-    if (json_is_number(json_object_get(oh, "zone_cost_ns"))) {
-        info->have_record_cost = 1;
-        info->zone_cost_ns = num_at(oh, "zone_cost_ns");
-        info->value_cost_ns = num_at(oh, "value_cost_ns");
-        info->thinned_zone_cost_ns = isnan(num_at(oh, "thinned_zone_cost_ns")) ? 0 : num_at(oh, "thinned_zone_cost_ns");
-        info->warm_end_ns = isnan(num_at(oh, "zone_end_warm_ns")) ? 0 : num_at(oh, "zone_end_warm_ns");
-    }
-    /* what the budget guard did */
-    json_t *budget = json_object_get(oh, "budget");
-    if (json_is_object(budget)) {
-        struct sps_guard_report *g = &info->guard;
-        g->on = 1;
-        g->budget = num_at(budget, "max_percent_of_workload_cpu") / 100.0;
-        g->first_over_s = num_at(budget, "first_exceeded_s");
-        g->peak_share = num_at(budget, "peak_window_percent") / 100.0;
-        g->last_share = num_at(budget, "last_window_percent") / 100.0;
-        g->windows = (uint64_t)json_integer_value(json_object_get(budget, "windows_judged"));
-        g->windows_over = (uint64_t)json_integer_value(json_object_get(budget, "windows_over"));
-        g->over_at_steps = json_is_true(json_object_get(budget, "over_with_steps_only"));
-        g->cpu_seconds = num_at(oh, "guard_cpu_s");
-    }
+/* --------------------------------------------------------- the records */
 
-    json_t *metrics = json_object_get(r, "metrics");
-    int sampled = 0;
-    for (int i = 0; i < SPS_HOST_METRIC_COUNT; i++) {
-        stats_from_json(&sampler->host[i], json_object_get(metrics, sps_host_metric_info(i)->name));
-        sampled |= sampler->host[i].n > 0;
-    }
-    /* whether the PSS covered the tree's peak (the summary's tree figure) */
-    json_t *covered = sps__json_at(r, "memory.workload_rss_covered_by_pss_bytes");
-    sampler->rss_sum_max_pss_current = json_is_number(covered) ? json_number_value(covered) : 0;
-    json_t *gpus = json_object_get(r, "gpus");
-    size_t g;
-    json_t *gpu;
-    json_array_foreach(gpus, g, gpu) {
-        if (g >= SPS_CAPTURE_MAX_GPUS)
-            break;
-        struct sps__gpu_series *gs = &sampler->gpu[g];
-        gs->index = (int)json_integer_value(json_object_get(gpu, "index"));
-        const char *name = json_string_value(json_object_get(gpu, "name"));
-        snprintf(gs->name, sizeof gs->name, "%s", name ? name : "");
-        for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
-            stats_from_json(&gs->m[i], json_object_get(json_object_get(gpu, "metrics"), sps_gpu_metric_info(i)->name));
-        sampler->ngpus = (int)g + 1;
-    }
-    processes_from_json(r, sampler, base);
-    metric_series_from_json(r, sampler, base);
-    if (sampled || sampler->ngpus)
-        info->sampler = sampler;
-    else
-        info->sampler_absent_reason = "no machine metrics in report.json";
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
 }
 
-static uint32_t zone_kind(const char *kind) {
-    if (!strcmp(kind, "step"))
-        return SPS_KIND_STEP;
-    if (!strcmp(kind, "microstep"))
-        return SPS_KIND_MICROSTEP;
-    return SPS_KIND_ZONE;
-}
-
-
-/*
- * What the summary prints from records, rebuilt from report.json for a
- * directory without them: the per-name statistics (zones, steps, values,
- * counters, in report.json's order, which is the summary's), each process
- * with its threads' open zones, what it refused and its GPU zones' cuda
- * state, the event counts and
- * the records skipped at run time.  No events, histograms or step rows:
- * the summary reads none.  A key report.json lacks reads as 0, and a null
- * statistic of a zone that never completed as 0, as sps__stats_compute
- * leaves it.  Returns 0 or SPS_ENOMEM; free *run with sps__run_free either
- * way.
- */
-static int rows_from_json(json_t *r, struct sps_run *run, int64_t base);
-static int process_details_from_json(json_t *e, struct sps_process_data *p, int64_t base);
-
-static int run_from_json(json_t *r, struct sps_run *run, int64_t base) {
-    json_t *zones = json_object_get(r, "zones"), *values = json_object_get(r, "values");
-    json_t *counters = json_object_get(r, "counters"), *procs = json_object_get(r, "processes");
-    json_t *skipped = json_object_get(r, "records_skipped");
-    memset(run, 0, sizeof *run);
-    size_t nnames = json_array_size(zones) + json_array_size(values) + json_array_size(counters);
-    /* every array is allocated zeroed and counted at once, so that
-     * sps__run_free can free a run left half-built by a failed allocation */
-    if (nnames && !(run->names = calloc(nnames, sizeof *run->names)))
-        return SPS_ENOMEM;
-    run->nnames = nnames;
-    struct sps_name_summary *n = run->names;
-    size_t i;
-    json_t *e;
-    json_array_foreach(zones, i, e) {
-        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
-        n->kind = zone_kind(str_at(e, "kind"));
-        struct sps_stats *s = &n->stats;
-        s->count = (uint64_t)json_integer_value(json_object_get(e, "count"));
-        s->total_s = json_number_value(json_object_get(e, "total_s"));
-        s->self_s = json_number_value(json_object_get(e, "self_s"));
-        s->mean_s = json_number_value(json_object_get(e, "mean_s"));
-        s->std_s = json_number_value(json_object_get(e, "std_s"));
-        s->min_s = json_number_value(json_object_get(e, "min_s"));
-        s->max_s = json_number_value(json_object_get(e, "max_s"));
-        s->p50_s = json_number_value(json_object_get(e, "p50_s"));
-        s->p90_s = json_number_value(json_object_get(e, "p90_s"));
-        s->p99_s = json_number_value(json_object_get(e, "p99_s"));
-        n->agg.kind = n->kind;
-        n->agg.count = s->count;
-        n++;
-    }
-    json_array_foreach(values, i, e) {
-        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
-        n->kind = n->agg.kind = SPS_KIND_VALUE;
-        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "count"));
-        n->agg.min = json_number_value(json_object_get(e, "min"));
-        n->agg.max = json_number_value(json_object_get(e, "max"));
-        n->agg.first = json_number_value(json_object_get(e, "first"));
-        n->agg.last = json_number_value(json_object_get(e, "last"));
-        n++;
-    }
-    json_array_foreach(counters, i, e) {
-        snprintf(n->name, sizeof n->name, "%s", str_at(e, "name"));
-        n->kind = n->agg.kind = SPS_KIND_COUNTER;
-        n->agg.total_ns = (uint64_t)json_integer_value(json_object_get(e, "total")); /* a counter's sum */
-        n->agg.count = (uint64_t)json_integer_value(json_object_get(e, "increments"));
-        n++;
-    }
-
-    run->events_recorded = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_recorded"));
-    run->events_dropped = (uint64_t)json_integer_value(sps__json_at(r, "recording.events_dropped"));
-    size_t nprocs = json_array_size(procs);
-    if (nprocs && !(run->procs = calloc(nprocs, sizeof *run->procs)))
-        return SPS_ENOMEM;
-    run->nprocs = nprocs;
-    json_array_foreach(procs, i, e) {
+/* The report's process that rec is: the same pid and record file name
+ * (the directory may have moved since).  NULL when none is. */
+static struct sps_process_data *process_of(struct sps_run *run, const struct sps_process_data *rec) {
+    for (size_t i = 0; i < run->nprocs; i++) {
         struct sps_process_data *p = &run->procs[i];
-        p->pid = (int)json_integer_value(json_object_get(e, "pid"));
-        p->threads_refused = (uint64_t)json_integer_value(json_object_get(e, "threads_refused"));
-        p->names_refused = (uint64_t)json_integer_value(json_object_get(e, "names_refused"));
-        snprintf(p->problem, sizeof p->problem, "%s", str_at(e, "recording_problem"));
-        json_t *cuda = json_object_get(e, "cuda"); /* null: no GPU zone */
-        if (json_is_object(cuda)) {
-            p->cuda_state = json_is_true(json_object_get(cuda, "available")) ? SPS_REC_CUDA_AVAILABLE
-                                                                               : SPS_REC_CUDA_UNAVAILABLE;
-            p->cuda_driver_version = (int32_t)json_integer_value(json_object_get(cuda, "driver_version"));
-            snprintf(p->cuda_reason, sizeof p->cuda_reason, "%s", str_at(cuda, "reason"));
-            p->cuda_resolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_resolved"));
-            p->cuda_cpu_only = (uint64_t)json_integer_value(json_object_get(cuda, "zones_cpu_only"));
-            p->cuda_dropped = (uint64_t)json_integer_value(json_object_get(cuda, "zones_dropped"));
-            p->cuda_unresolved = (uint64_t)json_integer_value(json_object_get(cuda, "zones_unresolved"));
-        }
-        if (!(p->path = strdup(str_at(e, "record"))) || process_details_from_json(e, p, base) != 0)
-            return SPS_ENOMEM;
-        json_t *threads = json_object_get(e, "threads");
-        size_t nthreads = json_array_size(threads), nopen = 0, ti;
-        json_t *t;
-        json_array_foreach(threads, ti, t)
-            nopen += json_array_size(json_object_get(t, "open_zones"));
-        if ((nthreads && !(p->threads = calloc(nthreads, sizeof *p->threads))) ||
-            (nopen && !(p->names = calloc(nopen, sizeof *p->names))))
-            return SPS_ENOMEM;
-        p->nthreads = (uint32_t)nthreads;
-        /* an open zone names its zone by id (index into p->names + 1): each
-         * gets a name of its own */
-        json_array_foreach(threads, ti, t) {
-            struct sps_thread_data *td = &p->threads[ti];
-            td->tid = (int)json_integer_value(json_object_get(t, "tid"));
-            snprintf(td->name, sizeof td->name, "%s", str_at(t, "name"));
-            size_t k;
-            json_t *z;
-            json_array_foreach(json_object_get(t, "open_zones"), k, z) {
-                if (td->nopen >= SPS_REC_MAX_DEPTH)
-                    break;
-                struct sps_name_info *ni = &p->names[p->nnames++];
-                snprintf(ni->name, sizeof ni->name, "%s", str_at(z, "name"));
-                ni->kind = zone_kind(str_at(z, "kind"));
-                td->open[td->nopen++] = (struct sps_open_zone){.name = p->nnames, .kind = ni->kind};
-            }
-        }
+        if (p->pid == rec->pid && p->path && rec->path && !strcmp(base_name(p->path), base_name(rec->path)))
+            return p;
     }
-    size_t nskipped = json_array_size(skipped);
-    if (nskipped && !(run->skipped = calloc(nskipped, sizeof *run->skipped)))
-        return SPS_ENOMEM;
-    run->nskipped = nskipped;
-    json_array_foreach(skipped, i, e) {
-        run->skipped[i].path = strdup(str_at(e, "record"));
-        run->skipped[i].error = strdup(str_at(e, "error"));
-        if (!run->skipped[i].path || !run->skipped[i].error)
-            return SPS_ENOMEM;
-    }
-    return rows_from_json(r, run, base);
+    return NULL;
 }
 
-/* A process's rank, command and start (base + start_s). */
-static int process_details_from_json(json_t *e, struct sps_process_data *p, int64_t base) {
-    json_t *rank = json_object_get(e, "rank"), *local = json_object_get(e, "local_rank");
-    json_t *world = json_object_get(e, "world_size"), *cmd = json_object_get(e, "command");
-    p->rank = json_is_integer(rank) ? (int)json_integer_value(rank) : -1;
-    p->local_rank = json_is_integer(local) ? (int)json_integer_value(local) : -1;
-    p->world_size = json_is_integer(world) ? (int)json_integer_value(world) : -1;
-    p->ppid = (int)json_integer_value(json_object_get(e, "ppid"));
-    snprintf(p->hostname, sizeof p->hostname, "%s", str_at(e, "hostname"));
-    p->start_ns = (uint64_t)(base + ns_of_s(num_at(e, "start_s")));
-    size_t argc = json_array_size(cmd);
-    if (argc && !(p->argv = calloc(argc, sizeof *p->argv)))
-        return SPS_ENOMEM;
-    for (size_t k = 0; k < argc; k++) {
-        if (!(p->argv[k] = strdup(str_at_index(cmd, k))))
-            return SPS_ENOMEM;
-        p->argc = (int)k + 1;
-    }
+/* The report's open zone's name id among rec's names (its own when the
+ * record has no such name). */
+static uint32_t name_id_in(const struct sps_process_data *rec, const struct sps_name_info *ni) {
+    for (uint32_t id = 1; id <= rec->nnames; id++)
+        if (rec->names[id - 1].kind == ni->kind && !strcmp(rec->names[id - 1].name, ni->name))
+            return id;
     return 0;
 }
 
-/* steps.rows into run->steps: each row's process by pid, its name among
- * the run's step names, its times (base + start_s) and its cells by name.
- * Rows without times are left out. */
-static int rows_from_json(json_t *r, struct sps_run *run, int64_t base) {
-    json_t *steps = json_object_get(r, "steps"), *rows = json_object_get(steps, "rows");
-    size_t nrows = json_array_size(rows);
-    run->steps_recorded = (uint64_t)json_integer_value(json_object_get(steps, "count"));
-    run->warmup_steps = (size_t)json_integer_value(json_object_get(steps, "warmup_steps"));
-    if (nrows && !(run->steps = calloc(nrows, sizeof *run->steps)))
+/*
+ * rec's events into p, the same process as report.json has it: the
+ * names (the events' ids index them) with each thread's events and
+ * aggregates, the thread matched by its place and tid.  What report.json
+ * says of the process and its threads stays; the record's facts that
+ * report.json does not carry (the Python module's costs, the realtime
+ * start, the end) are copied.  Returns 0 or SPS_ENOMEM.
+ */
+static int attach_process(struct sps_run *run, struct sps_process_data *p, struct sps_process_data *rec) {
+    /* the open zones' ids, re-pointed into the record's names */
+    for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+        struct sps_thread_data *t = &p->threads[ti];
+        uint32_t kept = 0;
+        for (uint32_t k = 0; k < t->nopen; k++) {
+            uint32_t id = name_id_in(rec, &p->names[t->open[k].name - 1]);
+            if (id)
+                t->open[kept++] = (struct sps_open_zone){id, t->open[k].kind, t->open[k].start_ns};
+        }
+        t->nopen = kept;
+    }
+    free(p->names);
+    free(p->summary_of);
+    p->names = rec->names;
+    p->nnames = rec->nnames;
+    rec->names = NULL;
+    rec->nnames = 0;
+    p->summary_of = malloc((p->nnames ? p->nnames : 1) * sizeof *p->summary_of);
+    if (!p->summary_of)
         return SPS_ENOMEM;
-    size_t i;
-    json_t *e;
-    json_array_foreach(rows, i, e) {
-        json_t *start = json_object_get(e, "start_s"), *dur = json_object_get(e, "duration_s");
-        if (!json_is_number(start) || !json_is_number(dur))
-            continue;
-        struct sps_step_row *row = &run->steps[run->nsteps];
-        if (run->nnames && !(row->by_name = malloc(run->nnames * sizeof *row->by_name)))
-            return SPS_ENOMEM;
-        run->nsteps++;
-        row->index = (uint64_t)json_integer_value(json_object_get(e, "index"));
-        row->tid = (int)json_integer_value(json_object_get(e, "tid"));
-        int pid = (int)json_integer_value(json_object_get(e, "pid"));
-        row->process = 0;
-        for (size_t k = 0; k < run->nprocs; k++)
-            if (run->procs[k].pid == pid) {
-                row->process = k;
-                break;
+    for (uint32_t id = 1; id <= p->nnames; id++)
+        p->summary_of[id - 1] = sps__run_find(run, p->names[id - 1].name, p->names[id - 1].kind);
+    for (uint32_t ti = 0; ti < p->nthreads; ti++) {
+        struct sps_thread_data *t = &p->threads[ti], *from = NULL;
+        if (ti < rec->nthreads && rec->threads[ti].tid == t->tid)
+            from = &rec->threads[ti];
+        for (uint32_t k = 0; !from && k < rec->nthreads; k++)
+            if (rec->threads[k].tid == t->tid && rec->threads[k].aggs)
+                from = &rec->threads[k];
+        if (from && from->aggs) {
+            t->aggs = from->aggs;
+            from->aggs = NULL;
+            for (int r = 0; r < SPS_RING_COUNT; r++) {
+                t->events[r] = from->events[r];
+                t->nevents[r] = from->nevents[r];
+                from->events[r] = NULL;
+                from->nevents[r] = 0;
             }
-        const char *name = json_string_value(json_object_get(e, "name"));
-        row->name = -1;
-        for (size_t k = 0; name && k < run->nnames && row->name < 0; k++)
-            if (run->names[k].kind == SPS_KIND_STEP && !strcmp(run->names[k].name, name))
-                row->name = (long)k;
-        row->start_ns = (uint64_t)(base + ns_of_s(json_number_value(start)));
-        row->end_ns = row->start_ns + (uint64_t)ns_of_s(json_number_value(dur));
-        row->warmup = json_is_true(json_object_get(e, "warmup"));
-        row->microsteps = (uint32_t)json_integer_value(json_object_get(e, "microsteps"));
-        for (size_t k = 0; k < run->nnames; k++) {
-            const char *group = run->names[k].kind == SPS_KIND_ZONE      ? "zones_self_s"
-                                : run->names[k].kind == SPS_KIND_VALUE   ? "values"
-                                : run->names[k].kind == SPS_KIND_COUNTER ? "counters"
-                                                                         : NULL;
-            json_t *v = group ? json_object_get(json_object_get(e, group), run->names[k].name) : NULL;
-            row->by_name[k] = json_is_number(v) ? json_number_value(v) : NAN;
+        } else if (p->nnames && !(t->aggs = calloc(p->nnames, sizeof *t->aggs))) {
+            return SPS_ENOMEM;
         }
     }
+    p->start_realtime_ns = rec->start_realtime_ns;
+    p->end_ns = rec->end_ns;
+    p->py_zones = rec->py_zones;
+    p->py_values = rec->py_values;
+    p->py_counts = rec->py_counts;
+    p->hook_zones = rec->hook_zones;
+    p->hook_counts = rec->hook_counts;
+    p->py_zone_ns = rec->py_zone_ns;
+    p->py_value_ns = rec->py_value_ns;
+    p->py_count_ns = rec->py_count_ns;
+    p->hook_zone_ns = rec->hook_zone_ns;
+    p->end_samples = rec->end_samples;
+    p->end_sample_ns = rec->end_sample_ns;
+    p->end_samples_dropped = rec->end_samples_dropped;
     return 0;
+}
+
+/* The note on records skipped now: how many, and the first one's error.
+ * A format or system error names its file already; "out of memory reading
+ * this record" does not (report-format.md), so the file is put before it. */
+static void note_skipped(struct sps_report *rep, const struct sps_run *recs) {
+    const char *path = recs->skipped[0].path, *error = recs->skipped[0].error;
+    int named = strncmp(error, path, strlen(path)) == 0;
+    snprintf(rep->records_note, sizeof rep->records_note, "%zu record(s) skipped, first: %s%s%s", recs->nskipped,
+             named ? "" : path, named ? "" : ": ", error);
+}
+
+/*
+ * DIR/records' events into the report read from DIR/report.json.  No
+ * record is an error here: records_note says what was missing or skipped,
+ * and the report keeps what report.json said.  Returns 0 or SPS_ENOMEM.
+ */
+static int attach_records(struct sps_report *rep, const char *dir) {
+    char records[4200];
+    struct stat sb;
+    snprintf(records, sizeof records, "%s/records", dir);
+    if (stat(records, &sb) != 0) {
+        snprintf(rep->records_note, sizeof rep->records_note,
+                 "no records (%s: %s): zones are summarised in report.json only", records, strerror(errno));
+        return 0;
+    }
+    struct sps_run recs = {0};
+    char rerr[512];
+    int rc = sps__run_load_dir(&recs, records, rerr, sizeof rerr);
+    if (rc != 0) {
+        sps__run_free(&recs);
+        if (rc == SPS_ENOMEM)
+            return rc;
+        snprintf(rep->records_note, sizeof rep->records_note, "records unreadable: %s", rerr);
+        return 0;
+    }
+    size_t matched = 0;
+    for (size_t i = 0; !rc && i < recs.nprocs; i++) {
+        struct sps_process_data *p = process_of(&rep->run, &recs.procs[i]);
+        if (p && !(rc = attach_process(&rep->run, p, &recs.procs[i])))
+            matched++;
+    }
+    rep->have_records = recs.nprocs > 0;
+    rep->have_events = matched > 0;
+    if (recs.nskipped > 0)
+        note_skipped(rep, &recs);
+    else if (!recs.nprocs)
+        snprintf(rep->records_note, sizeof rep->records_note, "%s holds no record", records);
+    else if (matched < recs.nprocs)
+        snprintf(rep->records_note, sizeof rep->records_note,
+                 "%zu of %zu record(s) in %s are not in report.json (written after it?): left out",
+                 recs.nprocs - matched, recs.nprocs, records);
+    sps__run_free(&recs);
+    return rc;
 }
 
 int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen) {
     memset(rep, 0, sizeof *rep);
-    struct sps_report_input in;
-    int rc = sps__report_input_load_raw(dir, &in, err, errlen);
-    if (rc != 0)
+    char path[4200];
+    struct stat sb;
+    if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return SPS_EINVAL;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: %s", dir, errno && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
+        return SPS_EIO;
+    }
+    if (access(path, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s (is %s a run directory?)", path, strerror(errno), dir);
+        return SPS_EIO;
+    }
+    int rc = sps__report_read(rep, path, err, errlen);
+    if (rc)
         return rc;
-    struct sps__sampler_result *sampler = calloc(1, sizeof *sampler);
-    if (!sampler) {
-        sps__report_input_free(&in);
-        snprintf(err, errlen, "out of memory");
-        return SPS_ENOMEM;
+    if ((rc = attach_records(rep, dir)) != 0) {
+        sps__report_free(rep);
+        snprintf(err, errlen, "%s/records: out of memory", dir);
     }
-    /* the run's start: what report.json's times count from */
-    json_t *started = json_object_get(in.report, "started_mono_ns");
-    int64_t base = json_is_integer(started) ? (int64_t)json_integer_value(started) : 0;
-    struct sps_run_info info = {0};
-    info_from_json(in.report, &info, sampler, base);
-    info.start_mono_ns = (uint64_t)base;
-    struct sps_run run = {0};
-    if (in.have_records) {
-        run = in.run;
-        memset(&in.run, 0, sizeof in.run);
-    } else {
-        rc = run_from_json(in.report, &run, base);
-    }
-    if (base)
-        run.start_ns = (uint64_t)base;
-    if (rc == 0)
-        rc = sps__report_build(rep, &run, &info);
-    else
-        sps__run_free(&run);
-    rep->have_events = in.have_records;
-    rep->have_records = in.have_records;
-    snprintf(rep->records_note, sizeof rep->records_note, "%s", in.records_note);
-    rep->machine_owned = sampler;
-    sps__report_input_free(&in);
-    if (rc != 0)
-        snprintf(err, errlen, "out of memory");
     return rc;
 }
