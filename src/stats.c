@@ -118,19 +118,19 @@ void sps__stats_compute(const struct sps_agg *a, struct sps_stats *out) {
     if (a->count == 0)
         return;
     double n = (double)a->count;
-    out->total_s = (double)a->total_ns * 1e-9;
-    out->self_s = (double)a->self_ns * 1e-9;
+    out->total_s = (double)a->total_ns / 1e9;
+    out->self_s = (double)a->self_ns / 1e9;
     out->mean_s = out->total_s / n;
     /* variance from exact integer sums, in long double to keep the
      * difference of two large numbers meaningful */
     long double mean_ns = (long double)a->total_ns / (long double)a->count;
     long double var = (long double)a->sumsq_ns / (long double)a->count - mean_ns * mean_ns;
-    out->std_s = var > 0 ? (double)sqrtl(var) * 1e-9 : 0.0;
-    out->min_s = (double)a->min_ns * 1e-9;
-    out->max_s = (double)a->max_ns * 1e-9;
-    out->p50_s = (double)sps__hist_percentile(a->hist, a->count, 50, a->min_ns, a->max_ns) * 1e-9;
-    out->p90_s = (double)sps__hist_percentile(a->hist, a->count, 90, a->min_ns, a->max_ns) * 1e-9;
-    out->p99_s = (double)sps__hist_percentile(a->hist, a->count, 99, a->min_ns, a->max_ns) * 1e-9;
+    out->std_s = var > 0 ? (double)sqrtl(var) / 1e9 : 0.0;
+    out->min_s = (double)a->min_ns / 1e9;
+    out->max_s = (double)a->max_ns / 1e9;
+    out->p50_s = (double)sps__hist_percentile(a->hist, a->count, 50, a->min_ns, a->max_ns) / 1e9;
+    out->p90_s = (double)sps__hist_percentile(a->hist, a->count, 90, a->min_ns, a->max_ns) / 1e9;
+    out->p99_s = (double)sps__hist_percentile(a->hist, a->count, 99, a->min_ns, a->max_ns) / 1e9;
 }
 
 /* ------------------------------------------------------- sample statistics */

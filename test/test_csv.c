@@ -71,14 +71,14 @@ static int export_model(const struct sps_report *rep, const char *dir) {
 /* A run directory loaded into the model (its report.json and records),
  * and both files exported into it. */
 static int export_both(const char *dir) {
-    struct sps_report_input in;
+    struct sps_report rep;
     char err[1024];
-    int rc = sps__report_input_load(dir, &in, err, sizeof err);
+    int rc = sps__report_load_dir(&rep, dir, err, sizeof err);
     CHECK_MSG(rc == 0, "load %s: %s", dir, err);
     if (rc != 0)
         return rc;
-    rc = export_model(&in.model, dir);
-    sps__report_input_free(&in);
+    rc = export_model(&rep, dir);
+    sps__report_free(&rep);
     return rc;
 }
 

@@ -27,21 +27,21 @@
 /* Load dir, export trace.json into path with max_bytes; the exporter's
  * return code (the load must succeed). */
 static int export_dir(const char *dir, const char *path, uint64_t max_bytes, char *err, size_t errlen) {
-    struct sps_report_input in;
+    struct sps_report rep;
     char lerr[512];
-    int rc = sps__report_input_load(dir, &in, lerr, sizeof lerr);
+    int rc = sps__report_load_dir(&rep, dir, lerr, sizeof lerr);
     CHECK_MSG(rc == 0, "load %s: %s", dir, lerr);
     if (rc != 0)
         return rc;
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
     if (!f) {
-        sps__report_input_free(&in);
+        sps__report_free(&rep);
         return SPS_EIO;
     }
-    rc = sps__export_trace(&in.model, f, max_bytes, err, errlen);
+    rc = sps__export_trace(&rep, f, max_bytes, err, errlen);
     fclose(f);
-    sps__report_input_free(&in);
+    sps__report_free(&rep);
     return rc;
 }
 

@@ -18,12 +18,30 @@
 #include "report/jscan.h"
 #include "compare/sides.h"
 #include "render/render.h"
-#include "render/input.h"
 #include "stepscope.h"
+
+/* A JSON value by dotted path ("analysis.bottleneck.verdict"); NULL
+ * when absent.  Array elements are not addressed. */
+static json_t *json_at(json_t *root, const char *dotted) {
+    char key[256];
+    const char *p = dotted;
+    json_t *cur = root;
+    while (cur && *p) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (len >= sizeof key)
+            return NULL;
+        memcpy(key, p, len);
+        key[len] = '\0';
+        cur = json_object_get(cur, key);
+        p = dot ? dot + 1 : p + len;
+    }
+    return cur;
+}
 
 /* A number at a dotted path of objects, or NAN. */
 static double num_at(json_t *root, const char *dotted) {
-    json_t *at = sps__json_at(root, dotted);
+    json_t *at = json_at(root, dotted);
     return json_is_number(at) ? json_number_value(at) : NAN;
 }
 
@@ -396,7 +414,7 @@ static int read_figures(struct sps_cmp_run *run, json_t *report) {
     run->peak_gpu_bytes = num_at(report, "metrics.gpu_memory_used_bytes.max");
     run->energy_j = num_at(report, "analysis.energy.joules");
     run->energy_per_step_j = num_at(report, "analysis.energy.per_step.joules");
-    const char *verdict = json_string_value(sps__json_at(report, "analysis.bottleneck.verdict"));
+    const char *verdict = json_string_value(json_at(report, "analysis.bottleneck.verdict"));
     snprintf(run->bottleneck, sizeof run->bottleneck, "%s", verdict ? verdict : "");
     size_t used = 0, k;
     json_t *arg;
@@ -407,7 +425,7 @@ static int read_figures(struct sps_cmp_run *run, json_t *report) {
             break;
         used += (size_t)w;
     }
-    json_t *counters = sps__json_at(report, "analysis.throughput.counters");
+    json_t *counters = json_at(report, "analysis.throughput.counters");
     size_t i;
     json_t *c;
     json_array_foreach(counters, i, c) {

@@ -342,7 +342,7 @@ static void attribute(struct sps_run *run, struct thread_steps *ts, const struct
         } else if (e->kind == SPS_KIND_VALUE) {
             memcpy(cell, &e->a, sizeof *cell); /* in start order: the last one stays */
         } else {
-            double add = e->kind == SPS_KIND_COUNTER ? (double)e->a : (double)e->a * 1e-9;
+            double add = e->kind == SPS_KIND_COUNTER ? (double)e->a : (double)e->a / 1e9;
             *cell = (isnan(*cell) ? 0.0 : *cell) + add;
         }
     }

@@ -8,7 +8,7 @@
  *
  * Both files are RFC 4180: one header row, comma-separated, a field
  * quoted when it holds a comma, a quote or a line break (quotes inside
- * doubled), "\n" line ends.  Numbers are written with %.15g, as
+ * doubled), "\n" line ends.  Numbers are written as
  * report.json writes them (integers exactly).  A cell with nothing to say
  * is empty, never 0.
  *
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "render/exporters.h"
+#include "render/json_writer.h"
 #include "render/machine_series.h"
 #include "stepscope.h"
 
@@ -42,31 +43,20 @@ static void csv_text(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-/* A number with %.15g, as report.json writes it; empty when it is not
- * finite (unknown).  -0 is written 0, as report.json's readers read it. */
+/* A number as report.json writes it (sps__jw_format_number); empty when
+ * it is not finite (unknown).  -0 is written 0, as report.json's readers
+ * read it. */
 static void csv_double(FILE *out, double v) {
-    if (isfinite(v))
-        fprintf(out, "%.15g", v + 0.0);
-}
-
-/*
- * v as report.json holds it: rounded to the 15 significant digits it is
- * written with.  The metric columns compare times and average points;
- * doing so on these figures makes steps.csv and timeline.csv the same
- * whether they are made from a run's records or from its report.json.
- */
-static double as_in_report(double v) {
-    if (!isfinite(v))
-        return v;
-    char buf[40];
-    snprintf(buf, sizeof buf, "%.15g", v);
-    return strtod(buf, NULL);
+    if (isfinite(v)) {
+        char buf[32];
+        fwrite(buf, 1, (size_t)sps__jw_format_number(buf, sizeof buf, v + 0.0), out);
+    }
 }
 
 /* -------------------------------------------------------------- series */
 
 /* One series of the sampler (report.json's series.metrics[]), its points
- * as doubles at report.json's precision (as_in_report; NAN where a point
+ * as doubles (exactly as report.json holds them; NAN where a point
  * has no number), for the binary searches of steps.csv and the merge of
  * timeline.csv. */
 struct series {
@@ -134,9 +124,9 @@ static int series_load(const struct sps_report *rep, int64_t origin_ns, struct s
             goto nomem;
         }
         for (size_t p = 0; p < pts; p++) {
-            s->t[p] = as_in_report(((double)src->points[p].t_ns - (double)origin_ns) * 1e-9);
-            s->mean[p] = as_in_report(src->points[p].mean);
-            s->max[p] = as_in_report(src->points[p].max);
+            s->t[p] = ((double)src->points[p].t_ns - (double)origin_ns) / 1e9;
+            s->mean[p] = src->points[p].mean;
+            s->max[p] = src->points[p].max;
         }
         s->last_span_s = (double)list[i].interval_ms * 1e-3 * (double)src->per_point;
     }
@@ -276,16 +266,16 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
 
     for (size_t r = 0; r < run->nsteps; r++) {
         const struct sps_step_row *row = &run->steps[r];
-        double start_s = ((double)row->start_ns - (double)origin_ns) * 1e-9;
-        double duration_s = (double)(row->end_ns - row->start_ns) * 1e-9;
+        double start_s = ((double)row->start_ns - (double)origin_ns) / 1e9;
+        double duration_s = (double)(row->end_ns - row->start_ns) / 1e9;
         row_head(out, run, row, start_s, duration_s);
         for (int g = 0; g < 3; g++)
             for (long i = 0; i < ncols[g]; i++) {
                 fputc(',', out);
                 csv_double(out, row->by_name ? row->by_name[cols[g][i]] : NAN);
             }
-        double t0 = nseries ? as_in_report(start_s) : NAN;
-        double t1 = nseries ? t0 + as_in_report(duration_s) : NAN;
+        double t0 = nseries ? start_s : NAN;
+        double t1 = nseries ? t0 + duration_s : NAN;
         for (size_t i = 0; i < nseries; i++) {
             double mean, max;
             series_over(&series[i], t0, t1, &mean, &max);

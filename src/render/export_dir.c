@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "render/exporters.h"
+#include "render/render.h"
 #include "stepscope.h"
 
 static const char *const format_names[SPS_EXPORT_FORMATS] = {"html", "csv", "trace", "json", "summary"};
@@ -18,35 +19,35 @@ int sps__export_format_parse(const char *name) {
     return -1;
 }
 
-typedef int (*file_writer)(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err,
+typedef int (*file_writer)(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
                            size_t errlen);
 
-static int write_html(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+static int write_html(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
-    return sps__export_html(&in->model, out, err, errlen);
+    return sps__export_html(rep, out, err, errlen);
 }
 
-static int write_steps(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+static int write_steps(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
-    return sps__export_steps_csv(&in->model, out, err, errlen);
+    return sps__export_steps_csv(rep, out, err, errlen);
 }
 
-static int write_timeline(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err,
+static int write_timeline(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
                           size_t errlen) {
     (void)trace_max;
-    return sps__export_timeline_csv(&in->model, out, err, errlen);
+    return sps__export_timeline_csv(rep, out, err, errlen);
 }
 
-static int write_trace(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
-    return sps__export_trace(&in->model, out, trace_max, err, errlen);
+static int write_trace(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+    return sps__export_trace(rep, out, trace_max, err, errlen);
 }
 
-/* report.json as loaded, indented: the check that it parses and has the
- * schema is the load itself. */
-static int write_json(const struct sps_report_input *in, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+/* report.json rendered from the model: what `stepscope run` wrote (the
+ * model was read from it), written again. */
+static int write_json(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
-    if (json_dumpf(in->report, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) != 0 ||
-        fputc('\n', out) == EOF) {
+    sps__report_json_print(out, rep);
+    if (ferror(out)) {
         snprintf(err, errlen, "cannot write the JSON");
         return SPS_EIO;
     }
@@ -54,10 +55,10 @@ static int write_json(const struct sps_report_input *in, FILE *out, uint64_t tra
 }
 
 /* One file: to stdout ("-"), or atomically to path. */
-static int write_file(const struct sps_report_input *in, file_writer w, const char *path, uint64_t trace_max,
+static int write_file(const struct sps_report *rep, file_writer w, const char *path, uint64_t trace_max,
                       char *err, size_t errlen) {
     if (strcmp(path, "-") == 0) {
-        int rc = w(in, stdout, trace_max, err, errlen);
+        int rc = w(rep, stdout, trace_max, err, errlen);
         if (rc == 0 && fflush(stdout) != 0) {
             snprintf(err, errlen, "standard output: %s", strerror(errno));
             rc = SPS_EIO;
@@ -68,7 +69,7 @@ static int write_file(const struct sps_report_input *in, file_writer w, const ch
     int rc = sps__out_open(&o, path, err, errlen);
     if (rc != 0)
         return rc;
-    rc = w(in, o.f, trace_max, err, errlen);
+    rc = w(rep, o.f, trace_max, err, errlen);
     if (rc != 0) {
         sps__out_abort(&o);
         char inner[512];
@@ -87,28 +88,28 @@ static int in_dir(char *buf, size_t cap, const char *dir, const char *name, char
     return 0;
 }
 
-int sps__export_one(const struct sps_report_input *in, enum sps_export_format format, const char *out_path,
-                    uint64_t trace_max_bytes, char *err, size_t errlen) {
+int sps__export_one(const struct sps_report *rep, const char *dir, enum sps_export_format format,
+                    const char *out_path, uint64_t trace_max_bytes, char *err, size_t errlen) {
     char path[4096 + 64];
     switch (format) {
     case SPS_EXPORT_CSV: {
-        const char *dir = out_path ? out_path : in->dir;
-        if (strcmp(dir, "-") == 0) {
+        const char *into = out_path ? out_path : dir;
+        if (strcmp(into, "-") == 0) {
             snprintf(err, errlen, "csv makes two files (steps.csv, timeline.csv): -o takes a directory, not -");
             return SPS_EINVAL;
         }
         struct stat sb;
-        if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            snprintf(err, errlen, "%s: %s", dir, errno && stat(dir, &sb) != 0 ? strerror(errno) : "not a directory");
+        if (stat(into, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "%s: %s", into, errno && stat(into, &sb) != 0 ? strerror(errno) : "not a directory");
             return SPS_EIO;
         }
-        int rc = in_dir(path, sizeof path, dir, "steps.csv", err, errlen);
+        int rc = in_dir(path, sizeof path, into, "steps.csv", err, errlen);
         if (rc == 0)
-            rc = write_file(in, write_steps, path, trace_max_bytes, err, errlen);
+            rc = write_file(rep, write_steps, path, trace_max_bytes, err, errlen);
         if (rc == 0)
-            rc = in_dir(path, sizeof path, dir, "timeline.csv", err, errlen);
+            rc = in_dir(path, sizeof path, into, "timeline.csv", err, errlen);
         if (rc == 0)
-            rc = write_file(in, write_timeline, path, trace_max_bytes, err, errlen);
+            rc = write_file(rep, write_timeline, path, trace_max_bytes, err, errlen);
         return rc;
     }
     case SPS_EXPORT_HTML:
@@ -119,12 +120,12 @@ int sps__export_one(const struct sps_report_input *in, enum sps_export_format fo
         static const file_writer writers[] = {
             [SPS_EXPORT_HTML] = write_html, [SPS_EXPORT_TRACE] = write_trace, [SPS_EXPORT_JSON] = write_json};
         if (!out_path) {
-            int rc = in_dir(path, sizeof path, in->dir, usual[format], err, errlen);
+            int rc = in_dir(path, sizeof path, dir, usual[format], err, errlen);
             if (rc != 0)
                 return rc;
             out_path = path;
         }
-        return write_file(in, writers[format], out_path, trace_max_bytes, err, errlen);
+        return write_file(rep, writers[format], out_path, trace_max_bytes, err, errlen);
     }
     default:
         snprintf(err, errlen, "format %s is not a file", format < SPS_EXPORT_FORMATS ? format_names[format] : "?");
@@ -132,10 +133,11 @@ int sps__export_one(const struct sps_report_input *in, enum sps_export_format fo
     }
 }
 
-int sps__export_all(const struct sps_report_input *in, uint64_t trace_max_bytes, char *err, size_t errlen) {
+int sps__export_all(const struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
+                    size_t errlen) {
     static const enum sps_export_format all[] = {SPS_EXPORT_HTML, SPS_EXPORT_CSV, SPS_EXPORT_TRACE};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        int rc = sps__export_one(in, all[i], NULL, trace_max_bytes, err, errlen);
+        int rc = sps__export_one(rep, dir, all[i], NULL, trace_max_bytes, err, errlen);
         if (rc != 0)
             return rc;
     }

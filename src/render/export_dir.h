@@ -9,13 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "render/input.h"
+#include "report/report.h"
 
 enum sps_export_format {
     SPS_EXPORT_HTML,    /* report.html */
     SPS_EXPORT_CSV,     /* steps.csv and timeline.csv */
     SPS_EXPORT_TRACE,   /* trace.json */
-    SPS_EXPORT_JSON,    /* report.json, checked and copied */
+    SPS_EXPORT_JSON,    /* report.json, rendered again from the model */
     SPS_EXPORT_SUMMARY, /* the terminal summary */
     SPS_EXPORT_FORMATS
 };
@@ -24,17 +24,19 @@ enum sps_export_format {
 int sps__export_format_parse(const char *name);
 
 /*
- * Write format from in to out_path: a file (for CSV a directory that gets
+ * Write format, rendered from rep (the report of run directory dir), to
+ * out_path: a file (for CSV a directory that gets
  * steps.csv and timeline.csv), "-" for standard output (not for CSV), or
  * NULL for the format's usual place in the run directory.  Files are
  * replaced atomically; on failure nothing is half-written and err says why.
  * Returns 0 or an SPS_E* code.
  */
-int sps__export_one(const struct sps_report_input *in, enum sps_export_format format, const char *out_path,
-                    uint64_t trace_max_bytes, char *err, size_t errlen);
+int sps__export_one(const struct sps_report *rep, const char *dir, enum sps_export_format format,
+                    const char *out_path, uint64_t trace_max_bytes, char *err, size_t errlen);
 
 /* Every file into the run directory: report.html, steps.csv,
  * timeline.csv, trace.json.  Stops at the first failure. */
-int sps__export_all(const struct sps_report_input *in, uint64_t trace_max_bytes, char *err, size_t errlen);
+int sps__export_all(const struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
+                    size_t errlen);
 
 #endif /* SPS_RENDER_EXPORT_DIR_H */

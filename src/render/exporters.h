@@ -1,8 +1,8 @@
 /*
- * exporters.h - the files people open: the Trace Event Format file for
- * Perfetto and chrome://tracing and the two CSV tables, each rendered
- * from the report model (report/report.h), and the self-contained HTML
- * report, made from a loaded run directory (render/input.h).
+ * exporters.h - the files people open, each rendered from the report
+ * model (report/report.h): the Trace Event Format file for Perfetto and
+ * chrome://tracing, the two CSV tables and the self-contained HTML
+ * report.
  *
  * Each writes to out (an open stream; the caller commits or aborts it,
  * see sps__out_open) and returns 0, or an SPS_E* code with err set to one
@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "render/input.h"
+#include "report/report.h"
 
 /* Default size budget of trace.json (stepscope run --trace-max-mb). */
 #define SPS_TRACE_DEFAULT_MAX_BYTES (100u * 1024u * 1024u)

@@ -3,6 +3,8 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 void sps__jw_init(struct sps_jw *w, FILE *f) {
     w->f = f;
@@ -129,12 +131,24 @@ void sps__jw_string(struct sps_jw *w, const char *key, const char *s) {
     put_string(w->f, s);
 }
 
+int sps__jw_format_number(char *buf, size_t len, double v) {
+    int n = 0;
+    for (int digits = 15; digits <= 17; digits++) {
+        n = snprintf(buf, len, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return n;
+}
+
 void sps__jw_number(struct sps_jw *w, const char *key, double v) {
     lead(w, key);
-    if (isfinite(v))
-        fprintf(w->f, "%.15g", v);
-    else
+    if (isfinite(v)) {
+        char buf[32];
+        fwrite(buf, 1, (size_t)sps__jw_format_number(buf, sizeof buf, v), w->f);
+    } else {
         fputs("null", w->f);
+    }
 }
 
 void sps__jw_int(struct sps_jw *w, const char *key, int64_t v) {

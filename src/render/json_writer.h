@@ -8,6 +8,7 @@
 #define SPS_JSON_WRITER_H
 
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #define SPS_JW_MAX_DEPTH 32
@@ -38,5 +39,14 @@ void sps__jw_null(struct sps_jw *w, const char *key);
  * U+FFFD.  NULL is "".  Used by every JSON the project writes. */
 typedef void (*sps__json_sink)(void *ctx, const char *bytes, size_t n);
 void sps__json_escape(const char *s, sps__json_sink put, void *ctx);
+
+/*
+ * A finite number as every stepscope output writes it: the fewest
+ * significant digits (15 to 17) that read back as exactly v, so
+ * report.json loads back into the same model it was written from, and
+ * short where 15 digits say it all.  buf should hold 32 bytes; returns
+ * the length written.  Pure; thread-safe.
+ */
+int sps__jw_format_number(char *buf, size_t len, double v);
 
 #endif /* SPS_JSON_WRITER_H */

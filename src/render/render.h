@@ -20,6 +20,10 @@ struct sps__sampler_result;
  * Returns 0, or SPS_EIO with err set. */
 int sps__report_json_write(const struct sps_report *rep, const char *path, char *err, size_t errlen);
 
+/* report.json's text to f (no atomicity: sps__report_json_write is the
+ * file).  Errors show in ferror(f). */
+void sps__report_json_print(FILE *f, const struct sps_report *rep);
+
 /* The terminal summary: totals, then the zone table sorted by total time.
  * width is the terminal's width in columns (0: 100). */
 void sps__summary_print(FILE *f, const struct sps_report *rep, int width);

@@ -33,7 +33,7 @@ static const char *ring_name(int ring) {
 }
 
 static double rel_s(const struct sps_run *run, uint64_t ns) {
-    return ((double)ns - (double)run->start_ns) * 1e-9;
+    return ((double)ns - (double)run->start_ns) / 1e9;
 }
 
 static void write_command(struct sps_jw *w, const struct sps_run *run, const struct sps_run_info *info) {
@@ -187,7 +187,7 @@ static void write_steps(struct sps_jw *w, const struct sps_run *run) {
         if (p->rank >= 0)
             sps__jw_int(w, "rank", p->rank);
         sps__jw_number(w, "start_s", rel_s(run, row->start_ns));
-        sps__jw_number(w, "duration_s", (double)(row->end_ns - row->start_ns) * 1e-9);
+        sps__jw_number(w, "duration_s", (double)(row->end_ns - row->start_ns) / 1e9);
         sps__jw_bool(w, "warmup", row->warmup);
         if (row->microsteps)
             sps__jw_uint(w, "microsteps", row->microsteps);
@@ -352,7 +352,7 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     sps__jw_string(w, "workload_pss_unavailable_reason", why);
 }
 
-static void write_report(FILE *f, const struct sps_report *rep) {
+void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     const struct sps_run *run = &rep->run;
     const struct sps_run_info *info = &rep->info;
     struct sps_jw w;
@@ -363,7 +363,7 @@ static void write_report(FILE *f, const struct sps_report *rep) {
     write_command(&w, run, info);
     if (info->standalone_reason)
         sps__jw_string(&w, "written_by", info->standalone_reason);
-    sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns * 1e-9);
+    sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns / 1e9);
     /* the anchor between the two clocks: events and series are on the
      * monotonic clock, relative to this */
     sps__jw_uint(&w, "started_mono_ns", run->start_ns);
@@ -420,7 +420,7 @@ int sps__report_json_write(const struct sps_report *rep, const char *path, char 
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
         return SPS_EIO;
     }
-    write_report(f, rep);
+    sps__report_json_print(f, rep);
     int bad = ferror(f);
     if (fflush(f) != 0 || fsync(fileno(f)) != 0)
         bad = 1;

@@ -79,7 +79,7 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
     /* every point but the newest holds readings_per_point readings */
     sps__jw_array_flat(w, "t_s");
     for (uint32_t i = 0; i < s->count; i++)
-        sps__jw_number(w, NULL, ((double)s->points[i].t_ns - (double)base_ns) * 1e-9);
+        sps__jw_number(w, NULL, ((double)s->points[i].t_ns - (double)base_ns) / 1e9);
     sps__jw_end(w, ']');
     sps__jw_array_flat(w, "mean");
     for (uint32_t i = 0; i < s->count; i++)
@@ -93,7 +93,7 @@ static void write_points(struct sps_jw *w, const struct sps__series *s, uint64_t
 
 /* The newest reading's time (a point's is its first reading's). */
 static void write_last(struct sps_jw *w, const struct sps__series *s, uint64_t base_ns) {
-    sps__jw_number(w, "last_s", ((double)s->last_ns - (double)base_ns) * 1e-9);
+    sps__jw_number(w, "last_s", ((double)s->last_ns - (double)base_ns) / 1e9);
 }
 
 /* series.processes: each tree process's own RSS series.  They are kept
@@ -115,8 +115,8 @@ static void write_process_series(struct sps_jw *w, const struct sps__sampler_res
         sps__jw_string(w, "comm", p->comm);
         sps__jw_string(w, "unit", "bytes");
         sps__jw_int(w, "interval_ms", r->interval_ms);
-        sps__jw_number(w, "first_seen_s", ((double)p->first_seen_ns - (double)base_ns) * 1e-9);
-        sps__jw_number(w, "last_seen_s", ((double)s->last_ns - (double)base_ns) * 1e-9);
+        sps__jw_number(w, "first_seen_s", ((double)p->first_seen_ns - (double)base_ns) / 1e9);
+        sps__jw_number(w, "last_seen_s", ((double)s->last_ns - (double)base_ns) / 1e9);
         sps__jw_uint(w, "readings", s->n);
         sps__jw_number(w, "mean_bytes", s->sum / (double)s->n);
         sps__jw_number(w, "min_bytes", s->min);
@@ -235,7 +235,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
             sps__jw_null(w, "reason");
         sps__jw_uint(w, "reads", sr->reads);
         sps__jw_uint(w, "failed_reads", sr->failed_reads);
-        sps__jw_number(w, "read_mean_s", sr->reads ? (double)sr->read_ns_total * 1e-9 / (double)sr->reads : NAN);
+        sps__jw_number(w, "read_mean_s", sr->reads ? (double)sr->read_ns_total / 1e9 / (double)sr->reads : NAN);
         if (sr->last_error[0])
             sps__jw_string(w, "last_error", sr->last_error);
         else
@@ -253,7 +253,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
      * the tree the process series belong to: what a reader needs to put
      * the series back on the clock the zones are on */
     sps__jw_uint(w, "origin_mono_ns", base_ns);
-    sps__jw_number(w, "sampler_started_s", r->started_ns ? ((double)r->started_ns - (double)base_ns) * 1e-9 : NAN);
+    sps__jw_number(w, "sampler_started_s", r->started_ns ? ((double)r->started_ns - (double)base_ns) / 1e9 : NAN);
     sps__jw_int(w, "tree_pid", r->tree_pid);
     sps__jw_int(w, "interval_ms", r->interval_ms);
     sps__jw_int(w, "machine_interval_ms", r->machine_interval_ms);
@@ -301,7 +301,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_end(w, '}');
 
     sps__jw_object(w, "overhead");
-    double span_s = (double)r->thread_ns_total * 1e-9;
+    double span_s = (double)r->thread_ns_total / 1e9;
     sps__jw_number(w, "sampler_cpu_seconds", r->thread_cpu_seconds);
     sps__jw_number(w, "sampler_cpu_percent_of_one_core",
                    span_s > 0 ? 100.0 * r->thread_cpu_seconds / span_s : NAN);
@@ -309,7 +309,7 @@ void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info,
     sps__jw_uint(w, "sampler_interval_ticks", r->interval_ticks);
     sps__jw_uint(w, "sampler_machine_ticks", r->machine_ticks);
     sps__jw_uint(w, "sampler_ticks", r->ticks);
-    sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total * 1e-9 / (double)r->ticks : NAN);
+    sps__jw_number(w, "sampler_tick_mean_s", r->ticks ? (double)r->tick_ns_total / 1e9 / (double)r->ticks : NAN);
     sps__jw_uint(w, "sampler_pss_reads", r->pss_reads);
     sps__jw_number(w, "sampler_pss_cpu_seconds", r->pss_cpu_seconds);
     write_live_view_cost(w, info);

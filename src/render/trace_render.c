@@ -128,7 +128,9 @@ static void render_point(struct tbuf *b, const struct trace *t, const struct c_p
     tb_fixed(b, pt->t, 3);
     tb_puts(b, ",\"args\":{");
     tb_string(b, tr->key);
-    tb_printf(b, ":%.15g}}", pt->v);
+    char num[32];
+    sps__jw_format_number(num, sizeof num, pt->v);
+    tb_printf(b, ":%s}}", num);
 }
 
 static void render_other_data(struct tbuf *b, const struct trace *t, uint64_t max_bytes, const struct trace_counts *n) {

@@ -79,6 +79,10 @@ int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t
  */
 int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, size_t errlen);
 
+/* records_note for the records run skipped (how many, the first's
+ * error); nothing when it skipped none. */
+void sps__report_note_skipped(struct sps_report *rep, const struct sps_run *run);
+
 /* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */
 void sps__report_free(struct sps_report *rep);
 

@@ -4,6 +4,7 @@
  * analysis run once (report.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,12 +37,25 @@ static int own_argv(struct sps_report *rep, int argc, char *const *argv) {
     return 0;
 }
 
+/* The note on skipped records: how many, and the first one's error.  A
+ * format or system error names its file already; "out of memory reading
+ * this record" does not (report-format.md), so the file is put before it. */
+void sps__report_note_skipped(struct sps_report *rep, const struct sps_run *run) {
+    if (run->nskipped == 0)
+        return;
+    const char *path = run->skipped[0].path, *error = run->skipped[0].error;
+    int named = strncmp(error, path, strlen(path)) == 0;
+    snprintf(rep->records_note, sizeof rep->records_note, "%zu record(s) skipped, first: %s%s%s", run->nskipped,
+             named ? "" : path, named ? "" : ": ", error);
+}
+
 int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info) {
     memset(rep, 0, sizeof *rep);
     rep->run = *run;
     memset(run, 0, sizeof *run);
     rep->have_events = 1;
     rep->have_records = rep->run.nprocs > 0;
+    sps__report_note_skipped(rep, &rep->run);
     rep->info = *info;
     int nomem = 0;
     rep->info.argv = NULL;

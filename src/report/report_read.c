@@ -322,16 +322,6 @@ static int attach_process(struct sps_run *run, struct sps_process_data *p, struc
     return 0;
 }
 
-/* The note on records skipped now: how many, and the first one's error.
- * A format or system error names its file already; "out of memory reading
- * this record" does not (report-format.md), so the file is put before it. */
-static void note_skipped(struct sps_report *rep, const struct sps_run *recs) {
-    const char *path = recs->skipped[0].path, *error = recs->skipped[0].error;
-    int named = strncmp(error, path, strlen(path)) == 0;
-    snprintf(rep->records_note, sizeof rep->records_note, "%zu record(s) skipped, first: %s%s%s", recs->nskipped,
-             named ? "" : path, named ? "" : ": ", error);
-}
-
 /*
  * DIR/records' events into the report read from DIR/report.json.  No
  * record is an error here: records_note says what was missing or skipped,
@@ -365,7 +355,7 @@ static int attach_records(struct sps_report *rep, const char *dir) {
     rep->have_records = recs.nprocs > 0;
     rep->have_events = matched > 0;
     if (recs.nskipped > 0)
-        note_skipped(rep, &recs);
+        sps__report_note_skipped(rep, &recs);
     else if (!recs.nprocs)
         snprintf(rep->records_note, sizeof rep->records_note, "%s holds no record", records);
     else if (matched < recs.nprocs)

@@ -40,7 +40,7 @@ static const char report_usage[] =
     "report.json: the message names the file, line and column) or a file\n"
     "cannot be written; 2 for a usage error.\n";
 
-static int print_summary(const struct sps_report_input *in, const char *out_path, char *err, size_t errlen) {
+static int print_summary(const struct sps_report *rep, const char *out_path, char *err, size_t errlen) {
     FILE *f = stdout;
     struct sps_out o = {0};
     if (out_path && strcmp(out_path, "-") != 0) {
@@ -49,7 +49,6 @@ static int print_summary(const struct sps_report_input *in, const char *out_path
             return rc;
         f = o.f;
     }
-    const struct sps_report *rep = &in->model;
     /* without records the table comes from report.json, which holds what
      * the records said when the run ended */
     if (!rep->have_records)
@@ -106,19 +105,19 @@ int sps_cmd_report(int argc, char **argv) {
     if (out && format < 0)
         return sps_cli_usage_error("report", "-o needs --format (without it every file goes into DIR)");
 
-    struct sps_report_input in;
+    struct sps_report rep;
     char err[1024];
-    int rc = sps__report_input_load(dir, &in, err, sizeof err);
+    int rc = sps__report_load_dir(&rep, dir, err, sizeof err);
     if (rc != 0)
         return sps_cli_error("report", "cannot read the run", err, 1);
     uint64_t trace_max = (uint64_t)trace_mb << 20;
     if (format < 0)
-        rc = sps__export_all(&in, trace_max, err, sizeof err);
+        rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
     else if (format == SPS_EXPORT_SUMMARY)
-        rc = print_summary(&in, out, err, sizeof err);
+        rc = print_summary(&rep, out, err, sizeof err);
     else
-        rc = sps__export_one(&in, (enum sps_export_format)format, out, trace_max, err, sizeof err);
-    sps__report_input_free(&in);
+        rc = sps__export_one(&rep, dir, (enum sps_export_format)format, out, trace_max, err, sizeof err);
+    sps__report_free(&rep);
     if (rc != 0)
         return sps_cli_error("report", "cannot write", err, 1);
     return 0;

@@ -563,24 +563,13 @@ int sps_cmd_run(int argc, char **argv) {
         rc = sps__report_json_write(&rep, path, err, sizeof err);
     }
     sps__run_free(&run);
-    /* the other files: the exporters load the directory (TRANSITIONAL: their
-     * in->report), and take the model built above as in->model */
-    struct sps_report_input in;
-    int exported = rc == 0 && sps__report_input_load(abs_dir, &in, err, sizeof err) == 0;
-    if (exported) {
-        /* the renderers take the model built from the records and the
-         * sampler's series, not the one read back from report.json */
-        sps__report_free(&in.model);
-        in.model = rep;
-        built = 0;
-        rc = sps__export_all(&in, (uint64_t)trace_mb << 20, err, sizeof err);
+    /* every other file renders from the same model: nothing is read back */
+    if (rc == 0) {
+        rc = sps__export_all(&rep, abs_dir, (uint64_t)trace_mb << 20, err, sizeof err);
         if (!quiet && rc == 0) {
-            sps__summary_print(stderr, &in.model, 0);
-            sps__analysis_print(stderr, &in.model.analysis);
+            sps__summary_print(stderr, &rep, 0);
+            sps__analysis_print(stderr, &rep.analysis);
         }
-        sps__report_input_free(&in);
-    } else if (rc == 0) {
-        rc = SPS_EIO; /* err says why report.json, just written, cannot be read back */
     }
     if (built)
         sps__report_free(&rep);
