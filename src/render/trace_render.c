@@ -137,7 +137,9 @@ static void render_other_data(struct tbuf *b, const struct trace *t, uint64_t ma
     const struct sps_report *rep = t->rep;
     tb_puts(b, "\"otherData\":{\"format\":\"" TRACE_FORMAT "\",\"generator\":\"stepscope " SPS_VERSION_STRING "\"");
     tb_puts(b, ",\"time_origin\":\"the run's start (start_s 0 in report.json); ts and dur in microseconds\"");
-    tb_printf(b, ",\"started_unix_s\":%.15g", (double)rep->info.start_realtime_ns * 1e-9);
+    char started[32];
+    sps__jw_format_number(started, sizeof started, (double)rep->info.start_realtime_ns / 1e9);
+    tb_printf(b, ",\"started_unix_s\":%s", started);
     tb_printf(b, ",\"budget_bytes\":%" PRIu64 ",\"budget_policy\":\"" TRACE_POLICY "\"", max_bytes);
     tb_printf(b, ",\"zones_available\":%s,\"zones_note\":", rep->have_events ? "true" : "false");
     tb_string(b, rep->records_note);

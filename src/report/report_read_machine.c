@@ -14,11 +14,9 @@
  *   - a series' first reading time: its first point's time;
  *   - a whole-run sum: mean x readings; a total time: mean x count.
  * Times are the monotonic clock's: series.origin_mono_ns plus each t_s,
- * to the nanosecond while t_s is under 10^6 s (its 15 digits then hold
- * nine decimals).  Other numbers come back at the 15 significant
- * digits report.json keeps (json_writer.c): written again they are the
- * same, but for figures the writer derives from two others (the sampler's
- * share of a core), which may differ in their 15th digit.
+ * to the nanosecond (report.json writes every double exactly:
+ * json_writer.c), and so does every other number: written again they
+ * are the same bytes.
  *
  * Not kept by report.json, so not read back: a series' point capacity
  * (the default, or the points it holds if more), a process's start ticks.
