@@ -108,6 +108,10 @@ struct tls_state {
      * (thin_max_depth), so an unthinned begin pays one compare. */
     uint32_t max_depth;
     int refused; /* this thread cannot record (record full or failed) */
+    /* the rings' first pages, to fault in once the thread is registered
+     * (prefault_rings), outside P.lock */
+    unsigned char *prefault_at;
+    size_t prefault_len;
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
 
@@ -495,6 +499,22 @@ static void reread_thin_level(void) {
     T.max_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
 }
 
+/* A new thread's rings, up to SPS_PREFAULT_MAX bytes (all of them with the
+ * default sizes: 3 MiB), are faulted in at its registration, on its first
+ * event: in one system call rather than as 768 page faults spread over its
+ * first 65,536 zones.  Without P.lock, so other threads go on meanwhile.
+ * The price: the pages are resident (and counted in the workload's RSS)
+ * from the thread's first event instead of as they fill. */
+#define SPS_PREFAULT_MAX ((size_t)4 << 20)
+
+static void prefault_rings(void) {
+    if (!T.prefault_len)
+        return; /* this thread was registered before */
+    size_t len = T.prefault_len;
+    T.prefault_len = 0;
+    sps__platform_prefault(T.prefault_at, len); /* a refusal only leaves the faults to the stores */
+}
+
 /* Point the calling thread's TLS at seg and give it the thread. */
 static void bind_thread(struct sps_rec_thread *seg) {
     const struct sps_rec_header *h = P.hdr;
@@ -558,11 +578,15 @@ static int thread_attach(void) {
     uint64_t ring_at = seg->agg_index_off + index_bytes;
     for (int r = 0; r < SPS_RING_COUNT; r++) {
         seg->ring_off[r] = ring_at;
-        /* Not touched here: the blocks are reserved (arena_alloc), and a
-         * page costs one fault the first time 128 events fill it. */
         ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
     }
+    /* The blocks are reserved (arena_alloc); the pages are faulted in once
+     * the thread is registered, so its first zones do not take a fault
+     * every 128 events (prefault_rings). */
+    uint64_t prefault = ring_at - seg->ring_off[0];
+    T.prefault_at = P.base + seg->ring_off[0];
+    T.prefault_len = prefault < SPS_PREFAULT_MAX ? (size_t)prefault : SPS_PREFAULT_MAX;
     seg->limit[SPS_RING_DISCARD] = 0; /* stores nothing, ever */
     /* The thread's own sink: what refused names and (thread, name) pairs
      * write to (the reader skips it: its name is 0), and the target of the
@@ -680,6 +704,7 @@ static uint32_t prepare(struct sps_site *site) {
     ensure_agg(id, site->kind);
 out:
     unlock_process();
+    prefault_rings();
     return id;
 }
 
@@ -899,6 +924,7 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
         lock_process();
         int ok = attach_locked() == 0;
         unlock_process();
+        prefault_rings();
         if (!ok)
             return;
         seg = T.seg;
@@ -1033,6 +1059,7 @@ void sps_thread_name(const char *name) {
         lock_process();
         int ok = attach_locked() == 0;
         unlock_process();
+        prefault_rings();
         if (!ok)
             return;
     }

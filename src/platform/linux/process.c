@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -103,4 +105,22 @@ int sps__platform_cpu_count(void) {
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 && n < 1000000 ? (int)n : 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack it */
+#endif
+
+int sps__platform_prefault(void *addr, size_t len) {
+    if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    if (errno != EINVAL)
+        return -1; /* the kernel knows the advice and could not: do not insist */
+    /* an older kernel: touch every page ourselves */
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    for (size_t off = 0; off < len; off += (size_t)page)
+        ((volatile unsigned char *)addr)[off] = 0;
+    return 0;
 }
