@@ -397,6 +397,42 @@ static void test_warmup_per_stream(void) {
     sps__run_free(&run);
 }
 
+/* Warm-up on many rows: three threads of 20,000 rows each, "step" and
+ * "epoch" interleaved in a pseudo-random order, each stream with its own
+ * number of slow first steps (thread 2's epochs none); every row's flag is
+ * exactly its stream's. */
+static void test_warmup_many_rows(void) {
+    enum { THREADS = 3, ROWS = 20000 };
+    static const int slow[THREADS][2] = {{7, 3}, {1, 12}, {25, 0}}; /* [thread][step, epoch] */
+    struct sps_process_data p = proc_new(100, 1, "h", THREADS);
+    uint32_t rng = 12345;
+    for (uint32_t th = 0; th < THREADS; th++) {
+        double t = 0;
+        int made[2] = {0, 0};
+        for (int i = 0; i < ROWS; i++) {
+            rng = rng * 1103515245u + 12345u;
+            int epoch = (rng >> 16) % 3 == 0; /* a third of the rows */
+            double d = made[epoch] < slow[th][epoch] ? 100 : 10 + (double)(made[epoch] % 3);
+            ev_at_depth(&p, th, epoch ? N_EPOCH : N_STEP, t, t + d, 0, 0);
+            made[epoch]++;
+            t += d + 1;
+        }
+    }
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK_EQ_U(run.nsteps, THREADS * ROWS);
+    CHECK_EQ_U(run.warmup_steps, 7 + 3 + 1 + 12 + 25 + 0);
+    long step = sps__run_find(&run, "step", SPS_KIND_STEP);
+    size_t made[THREADS][2] = {{0, 0}, {0, 0}, {0, 0}}, wrong = 0;
+    for (size_t i = 0; i < run.nsteps; i++) {
+        const struct sps_step_row *r = &run.steps[i];
+        int th = r->tid - 1000, epoch = r->name != step;
+        wrong += r->warmup != (made[th][epoch]++ < (size_t)slow[th][epoch]);
+    }
+    CHECK_EQ_U(wrong, 0);
+    sps__run_free(&run);
+}
+
 int main(void) {
     RUN_TEST(test_after_the_step);
     RUN_TEST(test_threads);
@@ -404,6 +440,7 @@ int main(void) {
     RUN_TEST(test_worker_processes);
     RUN_TEST(test_lost_and_open_steps);
     RUN_TEST(test_warmup_per_stream);
+    RUN_TEST(test_warmup_many_rows);
     RUN_TEST(test_clock_reads_out_of_order);
     return check_report();
 }
