@@ -13,9 +13,9 @@
 #include "stepscope.h"
 
 /* Events of one process and ring, all threads, sorted by start. */
-struct evref {
+struct evref { /* 16 bytes: a million steps of ten zones gather 11 million */
     const struct sps_event *e;
-    long summary;    /* index into run->names */
+    int32_t summary; /* index into run->names */
     uint32_t thread; /* index into the process's threads */
 };
 
@@ -41,7 +41,7 @@ static int gather(const struct sps_process_data *p, int ring, struct evref **out
     for (uint32_t t = 0; t < p->nthreads; t++)
         for (size_t i = 0; i < p->threads[t].nevents[ring]; i++) {
             const struct sps_event *e = &p->threads[t].events[ring][i];
-            (*out)[(*n)++] = (struct evref){e, p->summary_of[e->name - 1], t};
+            (*out)[(*n)++] = (struct evref){e, (int32_t)p->summary_of[e->name - 1], t};
         }
     /* one thread's values are already in order: no sort then */
     size_t k = 1;
