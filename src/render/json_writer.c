@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 void sps__jw_init(struct sps_jw *w, FILE *f) {
     w->f = f;
@@ -161,17 +162,113 @@ static void put_int(FILE *f, int negative, uint64_t magnitude) {
     fwrite_unlocked(p, 1, (size_t)(buf + sizeof buf - p), f);
 }
 
+/*
+ * The exact path of sps__format_g15.  %.15g rounds v's exact binary value
+ * to 15 significant digits.  A candidate decimal d = m / 10^s (m below
+ * 10^15, trailing zeros stripped, s <= 22 so 10^s is an exact double) is
+ * that rounding when the double nearest d, which one IEEE division gives
+ * exactly, is v or a neighbour of v: then |v - d| <= 1.5 ulp(v) < 3.4e-16
+ * |v|, less than half the 15-digit spacing around v (more than 5e-16 |v|),
+ * so d is the 15-digit value nearest v.  Anything else, or a candidate the
+ * scaling got wrong, fails the check and goes to printf.  Returns the
+ * length, or 0 for printf.
+ */
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int g15_exact(char *buf, double v) {
+    double a = fabs(v);
+    if (!(a >= 1e-7 && a < 1e15))
+        return 0;
+    int e = (int)floor(log10(a)); /* the decimal exponent, maybe one off: fixed below */
+    uint64_t m = 0;
+    for (int tries = 0; tries < 2; tries++) {
+        long double scaled = (long double)a * powl(10.0L, (long double)(14 - e));
+        m = (uint64_t)llroundl(scaled);
+        if (m >= 1000000000000000u)
+            e++;
+        else if (m < 100000000000000u)
+            e--;
+        else
+            break;
+    }
+    if (m < 100000000000000u || m >= 1000000000000000u)
+        return 0;
+    int s = 14 - e; /* d = m / 10^s */
+    while (s > 0 && m % 10 == 0) {
+        m /= 10;
+        s--;
+    }
+    if (s <= 0 || s > 22)
+        return 0; /* a whole number (the caller's path) or beyond exact powers */
+    double near = (double)m / pow10_exact[s];
+    if (near != a && nextafter(near, INFINITY) != a && nextafter(near, 0.0) != a)
+        return 0;
+    /* m's digits, then %g's layout: exponent form below 1e-4 */
+    char dig[24];
+    char *d = digits(dig + sizeof dig, m);
+    int n = (int)(dig + sizeof dig - d), x = n - 1 - s; /* d = 0.d1d2... x 10^(x+1) */
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    if (x < -4) {
+        *o++ = d[0];
+        if (n > 1) {
+            *o++ = '.';
+            memcpy(o, d + 1, (size_t)n - 1);
+            o += n - 1;
+        }
+        int ex = -x;
+        *o++ = 'e';
+        *o++ = '-';
+        if (ex >= 100)
+            *o++ = (char)('0' + ex / 100);
+        *o++ = (char)('0' + ex / 10 % 10);
+        *o++ = (char)('0' + ex % 10);
+    } else if (x >= 0) { /* n > x + 1: s > 0 leaves a fraction */
+        memcpy(o, d, (size_t)x + 1);
+        o += x + 1;
+        *o++ = '.';
+        memcpy(o, d + x + 1, (size_t)(n - x - 1));
+        o += n - x - 1;
+    } else {
+        *o++ = '0';
+        *o++ = '.';
+        for (int z = 0; z < -x - 1; z++)
+            *o++ = '0';
+        memcpy(o, d, (size_t)n);
+        o += n;
+    }
+    *o = '\0';
+    return (int)(o - buf);
+}
+
+int sps__format_g15(char *buf, double v) {
+    if (isfinite(v) && v == trunc(v) && fabs(v) < 1e15) {
+        /* a whole number of at most 15 digits: its digits ("-0" for
+         * negative zero) */
+        char tmp[24];
+        char *p = digits(tmp + sizeof tmp, (uint64_t)fabs(v));
+        if (signbit(v))
+            *--p = '-';
+        int len = (int)(tmp + sizeof tmp - p);
+        memcpy(buf, p, (size_t)len);
+        buf[len] = '\0';
+        return len;
+    }
+    int len = isfinite(v) ? g15_exact(buf, v) : 0;
+    return len ? len : snprintf(buf, 32, "%.15g", v);
+}
+
 void sps__jw_number(struct sps_jw *w, const char *key, double v) {
     lead(w, key);
     if (!isfinite(v)) {
         fwrite_unlocked("null", 1, 4, w->f);
-    } else if (v == trunc(v) && fabs(v) < 1e15) {
-        /* what %.15g writes for a whole number of at most 15 digits ("-0"
-         * for negative zero), without printf's floating-point path */
-        put_int(w->f, signbit(v) != 0, (uint64_t)fabs(v));
-    } else {
-        fprintf(w->f, "%.15g", v);
+        return;
     }
+    char buf[32];
+    int len = sps__format_g15(buf, v);
+    fwrite_unlocked(buf, 1, (size_t)len, w->f);
 }
 
 void sps__jw_int(struct sps_jw *w, const char *key, int64_t v) {
