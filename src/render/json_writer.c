@@ -176,14 +176,22 @@ static void put_int(FILE *f, int negative, uint64_t magnitude) {
 static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* 10^0 .. 10^30 (exact to 10^27 in x86's long double; a rounded one can
+ * only make a candidate fail the check) */
+static const long double pow10_long[31] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L,
+    1e16L, 1e17L, 1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L, 1e28L, 1e29L, 1e30L};
+
 static int g15_exact(char *buf, double v) {
     double a = fabs(v);
-    if (!(a >= 1e-7 && a < 1e15))
+    if (!(a >= 1e-15 && a < 1e15))
         return 0;
     int e = (int)floor(log10(a)); /* the decimal exponent, maybe one off: fixed below */
     uint64_t m = 0;
     for (int tries = 0; tries < 2; tries++) {
-        long double scaled = (long double)a * powl(10.0L, (long double)(14 - e));
+        if (14 - e < 0 || 14 - e > 30)
+            return 0;
+        long double scaled = (long double)a * pow10_long[14 - e];
         m = (uint64_t)llroundl(scaled);
         if (m >= 1000000000000000u)
             e++;
