@@ -76,8 +76,13 @@ static void work(uint64_t n) {
         SPS_ZONE_END(z_);                                                                          \
     } while (0)
 
+/* All threads start together and stay until all are done: a thread that
+ * exited early would hand its segment, and its ring, to the next one. */
+static pthread_barrier_t together;
+
 static void *steps_thread(void *arg) {
     uint64_t steps = *(const uint64_t *)arg;
+    pthread_barrier_wait(&together);
     for (uint64_t s = 0; s < steps; s++) {
         uint64_t k = 4 + (s * 2654435761u >> 28) % 8;
         SPS_STEP_BEGIN(step);
@@ -93,12 +98,13 @@ static void *steps_thread(void *arg) {
         WORK_ZONE("log", k);
         SPS_STEP_END(step);
     }
+    pthread_barrier_wait(&together);
     return NULL;
 }
 
 static int workload(uint64_t steps, unsigned threads, const char *done_path) {
     pthread_t *t = calloc(threads, sizeof *t);
-    if (!t)
+    if (!t || pthread_barrier_init(&together, NULL, threads) != 0)
         return 1;
     for (unsigned i = 0; i < threads; i++)
         if (pthread_create(&t[i], NULL, steps_thread, &steps) != 0) {
