@@ -244,6 +244,25 @@ static void test_threads(void) {
     sps__run_free(&run);
 }
 
+/* Events are taken in start order over all of a process's threads: a
+ * value recorded after another but timed before it (clocks read out of
+ * order) is not the step's last; at the same time, the lower thread's goes
+ * first, so the higher thread's is the last. */
+static void test_start_order_across_threads(void) {
+    struct sps_process_data p = proc_new(100, 1, "h", 2);
+    ev(&p, 0, N_STEP, 0, 100, 0);
+    ev(&p, 0, N_STEP, 200, 300, 0);
+    VALUE(&p, 0, N_LOSS, 50, 1.0);
+    VALUE(&p, 0, N_LOSS, 40, 2.0); /* recorded later, timed earlier */
+    VALUE(&p, 0, N_LOSS, 260, 4.0);
+    VALUE(&p, 1, N_LOSS, 260, 3.0); /* the helper thread, at the same time */
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK(LOSS(&run, 100, 0) == 1.0);
+    CHECK(LOSS(&run, 100, 200) == 3.0);
+    sps__run_free(&run);
+}
+
 /* Steps nest: an epoch step around training steps owns what they own and
  * what falls between them. */
 static void test_nested_steps(void) {
@@ -447,6 +466,7 @@ static void test_warmup_many_rows(void) {
 int main(void) {
     RUN_TEST(test_after_the_step);
     RUN_TEST(test_threads);
+    RUN_TEST(test_start_order_across_threads);
     RUN_TEST(test_nested_steps);
     RUN_TEST(test_worker_processes);
     RUN_TEST(test_lost_and_open_steps);
