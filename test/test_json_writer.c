@@ -2,7 +2,7 @@
  * test_json_writer.c - the report.json writer's number formatting: its
  * fast path writes exactly what printf's "%.15g" writes, on times of whole
  * nanoseconds (as n / 1e9 and as n * 1e-9), counts, ratios, powers of ten
- * and their neighbours, and doubles of every exponent from random bits;
+ * and their neighbours, and doubles of every exponent from random bits (about 900,000 values);
  * and a value written through the writer reads as it should.
  */
 #include <math.h>
@@ -38,7 +38,7 @@ static void same_as_printf(double v) {
 
 static void test_times_of_whole_nanoseconds(void) {
     checked = wrong = 0;
-    for (int i = 0; i < 300000; i++) {
+    for (int i = 0; i < 100000; i++) {
         uint64_t ns = next_u64() >> (next_u64() % 64); /* every magnitude */
         same_as_printf((double)ns / 1e9);
         same_as_printf((double)ns * 1e-9);
@@ -46,13 +46,13 @@ static void test_times_of_whole_nanoseconds(void) {
         same_as_printf((double)(ns % 100000) * 1e-6);
     }
     CHECK_EQ_U(wrong, 0);
-    CHECK(checked == 1200000);
+    CHECK(checked == 400000);
 }
 
 static void test_ratios_powers_and_neighbours(void) {
     checked = wrong = 0;
-    for (int a = 1; a < 400; a++)
-        for (int b = 1; b < 400; b++)
+    for (int a = 1; a < 200; a++)
+        for (int b = 1; b < 200; b++)
             same_as_printf((double)a / (double)b);
     for (int e = -30; e <= 30; e++) {
         double p = pow(10.0, e);
@@ -67,7 +67,7 @@ static void test_ratios_powers_and_neighbours(void) {
         }
     }
     /* 15- and 16-digit decimals, halfway cases among them */
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 50000; i++) {
         double m = (double)(next_u64() % 10000000000000000ull);
         int s = (int)(next_u64() % 30);
         same_as_printf(m / pow(10.0, s));
@@ -85,7 +85,7 @@ static void test_ratios_powers_and_neighbours(void) {
 
 static void test_random_doubles(void) {
     checked = wrong = 0;
-    for (int i = 0; i < 300000; i++) {
+    for (int i = 0; i < 100000; i++) {
         uint64_t bits = next_u64();
         double v;
         memcpy(&v, &bits, sizeof v);
