@@ -503,9 +503,21 @@ static void reread_thin_level(void) {
  * default sizes: 3 MiB), are faulted in at its registration, on its first
  * event: in one system call rather than as 768 page faults spread over its
  * first 65,536 zones.  Without P.lock, so other threads go on meanwhile.
- * The price: the pages are resident (and counted in the workload's RSS)
- * from the thread's first event instead of as they fill. */
+ * A thread given an exited thread's segment does the same (pages already
+ * there cost little).  The price: the pages are resident (and counted in
+ * the workload's RSS) from the thread's first event instead of as they
+ * fill. */
 #define SPS_PREFAULT_MAX ((size_t)4 << 20)
+
+/* The calling thread was given seg: its rings are to be faulted in once
+ * P.lock is released.  P.lock held. */
+static void plan_prefault(const struct sps_rec_thread *seg) {
+    uint64_t bytes = 0;
+    for (int r = 0; r < SPS_RING_COUNT; r++)
+        bytes += (uint64_t)P.hdr->ring_cap[r] * sizeof(struct sps_rec_event);
+    T.prefault_at = P.base + seg->ring_off[0]; /* the rings lie one after another */
+    T.prefault_len = bytes < SPS_PREFAULT_MAX ? (size_t)bytes : SPS_PREFAULT_MAX;
+}
 
 static void prefault_rings(void) {
     if (!T.prefault_len)
@@ -555,6 +567,7 @@ static int thread_attach(void) {
         seg->depth = 0; /* zones the last thread left open died with it */
         seg->reuses++;
         bind_thread(seg);
+        plan_prefault(seg); /* the last thread may have filled only a few pages */
         return 0;
     }
     if (h->threads_count >= h->threads_cap) {
@@ -581,12 +594,6 @@ static int thread_attach(void) {
         ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
     }
-    /* The blocks are reserved (arena_alloc); the pages are faulted in once
-     * the thread is registered, so its first zones do not take a fault
-     * every 128 events (prefault_rings). */
-    uint64_t prefault = ring_at - seg->ring_off[0];
-    T.prefault_at = P.base + seg->ring_off[0];
-    T.prefault_len = prefault < SPS_PREFAULT_MAX ? (size_t)prefault : SPS_PREFAULT_MAX;
     seg->limit[SPS_RING_DISCARD] = 0; /* stores nothing, ever */
     /* The thread's own sink: what refused names and (thread, name) pairs
      * write to (the reader skips it: its name is 0), and the target of the
@@ -594,6 +601,8 @@ static int thread_attach(void) {
     ((uint32_t *)(P.base + seg->agg_index_off))[P.sink_id] = (uint32_t)sink_off;
     seg->pending_agg_off = sink_off;
     bind_thread(seg);
+    /* the blocks are reserved (arena_alloc); the pages come next */
+    plan_prefault(seg);
 
     uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
     dir[seg->index] = off;

@@ -116,11 +116,13 @@ int sps__platform_prefault(void *addr, size_t len) {
         return 0;
     if (errno != EINVAL)
         return -1; /* the kernel knows the advice and could not: do not insist */
-    /* an older kernel: touch every page ourselves */
+    /* an older kernel: write every page ourselves, each byte with what it
+     * holds (the caller's thread is the only writer) */
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0)
         page = 4096;
+    volatile unsigned char *p = addr;
     for (size_t off = 0; off < len; off += (size_t)page)
-        ((volatile unsigned char *)addr)[off] = 0;
+        p[off] = p[off];
     return 0;
 }
