@@ -9,10 +9,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "platform/platform.h"
 #include "record_format.h"
 #include "recorder.h"
 #include "stepscope.h"
@@ -69,6 +71,29 @@ static void test_new_thread_rings_resident(void) {
     CHECK_EQ_I(unmapped_pages((const unsigned char *)base + seg->ring_off[0], bytes), 0);
 }
 
+/* The platform call itself: every page of a range that starts and ends
+ * inside a page is mapped after it, and what the pages held is kept. */
+static void test_prefault_keeps_contents(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = 16 * (size_t)page;
+    unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    if (m == MAP_FAILED)
+        return;
+    m[3 * page + 7] = 0xA5; /* two pages in use, the rest never touched */
+    m[9 * page] = 0x5A;
+    CHECK_EQ_I(unmapped_pages(m, len), 14);
+    CHECK_EQ_I(sps__platform_prefault(m + 100, len - 200), 0);
+    CHECK_EQ_I(unmapped_pages(m, len), 0);
+    CHECK_EQ_U(m[3 * page + 7], 0xA5);
+    CHECK_EQ_U(m[9 * page], 0x5A);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < len; i++)
+        nonzero += m[i] != 0;
+    CHECK_EQ_U(nonzero, 2);
+    munmap(m, len);
+}
+
 int main(void) {
     unsetenv("STEPSCOPE_RING_EVENTS");
     unsetenv("STEPSCOPE_STEP_EVENTS");
@@ -78,6 +103,7 @@ int main(void) {
         /* in memory; then again as a record file in a run directory */
         fprintf(stderr, "== in memory\n");
         RUN_TEST(test_new_thread_rings_resident);
+        RUN_TEST(test_prefault_keeps_contents);
         char run_dir[] = "/tmp/test_ring_prefault.XXXXXX";
         if (!mkdtemp(run_dir))
             return 1;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,17 +113,20 @@ int sps__platform_cpu_count(void) {
 #endif
 
 int sps__platform_prefault(void *addr, size_t len) {
-    if (madvise(addr, len, MADV_POPULATE_WRITE) == 0)
-        return 0;
-    if (errno != EINVAL)
-        return -1; /* the kernel knows the advice and could not: do not insist */
-    /* an older kernel: write every page ourselves, each byte with what it
-     * holds (the caller's thread is the only writer) */
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0)
         page = 4096;
-    volatile unsigned char *p = addr;
-    for (size_t off = 0; off < len; off += (size_t)page)
-        p[off] = p[off];
+    /* madvise takes whole pages: from the page that holds addr */
+    uintptr_t from = (uintptr_t)addr & ~((uintptr_t)page - 1), to = (uintptr_t)addr + len;
+    if (madvise((void *)from, to - from, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    if (errno != EINVAL)
+        return -1; /* the kernel knows the advice and could not: do not insist */
+    /* an older kernel: write every page ourselves, adding 0 to a byte of it
+     * (one write fault each, and what the page holds stays as it is) */
+    for (uintptr_t p = from < (uintptr_t)addr ? from + (uintptr_t)page : from; p < to; p += (uintptr_t)page)
+        __atomic_fetch_add((unsigned char *)p, 0, __ATOMIC_RELAXED);
+    if (from < (uintptr_t)addr)
+        __atomic_fetch_add((unsigned char *)addr, 0, __ATOMIC_RELAXED);
     return 0;
 }
