@@ -18,7 +18,14 @@
  * because a per-thread recorder that secretly shares a cache line or a lock
  * only shows its cost when every core is busy.
  *
- *     bench_zone [--iterations N] [--quick]
+ * Then a fresh thread's first 65,536 zones (the events that fill its zone
+ * ring the first time) against the next 65,536 on the same thread, on 7
+ * fresh threads (each stays alive until the end, so that none inherits an
+ * exited thread's segment), with its first zone (the thread's registration)
+ * timed alone: in memory, and in a record file in a run directory (this
+ * program again, with STEPSCOPE_RUN_DIR set, as under `stepscope run`).
+ *
+ *     bench_zone [--iterations N] [--quick] [--fresh-only]
  *
  * With STEPSCOPE_RUN_DIR unset (the usual case here) the library records
  * into memory, which is the hot path being measured.
@@ -32,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,6 +197,118 @@ static uint64_t events_dropped(void) {
     return sps_status(&st) == 0 ? st.events_dropped : 0;
 }
 
+/* ----------------------------------------------------- a fresh thread */
+
+#define FRESH_THREADS 7
+#define FRESH_ZONES 65536u /* the default zone ring */
+
+struct fresh {
+    pthread_t thread;
+    double first_ns;   /* the thread's first zone: registration included */
+    double cold_ns;    /* per zone, its next FRESH_ZONES - 1 (the ring's first pass) */
+    double warm_ns;    /* per zone, the FRESH_ZONES after those */
+    int recorded;
+    int done; /* the fields above are set */
+};
+
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_cond = PTHREAD_COND_INITIALIZER;
+static int parked_release;
+
+static void *fresh_main(void *arg) {
+    struct fresh *f = arg;
+    uint64_t t0 = now_ns();
+    case_zone(1);
+    uint64_t t1 = now_ns();
+    case_zone(FRESH_ZONES - 1);
+    uint64_t t2 = now_ns();
+    case_zone(FRESH_ZONES);
+    uint64_t t3 = now_ns();
+    f->first_ns = (double)(t1 - t0);
+    f->cold_ns = (double)(t2 - t1) / (FRESH_ZONES - 1);
+    f->warm_ns = (double)(t3 - t2) / FRESH_ZONES;
+    f->recorded = zone_records();
+    __atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+    /* stay registered: an exited thread's segment (rings already touched)
+     * would go to the next fresh thread */
+    pthread_mutex_lock(&park_lock);
+    while (!parked_release)
+        pthread_cond_wait(&park_cond, &park_lock);
+    pthread_mutex_unlock(&park_lock);
+    return NULL;
+}
+
+static int run_fresh(const char *where) {
+    struct fresh f[FRESH_THREADS];
+    memset(f, 0, sizeof f);
+    double first[FRESH_THREADS], cold[FRESH_THREADS], warm[FRESH_THREADS], ratio[FRESH_THREADS];
+    int started = 0, all_recorded = 1;
+    for (int i = 0; i < FRESH_THREADS; i++) {
+        /* one at a time: each measures alone */
+        if (pthread_create(&f[i].thread, NULL, fresh_main, &f[i]) != 0)
+            break;
+        started++;
+        while (!__atomic_load_n(&f[i].done, __ATOMIC_ACQUIRE))
+            sched_yield();
+        first[i] = f[i].first_ns;
+        cold[i] = f[i].cold_ns;
+        warm[i] = f[i].warm_ns;
+        ratio[i] = f[i].cold_ns / f[i].warm_ns;
+        all_recorded &= f[i].recorded;
+    }
+    pthread_mutex_lock(&park_lock);
+    parked_release = 1;
+    pthread_cond_broadcast(&park_cond);
+    pthread_mutex_unlock(&park_lock);
+    for (int i = 0; i < started; i++)
+        pthread_join(f[i].thread, NULL);
+    if (started < FRESH_THREADS) {
+        fprintf(stderr, "bench_zone: pthread_create failed\n");
+        return -1;
+    }
+    struct result rf = summarise(first, FRESH_THREADS), rc = summarise(cold, FRESH_THREADS);
+    struct result rw = summarise(warm, FRESH_THREADS), rr = summarise(ratio, FRESH_THREADS);
+    printf("\nfresh threads, %s: %d threads, each alone; ns per zone, median [min-max]\n", where, FRESH_THREADS);
+    printf("  first zone (registers the thread)  %10.0f ns [%.0f-%.0f]\n", rf.median, first[0],
+           first[FRESH_THREADS - 1]);
+    printf("  its first %u zones (ring's first pass) %6.1f [%.1f-%.1f]\n", FRESH_ZONES, rc.median, cold[0],
+           cold[FRESH_THREADS - 1]);
+    printf("  the next %u zones (warm ring)          %6.1f [%.1f-%.1f]\n", FRESH_ZONES, rw.median, warm[0],
+           warm[FRESH_THREADS - 1]);
+    printf("  first pass vs warm: %.2fx [%.2f-%.2f]%s\n", rr.median, ratio[0], ratio[FRESH_THREADS - 1],
+           all_recorded ? "" : "  (a zone did not record!)");
+    return 0;
+}
+
+/* This program again, in a process of its own (no exited thread's segment
+ * to reuse), recording into memory or, with in_file, into a record file in
+ * a run directory (STEPSCOPE_RUN_DIR) as under `stepscope run`. */
+static int run_fresh_process(const char *self, int in_file) {
+    char dir[] = "/tmp/bench_zone.XXXXXX";
+    if (in_file && !mkdtemp(dir)) {
+        fprintf(stderr, "bench_zone: mkdtemp: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (in_file)
+            setenv("STEPSCOPE_RUN_DIR", dir, 1);
+        else
+            unsetenv("STEPSCOPE_RUN_DIR");
+        execl(self, self, "--fresh-only", (char *)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (in_file && system(cmd) != 0)
+        fprintf(stderr, "bench_zone: could not remove %s\n", dir);
+    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 /* ------------------------------------------------------ all cores at once */
 
 struct worker {
@@ -322,10 +442,12 @@ static int run_concurrent(uint64_t n, double *worst_ratio, int *nthreads_out) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: bench_zone [--iterations N] [--quick]\n"
+            "usage: bench_zone [--iterations N] [--quick] [--fresh-only]\n"
             "Measures a stepscope zone against two bare timestamp reads.\n"
             "  --iterations N  loop length per repeat (default %u)\n"
-            "  --quick         same as --iterations %u\n",
+            "  --quick         same as --iterations %u\n"
+            "  --fresh-only    only a fresh thread's first zones against its next ones\n"
+            "                  (where the record is: memory, or STEPSCOPE_RUN_DIR's file)\n",
             DEFAULT_ITERATIONS, QUICK_ITERATIONS);
 }
 
@@ -348,6 +470,9 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(argv[i], "--fresh-only") == 0) {
+            const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
+            return run_fresh(run_dir && *run_dir ? "record file" : "memory") == 0 ? 0 : 1;
         } else if (strcmp(argv[i], "--quick") == 0) {
             if (!explicit_n)
                 n = QUICK_ITERATIONS;
@@ -416,6 +541,9 @@ int main(int argc, char **argv) {
         printf("\nrecorder: %llu events recorded, %llu dropped, %llu threads\n",
                (unsigned long long)st.events_recorded, (unsigned long long)st.events_dropped,
                (unsigned long long)st.threads_recording);
+
+    if (run_fresh_process("/proc/self/exe", 0) != 0 || run_fresh_process("/proc/self/exe", 1) != 0)
+        return 1;
 
     /* cases[1] is the recording zone; cases[0] the baseline. */
     printf("all %d cores busy: zone begin+end worst %.2fx %s (target %.1fx)\n", nthreads, worst,

@@ -108,6 +108,10 @@ struct tls_state {
      * (thin_max_depth), so an unthinned begin pays one compare. */
     uint32_t max_depth;
     int refused; /* this thread cannot record (record full or failed) */
+    /* the rings' first pages, to fault in once the thread is registered
+     * (prefault_rings), outside P.lock */
+    unsigned char *prefault_at;
+    size_t prefault_len;
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
 
@@ -495,6 +499,34 @@ static void reread_thin_level(void) {
     T.max_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
 }
 
+/* A new thread's rings, up to SPS_PREFAULT_MAX bytes (all of them with the
+ * default sizes: 3 MiB), are faulted in at its registration, on its first
+ * event: in one system call rather than as 768 page faults spread over its
+ * first 65,536 zones.  Without P.lock, so other threads go on meanwhile.
+ * A thread given an exited thread's segment does the same (pages already
+ * there cost little).  The price: the pages are resident (and counted in
+ * the workload's RSS) from the thread's first event instead of as they
+ * fill. */
+#define SPS_PREFAULT_MAX ((size_t)4 << 20)
+
+/* The calling thread was given seg: its rings are to be faulted in once
+ * P.lock is released.  P.lock held. */
+static void plan_prefault(const struct sps_rec_thread *seg) {
+    uint64_t bytes = 0;
+    for (int r = 0; r < SPS_RING_COUNT; r++)
+        bytes += (uint64_t)P.hdr->ring_cap[r] * sizeof(struct sps_rec_event);
+    T.prefault_at = P.base + seg->ring_off[0]; /* the rings lie one after another */
+    T.prefault_len = bytes < SPS_PREFAULT_MAX ? (size_t)bytes : SPS_PREFAULT_MAX;
+}
+
+static void prefault_rings(void) {
+    if (!T.prefault_len)
+        return; /* this thread was registered before */
+    size_t len = T.prefault_len;
+    T.prefault_len = 0;
+    sps__platform_prefault(T.prefault_at, len); /* a refusal only leaves the faults to the stores */
+}
+
 /* Point the calling thread's TLS at seg and give it the thread. */
 static void bind_thread(struct sps_rec_thread *seg) {
     const struct sps_rec_header *h = P.hdr;
@@ -535,6 +567,7 @@ static int thread_attach(void) {
         seg->depth = 0; /* zones the last thread left open died with it */
         seg->reuses++;
         bind_thread(seg);
+        plan_prefault(seg); /* the last thread may have filled only a few pages */
         return 0;
     }
     if (h->threads_count >= h->threads_cap) {
@@ -558,8 +591,6 @@ static int thread_attach(void) {
     uint64_t ring_at = seg->agg_index_off + index_bytes;
     for (int r = 0; r < SPS_RING_COUNT; r++) {
         seg->ring_off[r] = ring_at;
-        /* Not touched here: the blocks are reserved (arena_alloc), and a
-         * page costs one fault the first time 128 events fill it. */
         ring_at += (uint64_t)h->ring_cap[r] * sizeof(struct sps_rec_event);
         seg->limit[r] = h->ring_policy == SPS_POLICY_KEEP_FIRST ? h->ring_cap[r] : UINT64_MAX;
     }
@@ -570,6 +601,8 @@ static int thread_attach(void) {
     ((uint32_t *)(P.base + seg->agg_index_off))[P.sink_id] = (uint32_t)sink_off;
     seg->pending_agg_off = sink_off;
     bind_thread(seg);
+    /* the blocks are reserved (arena_alloc); the pages come next */
+    plan_prefault(seg);
 
     uint64_t *dir = (uint64_t *)(P.base + h->threads_off);
     dir[seg->index] = off;
@@ -680,6 +713,7 @@ static uint32_t prepare(struct sps_site *site) {
     ensure_agg(id, site->kind);
 out:
     unlock_process();
+    prefault_rings();
     return id;
 }
 
@@ -899,6 +933,7 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
         lock_process();
         int ok = attach_locked() == 0;
         unlock_process();
+        prefault_rings();
         if (!ok)
             return;
         seg = T.seg;
@@ -1033,6 +1068,7 @@ void sps_thread_name(const char *name) {
         lock_process();
         int ok = attach_locked() == 0;
         unlock_process();
+        prefault_rings();
         if (!ok)
             return;
     }

@@ -244,6 +244,25 @@ static void test_threads(void) {
     sps__run_free(&run);
 }
 
+/* Events are taken in start order over all of a process's threads: a
+ * value recorded after another but timed before it (clocks read out of
+ * order) is not the step's last; at the same time, the lower thread's goes
+ * first, so the higher thread's is the last. */
+static void test_start_order_across_threads(void) {
+    struct sps_process_data p = proc_new(100, 1, "h", 2);
+    ev(&p, 0, N_STEP, 0, 100, 0);
+    ev(&p, 0, N_STEP, 200, 300, 0);
+    VALUE(&p, 0, N_LOSS, 50, 1.0);
+    VALUE(&p, 0, N_LOSS, 40, 2.0); /* recorded later, timed earlier */
+    VALUE(&p, 0, N_LOSS, 260, 4.0);
+    VALUE(&p, 1, N_LOSS, 260, 3.0); /* the helper thread, at the same time */
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK(LOSS(&run, 100, 0) == 1.0);
+    CHECK(LOSS(&run, 100, 200) == 3.0);
+    sps__run_free(&run);
+}
+
 /* Steps nest: an epoch step around training steps owns what they own and
  * what falls between them. */
 static void test_nested_steps(void) {
@@ -397,13 +416,62 @@ static void test_warmup_per_stream(void) {
     sps__run_free(&run);
 }
 
+/* Warm-up on many rows: three threads of 20,000 rows each, "step" and
+ * "epoch" interleaved in a pseudo-random order, each stream with its own
+ * number of slow first steps (thread 2's epochs none); every row's flag is
+ * exactly its stream's. */
+static void test_warmup_many_rows(void) {
+    enum { THREADS = 3, ROWS = 20000 };
+    static const int slow[THREADS][2] = {{7, 3}, {1, 12}, {25, 0}}; /* [thread][step, epoch] */
+    struct sps_process_data p = proc_new(100, 1, "h", THREADS);
+    uint32_t rng = 12345;
+    for (uint32_t th = 0; th < THREADS; th++) {
+        /* the rows straight into the ring (ev() grows it one event at a
+         * time, which the sanitizers' realloc makes quadratic) */
+        struct sps_thread_data *td = &p.threads[th];
+        td->events[SPS_RING_STEPS] = malloc(ROWS * sizeof *td->events[SPS_RING_STEPS]);
+        uint64_t t = T0;
+        int made[2] = {0, 0};
+        for (int i = 0; i < ROWS; i++) {
+            rng = rng * 1103515245u + 12345u;
+            int epoch = (rng >> 16) % 3 == 0; /* a third of the rows */
+            uint32_t id = epoch ? N_EPOCH : N_STEP;
+            uint64_t d = (made[epoch] < slow[th][epoch] ? 100 : 10 + (uint64_t)(made[epoch] % 3)) * US;
+            td->events[SPS_RING_STEPS][i] = (struct sps_event){(uint64_t)i, t, t + d, d, id, 0, SPS_KIND_STEP};
+            struct sps_agg *g = &td->aggs[id - 1];
+            g->count++;
+            g->total_ns += d;
+            g->self_ns += d;
+            g->max_ns = d > g->max_ns ? d : g->max_ns;
+            made[epoch]++;
+            t += d + US;
+        }
+        td->nevents[SPS_RING_STEPS] = td->offered[SPS_RING_STEPS] = ROWS;
+    }
+    struct sps_run run;
+    build(&run, &p, 1);
+    CHECK_EQ_U(run.nsteps, THREADS * ROWS);
+    CHECK_EQ_U(run.warmup_steps, 7 + 3 + 1 + 12 + 25 + 0);
+    long step = sps__run_find(&run, "step", SPS_KIND_STEP);
+    size_t made[THREADS][2] = {{0, 0}, {0, 0}, {0, 0}}, wrong = 0;
+    for (size_t i = 0; i < run.nsteps; i++) {
+        const struct sps_step_row *r = &run.steps[i];
+        int th = r->tid - 1000, epoch = r->name != step;
+        wrong += r->warmup != (made[th][epoch]++ < (size_t)slow[th][epoch]);
+    }
+    CHECK_EQ_U(wrong, 0);
+    sps__run_free(&run);
+}
+
 int main(void) {
     RUN_TEST(test_after_the_step);
     RUN_TEST(test_threads);
+    RUN_TEST(test_start_order_across_threads);
     RUN_TEST(test_nested_steps);
     RUN_TEST(test_worker_processes);
     RUN_TEST(test_lost_and_open_steps);
     RUN_TEST(test_warmup_per_stream);
+    RUN_TEST(test_warmup_many_rows);
     RUN_TEST(test_clock_reads_out_of_order);
     return check_report();
 }

@@ -227,49 +227,63 @@ size_t sps__warmup_length(const double *durations, size_t n) {
     return w;
 }
 
+/* One stream's rows (at[0..n), in row order): its warm-up marked. */
+static void mark_stream(struct sps_run *run, const size_t *at, size_t n, double *d) {
+    for (size_t q = 0; q < n; q++)
+        d[q] = (double)(run->steps[at[q]].end_ns - run->steps[at[q]].start_ns);
+    size_t w = sps__warmup_length(d, n);
+    for (size_t q = 0; q < w; q++)
+        run->steps[at[q]].warmup = 1;
+    run->warmup_steps += w;
+}
+
 /*
  * Mark the warm-up of every stream: the steps of one name on one thread.
  * A stream whose first kept step is not its thread's first step (a wrapped
- * keep-latest ring) has lost its warm-up and gets none.
+ * keep-latest ring) has lost its warm-up and gets none.  Linear in the
+ * rows: each thread's rows are grouped by name with a counting pass (row
+ * order kept within a name), then each group is one stream.
  */
 static int mark_warmup(struct sps_run *run) {
-    double *d = malloc((run->nsteps ? run->nsteps : 1) * sizeof *d);
-    size_t *at = malloc((run->nsteps ? run->nsteps : 1) * sizeof *at);
-    unsigned char *seen = calloc(run->nnames ? run->nnames : 1, 1); /* step names met on this thread */
-    if (!d || !at || !seen) {
+    size_t rows = run->nsteps ? run->nsteps : 1, names = run->nnames ? run->nnames : 1;
+    double *d = malloc(rows * sizeof *d);
+    size_t *at = malloc(rows * sizeof *at);
+    size_t *first = calloc(names + 1, sizeof *first); /* a name's group starts at at[first[name]] */
+    if (!d || !at || !first) {
         free(d);
         free(at);
-        free(seen);
+        free(first);
         return SPS_ENOMEM;
     }
     for (size_t i = 0; i < run->nsteps;) {
         size_t j = i; /* [i, j): one thread's rows */
         while (j < run->nsteps && run->steps[j].process == run->steps[i].process && run->steps[j].tid == run->steps[i].tid)
             j++;
-        /* the thread's first steps were not kept: no warm-up to find */
-        for (size_t k = i; run->steps[i].index == 0 && k < j; k++) {
-            long name = run->steps[k].name;
-            if (seen[name])
-                continue; /* its stream was done at its first row */
-            seen[name] = 1;
-            size_t n = 0;
-            for (size_t q = k; q < j; q++)
-                if (run->steps[q].name == name) {
-                    at[n] = q;
-                    d[n++] = (double)(run->steps[q].end_ns - run->steps[q].start_ns);
-                }
-            size_t w = sps__warmup_length(d, n);
-            for (size_t q = 0; q < w; q++)
-                run->steps[at[q]].warmup = 1;
-            run->warmup_steps += w;
+        if (run->steps[i].index != 0) { /* the thread's first steps were not kept: no warm-up to find */
+            i = j;
+            continue;
         }
+        /* counts, then where each name's group begins (names the thread
+         * does not use get empty groups), then the rows in place */
         for (size_t k = i; k < j; k++)
-            seen[run->steps[k].name] = 0;
+            first[run->steps[k].name + 1]++;
+        for (size_t nm = 1; nm <= run->nnames; nm++)
+            first[nm] += first[nm - 1];
+        for (size_t k = i; k < j; k++)
+            at[first[run->steps[k].name]++] = k;
+        /* first[name] is now where the group ends, the next one's start */
+        size_t begin = 0;
+        for (size_t nm = 0; nm < run->nnames; nm++) {
+            if (first[nm] > begin)
+                mark_stream(run, at + begin, first[nm] - begin, d);
+            begin = first[nm];
+        }
+        memset(first, 0, (names + 1) * sizeof *first);
         i = j;
     }
     free(d);
     free(at);
-    free(seen);
+    free(first);
     return 0;
 }
 

@@ -142,6 +142,11 @@ struct sps_run {
 /* The writer may still be running (a process reading its own record):
  * inconsistent events are counted as dropped, never an error. */
 #define SPS_PARSE_LIVE 1u
+/* data is the caller's own read-only shared mapping of a record file: the
+ * pages of events already copied are unmapped as the parse goes (they stay
+ * in the page cache), so a big record is not held twice.  Never for memory
+ * someone writes (a recorder's own record). */
+#define SPS_PARSE_OWN_MAP 2u
 
 /*
  * Validate a record's header against a file of size bytes: everything a
@@ -156,7 +161,7 @@ int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_
 /*
  * Read and validate one record from memory (data stays owned by the caller
  * and may be released after the call).  label names it in errors; flags is
- * 0 or SPS_PARSE_LIVE.  Returns 0, or SPS_EFORMAT / SPS_EVERSION /
+ * 0, SPS_PARSE_LIVE or SPS_PARSE_OWN_MAP.  Returns 0, or SPS_EFORMAT / SPS_EVERSION /
  * SPS_ENOMEM with err set to "<label>: offset <n>: <what>".
  */
 int sps__record_parse(const void *data, size_t size, const char *label, unsigned flags,

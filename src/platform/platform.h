@@ -42,4 +42,13 @@ int sps__platform_ancestors(struct sps_process_id *ids, int max);
  * inherits), else the online CPUs; 0 when unknown. */
 int sps__platform_cpu_count(void);
 
+/* Fault in the pages of [addr, addr+len) of a writable mapping (whole
+ * pages, from the one that holds addr), as writes would, so that later
+ * stores into it take no page fault; their contents stay as they are.
+ * One system call where the kernel can (Linux 5.14's MADV_POPULATE_WRITE),
+ * else an atomic add of 0 to a byte of each page.  Returns 0, or -1 when
+ * the kernel refused (out of memory, I/O error): nothing is lost, the
+ * stores then fault as usual. */
+int sps__platform_prefault(void *addr, size_t len);
+
 #endif /* SPS_PLATFORM_H */

@@ -33,6 +33,13 @@ void sps__jw_uint(struct sps_jw *w, const char *key, uint64_t v);
 void sps__jw_bool(struct sps_jw *w, const char *key, int v);
 void sps__jw_null(struct sps_jw *w, const char *key);
 
+/* v as printf's "%.15g" writes it, into buf (at least 32 bytes, NUL
+ * ended); returns the length.  Most numbers a report holds (times of whole
+ * nanoseconds in seconds, counts, ratios) take an exact path in integers
+ * that is several times faster than printf's; the others go to printf.
+ * Non-finite v: "nan"/"inf" as printf writes them.  Pure; thread-safe. */
+int sps__format_g15(char *buf, double v);
+
 /* s as a JSON string literal (quotes included), handed to put in pieces.
  * Names and command lines are bytes from the workload and may be cut
  * anywhere: a byte that starts no well-formed UTF-8 sequence becomes

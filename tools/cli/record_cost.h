@@ -14,7 +14,7 @@
  * *end_ns: the recorder's own samples of a zone end's bookkeeping
  * (record_format.h, end_samples) in that warm loop (0: none taken), to
  * compare with the run's.
- * About 10 ms.  Returns 0 with *zone_ns and *value_ns set, or -1 when the
+ * About 10 ms of CPU.  Returns 0 with *zone_ns and *value_ns set, or -1 when the
  * child could not run (the report then says the cost was not measured).
  * Call with no other thread of the caller running.
  */

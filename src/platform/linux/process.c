@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -103,4 +106,27 @@ int sps__platform_cpu_count(void) {
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 && n < 1000000 ? (int)n : 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack it */
+#endif
+
+int sps__platform_prefault(void *addr, size_t len) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    /* madvise takes whole pages: from the page that holds addr */
+    uintptr_t from = (uintptr_t)addr & ~((uintptr_t)page - 1), to = (uintptr_t)addr + len;
+    if (madvise((void *)from, to - from, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    if (errno != EINVAL)
+        return -1; /* the kernel knows the advice and could not: do not insist */
+    /* an older kernel: write every page ourselves, adding 0 to a byte of it
+     * (one write fault each, and what the page holds stays as it is) */
+    for (uintptr_t p = from < (uintptr_t)addr ? from + (uintptr_t)page : from; p < to; p += (uintptr_t)page)
+        __atomic_fetch_add((unsigned char *)p, 0, __ATOMIC_RELAXED);
+    if (from < (uintptr_t)addr)
+        __atomic_fetch_add((unsigned char *)addr, 0, __ATOMIC_RELAXED);
+    return 0;
 }
