@@ -31,19 +31,6 @@ static void add(struct line *l, const char *item) {
     l->buf[l->len] = '\0';
 }
 
-/* Three significant digits in a human unit: "312 ms", "31.2 ms", "1.25 s". */
-static void fmt_duration(char *buf, size_t len, double s) {
-    static const struct {
-        double div;
-        const char *unit;
-    } units[] = {{1e-9, "ns"}, {1e-6, "us"}, {1e-3, "ms"}, {1, "s"}};
-    int u = 3;
-    while (u > 0 && s < units[u].div)
-        u--;
-    double v = s / units[u].div;
-    snprintf(buf, len, v >= 100 || u == 0 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u].unit);
-}
-
 static void fmt_elapsed(char *buf, size_t len, double s) {
     long t = s > 0 ? (long)s : 0;
     if (t >= 3600)
@@ -70,12 +57,12 @@ static void progress(const struct sps__live_frame *fr, struct line *l) {
         add(l, item);
     }
     if (st->last_ns) {
-        fmt_duration(v, sizeof v, (double)st->last_ns * 1e-9);
+        sps__fmt_seconds((double)st->last_ns / 1e9, v, sizeof v);
         snprintf(item, sizeof item, "last %s", v);
         add(l, item);
     }
     if (st->median_ns) {
-        fmt_duration(v, sizeof v, (double)st->median_ns * 1e-9);
+        sps__fmt_seconds((double)st->median_ns / 1e9, v, sizeof v);
         snprintf(item, sizeof item, "median %s", v);
         add(l, item);
     }

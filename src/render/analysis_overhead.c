@@ -23,13 +23,11 @@ static const char *pct(double v, char *buf, size_t len) {
 
 /* One cost in ns for a person: "23.1 ns", "1.20 µs". */
 static const char *fmt_ns(double ns, char *buf, size_t len) {
-    if (isnan(ns))
+    if (isnan(ns)) {
         snprintf(buf, len, "unknown");
-    else if (ns < 1000)
-        snprintf(buf, len, "%.1f ns", ns);
-    else
-        snprintf(buf, len, "%.2f µs", ns * 1e-3);
-    return buf;
+        return buf;
+    }
+    return sps__fmt_seconds(ns / 1e9, buf, len);
 }
 
 /* The kinds of recording (enum sps_overhead_kind's order), each with

@@ -47,7 +47,8 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info);
 /* Signal name ("SIGKILL") for a number, or "SIG<n>". */
 const char *sps__signal_name(int sig, char *buf, size_t len);
 
-/* Human-readable duration ("12.3 ms") and size ("1.2 GiB"). */
+/* The one human-readable duration ("12.30 ms", "22.5 ns") and the one
+ * size ("1.2 GiB") every text uses (format.c); "-" for NAN.  Pure. */
 const char *sps__fmt_seconds(double s, char *buf, size_t len);
 const char *sps__fmt_bytes(double b, char *buf, size_t len);
 

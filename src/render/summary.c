@@ -10,33 +10,6 @@
 #include "render/render.h"
 #include "stepscope.h"
 
-const char *sps__fmt_seconds(double s, char *buf, size_t len) {
-    if (isnan(s))
-        snprintf(buf, len, "-");
-    else if (s >= 100)
-        snprintf(buf, len, "%.0f s", s);
-    else if (s >= 1)
-        snprintf(buf, len, "%.2f s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, len, "%.2f ms", s * 1e3);
-    else if (s >= 1e-6)
-        snprintf(buf, len, "%.2f us", s * 1e6);
-    else
-        snprintf(buf, len, "%.0f ns", s * 1e9);
-    return buf;
-}
-
-const char *sps__fmt_bytes(double b, char *buf, size_t len) {
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-    return buf;
-}
-
 static const char *kind_label(uint32_t kind) {
     return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
 }
