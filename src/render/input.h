@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "model/run.h"
+#include "platform/atomic_file.h"
 #include "report/report.h"
 
 struct sps_report_input {
@@ -52,15 +53,15 @@ void sps__report_input_free(struct sps_report_input *in);
 int sps__report_input_load_raw(const char *dir, struct sps_report_input *in, char *err, size_t errlen);
 
 /*
- * Writing an output file with nothing half-written: open a temporary file
- * beside path, write, then commit (flush, close, rename over path) or
- * abort (close, remove).  A failed commit removes the temporary file and
- * leaves any earlier path untouched.
+ * Writing an output file with nothing half-written: a thin stdio face on
+ * the atomic writer (platform/atomic_file.h: an exclusive, unpredictably
+ * named temporary beside path, never followed through a link; commit
+ * flushes, fsyncs and renames over path; abort removes it).  A failed
+ * commit leaves any earlier path untouched.
  */
 struct sps_out {
-    FILE *f;
-    char path[4096];
-    char tmp[4096 + 32];
+    FILE *f; /* write here between open and commit/abort */
+    struct sps_atomic_file file;
 };
 
 /* Returns 0, or SPS_EIO with err set ("PATH: reason"). */
