@@ -184,9 +184,9 @@ static uint64_t arena_offset(uint32_t names_cap, uint32_t threads_cap) {
  * is sparse, and a store into a hole the filesystem cannot fill raises
  * SIGBUS in the workload: so every range the hot paths will write is
  * reserved here, on a slow path, where a full disk is just a refusal. */
-static int reserve(uint64_t off, uint64_t len) {
-    if (P.mode != SPS_MODE_FILE)
-        return 0; /* memory mode */
+/* The record file's descriptor, or -1 when it can no longer be opened.
+ * P.lock held. */
+static int record_fd(void) {
     struct stat st;
     if (P.fd < 0 || fstat(P.fd, &st) != 0 || st.st_dev != P.fd_dev || st.st_ino != P.fd_ino) {
         /* The program closed our descriptor (daemons close everything)
@@ -197,9 +197,17 @@ static int reserve(uint64_t off, uint64_t len) {
             if (P.fd >= 0)
                 close(P.fd);
             P.fd = -1;
-            snprintf(P.hdr->problem, sizeof P.hdr->problem, "the record file %s can no longer be opened", P.path);
-            return -1;
         }
+    }
+    return P.fd;
+}
+
+static int reserve(uint64_t off, uint64_t len) {
+    if (P.mode != SPS_MODE_FILE)
+        return 0; /* memory mode */
+    if (record_fd() < 0) {
+        snprintf(P.hdr->problem, sizeof P.hdr->problem, "the record file %s can no longer be opened", P.path);
+        return -1;
     }
     int e = posix_fallocate(P.fd, (off_t)off, (off_t)len);
     if (e == 0)
@@ -1076,6 +1084,22 @@ static void atfork_child(void) {
     P.anchor_busy = 0;
 }
 
+/*
+ * At exit: cut the record file to the bytes it handed out (the rest of
+ * file_size is a hole), so a run directory copies, tars and uploads at its
+ * real size.  Threads still running write only inside what they were
+ * handed; one that allocates later extends the file again (posix_fallocate
+ * in reserve), so nothing lands past the end.  Skipped while another thread
+ * holds the lock: it may be allocating (`stepscope run` cuts it later).
+ */
+static void cut_to_used_size(void) {
+    if (P.mode != SPS_MODE_FILE || pthread_mutex_trylock(&P.lock) != 0)
+        return;
+    if (record_fd() >= 0)
+        (void)ftruncate(P.fd, (off_t)sps_rec_used_size(P.hdr)); /* a refusal only leaves it large */
+    pthread_mutex_unlock(&P.lock);
+}
+
 static void on_exit_handler(void) {
     if (P.state != PROC_READY || P.pid != getpid())
         return;
@@ -1083,6 +1107,7 @@ static void on_exit_handler(void) {
     h->end_ticks = sps__ticks();
     refresh_anchor(h->end_ticks, 1);
     __atomic_store_n(&h->state, SPS_REC_STATE_CLOSED, __ATOMIC_RELEASE);
+    cut_to_used_size();
     sps__recorder_hook hook = __atomic_load_n(&exit_hook, __ATOMIC_RELAXED);
     if (hook)
         hook(); /* e.g. the standalone report (STEPSCOPE_OUT) */

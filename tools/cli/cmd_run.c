@@ -628,6 +628,9 @@ static void fill_run_info(struct sps_run_info *info, const struct run_options *o
  * or an SPS_E* code with err set. */
 static int build_and_render(const struct run_options *o, const struct run_dir *d, const struct sps_run_info *info,
                             char *err, size_t errlen) {
+    /* the killed processes' records, cut to what they used (the others
+     * cut their own at exit) */
+    (void)sps__records_trim(d->records);
     uint64_t t0 = info->start_mono_ns;
     struct sps_run run = {0};
     int rc = sps__run_load_dir(&run, d->records, err, errlen);
