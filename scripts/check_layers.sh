@@ -10,7 +10,7 @@
 # layer uses an sps* symbol that only a higher layer's object defines
 # (nm on the objects CMake built).
 #
-# The layers, lowest first (docs/DESIGN: records -> model -> analysis ->
+# The layers, lowest first (the data flow: records -> model -> analysis ->
 # renderers):
 #   0  the recorder and what it stands on: src/*.[ch] (recorder, clock,
 #      stats, crc32, errors, record_format.h), src/platform/, include/
