@@ -25,6 +25,10 @@
 # is not listed fails the check: give it a layer here.
 set -u
 root=${1:-$(dirname "$0")/..}
+build=${2:-}
+if [ -n "$build" ]; then
+    build=$(cd "$build" && pwd) || exit 2 # before the cd below: it may be relative
+fi
 cd "$root" || exit 2
 
 layer_of() {
@@ -116,7 +120,6 @@ for f in $files; do
 done
 # The calls: every object's undefined sps* symbols against the layer of the
 # object that defines them.
-build=${2:-}
 if [ -n "$build" ]; then
     syms=$(mktemp)
     trap 'rm -f "$syms"' EXIT
