@@ -505,8 +505,10 @@ SPS_API void sps_sampler_stop(void);
 /*
  * Write DIR/report.json for this process now (standalone use; under
  * `stepscope run` the CLI writes the report).  Creates DIR if needed and
- * replaces the file atomically.  Returns 0 or an SPS_E* code; on failure
- * errbuf (when not NULL) receives a one-line reason.  Not async-signal-safe.
+ * replaces the file atomically; then removes the report.html, steps.csv,
+ * timeline.csv and trace.json an earlier run left in DIR (they described
+ * that run).  Returns 0 or an SPS_E* code; on failure errbuf (when not
+ * NULL) receives a one-line reason.  Not async-signal-safe.
  */
 SPS_API int sps_report_write(const char *dir, char *errbuf, size_t errlen);
 

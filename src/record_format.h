@@ -299,6 +299,16 @@ static inline double sps_rec_measured_ns(double ns) {
 
 /* Zones, steps and micro-steps: the kinds that measure time (and carry a
  * histogram); values and counters do not. */
+/* The bytes of a record its writer has handed out, rounded up to a page:
+ * what a record is cut to when its process has ended (the rest of
+ * file_size is a hole nobody will write).  Readers accept a file of at
+ * least arena_off + arena_used bytes. */
+static inline uint64_t sps_rec_used_size(const struct sps_rec_header *h) {
+    uint64_t used = h->arena_off + __atomic_load_n(&h->arena_used, __ATOMIC_ACQUIRE);
+    used = (used + 4095u) & ~(uint64_t)4095u;
+    return used < h->file_size ? used : h->file_size;
+}
+
 static inline int sps_kind_is_timed(uint32_t kind) {
     return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
 }

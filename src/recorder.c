@@ -27,7 +27,6 @@
 
 #include "clock.h"
 #include "crc32.h"
-#include "gpu/cuda_zone.h"
 #include "platform/platform.h"
 #include "record_format.h"
 
@@ -74,9 +73,6 @@ static struct {
     uint32_t sink_id; /* the id refused names get; its data is discarded */
     char path[512];
     char reason[256];
-    char out_dir[512]; /* STEPSCOPE_OUT: write a report here at exit */
-    char owner_marker[600]; /* the marker file saying so, for descendants */
-    pid_t owner_pid;   /* the process that writes it */
     pthread_key_t thread_key;
     int key_created;
     /* what a fork child takes over from its parent's record */
@@ -93,6 +89,22 @@ static struct {
     uint32_t nfree;
     volatile int anchor_busy;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* The layers above register these (recorder.h); read with relaxed loads:
+ * a hook only has to arrive eventually, and it is one pointer. */
+static sps__recorder_hook open_hook, exit_hook, step_end_hook;
+
+void sps__recorder_set_open_hook(sps__recorder_hook fn) {
+    __atomic_store_n(&open_hook, fn, __ATOMIC_RELAXED);
+}
+
+void sps__recorder_set_exit_hook(sps__recorder_hook fn) {
+    __atomic_store_n(&exit_hook, fn, __ATOMIC_RELAXED);
+}
+
+void sps__recorder_set_step_end_hook(sps__recorder_hook fn) {
+    __atomic_store_n(&step_end_hook, fn, __ATOMIC_RELAXED);
+}
 
 /* The calling thread's view of its segment, kept in TLS so the hot path
  * reaches everything with one fs-relative load.  initial-exec: no
@@ -176,9 +188,9 @@ static uint64_t arena_offset(uint32_t names_cap, uint32_t threads_cap) {
  * is sparse, and a store into a hole the filesystem cannot fill raises
  * SIGBUS in the workload: so every range the hot paths will write is
  * reserved here, on a slow path, where a full disk is just a refusal. */
-static int reserve(uint64_t off, uint64_t len) {
-    if (P.mode != SPS_MODE_FILE)
-        return 0; /* memory mode */
+/* The record file's descriptor, or -1 when it can no longer be opened.
+ * P.lock held. */
+static int record_fd(void) {
     struct stat st;
     if (P.fd < 0 || fstat(P.fd, &st) != 0 || st.st_dev != P.fd_dev || st.st_ino != P.fd_ino) {
         /* The program closed our descriptor (daemons close everything)
@@ -189,9 +201,17 @@ static int reserve(uint64_t off, uint64_t len) {
             if (P.fd >= 0)
                 close(P.fd);
             P.fd = -1;
-            snprintf(P.hdr->problem, sizeof P.hdr->problem, "the record file %s can no longer be opened", P.path);
-            return -1;
         }
+    }
+    return P.fd;
+}
+
+static int reserve(uint64_t off, uint64_t len) {
+    if (P.mode != SPS_MODE_FILE)
+        return 0; /* memory mode */
+    if (record_fd() < 0) {
+        snprintf(P.hdr->problem, sizeof P.hdr->problem, "the record file %s can no longer be opened", P.path);
+        return -1;
     }
     int e = posix_fallocate(P.fd, (off_t)off, (off_t)len);
     if (e == 0)
@@ -325,33 +345,6 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
-/*
- * STEPSCOPE_OUT without a run directory: this process writes OUT/report.json
- * at exit, unless an ancestor already does.  A program the owner starts
- * (exec, system(), a shell in between) inherits the variable; the owner
- * leaves OUT/.owner-<pid>-<start time> while it runs, and a process with
- * such an ancestor leaves the report alone (the start time keeps a marker
- * a crashed owner left from matching a later process with its pid).
- */
-static void claim_report(const char *out) {
-    char marker[600];
-    struct sps_process_id ancestors[64];
-    int n = sps__platform_ancestors(ancestors, 64);
-    mkdir(out, 0777);
-    for (int i = 0; i < n; i++) {
-        snprintf(marker, sizeof marker, "%s/.owner-%d-%llu", out, ancestors[i].pid, ancestors[i].start);
-        if (access(marker, F_OK) == 0)
-            return;
-    }
-    snprintf(P.out_dir, sizeof P.out_dir, "%s", out);
-    P.owner_pid = getpid();
-    struct sps_process_id self = sps__platform_self();
-    snprintf(P.owner_marker, sizeof P.owner_marker, "%s/.owner-%d-%llu", out, self.pid, self.start);
-    int fd = open(P.owner_marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0)
-        close(fd);
-}
-
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 static void setup(void) {
@@ -393,10 +386,9 @@ static int proc_open(void) {
             set_reason("disabled by STEPSCOPE_DISABLE=%s", dis);
             return -1;
         }
-        const char *out = getenv("STEPSCOPE_OUT");
-        const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-        if (out && *out && !(run_dir && *run_dir))
-            claim_report(out);
+        sps__recorder_hook hook = __atomic_load_n(&open_hook, __ATOMIC_RELAXED);
+        if (hook)
+            hook(); /* e.g. the standalone report claims its directory */
     }
     uint32_t ring_cap[SPS_RING_COUNT];
     ring_cap[SPS_RING_ZONES] = pow2_at_least(env_u64("STEPSCOPE_RING_EVENTS", 65536, 16, 1u << 24));
@@ -788,8 +780,10 @@ static COLD void step_end_or_poll(uint32_t ring, uint64_t now) {
     if (ring == SPS_RING_STEPS) {
         refresh_anchor(now, 0);
         /* a step end is where a loop's GPU work of earlier steps has
-         * usually finished: resolve its GPU zones here (never waits) */
-        sps__gpu_step_end();
+         * usually finished: the GPU layer resolves its zones here */
+        sps__recorder_hook hook = __atomic_load_n(&step_end_hook, __ATOMIC_RELAXED);
+        if (hook)
+            hook();
     }
     reread_thin_level();
 }
@@ -1126,6 +1120,22 @@ static void atfork_child(void) {
     P.anchor_busy = 0;
 }
 
+/*
+ * At exit: cut the record file to the bytes it handed out (the rest of
+ * file_size is a hole), so a run directory copies, tars and uploads at its
+ * real size.  Threads still running write only inside what they were
+ * handed; one that allocates later extends the file again (posix_fallocate
+ * in reserve), so nothing lands past the end.  Skipped while another thread
+ * holds the lock: it may be allocating (`stepscope run` cuts it later).
+ */
+static void cut_to_used_size(void) {
+    if (P.mode != SPS_MODE_FILE || pthread_mutex_trylock(&P.lock) != 0)
+        return;
+    if (record_fd() >= 0)
+        (void)ftruncate(P.fd, (off_t)sps_rec_used_size(P.hdr)); /* a refusal only leaves it large */
+    pthread_mutex_unlock(&P.lock);
+}
+
 static void on_exit_handler(void) {
     if (P.state != PROC_READY || P.pid != getpid())
         return;
@@ -1133,12 +1143,10 @@ static void on_exit_handler(void) {
     h->end_ticks = sps__ticks();
     refresh_anchor(h->end_ticks, 1);
     __atomic_store_n(&h->state, SPS_REC_STATE_CLOSED, __ATOMIC_RELEASE);
-    if (P.out_dir[0] && P.owner_pid == getpid()) {
-        char err[512];
-        if (sps_report_write(P.out_dir, err, sizeof err) != 0)
-            fprintf(stderr, "stepscope: report: %s\n", err);
-        unlink(P.owner_marker);
-    }
+    cut_to_used_size();
+    sps__recorder_hook hook = __atomic_load_n(&exit_hook, __ATOMIC_RELAXED);
+    if (hook)
+        hook(); /* e.g. the standalone report (STEPSCOPE_OUT) */
 }
 
 /* --------------------------------------------------------------- inspection */

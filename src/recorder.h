@@ -36,4 +36,24 @@ struct sps_rec_header *sps__recorder_header(void);
  */
 int sps__zone_discard(sps_zone_t token);
 
+/*
+ * Hooks: what the layers above the recorder ask it to call, so that the
+ * recorder never calls up into them (it includes nothing from gpu/,
+ * render/ or report/).  Each setter stores one function pointer (NULL
+ * removes it); any thread may call them at any time.
+ *
+ * open:     this process opened a record of its own for the first time
+ *           (not in a fork child, which inherits its parent's choices).
+ *           Called once, with the recorder's lock held, before the record
+ *           exists: it must not record events or call the recorder.
+ * exit:     the process is exiting (atexit) and its record is closed.
+ *           Called once, in the process that opened the record.
+ * step_end: the calling thread ended a step (a cold path, once per step;
+ *           never on zones).  Called on that thread; it must not block.
+ */
+typedef void (*sps__recorder_hook)(void);
+void sps__recorder_set_open_hook(sps__recorder_hook fn);
+void sps__recorder_set_exit_hook(sps__recorder_hook fn);
+void sps__recorder_set_step_end_hook(sps__recorder_hook fn);
+
 #endif /* SPS_RECORDER_H */

@@ -105,7 +105,62 @@ static void test_good_record_parses(void) {
 static void test_truncated(void) {
     expect_error("short", good, 1000, SPS_EFORMAT, 1000, "truncated");
     size_t half = good_size / 2;
-    expect_error("half", good, half, SPS_EFORMAT, half, "truncated: the header says");
+    expect_error("half", good, half, SPS_EFORMAT, half, "truncated: the record uses");
+}
+
+/* Size of the file at path (-1 when it cannot be stat'ed). */
+static long long file_size_of(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* A record is cut to the bytes it used once its process has ended: by
+ * the process at exit, by `stepscope run` for one that was killed; the
+ * reader takes cut records, and uncut ones (file_size long) too. */
+static void test_records_are_cut_to_their_used_size(void) {
+    const struct sps_rec_header *h = (const void *)good;
+    uint64_t used = h->arena_off + h->arena_used;
+    /* the exit handler cut it: used bytes rounded up to a page */
+    CHECK_EQ_U(good_size, (used + 4095u) & ~(uint64_t)4095u);
+    CHECK(good_size < h->file_size); /* 8 MiB apparent before */
+    CHECK_EQ_U(h->file_size, 8u << 20);
+    char err[512];
+    CHECK_EQ_I(parse_variant("exact", good, (size_t)used, err, sizeof err, NULL), 0);
+    expect_error("short by one", good, (size_t)used - 1, SPS_EFORMAT, used - 1, "truncated: the record uses");
+    /* an uncut record, as long as its header says */
+    unsigned char *full = calloc(1, h->file_size);
+    if (full) {
+        memcpy(full, good, good_size);
+        CHECK_EQ_I(parse_variant("uncut", full, h->file_size, err, sizeof err, NULL), 0);
+        free(full);
+    }
+
+    /* killed mid-step: nobody ran its exit handler, `stepscope run` cuts it */
+    char out[700], records[800];
+    snprintf(out, sizeof out, "%s/killed", dir);
+    setenv("STEPSCOPE_RECORD_MB", "8", 1);
+    char *argv[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--", SPS_BIN_DIR "/test_workload", "--steps",
+                    "20", "--die-at", "12", NULL};
+    int st = run_capture(argv, NULL, 0);
+    unsetenv("STEPSCOPE_RECORD_MB");
+    CHECK_EQ_I(exit_code_of(st), 128 + 9);
+    snprintf(records, sizeof records, "%s/records", out);
+    struct sps_run run = {0};
+    CHECK_EQ_I(sps__run_load_dir(&run, records, err, sizeof err), 0);
+    CHECK_EQ_U(run.nprocs, 1);
+    CHECK_EQ_U(run.nskipped, 0);
+    if (run.nprocs == 1) {
+        CHECK(!run.procs[0].closed); /* it never closed its record */
+        int fd = open(run.procs[0].path, O_RDONLY);
+        struct sps_rec_header kh;
+        CHECK(fd >= 0 && pread(fd, &kh, sizeof kh, 0) == (ssize_t)sizeof kh);
+        if (fd >= 0)
+            close(fd);
+        long long size = file_size_of(run.procs[0].path);
+        CHECK_EQ_U((uint64_t)size, sps_rec_used_size(&kh));
+        CHECK((uint64_t)size < kh.file_size);
+    }
+    sps__run_free(&run);
 }
 
 static void test_bad_magic_and_incomplete(void) {
@@ -233,6 +288,7 @@ int main(void) {
     make_good_record();
     RUN_TEST(test_good_record_parses);
     RUN_TEST(test_truncated);
+    RUN_TEST(test_records_are_cut_to_their_used_size);
     RUN_TEST(test_bad_magic_and_incomplete);
     RUN_TEST(test_wrong_version);
     RUN_TEST(test_corrupted_header);

@@ -376,7 +376,10 @@ static void test_standalone_report_with_busy_thread(void) {
     char err[2048];
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     unsetenv("STEPSCOPE_OUT");
-    CHECK_MSG(err[0] == '\0', "stderr: %s", err);
+    /* one line, saying where the report went */
+    char want[1024];
+    snprintf(want, sizeof want, "stepscope: report written to %s/report.json (", dir);
+    CHECK_MSG(strncmp(err, want, strlen(want)) == 0 && strchr(err, '\n') == err + strlen(err) - 1, "stderr: %s", err);
     json_t *r = report_load(dir);
     CHECK(r != NULL);
     if (r)

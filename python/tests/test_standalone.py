@@ -102,3 +102,28 @@ def test_a_child_python_does_not_overwrite_the_parents_report(run_alone, tmp_pat
     r = load_report(tmp_path / "stepscope-out")
     assert r.zone("parent")["count"] == 1
     assert r.zone("child") is None
+
+
+def test_import_and_the_seed_classes_create_no_directory(run_alone, tmp_path):
+    # the report directory is claimed at the first zone, step, value or
+    # counter, not before: a script that only imports (or builds the seed
+    # classes and never times anything) leaves the working directory alone
+    proc = run_alone("""
+        import stepscope
+        from stepscope import MetricsCollector, PerformanceProfiler, Profiler, Reporter
+        Profiler()
+        PerformanceProfiler(track_gpu=False)
+        Reporter(MetricsCollector())
+        print(stepscope.status()["mode"], stepscope.out_dir())
+    """)
+    assert proc.stdout.split()[0] == "uninitialised"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+    assert proc.stderr == ""
+
+
+def test_one_stderr_line_says_where_the_report_went(run_alone, tmp_path):
+    proc = run_alone(SCRIPT)
+    out = tmp_path / "stepscope-out"
+    assert proc.stderr == "stepscope: report written to %s/report.json (`stepscope report %s` makes HTML, CSV " \
+        "and a trace)\n" % (out, out)
+

@@ -364,10 +364,17 @@ static void flush_counts(void) {
     TG.resolved = TG.cpu_only = TG.dropped = TG.unresolved = 0;
 }
 
+static void gpu_step_end(void);
+
 /* Record the start event; returns the pair's index + 1, or 0 for a zone
  * that is CPU-only. */
 static uint32_t gpu_begin(struct sps_site *site, sps_cu_stream stream) {
-    TG.used = 1;
+    if (__builtin_expect(!TG.used, 0)) {
+        /* this thread's step ends now have GPU zones to resolve: ask the
+         * recorder to call back at each one (it never calls up itself) */
+        TG.used = 1;
+        sps__recorder_set_step_end_hook(gpu_step_end);
+    }
     int ready = cuda_ready();
     if (__builtin_expect(!__atomic_load_n(&G.published, __ATOMIC_RELAXED), 0)) {
         /* the process's first GPU zone since it has a record: the report
@@ -482,7 +489,11 @@ int sps_gpu_flush(void) {
     return TG.pool ? (int)TG.pool->npending : 0;
 }
 
-void sps__gpu_step_end(void) {
+/* The recorder's step-end hook (registered by gpu_begin): a step end is
+ * where a loop's GPU work of earlier steps has usually finished, so the
+ * calling thread resolves its finished GPU zones here (never waits).
+ * Cheap on a thread that never began one. */
+static void gpu_step_end(void) {
     if (__builtin_expect(!TG.used, 1))
         return;
     (void)sps_gpu_flush();

@@ -1,10 +1,8 @@
-/* cuda_zone.h - what the recorder and the tests may ask of GPU zones. */
+/* cuda_zone.h - what the tests may ask of GPU zones (the public calls are
+ * in stepscope.h; the recorder reaches the step-end resolution through the
+ * hook gpu zones register, sps__recorder_set_step_end_hook). */
 #ifndef SPS_GPU_CUDA_ZONE_H
 #define SPS_GPU_CUDA_ZONE_H
-
-/* The calling thread ended a step: resolve its finished GPU zones (never
- * waits).  Cheap when the thread never began one. */
-void sps__gpu_step_end(void);
 
 /* Forget the loaded libcuda and the process totals, so the next GPU zone
  * loads it again with the current environment.  Tests only: no thread may

@@ -93,9 +93,14 @@ int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_
     }
     if (h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
         return BAD(HOFF(header_crc), "header checksum mismatch: the header is corrupted");
-    if (h->file_size > size)
-        return BAD(size, "truncated: the header says %llu bytes, the file has %llu",
-                   (unsigned long long)h->file_size, (unsigned long long)size);
+    /* The file may be shorter than file_size: a record is cut to the size
+     * it used when its process ends (sps_rec_used_size); only what the
+     * writer handed out must be there.  (A layout that does not add up is
+     * reported below.) */
+    uint64_t used_arena = __atomic_load_n(&h->arena_used, __ATOMIC_ACQUIRE);
+    if (h->arena_off <= h->file_size && used_arena <= h->file_size - h->arena_off && h->arena_off + used_arena > size)
+        return BAD(size, "truncated: the record uses %llu bytes, the file has %llu",
+                   (unsigned long long)(h->arena_off + used_arena), (unsigned long long)size);
     if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
         return BAD(HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
     /* capacities no writer exceeds: also keeps every size below 2^40, so
@@ -112,6 +117,9 @@ int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_
         return BAD(HOFF(threads_off), "thread directory out of bounds or misaligned");
     if (h->arena_off > h->file_size || h->arena_off % 8)
         return BAD(HOFF(arena_off), "arena out of bounds or misaligned");
+    if (used_arena > h->file_size - h->arena_off)
+        return BAD(HOFF(arena_used), "arena use %llu is beyond the %llu-byte record",
+                   (unsigned long long)used_arena, (unsigned long long)h->file_size);
     if (h->names_count > h->names_cap)
         return BAD(HOFF(names_count), "%u names in a table of %u", h->names_count, h->names_cap);
     if (h->threads_count > h->threads_cap)

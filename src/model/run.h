@@ -180,6 +180,15 @@ void sps__process_free(struct sps_process_data *p);
  */
 int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t errlen);
 
+/*
+ * Cut every record in dir whose process has ended to the bytes it used
+ * (sps_rec_used_size: the rest is a hole), so the directory copies and
+ * uploads at its real size; readers accept cut records.  Records whose
+ * pid still runs, and files that are not valid records, are left alone.
+ * Returns how many were cut.  For `stepscope run`, after the workload.
+ */
+int sps__records_trim(const char *dir);
+
 /* Append an already-parsed process (takes ownership of *p's contents). */
 int sps__run_add(struct sps_run *run, struct sps_process_data *p);
 

@@ -38,6 +38,10 @@ struct sps_process_id sps__platform_self(void);
  * many (0 when they cannot be read). */
 int sps__platform_ancestors(struct sps_process_id *ids, int max);
 
+/* 1 when process id is running: its pid exists, has id's start time (a
+ * recycled pid does not match) and has not exited (a zombie has). */
+int sps__platform_process_running(struct sps_process_id id);
+
 /* CPUs the calling process may run on (its affinity mask, which a child
  * inherits), else the online CPUs; 0 when unknown. */
 int sps__platform_cpu_count(void);

@@ -9,17 +9,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "platform/atomic_file.h"
 
 /*
- * Writing an output file with nothing half-written: open a temporary file
- * beside path, write, then commit (flush, close, rename over path) or
- * abort (close, remove).  A failed commit removes the temporary file and
- * leaves any earlier path untouched.
+ * Writing an output file with nothing half-written: a thin stdio face on
+ * the atomic writer (platform/atomic_file.h: an exclusive, unpredictably
+ * named temporary beside path, never followed through a link; commit
+ * flushes, fsyncs and renames over path; abort removes it).  A failed
+ * commit leaves any earlier path untouched.
  */
 struct sps_out {
-    FILE *f;
-    char path[4096];
-    char tmp[4096 + 32];
+    FILE *f; /* write here between open and commit/abort */
+    struct sps_atomic_file file;
 };
 
 /* Returns 0, or SPS_EIO with err set ("PATH: reason"). */

@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "render/json_writer.h"
+#include "platform/atomic_file.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
@@ -410,34 +411,16 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
 }
 
 int sps__report_json_write(const struct sps_report *rep, const char *path, char *err, size_t errlen) {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "%s: path too long", path);
+    struct sps_atomic_file out;
+    if (sps__atomic_open(&out, path, err, errlen) != 0)
         return SPS_EIO;
-    }
-    FILE *f = fopen(tmp, "w");
+    FILE *f = sps__atomic_stream(&out, err, errlen);
     if (!f) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        sps__atomic_abort(&out);
         return SPS_EIO;
     }
     sps__report_json_print(f, rep);
-    int bad = ferror(f);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        bad = 1;
-    int saved = errno;
-    if (fclose(f) != 0)
-        bad = 1;
-    if (bad) {
-        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(saved ? saved : EIO));
-        unlink(tmp);
-        return SPS_EIO;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        return SPS_EIO;
-    }
-    return 0;
+    return sps__atomic_commit(&out, 0, err, errlen);
 }
 
 const char *sps__signal_name(int sig, char *buf, size_t len) {

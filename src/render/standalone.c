@@ -1,10 +1,14 @@
 /*
- * report_dir.c - sps_report_write(): the standalone path, where the process
- * reads its own record in place and writes DIR/report.json itself.
+ * standalone.c - sps_report_write(): the standalone path, where the process
+ * reads its own record in place and writes DIR/report.json itself (at exit
+ * when STEPSCOPE_OUT says so: standalone_out.c).
  */
+#include "render/standalone.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -16,7 +20,24 @@
 #include "recorder.h"
 #include "stepscope.h"
 
+/* The files `stepscope report DIR` makes from report.json (export_dir.c).
+ * A standalone run writes only report.json; these, left by an earlier run
+ * in the same directory, would describe another run beside it, so they go
+ * once the new report.json is in place (it regenerates them). */
+static const char *const derived_outputs[] = {"report.html", "steps.csv", "timeline.csv", "trace.json"};
+
+static void remove_derived_outputs(const char *dir) {
+    char path[4096];
+    for (size_t i = 0; i < sizeof derived_outputs / sizeof derived_outputs[0]; i++)
+        if (snprintf(path, sizeof path, "%s/%s", dir, derived_outputs[i]) < (int)sizeof path)
+            (void)unlink(path); /* absent is fine; a link is removed, never followed */
+}
+
 int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
+    return sps__standalone_write(dir, "report.json", errbuf, errlen);
+}
+
+int sps__standalone_write(const char *dir, const char *name, char *errbuf, size_t errlen) {
     char scratch[512];
     if (!errbuf) {
         errbuf = scratch;
@@ -62,12 +83,14 @@ int sps_report_write(const char *dir, char *errbuf, size_t errlen) {
         info.sampler = sps__capture_pause(&sampling);
         info.sampler_absent_reason = "no sampler ran in this process (sps_sampler_start() or sps_capture() starts one)";
         char path[4096];
-        snprintf(path, sizeof path, "%s/report.json", dir);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         struct sps_report rep;
         rc = sps__report_build(&rep, &run, &info);
-        if (rc == 0)
+        if (rc == 0) {
             rc = sps__report_json_write(&rep, path, errbuf, errlen);
-        else
+            if (rc == 0 && strcmp(name, "report.json") == 0)
+                remove_derived_outputs(dir);
+        } else
             snprintf(errbuf, errlen, "out of memory");
         sps__report_free(&rep);
         sps__capture_resume(sampling);

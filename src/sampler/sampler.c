@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "platform/atomic_file.h"
 
 struct sps__sampler {
     pthread_mutex_t lock; /* sources, sample, result, publishing */
@@ -74,37 +75,27 @@ static void open_source(struct sps__sampler *s, enum sps_source_id id) {
     }
 }
 
-/* The publish file: made under a temporary name and renamed, so a reader
- * never maps a half-initialised one. */
+/* The publish file: made under a temporary name and renamed (the atomic
+ * writer), so a reader never maps a half-initialised one.  No fsync: the
+ * sampler rewrites it all run long, and nobody reads it after a crash. */
 static struct sps__published *map_publish_file(const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid()) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "%s: path too long", path);
+    struct sps_atomic_file out;
+    if (sps__atomic_open(&out, path, err, errlen) != 0)
         return NULL;
-    }
-    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return NULL;
-    }
     struct sps__published *p = MAP_FAILED;
-    int e = posix_fallocate(fd, 0, (off_t)sizeof *p);
+    int e = posix_fallocate(out.fd, 0, (off_t)sizeof *p);
     if (e == 0)
-        p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED, out.fd, 0);
     else
         errno = e;
     if (p == MAP_FAILED) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        sps__atomic_abort(&out);
         return NULL;
     }
-    close(fd);
     sps__published_init(p, 0);
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (sps__atomic_commit(&out, SPS_ATOMIC_NO_SYNC, err, errlen) != 0) {
         munmap(p, sizeof *p);
-        unlink(tmp);
         return NULL;
     }
     return p;

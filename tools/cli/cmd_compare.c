@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "compare/compare.h"
 #include "compare/render.h"
+#include "platform/atomic_file.h"
 #include "stepscope.h"
 
 static const char compare_usage[] =
@@ -231,13 +232,22 @@ int sps_cmd_compare(int argc, char **argv) {
         sps__cmp_side_free(&new_side);
         return sps_cli_error("compare", "cannot compare", sps_strerror(rc), 2);
     }
+    /* -o FILE: the atomic writer (nothing half-written, never through a
+     * link planted at FILE or beside it) */
     FILE *f = stdout;
-    if (o.out && !(f = fopen(o.out, "w"))) {
-        status = sps_cli_error("compare", o.out, strerror(errno), 2);
+    struct sps_atomic_file out;
+    char werr[512];
+    if (o.out && (sps__atomic_open(&out, o.out, werr, sizeof werr) != 0 ||
+                  !(f = sps__atomic_stream(&out, werr, sizeof werr)))) {
+        if (f == NULL)
+            sps__atomic_abort(&out);
+        status = sps_cli_error("compare", "-o", werr, 2);
     } else {
         rc = sps__cmp_render(f, o.format, o.format == SPS_CMP_TEXT && !o.out && colour_wanted(f), &result, &base,
                              &new_side);
-        if (o.out && fclose(f) != 0 && !rc)
+        if (o.out && rc)
+            sps__atomic_abort(&out);
+        else if (o.out && sps__atomic_commit(&out, 0, werr, sizeof werr) != 0)
             rc = SPS_EIO;
         if (rc)
             status = sps_cli_error("compare", o.out ? o.out : "standard output", "cannot write", 2);

@@ -78,7 +78,7 @@ static const char run_usage[] =
     "      --peak-flops N      dense peak FLOP/s per GPU for MFU, e.g. 989e12\n"
     "                          (default: from the GPU's name when known)\n"
     "      --max-overhead PCT  a budget for what recording may cost the\n"
-    "                          workload, in percent of its CPU time (e.g. 1%%):\n"
+    "                          workload, in percent of its CPU time (e.g. 1%):\n"
     "                          over it, record only steps and their phases,\n"
     "                          then only steps; the report says when\n"
     "  -h, --help              this help\n"
@@ -193,16 +193,87 @@ static int parse_uint(const char *s, unsigned long *out) {
     return errno || *end ? -1 : 0;
 }
 
-int sps_cmd_run(int argc, char **argv) {
-    const char *out_dir = "stepscope-out";
-    int quiet = 0, live = 1;
-    const char *ring_events = NULL, *ring_policy = NULL;
-    unsigned long interval_ms = 0, machine_ms = 0;
-    unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
-    int sample = 1;
-    double max_overhead = 0; /* a fraction; 0: no budget */
+/* ------------------------------------------------------------ phase 1: parse */
+
+/* What the command line asked for. */
+struct run_options {
+    const char *out_dir;
+    int quiet, live, sample;
+    const char *ring_events, *ring_policy;
+    unsigned long interval_ms, machine_ms, trace_mb;
+    double max_overhead; /* a fraction; 0: no budget */
     struct sps_analysis_config analysis;
-    sps__analysis_config_default(&analysis);
+    char **cmd; /* the workload's argv, NULL-terminated */
+    int cmd_argc;
+};
+
+/* Options that take a value. */
+static int takes_value(const char *a) {
+    static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
+                                             "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
+                                             "--peak-flops", "--max-overhead"};
+    for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+        if (!strcmp(a, with_value[k]))
+            return 1;
+    return 0;
+}
+
+/* One option a (with its value v when it takes one) into o.  Returns -1
+ * when it is taken, else the exit status to leave with (0 for --help). */
+static int parse_option(struct run_options *o, const char *a, const char *v) {
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        o->out_dir = v;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        o->quiet = 1;
+    } else if (!strcmp(a, "--ring-events")) {
+        unsigned long n;
+        o->ring_events = v;
+        if (parse_uint(v, &n) || n < 16 || n > (1ul << 24))
+            return sps_cli_usage_error("run", "--ring-events: '%s' is not a number from 16 to 16777216", v);
+    } else if (!strcmp(a, "--ring-policy")) {
+        o->ring_policy = v;
+        if (strcmp(v, "keep-latest") && strcmp(v, "keep-first"))
+            return sps_cli_usage_error("run", "--ring-policy: '%s' is not keep-latest or keep-first", v);
+    } else if (!strcmp(a, "--interval") || !strcmp(a, "--machine-interval")) {
+        unsigned long *ms = a[2] == 'i' ? &o->interval_ms : &o->machine_ms;
+        if (parse_uint(v, ms) || *ms < 10 || *ms > 3600000)
+            return sps_cli_usage_error("run", "%s: '%s' is not a number of milliseconds from 10 to 3600000", a, v);
+    } else if (!strcmp(a, "--trace-max-mb")) {
+        if (parse_uint(v, &o->trace_mb) || o->trace_mb < 1 || o->trace_mb > (1ul << 20))
+            return sps_cli_usage_error("run", "--trace-max-mb: '%s' is not a number from 1 to 1048576", v);
+    } else if (!strcmp(a, "--carbon-intensity")) {
+        if (parse_double_in(v, 0, 5000, &o->analysis.carbon_g_per_kwh))
+            return sps_cli_usage_error("run", "--carbon-intensity: '%s' is not a number of g CO2e/kWh from 0 to 5000",
+                                       v);
+    } else if (!strcmp(a, "--pue")) {
+        if (parse_double_in(v, 1, 10, &o->analysis.pue))
+            return sps_cli_usage_error("run", "--pue: '%s' is not a number from 1 to 10", v);
+    } else if (!strcmp(a, "--peak-flops")) {
+        if (parse_double_in(v, 1, 1e21, &o->analysis.peak_flops))
+            return sps_cli_usage_error("run", "--peak-flops: '%s' is not a number of FLOP/s from 1 to 1e21", v);
+    } else if (!strcmp(a, "--max-overhead")) {
+        if (parse_percent(v, &o->max_overhead))
+            return sps_cli_usage_error("run", "--max-overhead: '%s' is not a percentage above 0 and at most 100", v);
+    } else if (!strcmp(a, "--no-live")) {
+        o->live = 0;
+    } else if (!strcmp(a, "--no-sample")) {
+        o->sample = 0;
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        fputs(run_usage, stdout);
+        return 0;
+    } else {
+        return sps_cli_usage_error("run", "unknown option '%s'", a);
+    }
+    return -1;
+}
+
+/* The command line into o.  Returns -1 to go on, else the exit status. */
+static int parse_run_options(int argc, char **argv, struct run_options *o) {
+    memset(o, 0, sizeof *o);
+    o->out_dir = "stepscope-out";
+    o->live = o->sample = 1;
+    o->trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
+    sps__analysis_config_default(&o->analysis);
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -212,183 +283,147 @@ int sps_cmd_run(int argc, char **argv) {
         }
         if (a[0] != '-')
             break;
-        const char *needs_value = NULL;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--ring-events") || !strcmp(a, "--ring-policy") ||
-            !strcmp(a, "--interval") || !strcmp(a, "--machine-interval") || !strcmp(a, "--trace-max-mb") ||
-            !strcmp(a, "--carbon-intensity") || !strcmp(a, "--pue") || !strcmp(a, "--peak-flops") ||
-            !strcmp(a, "--max-overhead"))
-            needs_value = a;
-        if (needs_value && i + 1 >= argc)
+        int with_value = takes_value(a);
+        if (with_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            out_dir = argv[++i];
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (!strcmp(a, "--ring-events")) {
-            unsigned long n;
-            ring_events = argv[++i];
-            if (parse_uint(ring_events, &n) || n < 16 || n > (1ul << 24))
-                return sps_cli_usage_error("run", "--ring-events: '%s' is not a number from 16 to 16777216", ring_events);
-        } else if (!strcmp(a, "--ring-policy")) {
-            ring_policy = argv[++i];
-            if (strcmp(ring_policy, "keep-latest") && strcmp(ring_policy, "keep-first"))
-                return sps_cli_usage_error("run", "--ring-policy: '%s' is not keep-latest or keep-first", ring_policy);
-        } else if (!strcmp(a, "--interval") || !strcmp(a, "--machine-interval")) {
-            unsigned long *ms = a[2] == 'i' ? &interval_ms : &machine_ms;
-            if (parse_uint(argv[++i], ms) || *ms < 10 || *ms > 3600000)
-                return sps_cli_usage_error("run", "%s: '%s' is not a number of milliseconds from 10 to 3600000", a,
-                                           argv[i]);
-        } else if (!strcmp(a, "--trace-max-mb")) {
-            if (parse_uint(argv[++i], &trace_mb) || trace_mb < 1 || trace_mb > (1ul << 20))
-                return sps_cli_usage_error("run", "--trace-max-mb: '%s' is not a number from 1 to 1048576", argv[i]);
-        } else if (!strcmp(a, "--carbon-intensity")) {
-            if (parse_double_in(argv[++i], 0, 5000, &analysis.carbon_g_per_kwh))
-                return sps_cli_usage_error("run", "--carbon-intensity: '%s' is not a number of g CO2e/kWh from 0 to 5000",
-                                           argv[i]);
-        } else if (!strcmp(a, "--pue")) {
-            if (parse_double_in(argv[++i], 1, 10, &analysis.pue))
-                return sps_cli_usage_error("run", "--pue: '%s' is not a number from 1 to 10", argv[i]);
-        } else if (!strcmp(a, "--peak-flops")) {
-            if (parse_double_in(argv[++i], 1, 1e21, &analysis.peak_flops))
-                return sps_cli_usage_error("run", "--peak-flops: '%s' is not a number of FLOP/s from 1 to 1e21",
-                                           argv[i]);
-        } else if (!strcmp(a, "--max-overhead")) {
-            if (parse_percent(argv[++i], &max_overhead))
-                return sps_cli_usage_error("run", "--max-overhead: '%s' is not a percentage above 0 and at most 100",
-                                           argv[i]);
-        } else if (!strcmp(a, "--no-live")) {
-            live = 0;
-        } else if (!strcmp(a, "--no-sample")) {
-            sample = 0;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(run_usage, stdout);
-            return 0;
-        } else {
-            return sps_cli_usage_error("run", "unknown option '%s'", a);
-        }
+        int rc = parse_option(o, a, with_value ? argv[++i] : NULL);
+        if (rc >= 0)
+            return rc;
     }
     if (i >= argc)
         return sps_cli_usage_error("run", "no command given (usage: stepscope run [-o DIR] -- COMMAND [ARGS...])");
-    if (max_overhead > 0 && !sample)
+    if (o->max_overhead > 0 && !o->sample)
         return sps_cli_usage_error("run", "--max-overhead needs the sampler (it reads the workload's CPU time): drop "
                                           "--no-sample");
-    if (!*out_dir)
+    if (!*o->out_dir)
         return sps_cli_usage_error("run", "-o: the report directory name is empty");
-    char **cmd = argv + i;
-    int cmd_argc = argc - i;
+    o->cmd = argv + i;
+    o->cmd_argc = argc - i;
+    return -1;
+}
 
-    char records[PATH_MAX], abs_dir[PATH_MAX];
-    if (mkdir_p(out_dir) != 0)
-        return sps_cli_error("run", out_dir, strerror(errno), 1);
-    if (!realpath(out_dir, abs_dir))
-        return sps_cli_error("run", out_dir, strerror(errno), 1);
-    if (snprintf(records, sizeof records, "%s/records", abs_dir) >= (int)sizeof records)
-        return sps_cli_error("run", out_dir, "path too long", 1);
-    if (mkdir(records, 0777) != 0 && errno != EEXIST)
-        return sps_cli_error("run", records, strerror(errno), 1);
-    if (clear_old_records(records) != 0)
-        return sps_cli_error("run", records, "cannot remove the records of an earlier run", 1);
+/* ------------------------------------------------ phase 2: the run directory */
+
+struct run_dir {
+    char abs[PATH_MAX];     /* the report directory, absolute */
+    char records[PATH_MAX]; /* its records/ */
+    char capture[PATH_MAX + 32];
+};
+
+/* Make the directory, clear what an earlier run left there, and name it in
+ * the environment the workload inherits.  Returns -1 to go on, else the
+ * exit status. */
+static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
+    if (mkdir_p(o->out_dir) != 0)
+        return sps_cli_error("run", o->out_dir, strerror(errno), 1);
+    if (!realpath(o->out_dir, d->abs))
+        return sps_cli_error("run", o->out_dir, strerror(errno), 1);
+    if (snprintf(d->records, sizeof d->records, "%s/records", d->abs) >= (int)sizeof d->records)
+        return sps_cli_error("run", o->out_dir, "path too long", 1);
+    if (mkdir(d->records, 0777) != 0 && errno != EEXIST)
+        return sps_cli_error("run", d->records, strerror(errno), 1);
+    if (clear_old_records(d->records) != 0)
+        return sps_cli_error("run", d->records, "cannot remove the records of an earlier run", 1);
     /* an earlier run's report must not pass for this run's if this one
      * cannot write its own */
     static const char *const report_files[] = {"report.json", "report.html", "steps.csv", "timeline.csv",
                                                "trace.json"};
     for (size_t k = 0; k < sizeof report_files / sizeof report_files[0]; k++) {
         char old_report[PATH_MAX + 32];
-        snprintf(old_report, sizeof old_report, "%s/%s", abs_dir, report_files[k]);
+        snprintf(old_report, sizeof old_report, "%s/%s", d->abs, report_files[k]);
         if (unlink(old_report) != 0 && errno != ENOENT)
             return sps_cli_error("run", old_report, strerror(errno), 1);
     }
-    setenv("STEPSCOPE_RUN_DIR", abs_dir, 1);
+    snprintf(d->capture, sizeof d->capture, "%s/%s", d->abs, SPS_PUBLISHED_FILE);
+    unlink(d->capture); /* an earlier run's must not pass for this one's */
+    setenv("STEPSCOPE_RUN_DIR", d->abs, 1);
     unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */
-    if (ring_events)
-        setenv("STEPSCOPE_RING_EVENTS", ring_events, 1);
-    if (ring_policy)
-        setenv("STEPSCOPE_RING_POLICY", ring_policy, 1);
+    if (o->ring_events)
+        setenv("STEPSCOPE_RING_EVENTS", o->ring_events, 1);
+    if (o->ring_policy)
+        setenv("STEPSCOPE_RING_POLICY", o->ring_policy, 1);
+    return -1;
+}
 
-    /* The sampler opens its sources and creates DIR/capture.bin before the
-     * workload starts, so the workload's first sps_capture() finds it;
-     * its thread starts once the workload's pid is known. */
-    struct sps__sampler *sampler = NULL;
-    char capture_path[PATH_MAX + 32];
-    snprintf(capture_path, sizeof capture_path, "%s/%s", abs_dir, SPS_PUBLISHED_FILE);
-    unlink(capture_path); /* an earlier run's must not pass for this one's */
-    if (sample) {
-        struct sps__sampler_config scfg = {0};
-        sps__sampler_config_from_env(&scfg);
-        scfg.interval_ms = (int)interval_ms;
-        scfg.machine_interval_ms = (int)machine_ms;
-        scfg.publish_path = capture_path;
-        char serr[512];
-        sampler = sps__sampler_open(&scfg, serr, sizeof serr);
-        if (!sampler)
-            sps_cli_error("run", "sampler", serr, 0); /* the run goes on without machine metrics */
-        else if (serr[0])
-            sps_cli_error("run", "sampler", serr, 0);
+/* The sampler opens its sources and creates DIR/capture.bin before the
+ * workload starts, so the workload's first sps_capture() finds it; its
+ * thread starts once the workload's pid is known.  NULL without one. */
+static struct sps__sampler *open_sampler(const struct run_options *o, const struct run_dir *d) {
+    if (!o->sample)
+        return NULL;
+    struct sps__sampler_config scfg = {0};
+    sps__sampler_config_from_env(&scfg);
+    scfg.interval_ms = (int)o->interval_ms;
+    scfg.machine_interval_ms = (int)o->machine_ms;
+    scfg.publish_path = d->capture;
+    char serr[512];
+    struct sps__sampler *sampler = sps__sampler_open(&scfg, serr, sizeof serr);
+    if (!sampler)
+        sps_cli_error("run", "sampler", serr, 0); /* the run goes on without machine metrics */
+    else if (serr[0])
+        sps_cli_error("run", "sampler", serr, 0);
+    return sampler;
+}
+
+/* The guard prices what the workload records as it goes, so it needs the
+ * costs before the workload starts (measured while this process has no
+ * other thread, as the measurement forks).  Returns the budget to keep
+ * (0 when there is none or it cannot be kept). */
+static double measure_budget_costs(double max_overhead, int have_sampler, struct sps_run_info *info) {
+    if (max_overhead <= 0)
+        return 0;
+    info->have_record_cost = sps_measure_record_cost(&info->zone_cost_ns, &info->value_cost_ns,
+                                                     &info->thinned_zone_cost_ns, &info->warm_end_ns) == 0;
+    if (!have_sampler || !info->have_record_cost) {
+        sps_cli_error("run", "--max-overhead",
+                      !have_sampler ? "no sampler: the run goes on without a budget"
+                                    : "the cost of a zone could not be measured: the run goes on without a budget",
+                      0);
+        return 0;
     }
+    return max_overhead;
+}
 
-    /* The guard prices what the workload records as it goes, so it needs
-     * the costs before the workload starts (measured while this process
-     * has no other thread, as the measurement forks). */
-    struct sps_run_info info = {0};
-    info.record_cost_absent_reason = "the measuring process could not run";
-    if (max_overhead > 0) {
-        info.have_record_cost =
-            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns,
-                                    &info.warm_end_ns) == 0;
-        if (!sampler || !info.have_record_cost) {
-            sps_cli_error("run", "--max-overhead",
-                          !sampler ? "no sampler: the run goes on without a budget"
-                                   : "the cost of a zone could not be measured: the run goes on without a budget",
-                          0);
-            max_overhead = 0;
-        }
-    }
+/* ------------------------------------------- phase 3: the workload and watchers */
 
-    sps__platform_become_subreaper();
-    int errpipe[2];
-    if (pipe2(errpipe, O_CLOEXEC) != 0)
-        return sps_cli_error("run", "pipe", strerror(errno), 1);
+/* The workload while it runs, and what the watchers made of it. */
+struct workload {
+    pid_t pid;
+    int tty;        /* the controlling terminal, -1 without one */
+    int foreground; /* we held the terminal when it started */
+    sigset_t old_mask;
+    struct timespec start_rt;
+    uint64_t t0, t1;          /* its start and end on the monotonic clock */
+    int exec_ok;              /* the exec is known to have worked */
+    int exec_failed;          /* it failed, and exec_errno says why */
+    int exec_errno;
+    int status, reaped;       /* from waitpid */
+    struct sps__sampler *sampler;
+    struct sps_overhead_guard *guard;
+    struct sps_live_view *view;
+};
 
-    /* Block the forwarded signals until the handlers know the child. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
-        sigaddset(&block, forwarded[k]);
-    sigprocmask(SIG_BLOCK, &block, &old);
+/* The forked child: its own process group (with the terminal when we hold
+ * it), then exec; errno goes up errpipe when exec fails. */
+static void exec_child(const struct workload *w, char **cmd, int errpipe[2]) {
+    setpgid(0, 0);
+    if (w->foreground) /* before exec, so the workload can read the terminal at once */
+        give_terminal(w->tty, getpid());
+    if (w->tty >= 0)
+        close(w->tty);
+    sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+    close(errpipe[0]);
+    execvp(cmd[0], cmd);
+    int e = errno;
+    ssize_t n = write(errpipe[1], &e, sizeof e);
+    (void)n;
+    _exit(e == ENOENT ? 127 : 126);
+}
 
-    /* The controlling terminal, whatever stdin is (it may be /dev/null
-     * while the keyboard still sends Ctrl-Z), and whether we hold it. */
-    signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the workload for us */
-    int tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-    int foreground = tty >= 0 && tcgetpgrp(tty) == getpgrp();
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    uint64_t t0 = sps__mono_ns();
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        sps__sampler_close(sampler);
-        return sps_cli_error("run", "fork", strerror(errno), 1);
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (foreground) /* before exec, so the workload can read the terminal at once */
-            give_terminal(tty, getpid());
-        if (tty >= 0)
-            close(tty);
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        close(errpipe[0]);
-        execvp(cmd[0], cmd);
-        int e = errno;
-        ssize_t w = write(errpipe[1], &e, sizeof e);
-        (void)w;
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    setpgid(pid, pid); /* also here: whichever runs first */
-    if (foreground)
-        give_terminal(tty, pid);
-    child_pgid = pid;
+/* Forward stepscope's signals to the workload's group; SIGCONT (the
+ * shell's fg or bg) interrupts the wait, so a job started in the
+ * background can hand the terminal over once it has it. */
+static void install_forwarding(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
@@ -396,152 +431,209 @@ int sps_cmd_run(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         sigaction(forwarded[k], &sa, NULL);
-    /* SIGCONT (the shell's fg or bg) interrupts the wait, so a job started
-     * in the background can hand the terminal over once it has it */
     struct sigaction cont;
     memset(&cont, 0, sizeof cont);
     cont.sa_handler = note_continued;
     sigemptyset(&cont.sa_mask);
     sigaction(SIGCONT, &cont, NULL);
-    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Fork and exec the workload in a group of its own, and learn whether the
+ * exec worked (exec_ok, exec_failed).  Returns -1 to go on, else the exit
+ * status (no workload was started). */
+static int start_workload(struct workload *w, char **cmd) {
+    sps__platform_become_subreaper();
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) != 0)
+        return sps_cli_error("run", "pipe", strerror(errno), 1);
+
+    /* Block the forwarded signals until the handlers know the child. */
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
+        sigaddset(&block, forwarded[k]);
+    sigprocmask(SIG_BLOCK, &block, &w->old_mask);
+
+    /* The controlling terminal, whatever stdin is (it may be /dev/null
+     * while the keyboard still sends Ctrl-Z), and whether we hold it. */
+    signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the workload for us */
+    w->tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    w->foreground = w->tty >= 0 && tcgetpgrp(w->tty) == getpgrp();
+    clock_gettime(CLOCK_REALTIME, &w->start_rt);
+    w->t0 = sps__mono_ns();
+    fflush(NULL);
+    w->pid = fork();
+    if (w->pid < 0) {
+        sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+        return sps_cli_error("run", "fork", strerror(errno), 1);
+    }
+    if (w->pid == 0)
+        exec_child(w, cmd, errpipe);
+    setpgid(w->pid, w->pid); /* also here: whichever runs first */
+    if (w->foreground)
+        give_terminal(w->tty, w->pid);
+    child_pgid = w->pid;
+    install_forwarding();
+    sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
 
     close(errpipe[1]);
-    int exec_errno = 0;
     ssize_t got;
     do
-        got = read(errpipe[0], &exec_errno, sizeof exec_errno);
+        got = read(errpipe[0], &w->exec_errno, sizeof w->exec_errno);
     while (got < 0 && errno == EINTR);
     close(errpipe[0]);
+    /* EOF: the exec closed the pipe.  Anything else but a whole errno
+     * (a read error) leaves the outcome unknown: nothing is watched, and
+     * the run is reported once the child is reaped. */
+    w->exec_ok = got == 0;
+    w->exec_failed = got == (ssize_t)sizeof w->exec_errno;
+    return -1;
+}
 
-    /* Sample from the exec on: before it, the child is a copy of stepscope
-     * and its memory is not the workload's. */
-    if (sampler && got == 0) {
-        sps__sampler_set_tree(sampler, pid);
-        if (sps__sampler_start(sampler, 0) != 0)
+/* The sampler's thread, the overhead guard and the live view, once the
+ * workload runs (before exec, the child is a copy of stepscope and its
+ * memory is not the workload's). */
+static void start_watchers(struct workload *w, const struct run_options *o, const struct run_dir *d,
+                           double max_overhead, const struct sps_run_info *info) {
+    if (!w->exec_ok)
+        return;
+    if (w->sampler) {
+        sps__sampler_set_tree(w->sampler, w->pid);
+        if (sps__sampler_start(w->sampler, 0) != 0)
             sps_cli_error("run", "sampler", strerror(errno), 0);
     }
-    struct sps_overhead_guard *guard = NULL;
-    if (got == 0 && max_overhead > 0) {
-        int sampling = sps__sampler_running(sampler);
+    if (max_overhead > 0) {
+        int sampling = sps__sampler_running(w->sampler);
         if (sampling)
-            guard = sps_overhead_guard_start(records, sps__sampler_published(sampler), max_overhead,
-                                             info.zone_cost_ns, info.value_cost_ns, info.thinned_zone_cost_ns, t0);
-        if (!guard)
+            w->guard = sps_overhead_guard_start(d->records, sps__sampler_published(w->sampler), max_overhead,
+                                                info->zone_cost_ns, info->value_cost_ns, info->thinned_zone_cost_ns,
+                                                w->t0);
+        if (!w->guard)
             sps_cli_error("run", "--max-overhead",
                           sampling ? "the guard could not start: the run goes on without a budget"
                                    : "the sampler is not running: the run goes on without a budget",
                           0);
     }
-    struct sps_live_view *view = NULL;
-    if (got == 0 && live && !quiet)
-        view = sps_live_view_start(STDERR_FILENO, records, sampler ? sps__sampler_published(sampler) : NULL, pid, t0);
+    if (o->live && !o->quiet)
+        w->view = sps_live_view_start(STDERR_FILENO, d->records, w->sampler ? sps__sampler_published(w->sampler) : NULL,
+                                      w->pid, w->t0);
+}
 
-    int status = 0, reaped = 0;
+/* ------------------------------------------------------------- phase 4: wait */
+
+/* A terminal stop (Ctrl-Z, or touching the terminal from the background):
+ * take the terminal back if the workload holds it and stop too, so the
+ * shell sees the job stopped; when continued, hand the terminal over if we
+ * are in the foreground and continue the workload.  Other stops (SIGSTOP
+ * from a debugger or a scheduler) are someone else's to undo. */
+static void follow_stop(struct workload *w, int sig) {
+    if (w->tty < 0 || (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
+        return;
+    if (tcgetpgrp(w->tty) == w->pid)
+        give_terminal(w->tty, getpgrp());
+    sps_live_view_pause(w->view); /* the shell gets the whole screen */
+    continued = 0;
+    raise(SIGSTOP);
+    if (tcgetpgrp(w->tty) == getpgrp())
+        give_terminal(w->tty, w->pid);
+    sps_live_view_resume(w->view);
+    kill(-w->pid, SIGCONT);
+}
+
+/* Wait for the workload to end, following its terminal stops. */
+static void wait_workload(struct workload *w) {
     for (;;) {
-        if (waitpid(pid, &status, WUNTRACED) < 0) {
+        if (waitpid(w->pid, &w->status, WUNTRACED) < 0) {
             if (errno != EINTR)
                 break;
             if (continued) { /* fg: we may hold the terminal now */
                 continued = 0;
-                if (tty >= 0 && tcgetpgrp(tty) == getpgrp())
-                    give_terminal(tty, pid);
+                if (w->tty >= 0 && tcgetpgrp(w->tty) == getpgrp())
+                    give_terminal(w->tty, w->pid);
             }
             continue;
         }
-        if (!WIFSTOPPED(status)) {
-            reaped = 1;
+        if (!WIFSTOPPED(w->status)) {
+            w->reaped = 1;
             break;
         }
-        /* A terminal stop (Ctrl-Z, or touching the terminal from the
-         * background): take the terminal back if the workload holds it and
-         * stop too, so the shell sees the job stopped; when continued,
-         * hand the terminal over if we are in the foreground and continue
-         * the workload.  Other stops (SIGSTOP from a debugger or a
-         * scheduler) are someone else's to undo: keep waiting. */
-        int sig = WSTOPSIG(status);
-        if (tty < 0 || (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
-            continue;
-        if (tcgetpgrp(tty) == pid)
-            give_terminal(tty, getpgrp());
-        sps_live_view_pause(view); /* the shell gets the whole screen */
-        continued = 0;
-        raise(SIGSTOP);
-        if (tcgetpgrp(tty) == getpgrp())
-            give_terminal(tty, pid);
-        sps_live_view_resume(view);
-        kill(-pid, SIGCONT);
+        follow_stop(w, WSTOPSIG(w->status));
     }
     child_pgid = 0;
-    sps_overhead_guard_stop(guard, &info.guard);
+}
+
+/* The workload is gone: stop the watchers (into info), give signals and
+ * the terminal back.  The live view stops last, before anything else is
+ * printed: the terminal gets its height back. */
+static void stop_watchers(struct workload *w, struct sps_run_info *info) {
+    sps_overhead_guard_stop(w->guard, &info->guard);
     /* the tree is gone: a later tick would only record its absence */
-    sps__sampler_stop(sampler);
+    sps__sampler_stop(w->sampler);
     /* from here on, signals mean what they usually do: stop stepscope */
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         signal(forwarded[k], SIG_DFL);
     signal(SIGCONT, SIG_DFL);
-    if (tty >= 0) {
-        if (tcgetpgrp(tty) == pid) /* only if the workload still held it */
-            give_terminal(tty, getpgrp());
-        close(tty);
+    if (w->tty >= 0) {
+        if (tcgetpgrp(w->tty) == w->pid) /* only if the workload still held it */
+            give_terminal(w->tty, getpgrp());
+        close(w->tty);
     }
-    /* before anything else is printed: the terminal gets its height back */
     struct sps_live_view_cost view_cost = {0};
-    int had_view = view != NULL;
-    sps_live_view_stop(view, &view_cost);
-    if (!reaped) {
-        sps_cli_error("run", "wait", strerror(errno), 0);
-        sps__sampler_close(sampler);
-        return 1;
-    }
-    uint64_t t1 = sps__mono_ns();
-    /* orphans the workload left behind that have already exited */
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
-    if (got == (ssize_t)sizeof exec_errno) {
-        sps__sampler_close(sampler);
-        sps_cli_error("run", cmd[0], exec_errno == ENOENT ? "command not found" : strerror(exec_errno), 0);
-        return exec_errno == ENOENT ? 127 : 126;
-    }
+    info->have_live_view = w->view != NULL;
+    sps_live_view_stop(w->view, &view_cost);
+    w->view = NULL;
+    info->live_view_refreshes = view_cost.refreshes;
+    info->live_view_cpu_seconds = view_cost.cpu_seconds;
+}
 
-    info.argc = cmd_argc;
-    info.argv = cmd;
-    info.start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-    info.start_mono_ns = t0;
-    info.sampler = sampler ? sps__sampler_result(sampler) : NULL;
-    info.analysis = &analysis;
-    info.sampler_absent_reason = sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
-    info.have_exit = 1;
-    info.cpu_count = sps__platform_cpu_count();
-    info.have_live_view = had_view;
-    info.live_view_refreshes = view_cost.refreshes;
-    info.live_view_cpu_seconds = view_cost.cpu_seconds;
-    if (WIFSIGNALED(status)) {
-        info.exit_signal = WTERMSIG(status);
-        info.core_dumped = WCOREDUMP(status) != 0;
+/* What the run's facts are, for the report: the command, its exit, times
+ * and memory, the sampler's result. */
+static void fill_run_info(struct sps_run_info *info, const struct run_options *o, const struct workload *w) {
+    info->argc = o->cmd_argc;
+    info->argv = o->cmd;
+    info->start_realtime_ns = (int64_t)w->start_rt.tv_sec * 1000000000 + w->start_rt.tv_nsec;
+    info->start_mono_ns = w->t0;
+    info->sampler = w->sampler ? sps__sampler_result(w->sampler) : NULL;
+    info->analysis = &o->analysis;
+    info->sampler_absent_reason = o->sample ? "the sampler could not start" : "sampling was turned off (--no-sample)";
+    info->have_exit = 1;
+    info->cpu_count = sps__platform_cpu_count();
+    if (WIFSIGNALED(w->status)) {
+        info->exit_signal = WTERMSIG(w->status);
+        info->core_dumped = WCOREDUMP(w->status) != 0;
     } else {
-        info.exit_code = WEXITSTATUS(status);
+        info->exit_code = WEXITSTATUS(w->status);
     }
     struct rusage ru;
     if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-        info.have_times = 1;
-        info.user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
-        info.sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-        info.have_rss = 1;
-        info.peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
+        info->have_times = 1;
+        info->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+        info->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+        info->have_rss = 1;
+        info->peak_rss_bytes = (uint64_t)ru.ru_maxrss * 1024u;
     }
-    info.wall_s = (double)(t1 - t0) * 1e-9;
+    info->wall_s = (double)(w->t1 - w->t0) * 1e-9;
     /* After the workload's rusage is read (the measuring child is a child
      * too), with every thread of ours stopped, so it forks cleanly; a
      * budgeted run measured before it started. */
-    if (!info.have_record_cost)
-        info.have_record_cost =
-            sps_measure_record_cost(&info.zone_cost_ns, &info.value_cost_ns, &info.thinned_zone_cost_ns,
-                                    &info.warm_end_ns) == 0;
-    int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
+    if (!info->have_record_cost)
+        info->have_record_cost = sps_measure_record_cost(&info->zone_cost_ns, &info->value_cost_ns,
+                                                         &info->thinned_zone_cost_ns, &info->warm_end_ns) == 0;
+}
 
+/* ----------------------------------------------- phase 5: the model, rendered */
+
+/* Build the model once from the records and the run's facts, write
+ * report.json from it, then the other files and the summary.  Returns 0,
+ * or an SPS_E* code with err set. */
+static int build_and_render(const struct run_options *o, const struct run_dir *d, const struct sps_run_info *info,
+                            char *err, size_t errlen) {
+    /* the killed processes' records, cut to what they used (the others
+     * cut their own at exit) */
+    (void)sps__records_trim(d->records);
+    uint64_t t0 = info->start_mono_ns;
     struct sps_run run = {0};
-    char err[1024];
-    int rc = sps__run_load_dir(&run, records, err, sizeof err);
+    int rc = sps__run_load_dir(&run, d->records, err, errlen);
     if (rc == 0)
         rc = sps__run_build(&run);
     /* one time origin for zones, steps and series: when the run began */
@@ -550,32 +642,79 @@ int sps_cmd_run(int argc, char **argv) {
     struct sps_report rep;
     int built = 0;
     if (rc == 0) {
-        rc = sps__report_build(&rep, &run, &info);
+        rc = sps__report_build(&rep, &run, info);
         built = 1;
         if (rc == SPS_ENOMEM)
-            snprintf(err, sizeof err, "out of memory while analysing the run");
+            snprintf(err, errlen, "out of memory while analysing the run");
     } else if (rc == SPS_ENOMEM) {
-        snprintf(err, sizeof err, "out of memory while reading the records");
+        snprintf(err, errlen, "out of memory while reading the records");
     }
     if (rc == 0) {
         char path[PATH_MAX + 32];
-        snprintf(path, sizeof path, "%s/report.json", abs_dir);
-        rc = sps__report_json_write(&rep, path, err, sizeof err);
+        snprintf(path, sizeof path, "%s/report.json", d->abs);
+        rc = sps__report_json_write(&rep, path, err, errlen);
     }
     sps__run_free(&run);
     /* every other file renders from the same model: nothing is read back */
     if (rc == 0) {
-        rc = sps__export_all(&rep, abs_dir, (uint64_t)trace_mb << 20, err, sizeof err);
-        if (!quiet && rc == 0) {
+        rc = sps__export_all(&rep, d->abs, (uint64_t)o->trace_mb << 20, err, errlen);
+        if (!o->quiet && rc == 0) {
             sps__summary_print(stderr, &rep, 0);
             sps__analysis_print(stderr, &rep.analysis);
         }
     }
     if (built)
         sps__report_free(&rep);
-    if (!quiet && rc == 0)
-        fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", out_dir);
-    sps__sampler_close(sampler);
+    if (!o->quiet && rc == 0)
+        fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", o->out_dir);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the command */
+
+int sps_cmd_run(int argc, char **argv) {
+    struct run_options o;
+    int rc = parse_run_options(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    struct run_dir d;
+    rc = prepare_run_dir(&o, &d);
+    if (rc >= 0)
+        return rc;
+
+    struct workload w = {.tty = -1};
+    struct sps_run_info info = {0};
+    info.record_cost_absent_reason = "the measuring process could not run";
+    w.sampler = open_sampler(&o, &d);
+    double max_overhead = measure_budget_costs(o.max_overhead, w.sampler != NULL, &info);
+    rc = start_workload(&w, o.cmd);
+    if (rc >= 0) {
+        sps__sampler_close(w.sampler);
+        return rc;
+    }
+    start_watchers(&w, &o, &d, max_overhead, &info);
+    wait_workload(&w);
+    stop_watchers(&w, &info);
+    if (!w.reaped) {
+        sps_cli_error("run", "wait", strerror(errno), 0);
+        sps__sampler_close(w.sampler);
+        return 1;
+    }
+    w.t1 = sps__mono_ns();
+    /* orphans the workload left behind that have already exited */
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    if (w.exec_failed) {
+        sps__sampler_close(w.sampler);
+        sps_cli_error("run", o.cmd[0], w.exec_errno == ENOENT ? "command not found" : strerror(w.exec_errno), 0);
+        return w.exec_errno == ENOENT ? 127 : 126;
+    }
+
+    fill_run_info(&info, &o, &w);
+    int exit_code = info.exit_signal ? 128 + info.exit_signal : info.exit_code;
+    char err[1024];
+    rc = build_and_render(&o, &d, &info, err, sizeof err);
+    sps__sampler_close(w.sampler);
     if (rc != 0) {
         sps_cli_error("run", "report", err, 0);
         return exit_code ? exit_code : 1;

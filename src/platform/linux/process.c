@@ -54,8 +54,9 @@ int sps__platform_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -1;
 }
 
-/* pid's parent and start time from /proc/<pid>/stat; -1 when unreadable. */
-static int read_stat(int pid, int *ppid, unsigned long long *start) {
+/* pid's state letter, parent and start time from /proc/<pid>/stat; -1
+ * when unreadable. */
+static int read_stat_state(int pid, char *state, int *ppid, unsigned long long *start) {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -69,10 +70,26 @@ static int read_stat(int pid, int *ppid, unsigned long long *start) {
     /* "pid (comm) state ppid ... starttime(22nd) ...": comm may hold
      * spaces and parentheses, so parse from the last ')' */
     char *p = strrchr(buf, ')');
-    if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                     ppid, start) != 2)
+    if (!p || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     state, ppid, start) != 3)
         return -1;
     return 0;
+}
+
+static int read_stat(int pid, int *ppid, unsigned long long *start) {
+    char state;
+    return read_stat_state(pid, &state, ppid, start);
+}
+
+int sps__platform_process_running(struct sps_process_id id) {
+    char state;
+    int ppid;
+    unsigned long long start;
+    if (id.pid <= 0 || read_stat_state(id.pid, &state, &ppid, &start) != 0)
+        return 0;
+    /* a zombie has exited (its exit handlers ran); only its parent's
+     * wait is missing */
+    return start == id.start && state != 'Z' && state != 'X';
 }
 
 struct sps_process_id sps__platform_self(void) {

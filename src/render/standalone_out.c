@@ -1,0 +1,142 @@
+/*
+ * standalone_out.c - STEPSCOPE_OUT: without `stepscope run`, the process
+ * writes its own report into OUT at exit.
+ *
+ * The recorder knows nothing of reports: this file registers two hooks
+ * with it when the library is loaded (recorder.h).  The open hook runs when
+ * the process opens its record (its first event), reads STEPSCOPE_OUT and
+ * claims the directory; the exit hook writes the report.  Nothing happens
+ * before the first event: loading the library, `import stepscope` or the
+ * Python seed classes alone create no directory.
+ *
+ * Who writes what:
+ *   - A program the owner starts (exec, system(), a shell in between)
+ *     inherits the variable.  The owner leaves OUT/.owner-<pid>-<start time>
+ *     while it runs, and a process with such an ancestor writes nothing
+ *     (the start time keeps a crashed owner's marker from matching a later
+ *     process with its pid; such stale markers are removed).
+ *   - Two unrelated processes in one OUT both keep their reports: the one
+ *     that finds another running owner's marker there, or finds OUT holding
+ *     a `stepscope run`'s records (whose report.json `stepscope report`
+ *     would mix with them), writes report-<pid>.json instead.
+ *   - One stderr line at exit says which file the report went to.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/platform.h"
+#include "recorder.h"
+#include "render/standalone.h"
+
+const int sps__standalone_out_linked = 1;
+
+/* Written by the open hook (once per process, under the recorder's lock,
+ * before any event), read by the exit hook. */
+static struct {
+    char dir[512];
+    char marker[600];
+    char name[64];   /* report.json, or report-<pid>.json */
+    char why[160];   /* why not report.json; "" when it is */
+    pid_t owner;     /* the process that writes it (a fork child does not) */
+} O;
+
+/* 1 when one of the calling process's ancestors owns out (its marker is
+ * there): then the report is that ancestor's to write. */
+static int ancestor_owns(const char *out) {
+    struct sps_process_id ancestors[64];
+    int n = sps__platform_ancestors(ancestors, 64);
+    char marker[600];
+    for (int i = 0; i < n; i++) {
+        snprintf(marker, sizeof marker, "%s/.owner-%d-%llu", out, ancestors[i].pid, ancestors[i].start);
+        if (access(marker, F_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The pid of another running owner of out (0: none); removes the markers
+ * of owners that died without removing their own. */
+static int other_running_owner(const char *out, struct sps_process_id self) {
+    DIR *d = opendir(out);
+    if (!d)
+        return 0;
+    int other = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct sps_process_id id;
+        char tail;
+        if (sscanf(e->d_name, ".owner-%d-%llu%c", &id.pid, &id.start, &tail) != 2)
+            continue;
+        if (id.pid == self.pid && id.start == self.start)
+            continue;
+        if (sps__platform_process_running(id)) {
+            other = id.pid;
+        } else {
+            char stale[600];
+            snprintf(stale, sizeof stale, "%s/%s", out, e->d_name);
+            (void)unlink(stale);
+        }
+    }
+    closedir(d);
+    return other;
+}
+
+/* The recorder's open hook: claim STEPSCOPE_OUT for this process. */
+static void claim_out_dir(void) {
+    const char *out = getenv("STEPSCOPE_OUT");
+    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
+    if (!out || !*out || (run_dir && *run_dir))
+        return; /* no report asked for, or `stepscope run` writes it */
+    if (strlen(out) >= sizeof O.dir || ancestor_owns(out))
+        return;
+    if (mkdir(out, 0777) != 0 && errno != EEXIST)
+        return; /* the exit hook's write says why */
+    struct sps_process_id self = sps__platform_self();
+    snprintf(O.dir, sizeof O.dir, "%s", out);
+    O.owner = getpid();
+    snprintf(O.marker, sizeof O.marker, "%s/.owner-%d-%llu", out, self.pid, self.start);
+    /* O_EXCL|O_NOFOLLOW: never through a link planted at the name */
+    int fd = open(O.marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+    snprintf(O.name, sizeof O.name, "report.json");
+    O.why[0] = '\0';
+    char records[600];
+    struct stat st;
+    snprintf(records, sizeof records, "%s/records", out);
+    int other = other_running_owner(out, self);
+    if (other)
+        snprintf(O.why, sizeof O.why, "another running process (pid %d) reports into this directory too", other);
+    else if (stat(records, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(O.why, sizeof O.why, "its report.json belongs to the `stepscope run` whose records/ are there");
+    if (O.why[0])
+        snprintf(O.name, sizeof O.name, "report-%d.json", (int)O.owner);
+}
+
+/* The recorder's exit hook: write the report and say where it went. */
+static void write_at_exit(void) {
+    if (!O.dir[0] || O.owner != getpid())
+        return; /* not asked for, or a fork child of the owner */
+    char err[512];
+    if (sps__standalone_write(O.dir, O.name, err, sizeof err) != 0)
+        fprintf(stderr, "stepscope: report not written: %s\n", err);
+    else if (O.why[0])
+        fprintf(stderr, "stepscope: report written to %s/%s, not report.json: %s\n", O.dir, O.name, O.why);
+    else
+        fprintf(stderr, "stepscope: report written to %s/%s (`stepscope report %s` makes HTML, CSV and a trace)\n",
+                O.dir, O.name, O.dir);
+    (void)unlink(O.marker);
+}
+
+/* At load: the shared library, the Python module and (through the
+ * --undefined reference) every program linking the static library. */
+__attribute__((constructor)) static void register_hooks(void) {
+    sps__recorder_set_open_hook(claim_out_dir);
+    sps__recorder_set_exit_hook(write_at_exit);
+}
