@@ -15,7 +15,8 @@
 #   0  the recorder and what it stands on: src/*.[ch] (recorder, clock,
 #      stats, crc32, errors, record_format.h), src/platform/, include/
 #   1  the machine: src/sources/, src/gpu/, src/sampler/, the Linux sources
-#      (src/platform/linux/source_*.c), src/capture.[ch]
+#      (src/platform/linux/source_*.c and the proc source's proc_*.[ch]),
+#      src/capture.[ch]
 #   2  src/model/     records -> Run
 #   3  src/analysis/  what the Run means
 #   4  src/report/    the report model, its builder and reader
@@ -34,7 +35,7 @@ cd "$root" || exit 2
 layer_of() {
     case "$1" in
     include/*) echo 0 ;;
-    src/platform/linux/source_*) echo 1 ;;
+    src/platform/linux/source_* | src/platform/linux/proc_*) echo 1 ;;
     src/platform/*) echo 0 ;;
     src/capture.[ch]) echo 1 ;;
     src/sources/* | src/gpu/* | src/sampler/*) echo 1 ;;
@@ -55,8 +56,6 @@ layer_of() {
 #   src/analysis/*: the analysis writes its own report.json section with the
 #     JSON writer, which belongs to render/ (moving those writers to render/
 #     is open).
-#   src/report/report_read.c: the interim jansson reader of report.json uses
-#     the exporters' input (render/input.h) until the typed reader replaces it.
 known='
 src/analysis/analysis.c src/render/json_writer
 src/analysis/bottleneck.c src/render/json_writer
@@ -64,7 +63,6 @@ src/analysis/energy.c src/render/json_writer
 src/analysis/leaks.c src/render/json_writer
 src/analysis/overhead.c src/render/json_writer
 src/analysis/throughput.c src/render/json_writer
-src/report/report_read.c src/render/input
 '
 
 # "a/b/../c/./d" -> "a/c/d"
@@ -127,6 +125,7 @@ if [ -n "$build" ]; then
     for o in $(find "$build/CMakeFiles" \( -path '*.dir/src/*.c.o' -o -path '*.dir/tools/*.c.o' \) | sort); do
         src=${o#*.dir/}
         src=${src%.o}
+        [ -e "$src" ] || continue # left in the build tree by a file since moved or removed
         l=$(layer_of "$src")
         [ "$l" = unknown ] && continue
         nobj=$((nobj + 1))

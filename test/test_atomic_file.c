@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "platform/atomic_file.h"
-#include "render/input.h"
+#include "render/output_file.h"
 #include "stepscope.h"
 #include "support.h"
 

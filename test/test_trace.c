@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "render/exporters.h"
-#include "render/input.h"
+#include "render/output_file.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"

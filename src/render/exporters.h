@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "render/input.h"
+#include "render/output_file.h"
 #include "report/report.h"
 
 /* Default size budget of trace.json (stepscope run --trace-max-mb). */

@@ -14,7 +14,7 @@
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
 #include "render/exporters.h"
-#include "render/input.h"
+#include "render/output_file.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"

@@ -1,5 +1,5 @@
-/* input.c - an output file written whole or not at all (see input.h). */
-#include "render/input.h"
+/* output_file.c - an output file written whole or not at all (see output_file.h). */
+#include "render/output_file.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
- * input.h - an output file written whole or not at all, for the
+ * output_file.h - an output file written whole or not at all, for the
  * renderers' files (report.html, steps.csv, timeline.csv, trace.json) and
  * the summary written to a file.  Not thread-safe per struct sps_out.
  */
-#ifndef SPS_RENDER_INPUT_H
-#define SPS_RENDER_INPUT_H
+#ifndef SPS_RENDER_OUTPUT_FILE_H
+#define SPS_RENDER_OUTPUT_FILE_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -31,4 +31,4 @@ int sps__out_commit(struct sps_out *o, char *err, size_t errlen);
 
 void sps__out_abort(struct sps_out *o);
 
-#endif /* SPS_RENDER_INPUT_H */
+#endif /* SPS_RENDER_OUTPUT_FILE_H */
