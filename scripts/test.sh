@@ -5,11 +5,13 @@
 #   build-tsan/   clang with ThreadSanitizer: the tests of threading code
 #                 (TSan defers signal delivery, which the CLI tests rely on);
 #                 it builds only what they need (the target threads_tests)
-# ctest runs the tests of a build in parallel (SPS_TEST_JOBS of them at a
-# time, default twice the cores: most tests spend their time waiting on a
-# workload they started).  The sanitizer builds size their longest
-# workloads down by SPS_TEST_SCALE (test/CMakeLists.txt).
-# Ends with each build's time, its slowest tests and one
+# The sanitizer builds compile while the gcc build's tests run (those
+# spend much of their time waiting on the workloads they start).  ctest
+# runs the tests of a build in parallel, SPS_TEST_JOBS at a time (default
+# twice the cores); tests that cannot share the machine say so in
+# test/CMakeLists.txt (RUN_SERIAL).  The sanitizer builds size their
+# longest workloads down by SPS_TEST_SCALE (test/CMakeLists.txt).
+# Ends with each build's time, its ten slowest tests and one
 # "N passed, N failed" line over all three.
 set -eu
 cd "$(dirname "$0")/.."
@@ -17,45 +19,47 @@ jobs=$(nproc)
 test_jobs=${SPS_TEST_JOBS:-$((2 * jobs))}
 passed=0
 failed=0
-timings=""
+
+GCC="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc"
+ASAN="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DSPS_SANITIZE=address,undefined"
+TSAN="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DSPS_SANITIZE=thread"
 
 now() { date +%s; }
 
-run_suite() { # dir, cmake args..., then "--build" build args, then "--" ctest args
+# build DIR CMAKE_ARGS [BUILD_ARGS]: configure and build; the seconds it
+# took go to DIR/build.seconds, a failure's output to stderr
+build() {
+    t0=$(now)
+    mkdir -p "$1"
+    # shellcheck disable=SC2086
+    if ! { cmake -S . -B "$1" $2 && cmake --build "$1" -j"$jobs" ${3:-}; } >"$1/build.log" 2>&1; then
+        cat "$1/build.log" >&2
+        echo "test.sh: $1: the build failed" >&2
+        return 1
+    fi
+    echo $(($(now) - t0)) >"$1/build.seconds"
+}
+
+# run_tests DIR [CTEST_ARGS]: ctest, its log to DIR/ctest.log and stdout;
+# adds to passed and failed, and notes the times
+run_tests() {
     dir=$1
     shift
-    cfg=""
-    while [ $# -gt 0 ] && [ "$1" != "--" ] && [ "$1" != "--build" ]; do cfg="$cfg $1"; shift; done
-    build=""
-    if [ $# -gt 0 ] && [ "$1" = "--build" ]; then
-        shift
-        while [ $# -gt 0 ] && [ "$1" != "--" ]; do build="$build $1"; shift; done
-    fi
-    [ $# -gt 0 ] && shift
-    echo "== $dir:$cfg" >&2
     t0=$(now)
-    # shellcheck disable=SC2086
-    cmake -S . -B "$dir" $cfg >/dev/null
-    # shellcheck disable=SC2086
-    cmake --build "$dir" -j"$jobs" $build >/dev/null
-    t1=$(now)
     log="$dir/ctest.log"
     set +e
     (cd "$dir" && ctest --output-on-failure -j"$test_jobs" "$@") >"$log" 2>&1
     set -e
-    t2=$(now)
+    echo $(($(now) - t0)) >"$dir/test.seconds"
     cat "$log"
-    timings="$timings$dir: build $((t1 - t0)) s, tests $((t2 - t1)) s; slowest:
-$(slowest "$log")
-"
     line=$(grep -E '^[0-9]+% tests passed' "$log" | tail -n 1)
-    total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
-    bad=$(echo "$line" | sed -E 's/.*, ([0-9]+) tests? failed.*/\1/')
     if [ -z "$line" ]; then
         echo "test.sh: $dir: ctest did not report a result" >&2
         failed=$((failed + 1))
         return
     fi
+    total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
+    bad=$(echo "$line" | sed -E 's/.*, ([0-9]+) tests? failed.*/\1/')
     passed=$((passed + total - bad))
     failed=$((failed + bad))
 }
@@ -68,12 +72,32 @@ slowest() {
 }
 
 start=$(now)
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc
-run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DSPS_SANITIZE=address,undefined
-run_suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DSPS_SANITIZE=thread \
-    --build --target threads_tests -- -L threads
+for dir in build build-asan build-tsan; do
+    rm -f "$dir/build.seconds" "$dir/test.seconds"
+done
+echo "== build:$GCC" >&2
+build build "$GCC"
+# the sanitizer builds, one after the other, beside the gcc tests
+(build build-asan "$ASAN" && build build-tsan "$TSAN" "--target threads_tests") &
+sanitizer_builds=$!
+run_tests build
+if ! wait "$sanitizer_builds"; then
+    failed=$((failed + 1))
+fi
+if [ -f build-asan/build.seconds ]; then
+    echo "== build-asan:$ASAN" >&2
+    run_tests build-asan
+fi
+if [ -f build-tsan/build.seconds ]; then
+    echo "== build-tsan:$TSAN" >&2
+    run_tests build-tsan -L threads
+fi
 
-printf '%s' "$timings"
-echo "all: $(($(now) - start)) s"
+for dir in build build-asan build-tsan; do
+    [ -f "$dir/test.seconds" ] || continue
+    echo "$dir: build $(cat "$dir/build.seconds") s, tests $(cat "$dir/test.seconds") s; slowest:"
+    slowest "$dir/ctest.log"
+done
+echo "all: $(($(now) - start)) s (the sanitizer builds ran beside build/'s tests)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
