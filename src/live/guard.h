@@ -5,7 +5,8 @@
  * records thin (enum sps_thin_level) one level further?
  *
  * The guard judges windows of at least SPS_GUARD_MIN_WINDOW_CPU_S of the
- * workload's CPU time (min_window_cpu_s, which a test may shorten): recording's cost in a window is the zones offered
+ * workload's CPU time (min_window_cpu_s, which a test may shorten):
+ * recording's cost in a window is the zones offered
  * in it times the measured cost of one, plus the values times theirs,
  * plus the zones left out times theirs (a left-out zone still costs a
  * begin and an end that return early), and its share is that over the
