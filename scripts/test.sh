@@ -12,7 +12,8 @@
 # test/CMakeLists.txt (RUN_SERIAL).  The sanitizer builds size their
 # longest workloads down by SPS_TEST_SCALE (test/CMakeLists.txt).
 # Ends with each build's time, its ten slowest tests and one
-# "N passed, N failed" line over all three.
+# "N passed, N failed" line over all three.  Each test's own output, with
+# the time of each of its cases, is in DIR/Testing/Temporary/LastTest.log.
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
