@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int check_failures, check_passes;
 
@@ -50,11 +51,21 @@ static int check_failures, check_passes;
         CHECK_AT(h_ && strstr(h_, n_), __FILE__, __LINE__, "\"%s\" contains \"%s\"", h_ ? h_ : "(null)", n_); \
     } while (0)
 
+/* Each test's own wall time follows its name, so that a slow one is found
+ * in the ctest log without a profiler. */
+static inline double check_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 #define RUN_TEST(fn) \
     do { \
         int before_ = check_failures; \
+        double start_ = check_now_s(); \
         fn(); \
-        fprintf(stderr, "%s %s\n", check_failures == before_ ? "ok  " : "FAIL", #fn); \
+        fprintf(stderr, "%s %-40s %7.2f s\n", check_failures == before_ ? "ok  " : "FAIL", #fn, \
+                check_now_s() - start_); \
     } while (0)
 
 static inline int check_report(void) {

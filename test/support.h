@@ -10,6 +10,15 @@
 #error "SPS_BIN_DIR must name the build directory"
 #endif
 
+#ifndef SPS_TEST_SCALE
+#error "SPS_TEST_SCALE must be set (test/CMakeLists.txt)"
+#endif
+/* n steps of a workload whose steps are long in CPU, divided by
+ * SPS_TEST_SCALE: a sanitizer build, whose every step costs about that many
+ * times more, runs as long with fewer.  Only for tests whose assertions
+ * rest on the run's length (readings taken), not on the count itself. */
+#define SPS_TEST_SCALED(n) ((n) / SPS_TEST_SCALE)
+
 /* A new empty directory under $TMPDIR (or /tmp); the path is static storage
  * valid until the next call. */
 const char *tmpdir_new(const char *tag);

@@ -331,15 +331,39 @@ static void test_guard_counts_python(void) {
     CHECK_EQ_U(h.windows, 0);
 }
 
+/* A shorter window judges as the default one does, only sooner. */
+static void test_guard_shorter_window(void) {
+    struct sps__guard g;
+    sps__guard_init(&g, 0.01, 20, 10, 5);
+    CHECK_NEAR(g.min_window_cpu_s, SPS_GUARD_MIN_WINDOW_CPU_S, 0);
+    g.min_window_cpu_s = 0.05;
+    CHECK_EQ_I(sps__guard_observe(&g, 0, 0, 0, 0, 0, 0.0), -1);
+    CHECK_EQ_I(sps__guard_observe(&g, 40, 100, 0, 0, 0, 0.04), -1); /* 0.04 s: too short still */
+    CHECK_EQ_U(g.windows, 0);
+    /* 0.06 s: 1e6 zones x 20 ns = 20 ms, a third of it */
+    CHECK_EQ_I(sps__guard_observe(&g, 60, 1000000, 0, 0, 0, 0.06), SPS_THIN_PHASES);
+    CHECK_EQ_U(g.windows, 1);
+    CHECK_NEAR(g.last_share, 0.02 / 0.06, 1e-12);
+}
+
+/* The runs under a budget below have the guard read every 50 ms and judge
+ * windows of 50 ms of CPU time (STEPSCOPE_GUARD_PERIOD_MS, docs/cli.md), a
+ * fifth of the default's, and the sampler read the workload's CPU time every
+ * 20 ms: each needs a fifth of the default's steps for as many windows. */
+#define GUARD_PERIOD_MS "50"
+
 /* Run the fine-grained workload under a budget; report.json. */
 static json_t *budget_run(const char *budget, const char *spin_us, const char *until, const char *after,
                           const char *name) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s", tmpdir_new(name));
-    char *argv[] = {STEPSCOPE, "run", "-q", "--max-overhead", (char *)budget, "-o", dir, "--", WORKLOAD, "--fine",
-                    "200", "--spin-us", (char *)spin_us, "--until-thinned", (char *)until, "--steps", (char *)after, NULL};
+    setenv("STEPSCOPE_GUARD_PERIOD_MS", GUARD_PERIOD_MS, 1);
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "--max-overhead", (char *)budget, "-o", dir, "--",
+                    WORKLOAD, "--fine", "200", "--spin-us", (char *)spin_us, "--until-thinned", (char *)until,
+                    "--steps", (char *)after, NULL};
     char err[4096];
     int code = exit_code_of(run_capture(argv, err, sizeof err));
+    unsetenv("STEPSCOPE_GUARD_PERIOD_MS");
     CHECK_MSG(code == 0, "exit %d: %s", code, err);
     return report_load(dir);
 }
@@ -401,14 +425,14 @@ static void test_budget_thins_to_phases(void) {
 /* Over budget even with phases: steps only, and still over: said so. */
 static void test_budget_thins_to_steps(void) {
     /* 20 us of CPU a step: phases cost ~0.2%, steps alone ~0.1% > 0.02%;
-     * 40000 steps after steps-only began (~1 s of CPU) give the guard
-     * a window to judge at that level */
-    json_t *r = budget_run("0.02%", "20", "2", "40000", "budget_steps");
+     * 8000 steps after steps-only began (~0.2 s of CPU) give the guard
+     * windows to judge at that level */
+    json_t *r = budget_run("0.02%", "20", "2", "8000", "budget_steps");
     CHECK(!strcmp(json_string_value(json_path(r, "analysis.overhead.budget.thin_level")), "steps"));
     CHECK(json_is_true(json_path(r, "analysis.overhead.budget.over_with_steps_only")));
     uint64_t steps = zone_count(r, "step"), a = zone_count(r, "a");
     uint64_t fine = zone_count(r, "fine"), thinned = (uint64_t)json_num(r, "analysis.overhead.zones_thinned");
-    CHECK(steps >= 40000 && a < steps && fine <= a * 200);
+    CHECK(steps >= 8000 && a < steps && fine <= a * 200);
     /* left out: "a" of the steps-only steps, fine and finer of every thinned step */
     CHECK_EQ_U(a + fine + zone_count(r, "finer") + thinned, 401 * steps);
     json_decref(r);
@@ -418,14 +442,17 @@ static void test_budget_thins_to_steps(void) {
 static void test_budget_kept(void) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s", tmpdir_new("budget_kept"));
-    char *argv[] = {STEPSCOPE, "run", "-q", "--max-overhead", "50", "-o", dir, "--", WORKLOAD, "--fine", "10",
-                    "--spin-us", "500", "--steps", "1600", NULL};
+    /* 400 steps of 0.5 ms of CPU: four of the short windows */
+    setenv("STEPSCOPE_GUARD_PERIOD_MS", GUARD_PERIOD_MS, 1);
+    char *argv[] = {STEPSCOPE, "run", "-q", "--interval", "20", "--max-overhead", "50", "-o", dir, "--", WORKLOAD,
+                    "--fine", "10", "--spin-us", "500", "--steps", "400", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
+    unsetenv("STEPSCOPE_GUARD_PERIOD_MS");
     json_t *r = report_load(dir);
     CHECK(json_is_false(json_path(r, "analysis.overhead.budget.exceeded")));
     CHECK(!strcmp(json_string_value(json_path(r, "analysis.overhead.budget.thin_level")), "none"));
     CHECK_EQ_I(json_num(r, "analysis.overhead.zones_thinned"), 0);
-    CHECK_EQ_U(zone_count(r, "fine"), 16000);
+    CHECK_EQ_U(zone_count(r, "fine"), 4000);
     CHECK(json_num(r, "analysis.overhead.budget.windows_judged") >= 1);
     json_decref(r);
 
@@ -462,6 +489,7 @@ int main(void) {
     RUN_TEST(test_end_samples_under_stepscope_run);
     RUN_TEST(test_guard_decision);
     RUN_TEST(test_guard_counts_python);
+    RUN_TEST(test_guard_shorter_window);
     RUN_TEST(test_budget_thins_to_phases);
     RUN_TEST(test_budget_thins_to_steps);
     RUN_TEST(test_budget_kept);

@@ -259,8 +259,11 @@ static void test_ctrl_z_gives_the_screen_back(void) {
     free(s.buf);
 }
 
-/* No terminal control at all where the view is off. */
+/* No terminal control at all where the view is off.  The view would
+ * refresh every 100 ms here (STEPSCOPE_LIVE_REFRESH_MS), so each run lasts
+ * three refreshes without waiting seconds for them. */
 static void test_off_without_escape_codes(void) {
+    setenv("STEPSCOPE_LIVE_REFRESH_MS", "100", 1);
     struct {
         const char *option, *term;
     } cases[] = {{"-q", "xterm"}, {"--no-live", "xterm"}, {"--no-sample", "dumb"}};
@@ -269,7 +272,7 @@ static void test_off_without_escape_codes(void) {
         snprintf(dir, sizeof dir, "%s", tmpdir_new("live-off"));
         /* long enough for two refreshes had the view been on */
         char *argv[] = {STEPSCOPE, "run", (char *)cases[i].option, "-o", dir, "--", WORKLOAD, "--steps", "3",
-                        "--print", "--sleep-ms", "1200", NULL};
+                        "--print", "--sleep-ms", "300", NULL};
         struct screen s;
         CHECK(spawn_on_pty(&s, argv, cases[i].term, -1, -1) == 0);
         CHECK_EQ_I(finish(&s), 0);
@@ -280,16 +283,26 @@ static void test_off_without_escape_codes(void) {
         json_decref(r);
         free(s.buf);
     }
-    /* stderr not a terminal (a pipe, as under CI or a redirect) */
+    /* the control: the same run with the view on draws in that time */
     char dir[600], err[8192];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("live-on"));
+    char *on_argv[] = {STEPSCOPE, "run", "-o", dir, "--", WORKLOAD, "--steps", "3", "--print", "--sleep-ms", "300",
+                       NULL};
+    struct screen on;
+    CHECK(spawn_on_pty(&on, on_argv, "xterm", -1, -1) == 0);
+    CHECK_EQ_I(finish(&on), 0);
+    CHECK_MSG(count_of(on.buf, DRAW) >= 1, "the view on: %d draws", count_of(on.buf, DRAW));
+    free(on.buf);
+    /* stderr not a terminal (a pipe, as under CI or a redirect) */
     snprintf(dir, sizeof dir, "%s", tmpdir_new("live-pipe"));
-    char *argv[] = {STEPSCOPE, "run", "-o", dir, "--", WORKLOAD, "--steps", "3", "--sleep-ms", "1200", NULL};
+    char *argv[] = {STEPSCOPE, "run", "-o", dir, "--", WORKLOAD, "--steps", "3", "--sleep-ms", "300", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
     CHECK(!strchr(err, '\033'));
     CHECK_STR_HAS(err, "report: ");
     json_t *r = report_load(dir);
     CHECK(json_is_null(json_path(r, "overhead.live_view_refreshes")));
     json_decref(r);
+    unsetenv("STEPSCOPE_LIVE_REFRESH_MS");
 }
 
 int main(void) {

@@ -25,6 +25,23 @@ STEPSCOPE_BIN = os.environ.get("STEPSCOPE_BIN") or str(ROOT / "build" / "stepsco
 PYTHON = sys.executable
 
 
+def pytest_collection_modifyitems(config, items):
+    """SPS_PYTEST_SHARD=I/N keeps every Nth test from the Ith (1-based), so
+    that ctest runs the suite as N tests side by side (python/CMakeLists.txt);
+    every test lands in exactly one shard."""
+    shard = os.environ.get("SPS_PYTEST_SHARD")
+    if not shard:
+        return
+    try:
+        i, n = (int(x) for x in shard.split("/"))
+        if not 1 <= i <= n:
+            raise ValueError
+    except ValueError:
+        raise pytest.UsageError("SPS_PYTEST_SHARD=%r: want I/N with 1 <= I <= N" % shard)
+    config.hook.pytest_deselected(items=[t for k, t in enumerate(items) if k % n != i - 1])
+    items[:] = items[i - 1::n]
+
+
 def script_env(**extra):
     """The environment for a script: ours minus every STEPSCOPE_* setting
     (each test says what it wants), plus extra."""

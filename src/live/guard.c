@@ -13,6 +13,7 @@ void sps__guard_init(struct sps__guard *g, double budget, double zone_ns, double
     g->zone_ns = zone_ns;
     g->value_ns = value_ns;
     g->thinned_ns = thinned_ns;
+    g->min_window_cpu_s = SPS_GUARD_MIN_WINDOW_CPU_S;
     g->level = SPS_THIN_NONE;
     g->last_share = NAN;
     g->first_over_ns = -1;
@@ -36,7 +37,7 @@ int sps__guard_observe(struct sps__guard *g, int64_t now_ns, uint64_t zones, uin
         return -1;
     }
     double cpu = cpu_s - g->prev_cpu_s;
-    if (cpu < SPS_GUARD_MIN_WINDOW_CPU_S)
+    if (cpu < g->min_window_cpu_s)
         return -1; /* the window grows until it is long enough to judge */
     double cost_s = ((double)(zones - g->prev_zones) * g->zone_ns + (double)(values - g->prev_values) * g->value_ns +
                      (double)(thinned - g->prev_thinned) * g->thinned_ns + (python_ns - g->prev_python_ns)) *

@@ -5,7 +5,8 @@
  * records thin (enum sps_thin_level) one level further?
  *
  * The guard judges windows of at least SPS_GUARD_MIN_WINDOW_CPU_S of the
- * workload's CPU time: recording's cost in a window is the zones offered
+ * workload's CPU time (min_window_cpu_s, which a test may shorten):
+ * recording's cost in a window is the zones offered
  * in it times the measured cost of one, plus the values times theirs,
  * plus the zones left out times theirs (a left-out zone still costs a
  * begin and an end that return early), and its share is that over the
@@ -35,6 +36,7 @@ struct sps__guard {
     double zone_ns;  /* one zone begin+end */
     double value_ns; /* one value or counter increment */
     double thinned_ns; /* one zone left out */
+    double min_window_cpu_s; /* SPS_GUARD_MIN_WINDOW_CPU_S; set it after init to judge shorter windows */
     /* state */
     uint32_t level;  /* enum sps_thin_level now asked for */
     int have_prev, settling; /* settling: readings left to wait after a raise */

@@ -34,6 +34,8 @@
 #include "ticker.h"
 
 #define REFRESH_NS 500000000ull /* at most twice a second */
+/* another period, for the tests that wait on refreshes (docs/cli.md) */
+#define REFRESH_ENV "STEPSCOPE_LIVE_REFRESH_MS"
 /* steps/s is measured over the last RATE_WINDOW (at least 10 s, at most
  * two minutes, and five median steps when steps are slow), so a stall
  * shows as a falling rate, and one slow step does not make it jump */
@@ -250,7 +252,7 @@ struct sps_live_view *sps_live_view_start(int fd, const char *records_dir, const
         free(v);
         return NULL;
     }
-    if (!(v->ticker = sps_ticker_start(REFRESH_NS, 0, refresh, v))) {
+    if (!(v->ticker = sps_ticker_start(sps_ticker_period_from_env(REFRESH_ENV, REFRESH_NS), 0, refresh, v))) {
         pthread_mutex_destroy(&v->lock);
         sps__live_peek_close(v->peek);
         free(v);

@@ -53,10 +53,14 @@ struct sps_overhead_guard *sps_overhead_guard_start(const char *records_dir, con
     g->published = published;
     g->start_ns = start_ns;
     sps__guard_init(&g->decision, budget, zone_ns, value_ns, thinned_ns);
+    uint64_t period_ns = (uint64_t)SPS_OVERHEAD_GUARD_PERIOD_MS * 1000000u;
+    if (getenv(SPS_OVERHEAD_GUARD_PERIOD_ENV)) {
+        period_ns = sps_ticker_period_from_env(SPS_OVERHEAD_GUARD_PERIOD_ENV, period_ns);
+        g->decision.min_window_cpu_s = (double)period_ns * 1e-9;
+    }
     g->peek = sps__live_peek_open(records_dir);
     /* the first reading at once: the first window opens now, not a period later */
-    if (!g->peek ||
-        !(g->ticker = sps_ticker_start((uint64_t)SPS_OVERHEAD_GUARD_PERIOD_MS * 1000000u, 1, check, g))) {
+    if (!g->peek || !(g->ticker = sps_ticker_start(period_ns, 1, check, g))) {
         sps__live_peek_close(g->peek);
         free(g);
         return NULL;

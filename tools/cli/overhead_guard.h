@@ -21,6 +21,9 @@
 #include "sampler/published.h"
 
 #define SPS_OVERHEAD_GUARD_PERIOD_MS 250
+/* For tests (docs/cli.md): another period, and windows of as much CPU
+ * time (the default's are 0.25 s, SPS_GUARD_MIN_WINDOW_CPU_S) */
+#define SPS_OVERHEAD_GUARD_PERIOD_ENV "STEPSCOPE_GUARD_PERIOD_MS"
 
 struct sps_overhead_guard;
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -104,4 +105,18 @@ void sps_ticker_stop(struct sps_ticker *t, double *cpu_seconds) {
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->wake);
     free(t);
+}
+
+uint64_t sps_ticker_period_from_env(const char *var, uint64_t default_ns) {
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return default_ns;
+    char *end;
+    errno = 0;
+    unsigned long ms = strtoul(v, &end, 10);
+    if (errno || *end || *v == '-' || ms < 10 || ms > 10000) {
+        fprintf(stderr, "stepscope: %s='%s' ignored: not a period from 10 to 10000 ms\n", var, v);
+        return default_ns;
+    }
+    return (uint64_t)ms * 1000000u;
 }

@@ -23,6 +23,13 @@ struct sps_ticker;
  * start. */
 struct sps_ticker *sps_ticker_start(uint64_t period_ns, int now, void (*tick)(void *arg), void *arg);
 
+/* The period the environment variable var sets, in milliseconds from 10
+ * to 10000, as nanoseconds; default_ns when it is unset or empty.  For
+ * the test suite, whose tests wait on these threads (docs/cli.md lists the
+ * variables); a value that is not such a number is ignored, with a line
+ * on stderr.  Reads the environment: call before threads that change it. */
+uint64_t sps_ticker_period_from_env(const char *var, uint64_t default_ns);
+
 /* Stop the thread (a tick under way finishes first) and free t; *cpu_seconds
  * (may be NULL) receives the thread's CPU time.  NULL is a no-op. */
 void sps_ticker_stop(struct sps_ticker *t, double *cpu_seconds);
