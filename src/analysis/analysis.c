@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "render/json_writer.h"
 #include "model/run_info.h"
 #include "stepscope.h"
 
@@ -34,17 +33,6 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
     sps__overhead_analyze(run, info, &out->overhead);
     out->computed = 1;
     return rc;
-}
-
-void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
-    sps__jw_object(w, "analysis");
-    sps__bottleneck_json(w, &a->bottleneck);
-    if (a->leaks.computed)
-        sps__leaks_json(w, &a->leaks);
-    sps__energy_json(w, &a->energy);
-    sps__throughput_json(w, &a->throughput);
-    sps__overhead_json(w, &a->overhead);
-    sps__jw_end(w, '}');
 }
 
 void sps__analysis_free(struct sps_analysis *a) {

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/json_writer.h"
 #include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
@@ -554,26 +553,7 @@ void sps__bottleneck_analyze_parts(const struct sps_run *run, const struct sps__
     }
 }
 
-/* -------------------------------------------------------------------- JSON */
-
-static const char *const THROTTLE_NAMES[] = {"gpu_idle",    "applications_clocks", "sw_power_cap",
-                                             "hw_slowdown", "sync_boost",          "sw_thermal_slowdown",
-                                             "hw_thermal_slowdown", "hw_power_brake", "display_clocks"};
-
-/* Figures written as null, with their reasons, for "unavailable". */
-struct missing {
-    size_t n;
-    const char *key[32];
-    const char *why[32];
-};
-
-static void num(struct sps_jw *w, struct missing *m, const char *key, double v, const char *why) {
-    sps__jw_number(w, key, v); /* NAN is written as null */
-    if (isnan(v) && m->n < sizeof m->key / sizeof *m->key) {
-        m->key[m->n] = key;
-        m->why[m->n++] = why ? why : "not read";
-    }
-}
+/* ------------------------------------------------------- evidence figures */
 
 /* One figure into the list: its reason only when it is unknown. */
 static void figure(struct sps_bn_figure *out, size_t *n, const char *key, double v, const char *why,
@@ -622,73 +602,3 @@ size_t sps__bn_evidence_figures(const struct sps_bn_evidence *e, struct sps_bn_f
     return n;
 }
 
-/* The figures in sps__bn_evidence_figures' order, each followed by what
- * belongs with it (the top zone's name, the throttle reasons' names). */
-static void evidence_json(struct sps_jw *w, const struct sps_bn_evidence *e, int with_reasons) {
-    struct missing m = {0};
-    struct sps_bn_figure figs[SPS_BN_FIGURES];
-    size_t nfigs = sps__bn_evidence_figures(e, figs);
-    sps__jw_object(w, "evidence");
-    for (size_t i = 0; i < nfigs; i++) {
-        const struct sps_bn_figure *f = &figs[i];
-        if (f->integral && !isnan(f->value))
-            sps__jw_uint(w, f->key, (uint64_t)f->value);
-        else
-            num(w, &m, f->key, f->value, f->why);
-        if (!strcmp(f->key, "top_zone_percent") && sps__bn_known(e->top_zone_percent))
-            sps__jw_string(w, "top_zone", e->top_zone);
-        if (!strcmp(f->key, "gpu_throttle_reasons_seen") && sps__bn_known(e->gpu_throttled_percent)) {
-            sps__jw_array_flat(w, "gpu_throttle_reason_names");
-            for (unsigned b = 0; b < sizeof THROTTLE_NAMES / sizeof *THROTTLE_NAMES; b++)
-                if (e->gpu_throttle_reasons_seen & (1u << b))
-                    sps__jw_string(w, NULL, THROTTLE_NAMES[b]);
-            sps__jw_end(w, ']');
-        }
-    }
-    sps__jw_bool(w, "contention_from_whole_run", e->contention_whole_run);
-    if (with_reasons) {
-        sps__jw_object(w, "unavailable");
-        for (size_t i = 0; i < m.n; i++)
-            sps__jw_string(w, m.key[i], m.why[i]);
-        sps__jw_end(w, '}');
-    }
-    sps__jw_end(w, '}');
-}
-
-static void verdict_json(struct sps_jw *w, const struct sps_bn_verdict *v) {
-    sps__jw_string(w, "verdict", sps__bn_kind_name(v->kind));
-    sps__jw_number(w, "confidence", v->confidence);
-    sps__jw_string(w, "reason", v->reason);
-    sps__jw_string(w, "recommendation", v->recommendation);
-}
-
-void sps__bottleneck_json(struct sps_jw *w, const struct sps_bottleneck *b) {
-    sps__jw_object(w, "bottleneck");
-    verdict_json(w, &b->verdict);
-    sps__jw_string(w, "advice_for", sps__bn_face_name(b->face));
-    if (b->main_step[0])
-        sps__jw_string(w, "main_step", b->main_step);
-    else
-        sps__jw_null(w, "main_step");
-    sps__jw_array_flat(w, "data_loading_zones");
-    for (size_t i = 0; i < b->ndata_zones; i++)
-        sps__jw_string(w, NULL, b->data_zones[i]);
-    sps__jw_end(w, ']');
-    evidence_json(w, &b->evidence, 1);
-    sps__jw_array(w, "windows");
-    for (size_t i = 0; i < b->nwindows; i++) {
-        const struct sps_bn_window *win = &b->windows[i];
-        sps__jw_object(w, NULL);
-        sps__jw_uint(w, "first_step", win->first_step);
-        sps__jw_uint(w, "last_step", win->last_step);
-        sps__jw_number(w, "start_seconds", win->start_seconds);
-        sps__jw_number(w, "end_seconds", win->end_seconds);
-        verdict_json(w, &win->verdict);
-        evidence_json(w, &win->evidence, 0);
-        sps__jw_end(w, '}');
-    }
-    sps__jw_end(w, ']');
-    if (b->windows_note)
-        sps__jw_string(w, "windows_note", b->windows_note);
-    sps__jw_end(w, '}');
-}

@@ -8,13 +8,11 @@
 
 #include "analysis/analysis.h"
 #include "analysis/energy.h"
-#include "render/json_writer.h"
 #include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "sources/source.h"
 
-#define JOULES_PER_KWH 3.6e6
 
 /* The middle of the readings point i holds.  Readings are evenly spaced
  * at the sampler's cadence, so a point of n readings starting at t_ns and
@@ -254,7 +252,7 @@ static void per_step(const struct sps_run *run, struct sps_energy *out) {
     }
     out->step_span_s = (double)(last_ns - first_ns) * 1e-9;
     out->step_joules = joules / (double)out->step_count;
-    out->step_kwh = out->step_joules / JOULES_PER_KWH;
+    out->step_kwh = out->step_joules / SPS_JOULES_PER_KWH;
     out->step_co2e_grams = out->step_kwh * out->pue * out->carbon_g_per_kwh;
 }
 
@@ -288,7 +286,7 @@ void sps__energy_analyze(const struct sps_run *run, const struct sps_run_info *i
     if (out->measured) {
         out->total_reason[0] = '\0';
         out->total_joules = joules;
-        out->total_kwh = joules / JOULES_PER_KWH;
+        out->total_kwh = joules / SPS_JOULES_PER_KWH;
         out->co2e_grams = out->total_kwh * out->pue * out->carbon_g_per_kwh;
     }
     per_step(run, out);
@@ -313,59 +311,3 @@ void sps__energy_domain_evidence(const struct sps_energy_domain *d, char *buf, s
              d->source, (unsigned long long)d->readings, d->span_s);
 }
 
-static void write_domain(struct sps_jw *w, const struct sps_energy_domain *d) {
-    sps__jw_object(w, NULL);
-    sps__jw_string(w, "domain", d->domain);
-    if (d->gpu >= 0) {
-        sps__jw_int(w, "gpu", d->gpu);
-        sps__jw_string(w, "name", d->name);
-    }
-    sps__jw_number(w, "joules", d->joules);
-    sps__jw_number(w, "kwh", d->joules / JOULES_PER_KWH);
-    if (d->method == SPS_ENERGY_UNAVAILABLE) {
-        sps__jw_null(w, "method");
-        sps__jw_null(w, "evidence");
-        sps__jw_string(w, "unavailable_reason", d->reason);
-    } else {
-        char evidence[256];
-        sps__energy_domain_evidence(d, evidence, sizeof evidence);
-        sps__jw_string(w, "method", sps__energy_method_name(d->method));
-        sps__jw_string(w, "evidence", evidence);
-        sps__jw_string(w, "source", d->source);
-        sps__jw_number(w, "span_s", d->span_s);
-        sps__jw_uint(w, "readings", d->readings);
-    }
-    sps__jw_end(w, '}');
-}
-
-void sps__energy_json(struct sps_jw *w, const struct sps_energy *e) {
-    sps__jw_object(w, "energy");
-    sps__jw_number(w, "carbon_intensity_g_per_kwh", e->carbon_g_per_kwh);
-    sps__jw_string(w, "carbon_intensity_from", sps__energy_carbon_from(e));
-    sps__jw_number(w, "pue", e->pue);
-    sps__jw_string(w, "pue_from", sps__energy_pue_from(e));
-    sps__jw_array(w, "domains");
-    for (size_t k = 0; k < e->ndomains; k++)
-        write_domain(w, &e->domain[k]);
-    sps__jw_end(w, ']');
-    sps__jw_uint(w, "domains_measured", e->measured);
-    sps__jw_number(w, "joules", e->total_joules);
-    sps__jw_number(w, "kwh", e->total_kwh);
-    sps__jw_number(w, "co2e_grams", e->co2e_grams);
-    if (!e->measured)
-        sps__jw_string(w, "unavailable_reason", e->total_reason);
-    sps__jw_object(w, "per_step");
-    sps__jw_uint(w, "steps", e->step_count);
-    sps__jw_number(w, "span_s", e->step_span_s);
-    sps__jw_number(w, "joules", e->step_joules);
-    sps__jw_number(w, "kwh", e->step_kwh);
-    sps__jw_number(w, "co2e_grams", e->step_co2e_grams);
-    if (isnan(e->step_joules))
-        sps__jw_string(w, "unavailable_reason", e->step_reason);
-    else
-        sps__jw_string(w, "method",
-                       "the measured domains' energy from the first to the last post-warm-up step inside their "
-                       "readings, divided by the steps of the stream with the most of them");
-    sps__jw_end(w, '}');
-    sps__jw_end(w, '}');
-}

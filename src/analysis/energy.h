@@ -19,6 +19,9 @@
 
 #include "stepscope.h"
 
+/* Joules in a kilowatt-hour. */
+#define SPS_JOULES_PER_KWH 3.6e6
+
 struct sps_run;
 struct sps_run_info;
 struct sps_analysis_config;

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "analysis/leaks.h"
-#include "render/json_writer.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
@@ -551,84 +550,6 @@ const char *sps__leak_scope_name(enum sps_leak_scope scope) {
         [SPS_LEAK_SCOPE_PROCESS] = "process",
     };
     return (unsigned)scope < sizeof scope_names / sizeof scope_names[0] ? scope_names[scope] : "unknown";
-}
-
-static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
-    sps__jw_object(w, NULL);
-    sps__jw_string(w, "series", s->series);
-    sps__jw_string(w, "scope", sps__leak_scope_name(s->scope));
-    if (s->pid > 0)
-        sps__jw_int(w, "pid", s->pid);
-    else
-        sps__jw_null(w, "pid");
-    if (s->scope == SPS_LEAK_SCOPE_PROCESS)
-        sps__jw_string(w, "comm", s->comm);
-    else
-        sps__jw_null(w, "comm");
-    if (s->gpu >= 0)
-        sps__jw_int(w, "gpu", s->gpu);
-    else
-        sps__jw_null(w, "gpu");
-    sps__jw_string(w, "verdict", sps__leak_verdict_name(s->verdict));
-    sps__jw_string(w, "reason", s->reason);
-    if (sps__leak_rule_name(s->rule))
-        sps__jw_string(w, "rule", sps__leak_rule_name(s->rule));
-    else
-        sps__jw_null(w, "rule");
-    sps__jw_uint(w, "points", s->points);
-    sps__jw_uint(w, "steps_analysed", s->steps_analysed);
-    sps__jw_number(w, "first_step", s->first_step);
-    sps__jw_number(w, "last_step", s->last_step);
-    sps__jw_number(w, "slope_bytes_per_step", s->slope_bytes_per_step);
-    sps__jw_number(w, "ci95_low", s->ci95_low);
-    sps__jw_number(w, "ci95_high", s->ci95_high);
-    sps__jw_number(w, "growth_bytes", s->growth_bytes);
-    sps__jw_number(w, "min_growth_bytes", s->min_growth_bytes);
-    sps__jw_number(w, "allowance_bytes", s->allowance_bytes);
-    sps__jw_number(w, "median_bytes", s->median_bytes);
-    sps__jw_number(w, "first_segment_median_bytes", s->first_segment_median_bytes);
-    sps__jw_number(w, "last_segment_median_bytes", s->last_segment_median_bytes);
-    if (s->rising_segments >= 0)
-        sps__jw_int(w, "rising_segments", s->rising_segments);
-    else
-        sps__jw_null(w, "rising_segments");
-    sps__jw_end(w, '}');
-}
-
-void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
-    sps__jw_object(w, "leaks");
-    sps__jw_string(w, "verdict", sps__leak_verdict_name(l->verdict));
-    sps__jw_string(w, "reason", l->reason);
-    if (l->pid >= 0) {
-        sps__jw_object(w, "step_stream");
-        sps__jw_string(w, "name", l->step_name);
-        sps__jw_int(w, "pid", l->pid);
-        sps__jw_int(w, "tid", l->tid);
-        sps__jw_end(w, '}');
-    } else {
-        sps__jw_null(w, "step_stream");
-    }
-    if (l->tree_note[0])
-        sps__jw_string(w, "tree_memory", l->tree_note);
-    else
-        sps__jw_null(w, "tree_memory");
-    sps__jw_uint(w, "warmup_steps", l->warmup_steps);
-    sps__jw_uint(w, "steps_analysed", l->steps_analysed);
-    sps__jw_int(w, "processes_max", SPS_SAMPLER_MAX_PROCESSES);
-    sps__jw_uint(w, "processes_left_out", l->processes_left_out);
-    sps__jw_object(w, "thresholds");
-    sps__jw_int(w, "min_points", SPS_LEAK_MIN_POINTS);
-    sps__jw_int(w, "min_steps", SPS_LEAK_MIN_STEPS);
-    sps__jw_number(w, "min_growth_bytes", SPS_LEAK_MIN_GROWTH_BYTES);
-    sps__jw_number(w, "min_growth_fraction_of_median", SPS_LEAK_MIN_GROWTH_FRACTION);
-    sps__jw_int(w, "segments", SPS_LEAK_SEGMENTS);
-    sps__jw_number(w, "segment_rise_fraction", SPS_LEAK_SEGMENT_RISE);
-    sps__jw_end(w, '}');
-    sps__jw_array(w, "series");
-    for (size_t i = 0; i < l->nseries; i++)
-        series_json(w, &l->series[i]);
-    sps__jw_end(w, ']');
-    sps__jw_end(w, '}');
 }
 
 void sps__leaks_free(struct sps_leaks *l) {

@@ -4,7 +4,6 @@
 #include <math.h>
 
 #include "analysis/overhead.h"
-#include "render/json_writer.h"
 #include "model/run_info.h"
 #include "model/run.h"
 #include "record_format.h"
@@ -153,57 +152,3 @@ void sps__overhead_analyze(const struct sps_run *run, const struct sps_run_info 
     out->guard_percent_of_core = out->wall_s > 0 ? 100.0 * out->guard_cpu_s / out->wall_s : NAN;
 }
 
-void sps__overhead_json(struct sps_jw *w, const struct sps_overhead *o) {
-    sps__jw_object(w, "overhead");
-    sps__jw_uint(w, "zones_recorded", o->zones_recorded);
-    sps__jw_uint(w, "values_recorded", o->values_recorded);
-    sps__jw_number(w, "zone_cost_ns", o->zone_cost_ns);
-    sps__jw_number(w, "value_cost_ns", o->value_cost_ns);
-    sps__jw_uint(w, "zone_end_samples", o->zone_end_samples);
-    sps__jw_uint(w, "zone_end_samples_dropped", o->zone_end_samples_dropped);
-    sps__jw_number(w, "zone_end_in_run_ns", o->zone_end_in_run_ns);
-    sps__jw_number(w, "zone_end_warm_ns", o->zone_end_warm_ns);
-    sps__jw_number(w, "recording_s", o->recording_s);
-    if (o->unmeasured_reason)
-        sps__jw_string(w, "recording_unmeasured_reason", o->unmeasured_reason);
-    sps__jw_bool(w, "recording_partial", o->recording_partial);
-    sps__jw_object(w, "recording_by_kind");
-    for (int k = 0; k < SPS_OH_KINDS; k++) {
-        const struct sps_overhead_part *part = &o->part[k];
-        sps__jw_object(w, sps__overhead_kind_name((enum sps_overhead_kind)k));
-        sps__jw_uint(w, "count", part->count);
-        sps__jw_uint(w, "unpriced", part->unpriced);
-        sps__jw_number(w, "cost_ns", part->cost_ns);
-        sps__jw_number(w, "s", part->s);
-        sps__jw_end(w, '}');
-    }
-    sps__jw_end(w, '}');
-    sps__jw_uint(w, "zones_thinned", o->zones_thinned);
-    sps__jw_number(w, "thinned_zone_cost_ns", o->thinned_zone_cost_ns);
-    sps__jw_number(w, "sampler_cpu_s", o->sampler_cpu_s);
-    sps__jw_number(w, "sampler_percent_of_core", o->sampler_percent_of_core);
-    sps__jw_number(w, "live_view_cpu_s", o->live_view_cpu_s);
-    sps__jw_number(w, "live_view_percent_of_core", o->live_view_percent_of_core);
-    sps__jw_number(w, "guard_cpu_s", o->guard_cpu_s);
-    sps__jw_number(w, "guard_percent_of_core", o->guard_percent_of_core);
-    sps__jw_number(w, "total_s", o->total_s);
-    sps__jw_number(w, "percent_of_workload_cpu", o->percent_of_workload_cpu);
-    sps__jw_number(w, "percent_of_wall", o->percent_of_wall);
-    if (o->budget_on) {
-        sps__jw_object(w, "budget");
-        sps__jw_number(w, "max_percent_of_workload_cpu", o->budget_percent);
-        sps__jw_bool(w, "exceeded", o->exceeded);
-        sps__jw_number(w, "first_exceeded_s", o->first_exceeded_s);
-        sps__jw_string(w, "thin_level", sps__thin_level_name(o->thin_level));
-        sps__jw_number(w, "thinned_since_s", o->thinned_since_s);
-        sps__jw_uint(w, "windows_judged", o->windows);
-        sps__jw_uint(w, "windows_over", o->windows_over);
-        sps__jw_number(w, "peak_window_percent", o->peak_window_percent);
-        sps__jw_number(w, "last_window_percent", o->last_window_percent);
-        sps__jw_bool(w, "over_with_steps_only", o->over_with_steps_only);
-        sps__jw_end(w, '}');
-    } else {
-        sps__jw_null(w, "budget");
-    }
-    sps__jw_end(w, '}');
-}

@@ -11,7 +11,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/throughput.h"
-#include "render/json_writer.h"
 #include "model/run_info.h"
 #include "model/run.h"
 #include "sampler/sampler.h"
@@ -268,62 +267,6 @@ const char *sps__throughput_counter_why(const struct sps_throughput_counter *c) 
         return "only warm-up steps (or steps of no duration) counted it";
     return "no step owns any of its counts: they came before the first step, or from a thread or process "
            "with no step of its own to join (see \"How a step owns events\" in docs/report-format.md)";
-}
-
-static void write_counter(struct sps_jw *w, const struct sps_throughput_counter *c) {
-    sps__jw_object(w, NULL);
-    sps__jw_string(w, "name", c->name);
-    sps__jw_number(w, "total", c->total);
-    sps__jw_number(w, "in_steps", c->in_steps);
-    sps__jw_uint(w, "steps", c->steps);
-    sps__jw_uint(w, "threads", c->threads);
-    sps__jw_number(w, "step_seconds", c->step_seconds);
-    sps__jw_number(w, "per_second", c->per_second);
-    sps__jw_object(w, "per_step_per_second");
-    sps__jw_number(w, "mean", c->step_rate_mean);
-    sps__jw_number(w, "median", c->step_rate_median);
-    sps__jw_number(w, "min", c->step_rate_min);
-    sps__jw_number(w, "max", c->step_rate_max);
-    sps__jw_end(w, '}');
-    sps__jw_bool(w, "is_flops", c->is_flops);
-    if (c->steps == 0)
-        sps__jw_string(w, "unavailable_reason", sps__throughput_counter_why(c));
-    sps__jw_end(w, '}');
-}
-
-void sps__throughput_json(struct sps_jw *w, const struct sps_throughput *t) {
-    sps__jw_object(w, "throughput");
-    sps__jw_string(w, "method",
-                   "counts inside post-warm-up steps over those steps' summed duration, per thread, added up over "
-                   "threads; per-step rates are each step's count over its duration");
-    sps__jw_uint(w, "warmup_steps_excluded", t->warmup_steps);
-    sps__jw_array(w, "counters");
-    for (size_t i = 0; i < t->ncounters; i++)
-        write_counter(w, &t->counters[i]);
-    sps__jw_end(w, ']');
-    if (t->reason[0])
-        sps__jw_string(w, "unavailable_reason", t->reason);
-    sps__jw_object(w, "flops");
-    if (t->flops >= 0 && (size_t)t->flops < t->ncounters) /* a zeroed analysis (not computed, not read) has none */
-        sps__jw_string(w, "counter", t->counters[t->flops].name);
-    else
-        sps__jw_null(w, "counter");
-    sps__jw_number(w, "per_second", t->flops_per_second);
-    if (isnan(t->flops_per_second))
-        sps__jw_string(w, "unavailable_reason", t->flops_reason);
-    sps__jw_end(w, '}');
-    sps__jw_object(w, "mfu");
-    sps__jw_number(w, "value", t->mfu);
-    sps__jw_number(w, "peak_flops", t->peak_flops_total);
-    sps__jw_int(w, "gpus", t->gpus);
-    if (t->peak_from[0])
-        sps__jw_string(w, "peak_from", t->peak_from);
-    else
-        sps__jw_null(w, "peak_from");
-    if (isnan(t->mfu))
-        sps__jw_string(w, "unavailable_reason", t->mfu_reason);
-    sps__jw_end(w, '}');
-    sps__jw_end(w, '}');
 }
 
 void sps__throughput_free(struct sps_throughput *t) {
