@@ -376,6 +376,22 @@ static size_t pid_rank_key(int pid, int rank) {
     return (size_t)((uint64_t)(uint32_t)pid << 32 | (uint32_t)(rank + 1));
 }
 
+static int row_pid(size_t key) {
+    return (int)(uint32_t)((uint64_t)key >> 32);
+}
+
+/* A row's duration: a number of seconds, never negative (the writer
+ * writes end - start), and never null (a step always has its length). */
+static int read_duration(struct sps_jscan *s, double *out) {
+    int c = sps__jscan_peek(s);
+    if (c != '-' && (c < '0' || c > '9'))
+        return sps__jscan_fail(s, "steps.rows[].duration_s: a number of seconds expected");
+    int rc = sps__jscan_number(s, out);
+    if (!rc && !(*out >= 0))
+        return sps__jscan_fail(s, "steps.rows[].duration_s: %g is negative", *out);
+    return rc;
+}
+
 static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c) {
     struct sps_jscan *s = rr->s;
     char name[SPS_REC_NAME_LEN + 1] = "";
@@ -400,7 +416,7 @@ static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c
         } else if (KEY("start_s")) {
             rc = sps__rr_num(s, "steps.rows[].start_s", &start_s);
         } else if (KEY("duration_s")) {
-            rc = sps__rr_num(s, "steps.rows[].duration_s", &duration_s);
+            rc = read_duration(s, &duration_s);
         } else if (KEY("warmup")) {
             rc = sps__rr_bool(s, "steps.rows[].warmup", &row->warmup);
         } else if (KEY("microsteps")) {
@@ -445,20 +461,33 @@ static int rows_room(struct sps_rr *rr, size_t hint) {
     return 0;
 }
 
-/* The row's cells into a by_name as wide as the names known now (the
- * width noted when it grew, for sps__rr_finish). */
+/* The row's cells into a by_name as wide as the names known now: the
+ * row's own (the width noted when it grew, for sps__rr_finish), or, for
+ * a row handed to a consumer, the reader's, reused from row to row. */
 static int row_cells(struct sps_rr *rr, struct sps_step_row *row, const struct cells *c) {
     size_t width = rr->rep->run.nnames, nrow = rr->rep->run.nsteps;
-    if (!rr->nwidths || rr->widths[rr->nwidths - 1].width != width) {
-        struct sps_rr_width *w = realloc(rr->widths, (rr->nwidths + 1) * sizeof *w);
-        if (!w)
+    if (rr->sink) {
+        if (width > rr->sink_cells_cap) {
+            size_t cap = width > 2 * rr->sink_cells_cap ? width : 2 * rr->sink_cells_cap;
+            double *cells = realloc(rr->sink_cells, cap * sizeof *cells);
+            if (!cells)
+                return SPS_ENOMEM;
+            rr->sink_cells = cells;
+            rr->sink_cells_cap = cap;
+        }
+        row->by_name = rr->sink_cells;
+    } else {
+        if (!rr->nwidths || rr->widths[rr->nwidths - 1].width != width) {
+            struct sps_rr_width *w = realloc(rr->widths, (rr->nwidths + 1) * sizeof *w);
+            if (!w)
+                return SPS_ENOMEM;
+            rr->widths = w;
+            w[rr->nwidths++] = (struct sps_rr_width){nrow, width};
+        }
+        row->by_name = malloc((width ? width : 1) * sizeof *row->by_name);
+        if (!row->by_name)
             return SPS_ENOMEM;
-        rr->widths = w;
-        w[rr->nwidths++] = (struct sps_rr_width){nrow, width};
     }
-    row->by_name = malloc((width ? width : 1) * sizeof *row->by_name);
-    if (!row->by_name)
-        return SPS_ENOMEM;
     for (size_t k = 0; k < width; k++)
         row->by_name[k] = NAN;
     for (size_t k = 0; k < c->n; k++)
@@ -473,9 +502,13 @@ static int read_rows(struct sps_rr *rr, size_t hint) {
     int rc = ARRAY_BEGIN(s, "steps.rows"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_element(s, first, &more)) && more; first = 0) {
         struct sps_step_row row;
-        if ((rc = rows_room(rr, hint)) || (rc = read_row(rr, &row, &c)) || (rc = row_cells(rr, &row, &c)))
+        if ((!rr->sink && (rc = rows_room(rr, hint))) || (rc = read_row(rr, &row, &c)) ||
+            (rc = row_cells(rr, &row, &c)))
             break;
-        run->steps[run->nsteps++] = row;
+        if (rr->sink) /* streamed: the consumer sees the row, the model keeps none */
+            rc = rr->sink->row(rr->sink->ctx, rr->rep, &row, row_pid(row.process));
+        else
+            run->steps[run->nsteps++] = row;
     }
     free(c.name);
     free(c.v);
@@ -597,7 +630,7 @@ static int add_unlisted(struct sps_run *run, size_t key) {
     run->procs = procs;
     struct sps_process_data *p = &procs[run->nprocs];
     memset(p, 0, sizeof *p);
-    p->pid = (int)(uint32_t)((uint64_t)key >> 32);
+    p->pid = row_pid(key);
     p->rank = (int)(uint32_t)key - 1;
     p->local_rank = p->world_size = -1;
     if (!(p->path = strdup("")))
@@ -648,6 +681,7 @@ int sps__rr_finish(struct sps_rr *rr) {
 }
 
 void sps__rr_free(struct sps_rr *rr) {
+    free(rr->sink_cells);
     free(rr->place);
     free(rr->slots);
     free(rr->widths);
