@@ -19,6 +19,7 @@
 #include "compare/sides.h"
 #include "render/render.h"
 #include "report/report.h"
+#include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -41,6 +42,7 @@ struct synth {
     double forward_extra_s; /* added to the forward zone (and so the step) of every step */
     const char *command;   /* the report's command, one argument (NULL: none) */
     double started;        /* started_unix_s (0: none) */
+    double gpu_peak;       /* the busier of two GPUs' peak memory in use, bytes (0: no GPU read) */
 };
 
 static void add_name(struct sps_run *run, const char *name, uint32_t kind, size_t count) {
@@ -52,6 +54,26 @@ static void add_name(struct sps_run *run, const char *name, uint32_t kind, size_
 
 static uint64_t ns_of(double s) {
     return (uint64_t)llround(s * 1e9);
+}
+
+/* What the sampler read of two GPUs' memory in use: GPU 1 peaks at peak,
+ * GPU 0 lower (their sum is not the figure). */
+static struct sps__sampler_result *gpu_machine(double peak, uint64_t start_ns) {
+    struct sps__sampler_result *m = calloc(1, sizeof *m);
+    m->interval_ms = 100;
+    m->machine_interval_ms = 500;
+    m->started_ns = (int64_t)start_ns;
+    m->ngpus = 2;
+    for (int g = 0; g < 2; g++) {
+        m->gpu[g].index = g;
+        m->gpu[g].source = SPS_SOURCE_NVML;
+        snprintf(m->gpu[g].name, sizeof m->gpu[g].name, "NVIDIA H100 80GB HBM3");
+        struct sps__series *used = &m->gpu[g].m[SPS_M_GPU_MEMORY_USED_BYTES];
+        sps__series_init(used, SPS_SAMPLER_DEFAULT_POINTS);
+        for (int i = 0; i < 4; i++)
+            sps__series_add(used, (int64_t)start_ns + i * 500000000LL, peak * (g ? 0.5 + i / 6.0 : 0.4 + i / 10.0));
+    }
+    return m;
 }
 
 /* The synthetic run as a report model, analysis included, written by
@@ -119,6 +141,8 @@ static void write_run(const char *dir, const struct synth *s) {
     rep.info.start_realtime_ns = (int64_t)llround(s->started * 1e9);
     rep.info.have_rss = 1;
     rep.info.peak_rss_bytes = (uint64_t)s->peak_rss;
+    struct sps__sampler_result *machine = s->gpu_peak > 0 ? gpu_machine(s->gpu_peak, run->start_ns) : NULL;
+    rep.info.sampler = machine;
 
     struct sps_analysis *a = &rep.analysis;
     a->computed = a->bottleneck.computed = 1;
@@ -148,6 +172,8 @@ static void write_run(const char *dir, const struct synth *s) {
     }
     rep.info.argv = NULL; /* the report does not own it */
     sps__report_free(&rep);
+    if (machine)
+        sps__sampler_result_free(machine);
 }
 
 static struct synth base_run(uint64_t seed) {
@@ -259,6 +285,17 @@ static void test_slowdown(void) {
             CHECK(strcmp(name, "energy") != 0); /* neither side measured energy: left out */
         }
         CHECK(found);
+        /* the busiest GPU's peak, not the sum over the GPUs */
+        json_t *gpu = NULL;
+        json_array_foreach(figs, i, f) {
+            if (!strcmp(json_string_value(json_object_get(f, "name")), "peak GPU memory"))
+                gpu = f;
+        }
+        CHECK(gpu != NULL);
+        if (gpu) {
+            CHECK_NEAR(json_number_value(json_object_get(gpu, "base")), 8e9, 0);
+            CHECK_NEAR(json_number_value(json_object_get(gpu, "new")), 12e9, 0);
+        }
         CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.new")), "gpu-bound"));
         json_decref(j);
     }
@@ -681,6 +718,7 @@ int main(void) {
         struct synth s = base_run(1 + (uint64_t)i);
         s.level = levels[i];
         s.started = 1.8e9 + 20 * i; /* BASE and SLOW interleaved */
+        s.gpu_peak = 8e9;
         write_run(base_dir[i], &s);
         s = base_run(11 + (uint64_t)i);
         s.level = levels[(i + 1) % 3];
@@ -688,6 +726,7 @@ int main(void) {
         s.forward_extra_s = 0.030; /* the forward zone 30 ms longer: the step 30% */
         s.samples_per_s = 3050;
         s.bottleneck = SPS_BN_GPU;
+        s.gpu_peak = 12e9;
         write_run(slow_dir[i], &s);
         s = base_run(21 + (uint64_t)i); /* test_compare_stats measures the false-alarm rate */
         s.level = levels[(i + 2) % 3];
