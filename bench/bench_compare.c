@@ -4,13 +4,14 @@
  * and 1,000,000 steps a side, against the method it replaced.
  *
  * Each size gets two synthetic report.json files laid out as stepscope
- * writes them (indented rows with pid, tid, start, duration, warm-up, four
- * zones' self times, a value and a counter: about 515 bytes a row).  Each
- * case runs in a child process, so its peak RSS is its own (wait4):
+ * writes them (indented rows with pid, tid, start, a duration of whole
+ * nanoseconds, warm-up, four zones' self times, a value and a counter:
+ * about 515 bytes a row).  Each case runs in a child process, so its peak
+ * RSS is its own (wait4):
  *
- *   new  sps__cmp_sides_load (the streaming reader, the two sides on two
- *        threads), then sps__cmp_build (run summaries: selection, no
- *        resampling);
+ *   new  sps__cmp_sides_load (the report model's streaming reader, rows
+ *        handed over as read, the two sides on two threads), then
+ *        sps__cmp_build (run summaries: selection, no resampling);
  *   old  the reader before it (jansson's whole document tree, rows walked
  *        from it) and the comparison before it (Mann-Whitney U over the
  *        pooled steps and a 2000-resample bootstrap of the medians, for the
@@ -67,7 +68,7 @@ static int write_report(const char *path, size_t n, double median, uint64_t seed
     double e = 0, t = 0;
     for (size_t i = 0; i < n; i++) {
         e = 0.6 * e + 0.08 * sps__rng_normal(&r);
-        double d = median * exp(e);
+        double d = (double)llround(median * exp(e) * 1e9) / 1e9; /* whole ns, as stepscope writes a step */
         double z[NZONES] = {0.45 * d, 0.35 * d, 0.15 * d, 0.05 * d};
         fprintf(f,
                 "      {\n        \"index\": %zu,\n        \"name\": \"step\",\n        \"pid\": 4242,\n"

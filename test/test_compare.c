@@ -12,10 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/bottleneck.h"
 #include "check.h"
 #include "compare/inference.h"
 #include "report/jscan.h"
 #include "compare/sides.h"
+#include "render/render.h"
+#include "report/report.h"
+#include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
 
@@ -33,63 +37,147 @@ struct synth {
     const char *extra_zone; /* a zone only this run has (NULL: none) */
     double peak_rss;
     double samples_per_s;
-    const char *bottleneck;
+    enum sps_bn_kind bottleneck;
     double level;          /* this run's machine state: every step x level (0: 1) */
     double forward_extra_s; /* added to the forward zone (and so the step) of every step */
     const char *command;   /* the report's command, one argument (NULL: none) */
     double started;        /* started_unix_s (0: none) */
+    double gpu_peak;       /* the busier of two GPUs' peak memory in use, bytes (0: no GPU read) */
 };
 
+static void add_name(struct sps_run *run, const char *name, uint32_t kind, size_t count) {
+    struct sps_name_summary *n = &run->names[run->nnames++];
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->kind = n->agg.kind = kind;
+    n->stats.count = n->agg.count = count;
+}
+
+static uint64_t ns_of(double s) {
+    return (uint64_t)llround(s * 1e9);
+}
+
+/* What the sampler read of two GPUs' memory in use: GPU 1 peaks at peak,
+ * GPU 0 lower (their sum is not the figure). */
+static struct sps__sampler_result *gpu_machine(double peak, uint64_t start_ns) {
+    struct sps__sampler_result *m = calloc(1, sizeof *m);
+    m->interval_ms = 100;
+    m->machine_interval_ms = 500;
+    m->started_ns = (int64_t)start_ns;
+    m->ngpus = 2;
+    for (int g = 0; g < 2; g++) {
+        m->gpu[g].index = g;
+        m->gpu[g].source = SPS_SOURCE_NVML;
+        snprintf(m->gpu[g].name, sizeof m->gpu[g].name, "NVIDIA H100 80GB HBM3");
+        struct sps__series *used = &m->gpu[g].m[SPS_M_GPU_MEMORY_USED_BYTES];
+        sps__series_init(used, SPS_SAMPLER_DEFAULT_POINTS);
+        for (int i = 0; i < 4; i++)
+            sps__series_add(used, (int64_t)start_ns + i * 500000000LL, peak * (g ? 0.5 + i / 6.0 : 0.4 + i / 10.0));
+    }
+    return m;
+}
+
+/* The synthetic run as a report model, analysis included, written by
+ * stepscope's own writer (sps__report_json_write): what compare reads is
+ * a report as stepscope writes it.  One process (pid 100), one thread. */
 static void write_run(const char *dir, const struct synth *s) {
     mkdir(dir, 0755);
     struct sps_rng r;
     sps__rng_seed(&r, s->seed);
-    json_t *rows = json_array();
     int total = s->warmup + s->steps;
+    double *d = calloc((size_t)total + 1, sizeof *d), *step_s = calloc((size_t)total + 1, sizeof *step_s);
     for (int i = 0; i < total; i++) {
-        double d = s->median_s * exp(s->sigma * sps__rng_normal(&r)) * (s->level > 0 ? s->level : 1);
+        d[i] = s->median_s * exp(s->sigma * sps__rng_normal(&r)) * (s->level > 0 ? s->level : 1);
         if (i < s->warmup)
-            d *= 3;
-        json_t *zones = json_object();
-        json_object_set_new(zones, "forward", json_real(d * s->forward_frac + s->forward_extra_s));
-        json_object_set_new(zones, "data", json_real(d * (1 - s->forward_frac) * 0.5));
-        d += s->forward_extra_s;
+            d[i] *= 3;
+        step_s[i] = d[i] + s->forward_extra_s;
+    }
+    for (int k = 0; k < s->outliers; k++)
+        step_s[s->warmup + (int)sps__rng_below(&r, (uint64_t)s->steps)] = s->median_s * 100;
+
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    struct sps_run *run = &rep.run;
+    run->start_ns = 5000000000ULL;
+    run->names = calloc(4, sizeof *run->names);
+    add_name(run, "step", SPS_KIND_STEP, (size_t)total);
+    add_name(run, "forward", SPS_KIND_ZONE, (size_t)total);
+    add_name(run, "data", SPS_KIND_ZONE, (size_t)total);
+    if (s->extra_zone)
+        add_name(run, s->extra_zone, SPS_KIND_ZONE, (size_t)total);
+    run->nprocs = 1;
+    run->procs = calloc(1, sizeof *run->procs);
+    struct sps_process_data *p = &run->procs[0];
+    p->pid = p->ppid = 100;
+    p->rank = p->local_rank = p->world_size = -1;
+    p->path = strdup("100-0.sps");
+    p->start_ns = run->start_ns;
+    p->closed = 1;
+    p->ticks_per_second = 1e9;
+    run->nsteps = (size_t)total;
+    run->steps_recorded = (uint64_t)total;
+    run->warmup_steps = (size_t)s->warmup;
+    run->steps = calloc((size_t)total + 1, sizeof *run->steps);
+    for (int i = 0; i < total; i++) {
+        struct sps_step_row *row = &run->steps[i];
+        row->index = (uint64_t)i;
+        row->tid = 100;
+        row->name = 0;
+        row->start_ns = run->start_ns + ns_of(0.1 * i);
+        row->end_ns = row->start_ns + ns_of(step_s[i]);
+        row->warmup = i < s->warmup;
+        row->by_name = malloc(run->nnames * sizeof *row->by_name);
+        row->by_name[0] = NAN;
+        row->by_name[1] = d[i] * s->forward_frac + s->forward_extra_s;
+        row->by_name[2] = d[i] * (1 - s->forward_frac) * 0.5;
         if (s->extra_zone)
-            json_object_set_new(zones, s->extra_zone, json_real(0.001));
-        json_t *row = json_pack("{s:i, s:s, s:i, s:i, s:f, s:f, s:b, s:o, s:{}, s:{}}", "index", i, "name", "step",
-                                "pid", 100, "tid", 100, "start_s", 0.1 * i, "duration_s", d, "warmup", i < s->warmup,
-                                "zones_self_s", zones, "values", "counters");
-        json_array_append_new(rows, row);
+            row->by_name[3] = 0.001;
     }
-    for (int k = 0; k < s->outliers; k++) {
-        json_t *row = json_array_get(rows, (size_t)(s->warmup + (int)sps__rng_below(&r, (uint64_t)s->steps)));
-        json_object_set_new(row, "duration_s", json_real(s->median_s * 100));
-    }
-    json_t *report =
-        json_pack("{s:s, s:{s:i, s:i, s:i, s:o}, s:{s:f}, s:{s:{s:s}, s:{s:[{s:s, s:f}]}, s:{s:n, s:{s:n}}}}",
-                  "schema", "stepscope.report/1", "steps", "count", total, "rows_kept", total, "warmup_steps",
-                  s->warmup, "rows", rows, "memory", "peak_rss_bytes", s->peak_rss, "analysis", "bottleneck",
-                  "verdict", s->bottleneck, "throughput", "counters", "name", "samples", "per_second",
-                  s->samples_per_s, "energy", "joules", "per_step", "joules");
-    if (!report) {
-        fprintf(stderr, "test setup: json_pack failed\n");
-        exit(2);
-    }
-    if (s->command)
-        json_object_set_new(report, "command", json_pack("[s, s]", s->command, "--steps"));
-    if (s->started > 0)
-        json_object_set_new(report, "started_unix_s", json_real(s->started));
-    char path[4200];
+    free(d);
+    free(step_s);
+
+    char *argv[3] = {(char *)s->command, "--steps", NULL};
+    rep.info.argc = s->command ? 2 : 0;
+    rep.info.argv = s->command ? argv : NULL;
+    rep.info.start_realtime_ns = (int64_t)llround(s->started * 1e9);
+    rep.info.have_rss = 1;
+    rep.info.peak_rss_bytes = (uint64_t)s->peak_rss;
+    struct sps__sampler_result *machine = s->gpu_peak > 0 ? gpu_machine(s->gpu_peak, run->start_ns) : NULL;
+    rep.info.sampler = machine;
+
+    struct sps_analysis *a = &rep.analysis;
+    a->computed = a->bottleneck.computed = 1;
+    sps__bn_evidence_init(&a->bottleneck.evidence);
+    a->bottleneck.verdict.kind = s->bottleneck;
+    a->bottleneck.verdict.confidence = 0.9;
+    snprintf(a->bottleneck.main_step, sizeof a->bottleneck.main_step, "step");
+    struct sps_energy *e = &a->energy;
+    e->total_joules = e->total_kwh = e->co2e_grams = NAN;
+    e->step_span_s = e->step_joules = e->step_kwh = e->step_co2e_grams = NAN;
+    e->carbon_g_per_kwh = 400;
+    e->pue = 1;
+    struct sps_throughput *t = &a->throughput;
+    t->flops = -1;
+    t->flops_per_second = t->mfu = t->peak_flops_total = NAN;
+    t->ncounters = 1;
+    t->counters = calloc(1, sizeof *t->counters);
+    snprintf(t->counters[0].name, sizeof t->counters[0].name, "samples");
+    t->counters[0].per_second = s->samples_per_s;
+    t->counters[0].steps = (uint64_t)s->steps;
+
+    char path[4200], why[512];
     snprintf(path, sizeof path, "%s/report.json", dir);
-    if (json_dump_file(report, path, JSON_COMPACT) != 0) {
-        fprintf(stderr, "test setup: cannot write %s\n", path);
+    if (sps__report_json_write(&rep, path, why, sizeof why) != 0) {
+        fprintf(stderr, "test setup: %s\n", why);
         exit(2);
     }
-    json_decref(report);
+    rep.info.argv = NULL; /* the report does not own it */
+    sps__report_free(&rep);
+    if (machine)
+        sps__sampler_result_free(machine);
 }
 
 static struct synth base_run(uint64_t seed) {
-    return (struct synth){seed, 200, 5, 0.100, 0.10, 0.4, 0, NULL, 1 << 30, 3200, "input-bound", 1, 0, "train"};
+    return (struct synth){seed, 200, 5, 0.100, 0.10, 0.4, 0, NULL, 1 << 30, 3200, SPS_BN_INPUT, 1, 0, "train"};
 }
 
 /* Three runs of a side, each with its own machine state (levels 3% apart). */
@@ -197,7 +285,18 @@ static void test_slowdown(void) {
             CHECK(strcmp(name, "energy") != 0); /* neither side measured energy: left out */
         }
         CHECK(found);
-        CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.new")), "compute-bound"));
+        /* the busiest GPU's peak, not the sum over the GPUs */
+        json_t *gpu = NULL;
+        json_array_foreach(figs, i, f) {
+            if (!strcmp(json_string_value(json_object_get(f, "name")), "peak GPU memory"))
+                gpu = f;
+        }
+        CHECK(gpu != NULL);
+        if (gpu) {
+            CHECK_NEAR(json_number_value(json_object_get(gpu, "base")), 8e9, 0);
+            CHECK_NEAR(json_number_value(json_object_get(gpu, "new")), 12e9, 0);
+        }
+        CHECK(!strcmp(json_string_value(json_path(j, "bottleneck.new")), "gpu-bound"));
         json_decref(j);
     }
     /* Markdown for a pull request */
@@ -206,7 +305,7 @@ static void test_slowdown(void) {
     CHECK_STR_HAS(out, "| median per step | base | new | change | 95% interval | p | noise | verdict |");
     CHECK_STR_HAS(out, "| **step** | ");
     CHECK_STR_HAS(out, "**slower** |");
-    CHECK_STR_HAS(out, "| bottleneck | input-bound | compute-bound | changed |");
+    CHECK_STR_HAS(out, "| bottleneck | input-bound | gpu-bound | changed |");
     /* -o writes a file */
     char file[4300];
     snprintf(file, sizeof file, "%s/cmp.md", base_dir[0]);
@@ -357,18 +456,25 @@ static void test_errors(const char *root) {
     CHECK_STR_HAS(err, "stepscope: compare: NEW: ");
     CHECK_STR_HAS(err, "nothing-here: No such file or directory");
 
+    /* a report cut short in its rows (a full disk, a copy stopped) */
     snprintf(bad_json, sizeof bad_json, "%s/bad.json", root);
-    const char *truncated = "{\"schema\": \"stepscope.report/1\",\n  \"steps\": [1,";
-    write_file(bad_json, truncated, strlen(truncated));
+    static char report[1 << 20];
+    char whole[4300];
+    snprintf(whole, sizeof whole, "%s/report.json", base_dir[0]);
+    long len = read_file(whole, report, sizeof report);
+    const char *rows = len > 0 ? strstr(report, "\"rows\": [") : NULL;
+    CHECK(rows != NULL);
+    write_file(bad_json, report, rows ? (size_t)(rows - report) + 2000 : 0);
     CHECK_EQ_I(compare(bad_json, base_dir[0], NULL), 2);
-    CHECK_STR_HAS(err, "BASE: ");
-    CHECK_STR_HAS(err, "bad.json:2:");
-    CHECK_STR_HAS(err, "malformed JSON");
+    CHECK_STR_HAS(err, "stepscope: compare: BASE: ");
+    CHECK_STR_HAS(err, "bad.json:");
+    CHECK_STR_HAS(err, ": unexpected end of file");
+    CHECK(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
 
     snprintf(other, sizeof other, "%s/other.json", root);
     write_file(other, "{\"schema\": \"something/2\"}", strlen("{\"schema\": \"something/2\"}"));
     CHECK_EQ_I(compare(base_dir[0], other, NULL), 2);
-    CHECK_STR_HAS(err, "other.json: not a stepscope report (schema \"something/2\", want \"stepscope.report/1\")");
+    CHECK_STR_HAS(err, "other.json:1:25: not a stepscope report: schema is \"something/2\", not \"stepscope.report/1\"");
 
     snprintf(empty, sizeof empty, "%s/empty.json", root);
     const char *no_steps = "{\"schema\": \"stepscope.report/1\", \"steps\": {\"count\": 0, \"rows\": []}}";
@@ -414,75 +520,140 @@ static void test_errors(const char *root) {
     CHECK_STR_HAS(out, "usage: stepscope compare BASE NEW");
 }
 
-/* The streaming reader on reports written by hand: key order, escapes,
- * rows that are not steps, and what it refuses. */
+/* One row of the hand-made report of test_reader. */
+static void add_row(struct sps_run *run, long name, int tid, double duration_s, int warmup, long zone, double self_s) {
+    struct sps_step_row *row = &run->steps[run->nsteps];
+    row->index = run->nsteps++;
+    row->name = name;
+    row->tid = tid;
+    row->start_ns = run->start_ns + ns_of(0.5 * (double)row->index);
+    row->end_ns = row->start_ns + ns_of(duration_s);
+    row->warmup = warmup;
+    row->by_name = malloc(run->nnames * sizeof *row->by_name);
+    for (size_t k = 0; k < run->nnames; k++)
+        row->by_name[k] = NAN;
+    if (zone >= 0)
+        row->by_name[zone] = self_s;
+    row->by_name[run->nnames - 2] = 2.5; /* the value */
+    row->by_name[run->nnames - 1] = 64;  /* the counter */
+}
+
+/* A report stepscope writes with what compare must pick out of it: rows
+ * of another step name, a warm-up row, two threads, zones a row does not
+ * enter, values and counters in the rows, a zone name with escapes (one
+ * a surrogate pair), a command that is not ASCII. */
+static void write_hand_report(const char *path) {
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    struct sps_run *run = &rep.run;
+    run->start_ns = 7000000000ULL;
+    run->names = calloc(6, sizeof *run->names);
+    add_name(run, "step", SPS_KIND_STEP, 4);
+    add_name(run, "eval", SPS_KIND_STEP, 1);
+    add_name(run, "f\xc3\xa9\"x\xf0\x9f\x98\x80", SPS_KIND_ZONE, 1);
+    add_name(run, "g", SPS_KIND_ZONE, 1);
+    add_name(run, "loss", SPS_KIND_VALUE, 5);
+    add_name(run, "samples", SPS_KIND_COUNTER, 5);
+    run->nprocs = 1;
+    run->procs = calloc(1, sizeof *run->procs);
+    run->procs[0].pid = 100;
+    run->procs[0].rank = run->procs[0].local_rank = run->procs[0].world_size = -1;
+    run->procs[0].path = strdup("100-0.sps");
+    run->steps = calloc(5, sizeof *run->steps);
+    add_row(run, 0, 100, 0.25, 0, 2, 1e-3);
+    add_row(run, 1, 100, 9, 0, -1, 0);    /* eval: not the step compared */
+    add_row(run, 0, 100, 15, 1, -1, 0);   /* warm-up */
+    add_row(run, 0, 100, 0.125, 0, 3, 2);
+    add_row(run, 0, 101, 0.5, 0, -1, 0);  /* another thread */
+    run->steps_recorded = 6;              /* one more than the rows: a ring dropped one */
+    run->warmup_steps = 1;
+    char *argv[] = {"python3", "t\xc3\xa9st.py", NULL};
+    rep.info.argc = 2;
+    rep.info.argv = argv;
+    char why[512];
+    if (sps__report_json_write(&rep, path, why, sizeof why) != 0) {
+        fprintf(stderr, "test setup: %s\n", why);
+        exit(2);
+    }
+    rep.info.argv = NULL;
+    sps__report_free(&rep);
+}
+
+/* What compare reads of a report (through the report model's one reader,
+ * the rows streamed), and what it refuses: anything but a report as
+ * stepscope writes it, with the file, line and column. */
 static void test_reader(const char *root) {
     char path[4300], why[1024];
     snprintf(path, sizeof path, "%s/hand.json", root);
-    /* keys in another order than stepscope writes them; a zone name with
-     * escapes (one a surrogate pair); a row that is not an object; a row of
-     * another name; numbers in every JSON form; members the reader skips */
-    const char *doc =
-        "{\"series\": {\"a\": [1, 2.5e-3, -0, {\"b\": [true, false, null]}]},\n"
-        " \"steps\": {\"rows\": [\n"
-        "   {\"zones_self_s\": {\"f\\u00e9\\\"x\\ud83d\\ude00\": 1E-3, \"g\": null}, \"duration_s\": 0.25, "
-        "\"warmup\": false, \"name\": \"step\"},\n"
-        "   7,\n"
-        "   {\"name\": \"eval\", \"duration_s\": \"not a number\"},\n"
-        "   {\"name\": \"step\", \"duration_s\": 1.5e+1, \"warmup\": true},\n"
-        "   {\"name\": \"step\", \"duration_s\": 0.125, \"zones_self_s\": {\"g\": 2}, \"values\": {\"s\": \"x\\n\"}}\n"
-        " ], \"count\": 4},\n"
-        " \"command\": [\"python3\", \"t\\u00e9st.py\"], \"schema\": \"stepscope.report/1\"}\n";
-    write_file(path, doc, strlen(doc));
+    write_hand_report(path);
     struct sps_cmp_side side = {0};
     struct sps_cmp_load_options opt = {NULL, -1};
     CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
     if (side.nruns == 1) {
         const struct sps_cmp_run *r = &side.runs[0];
-        CHECK_EQ_U(r->rows, 3);
+        CHECK_EQ_U(r->rows, 4);
         CHECK_EQ_U(r->skipped, 1);
-        CHECK_EQ_U(r->nsteps, 2);
-        CHECK_EQ_U(r->steps_counted, 4);
+        CHECK_EQ_U(r->nsteps, 3);
+        CHECK_EQ_U(r->steps_counted, 6);
         CHECK_NEAR(r->step_s[0], 0.25, 0);
         CHECK_NEAR(r->step_s[1], 0.125, 0);
+        CHECK_NEAR(r->step_s[2], 0.5, 0);
         CHECK_EQ_U(r->nzones, 2);
         const struct sps_cmp_zone *z = sps__cmp_run_zone(r, "f\xc3\xa9\"x\xf0\x9f\x98\x80");
         CHECK(z != NULL);
-        if (z) {
-            CHECK_NEAR(z->self_s[0], 1e-3, 0);
-            CHECK_NEAR(z->self_s[1], 0, 0);
-        }
+        if (z)
+            CHECK(z->self_s[0] == 1e-3 && z->self_s[1] == 0 && z->self_s[2] == 0);
         z = sps__cmp_run_zone(r, "g");
-        CHECK(z && z->self_s[0] == 0 && z->self_s[1] == 2); /* null is no time */
+        CHECK(z && z->self_s[0] == 0 && z->self_s[1] == 2 && z->self_s[2] == 0); /* not entered: no time */
+        CHECK(sps__cmp_run_zone(r, "loss") == NULL && sps__cmp_run_zone(r, "samples") == NULL);
         CHECK_STR_HAS(r->command, "python3 t\xc3\xa9st.py");
     }
     sps__cmp_side_free(&side);
-    /* --skip counts per (pid, tid) stream */
+    /* --skip counts per (pid, tid) stream: thread 100 leaves out its 0.25,
+     * thread 101 its only step */
     opt.skip = 1;
     CHECK_EQ_I(sps__cmp_side_add(&side, path, &opt, why, sizeof why), 0);
-    CHECK(side.nruns == 1 && side.runs[0].nsteps == 2 && side.runs[0].step_s[0] == 15);
+    CHECK(side.nruns == 1 && side.runs[0].nsteps == 2 && side.runs[0].step_s[0] == 15 &&
+          side.runs[0].step_s[1] == 0.125 && side.runs[0].skipped == 2);
     sps__cmp_side_free(&side);
     opt.skip = -1;
     /* what it refuses, with where */
     struct {
         const char *doc, *says;
     } bad[] = {
+        /* keys in another order than stepscope writes them */
+        {"{\"steps\": {\"rows\": []}, \"schema\": \"stepscope.report/1\"}",
+         ":1:10: not a stepscope report: schema is missing (report.json begins with \"schema\", this begins with "
+         "\"steps\")"},
+        {"{\"schema\": \"something/2\"}", ":1:25: not a stepscope report: schema is \"something/2\", not "
+                                        "\"stepscope.report/1\""},
+        {"", ":1:1: not a stepscope report: the file is empty"},
+        {"[1]", ":1:1: not a stepscope report: a JSON object expected, found '['"},
         {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": null}]}}",
-         "steps.rows[0].duration_s is not a non-negative number"},
+         ":1:84: steps.rows[].duration_s: a number of seconds expected"},
         {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": -1}]}}",
-         "steps.rows[0].duration_s is not a non-negative number"},
-        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": 3}}", "steps.rows is not an array"},
-        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [1 2]}}",
-         ":2:23: malformed JSON: ',' expected, found '2'"},
-        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": [tru]}}", "invalid token (expected true)"},
-        {"{\"a\": \"\\q\"}", "bad escape '\\q' in a string"},
-        {"{\"a\": 1} x", "end of file expected after the report"},
-        {"", "unexpected end of file, '{' expected"},
+         ":1:86: steps.rows[].duration_s: -1 is negative"},
+        /* rows of any name are rows: no junk is skipped */
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [{\"name\": \"eval\", \"duration_s\": \"x\"}]}}",
+         ":2:52: steps.rows[].duration_s: a number of seconds expected"},
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [7]}}", ":2:21: steps.rows[]: an object expected"},
+        {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"rows\": 3}}", ":1:52: steps.rows: an array expected"},
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [{} {}]}}", ":2:24: ',' expected, found '{'"},
+        /* a verdict stepscope never writes */
+        {"{\"schema\": \"stepscope.report/1\", \"analysis\": {\"bottleneck\": {\"verdict\": \"compute-bound\"}}}",
+         ":1:88: \"verdict\": \"compute-bound\" is not a name stepscope writes"},
+        {"{\"schema\": \"stepscope.report/1\", \"stepscope_version\": [tru]}", "invalid token (expected true)"},
+        {"{\"schema\": \"stepscope.report/1\", \"command\": [\"\\q\"]}", "bad escape '\\q' in a string"},
+        {"{\"schema\": \"stepscope.report/1\"} x", "end of file expected after the report"},
+        {"{\"schema\": \"stepscope.report/1\",\n \"steps\": {\"rows\": [{\"name\": \"step\", \"duration_s\": 1}",
+         ":2:54: unexpected end of file, ',' expected"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         write_file(path, bad[i].doc, strlen(bad[i].doc));
         CHECK_MSG(sps__cmp_side_add(&side, path, &opt, why, sizeof why) == SPS_EFORMAT, "refused: %s", bad[i].doc);
+        CHECK_STR_HAS(why, path);
         CHECK_STR_HAS(why, bad[i].says);
+        CHECK(!strchr(why, '\n'));
         CHECK_EQ_U(side.nruns, 0);
     }
     /* numbers: the fast path and strtod agree on every double printed
@@ -547,13 +718,15 @@ int main(void) {
         struct synth s = base_run(1 + (uint64_t)i);
         s.level = levels[i];
         s.started = 1.8e9 + 20 * i; /* BASE and SLOW interleaved */
+        s.gpu_peak = 8e9;
         write_run(base_dir[i], &s);
         s = base_run(11 + (uint64_t)i);
         s.level = levels[(i + 1) % 3];
         s.started = 1.8e9 + 20 * i + 10;
         s.forward_extra_s = 0.030; /* the forward zone 30 ms longer: the step 30% */
         s.samples_per_s = 3050;
-        s.bottleneck = "compute-bound";
+        s.bottleneck = SPS_BN_GPU;
+        s.gpu_peak = 12e9;
         write_run(slow_dir[i], &s);
         s = base_run(21 + (uint64_t)i); /* test_compare_stats measures the false-alarm rate */
         s.level = levels[(i + 2) % 3];

@@ -39,7 +39,7 @@ struct sps_cmp_run {
     double started_unix_s;    /* when the run started; NAN when the report does not say */
     /* run-level figures; NAN when the report does not have them */
     double peak_rss_bytes;      /* memory.peak_rss_bytes */
-    double peak_gpu_bytes;      /* metrics.gpu_memory_used_bytes.max */
+    double peak_gpu_bytes;      /* the busiest GPU's gpus[].metrics.gpu_memory_used_bytes.max */
     double energy_j;            /* analysis.energy.joules */
     double energy_per_step_j;   /* analysis.energy.per_step.joules */
     size_t nrates;
@@ -63,10 +63,13 @@ struct sps_cmp_load_options {
 /*
  * Load one run (path: a run directory holding report.json, or a report.json
  * file) and append it to *side (zero-initialised before the first call).
- * Returns 0, or SPS_EIO / SPS_EFORMAT / SPS_ENOMEM / SPS_EINVAL with err
- * set to one line naming the file and the problem: unreadable, malformed
- * JSON (line and column), another schema, no steps of that name, or every
- * step left out as warm-up.
+ * The report is read by the report model's one reader
+ * (report/report_read_rows.h), its rows streamed.  Returns 0, or SPS_EIO /
+ * SPS_EFORMAT / SPS_ENOMEM / SPS_EINVAL with err set to one line naming
+ * the file and the problem: unreadable; not a report as stepscope writes
+ * it (with the line and column: malformed JSON, another schema or none
+ * first, a value of the wrong type); no steps of that name; or every step
+ * left out as warm-up.
  */
 int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct sps_cmp_load_options *opt,
                       char *err, size_t errlen);

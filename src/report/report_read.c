@@ -21,6 +21,7 @@
 
 #include "report/report.h"
 #include "report/report_read.h"
+#include "report/report_read_rows.h"
 #include "report/report_read_run.h"
 #include "stepscope.h"
 
@@ -145,31 +146,42 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
 }
 
 /* The schema must come first (the writer puts it there): the rest is not
- * read as a report unless it is one. */
-static int read_schema(struct sps_jscan *s, const char *path, char *err, size_t errlen) {
-    int more = 0, rc = object_begin(s, "the report");
+ * read as a report unless it is one.  A failure says where, through the
+ * scanner. */
+static int read_schema(struct sps_jscan *s) {
+    int c = sps__jscan_peek(s), more = 0, rc = 0;
+    if (c < 0)
+        return sps__jscan_fail(s, "not a stepscope report: the file is empty");
+    if (c != '{')
+        return c > ' ' && c < 0x7f ? sps__jscan_fail(s, "not a stepscope report: a JSON object expected, found '%c'", c)
+                                   : sps__jscan_fail(s, "not a stepscope report: a JSON object expected, found byte "
+                                                        "0x%02x", (unsigned)c);
+    rc = sps__jscan_expect(s, '{');
     if (!rc)
         rc = sps__jscan_member(s, 1, &more);
     if (rc)
         return rc;
-    if (!more || strcmp(s->str, "schema") != 0 || sps__jscan_peek(s) != '"') {
-        snprintf(err, errlen, "%s: schema is missing, not \"%s\"", path, SPS_REPORT_SCHEMA);
-        return -1;
-    }
+    if (!more)
+        return sps__jscan_fail(s, "not a stepscope report: schema is missing (the object is empty)");
+    if (strcmp(s->str, "schema") != 0)
+        return sps__jscan_fail(s,
+                               "not a stepscope report: schema is missing (report.json begins with \"schema\", "
+                               "this begins with \"%.40s\")",
+                               s->str);
+    if (sps__jscan_peek(s) != '"')
+        return sps__jscan_fail(s, "not a stepscope report: schema is not a string");
     if ((rc = sps__jscan_string(s)))
         return rc;
-    if (strcmp(s->str, SPS_REPORT_SCHEMA) != 0) {
-        snprintf(err, errlen, "%s: schema is \"%s\", not \"%s\"", path, s->str, SPS_REPORT_SCHEMA);
-        return -1;
-    }
+    if (strcmp(s->str, SPS_REPORT_SCHEMA) != 0)
+        return sps__jscan_fail(s, "not a stepscope report: schema is \"%.40s\", not \"%s\"", s->str,
+                               SPS_REPORT_SCHEMA);
     return 0;
 }
 
-static int read_report(struct sps_jscan *s, struct sps_report *rep, const char *path, char *err, size_t errlen) {
-    struct sps_rr rr = {.s = s, .rep = rep};
-    int rc = read_schema(s, path, err, errlen), more = 1;
-    if (rc < 0)
-        return SPS_EFORMAT; /* err says why */
+static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct sps_report_rows *rows,
+                       const char *path, char *err, size_t errlen) {
+    struct sps_rr rr = {.s = s, .rep = rep, .sink = rows};
+    int rc = read_schema(s), more = 1;
     for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
         if ((rc = read_fact(s, rep)) != 1)
             continue;
@@ -196,6 +208,11 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const char *
 }
 
 int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t errlen) {
+    return sps__report_read_rows(rep, path, NULL, err, errlen);
+}
+
+int sps__report_read_rows(struct sps_report *rep, const char *path, const struct sps_report_rows *rows, char *err,
+                          size_t errlen) {
     memset(rep, 0, sizeof *rep);
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -204,12 +221,13 @@ int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t
     }
     sps__analysis_config_default(&rep->analysis_config);
     rep->info.analysis = &rep->analysis_config;
+    sps__report_analysis_unknown(&rep->analysis);
     struct sps_jscan s;
     int rc = sps__jscan_open(&s, f);
     if (rc)
         snprintf(err, errlen, "%s: out of memory", path);
     else {
-        rc = read_report(&s, rep, path, err, errlen);
+        rc = read_report(&s, rep, rows, path, err, errlen);
         if (!rc && ferror(f)) {
             snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
             rc = SPS_EIO;

@@ -53,4 +53,10 @@ int sps__report_read_tree_memory(struct sps_jscan *s, const char *key, struct sp
  */
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
 
+/* The analysis's figures before report.json gives them: a section it
+ * does not carry (a report cut by hand, or written before the section)
+ * leaves them unknown (NAN), as report.json's own null does, never a
+ * measured 0.  Each section read sets its own. */
+void sps__report_analysis_unknown(struct sps_analysis *a);
+
 #endif /* SPS_REPORT_REPORT_READ_H */

@@ -78,7 +78,8 @@ static int read_name(struct sps_jscan *s, const char *key, const char *(*name_of
             return 0;
         }
     }
-    return sps__jread_fail(s, "a name stepscope writes", key);
+    /* the value itself: a hand-edited or foreign file says which */
+    return sps__jscan_fail(s, "\"%s\": \"%.40s\" is not a name stepscope writes", key, text);
 }
 
 static const char *bn_kind_name(int v) {
@@ -929,10 +930,19 @@ static int info_from_analysis(struct sps_report *rep) {
 
 /* ------------------------------------------------------------ entry point */
 
+void sps__report_analysis_unknown(struct sps_analysis *a) {
+    struct sps_energy *e = &a->energy;
+    e->total_joules = e->total_kwh = e->co2e_grams = NAN;
+    e->step_span_s = e->step_joules = e->step_kwh = e->step_co2e_grams = NAN;
+    a->throughput.flops = -1;
+    a->throughput.flops_per_second = a->throughput.mfu = a->throughput.peak_flops_total = NAN;
+}
+
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_analysis *a = &rep->analysis;
     char key[64];
     sps__analysis_free(a);
+    sps__report_analysis_unknown(a);
     int rc = sps__jread_open(s, "analysis", '{');
     for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         if (!strcmp(key, "bottleneck"))

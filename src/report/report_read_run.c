@@ -70,8 +70,11 @@ static int want_string(struct sps_jscan *s, const char *what, int *is_null) {
 
 int sps__rr_str(struct sps_jscan *s, const char *what, char *buf, size_t len) {
     int is_null, rc = want_string(s, what, &is_null);
-    if (!rc)
-        snprintf(buf, len, "%s", is_null ? "" : s->str);
+    if (!rc && len) {
+        size_t n = is_null ? 0 : s->str_len < len ? s->str_len : len - 1;
+        memcpy(buf, s->str, n);
+        buf[n] = '\0';
+    }
     return rc;
 }
 
@@ -90,7 +93,10 @@ uint64_t sps__rr_mono(const struct sps_rr *rr, double s) {
 
 #define OBJECT_BEGIN SPS_RR_OBJECT
 #define ARRAY_BEGIN SPS_RR_ARRAY
-#define KEY(lit) (!strcmp(s->str, lit))
+/* The key just read is lit: its length first, so that most of the keys
+ * a row is matched against are told apart without a call (a million rows
+ * of a dozen keys each) */
+#define KEY(lit) (s->str_len == sizeof("" lit) - 1 && !memcmp(s->str, lit, sizeof("" lit) - 1)) /* literals only */
 
 /* ------------------------------------------------------------- names */
 
@@ -216,7 +222,7 @@ static int read_zone(struct sps_rr *rr) {
     int rc = OBJECT_BEGIN(s, "zones[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         size_t k = 0;
-        while (k < sizeof keys / sizeof keys[0] && !KEY(keys[k]))
+        while (k < sizeof keys / sizeof keys[0] && strcmp(s->str, keys[k]) != 0)
             k++;
         if (k < sizeof keys / sizeof keys[0])
             rc = read_stat(s, keys[k], fields[k]);
@@ -376,6 +382,22 @@ static size_t pid_rank_key(int pid, int rank) {
     return (size_t)((uint64_t)(uint32_t)pid << 32 | (uint32_t)(rank + 1));
 }
 
+static int row_pid(size_t key) {
+    return (int)(uint32_t)((uint64_t)key >> 32);
+}
+
+/* A row's duration: a number of seconds, never negative (the writer
+ * writes end - start), and never null (a step always has its length). */
+static int read_duration(struct sps_jscan *s, double *out) {
+    int c = sps__jscan_peek(s);
+    if (c != '-' && (c < '0' || c > '9'))
+        return sps__jscan_fail(s, "steps.rows[].duration_s: a number of seconds expected");
+    int rc = sps__jscan_number(s, out);
+    if (!rc && !(*out >= 0))
+        return sps__jscan_fail(s, "steps.rows[].duration_s: %g is negative", *out);
+    return rc;
+}
+
 static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c) {
     struct sps_jscan *s = rr->s;
     char name[SPS_REC_NAME_LEN + 1] = "";
@@ -400,7 +422,7 @@ static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c
         } else if (KEY("start_s")) {
             rc = sps__rr_num(s, "steps.rows[].start_s", &start_s);
         } else if (KEY("duration_s")) {
-            rc = sps__rr_num(s, "steps.rows[].duration_s", &duration_s);
+            rc = read_duration(s, &duration_s);
         } else if (KEY("warmup")) {
             rc = sps__rr_bool(s, "steps.rows[].warmup", &row->warmup);
         } else if (KEY("microsteps")) {
@@ -445,20 +467,33 @@ static int rows_room(struct sps_rr *rr, size_t hint) {
     return 0;
 }
 
-/* The row's cells into a by_name as wide as the names known now (the
- * width noted when it grew, for sps__rr_finish). */
+/* The row's cells into a by_name as wide as the names known now: the
+ * row's own (the width noted when it grew, for sps__rr_finish), or, for
+ * a row handed to a consumer, the reader's, reused from row to row. */
 static int row_cells(struct sps_rr *rr, struct sps_step_row *row, const struct cells *c) {
     size_t width = rr->rep->run.nnames, nrow = rr->rep->run.nsteps;
-    if (!rr->nwidths || rr->widths[rr->nwidths - 1].width != width) {
-        struct sps_rr_width *w = realloc(rr->widths, (rr->nwidths + 1) * sizeof *w);
-        if (!w)
+    if (rr->sink) {
+        if (width > rr->sink_cells_cap) {
+            size_t cap = width > 2 * rr->sink_cells_cap ? width : 2 * rr->sink_cells_cap;
+            double *cells = realloc(rr->sink_cells, cap * sizeof *cells);
+            if (!cells)
+                return SPS_ENOMEM;
+            rr->sink_cells = cells;
+            rr->sink_cells_cap = cap;
+        }
+        row->by_name = rr->sink_cells;
+    } else {
+        if (!rr->nwidths || rr->widths[rr->nwidths - 1].width != width) {
+            struct sps_rr_width *w = realloc(rr->widths, (rr->nwidths + 1) * sizeof *w);
+            if (!w)
+                return SPS_ENOMEM;
+            rr->widths = w;
+            w[rr->nwidths++] = (struct sps_rr_width){nrow, width};
+        }
+        row->by_name = malloc((width ? width : 1) * sizeof *row->by_name);
+        if (!row->by_name)
             return SPS_ENOMEM;
-        rr->widths = w;
-        w[rr->nwidths++] = (struct sps_rr_width){nrow, width};
     }
-    row->by_name = malloc((width ? width : 1) * sizeof *row->by_name);
-    if (!row->by_name)
-        return SPS_ENOMEM;
     for (size_t k = 0; k < width; k++)
         row->by_name[k] = NAN;
     for (size_t k = 0; k < c->n; k++)
@@ -473,9 +508,13 @@ static int read_rows(struct sps_rr *rr, size_t hint) {
     int rc = ARRAY_BEGIN(s, "steps.rows"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_element(s, first, &more)) && more; first = 0) {
         struct sps_step_row row;
-        if ((rc = rows_room(rr, hint)) || (rc = read_row(rr, &row, &c)) || (rc = row_cells(rr, &row, &c)))
+        if ((!rr->sink && (rc = rows_room(rr, hint))) || (rc = read_row(rr, &row, &c)) ||
+            (rc = row_cells(rr, &row, &c)))
             break;
-        run->steps[run->nsteps++] = row;
+        if (rr->sink) /* streamed: the consumer sees the row, the model keeps none */
+            rc = rr->sink->row(rr->sink->ctx, rr->rep, &row, row_pid(row.process));
+        else
+            run->steps[run->nsteps++] = row;
     }
     free(c.name);
     free(c.v);
@@ -597,7 +636,7 @@ static int add_unlisted(struct sps_run *run, size_t key) {
     run->procs = procs;
     struct sps_process_data *p = &procs[run->nprocs];
     memset(p, 0, sizeof *p);
-    p->pid = (int)(uint32_t)((uint64_t)key >> 32);
+    p->pid = row_pid(key);
     p->rank = (int)(uint32_t)key - 1;
     p->local_rank = p->world_size = -1;
     if (!(p->path = strdup("")))
@@ -648,6 +687,7 @@ int sps__rr_finish(struct sps_rr *rr) {
 }
 
 void sps__rr_free(struct sps_rr *rr) {
+    free(rr->sink_cells);
     free(rr->place);
     free(rr->slots);
     free(rr->widths);

@@ -19,6 +19,7 @@
 
 #include "report/jscan.h"
 #include "report/report.h"
+#include "report/report_read_rows.h"
 
 /* The run being read: the names met so far and the shape of the rows. */
 struct sps_rr {
@@ -37,6 +38,11 @@ struct sps_rr {
     } *widths;
     size_t nwidths;
     size_t rows_cap;
+    /* rows handed to a consumer as they are read, not kept
+     * (sps__report_read_rows; NULL: kept); the row's cells, reused */
+    const struct sps_report_rows *sink;
+    double *sink_cells;
+    size_t sink_cells_cap;
 };
 
 /* Typed reads of one value at the scanner's position: each returns 0,
