@@ -279,6 +279,97 @@ static void test_bad_input(void) {
     CHECK_EQ_I(temporaries(good), 0);
 }
 
+/* dir's FILE read whole (malloc'd; NULL when it cannot be read). */
+static char *whole(const char *dir, const char *name) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* A copy of the shared run whose report.json has its started_mono_ns line
+ * taken out, or moved to the end (move_to_end); NULL on failure. */
+static const char *edited_copy(const char *name, int move_to_end) {
+    static char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new(name));
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s'/", run_dir(), dir);
+    if (system(cmd) != 0)
+        return NULL;
+    char *json = whole(dir, "report.json");
+    if (!json)
+        return NULL;
+    char *line = strstr(json, "\n  \"started_mono_ns\": ");
+    char *end = line ? strchr(line + 1, '\n') : NULL;
+    if (!end) {
+        free(json);
+        return NULL;
+    }
+    char anchor[64];
+    snprintf(anchor, sizeof anchor, "%.*s", (int)(end - line - 2), line + 3); /* "started_mono_ns": N */
+    memmove(line, end, strlen(end) + 1);
+    if (move_to_end) { /* before the closing brace: "..." }\n -> ...,\n  anchor\n}\n */
+        char *close = strrchr(json, '}');
+        size_t keep = (size_t)(close - json);
+        while (keep && json[keep - 1] == '\n')
+            keep--;
+        char *out = malloc(keep + strlen(anchor) + 16);
+        snprintf(out, keep + strlen(anchor) + 16, "%.*s,\n  %s\n}\n", (int)keep, json, anchor);
+        free(json);
+        json = out;
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    write_file(path, json, strlen(json));
+    free(json);
+    return dir;
+}
+
+/* A report.json from before started_mono_ns (the monotonic anchor) renders
+ * the same files: its times take the series' origin, the same instant; one
+ * with the anchor after the times that count from it is refused, never
+ * rendered with times hours off. */
+static void test_time_anchor(void) {
+    char err[2048];
+    const char *dir = run_dir();
+    char *again[] = {STEPSCOPE, "report", (char *)dir, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(again, err, sizeof err)), 0);
+    const char *old = edited_copy("reportcmd-noanchor", 0);
+    CHECK(old != NULL);
+    if (!old)
+        return;
+    char *render_old[] = {STEPSCOPE, "report", (char *)old, NULL};
+    CHECK_MSG(exit_code_of(run_capture(render_old, err, sizeof err)) == 0, "%s", err);
+    static const char *const same[] = {"steps.csv", "timeline.csv", "trace.json", "report.html"};
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        char *a = whole(dir, same[i]), *b = whole(old, same[i]);
+        CHECK_MSG(a && b && !strcmp(a, b), "%s differs without started_mono_ns", same[i]);
+        free(a);
+        free(b);
+    }
+    const char *late = edited_copy("reportcmd-lateanchor", 1);
+    CHECK(late != NULL);
+    if (!late)
+        return;
+    char *render_late[] = {STEPSCOPE, "report", (char *)late, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(render_late, err, sizeof err)), 1);
+    CHECK_STR_HAS(err, "started_mono_ns comes after the times that count from it");
+    CHECK_EQ_I(count_lines(err), 1);
+}
+
 static void test_usage_errors(void) {
     char err[2048];
     char *no_dir[] = {STEPSCOPE, "report", NULL};
@@ -300,6 +391,7 @@ int main(void) {
     RUN_TEST(test_one_format);
     RUN_TEST(test_summary_without_records);
     RUN_TEST(test_bad_input);
+    RUN_TEST(test_time_anchor);
     RUN_TEST(test_usage_errors);
     return check_report();
 }

@@ -367,7 +367,10 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns / 1e9);
     /* the anchor between the two clocks: events and series are on the
      * monotonic clock, relative to this */
-    sps__jw_uint(&w, "started_mono_ns", run->start_ns);
+    if (run->start_ns)
+        sps__jw_uint(&w, "started_mono_ns", run->start_ns);
+    else /* a report read from one without the anchor: null, never a fake 0 */
+        sps__jw_null(&w, "started_mono_ns");
     write_exit(&w, info);
 
     sps__jw_object(&w, "timing");

@@ -42,6 +42,8 @@ struct sps_report {
     struct sps_analysis_config analysis_config;
     struct sps_analysis analysis; /* computed once by sps__report_build, or read */
     char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
+    int no_time_anchor;           /* read from a report.json with no monotonic anchor (started_mono_ns,
+                                   * series.origin_mono_ns): its times count from 0 */
     /* storage the report owns */
     char **argv_owned;
     char *strings_owned[6];

@@ -178,11 +178,60 @@ static int read_schema(struct sps_jscan *s) {
     return 0;
 }
 
+/*
+ * A report.json without started_mono_ns (written before it existed, or
+ * edited): every time was read against 0.  The series' origin, when the
+ * machine half had one, is the same instant on the monotonic clock, so the
+ * rows, processes and open zones are moved onto it and the records'
+ * events can be placed again; without it the report keeps its times
+ * relative and says it has no anchor (sps__report_load_dir then attaches
+ * no events).
+ */
+static void anchor_without_start(struct sps_report *rep) {
+    uint64_t base = rep->info.start_mono_ns;
+    if (!base) {
+        rep->no_time_anchor = 1;
+        return;
+    }
+    struct sps_run *run = &rep->run;
+    run->start_ns = base;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        run->steps[i].start_ns += base;
+        run->steps[i].end_ns += base;
+    }
+    for (size_t i = 0; i < run->nprocs; i++) {
+        struct sps_process_data *p = &run->procs[i];
+        p->start_ns += base;
+        if (p->thin_since_ns)
+            p->thin_since_ns += base;
+        for (uint32_t t = 0; t < p->nthreads; t++)
+            for (uint32_t k = 0; k < p->threads[t].nopen; k++)
+                p->threads[t].open[k].start_ns += base;
+    }
+}
+
 static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct sps_report_rows *rows,
                        const char *path, char *err, size_t errlen) {
     struct sps_rr rr = {.s = s, .rep = rep, .sink = rows};
     int rc = read_schema(s), more = 1;
+    int anchored = 0, timed = 0; /* started_mono_ns read; a section of times read */
     for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
+        if (KEY("started_mono_ns")) {
+            /* the times already read counted from 0: refuse rather than
+             * place them hours away from the records' events */
+            if (timed) {
+                rc = sps__jscan_fail(s, "started_mono_ns comes after the times that count from it (report.json "
+                                        "writes it before \"steps\" and \"processes\")");
+                break;
+            }
+            if (sps__jscan_peek(s) == 'n') { /* null: written without an anchor */
+                rc = sps__jscan_skip(s);
+                continue;
+            }
+            anchored = 1;
+        } else if (KEY("steps") || KEY("processes")) {
+            timed = 1;
+        }
         if ((rc = read_fact(s, rep)) != 1)
             continue;
         if ((rc = sps__rr_section(&rr, s->str)) != 1)
@@ -196,6 +245,8 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
         rc = sps__jscan_end(s);
     if (!rc)
         rc = sps__rr_finish(&rr);
+    if (!rc && !anchored)
+        anchor_without_start(rep);
     sps__rr_free(&rr);
     if (rc == SPS_ENOMEM || (rc && s->nomem)) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -349,6 +400,12 @@ static int attach_records(struct sps_report *rep, const char *dir) {
     char records[4200];
     struct stat sb;
     snprintf(records, sizeof records, "%s/records", dir);
+    if (rep->no_time_anchor) {
+        snprintf(rep->records_note, sizeof rep->records_note,
+                 "records left out: report.json has no started_mono_ns (an older stepscope wrote it), so its "
+                 "events cannot be placed on the run's time axis; zones are summarised in report.json only");
+        return 0;
+    }
     if (stat(records, &sb) != 0) {
         snprintf(rep->records_note, sizeof rep->records_note,
                  "no records (%s: %s): zones are summarised in report.json only", records, strerror(errno));
