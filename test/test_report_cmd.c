@@ -271,6 +271,20 @@ static void test_bad_input(void) {
     CHECK_STR_HAS(err, "something.else/7");
     CHECK(!exists(dir, "report.html") && !exists(dir, "trace.json"));
 
+    /* a key twice: refused, never read as the rows of both */
+    const char *twice = "{\"schema\": \"stepscope.report/1\", \"zones\": [], \"zones\": []}\n";
+    write_file(path, twice, strlen(twice));
+    CHECK_EQ_I(exit_code_of(run_capture(malformed, err, sizeof err)), 1);
+    CHECK_STR_HAS(err, "\"zones\" appears twice");
+    CHECK_EQ_I(count_lines(err), 1);
+
+    /* report.json a FIFO (or anything not a file): refused, never waited on */
+    unlink(path);
+    CHECK(mkfifo(path, 0600) == 0);
+    CHECK_EQ_I(exit_code_of(run_capture(malformed, err, sizeof err)), 1);
+    CHECK_STR_HAS(err, "not a regular file");
+    unlink(path);
+
     /* an output that cannot be written: nothing half-written is left */
     const char *good = run_dir();
     char *unwritable[] = {STEPSCOPE, "report", (char *)good, "--format", "trace", "-o", "/nonexistent/dir/t.json", NULL};
@@ -380,7 +394,8 @@ static void test_usage_errors(void) {
     char *out_alone[] = {STEPSCOPE, "report", "x", "-o", "y", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(out_alone, err, sizeof err)), 2);
     char *csv_stdout[] = {STEPSCOPE, "report", (char *)run_dir(), "--format", "csv", "-o", "-", NULL};
-    CHECK_EQ_I(exit_code_of(run_capture(csv_stdout, err, sizeof err)), 1);
+    CHECK_EQ_I(exit_code_of(run_capture(csv_stdout, err, sizeof err)), 2);
+    CHECK_STR_HAS(err, "-o takes a directory, not -");
     char *budget[] = {STEPSCOPE, "run", "--trace-max-mb", "0", "--", WORKLOAD, NULL};
     CHECK_EQ_I(exit_code_of(run_capture(budget, err, sizeof err)), 2);
 }

@@ -81,7 +81,9 @@ static int read_sections(const char *path, struct sps_report *rep, char *err, si
         } else if (!strcmp(key, "started_mono_ns")) {
             /* the top level's: the series' origin in a report.json without one */
             double v;
-            if (!(rc = sps__jscan_number(&s, &v)))
+            if (sps__jscan_peek(&s) == 'n') /* null: a report without the anchor */
+                rc = sps__jscan_skip(&s);
+            else if (!(rc = sps__jscan_number(&s, &v)))
                 rep->run.start_ns = (uint64_t)v;
         } else if (!strcmp(key, "timing")) {
             /* the top level's: the overhead's workload CPU and wall time rest on it */

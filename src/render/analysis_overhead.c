@@ -57,8 +57,9 @@ static void zone_price_text(const struct sps_overhead *o, char *buf, size_t len)
     if (isnan(warm) || isnan(in_run) || isnan(base))
         return;
     char a[32], b[32];
-    snprintf(buf, len, " (%s warm + %s the run's caches added, %llu samples)", fmt_ns(warm, a, sizeof a),
-             fmt_ns(in_run > base ? in_run - base : 0, b, sizeof b), (unsigned long long)o->zone_end_samples);
+    snprintf(buf, len, " (%s warm + %s the run's caches added, %llu sample%s)", fmt_ns(warm, a, sizeof a),
+             fmt_ns(in_run > base ? in_run - base : 0, b, sizeof b), (unsigned long long)o->zone_end_samples,
+             o->zone_end_samples == 1 ? "" : "s");
 }
 
 /* "N noun x cost" of one kind into buf; 0 when it recorded nothing.  An

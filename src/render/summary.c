@@ -64,8 +64,9 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     for (size_t i = 0; i < run->nnames; i++) {
         const struct sps_name_summary *n = &run->names[i];
         if (n->kind == SPS_KIND_VALUE && n->agg.count)
-            fprintf(f, "value   %-16s first %.6g  last %.6g  min %.6g  max %.6g  (%llu samples)\n", n->name,
-                    n->agg.first, n->agg.last, n->agg.min, n->agg.max, (unsigned long long)n->agg.count);
+            fprintf(f, "value   %-16s first %.6g  last %.6g  min %.6g  max %.6g  (%llu sample%s)\n", n->name,
+                    n->agg.first, n->agg.last, n->agg.min, n->agg.max, (unsigned long long)n->agg.count,
+                    n->agg.count == 1 ? "" : "s");
         else if (n->kind == SPS_KIND_COUNTER)
             fprintf(f, "counter %-16s total %llu\n", n->name, (unsigned long long)n->agg.total_ns);
     }

@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,7 +216,18 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
     struct sps_rr rr = {.s = s, .rep = rep, .sink = rows};
     int rc = read_schema(s), more = 1;
     int anchored = 0, timed = 0; /* started_mono_ns read; a section of times read */
+    char seen[64][40];           /* the top-level keys read: each once */
+    size_t nseen = 0;
     for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
+        for (size_t k = 0; k < nseen; k++)
+            if (!strncmp(seen[k], s->str, sizeof seen[k] - 1)) {
+                rc = sps__jscan_fail(s, "\"%.40s\" appears twice (a report holds each key once)", s->str);
+                break;
+            }
+        if (rc)
+            break;
+        if (nseen < sizeof seen / sizeof seen[0])
+            snprintf(seen[nseen++], sizeof seen[0], "%s", s->str);
         if (KEY("started_mono_ns")) {
             /* the times already read counted from 0: refuse rather than
              * place them hours away from the records' events */
@@ -265,9 +277,19 @@ int sps__report_read(struct sps_report *rep, const char *path, char *err, size_t
 int sps__report_read_rows(struct sps_report *rep, const char *path, const struct sps_report_rows *rows, char *err,
                           size_t errlen) {
     memset(rep, 0, sizeof *rep);
-    FILE *f = fopen(path, "r");
+    /* not blocking on a FIFO, not reading a directory or a device */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return SPS_EIO;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
         return SPS_EIO;
     }
     sps__analysis_config_default(&rep->analysis_config);

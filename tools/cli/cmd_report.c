@@ -104,6 +104,8 @@ int sps_cmd_report(int argc, char **argv) {
         return sps_cli_usage_error("report", "which run directory? (stepscope report DIR)");
     if (out && format < 0)
         return sps_cli_usage_error("report", "-o needs --format (without it every file goes into DIR)");
+    if (out && format == SPS_EXPORT_CSV && !strcmp(out, "-"))
+        return sps_cli_usage_error("report", "csv makes two files (steps.csv, timeline.csv): -o takes a directory, not -");
 
     struct sps_report rep;
     char err[1024];
@@ -111,6 +113,10 @@ int sps_cmd_report(int argc, char **argv) {
     if (rc != 0)
         return sps_cli_error("report", "cannot read the run", err, 1);
     uint64_t trace_max = (uint64_t)trace_mb << 20;
+    /* every file again: say what the records could not give (trace.json
+     * then holds no zones) */
+    if (format < 0 && !rep.have_events && rep.records_note[0])
+        fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
     if (format < 0)
         rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
     else if (format == SPS_EXPORT_SUMMARY)
