@@ -32,8 +32,7 @@ int sps__jscan_open(struct sps_jscan *s, FILE *f) {
 void sps__jscan_close(struct sps_jscan *s) {
     free(s->buf);
     free(s->str);
-    free(s->cap);
-    s->buf = s->str = s->cap = NULL;
+    s->buf = s->str = NULL;
 }
 
 static int vfail(struct sps_jscan *s, const char *fmt, va_list ap) {
@@ -98,14 +97,6 @@ static inline void take(struct sps_jscan *s, int c) {
         s->line++;
         s->line_start = s->consumed + s->pos;
     }
-    if (s->capturing) {
-        if (grow(&s->cap, &s->cap_cap, s->cap_len + 2)) {
-            s->nomem = 1;
-            s->capturing = 0;
-            return;
-        }
-        s->cap[s->cap_len++] = (char)c;
-    }
 }
 
 static inline int blank(int c) {
@@ -118,7 +109,7 @@ static inline int number_char(int c) {
 
 static int peek_past_blanks(struct sps_jscan *s) {
     for (;;) {
-        if (!s->capturing) {
+        {
             /* indentation is most of a report: skip it inside the buffer */
             size_t i = s->pos;
             const char *b = s->buf;
@@ -229,7 +220,7 @@ int sps__jscan_string(struct sps_jscan *s) {
     s->str_len = 0;
     for (;;) {
         /* the common case: a run of plain characters inside the buffer */
-        if (s->pos < s->len && !s->capturing) {
+        if (s->pos < s->len) {
             size_t i = s->pos;
             while (i < s->len && s->buf[i] != '"' && s->buf[i] != '\\' && (unsigned char)s->buf[i] >= 0x20)
                 i++;
@@ -335,7 +326,7 @@ int sps__jscan_number(struct sps_jscan *s, double *out) {
     char text[64];
     size_t n = 0;
     int c = sps__jscan_peek(s);
-    if (!s->capturing) { /* the run of number characters inside the buffer at once */
+    { /* the run of number characters inside the buffer at once */
         size_t i = s->pos;
         while (i < s->len && i - s->pos < sizeof text - 1 && number_char((unsigned char)s->buf[i]))
             i++;
@@ -488,22 +479,6 @@ int sps__jscan_skip(struct sps_jscan *s) {
     if (c == 'n')
         return literal(s, "null");
     return skip_number(s);
-}
-
-int sps__jscan_capture(struct sps_jscan *s) {
-    if (sps__jscan_peek(s) < 0)
-        return fail(s, "unexpected end of file, a value expected");
-    s->cap_len = 0;
-    s->capturing = 1;
-    int rc = sps__jscan_skip(s);
-    s->capturing = 0;
-    if (!rc && s->nomem)
-        rc = SPS_ENOMEM;
-    if (!rc && grow(&s->cap, &s->cap_cap, s->cap_len + 1))
-        rc = SPS_ENOMEM;
-    if (!rc)
-        s->cap[s->cap_len] = '\0';
-    return rc;
 }
 
 int sps__jscan_end(struct sps_jscan *s) {

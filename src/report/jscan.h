@@ -1,12 +1,13 @@
 /*
  * jscan.h - a pull scanner for JSON read from a stream through a fixed
- * buffer, for the report.json readers (src/report/report_read*.c, and compare's sides.c).
+ * buffer, for the report.json reader (src/report/report_read*.c), which
+ * `stepscope report` and `stepscope compare` both use.
  *
  * A report of a million steps is over half a gigabyte of JSON; a document
  * tree of it (jansson's) took 2 GiB.  The scanner hands its caller one
- * token at a time, keeps only the string it last read, and skips or
- * captures (as text, to parse with jansson) the values the caller does not
- * walk itself, so memory stays at the buffer plus what the caller keeps.
+ * token at a time, keeps only the string it last read, and skips the
+ * values the caller does not walk itself, so memory stays at the buffer
+ * plus what the caller keeps.
  * Strict where it reads (strings, numbers it is asked for, structure);
  * values it skips are checked for structure only.  Not thread-safe: one
  * scanner, one thread.
@@ -26,9 +27,6 @@ struct sps_jscan {
     unsigned long long line_start; /* offset of the first byte of this line */
     char *str;                /* the string last read, NUL-terminated */
     size_t str_len, str_cap;
-    char *cap;                /* the text of values captured */
-    size_t cap_len, cap_cap;
-    int capturing;
     int depth;
     int nomem;
     char err[160];            /* what went wrong, once failed: "':' expected, found '}'" */
@@ -69,10 +67,6 @@ __attribute__((format(printf, 2, 3))) int sps__jscan_fail(struct sps_jscan *s, c
 
 /* Skip one value of any kind (its structure is checked). */
 int sps__jscan_skip(struct sps_jscan *s);
-
-/* Read one value's text into s->cap (NUL-terminated, s->cap_len bytes),
- * for jansson to parse. */
-int sps__jscan_capture(struct sps_jscan *s);
 
 /* Walk an object: after its '{' was consumed, *more is 1 with the next
  * key in s->str and its ':' consumed, or 0 after the closing '}'.  first:
