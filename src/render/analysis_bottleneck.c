@@ -164,12 +164,14 @@ void sps__analysis_bottleneck_html(FILE *out, const struct sps_bottleneck *b) {
         char from[48], to[48];
         html_fmt_duration(from, sizeof from, w->start_seconds);
         html_fmt_duration(to, sizeof to, w->end_seconds);
-        fprintf(out, "<tr><td>%llu–%llu</td><td class=\"num\">", (unsigned long long)w->first_step,
+        /* a step range and a verdict are words that must not break
+         * ("121–150", "cpu-contended") */
+        fprintf(out, "<tr><td class=\"num\">%llu–%llu</td><td class=\"num\">", (unsigned long long)w->first_step,
                 (unsigned long long)w->last_step);
         svg_write_escaped(out, from);
         fputs("</td><td class=\"num\">", out);
         svg_write_escaped(out, to);
-        fputs("</td><td title=\"", out); /* the reason on hover: the table stays narrow */
+        fputs("</td><td class=\"label num\" title=\"", out); /* the reason on hover: the table stays narrow */
         svg_write_escaped(out, w->verdict.reason);
         fputs("\">", out);
         svg_write_escaped(out, sps__bn_kind_name(w->verdict.kind));
