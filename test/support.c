@@ -157,6 +157,26 @@ long read_file(const char *path, char *buf, size_t len) {
     return (long)n;
 }
 
+char *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+        if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+            buf[n] = '\0';
+            if (len)
+                *len = (size_t)n;
+        } else {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
 void write_file(const char *path, const void *data, size_t len) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || write(fd, data, len) != (ssize_t)len) {

@@ -48,6 +48,10 @@ double json_num(json_t *root, const char *path);
  * bytes read, or -1 when path cannot be opened (buf is then ""). */
 long read_file(const char *path, char *buf, size_t len);
 
+/* path read whole into a malloc'd, NUL-terminated buffer (free it);
+ * *len (may be NULL) its size.  NULL when it cannot be read. */
+char *read_whole(const char *path, size_t *len);
+
 /* Create or replace path with len bytes of data; exits the test binary
  * when it cannot (the test's own setup failed, not the code under test). */
 void write_file(const char *path, const void *data, size_t len);

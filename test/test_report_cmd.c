@@ -297,21 +297,7 @@ static void test_bad_input(void) {
 static char *whole(const char *dir, const char *name) {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
+    return read_whole(path, NULL);
 }
 
 /* A copy of the shared run whose report.json has its started_mono_ns line

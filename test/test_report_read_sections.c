@@ -123,24 +123,6 @@ static int read_sections(const char *path, struct sps_report *rep, char *err, si
     return rc;
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 /*
  * a and b are the same JSON text: every byte outside numbers alike (keys,
@@ -185,7 +167,7 @@ static void check_same_json(const char *a, const char *b, const char *what) {
 
 static void check_same_file(const char *a_path, const char *b_path) {
     size_t alen = 0, blen = 0;
-    char *a = slurp(a_path, &alen), *b = slurp(b_path, &blen);
+    char *a = read_whole(a_path, &alen), *b = read_whole(b_path, &blen);
     CHECK(a && b);
     if (a && b)
         check_same_json(a, b, b_path);
@@ -1062,7 +1044,7 @@ static void real_run_writes_again(enum real_run kind) {
     sps__jw_end(&w, '}');
     fclose(f);
     size_t alen = 0, blen = 0;
-    char *a = slurp(path, &alen), *b = slurp(again, &blen);
+    char *a = read_whole(path, &alen), *b = read_whole(again, &blen);
     const char *from_a = a ? strstr(a, "\n  \"metrics\": {") : NULL, *from_b = b ? strstr(b, "\n  \"metrics\": {") : NULL;
     CHECK(from_a && from_b);
     if (from_a && from_b)
@@ -1162,7 +1144,7 @@ static void test_older_report_reads(void) {
     snprintf(older, sizeof older, "%s/older.json", dir);
     CHECK_EQ_I(sps__report_json_write(&rep, path, err, sizeof err), 0);
     size_t len = 0, kept = 0, dropped = 0;
-    char *text = slurp(path, &len), *out = malloc(len + 1);
+    char *text = read_whole(path, &len), *out = malloc(len + 1);
     static const char *const added[] = {"\"origin_mono_ns\":", "\"sampler_started_s\":", "\"tree_pid\":",
                                         "\"last_s\":", "\"sampler_thread_wall_seconds\":"};
     for (const char *line = text; line && *line;) {
@@ -1251,7 +1233,7 @@ static void test_truncated_report_fails_cleanly(void) {
     snprintf(cut, sizeof cut, "%s/cut.json", dir);
     CHECK_EQ_I(sps__report_json_write(&rep, path, err, sizeof err), 0);
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = read_whole(path, &len);
     const char *machine = text ? strstr(text, "\n  \"metrics\": {") : NULL;
     CHECK(machine != NULL);
     size_t from = machine ? (size_t)(machine - text) : len, failed = 0, tried = 0;

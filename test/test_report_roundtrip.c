@@ -44,23 +44,6 @@ static const char *const sections[] = {"schema",   "stepscope_version", "command
 /* Top-level keys read but not written back whole (none today). */
 static const char *const read_elsewhere[] = {""};
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* The text of top-level key `key` (its line "  \"key\": ..." up to the next
  * top-level line); NULL if absent. */
@@ -126,7 +109,7 @@ static void check_text_round_trip(const char *dir, const struct sps_report *read
     snprintf(path, sizeof path, "%s/report.json", dir);
     snprintf(again, sizeof again, "%s/report.again.json", dir);
     CHECK_MSG(sps__report_json_write(read, again, err, sizeof err) == 0, "write: %s", err);
-    char *a = slurp(path), *b = slurp(again);
+    char *a = read_whole(path, NULL), *b = read_whole(again, NULL);
     CHECK(a && b);
     if (!a || !b) {
         free(a);

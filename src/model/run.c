@@ -183,6 +183,10 @@ static int build_names(struct sps_run *run) {
             sps__value_stats(&run->names[i].agg, &run->names[i].stats);
     /* each process's name ids -> summaries, once, so that events need no
      * search by name */
+    return sps__run_map_process_names(run);
+}
+
+int sps__run_map_process_names(struct sps_run *run) {
     for (size_t pi = 0; pi < run->nprocs; pi++) {
         struct sps_process_data *p = &run->procs[pi];
         free(p->summary_of);

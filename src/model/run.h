@@ -228,6 +228,11 @@ int sps__run_build(struct sps_run *run);
  */
 int sps__run_build_steps(struct sps_run *run);
 
+/* Each process's name ids -> its summary in run->names (summary_of), so
+ * that an event or an open zone needs no search by name.  Returns 0 or
+ * SPS_ENOMEM. */
+int sps__run_map_process_names(struct sps_run *run);
+
 void sps__run_free(struct sps_run *run);
 
 /*

@@ -663,26 +663,12 @@ static int place_rows(struct sps_rr *rr) {
     return 0;
 }
 
-/* Each process's name ids (its open zones') -> run.names. */
-static int map_process_names(struct sps_run *run) {
-    for (size_t pi = 0; pi < run->nprocs; pi++) {
-        struct sps_process_data *p = &run->procs[pi];
-        free(p->summary_of);
-        p->summary_of = malloc((p->nnames ? p->nnames : 1) * sizeof *p->summary_of);
-        if (!p->summary_of)
-            return SPS_ENOMEM;
-        for (uint32_t id = 1; id <= p->nnames; id++)
-            p->summary_of[id - 1] = sps__run_find(run, p->names[id - 1].name, p->names[id - 1].kind);
-    }
-    return 0;
-}
-
 int sps__rr_finish(struct sps_rr *rr) {
     int rc = order_names(rr);
     if (!rc)
         rc = place_rows(rr);
     if (!rc)
-        rc = map_process_names(&rr->rep->run);
+        rc = sps__run_map_process_names(&rr->rep->run); /* the open zones' names */
     return rc;
 }
 
