@@ -9,25 +9,7 @@
 set -u
 BUILD=${1:?usage: html_browser_test.sh BUILD_DIR}
 
-CHROME=""
-for c in chromium chromium-browser google-chrome; do
-    if command -v "$c" >/dev/null 2>&1; then
-        CHROME=$(command -v "$c")
-        break
-    fi
-done
-if [ -z "$CHROME" ]; then
-    echo "SKIP: no headless browser: chromium is not installed (apt-get install chromium, or scripts/install-deps.sh)"
-    exit 77
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sps-html-browser.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail=0
-failed() {
-    echo "FAIL: $*"
-    fail=1
-}
+. "$(dirname "$0")/browser_lib.sh" html-browser
 
 # browser PAGE MODE...: run Chromium on file://PAGE with a fresh profile;
 # its log (console messages included) goes to $TMP/log

@@ -19,25 +19,7 @@ set -u
 BUILD=${1:?usage: html_layout_test.sh BUILD_DIR [PAGE...]}
 shift
 
-CHROME=""
-for c in chromium chromium-browser google-chrome; do
-    if command -v "$c" >/dev/null 2>&1; then
-        CHROME=$(command -v "$c")
-        break
-    fi
-done
-if [ -z "$CHROME" ]; then
-    echo "SKIP: no headless browser: chromium is not installed (apt-get install chromium, or scripts/install-deps.sh)"
-    exit 77
-fi
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sps-html-layout.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail=0
-failed() {
-    echo "FAIL: $*"
-    fail=1
-}
+. "$(dirname "$0")/browser_lib.sh" html-layout
 
 # The measuring script: one line per table,
 #   table SECTION#N ch=CHAR_PX width=PX section=PX cols=PX,PX,... narrow=K overflow=K [cells]
