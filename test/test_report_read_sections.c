@@ -1196,13 +1196,13 @@ static void test_malformed_sections_fail(void) {
         {"{\"series\": {\"interval_ms\": 100, \"metrics\": [{\"metric\": \"no_such_metric\", \"t_s\": [0], "
          "\"mean\": [1], \"max\": [1]}]}}",
          "lists"},
-        {"{\"metrics\": {\"workload_cpu_percent\": {\"samples\": -3}}}", "an integer in range"},
+        {"{\"metrics\": {\"workload_cpu_percent\": {\"samples\": -3}}}", "a count or null expected"},
         {"{\"sources\": [{\"name\": \"proc\", \"tried\": \"yes\"}]}", "true or false"},
         {"{\"analysis\": {\"bottleneck\": {\"verdict\": \"slow\"}}}", "a name stepscope writes"},
         {"{\"analysis\": {\"throughput\": {\"counters\": [], \"flops\": {\"counter\": \"flops\"}}}}",
          "a counter that"},
         {"{\"analysis\": {\"leaks\": {\"series\": [{\"scope\": \"galaxy\"}]}}}", "a name stepscope writes"},
-        {"{\"gpus\": [{\"index\": \"zero\"}]}", "a number or null"},
+        {"{\"gpus\": [{\"index\": \"zero\"}]}", "an integer or null"},
     };
     const char *dir = tmpdir_new("sections-bad");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -602,7 +602,7 @@ static void test_bad_report(void) {
         {"{\"schema\": \"something.else/7\"}", "schema is \"something.else/7\""},
         {"{\"steps\": {}}", "schema is missing"},
         {"{\"schema\": \"stepscope.report/1\", \"steps\": {\"count\": -3}}", ":1:"},
-        {"{\"schema\": \"stepscope.report/1\", \"exit\": {\"code\": \"0\"}}", "exit.code: a number expected"},
+        {"{\"schema\": \"stepscope.report/1\", \"exit\": {\"code\": \"0\"}}", "\"exit.code\": an integer or null expected"},
         {"{\"schema\": \"stepscope.report/1\"} x", "end of file expected"},
     };
     for (size_t i = 0; i < NELEM(cases); i++) {

@@ -22,6 +22,7 @@
 
 #include "report/report.h"
 #include "report/report_read.h"
+#include "report/report_read_values.h"
 #include "report/report_read_rows.h"
 #include "report/report_read_run.h"
 #include "stepscope.h"
@@ -34,18 +35,18 @@ static int object_begin(struct sps_jscan *s, const char *what) {
 
 /* exit: null (not known), or how the command ended. */
 static int read_exit(struct sps_jscan *s, struct sps_run_info *info) {
-    int is_null, rc = sps__rr_null(s, &is_null), more = 1;
+    int is_null, rc = sps__jread_null(s, &is_null), more = 1;
     if (rc || is_null)
         return rc;
     info->have_exit = 1;
     rc = object_begin(s, "exit");
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("code"))
-            rc = sps__rr_int(s, "exit.code", &info->exit_code);
+            rc = sps__jread_i32(s, "exit.code", 0, &info->exit_code);
         else if (KEY("signal"))
-            rc = sps__rr_int(s, "exit.signal", &info->exit_signal);
+            rc = sps__jread_i32(s, "exit.signal", 0, &info->exit_signal);
         else if (KEY("core_dumped"))
-            rc = sps__rr_bool(s, "exit.core_dumped", &info->core_dumped);
+            rc = sps__jread_bool(s, "exit.core_dumped", &info->core_dumped);
         else
             rc = sps__jscan_skip(s); /* status and signal_name say it again */
     }
@@ -57,11 +58,11 @@ static int read_timing(struct sps_jscan *s, struct sps_run_info *info) {
     int rc = object_begin(s, "timing"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("wall_s"))
-            rc = sps__rr_num(s, "timing.wall_s", &info->wall_s);
+            rc = sps__jread_number(s, "timing.wall_s", &info->wall_s);
         else if (KEY("user_s"))
-            rc = sps__rr_num(s, "timing.user_s", &info->user_s);
+            rc = sps__jread_number(s, "timing.user_s", &info->user_s);
         else if (KEY("sys_s"))
-            rc = sps__rr_num(s, "timing.sys_s", &info->sys_s);
+            rc = sps__jread_number(s, "timing.sys_s", &info->sys_s);
         else
             rc = sps__jscan_skip(s);
     }
@@ -80,12 +81,12 @@ static int read_memory(struct sps_jscan *s, struct sps_report *rep) {
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("peak_rss_bytes")) {
             int is_null;
-            if (!(rc = sps__rr_null(s, &is_null)) && !is_null) {
+            if (!(rc = sps__jread_null(s, &is_null)) && !is_null) {
                 info->have_rss = 1;
-                rc = sps__rr_u64(s, "memory.peak_rss_bytes", &info->peak_rss_bytes);
+                rc = sps__jread_u64(s, "memory.peak_rss_bytes", &info->peak_rss_bytes);
             }
         } else if (KEY("peak_rss_scope")) {
-            rc = sps__rr_strdup(s, "memory.peak_rss_scope", &rep->strings_owned[0]);
+            rc = sps__jread_strdup(s, "memory.peak_rss_scope", &rep->strings_owned[0]);
             info->rss_scope = rep->strings_owned[0];
         } else if ((rc = sps__report_read_tree_memory(s, s->str, rep)) == 1) {
             rc = sps__jscan_skip(s);
@@ -100,9 +101,9 @@ static int read_recording(struct sps_jscan *s, struct sps_run *run) {
     int rc = object_begin(s, "recording"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("events_recorded"))
-            rc = sps__rr_u64(s, "recording.events_recorded", &run->events_recorded);
+            rc = sps__jread_u64(s, "recording.events_recorded", &run->events_recorded);
         else if (KEY("events_dropped"))
-            rc = sps__rr_u64(s, "recording.events_dropped", &run->events_dropped);
+            rc = sps__jread_u64(s, "recording.events_dropped", &run->events_dropped);
         else
             rc = sps__jscan_skip(s);
     }
@@ -118,18 +119,18 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         return rc;
     }
     if (KEY("written_by")) {
-        int rc = sps__rr_strdup(s, "written_by", &rep->strings_owned[1]);
+        int rc = sps__jread_strdup(s, "written_by", &rep->strings_owned[1]);
         info->standalone_reason = rep->strings_owned[1];
         return rc;
     }
     if (KEY("started_unix_s")) {
         double t;
-        int rc = sps__rr_num(s, "started_unix_s", &t);
+        int rc = sps__jread_number(s, "started_unix_s", &t);
         info->start_realtime_ns = isfinite(t) && fabs(t) < 9e9 ? (int64_t)llround(t * 1e9) : 0;
         return rc;
     }
     if (KEY("started_mono_ns")) {
-        int rc = sps__rr_u64(s, "started_mono_ns", &rep->run.start_ns);
+        int rc = sps__jread_u64(s, "started_mono_ns", &rep->run.start_ns);
         info->start_mono_ns = rep->run.start_ns;
         return rc;
     }

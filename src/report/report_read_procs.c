@@ -25,11 +25,11 @@ static int add_open_zone(struct sps_rr *rr, struct sps_process_data *p, struct s
     int rc = OBJECT_BEGIN(s, "open_zones[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("name"))
-            rc = sps__rr_str(s, "open_zones[].name", name, sizeof name);
+            rc = sps__jread_text(s, "open_zones[].name", name, sizeof name);
         else if (KEY("kind"))
             rc = sps__rr_kind(s, "open_zones[].kind", &kind);
         else if (KEY("start_s"))
-            rc = sps__rr_num(s, "open_zones[].start_s", &start_s);
+            rc = sps__jread_number(s, "open_zones[].start_s", &start_s);
         else
             rc = sps__jscan_skip(s);
     }
@@ -56,11 +56,11 @@ static int read_ring(struct sps_jscan *s, struct sps_process_data *p, struct sps
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         uint64_t cap;
         if (KEY("recorded"))
-            rc = sps__rr_u64(s, "events.recorded", &t->offered[ring]);
+            rc = sps__jread_u64(s, "events.recorded", &t->offered[ring]);
         else if (KEY("dropped"))
-            rc = sps__rr_u64(s, "events.dropped", &t->dropped[ring]);
+            rc = sps__jread_u64(s, "events.dropped", &t->dropped[ring]);
         else if (KEY("capacity")) {
-            if (!(rc = sps__rr_u64(s, "events.capacity", &cap)))
+            if (!(rc = sps__jread_u64(s, "events.capacity", &cap)))
                 p->ring_cap[ring] = (uint32_t)cap;
         } else
             rc = sps__jscan_skip(s);
@@ -92,22 +92,22 @@ static int read_thread(struct sps_rr *rr, struct sps_process_data *p) {
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         uint64_t u;
         if (KEY("tid")) {
-            rc = sps__rr_int(s, "threads[].tid", &t->tid);
+            rc = sps__jread_i32(s, "threads[].tid", 0, &t->tid);
         } else if (KEY("name")) {
-            rc = sps__rr_str(s, "threads[].name", t->name, sizeof t->name);
+            rc = sps__jread_text(s, "threads[].name", t->name, sizeof t->name);
         } else if (KEY("exited")) {
-            rc = sps__rr_bool(s, "threads[].exited", &t->exited);
+            rc = sps__jread_bool(s, "threads[].exited", &t->exited);
         } else if (KEY("earlier_threads")) {
-            if (!(rc = sps__rr_u64(s, "threads[].earlier_threads", &u)))
+            if (!(rc = sps__jread_u64(s, "threads[].earlier_threads", &u)))
                 t->reuses = (uint32_t)u;
         } else if (KEY("events")) {
             rc = read_events(s, p, t);
         } else if (KEY("mismatched_ends")) {
-            rc = sps__rr_u64(s, "threads[].mismatched_ends", &t->mismatched_ends);
+            rc = sps__jread_u64(s, "threads[].mismatched_ends", &t->mismatched_ends);
         } else if (KEY("depth_overflows")) {
-            rc = sps__rr_u64(s, "threads[].depth_overflows", &t->depth_overflows);
+            rc = sps__jread_u64(s, "threads[].depth_overflows", &t->depth_overflows);
         } else if (KEY("zones_thinned")) {
-            if (!(rc = sps__rr_u64(s, "threads[].zones_thinned", &u)))
+            if (!(rc = sps__jread_u64(s, "threads[].zones_thinned", &u)))
                 t->zones_thinned = (uint32_t)u;
         } else if (KEY("open_zones")) {
             rc = ARRAY_BEGIN(s, "threads[].open_zones");
@@ -122,7 +122,7 @@ static int read_thread(struct sps_rr *rr, struct sps_process_data *p) {
 }
 
 static int read_process_cuda(struct sps_jscan *s, struct sps_process_data *p) {
-    int is_null, rc = sps__rr_null(s, &is_null), more = 1;
+    int is_null, rc = sps__jread_null(s, &is_null), more = 1;
     if (rc || is_null)
         return rc; /* no GPU zone: SPS_REC_CUDA_UNUSED */
     p->cuda_state = SPS_REC_CUDA_UNAVAILABLE;
@@ -130,23 +130,23 @@ static int read_process_cuda(struct sps_jscan *s, struct sps_process_data *p) {
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         int available = 0;
         if (KEY("available")) {
-            if (!(rc = sps__rr_bool(s, "cuda.available", &available)))
+            if (!(rc = sps__jread_bool(s, "cuda.available", &available)))
                 p->cuda_state = available ? SPS_REC_CUDA_AVAILABLE : SPS_REC_CUDA_UNAVAILABLE;
         } else if (KEY("driver_version")) {
             int null_version, v = 0;
-            if (!(rc = sps__rr_null(s, &null_version)) && !null_version)
-                rc = sps__rr_int(s, "cuda.driver_version", &v);
+            if (!(rc = sps__jread_null(s, &null_version)) && !null_version)
+                rc = sps__jread_i32(s, "cuda.driver_version", 0, &v);
             p->cuda_driver_version = v;
         } else if (KEY("reason")) {
-            rc = sps__rr_str(s, "cuda.reason", p->cuda_reason, sizeof p->cuda_reason);
+            rc = sps__jread_text(s, "cuda.reason", p->cuda_reason, sizeof p->cuda_reason);
         } else if (KEY("zones_resolved")) {
-            rc = sps__rr_u64(s, "cuda.zones_resolved", &p->cuda_resolved);
+            rc = sps__jread_u64(s, "cuda.zones_resolved", &p->cuda_resolved);
         } else if (KEY("zones_cpu_only")) {
-            rc = sps__rr_u64(s, "cuda.zones_cpu_only", &p->cuda_cpu_only);
+            rc = sps__jread_u64(s, "cuda.zones_cpu_only", &p->cuda_cpu_only);
         } else if (KEY("zones_dropped")) {
-            rc = sps__rr_u64(s, "cuda.zones_dropped", &p->cuda_dropped);
+            rc = sps__jread_u64(s, "cuda.zones_dropped", &p->cuda_dropped);
         } else if (KEY("zones_unresolved")) {
-            rc = sps__rr_u64(s, "cuda.zones_unresolved", &p->cuda_unresolved);
+            rc = sps__jread_u64(s, "cuda.zones_unresolved", &p->cuda_unresolved);
         } else {
             rc = sps__jscan_skip(s);
         }
@@ -162,7 +162,7 @@ int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***ar
             return SPS_ENOMEM;
         *argv = grown;
         grown[*argc] = grown[*argc + 1] = NULL;
-        if ((rc = sps__rr_strdup(s, what, &grown[*argc])))
+        if ((rc = sps__jread_strdup(s, what, &grown[*argc])))
             break;
         if (!grown[*argc] && !(grown[*argc] = strdup("")))
             return SPS_ENOMEM;
@@ -173,7 +173,7 @@ int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***ar
 
 static int read_enum(struct sps_jscan *s, const char *what, const char *const *names, size_t n, uint32_t *out) {
     char text[32];
-    int rc = sps__rr_str(s, what, text, sizeof text);
+    int rc = sps__jread_text(s, what, text, sizeof text);
     for (size_t i = 0; !rc && i < n; i++)
         if (names[i] && !strcmp(text, names[i])) {
             *out = (uint32_t)i;
@@ -190,51 +190,51 @@ static int read_process_fact(struct sps_rr *rr, struct sps_process_data *p) {
     static const char *const thin[] = {"none", "phases", "steps"};
     double t;
     if (KEY("pid"))
-        return sps__rr_int(s, "processes[].pid", &p->pid);
+        return sps__jread_i32(s, "processes[].pid", 0, &p->pid);
     if (KEY("ppid"))
-        return sps__rr_int(s, "processes[].ppid", &p->ppid);
+        return sps__jread_i32(s, "processes[].ppid", 0, &p->ppid);
     if (KEY("rank"))
-        return sps__rr_int(s, "processes[].rank", &p->rank);
+        return sps__jread_i32(s, "processes[].rank", 0, &p->rank);
     if (KEY("local_rank"))
-        return sps__rr_int(s, "processes[].local_rank", &p->local_rank);
+        return sps__jread_i32(s, "processes[].local_rank", 0, &p->local_rank);
     if (KEY("world_size"))
-        return sps__rr_int(s, "processes[].world_size", &p->world_size);
+        return sps__jread_i32(s, "processes[].world_size", 0, &p->world_size);
     if (KEY("hostname"))
-        return sps__rr_str(s, "processes[].hostname", p->hostname, sizeof p->hostname);
+        return sps__jread_text(s, "processes[].hostname", p->hostname, sizeof p->hostname);
     if (KEY("record"))
-        return sps__rr_strdup(s, "processes[].record", &p->path);
+        return sps__jread_strdup(s, "processes[].record", &p->path);
     if (KEY("ended")) {
         char ended[64];
-        int rc = sps__rr_str(s, "processes[].ended", ended, sizeof ended);
+        int rc = sps__jread_text(s, "processes[].ended", ended, sizeof ended);
         p->closed = !strcmp(ended, "exit");
         return rc;
     }
     if (KEY("start_s")) {
-        int rc = sps__rr_num(s, "processes[].start_s", &t);
+        int rc = sps__jread_number(s, "processes[].start_s", &t);
         p->start_ns = sps__rr_mono(rr, isnan(t) ? 0 : t);
         return rc;
     }
     if (KEY("clock"))
         return read_enum(s, "processes[].clock", clocks, 3, &p->clock_source);
     if (KEY("clock_ticks_per_second"))
-        return sps__rr_num(s, "processes[].clock_ticks_per_second", &p->ticks_per_second);
+        return sps__jread_number(s, "processes[].clock_ticks_per_second", &p->ticks_per_second);
     if (KEY("ring_policy"))
         return read_enum(s, "processes[].ring_policy", policies, 3, &p->ring_policy);
     if (KEY("threads_refused"))
-        return sps__rr_u64(s, "processes[].threads_refused", &p->threads_refused);
+        return sps__jread_u64(s, "processes[].threads_refused", &p->threads_refused);
     if (KEY("names_refused"))
-        return sps__rr_u64(s, "processes[].names_refused", &p->names_refused);
+        return sps__jread_u64(s, "processes[].names_refused", &p->names_refused);
     if (KEY("recording_problem"))
-        return sps__rr_str(s, "processes[].recording_problem", p->problem, sizeof p->problem);
+        return sps__jread_text(s, "processes[].recording_problem", p->problem, sizeof p->problem);
     if (KEY("thin_level"))
         return read_enum(s, "processes[].thin_level", thin, 3, &p->thin_level);
     if (KEY("thinned_since_s")) {
-        int rc = sps__rr_num(s, "processes[].thinned_since_s", &t);
+        int rc = sps__jread_number(s, "processes[].thinned_since_s", &t);
         p->thin_since_ns = isnan(t) ? 0 : sps__rr_mono(rr, t);
         return rc;
     }
     if (KEY("zones_thinned"))
-        return sps__rr_u64(s, "processes[].zones_thinned", &p->zones_thinned);
+        return sps__jread_u64(s, "processes[].zones_thinned", &p->zones_thinned);
     return 1;
 }
 
@@ -282,9 +282,9 @@ int sps__rr_skipped(struct sps_rr *rr) {
     int rc = OBJECT_BEGIN(s, "records_skipped[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("record"))
-            rc = sps__rr_strdup(s, "records_skipped[].record", &e->path);
+            rc = sps__jread_strdup(s, "records_skipped[].record", &e->path);
         else if (KEY("error"))
-            rc = sps__rr_strdup(s, "records_skipped[].error", &e->error);
+            rc = sps__jread_strdup(s, "records_skipped[].error", &e->error);
         else
             rc = sps__jscan_skip(s);
     }

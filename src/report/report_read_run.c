@@ -15,78 +15,6 @@
 
 /* ------------------------------------------------------------ values */
 
-int sps__rr_null(struct sps_jscan *s, int *is_null) {
-    *is_null = sps__jscan_peek(s) == 'n';
-    return *is_null ? sps__jscan_skip(s) : 0;
-}
-
-static int want_number(struct sps_jscan *s, const char *what) {
-    int c = sps__jscan_peek(s);
-    return c == '-' || (c >= '0' && c <= '9') ? 0 : sps__jscan_fail(s, "%s: a number expected", what);
-}
-
-int sps__rr_u64(struct sps_jscan *s, const char *what, uint64_t *out) {
-    unsigned long long v;
-    int rc = want_number(s, what);
-    if (!rc && !(rc = sps__jscan_uint(s, &v)))
-        *out = v;
-    return rc;
-}
-
-int sps__rr_int(struct sps_jscan *s, const char *what, int *out) {
-    long long v;
-    int rc = want_number(s, what);
-    if (!rc && !(rc = sps__jscan_int(s, &v))) {
-        if (v < -2147483647LL - 1 || v > 2147483647LL)
-            return sps__jscan_fail(s, "%s: %lld does not fit an int", what, v);
-        *out = (int)v;
-    }
-    return rc;
-}
-
-int sps__rr_num(struct sps_jscan *s, const char *what, double *out) {
-    int is_null, rc = sps__rr_null(s, &is_null);
-    if (rc || is_null) {
-        *out = NAN;
-        return rc;
-    }
-    return (rc = want_number(s, what)) ? rc : sps__jscan_number(s, out);
-}
-
-int sps__rr_bool(struct sps_jscan *s, const char *what, int *out) {
-    int c = sps__jscan_peek(s);
-    if (c != 't' && c != 'f')
-        return sps__jscan_fail(s, "%s: true or false expected", what);
-    *out = c == 't';
-    return sps__jscan_skip(s);
-}
-
-static int want_string(struct sps_jscan *s, const char *what, int *is_null) {
-    int rc = sps__rr_null(s, is_null);
-    if (rc || *is_null)
-        return rc;
-    return sps__jscan_peek(s) == '"' ? sps__jscan_string(s) : sps__jscan_fail(s, "%s: a string expected", what);
-}
-
-int sps__rr_str(struct sps_jscan *s, const char *what, char *buf, size_t len) {
-    int is_null, rc = want_string(s, what, &is_null);
-    if (!rc && len) {
-        size_t n = is_null ? 0 : s->str_len < len ? s->str_len : len - 1;
-        memcpy(buf, s->str, n);
-        buf[n] = '\0';
-    }
-    return rc;
-}
-
-int sps__rr_strdup(struct sps_jscan *s, const char *what, char **out) {
-    int is_null, rc = want_string(s, what, &is_null);
-    free(*out);
-    *out = NULL;
-    if (rc || is_null)
-        return rc;
-    return (*out = strdup(s->str)) ? 0 : SPS_ENOMEM;
-}
-
 uint64_t sps__rr_mono(const struct sps_rr *rr, double s) {
     return rr->rep->run.start_ns + (uint64_t)(isfinite(s) && fabs(s) < 9e9 ? llround(s * 1e9) : 0);
 }
@@ -192,14 +120,14 @@ static int kind_of(struct sps_jscan *s, const char *text, uint32_t *kind) {
 
 int sps__rr_kind(struct sps_jscan *s, const char *what, uint32_t *kind) {
     char text[16];
-    int rc = sps__rr_str(s, what, text, sizeof text);
+    int rc = sps__jread_text(s, what, text, sizeof text);
     return rc ? rc : kind_of(s, text, kind);
 }
 
 /* A statistic: null (a zone that never completed) reads as 0, as the
  * model holds it. */
 static int read_stat(struct sps_jscan *s, const char *what, double *out) {
-    int rc = sps__rr_num(s, what, out);
+    int rc = sps__jread_number(s, what, out);
     if (!rc && isnan(*out))
         *out = 0;
     return rc;
@@ -227,11 +155,11 @@ static int read_zone(struct sps_rr *rr) {
         if (k < sizeof keys / sizeof keys[0])
             rc = read_stat(s, keys[k], fields[k]);
         else if (KEY("name"))
-            rc = sps__rr_str(s, "zones[].name", name, sizeof name);
+            rc = sps__jread_text(s, "zones[].name", name, sizeof name);
         else if (KEY("kind"))
             rc = sps__rr_kind(s, "zones[].kind", &kind);
         else if (KEY("count"))
-            rc = sps__rr_u64(s, "zones[].count", &st.count);
+            rc = sps__jread_u64(s, "zones[].count", &st.count);
         else
             rc = sps__jscan_skip(s);
     }
@@ -263,21 +191,21 @@ static int read_value(struct sps_rr *rr) {
     int rc = OBJECT_BEGIN(s, "values[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("name"))
-            rc = sps__rr_str(s, "values[].name", name, sizeof name);
+            rc = sps__jread_text(s, "values[].name", name, sizeof name);
         else if (KEY("count"))
-            rc = sps__rr_u64(s, "values[].count", &count);
+            rc = sps__jread_u64(s, "values[].count", &count);
         else if (KEY("mean"))
-            rc = sps__rr_num(s, "values[].mean", &mean);
+            rc = sps__jread_number(s, "values[].mean", &mean);
         else if (KEY("std"))
-            rc = sps__rr_num(s, "values[].std", &std);
+            rc = sps__jread_number(s, "values[].std", &std);
         else if (KEY("min"))
-            rc = sps__rr_num(s, "values[].min", &min);
+            rc = sps__jread_number(s, "values[].min", &min);
         else if (KEY("max"))
-            rc = sps__rr_num(s, "values[].max", &max);
+            rc = sps__jread_number(s, "values[].max", &max);
         else if (KEY("first"))
-            rc = sps__rr_num(s, "values[].first", &first_v);
+            rc = sps__jread_number(s, "values[].first", &first_v);
         else if (KEY("last"))
-            rc = sps__rr_num(s, "values[].last", &last);
+            rc = sps__jread_number(s, "values[].last", &last);
         else
             rc = sps__jscan_skip(s);
     }
@@ -309,11 +237,11 @@ static int read_counter(struct sps_rr *rr) {
     int rc = OBJECT_BEGIN(s, "counters[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("name"))
-            rc = sps__rr_str(s, "counters[].name", name, sizeof name);
+            rc = sps__jread_text(s, "counters[].name", name, sizeof name);
         else if (KEY("total"))
-            rc = sps__rr_u64(s, "counters[].total", &total);
+            rc = sps__jread_u64(s, "counters[].total", &total);
         else if (KEY("increments"))
-            rc = sps__rr_u64(s, "counters[].increments", &increments);
+            rc = sps__jread_u64(s, "counters[].increments", &increments);
         else
             rc = sps__jscan_skip(s);
     }
@@ -371,7 +299,7 @@ static int read_cells(struct sps_rr *rr, struct cells *c, uint32_t kind, const c
         if (i < 0)
             return s->nomem ? SPS_ENOMEM : SPS_EFORMAT;
         double v;
-        if (!(rc = sps__rr_num(s, what, &v)) && !isnan(v))
+        if (!(rc = sps__jread_number(s, what, &v)) && !isnan(v))
             rc = cells_add(c, i, v);
     }
     return rc;
@@ -409,25 +337,25 @@ static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c
     int rc = OBJECT_BEGIN(s, "steps.rows[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("index")) {
-            rc = sps__rr_u64(s, "steps.rows[].index", &row->index);
+            rc = sps__jread_u64(s, "steps.rows[].index", &row->index);
         } else if (KEY("name")) {
-            rc = sps__rr_str(s, "steps.rows[].name", name, sizeof name);
+            rc = sps__jread_text(s, "steps.rows[].name", name, sizeof name);
             has_name = 1;
         } else if (KEY("pid")) {
-            rc = sps__rr_int(s, "steps.rows[].pid", &pid);
+            rc = sps__jread_i32(s, "steps.rows[].pid", 0, &pid);
         } else if (KEY("tid")) {
-            rc = sps__rr_int(s, "steps.rows[].tid", &row->tid);
+            rc = sps__jread_i32(s, "steps.rows[].tid", 0, &row->tid);
         } else if (KEY("rank")) {
-            rc = sps__rr_int(s, "steps.rows[].rank", &rank);
+            rc = sps__jread_i32(s, "steps.rows[].rank", 0, &rank);
         } else if (KEY("start_s")) {
-            rc = sps__rr_num(s, "steps.rows[].start_s", &start_s);
+            rc = sps__jread_number(s, "steps.rows[].start_s", &start_s);
         } else if (KEY("duration_s")) {
             rc = read_duration(s, &duration_s);
         } else if (KEY("warmup")) {
-            rc = sps__rr_bool(s, "steps.rows[].warmup", &row->warmup);
+            rc = sps__jread_bool(s, "steps.rows[].warmup", &row->warmup);
         } else if (KEY("microsteps")) {
             uint64_t m;
-            if (!(rc = sps__rr_u64(s, "steps.rows[].microsteps", &m)))
+            if (!(rc = sps__jread_u64(s, "steps.rows[].microsteps", &m)))
                 row->microsteps = (uint32_t)m;
         } else if (KEY("zones_self_s")) {
             rc = read_cells(rr, c, SPS_KIND_ZONE, "steps.rows[].zones_self_s");
@@ -528,11 +456,11 @@ static int read_steps(struct sps_rr *rr) {
     int rc = OBJECT_BEGIN(s, "steps"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("count"))
-            rc = sps__rr_u64(s, "steps.count", &run->steps_recorded);
+            rc = sps__jread_u64(s, "steps.count", &run->steps_recorded);
         else if (KEY("rows_kept"))
-            rc = sps__rr_u64(s, "steps.rows_kept", &kept);
+            rc = sps__jread_u64(s, "steps.rows_kept", &kept);
         else if (KEY("warmup_steps"))
-            rc = sps__rr_u64(s, "steps.warmup_steps", &warmup);
+            rc = sps__jread_u64(s, "steps.warmup_steps", &warmup);
         else if (KEY("rows"))
             rc = read_rows(rr, (size_t)kept);
         else

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "report/jscan.h"
+#include "report/report_read_values.h"
 #include "report/report.h"
 #include "report/report_read_rows.h"
 
@@ -45,23 +46,11 @@ struct sps_rr {
     size_t sink_cells_cap;
 };
 
-/* Typed reads of one value at the scanner's position: each returns 0,
- * SPS_EFORMAT (the scanner's err says which value and why, with its line
- * and column) or SPS_ENOMEM.  what names the value in the error. */
-int sps__rr_u64(struct sps_jscan *s, const char *what, uint64_t *out);
-int sps__rr_int(struct sps_jscan *s, const char *what, int *out);
-/* A number, or null as NAN. */
-int sps__rr_num(struct sps_jscan *s, const char *what, double *out);
-int sps__rr_bool(struct sps_jscan *s, const char *what, int *out);
-/* A string into buf (cut to fit); null reads as "". */
-int sps__rr_str(struct sps_jscan *s, const char *what, char *buf, size_t len);
-/* A string, owned by the caller (malloc); null reads as NULL. */
-int sps__rr_strdup(struct sps_jscan *s, const char *what, char **out);
+/* Typed reads of one value are report_read_values.h's (sps__jread_*), the
+ * same for every section of the reader. */
 /* An array of strings into *argv (NULL-terminated, each malloc'd,
  * appended to *argc of them). */
 int sps__rr_command(struct sps_jscan *s, const char *what, int *argc, char ***argv);
-/* null: *is_null is 1 and it is consumed; else 0 and nothing is. */
-int sps__rr_null(struct sps_jscan *s, int *is_null);
 
 /* The '{' or '[' that opens the value at the scanner's position, or a
  * failure naming what was expected there. */

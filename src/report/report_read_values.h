@@ -28,6 +28,12 @@ static inline int sps__jread_fail(struct sps_jscan *s, const char *what, const c
     return SPS_EFORMAT;
 }
 
+/* Whether the next value is null (then consumed). */
+static inline int sps__jread_null(struct sps_jscan *s, int *is_null) {
+    *is_null = sps__jscan_peek(s) == 'n';
+    return *is_null ? sps__jscan_skip(s) : 0;
+}
+
 /* A number; null reads as NAN. */
 static inline int sps__jread_number(struct sps_jscan *s, const char *key, double *out) {
     int c = sps__jscan_peek(s);
@@ -40,29 +46,41 @@ static inline int sps__jread_number(struct sps_jscan *s, const char *key, double
     return sps__jscan_number(s, out);
 }
 
-/* An integer that fits in [lo, hi]; null reads as dflt. */
+/* An integer that fits in [lo, hi], read exactly (not through a double);
+ * null reads as dflt. */
 static inline int sps__jread_int(struct sps_jscan *s, const char *key, int64_t lo, int64_t hi, int64_t dflt,
                                  int64_t *out) {
-    double v;
-    int rc = sps__jread_number(s, key, &v);
+    int c = sps__jscan_peek(s);
+    if (c == 'n') {
+        *out = dflt;
+        return sps__jscan_skip(s);
+    }
+    if (c != '-' && !(c >= '0' && c <= '9'))
+        return sps__jread_fail(s, "an integer or null", key);
+    long long v;
+    int rc = sps__jscan_int(s, &v);
     if (rc)
         return rc;
-    if (isnan(v)) {
-        *out = dflt;
-        return 0;
-    }
-    /* doubles hold every integer report.json writes below 2^53 exactly */
-    if (v != floor(v) || v < (double)lo || v > (double)hi || fabs(v) > 9007199254740992.0)
+    if (v < lo || v > hi)
         return sps__jread_fail(s, "an integer in range", key);
     *out = (int64_t)v;
     return 0;
 }
 
+/* A count of 0 to 2^64 - 1, exactly (started_mono_ns is beyond 2^53);
+ * null reads as 0. */
 static inline int sps__jread_u64(struct sps_jscan *s, const char *key, uint64_t *out) {
-    int64_t v;
-    int rc = sps__jread_int(s, key, 0, INT64_MAX, 0, &v);
+    int c = sps__jscan_peek(s);
+    if (c == 'n') {
+        *out = 0;
+        return sps__jscan_skip(s);
+    }
+    if (!(c >= '0' && c <= '9'))
+        return sps__jread_fail(s, "a count or null", key);
+    unsigned long long v;
+    int rc = sps__jscan_uint(s, &v);
     if (!rc)
-        *out = (uint64_t)v;
+        *out = v;
     return rc;
 }
 
@@ -98,9 +116,11 @@ static inline int sps__jread_text(struct sps_jscan *s, const char *key, char *bu
     return rc;
 }
 
-/* A string of its own (free it) into *out; null reads as NULL. */
+/* A string of its own (free it) into *out, replacing (and freeing) what
+ * *out held, so *out must be NULL or owned; null reads as NULL. */
 static inline int sps__jread_strdup(struct sps_jscan *s, const char *key, char **out) {
     int c = sps__jscan_peek(s);
+    free(*out);
     *out = NULL;
     if (c == 'n')
         return sps__jscan_skip(s);
