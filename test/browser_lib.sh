@@ -1,7 +1,8 @@
 # browser_lib.sh - what the headless-browser tests share (sourced, not run):
 # finds Chromium (skipping the test, exit 77, when there is none), makes
 # the test's temporary directory (removed at exit) and its failure flag.
-#   usage: . browser_lib.sh NAME   (NAME names the temporary directory)
+#   usage: browser_test_name=NAME; . browser_lib.sh   (NAME names the
+#   temporary directory; sh's "." passes no arguments)
 
 CHROME=""
 for c in chromium chromium-browser google-chrome; do
@@ -15,7 +16,7 @@ if [ -z "$CHROME" ]; then
     exit 77
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/sps-$1.XXXXXX")
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sps-$browser_test_name.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 fail=0
 failed() {

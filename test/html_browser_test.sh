@@ -9,7 +9,8 @@
 set -u
 BUILD=${1:?usage: html_browser_test.sh BUILD_DIR}
 
-. "$(dirname "$0")/browser_lib.sh" html-browser
+browser_test_name=html-browser
+. "$(dirname "$0")/browser_lib.sh"
 
 # browser PAGE MODE...: run Chromium on file://PAGE with a fresh profile;
 # its log (console messages included) goes to $TMP/log

@@ -19,7 +19,8 @@ set -u
 BUILD=${1:?usage: html_layout_test.sh BUILD_DIR [PAGE...]}
 shift
 
-. "$(dirname "$0")/browser_lib.sh" html-layout
+browser_test_name=html-layout
+. "$(dirname "$0")/browser_lib.sh"
 
 # The measuring script: one line per table,
 #   table SECTION#N ch=CHAR_PX width=PX section=PX cols=PX,PX,... narrow=K overflow=K [cells]
