@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compare/render.h"
+#include "render/render.h"
 #include "stepscope.h"
 
 #define RED "\033[31m"
@@ -17,19 +18,12 @@
 
 /* ---------------------------------------------------------------- units */
 
+/* The one duration formatter (render/format.c), "-" for unknown. */
 static void fmt_seconds(double s, char *buf, size_t len) {
     if (!isfinite(s))
         snprintf(buf, len, "-");
-    else if (s == 0)
-        snprintf(buf, len, "0");
-    else if (fabs(s) >= 1)
-        snprintf(buf, len, "%.3gs", s);
-    else if (fabs(s) >= 1e-3)
-        snprintf(buf, len, "%.3gms", s * 1e3);
-    else if (fabs(s) >= 1e-6)
-        snprintf(buf, len, "%.3gus", s * 1e6);
     else
-        snprintf(buf, len, "%.3gns", s * 1e9);
+        sps__fmt_seconds(s, buf, len);
 }
 
 static void fmt_figure(double v, const char *unit, char *buf, size_t len) {
@@ -38,13 +32,7 @@ static void fmt_figure(double v, const char *unit, char *buf, size_t len) {
         return;
     }
     if (!strcmp(unit, "bytes")) {
-        const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-        int i = 0;
-        while (fabs(v) >= 1024 && i < 4) {
-            v /= 1024;
-            i++;
-        }
-        snprintf(buf, len, i ? "%.3g%s" : "%.0f%s", v, u[i]);
+        sps__fmt_bytes(v, buf, len); /* the one size formatter */
         return;
     }
     const char *suffix = !strcmp(unit, "J") ? "J" : "/s";
