@@ -71,10 +71,10 @@ static void dedupe_meta(struct trace *t) {
  * t->x must be in x_order.
  */
 static int drop_overlapping(struct trace *t) {
-    size_t *stack = malloc((t->nx ? t->nx : 1) * sizeof *stack);
+    size_t cap = 64, depth = 0; /* the deepest nesting, not one slot per item */
+    size_t *stack = malloc(cap * sizeof *stack);
     if (!stack)
         return SPS_ENOMEM;
-    size_t depth = 0;
     for (size_t i = 0; i < t->nx; i++) {
         struct x_item *x = &t->x[i];
         if (i == 0 || x->pid != t->x[i - 1].pid || x->tid != t->x[i - 1].tid)
@@ -88,6 +88,15 @@ static int drop_overlapping(struct trace *t) {
             else
                 t->n.zones_overlap++;
             continue;
+        }
+        if (depth == cap) {
+            size_t *more = realloc(stack, 2 * cap * sizeof *stack);
+            if (!more) {
+                free(stack);
+                return SPS_ENOMEM;
+            }
+            stack = more;
+            cap *= 2;
         }
         stack[depth++] = i;
     }

@@ -63,9 +63,11 @@ struct x_item {
     int64_t start, end; /* ns after the origin, end >= start */
     int pid, tid;       /* the track it is drawn on */
     const char *name;   /* zones; steps are all named "step" */
-    size_t step;        /* X_STEP: index into trace.steps */
-    long bucket;        /* zones: the owning step, or -1 - process entry (none) */
-    size_t seq;         /* gathering order: the last tie-breaker */
+    union {             /* one of them: a big run has tens of millions of items */
+        size_t step;    /* X_STEP: index into trace.steps */
+        long bucket;    /* zones: the owning step, or -1 - process entry (none) */
+    };
+    uint32_t seq;       /* gathering order: the last tie-breaker (gathering stops at UINT32_MAX items) */
     uint32_t size;      /* bytes, separator included */
     uint16_t depth;
     uint8_t kind, state;
