@@ -58,7 +58,8 @@ struct tbuf {
 enum x_kind { X_ZONE, X_MICROSTEP, X_STEP };
 enum item_state { ITEM_CANDIDATE, ITEM_KEPT, ITEM_OVERLAP, ITEM_BUDGET };
 
-/* A complete event ("X"): a zone, a micro-step or a step. */
+/* A complete event ("X"): a zone, a micro-step or a step.  48 bytes: a
+ * big run gathers one per recorded zone. */
 struct x_item {
     int64_t start, end; /* ns after the origin, end >= start */
     int pid, tid;       /* the track it is drawn on */
@@ -67,11 +68,15 @@ struct x_item {
         size_t step;    /* X_STEP: index into trace.steps */
         long bucket;    /* zones: the owning step, or -1 - process entry (none) */
     };
-    uint32_t seq;       /* gathering order: the last tie-breaker (gathering stops at UINT32_MAX items) */
-    uint32_t size;      /* bytes, separator included */
+    union {             /* the first until the items are sorted (arrange), the second from measure on */
+        uint32_t seq;   /* gathering order: the last tie-breaker (gathering stops at UINT32_MAX items) */
+        uint32_t size;  /* bytes, separator included */
+    };
     uint16_t depth;
     uint8_t kind, state;
 };
+
+_Static_assert(sizeof(struct x_item) <= 48, "an x_item stays at 48 bytes");
 
 struct trace_step {
     int pid, tid;
