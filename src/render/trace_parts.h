@@ -8,8 +8,8 @@
  *   trace_budget.c  what goes in: items ordered, events that would break
  *                   nesting left out, then the size policy of
  *                   docs/trace-format.md ("Size budget")
- *   trace_render.c  the JSON: each item rendered once to measure it, then
- *                   the chosen items written
+ *   trace_render.c  the JSON: each item's size (zones counted, the rest
+ *                   rendered once), then the chosen items written
  *   trace.c         the export, phase after phase
  *
  * Everything that could go into the file is gathered as items whose exact
@@ -170,7 +170,8 @@ int sps__trace_choose(struct trace *t, uint64_t max_bytes, char *err, size_t err
 
 /* ---- trace_render.c */
 
-/* Render every item once into t->scratch and keep its size. */
+/* Keep every item's size: a zone's counted, the others' rendered into
+ * t->scratch (sps__trace_write checks each kept event against it). */
 void sps__trace_measure(struct trace *t);
 
 /* The bytes everything but the events takes: the head and the tail with

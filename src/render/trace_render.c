@@ -1,6 +1,7 @@
 /*
- * trace_render.c - trace.json's text (trace_parts.h): each item rendered
- * once to measure it, then the chosen ones written.
+ * trace_render.c - trace.json's text (trace_parts.h): each item's size
+ * (a zone's counted, the rest rendered once to measure them), then the
+ * chosen ones written, each checked against its size.
  */
 #include <errno.h>
 #include <inttypes.h>
