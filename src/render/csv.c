@@ -64,6 +64,12 @@ struct series {
     size_t n;         /* points */
     double *t, *mean, *max;
     double last_span_s; /* how long the last point covers: readings_per_point intervals */
+    /* steps.csv's cells for the last span of points written: consecutive
+     * steps shorter than a sampling interval cover the same points, and
+     * formatting their numbers again was most of the file's time */
+    size_t cached_first, cached_stop; /* cached_stop 0: nothing cached */
+    size_t cached_len;
+    char cached[72]; /* ",mean,max" */
 };
 
 static int ends_with(const char *s, const char *suffix) {
@@ -138,14 +144,13 @@ nomem:
     return SPS_ENOMEM;
 }
 
-/* The mean and max of a series over [start, end] (docs/csv-format.md,
- * "Metric columns"): every point whose span overlaps the step counts, a
- * point's span running from its t_s to the next point's t_s (the last
- * point: readings_per_point intervals).  The mean is the mean of the
- * overlapping points' means, the max the largest of their maxima; both
- * NAN when no point overlaps. */
-static void series_over(const struct series *s, double start, double end, double *mean, double *max) {
-    *mean = *max = NAN;
+/* The points of a series that a step over [start, end] covers
+ * (docs/csv-format.md, "Metric columns"): every point whose span
+ * overlaps the step, a point's span running from its t_s to the next
+ * point's t_s (the last point: readings_per_point intervals).  They are
+ * [*first, *stop); none when *first == *stop. */
+static void series_span(const struct series *s, double start, double end, size_t *first, size_t *stop) {
+    *first = *stop = 0;
     if (s->n == 0 || !isfinite(start) || !isfinite(end))
         return;
     /* the first point whose span ends after start: the last point with
@@ -158,12 +163,23 @@ static void series_over(const struct series *s, double start, double end, double
         else
             hi = mid;
     }
-    size_t first = lo > 0 ? lo - 1 : 0;
-    if (lo > 0 && lo == s->n && s->t[first] + s->last_span_s <= start)
+    size_t from = lo > 0 ? lo - 1 : 0;
+    if (lo > 0 && lo == s->n && s->t[from] + s->last_span_s <= start)
         return; /* the step began after the last point's span */
+    size_t to = from;
+    while (to < s->n && s->t[to] <= end)
+        to++;
+    *first = from;
+    *stop = to;
+}
+
+/* The mean of the covered points' means and the largest of their
+ * maxima (points without numbers skipped); both NAN when none counts. */
+static void series_over(const struct series *s, size_t first, size_t stop, double *mean, double *max) {
+    *mean = *max = NAN;
     double sum = 0, top = -INFINITY;
     size_t used = 0;
-    for (size_t i = first; i < s->n && s->t[i] <= end; i++) {
+    for (size_t i = first; i < stop; i++) {
         if (!isfinite(s->mean[i]) || !isfinite(s->max[i]))
             continue;
         sum += s->mean[i];
@@ -175,6 +191,33 @@ static void series_over(const struct series *s, double start, double end, double
         *mean = sum / (double)used;
         *max = top;
     }
+}
+
+/* ",mean,max" of a series over a step (cells empty where unknown), from
+ * the cache when the step covers the same points as the step before. */
+static void series_cells(FILE *out, struct series *s, double start, double end) {
+    size_t first, stop;
+    series_span(s, start, end, &first, &stop);
+    if (first == stop) {
+        fputs(",,", out);
+        return;
+    }
+    if (stop != s->cached_stop || first != s->cached_first) {
+        double mean, max;
+        series_over(s, first, stop, &mean, &max);
+        char *c = s->cached;
+        size_t len = 0;
+        c[len++] = ',';
+        if (isfinite(mean))
+            len += (size_t)sps__jw_format_number(c + len, 32, mean + 0.0);
+        c[len++] = ',';
+        if (isfinite(max))
+            len += (size_t)sps__jw_format_number(c + len, 32, max + 0.0);
+        s->cached_len = len;
+        s->cached_first = first;
+        s->cached_stop = stop;
+    }
+    fwrite(s->cached, 1, s->cached_len, out);
 }
 
 /* ----------------------------------------------------------- steps.csv */
@@ -276,14 +319,8 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
             }
         double t0 = nseries ? start_s : NAN;
         double t1 = nseries ? t0 + duration_s : NAN;
-        for (size_t i = 0; i < nseries; i++) {
-            double mean, max;
-            series_over(&series[i], t0, t1, &mean, &max);
-            fputc(',', out);
-            csv_double(out, mean);
-            fputc(',', out);
-            csv_double(out, max);
-        }
+        for (size_t i = 0; i < nseries; i++)
+            series_cells(out, &series[i], t0, t1);
         fputc('\n', out);
     }
     rc = finish(out, err, errlen, "steps.csv");

@@ -95,6 +95,10 @@ static void add_thread(struct trace *t, int pid, int tid, const char *name) {
 }
 
 static struct x_item *add_x(struct trace *t, uint8_t kind, int pid, int tid, int64_t start, int64_t end) {
+    if (t->nx >= UINT32_MAX) { /* seq's range; far beyond any memory */
+        t->oom = 1;
+        return NULL;
+    }
     struct x_item *x = GROW(t, x, nx, capx);
     if (!x)
         return NULL;
@@ -103,7 +107,7 @@ static struct x_item *add_x(struct trace *t, uint8_t kind, int pid, int tid, int
     x->tid = tid;
     x->start = start;
     x->end = end > start ? end : start;
-    x->seq = t->nx;
+    x->seq = (uint32_t)t->nx;
     x->bucket = -1;
     return x;
 }

@@ -8,8 +8,8 @@
  *   trace_budget.c  what goes in: items ordered, events that would break
  *                   nesting left out, then the size policy of
  *                   docs/trace-format.md ("Size budget")
- *   trace_render.c  the JSON: each item rendered once to measure it, then
- *                   the chosen items written
+ *   trace_render.c  the JSON: each item's size (zones counted, the rest
+ *                   rendered once), then the chosen items written
  *   trace.c         the export, phase after phase
  *
  * Everything that could go into the file is gathered as items whose exact
@@ -58,18 +58,25 @@ struct tbuf {
 enum x_kind { X_ZONE, X_MICROSTEP, X_STEP };
 enum item_state { ITEM_CANDIDATE, ITEM_KEPT, ITEM_OVERLAP, ITEM_BUDGET };
 
-/* A complete event ("X"): a zone, a micro-step or a step. */
+/* A complete event ("X"): a zone, a micro-step or a step.  48 bytes: a
+ * big run gathers one per recorded zone. */
 struct x_item {
     int64_t start, end; /* ns after the origin, end >= start */
     int pid, tid;       /* the track it is drawn on */
     const char *name;   /* zones; steps are all named "step" */
-    size_t step;        /* X_STEP: index into trace.steps */
-    long bucket;        /* zones: the owning step, or -1 - process entry (none) */
-    size_t seq;         /* gathering order: the last tie-breaker */
-    uint32_t size;      /* bytes, separator included */
+    union {             /* one of them: a big run has tens of millions of items */
+        size_t step;    /* X_STEP: index into trace.steps */
+        long bucket;    /* zones: the owning step, or -1 - process entry (none) */
+    };
+    union {             /* the first until the items are sorted (arrange), the second from measure on */
+        uint32_t seq;   /* gathering order: the last tie-breaker (gathering stops at UINT32_MAX items) */
+        uint32_t size;  /* bytes, separator included */
+    };
     uint16_t depth;
     uint8_t kind, state;
 };
+
+_Static_assert(sizeof(struct x_item) <= 48, "an x_item stays at 48 bytes");
 
 struct trace_step {
     int pid, tid;
@@ -163,7 +170,8 @@ int sps__trace_choose(struct trace *t, uint64_t max_bytes, char *err, size_t err
 
 /* ---- trace_render.c */
 
-/* Render every item once into t->scratch and keep its size. */
+/* Keep every item's size: a zone's counted, the others' rendered into
+ * t->scratch (sps__trace_write checks each kept event against it). */
 void sps__trace_measure(struct trace *t);
 
 /* The bytes everything but the events takes: the head and the tail with

@@ -1,6 +1,7 @@
 /*
- * trace_render.c - trace.json's text (trace_parts.h): each item rendered
- * once to measure it, then the chosen ones written.
+ * trace_render.c - trace.json's text (trace_parts.h): each item's size
+ * (a zone's counted, the rest rendered once to measure them), then the
+ * chosen ones written, each checked against its size.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -178,12 +179,75 @@ static uint32_t measured(struct trace *t) {
     return len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 }
 
+/* ------------------------------------------------------------ sizes */
+
+/* Characters of v written with %d / PRId64 (v >= 0). */
+static size_t digits_of(uint64_t v) {
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+static size_t int_width(int64_t v) {
+    return v < 0 ? 1 + digits_of(0u - (uint64_t)v) : digits_of((uint64_t)v);
+}
+
+static void count_sink(void *ctx, const char *bytes, size_t n) {
+    (void)bytes;
+    *(size_t *)ctx += n;
+}
+
+/* The escaped length of a zone's name, remembered by its address (a
+ * run has few names and millions of zones). */
+#define NAME_CACHE 64
+struct name_widths {
+    const char *name[NAME_CACHE];
+    size_t width[NAME_CACHE];
+};
+
+static size_t name_width(struct name_widths *c, const char *name) {
+    size_t slot = ((uintptr_t)name >> 3) % NAME_CACHE;
+    if (c->name[slot] != name || !name) {
+        size_t n = 0;
+        sps__json_escape(name, count_sink, &n);
+        c->name[slot] = name;
+        c->width[slot] = n;
+    }
+    return c->width[slot];
+}
+
+/* A zone's or micro-step's bytes as render_x writes them, separator
+ * included, counted instead of formatted: measuring every zone of a
+ * big run by rendering it took longer than everything else in the
+ * trace.  0 where the count does not apply (a step, a negative time),
+ * which the caller then renders.  sps__trace_write checks every kept
+ * item against its size. */
+static size_t x_counted(struct name_widths *c, const struct x_item *x) {
+    static const size_t cats[] = {sizeof "zone" - 1, sizeof "microstep" - 1};
+    if (x->kind == X_STEP || x->start < 0 || x->end < x->start)
+        return 0;
+    return sizeof "{\"ph\":\"X\",\"cat\":\"\",\"name\":" - 1 + cats[x->kind] + name_width(c, x->name) +
+           sizeof ",\"pid\":,\"tid\":,\"ts\":" - 1 + int_width(x->pid) + int_width(x->tid) +
+           digits_of((uint64_t)x->start / 1000) + 4 + sizeof ",\"dur\":" - 1 +
+           digits_of((uint64_t)(x->end - x->start) / 1000) + 4 + sizeof "}" - 1 + 2;
+}
+
 void sps__trace_measure(struct trace *t) {
     for (size_t i = 0; i < t->nmeta; i++) {
         render_meta(&t->scratch, &t->meta[i]);
         t->meta[i].size = measured(t);
     }
+    struct name_widths widths;
+    memset(&widths, 0, sizeof widths);
     for (size_t i = 0; i < t->nx; i++) {
+        size_t n = x_counted(&widths, &t->x[i]);
+        if (n) {
+            t->x[i].size = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+            continue;
+        }
         render_x(&t->scratch, t, &t->x[i]);
         t->x[i].size = measured(t);
     }
@@ -221,6 +285,7 @@ static void emit(struct sink *s, struct tbuf *b, int is_event) {
 int sps__trace_write(struct trace *t, FILE *out, uint64_t max_bytes, char *err, size_t errlen) {
     struct sink s = {.f = out};
     struct tbuf *b = &t->scratch;
+    int mismatched = 0; /* an event whose bytes are not the size the budget counted */
     tb_puts(b, TRACE_HEAD);
     emit(&s, b, 0);
     for (size_t i = 0; i < t->nmeta; i++) {
@@ -231,6 +296,8 @@ int sps__trace_write(struct trace *t, FILE *out, uint64_t max_bytes, char *err, 
         if (t->x[i].state != ITEM_KEPT)
             continue;
         render_x(b, t, &t->x[i]);
+        if (b->len + 2 != t->x[i].size)
+            mismatched = 1;
         emit(&s, b, 1);
         if (t->x[i].kind == X_STEP)
             t->n.steps_written++;
@@ -254,8 +321,13 @@ int sps__trace_write(struct trace *t, FILE *out, uint64_t max_bytes, char *err, 
         snprintf(err, errlen, "trace.json: write failed: %s", strerror(errno ? errno : EIO));
         return SPS_EIO;
     }
-    /* the sizes were measured from the same rendering: this cannot fail
-     * unless they disagree, and then the caller must not keep the file */
+    /* the sizes were measured or counted from the same rendering: this
+     * cannot fail unless they disagree, and then the caller must not
+     * keep the file */
+    if (mismatched && !b->failed) {
+        snprintf(err, errlen, "trace.json: an event's size differs from the size its budget counted (a bug)");
+        return SPS_EIO;
+    }
     if (s.written > max_bytes) {
         snprintf(err, errlen, "trace.json: %" PRIu64 " bytes written over a budget of %" PRIu64 " (a bug)", s.written,
                  max_bytes);
