@@ -301,8 +301,9 @@ static char *whole(const char *dir, const char *name) {
 }
 
 /* A copy of the shared run whose report.json has its started_mono_ns line
- * taken out, or moved to the end (move_to_end); NULL on failure. */
-static const char *edited_copy(const char *name, int move_to_end) {
+ * taken out, or moved to the end (move_to_end), and series.origin_mono_ns
+ * taken out too (without_origin); NULL on failure. */
+static const char *edited_copy(const char *name, int move_to_end, int without_origin) {
     static char dir[1024];
     snprintf(dir, sizeof dir, "%s", tmpdir_new(name));
     char cmd[3000];
@@ -321,6 +322,12 @@ static const char *edited_copy(const char *name, int move_to_end) {
     char anchor[64];
     snprintf(anchor, sizeof anchor, "%.*s", (int)(end - line - 2), line + 3); /* "started_mono_ns": N */
     memmove(line, end, strlen(end) + 1);
+    if (without_origin) { /* an older report: no series origin either */
+        char *o = strstr(json, "\n    \"origin_mono_ns\": ");
+        char *oe = o ? strchr(o + 1, '\n') : NULL;
+        if (oe)
+            memmove(o, oe, strlen(oe) + 1);
+    }
     if (move_to_end) { /* before the closing brace: "..." }\n -> ...,\n  anchor\n}\n */
         char *close = strrchr(json, '}');
         size_t keep = (size_t)(close - json);
@@ -347,20 +354,26 @@ static void test_time_anchor(void) {
     const char *dir = run_dir();
     char *again[] = {STEPSCOPE, "report", (char *)dir, NULL};
     CHECK_EQ_I(exit_code_of(run_capture(again, err, sizeof err)), 0);
-    const char *old = edited_copy("reportcmd-noanchor", 0);
-    CHECK(old != NULL);
-    if (!old)
-        return;
-    char *render_old[] = {STEPSCOPE, "report", (char *)old, NULL};
-    CHECK_MSG(exit_code_of(run_capture(render_old, err, sizeof err)) == 0, "%s", err);
-    static const char *const same[] = {"steps.csv", "timeline.csv", "trace.json", "report.html"};
-    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
-        char *a = whole(dir, same[i]), *b = whole(old, same[i]);
-        CHECK_MSG(a && b && !strcmp(a, b), "%s differs without started_mono_ns", same[i]);
-        free(a);
-        free(b);
+    /* without the anchor the series' origin stands in; without either
+     * (a report.json of an earlier stepscope) the records' process start
+     * against report.json's start_s does */
+    for (int without_origin = 0; without_origin <= 1; without_origin++) {
+        const char *old = edited_copy("reportcmd-noanchor", 0, without_origin);
+        CHECK(old != NULL);
+        if (!old)
+            return;
+        char *render_old[] = {STEPSCOPE, "report", (char *)old, NULL};
+        CHECK_MSG(exit_code_of(run_capture(render_old, err, sizeof err)) == 0, "%s", err);
+        static const char *const same[] = {"steps.csv", "timeline.csv", "trace.json", "report.html"};
+        for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+            char *a = whole(dir, same[i]), *b = whole(old, same[i]);
+            CHECK_MSG(a && b && !strcmp(a, b), "%s differs without started_mono_ns%s", same[i],
+                      without_origin ? " and origin_mono_ns" : "");
+            free(a);
+            free(b);
+        }
     }
-    const char *late = edited_copy("reportcmd-lateanchor", 1);
+    const char *late = edited_copy("reportcmd-lateanchor", 1, 0);
     CHECK(late != NULL);
     if (!late)
         return;

@@ -23,6 +23,7 @@
 #include "report/report.h"
 #include "report/report_read.h"
 #include "report/report_read_values.h"
+#include "sampler/sampler.h"
 #include "report/report_read_rows.h"
 #include "report/report_read_run.h"
 #include "stepscope.h"
@@ -180,23 +181,12 @@ static int read_schema(struct sps_jscan *s) {
     return 0;
 }
 
-/*
- * A report.json without started_mono_ns (written before it existed, or
- * edited): every time was read against 0.  The series' origin, when the
- * machine half had one, is the same instant on the monotonic clock, so the
- * rows, processes and open zones are moved onto it and the records'
- * events can be placed again; without it the report keeps its times
- * relative and says it has no anchor (sps__report_load_dir then attaches
- * no events).
- */
-static void anchor_without_start(struct sps_report *rep) {
-    uint64_t base = rep->info.start_mono_ns;
-    if (!base) {
-        rep->no_time_anchor = 1;
-        return;
-    }
+/* Every time read against 0 (rows, processes, open zones, and the series
+ * when with_series) moved onto the monotonic clock at base. */
+static void rebase_times(struct sps_report *rep, uint64_t base, int with_series) {
     struct sps_run *run = &rep->run;
     run->start_ns = base;
+    rep->info.start_mono_ns = base;
     for (size_t i = 0; i < run->nsteps; i++) {
         run->steps[i].start_ns += base;
         run->steps[i].end_ns += base;
@@ -210,6 +200,26 @@ static void anchor_without_start(struct sps_report *rep) {
             for (uint32_t k = 0; k < p->threads[t].nopen; k++)
                 p->threads[t].open[k].start_ns += base;
     }
+    if (with_series && rep->machine_owned) {
+        sps__report_read_shift_series(rep->machine_owned, (int64_t)base);
+        if (rep->machine_owned->started_ns)
+            rep->machine_owned->started_ns += (int64_t)base;
+    }
+}
+
+/*
+ * A report.json without started_mono_ns (written before it existed, or
+ * edited): every time was read against 0.  The series' origin, when the
+ * machine half had one, is the same instant on the monotonic clock, so the
+ * rows, processes and open zones are moved onto it.  Without it the
+ * report keeps its times relative and says it has no anchor; attaching
+ * its records may still find one (attach_records).
+ */
+static void anchor_without_start(struct sps_report *rep) {
+    if (rep->info.start_mono_ns)
+        rebase_times(rep, rep->info.start_mono_ns, 0);
+    else
+        rep->no_time_anchor = 1;
 }
 
 static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct sps_report_rows *rows,
@@ -414,6 +424,22 @@ static int attach_process(struct sps_run *run, struct sps_process_data *p, struc
     return 0;
 }
 
+/* An older report.json (no monotonic anchor) whose records hold one of
+ * its processes: the process's start on the monotonic clock (its record)
+ * less its start_s (report.json) is the run's start, the anchor every
+ * time is moved onto.  Returns 1 when found. */
+static int anchor_from_records(struct sps_report *rep, const struct sps_run *recs) {
+    for (size_t i = 0; i < recs->nprocs; i++) {
+        const struct sps_process_data *p = process_of(&rep->run, &recs->procs[i]);
+        if (p && recs->procs[i].start_ns >= p->start_ns) {
+            rebase_times(rep, recs->procs[i].start_ns - p->start_ns, 1);
+            rep->no_time_anchor = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /*
  * DIR/records' events into the report read from DIR/report.json.  No
  * record is an error here: records_note says what was missing or skipped,
@@ -423,12 +449,6 @@ static int attach_records(struct sps_report *rep, const char *dir) {
     char records[4200];
     struct stat sb;
     snprintf(records, sizeof records, "%s/records", dir);
-    if (rep->no_time_anchor) {
-        snprintf(rep->records_note, sizeof rep->records_note,
-                 "records left out: report.json has no started_mono_ns (an older stepscope wrote it), so its "
-                 "events cannot be placed on the run's time axis; zones are summarised in report.json only");
-        return 0;
-    }
     if (stat(records, &sb) != 0) {
         snprintf(rep->records_note, sizeof rep->records_note,
                  "no records (%s: %s): zones are summarised in report.json only", records, strerror(errno));
@@ -442,6 +462,14 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         if (rc == SPS_ENOMEM)
             return rc;
         snprintf(rep->records_note, sizeof rep->records_note, "records unreadable: %s", rerr);
+        return 0;
+    }
+    if (rep->no_time_anchor && !anchor_from_records(rep, &recs)) {
+        snprintf(rep->records_note, sizeof rep->records_note,
+                 "records left out: report.json has no started_mono_ns (an older stepscope wrote it) and no "
+                 "process of its records, so their events cannot be placed on the run's time axis; zones are "
+                 "summarised in report.json only");
+        sps__run_free(&recs);
         return 0;
     }
     size_t matched = 0;

@@ -59,4 +59,9 @@ int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
  * measured 0.  Each section read sets its own. */
 void sps__report_analysis_unknown(struct sps_analysis *a);
 
+/* Every series time in r (points, first and last readings, processes'
+ * first sightings) moved by delta ns: from report.json's time axis onto
+ * the monotonic clock. */
+void sps__report_read_shift_series(struct sps__sampler_result *r, int64_t delta);
+
 #endif /* SPS_REPORT_REPORT_READ_H */

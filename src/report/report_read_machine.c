@@ -494,7 +494,7 @@ static int read_process_element(struct sps_jscan *s, struct sps__sampler_result 
 }
 
 /* Every time read_series read, from the origin onto the monotonic clock. */
-static void shift_times(struct sps__sampler_result *r, int64_t origin) {
+void sps__report_read_shift_series(struct sps__sampler_result *r, int64_t origin) {
     struct sps__series *all[SPS_HOST_METRIC_COUNT + SPS_CAPTURE_MAX_GPUS * SPS_GPU_METRIC_COUNT +
                             SPS_CAPTURE_MAX_SENSORS + SPS_SAMPLER_MAX_PROCESSES];
     size_t n = 0;
@@ -580,7 +580,7 @@ static int read_series(struct sps_jscan *s, struct sps_report *rep) {
     }
     if (!(origin >= 0 && origin < 9007199254740992.0))
         origin = (double)rep->run.start_ns;
-    shift_times(r, (int64_t)origin);
+    sps__report_read_shift_series(r, (int64_t)origin);
     if (isfinite(started_s))
         r->started_ns = (int64_t)origin + rel_ns(started_s);
     /* the run's start as the writer took it for the origin */
