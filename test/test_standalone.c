@@ -95,6 +95,33 @@ static void test_earlier_exports_are_removed(void) {
     CHECK_EQ_I(count_lines(err), 1);
 }
 
+/* STEPSCOPE_OUT whose parents do not exist yet gets them, as run -o
+ * does; one that cannot be made says so at exit, in one line, and the
+ * workload still runs to its end.  A relative one is made absolute when
+ * claimed (the stderr line names the absolute path). */
+static void test_directory_made_or_said(void) {
+    char dir[800], err[2048];
+    snprintf(dir, sizeof dir, "%s/deep/er/run", base);
+    CHECK_EQ_I(run_alone(dir, "2", err, sizeof err), 0);
+    CHECK_EQ_I(steps_in(dir, "report.json"), 2);
+    char file[800];
+    snprintf(file, sizeof file, "%s/a-file", base);
+    write_file(file, "x", 1);
+    snprintf(dir, sizeof dir, "%s/a-file/sub", base);
+    CHECK_EQ_I(run_alone(dir, "2", err, sizeof err), 0);
+    CHECK_STR_HAS(err, "stepscope: report not written: cannot make STEPSCOPE_OUT ");
+    CHECK_STR_HAS(err, "a-file/sub: Not a directory");
+    CHECK_EQ_I(count_lines(err), 1);
+    char cwd[1024];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK(chdir(base) == 0);
+    CHECK_EQ_I(run_alone("relative", "2", err, sizeof err), 0);
+    CHECK(chdir(cwd) == 0);
+    char want[1024];
+    snprintf(want, sizeof want, "report written to %s/relative/report.json", base);
+    CHECK_STR_HAS(err, want);
+}
+
 /* A while B runs in the same directory: A keeps report.json, B writes
  * report-<pid>.json and says why. */
 static void test_two_processes_keep_both_reports(void) {
@@ -193,6 +220,7 @@ static void test_dead_owner_marker(void) {
 int main(void) {
     snprintf(base, sizeof base, "%s", tmpdir_new("standalone"));
     RUN_TEST(test_earlier_exports_are_removed);
+    RUN_TEST(test_directory_made_or_said);
     RUN_TEST(test_two_processes_keep_both_reports);
     RUN_TEST(test_run_directory_keeps_its_report);
     RUN_TEST(test_dead_owner_marker);

@@ -44,6 +44,10 @@ int sps__platform_process_running(struct sps_process_id id);
 
 /* CPUs the calling process may run on (its affinity mask, which a child
  * inherits), else the online CPUs; 0 when unknown. */
+/* mkdir -p: path and its missing parents (0777 less the umask).
+ * Returns 0, or -1 with errno.  Thread-safe. */
+int sps__platform_mkdirs(const char *path);
+
 int sps__platform_cpu_count(void);
 
 /* Fault in the pages of [addr, addr+len) of a writable mapping (whole

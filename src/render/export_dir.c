@@ -19,32 +19,32 @@ int sps__export_format_parse(const char *name) {
     return -1;
 }
 
-typedef int (*file_writer)(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
+typedef int (*file_writer)(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
                            size_t errlen);
 
-static int write_html(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+static int write_html(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
     return sps__export_html(rep, out, err, errlen);
 }
 
-static int write_steps(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+static int write_steps(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
     return sps__export_steps_csv(rep, out, err, errlen);
 }
 
-static int write_timeline(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
+static int write_timeline(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err,
                           size_t errlen) {
     (void)trace_max;
     return sps__export_timeline_csv(rep, out, err, errlen);
 }
 
-static int write_trace(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
-    return sps__export_trace(rep, out, trace_max, err, errlen);
+static int write_trace(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+    return sps__export_trace_taking_events(rep, out, trace_max, err, errlen); /* trace.json is written last */
 }
 
 /* report.json rendered from the model: what `stepscope run` wrote (the
  * model was read from it), written again. */
-static int write_json(const struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
+static int write_json(struct sps_report *rep, FILE *out, uint64_t trace_max, char *err, size_t errlen) {
     (void)trace_max;
     sps__report_json_print(out, rep);
     if (ferror(out)) {
@@ -55,7 +55,7 @@ static int write_json(const struct sps_report *rep, FILE *out, uint64_t trace_ma
 }
 
 /* One file: to stdout ("-"), or atomically to path. */
-static int write_file(const struct sps_report *rep, file_writer w, const char *path, uint64_t trace_max,
+static int write_file(struct sps_report *rep, file_writer w, const char *path, uint64_t trace_max,
                       char *err, size_t errlen) {
     if (strcmp(path, "-") == 0) {
         int rc = w(rep, stdout, trace_max, err, errlen);
@@ -88,7 +88,7 @@ static int in_dir(char *buf, size_t cap, const char *dir, const char *name, char
     return 0;
 }
 
-int sps__export_one(const struct sps_report *rep, const char *dir, enum sps_export_format format,
+int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_format format,
                     const char *out_path, uint64_t trace_max_bytes, char *err, size_t errlen) {
     char path[4096 + 64];
     switch (format) {
@@ -133,7 +133,7 @@ int sps__export_one(const struct sps_report *rep, const char *dir, enum sps_expo
     }
 }
 
-int sps__export_all(const struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
+int sps__export_all(struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
                     size_t errlen) {
     static const enum sps_export_format all[] = {SPS_EXPORT_HTML, SPS_EXPORT_CSV, SPS_EXPORT_TRACE};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {

@@ -29,14 +29,16 @@ int sps__export_format_parse(const char *name);
  * steps.csv and timeline.csv), "-" for standard output (not for CSV), or
  * NULL for the format's usual place in the run directory.  Files are
  * replaced atomically; on failure nothing is half-written and err says why.
- * Returns 0 or an SPS_E* code.
+ * Returns 0 or an SPS_E* code.  trace.json takes the report's zone
+ * events (sps__export_trace_taking_events): render it last.
  */
-int sps__export_one(const struct sps_report *rep, const char *dir, enum sps_export_format format,
+int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_format format,
                     const char *out_path, uint64_t trace_max_bytes, char *err, size_t errlen);
 
 /* Every file into the run directory: report.html, steps.csv,
- * timeline.csv, trace.json.  Stops at the first failure. */
-int sps__export_all(const struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
+ * timeline.csv, then trace.json, which takes the report's zone events
+ * (rep has none afterwards).  Stops at the first failure. */
+int sps__export_all(struct sps_report *rep, const char *dir, uint64_t trace_max_bytes, char *err,
                     size_t errlen);
 
 #endif /* SPS_RENDER_EXPORT_DIR_H */

@@ -43,6 +43,7 @@ static struct {
     char marker[600];
     char name[64];   /* report.json, or report-<pid>.json */
     char why[160];   /* why not report.json; "" when it is */
+    char failed[640]; /* why the directory could not be made ("" when it was) */
     pid_t owner;     /* the process that writes it (a fork child does not) */
 } O;
 
@@ -95,8 +96,16 @@ static void claim_out_dir(void) {
         return; /* no report asked for, or `stepscope run` writes it */
     if (strlen(out) >= sizeof O.dir || ancestor_owns(out))
         return;
-    if (mkdir(out, 0777) != 0 && errno != EEXIST)
-        return; /* the exit hook's write says why */
+    if (sps__platform_mkdirs(out) != 0) { /* said at exit: the run goes on */
+        snprintf(O.failed, sizeof O.failed, "%s: %s", out, strerror(errno));
+        O.owner = getpid();
+        return;
+    }
+    /* absolute now: a relative STEPSCOPE_OUT and a chdir later (Hydra
+     * does one) must not split the run across two directories */
+    char abs[PATH_MAX];
+    if (realpath(out, abs) && strlen(abs) < sizeof O.dir)
+        out = abs;
     struct sps_process_id self = sps__platform_self();
     snprintf(O.dir, sizeof O.dir, "%s", out);
     O.owner = getpid();
@@ -121,6 +130,10 @@ static void claim_out_dir(void) {
 
 /* The recorder's exit hook: write the report and say where it went. */
 static void write_at_exit(void) {
+    if (O.failed[0] && O.owner == getpid()) {
+        fprintf(stderr, "stepscope: report not written: cannot make STEPSCOPE_OUT %s\n", O.failed);
+        return;
+    }
     if (!O.dir[0] || O.owner != getpid())
         return; /* not asked for, or a fork child of the owner */
     char err[512];

@@ -21,10 +21,12 @@ static void trace_free(struct trace *t) {
     free(t->scratch.p);
 }
 
-int sps__export_trace(const struct sps_report *rep, FILE *out, uint64_t max_bytes, char *err, size_t errlen) {
+static int export_trace(const struct sps_report *rep, struct sps_report *taking, FILE *out, uint64_t max_bytes,
+                        char *err, size_t errlen) {
     struct trace t;
     memset(&t, 0, sizeof t);
     t.rep = rep;
+    t.taking = taking;
     int rc = 0;
     sps__trace_gather(&t);
     sps__trace_name_step_tracks(&t);
@@ -44,5 +46,22 @@ int sps__export_trace(const struct sps_report *rep, FILE *out, uint64_t max_byte
         rc = SPS_ENOMEM;
     }
     trace_free(&t);
+    return rc;
+}
+
+int sps__export_trace(const struct sps_report *rep, FILE *out, uint64_t max_bytes, char *err, size_t errlen) {
+    return export_trace(rep, NULL, out, max_bytes, err, errlen);
+}
+
+int sps__export_trace_taking_events(struct sps_report *rep, FILE *out, uint64_t max_bytes, char *err,
+                                    size_t errlen) {
+    /* the step rows' cells (steps.csv's and report.html's) are not the
+     * trace's: they go first */
+    for (size_t i = 0; i < rep->run.nsteps; i++) {
+        free(rep->run.steps[i].by_name);
+        rep->run.steps[i].by_name = NULL;
+    }
+    int rc = export_trace(rep, rep, out, max_bytes, err, errlen);
+    rep->have_events = 0; /* its zone events are gone, whatever happened */
     return rc;
 }

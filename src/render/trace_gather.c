@@ -261,6 +261,12 @@ static void gather_processes(struct trace *t) {
                 continue;
             gather_zones(t, p, pi, th);
             gather_values(t, p, th, &v);
+            if (t->taking) { /* copied into the trace's items: the report's copy goes */
+                struct sps_thread_data *own = &t->taking->run.procs[pi].threads[ti];
+                free(own->events[SPS_RING_ZONES]);
+                own->events[SPS_RING_ZONES] = NULL;
+                own->nevents[SPS_RING_ZONES] = 0;
+            }
         }
         value_names_free(&v);
     }

@@ -128,6 +128,9 @@ struct trace_counts {
 
 struct trace {
     const struct sps_report *rep;
+    /* non-NULL (the same report): each thread's zone events are freed
+     * once gathered (sps__export_trace_taking_events) */
+    struct sps_report *taking;
     int64_t origin_ns; /* monotonic ns of the run's start */
     struct x_item *x;
     size_t nx, capx;

@@ -119,23 +119,6 @@ static void give_terminal(int tty, pid_t pgid) {
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-static int mkdir_p(const char *path) {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Remove the records of an earlier run in the same directory, so the
  * report joins only this run's processes.  Only *.sps files are touched. */
 static int clear_old_records(const char *records) {
@@ -314,7 +297,7 @@ struct run_dir {
  * the environment the workload inherits.  Returns -1 to go on, else the
  * exit status. */
 static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
-    if (mkdir_p(o->out_dir) != 0)
+    if (sps__platform_mkdirs(o->out_dir) != 0)
         return sps_cli_error("run", o->out_dir, strerror(errno), 1);
     if (!realpath(o->out_dir, d->abs))
         return sps_cli_error("run", o->out_dir, strerror(errno), 1);
