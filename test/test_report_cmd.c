@@ -146,6 +146,17 @@ static void test_one_format(void) {
     json_decref(copy);
     json_decref(orig);
 
+    /* -o a device (here through a link to /dev/null): written into, the
+     * link and the device left as they are, never replaced by a file */
+    char link[1100];
+    snprintf(link, sizeof link, "%s/null-link", other);
+    CHECK(symlink("/dev/null", link) == 0);
+    char *to_device[] = {STEPSCOPE, "report", (char *)dir, "--format", "summary", "-o", link, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(to_device, err, sizeof err)), 0);
+    struct stat lst, dst;
+    CHECK(lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode));
+    CHECK(stat("/dev/null", &dst) == 0 && S_ISCHR(dst.st_mode));
+
     /* html to a file of our choosing; csv into another directory */
     snprintf(path, sizeof path, "%s/page.html", other);
     char *html_argv[] = {STEPSCOPE, "report", (char *)dir, "--format", "html", "-o", path, NULL};

@@ -16,11 +16,15 @@
  * the atomic writer (platform/atomic_file.h: an exclusive, unpredictably
  * named temporary beside path, never followed through a link; commit
  * flushes, fsyncs and renames over path; abort removes it).  A failed
- * commit leaves any earlier path untouched.
+ * commit leaves any earlier path untouched.  A path that names a device,
+ * a FIFO or a socket (-o /dev/stdout) is written straight into instead:
+ * nothing is renamed over it.  A directory is an error.
  */
 struct sps_out {
     FILE *f; /* write here between open and commit/abort */
     struct sps_atomic_file file;
+    int direct;              /* path is a device, FIFO or socket: written into, not replaced */
+    char direct_path[4096];
 };
 
 /* Returns 0, or SPS_EIO with err set ("PATH: reason"). */
