@@ -227,8 +227,8 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
     struct sps_rr rr = {.s = s, .rep = rep, .sink = rows};
     int rc = read_schema(s), more = 1;
     int anchored = 0, timed = 0; /* started_mono_ns read; a section of times read */
-    char seen[64][40];           /* the top-level keys read: each once */
-    size_t nseen = 0;
+    char seen[64][40] = {"schema"}; /* the top-level keys read: each once */
+    size_t nseen = 1;
     for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
         for (size_t k = 0; k < nseen; k++)
             if (!strncmp(seen[k], s->str, sizeof seen[k] - 1)) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "render/render.h"
@@ -24,7 +25,9 @@ static const char report_usage[] =
     "\n"
     "Make a run directory's files again from its report.json and records:\n"
     "with no --format, report.html, steps.csv, timeline.csv and trace.json\n"
-    "in DIR (what `stepscope run` writes).\n"
+    "in DIR (what `stepscope run` writes).  DIR may also be a report file\n"
+    "itself (a standalone run's report-PID.json): then --format, and -o\n"
+    "for anything but the summary, say what to make and where.\n"
     "\n"
     "options:\n"
     "  --format FORMAT   only one: html, csv (steps.csv and timeline.csv),\n"
@@ -51,7 +54,7 @@ static int print_summary(const struct sps_report *rep, const char *out_path, cha
     }
     /* without records the table comes from report.json, which holds what
      * the records said when the run ended */
-    if (!rep->have_records)
+    if (!rep->have_records && !rep->info.standalone_reason) /* a standalone report has none by design */
         fprintf(f, "note: %s; this summary is made from report.json\n",
                 rep->records_note[0] ? rep->records_note : "no records");
     sps__summary_print(f, rep, 0);
@@ -107,15 +110,23 @@ int sps_cmd_report(int argc, char **argv) {
     if (out && format == SPS_EXPORT_CSV && !strcmp(out, "-"))
         return sps_cli_usage_error("report", "csv makes two files (steps.csv, timeline.csv): -o takes a directory, not -");
 
+    /* a report file itself (a standalone run's report-<pid>.json): read
+     * alone, rendered where -o says */
+    struct stat st;
+    int is_file = stat(dir, &st) == 0 && S_ISREG(st.st_mode);
+    if (is_file && (format < 0 || (!out && format != SPS_EXPORT_SUMMARY)))
+        return sps_cli_usage_error("report", "%s is a file: name what to make with --format and where with -o", dir);
     struct sps_report rep;
     char err[1024];
-    int rc = sps__report_load_dir(&rep, dir, err, sizeof err);
+    int rc = is_file ? sps__report_read(&rep, dir, err, sizeof err) : sps__report_load_dir(&rep, dir, err, sizeof err);
     if (rc != 0)
         return sps_cli_error("report", "cannot read the run", err, 1);
+    if (is_file)
+        snprintf(rep.records_note, sizeof rep.records_note, "a report file alone: no records");
     uint64_t trace_max = (uint64_t)trace_mb << 20;
     /* every file again: say what the records could not give (trace.json
      * then holds no zones) */
-    if (format < 0 && !rep.have_events && rep.records_note[0])
+    if (format < 0 && !rep.have_events && rep.records_note[0] && !rep.info.standalone_reason)
         fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
     if (format < 0)
         rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
