@@ -16,6 +16,11 @@
 
 #include <stdint.h>
 
+/* The budget guard's shortest window (the workload's CPU seconds) it
+ * judges (src/live/guard.c); the overhead's text says when none was that
+ * long. */
+#define SPS_GUARD_MIN_WINDOW_CPU_S 0.25
+
 struct sps_run;
 struct sps_run_info;
 struct sps_jw;

@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#define SPS_GUARD_MIN_WINDOW_CPU_S 0.25
+#include "analysis/overhead.h" /* SPS_GUARD_MIN_WINDOW_CPU_S, which the overhead's text names too */
 #define SPS_GUARD_SETTLE_READINGS 4
 
 struct sps__guard {

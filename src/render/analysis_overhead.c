@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "analysis/overhead.h"
-#include "live/guard.h"
 #include "model/run.h"
 #include "render/render.h"
 #include "render/analysis_views.h"

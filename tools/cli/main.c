@@ -29,7 +29,7 @@ static const char usage[] =
     "            and each zone's self time\n"
     "  doctor [--json]\n"
     "            list every metric source: works or not, why not, cost of a read\n"
-    "  help      this text;  stepscope COMMAND --help for a command's options\n"
+    "  help      this text;  stepscope help COMMAND (or COMMAND --help) for its options\n"
     "\n"
     "options:\n"
     "  -h, --help     this text\n"
@@ -58,9 +58,9 @@ static const char usage[] =
     "  STEPSCOPE_NVIDIA_SMI=PATH   the nvidia-smi to run (default: nvidia-smi on PATH)\n"
     "  CUDA_VISIBLE_DEVICES        which GPUs are sampled, numbered as CUDA does\n"
     "\n"
-    "docs: README.md, docs/cli.md, docs/compare.md, docs/metrics.md, docs/report-format.md,\n"
-    "      docs/trace-format.md, docs/csv-format.md, docs/html-report.md,\n"
-    "      docs/record-format.md\n";
+    "docs: README.md, docs/cli.md, docs/api.md, docs/python.md, docs/analysis.md,\n"
+    "      docs/compare.md, docs/metrics.md, docs/report-format.md, docs/trace-format.md,\n"
+    "      docs/csv-format.md, docs/html-report.md, docs/record-format.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
@@ -93,6 +93,16 @@ int main(int argc, char **argv) {
         return sps_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare"))
         return sps_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "help") && argc > 2) { /* stepscope help run: run --help */
+        static const char *const commands[] = {"run", "snapshot", "doctor", "report", "compare"};
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[2], commands[i])) {
+                char *help_argv[] = {argv[0], argv[2], "--help", NULL};
+                return main(3, help_argv);
+            }
+        fprintf(stderr, "stepscope: help: no command '%s' (see stepscope --help)\n", argv[2]);
+        return 2;
+    }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(usage, stdout);
         return 0;
