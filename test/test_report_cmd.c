@@ -394,6 +394,29 @@ static void test_time_anchor(void) {
     CHECK_EQ_I(count_lines(err), 1);
 }
 
+/* A run made with --trace-max-mb keeps that budget in report.json, and
+ * stepscope report makes trace.json again with it (unless told another). */
+static void test_trace_budget_kept(void) {
+    char dir[1024], err[2048];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("reportcmd-budget"));
+    char *run[] = {STEPSCOPE, "run", "-q", "--trace-max-mb", "3", "-o", dir, "--", WORKLOAD, "--steps", "3", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(run, err, sizeof err)), 0);
+    char *json = whole(dir, "report.json");
+    CHECK_STR_HAS(json, "\"trace_max_bytes\": 3145728");
+    free(json);
+    rm(dir, "trace.json");
+    char *again[] = {STEPSCOPE, "report", dir, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(again, err, sizeof err)), 0);
+    char *trace = whole(dir, "trace.json");
+    CHECK_STR_HAS(trace, "\"budget_bytes\":3145728");
+    free(trace);
+    char *other[] = {STEPSCOPE, "report", dir, "--trace-max-mb", "2", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(other, err, sizeof err)), 0);
+    trace = whole(dir, "trace.json");
+    CHECK_STR_HAS(trace, "\"budget_bytes\":2097152");
+    free(trace);
+}
+
 static void test_usage_errors(void) {
     char err[2048];
     char *no_dir[] = {STEPSCOPE, "report", NULL};
@@ -417,6 +440,7 @@ int main(void) {
     RUN_TEST(test_summary_without_records);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_time_anchor);
+    RUN_TEST(test_trace_budget_kept);
     RUN_TEST(test_usage_errors);
     return check_report();
 }

@@ -35,7 +35,7 @@
 /* Top-level keys whose text must survive the round trip byte for byte.
  * (the machine half and the analysis included). */
 static const char *const sections[] = {"schema",   "stepscope_version", "command",  "written_by",
-                                       "started_unix_s", "started_mono_ns", "exit",  "timing",
+                                       "started_unix_s", "started_mono_ns", "trace_max_bytes", "exit",  "timing",
                                        "memory",   "recording", "zones",    "steps",
                                        "values",   "cuda",      "counters", "processes",
                                        "records_skipped", "metrics", "gpus", "gpus_unavailable_reason",

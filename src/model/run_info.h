@@ -51,6 +51,10 @@ struct sps_run_info {
     int have_live_view;
     uint64_t live_view_refreshes;
     double live_view_cpu_seconds;
+    /* the size budget trace.json was made with (stepscope run
+     * --trace-max-mb), so `stepscope report` makes it again the same; 0:
+     * none given (the default) */
+    uint64_t trace_max_bytes;
     /* stepscope run --max-overhead: the budget and what the guard did */
     struct sps_guard_report {
         int on;                 /* a budget was set (the rest is meaningless otherwise) */

@@ -371,6 +371,10 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
         sps__jw_uint(&w, "started_mono_ns", run->start_ns);
     else /* a report read from one without the anchor: null, never a fake 0 */
         sps__jw_null(&w, "started_mono_ns");
+    if (info->trace_max_bytes)
+        sps__jw_uint(&w, "trace_max_bytes", info->trace_max_bytes);
+    else
+        sps__jw_null(&w, "trace_max_bytes");
     write_exit(&w, info);
 
     sps__jw_object(&w, "timing");

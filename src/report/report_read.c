@@ -124,6 +124,8 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         info->standalone_reason = rep->strings_owned[1];
         return rc;
     }
+    if (KEY("trace_max_bytes")) /* null: the default budget */
+        return sps__jread_u64(s, "trace_max_bytes", &info->trace_max_bytes);
     if (KEY("started_unix_s")) {
         double t;
         int rc = sps__jread_number(s, "started_unix_s", &t);

@@ -35,7 +35,8 @@ static const char report_usage[] =
     "                    summary (the terminal summary)\n"
     "  -o, --output OUT  where: a file, - for standard output, or for csv a\n"
     "                    directory (default: the usual name in DIR)\n"
-    "  --trace-max-mb N  size budget of trace.json (default 100)\n"
+    "  --trace-max-mb N  size budget of trace.json (default: the run's own\n"
+    "                    --trace-max-mb, else 100)\n"
     "  -h, --help        this help\n"
     "\n"
     "Files are replaced whole: a failure leaves the earlier file as it was.\n"
@@ -71,7 +72,7 @@ static int print_summary(const struct sps_report *rep, const char *out_path, cha
 int sps_cmd_report(int argc, char **argv) {
     const char *dir = NULL, *out = NULL;
     int format = -1;
-    unsigned long trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
+    unsigned long trace_mb = 0; /* 0: the budget the run was made with, else the default */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int takes_value = !strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
@@ -123,7 +124,9 @@ int sps_cmd_report(int argc, char **argv) {
         return sps_cli_error("report", "cannot read the run", err, 1);
     if (is_file)
         snprintf(rep.records_note, sizeof rep.records_note, "a report file alone: no records");
-    uint64_t trace_max = (uint64_t)trace_mb << 20;
+    uint64_t trace_max = trace_mb                   ? (uint64_t)trace_mb << 20
+                         : rep.info.trace_max_bytes ? rep.info.trace_max_bytes
+                                                    : SPS_TRACE_DEFAULT_MAX_BYTES;
     /* every file again: say what the records could not give (trace.json
      * then holds no zones) */
     if (format < 0 && !rep.have_events && rep.records_note[0] && !rep.info.standalone_reason)

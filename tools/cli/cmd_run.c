@@ -574,6 +574,8 @@ static void stop_watchers(struct workload *w, struct sps_run_info *info) {
 /* What the run's facts are, for the report: the command, its exit, times
  * and memory, the sampler's result. */
 static void fill_run_info(struct sps_run_info *info, const struct run_options *o, const struct workload *w) {
+    if (o->trace_mb != SPS_TRACE_DEFAULT_MAX_BYTES >> 20)
+        info->trace_max_bytes = (uint64_t)o->trace_mb << 20; /* for `stepscope report` to make it again */
     info->argc = o->cmd_argc;
     info->argv = o->cmd;
     info->start_realtime_ns = (int64_t)w->start_rt.tv_sec * 1000000000 + w->start_rt.tv_nsec;
