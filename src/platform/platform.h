@@ -59,4 +59,10 @@ int sps__platform_cpu_count(void);
  * stores then fault as usual. */
 int sps__platform_prefault(void *addr, size_t len);
 
+/* Give back to the kernel the whole pages inside [addr, addr + len) of
+ * memory that will never be read again before it is freed (what they held
+ * is lost: they read as zeros).  Partial pages at either end are kept.
+ * Best effort; thread-safe. */
+void sps__platform_release(void *addr, size_t len);
+
 #endif /* SPS_PLATFORM_H */

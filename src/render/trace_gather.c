@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "render/machine_series.h"
+#include "platform/platform.h"
 #include "render/trace_parts.h"
 #include "stepscope.h"
 
@@ -136,12 +137,20 @@ static void add_point(struct trace *t, size_t track, int64_t time_ns, double v) 
 
 /* ------------------------------------------------------------ events */
 
-/* A thread's zones and micro-steps, as complete events on its track. */
+/* Zone events between releases of the ones already copied (taking). */
+#define RELEASE_EVERY 65536
+
+/* A thread's zones and micro-steps, as complete events on its track.
+ * When the trace takes the report's events, the pages of those already
+ * copied go back to the kernel as it goes, so a thread's events and the
+ * trace's copy of them are never both held whole. */
 static void gather_zones(struct trace *t, const struct sps_process_data *p, size_t pi,
                          const struct sps_thread_data *th) {
     t->n.zones_recorded += th->offered[SPS_RING_ZONES];
     t->n.zones_dropped_by_rings += th->dropped[SPS_RING_ZONES];
     for (size_t i = 0; i < th->nevents[SPS_RING_ZONES] && !t->oom; i++) {
+        if (t->taking && i && i % RELEASE_EVERY == 0) /* never read again: freed after this thread */
+            sps__platform_release(th->events[SPS_RING_ZONES], i * sizeof(struct sps_event));
         const struct sps_event *e = &th->events[SPS_RING_ZONES][i];
         if ((e->kind != SPS_KIND_ZONE && e->kind != SPS_KIND_MICROSTEP) || e->name == 0 || e->name > p->nnames)
             continue;

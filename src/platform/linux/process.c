@@ -150,6 +150,16 @@ int sps__platform_prefault(void *addr, size_t len) {
     return 0;
 }
 
+void sps__platform_release(void *addr, size_t len) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    uintptr_t mask = (uintptr_t)page - 1;
+    uintptr_t from = ((uintptr_t)addr + mask) & ~mask, to = ((uintptr_t)addr + len) & ~mask;
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 int sps__platform_mkdirs(const char *path) {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
