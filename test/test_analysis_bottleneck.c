@@ -1091,6 +1091,19 @@ static void test_run_contended(void) {
     CHECK(strstr(lines, "waiting for a CPU") == NULL); /* nothing read: no line */
     free(lines);
 
+    /* a tree read only after it had gone (a command that ends at once):
+     * its memory is unknown, not "0 B" */
+    struct sps__sampler_result *gone = sampler_new(0);
+    sps__series_add(&gone->host[SPS_M_WORKLOAD_RSS_PEAK_BYTES], reading_time(0), 0);
+    info.sampler = gone;
+    mf = open_memstream(&lines, &nlines);
+    sps__summary_metrics(mf, &info);
+    fclose(mf);
+    CHECK_STR_HAS(lines, "machine   workload: memory unknown (the command ended before a reading)");
+    CHECK(strstr(lines, "0 B") == NULL);
+    free(lines);
+    sps__sampler_result_free(gone);
+
     /* run delay read only at the start (a run ending before the next
      * machine reading): the later windows take the whole run's figures
      * and say so, instead of falling to unknown */

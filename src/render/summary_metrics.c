@@ -57,7 +57,9 @@ void sps__summary_metrics(FILE *f, const struct sps_run_info *info) {
     if (h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].n) {
         /* the tree's memory is PSS (shared pages once); the RSS sum counts
          * every page once per process that maps it, so it is named apart */
-        if (sps__tree_memory_peak_metric(r) == SPS_M_WORKLOAD_PSS_PEAK_BYTES)
+        if (!(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max > 0)) /* read only after the tree had gone */
+            fprintf(f, "machine   workload: memory unknown (the command ended before a reading)");
+        else if (sps__tree_memory_peak_metric(r) == SPS_M_WORKLOAD_PSS_PEAK_BYTES)
             fprintf(f, "machine   workload: peak PSS %s (peak RSS %s summed over processes)",
                     sps__fmt_bytes(h[SPS_M_WORKLOAD_PSS_PEAK_BYTES].max, a, sizeof a),
                     sps__fmt_bytes(h[SPS_M_WORKLOAD_RSS_PEAK_BYTES].max, b, sizeof b));
