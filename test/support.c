@@ -4,6 +4,7 @@
 #include "model/run.h"
 #include "recorder.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -155,6 +156,16 @@ long read_file(const char *path, char *buf, size_t len) {
     buf[n] = '\0';
     fclose(f);
     return (long)n;
+}
+
+int files_named(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
 }
 
 char *read_whole(const char *path, size_t *len) {

@@ -64,4 +64,8 @@ void run_of_this_process(struct sps_run *run);
 /* Number of lines in s (a final line without '\n' counts). */
 int count_lines(const char *s);
 
+/* How many entries of dir have names beginning with prefix (0 when dir
+ * cannot be read). */
+int files_named(const char *dir, const char *prefix);
+
 #endif

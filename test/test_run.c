@@ -4,7 +4,6 @@
  * status, several processes are joined, and a workload killed with SIGKILL
  * in the middle of a step still leaves every completed zone in report.json.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,13 +401,7 @@ static void test_standalone_ownership(void) {
     if (r) /* the outer workload's 4 steps, not the inner one's 9 */
         CHECK_EQ_I(json_num(report_find(r, "zones", "step"), "count"), 4);
     json_decref(r);
-    DIR *d = opendir(dir);
-    int markers = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        markers += strncmp(e->d_name, ".owner-", 7) == 0;
-    if (d)
-        closedir(d);
-    CHECK_EQ_I(markers, 0);
+    CHECK_EQ_I(files_named(dir, ".owner-"), 0);
 }
 
 static void test_unwritable_output(void) {

@@ -174,13 +174,7 @@ static void test_two_processes_keep_both_reports(void) {
     snprintf(want, sizeof want, "stepscope: report written to %s/report.json (", dir);
     CHECK_STR_HAS(a_line, want);
     /* both owners' markers are gone */
-    DIR *d = opendir(dir);
-    int markers = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        markers += strncmp(e->d_name, ".owner-", 7) == 0;
-    if (d)
-        closedir(d);
-    CHECK_EQ_I(markers, 0);
+    CHECK_EQ_I(files_named(dir, ".owner-"), 0);
 }
 
 /* A `stepscope run` directory: its report.json goes with its records/,
