@@ -109,31 +109,29 @@ static inline int number_char(int c) {
 
 static int peek_past_blanks(struct sps_jscan *s) {
     for (;;) {
-        {
-            /* indentation is most of a report: skip it inside the buffer */
-            size_t i = s->pos;
-            const char *b = s->buf;
-            uint64_t spaces = 0x2020202020202020ULL, word;
-            for (;;) {
-                /* eight spaces of indentation at a time */
-                while (i + 8 <= s->len && (memcpy(&word, b + i, 8), word == spaces))
-                    i += 8;
-                if (i >= s->len || b[i] != ' ')
-                    break;
-                i++;
-            }
-            for (; i < s->len; i++) {
-                if (b[i] == ' ')
-                    continue;
-                if (b[i] == '\n') {
-                    s->line++;
-                    s->line_start = s->consumed + i + 1;
-                } else if (b[i] != '\t' && b[i] != '\r') {
-                    break;
-                }
-            }
-            s->pos = i;
+        /* indentation is most of a report: skip it inside the buffer */
+        size_t i = s->pos;
+        const char *b = s->buf;
+        uint64_t spaces = 0x2020202020202020ULL, word;
+        for (;;) {
+            /* eight spaces of indentation at a time */
+            while (i + 8 <= s->len && (memcpy(&word, b + i, 8), word == spaces))
+                i += 8;
+            if (i >= s->len || b[i] != ' ')
+                break;
+            i++;
         }
+        for (; i < s->len; i++) {
+            if (b[i] == ' ')
+                continue;
+            if (b[i] == '\n') {
+                s->line++;
+                s->line_start = s->consumed + i + 1;
+            } else if (b[i] != '\t' && b[i] != '\r') {
+                break;
+            }
+        }
+        s->pos = i;
         int c = look(s);
         if (!blank(c))
             return c;
@@ -326,16 +324,15 @@ int sps__jscan_number(struct sps_jscan *s, double *out) {
     char text[64];
     size_t n = 0;
     int c = sps__jscan_peek(s);
-    { /* the run of number characters inside the buffer at once */
-        size_t i = s->pos;
-        while (i < s->len && i - s->pos < sizeof text - 1 && number_char((unsigned char)s->buf[i]))
-            i++;
-        if (i < s->len) { /* it ends inside the buffer: all of it is here */
-            n = i - s->pos;
-            memcpy(text, s->buf + s->pos, n);
-            s->pos = i;
-            c = look(s);
-        }
+    /* the run of number characters inside the buffer at once */
+    size_t i = s->pos;
+    while (i < s->len && i - s->pos < sizeof text - 1 && number_char((unsigned char)s->buf[i]))
+        i++;
+    if (i < s->len) { /* it ends inside the buffer: all of it is here */
+        n = i - s->pos;
+        memcpy(text, s->buf + s->pos, n);
+        s->pos = i;
+        c = look(s);
     }
     while (c >= 0 && number_char(c)) {
         if (n + 1 >= sizeof text)
