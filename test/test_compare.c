@@ -313,6 +313,15 @@ static void test_slowdown(void) {
     char md[1 << 14];
     CHECK(read_file(file, md, sizeof md) > 0);
     CHECK_STR_HAS(md, "### stepscope compare");
+    /* -o a device (through a link to /dev/null): written into, the link
+     * and the device left as they are */
+    char link[4300];
+    snprintf(link, sizeof link, "%s/null-link", base_dir[0]);
+    CHECK(symlink("/dev/null", link) == 0);
+    CHECK_EQ_I(compare(A, "--vs", S, "-o", link, NULL), 0);
+    struct stat lst, dst;
+    CHECK(lstat(link, &lst) == 0 && S_ISLNK(lst.st_mode));
+    CHECK(stat("/dev/null", &dst) == 0 && S_ISCHR(dst.st_mode));
 }
 
 /* One run a side says what it can: never slower or faster, and how many

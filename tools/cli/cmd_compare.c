@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "compare/compare.h"
 #include "compare/render.h"
-#include "platform/atomic_file.h"
+#include "render/output_file.h"
 #include "stepscope.h"
 
 static const char compare_usage[] =
@@ -232,22 +232,22 @@ int sps_cmd_compare(int argc, char **argv) {
         sps__cmp_side_free(&new_side);
         return sps_cli_error("compare", "cannot compare", sps_strerror(rc), 2);
     }
-    /* -o FILE: the atomic writer (nothing half-written, never through a
-     * link planted at FILE or beside it) */
+    /* -o FILE: the output writer every command's -o uses (nothing
+     * half-written, never through a link planted beside FILE; a device or
+     * a pipe named by FILE is written into, not replaced) */
     FILE *f = stdout;
-    struct sps_atomic_file out;
+    struct sps_out out = {0};
     char werr[512];
-    if (o.out && (sps__atomic_open(&out, o.out, werr, sizeof werr) != 0 ||
-                  !(f = sps__atomic_stream(&out, werr, sizeof werr)))) {
-        if (f == NULL)
-            sps__atomic_abort(&out);
+    if (o.out && sps__out_open(&out, o.out, werr, sizeof werr) != 0) {
         status = sps_cli_error("compare", "-o", werr, 2);
     } else {
+        if (o.out)
+            f = out.f;
         rc = sps__cmp_render(f, o.format, o.format == SPS_CMP_TEXT && !o.out && colour_wanted(f), &result, &base,
                              &new_side);
         if (o.out && rc)
-            sps__atomic_abort(&out);
-        else if (o.out && sps__atomic_commit(&out, 0, werr, sizeof werr) != 0)
+            sps__out_abort(&out);
+        else if (o.out && sps__out_commit(&out, werr, sizeof werr) != 0)
             rc = SPS_EIO;
         if (rc)
             status = sps_cli_error("compare", o.out ? o.out : "standard output", "cannot write", 2);
