@@ -302,3 +302,11 @@ int sps_source_status(enum sps_source_id id, struct sps_source_status *out) {
     out->reason[sizeof out->reason - 1] = '\0';
     return SPS_OK;
 }
+
+int sps__capture_published(struct sps__sample *out) {
+    pthread_once(&setup_once, setup);
+    pthread_mutex_lock(&cap_lock);
+    const struct sps__published *p = find_parent();
+    pthread_mutex_unlock(&cap_lock);
+    return p ? sps__published_read(p, out, NULL) : -1;
+}

@@ -26,4 +26,10 @@ void sps__sampler_config_from_env(struct sps__sampler_config *cfg);
  * monotonic clock).  Fills everything but fresh, published and tree_pid. */
 void sps__capture_from_sample(struct sps_capture *out, const struct sps__sample *s, int64_t now);
 
+/* The latest sample `stepscope run` published for this process's run
+ * (DIR/capture.bin), without starting a sampler of its own: 0, or -1 when
+ * the process is not under a run that samples.  O(1), a seqlock copy;
+ * thread-safe. */
+int sps__capture_published(struct sps__sample *out);
+
 #endif /* SPS_CAPTURE_H */

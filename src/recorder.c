@@ -1190,3 +1190,7 @@ int sps__recorder_snapshot(const void **base, size_t *size, char *label, size_t 
     snprintf(label, label_len, "%s", P.mode == SPS_MODE_FILE ? P.path : "<memory record>");
     return 0;
 }
+
+const struct sps_rec_thread *sps__recorder_thread_segment(void) {
+    return sps__recorder_header() && !T.refused ? T.seg : NULL;
+}

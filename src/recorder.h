@@ -25,6 +25,15 @@ struct sps_rec_header;
 struct sps_rec_header *sps__recorder_header(void);
 
 /*
+ * The calling thread's segment of the process's own record, to read its
+ * rings in place (stepscope.last_step()), or NULL while the thread has
+ * recorded nothing.  Only the calling thread writes it, so the calling
+ * thread reads it without a race.  Never registers the thread.
+ */
+struct sps_rec_thread;
+const struct sps_rec_thread *sps__recorder_thread_segment(void);
+
+/*
  * Take back the calling thread's innermost open zone, step or micro-step
  * `token` without recording it: no event, no aggregate, as if it had never
  * begun; the zones that ran inside it become its parent's children (the

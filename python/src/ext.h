@@ -140,4 +140,8 @@ PyObject *sps_py_write_report(PyObject *self, PyObject *dir);
  * (its constructor failed) or the store fails. */
 int sps_py_put(PyObject *d, const char *key, PyObject *value);
 
+/* live.c: the calling thread's last completed step, as one JSON line (str),
+ * or None when it has none. */
+PyObject *sps_py_last_step_json(PyObject *self, PyObject *unused);
+
 #endif

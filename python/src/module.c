@@ -70,6 +70,8 @@ static PyMethodDef methods[] = {
     {"cuda_status", sps_py_cuda_status, METH_NOARGS,
      "cuda_status() -> dict: whether GPU zones can time the GPU (libcuda loads, cuInit works), why not, "
      "and the process's totals."},
+    {"_last_step_json", sps_py_last_step_json, METH_NOARGS,
+     "_last_step_json() -> str or None: the calling thread's last completed step as a steps.jsonl line."},
     {NULL, NULL, 0, NULL},
 };
 

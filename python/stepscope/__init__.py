@@ -52,6 +52,7 @@ from ._stepscope import (  # noqa: F401  (the public face)
     zone_end,
 )
 
+from ._live import last_step, status_line  # noqa: F401  (trackers and progress bars)
 from .collector import MetricsCollector, Reporter  # noqa: F401  (the third seed's API)
 from .profiler import PerformanceMetrics, PerformanceProfiler, Profiler  # noqa: F401  (the first seed's)
 
@@ -62,6 +63,7 @@ __all__ = [
     "configure", "out_dir", "write_report", "set_enabled", "is_enabled", "thread_name",
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
     "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
+    "last_step", "status_line",
 ]
 
 # GPU zones: CUDA events on a stream, resolved without synchronising (docs/python.md)

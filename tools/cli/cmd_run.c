@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "live_view.h"
 #include "overhead_guard.h"
+#include "run_stream.h"
 #include "record_cost.h"
 #include "clock.h"
 #include "render/render.h"
@@ -41,6 +42,7 @@
 #include "analysis/analysis.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
+#include "live/stream.h"
 #include "render/exporters.h"
 #include "platform/platform.h"
 #include "capture.h"
@@ -61,6 +63,8 @@ static const char run_usage[] =
     "  -q, --quiet             no live status and no summary\n"
     "      --no-live           no live status while COMMAND runs (it is shown\n"
     "                          only when stderr is a terminal)\n"
+    "      --no-stream         do not write DIR/steps.jsonl, the live stream\n"
+    "                          of one JSON line per completed step\n"
     "      --ring-events N     zone events kept per thread (default 65536)\n"
     "      --ring-policy P     keep-latest (default) or keep-first, when a\n"
     "                          thread records more events than its ring holds\n"
@@ -183,7 +187,7 @@ static int parse_uint(const char *s, unsigned long *out) {
 /* What the command line asked for. */
 struct run_options {
     const char *out_dir;
-    int quiet, live, sample;
+    int quiet, live, sample, stream;
     const char *ring_events, *ring_policy;
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
@@ -241,6 +245,8 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
             return sps_cli_usage_error("run", "--max-overhead: '%s' is not a percentage above 0 and at most 100", v);
     } else if (!strcmp(a, "--no-live")) {
         o->live = 0;
+    } else if (!strcmp(a, "--no-stream")) {
+        o->stream = 0;
     } else if (!strcmp(a, "--no-sample")) {
         o->sample = 0;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -256,7 +262,7 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
 static int parse_run_options(int argc, char **argv, struct run_options *o) {
     memset(o, 0, sizeof *o);
     o->out_dir = "stepscope-out";
-    o->live = o->sample = 1;
+    o->live = o->sample = o->stream = 1;
     o->trace_mb = SPS_TRACE_DEFAULT_MAX_BYTES >> 20;
     sps__analysis_config_default(&o->analysis);
     int i = 1;
@@ -312,7 +318,7 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
     /* an earlier run's report must not pass for this run's if this one
      * cannot write its own */
     static const char *const report_files[] = {"report.json", "report.html", "steps.csv", "timeline.csv",
-                                               "trace.json"};
+                                               "trace.json", SPS_STREAM_FILE};
     for (size_t k = 0; k < sizeof report_files / sizeof report_files[0]; k++) {
         char old_report[PATH_MAX + 32];
         snprintf(old_report, sizeof old_report, "%s/%s", d->abs, report_files[k]);
@@ -386,6 +392,7 @@ struct workload {
     struct sps__sampler *sampler;
     struct sps_overhead_guard *guard;
     struct sps_live_view *view;
+    struct sps_run_stream *stream;
 };
 
 /* The forked child: its own process group (with the terminal when we hold
@@ -446,6 +453,10 @@ static int start_workload(struct workload *w, char **cmd) {
     w->foreground = w->tty >= 0 && tcgetpgrp(w->tty) == getpgrp();
     clock_gettime(CLOCK_REALTIME, &w->start_rt);
     w->t0 = sps__mono_ns();
+    /* the run's time origin, for stepscope.last_step() in the workload */
+    char t0[32];
+    snprintf(t0, sizeof t0, "%llu", (unsigned long long)w->t0);
+    setenv("STEPSCOPE_RUN_START_NS", t0, 1);
     fflush(NULL);
     w->pid = fork();
     if (w->pid < 0) {
@@ -498,6 +509,12 @@ static void start_watchers(struct workload *w, const struct run_options *o, cons
                           sampling ? "the guard could not start: the run goes on without a budget"
                                    : "the sampler is not running: the run goes on without a budget",
                           0);
+    }
+    if (o->stream) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", d->abs, SPS_STREAM_FILE);
+        w->stream = sps_run_stream_start(path, d->records, w->sampler ? sps__sampler_published(w->sampler) : NULL,
+                                         w->t0);
     }
     if (o->live && !o->quiet)
         w->view = sps_live_view_start(STDERR_FILENO, d->records, w->sampler ? sps__sampler_published(w->sampler) : NULL,
@@ -554,6 +571,8 @@ static void stop_watchers(struct workload *w, struct sps_run_info *info) {
     sps_overhead_guard_stop(w->guard, &info->guard);
     /* the tree is gone: a later tick would only record its absence */
     sps__sampler_stop(w->sampler);
+    sps_run_stream_stop(w->stream); /* every step left, before the records are trimmed */
+    w->stream = NULL;
     /* from here on, signals mean what they usually do: stop stepscope */
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         signal(forwarded[k], SIG_DFL);

@@ -1,0 +1,579 @@
+/*
+ * stream.c - the live step stream (see stream.h).  The record checks
+ * mirror src/model/reader.c's for the fields read here, and the clock
+ * conversion is the reader's, so a line's times are report.json's up to
+ * the clock refinement the reader applies at the end of the run.
+ */
+#include "live/stream.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "live/stream_machine.h"
+#include "model/run.h"
+#include "record_format.h"
+#include "render/step_line_json.h"
+#include "step_line.h"
+
+#define MAX_RECORDS 1024u
+#define MAX_THREADS 4096u
+#define CHUNK 256u
+/* Events that start this long before a poll began may still belong to a
+ * step that opens later only if the clocks disagree by more: they never do
+ * by this much. */
+#define NOW_MARGIN_NS 1000000
+
+struct ev {
+    int64_t t; /* start, CLOCK_MONOTONIC ns */
+    uint64_t a;
+    uint32_t name;
+    uint16_t kind;
+};
+
+struct evbuf {
+    struct ev *e;
+    size_t n, cap;
+};
+
+struct pstep {
+    uint64_t index;
+    uint32_t name;
+    int64_t start, end;
+};
+
+struct thread_follow {
+    uint64_t seg_off;
+    int tid;
+    uint64_t next[SPS_RING_COUNT]; /* events of each ring taken so far */
+    struct pstep *steps;           /* ended, line not written yet, in the order they ended */
+    size_t nsteps, capsteps;
+    struct evbuf zones, values;    /* read, possibly owned by a step not written yet */
+    int64_t lost_until;            /* zone or value events that started before were overwritten unread */
+};
+
+enum rec_state { REC_PENDING, REC_OK, REC_BAD };
+
+struct rec {
+    char *file;
+    int fd;
+    enum rec_state state;
+    uint64_t size;
+    struct sps_rec_header h;
+    uint32_t nnames, names_alloc;
+    uint8_t *kind;
+    char (*name)[SPS_REC_NAME_LEN];
+    struct sps__rec_clock clock;
+    struct thread_follow *th;
+    uint32_t nth;
+};
+
+struct sps__live_stream {
+    char *dir;
+    int fd;
+    int64_t origin;
+    struct rec **rec;
+    uint32_t nrec;
+    struct sps__stream_machine machine;
+    char *out; /* this poll's lines, written at its end */
+    size_t outlen, outcap;
+    int failed; /* a write failed: nothing more is written */
+    struct sps__live_stream_stats stats;
+    struct sps_rec_thread seg;
+    struct sps_rec_event batch[CHUNK];
+    struct sps__step_line line;
+    char text[SPS_STEP_LINE_JSON_MAX];
+};
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off) {
+    char *p = buf;
+    while (len) {
+        ssize_t got = pread(fd, p, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        len -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+static int in_arena(const struct rec *f, uint64_t off, uint64_t len) {
+    return off >= f->h.arena_off && off % 8 == 0 && off <= f->size && len <= f->size - off;
+}
+
+/* ------------------------------------------------------------ records */
+
+static enum rec_state check_header(struct rec *f) {
+    struct stat sb;
+    if (fstat(f->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return REC_BAD;
+    if ((uint64_t)sb.st_size < SPS_REC_HEADER_SIZE || pread_full(f->fd, &f->h, sizeof f->h, 0) != 0)
+        return REC_PENDING;
+    static const char zeros[8];
+    if (memcmp(f->h.magic, zeros, sizeof zeros) == 0)
+        return REC_PENDING;
+    uint64_t offset;
+    if (sps__rec_header_check(&f->h, (uint64_t)sb.st_size, &offset, NULL, 0) != 0 || f->h.ticks_per_second <= 0)
+        return REC_BAD;
+    f->size = (uint64_t)sb.st_size;
+    return REC_OK;
+}
+
+static int64_t to_ns(const struct rec *f, uint64_t ticks) {
+    return sps__rec_clock_ns(&f->clock, ticks);
+}
+
+/* The header's mutable part (read twice around the anchor so a pair
+ * being rewritten is not used: the copy's anchor_seq is then made odd)
+ * and the names published since. */
+static int refresh(struct rec *f) {
+    const size_t mut = offsetof(struct sps_rec_header, state);
+    if (pread_full(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
+        return -1;
+    uint32_t again;
+    if (pread_full(f->fd, &again, sizeof again, offsetof(struct sps_rec_header, anchor_seq)) != 0 ||
+        again != f->h.anchor_seq)
+        f->h.anchor_seq = 1; /* odd: the calibrated rate alone */
+    sps__rec_clock_setup(&f->clock, &f->h);
+    struct stat sb;
+    if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->size)
+        f->size = (uint64_t)sb.st_size;
+    uint32_t n = f->h.names_count;
+    if (n > f->h.names_cap)
+        return -1;
+    if (n > f->names_alloc) {
+        uint32_t want = n < 64u ? 64u : n;
+        uint8_t *kind = realloc(f->kind, want);
+        if (kind)
+            f->kind = kind;
+        char(*name)[SPS_REC_NAME_LEN] = realloc(f->name, (size_t)want * sizeof *name);
+        if (name)
+            f->name = name;
+        if (!kind || !name)
+            return -1;
+        f->names_alloc = want;
+    }
+    struct sps_rec_name batch[16];
+    while (f->nnames < n) {
+        uint32_t k = n - f->nnames < 16u ? n - f->nnames : 16u;
+        if (pread_full(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
+            return -1;
+        for (uint32_t i = 0; i < k; i++) {
+            const struct sps_rec_name *e = &batch[i];
+            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_COUNTER || !memchr(e->name, '\0', sizeof e->name))
+                return 0; /* not published whole yet */
+            f->kind[f->nnames] = (uint8_t)e->kind;
+            memcpy(f->name[f->nnames], e->name, SPS_REC_NAME_LEN);
+            f->nnames++;
+        }
+    }
+    return 0;
+}
+
+static const char *name_of(void *ctx, uint32_t id) {
+    const struct rec *f = ctx;
+    return id >= 1 && id <= f->nnames ? f->name[id - 1] : NULL;
+}
+
+/* A known name of this kind? */
+static int named(const struct rec *f, const struct sps_rec_event *e, uint32_t kind) {
+    return e->name >= 1 && e->name <= f->nnames && f->kind[e->name - 1] == kind && e->kind == kind;
+}
+
+static void discover(struct sps__live_stream *st) {
+    DIR *d = opendir(st->dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) && st->nrec < MAX_RECORDS) {
+        if (!sps__is_record_name(e->d_name))
+            continue;
+        uint32_t i = 0;
+        while (i < st->nrec && strcmp(st->rec[i]->file, e->d_name) != 0)
+            i++;
+        if (i < st->nrec)
+            continue;
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+            continue;
+        struct rec *f = calloc(1, sizeof *f);
+        struct rec **grown = realloc(st->rec, (st->nrec + 1u) * sizeof *grown);
+        if (grown)
+            st->rec = grown;
+        if (!f || !grown || !(f->file = strdup(e->d_name))) {
+            free(f);
+            close(fd);
+            break;
+        }
+        f->fd = fd;
+        f->state = REC_PENDING;
+        st->rec[st->nrec++] = f;
+    }
+    closedir(d);
+}
+
+/* ------------------------------------------------------------- output */
+
+static void emit(struct sps__live_stream *st, const char *text, int len) {
+    if (len < 0 || st->failed)
+        return;
+    if (st->outlen + (size_t)len > st->outcap) {
+        size_t want = st->outcap ? st->outcap : 65536;
+        while (want < st->outlen + (size_t)len)
+            want *= 2;
+        char *grown = realloc(st->out, want);
+        if (!grown) {
+            st->stats.write_errors++;
+            return;
+        }
+        st->out = grown;
+        st->outcap = want;
+    }
+    memcpy(st->out + st->outlen, text, (size_t)len);
+    st->outlen += (size_t)len;
+}
+
+/* This poll's lines in one write, so a reader never sees half a line
+ * (short of a full disk, after which nothing more is written). */
+static void flush_out(struct sps__live_stream *st) {
+    size_t done = 0;
+    while (done < st->outlen && !st->failed) {
+        ssize_t w = write(st->fd, st->out + done, st->outlen - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            st->failed = 1;
+            st->stats.write_errors++;
+            break;
+        }
+        done += (size_t)w;
+    }
+    st->outlen = 0;
+}
+
+static void lost_line(struct sps__live_stream *st, const struct rec *f, const struct thread_follow *th,
+                      uint64_t first, uint64_t count) {
+    if (!count)
+        return;
+    st->stats.steps_lost += count;
+    emit(st, st->text, sps__steps_lost_json(count, first, f->h.pid, f->h.rank, th->tid, st->text, sizeof st->text));
+}
+
+/* The line of pending step k, which owns values until `until`. */
+static void step_line(struct sps__live_stream *st, const struct rec *f, const struct thread_follow *th,
+                      const struct pstep *p, int64_t until) {
+    struct sps__step_line *l = &st->line;
+    sps__step_line_init(l, p->index, p->name, f->h.pid, f->h.rank, th->tid, p->start - st->origin,
+                        p->end - st->origin);
+    for (size_t i = 0; i < th->zones.n; i++) {
+        const struct ev *e = &th->zones.e[i];
+        if (!sps__step_owns_zone(p->start, p->end, e->t))
+            continue;
+        if (e->kind == SPS_KIND_MICROSTEP)
+            l->microsteps++;
+        else
+            sps__step_line_zone(l, e->name, e->a);
+    }
+    for (size_t i = 0; i < th->values.n; i++) {
+        const struct ev *e = &th->values.e[i];
+        if (!sps__step_owns_value(p->start, until, e->t))
+            continue;
+        if (e->kind == SPS_KIND_VALUE) {
+            double v;
+            memcpy(&v, &e->a, sizeof v);
+            sps__step_line_value(l, e->name, v);
+        } else {
+            sps__step_line_count(l, e->name, e->a);
+        }
+    }
+    l->partial = p->start < th->lost_until;
+    sps__stream_machine_window(&st->machine, p->start, p->end, &l->machine);
+    emit(st, st->text, sps__step_line_json(l, name_of, (void *)f, st->text, sizeof st->text));
+    st->stats.lines++;
+}
+
+/* Write the lines of the first n pending steps; the last of them owns
+ * values until last_until. */
+static void settle(struct sps__live_stream *st, const struct rec *f, struct thread_follow *th, size_t n,
+                   int64_t last_until) {
+    for (size_t k = 0; k < n; k++)
+        step_line(st, f, th, &th->steps[k], k + 1 < th->nsteps ? th->steps[k + 1].start : last_until);
+    memmove(th->steps, th->steps + n, (th->nsteps - n) * sizeof *th->steps);
+    th->nsteps -= n;
+}
+
+/* -------------------------------------------------------------- rings */
+
+static int push_ev(struct evbuf *b, const struct ev *e) {
+    if (b->n == b->cap) {
+        size_t want = b->cap ? 2 * b->cap : 256;
+        struct ev *grown = realloc(b->e, want * sizeof *grown);
+        if (!grown)
+            return -1;
+        b->e = grown;
+        b->cap = want;
+    }
+    b->e[b->n++] = *e;
+    return 0;
+}
+
+static int push_step(struct thread_follow *th, const struct pstep *p) {
+    if (th->nsteps == th->capsteps) {
+        size_t want = th->capsteps ? 2 * th->capsteps : 16;
+        struct pstep *grown = realloc(th->steps, want * sizeof *grown);
+        if (!grown)
+            return -1;
+        th->steps = grown;
+        th->capsteps = want;
+    }
+    th->steps[th->nsteps++] = *p;
+    return 0;
+}
+
+/* Steps i .. i+n-1 of the thread did not reach the stream: the steps
+ * before them are written first, so every line stays in order. */
+static void steps_lost(struct sps__live_stream *st, const struct rec *f, struct thread_follow *th, uint64_t first,
+                       uint64_t n) {
+    if (!n)
+        return;
+    settle(st, f, th, th->nsteps, INT64_MAX);
+    lost_line(st, f, th, first, n);
+}
+
+static void take(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int ring, uint64_t index,
+                 const struct sps_rec_event *e) {
+    if (ring == SPS_RING_STEPS) {
+        struct pstep p = {index, e->name, to_ns(f, e->start_ticks), to_ns(f, e->end_ticks)};
+        if (!named(f, e, SPS_KIND_STEP) || e->end_ticks < e->start_ticks || push_step(th, &p) != 0)
+            steps_lost(st, f, th, index, 1); /* the overflow name, or refused as inconsistent */
+        return;
+    }
+    struct ev v = {to_ns(f, e->start_ticks), e->a, e->name, e->kind};
+    int ok = ring == SPS_RING_ZONES ? named(f, e, SPS_KIND_ZONE) || named(f, e, SPS_KIND_MICROSTEP)
+                                    : named(f, e, SPS_KIND_VALUE) || named(f, e, SPS_KIND_COUNTER);
+    if (ok)
+        push_ev(ring == SPS_RING_ZONES ? &th->zones : &th->values, &v);
+}
+
+/* Events of one ring that were overwritten or refused before they were
+ * read: steps get their line, zones and values mark the steps they may
+ * have belonged to as partial. */
+static void ring_lost(struct sps__live_stream *st, const struct rec *f, struct thread_follow *th, int ring,
+                      uint64_t first, uint64_t n, int64_t until) {
+    if (!n)
+        return;
+    if (ring == SPS_RING_STEPS)
+        steps_lost(st, f, th, first, n);
+    else if (until > th->lost_until)
+        th->lost_until = until;
+}
+
+static uint64_t head_now(const struct rec *f, const struct thread_follow *th, int ring) {
+    uint64_t h = 0;
+    if (pread_full(f->fd, &h, sizeof h,
+                   th->seg_off + offsetof(struct sps_rec_thread, head) + (uint64_t)ring * sizeof(uint64_t)) != 0)
+        return UINT64_MAX;
+    return h;
+}
+
+/* Take the ring's events from the thread's cursor to head. */
+static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int ring,
+                      const struct sps_rec_thread *seg, int64_t now) {
+    uint64_t cap = f->h.ring_cap[ring], head = seg->head[ring];
+    uint64_t ring_off = seg->ring_off[ring];
+    if (head <= th->next[ring] || !in_arena(f, ring_off, cap * sizeof(struct sps_rec_event)))
+        return;
+    int keep_first = f->h.ring_policy == SPS_POLICY_KEEP_FIRST;
+    uint64_t kept = sps_rec_ring_kept(head, cap, f->h.ring_policy);
+    uint64_t lo = keep_first ? 0 : head - kept;
+    uint64_t hi = keep_first ? (head < seg->limit[ring] ? head : seg->limit[ring]) : head;
+    if (keep_first && hi > cap)
+        hi = cap;
+    uint64_t i = th->next[ring];
+    if (i < lo) {
+        ring_lost(st, f, th, ring, i, lo - i, now);
+        i = lo;
+    }
+    while (i < hi) {
+        uint64_t n = hi - i < CHUNK ? hi - i : CHUNK;
+        uint64_t slot = i & (cap - 1);
+        if (slot + n > cap)
+            n = cap - slot;
+        if (pread_full(f->fd, st->batch, n * sizeof *st->batch, ring_off + slot * sizeof *st->batch) != 0)
+            break;
+        /* the writer may have lapped these slots while they were read */
+        uint64_t first_good = i;
+        if (!keep_first) {
+            uint64_t h2 = head_now(f, th, ring);
+            uint64_t safe = h2 == UINT64_MAX ? UINT64_MAX : (h2 >= cap ? h2 - cap + 1 : 0);
+            if (safe > first_good)
+                first_good = safe < i + n ? safe : i + n;
+        }
+        if (first_good > i) {
+            ring_lost(st, f, th, ring, i, first_good - i, now);
+        }
+        for (uint64_t k = first_good - i; k < n; k++)
+            take(st, f, th, ring, i + k, &st->batch[k]);
+        i += n;
+    }
+    if (i >= hi && head > hi) /* keep-first refused the rest */
+        ring_lost(st, f, th, ring, hi, head - hi, now);
+    th->next[ring] = head > i ? head : i;
+}
+
+/* ------------------------------------------------------------ threads */
+
+/* The start of the thread's innermost open step; INT64_MAX: none. */
+static int64_t open_step_start(const struct rec *f, const struct sps_rec_thread *seg) {
+    int64_t start = INT64_MAX;
+    uint32_t depth = seg->depth <= SPS_REC_MAX_DEPTH ? seg->depth : 0;
+    for (uint32_t k = 1; k <= depth; k++)
+        if (seg->stack[k].kind == SPS_KIND_STEP)
+            start = to_ns(f, seg->stack[k].start_ticks);
+    return start;
+}
+
+/* Drop the events no step can own any more: those that start before
+ * every step still to be written (pending, open, or beginning later). */
+static void trim(struct evbuf *b, int64_t bound) {
+    size_t w = 0;
+    for (size_t i = 0; i < b->n; i++)
+        if (b->e[i].t >= bound)
+            b->e[w++] = b->e[i];
+    b->n = w;
+}
+
+static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int64_t now,
+                          int final) {
+    struct sps_rec_thread *seg = &st->seg;
+    if (pread_full(f->fd, seg, sizeof *seg, th->seg_off) != 0 || seg->magic != SPS_REC_THREAD_MAGIC)
+        return;
+    th->tid = seg->tid;
+    int64_t open = open_step_start(f, seg);
+    int ended = final || seg->state == SPS_REC_THREAD_EXITED || f->h.state == SPS_REC_STATE_CLOSED;
+    read_ring(st, f, th, SPS_RING_STEPS, seg, now);
+    read_ring(st, f, th, SPS_RING_ZONES, seg, now);
+    read_ring(st, f, th, SPS_RING_VALUES, seg, now);
+    if (th->nsteps) {
+        const struct pstep *last = &th->steps[th->nsteps - 1];
+        int next_began = open != INT64_MAX && open >= last->end;
+        if (ended || next_began || now - last->end >= SPS_STREAM_GRACE_NS)
+            settle(st, f, th, th->nsteps, next_began ? open : INT64_MAX);
+        else
+            settle(st, f, th, th->nsteps - 1, INT64_MAX);
+    }
+    int64_t bound = now - NOW_MARGIN_NS;
+    if (th->nsteps && th->steps[0].start < bound)
+        bound = th->steps[0].start;
+    if (open < bound)
+        bound = open;
+    if (ended && !th->nsteps)
+        bound = INT64_MAX;
+    trim(&th->zones, bound);
+    trim(&th->values, bound);
+}
+
+static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t now, int final) {
+    if (f->state == REC_PENDING)
+        f->state = check_header(f);
+    if (f->state != REC_OK || refresh(f) != 0)
+        return;
+    uint32_t n = f->h.threads_count;
+    if (n > f->h.threads_cap)
+        return;
+    if (n > MAX_THREADS)
+        n = MAX_THREADS;
+    if (n > f->nth) {
+        struct thread_follow *grown = realloc(f->th, n * sizeof *grown);
+        if (!grown)
+            return;
+        f->th = grown;
+        while (f->nth < n) {
+            uint64_t off;
+            if (pread_full(f->fd, &off, sizeof off, f->h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
+                !in_arena(f, off, sizeof(struct sps_rec_thread)))
+                break; /* published but not readable yet: next time */
+            memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
+            f->th[f->nth].seg_off = off;
+            f->th[f->nth].lost_until = INT64_MIN;
+            f->nth++;
+        }
+    }
+    for (uint32_t t = 0; t < f->nth; t++)
+        follow_thread(st, f, &f->th[t], now, final);
+}
+
+/* -------------------------------------------------------------- public */
+
+struct sps__live_stream *sps__live_stream_open(const char *records_dir, const char *out_path,
+                                               uint64_t origin_mono_ns) {
+    struct sps__live_stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->fd = -1;
+    if (!(st->dir = strdup(records_dir))) {
+        free(st);
+        errno = ENOMEM;
+        return NULL;
+    }
+    st->fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
+    if (st->fd < 0) {
+        int e = errno;
+        free(st->dir);
+        free(st);
+        errno = e;
+        return NULL;
+    }
+    st->origin = (int64_t)origin_mono_ns;
+    return st;
+}
+
+void sps__live_stream_sample(struct sps__live_stream *st, const struct sps__sample *s) {
+    sps__stream_machine_add(&st->machine, s);
+}
+
+int sps__live_stream_poll(struct sps__live_stream *st, uint64_t now_mono_ns, int final) {
+    uint64_t before = st->stats.lines;
+    st->stats.polls++;
+    discover(st);
+    for (uint32_t i = 0; i < st->nrec; i++)
+        follow_record(st, st->rec[i], (int64_t)now_mono_ns, final);
+    flush_out(st);
+    return (int)(st->stats.lines - before);
+}
+
+void sps__live_stream_close(struct sps__live_stream *st, struct sps__live_stream_stats *stats) {
+    if (!st)
+        return;
+    if (stats)
+        *stats = st->stats;
+    for (uint32_t i = 0; i < st->nrec; i++) {
+        struct rec *f = st->rec[i];
+        for (uint32_t t = 0; t < f->nth; t++) {
+            free(f->th[t].steps);
+            free(f->th[t].zones.e);
+            free(f->th[t].values.e);
+        }
+        free(f->th);
+        close(f->fd);
+        free(f->kind);
+        free(f->name);
+        free(f->file);
+        free(f);
+    }
+    free(st->rec);
+    free(st->out);
+    free(st->dir);
+    if (st->fd >= 0)
+        close(st->fd);
+    free(st);
+}

@@ -1,0 +1,99 @@
+/*
+ * step_line.h - one completed step as the live stream (DIR/steps.jsonl)
+ * and Python's stepscope.last_step() give it: the step's place and times,
+ * the self time of each zone it owns, its micro-steps, the last value and
+ * the summed increments of each name it owns, and the machine readings of
+ * its window.  Which events a step owns is report.json's rule
+ * (docs/report-format.md, "How a step owns events"), applied by the
+ * callers to the events of the step's own thread.
+ *
+ * Plain data with fixed room: a step whose names outnumber the room keeps
+ * the first ones and counts the events of the rest (names_left_out).  Names are ids of
+ * the record's name table; the caller resolves them when it writes the
+ * line.  Not thread-safe: one owner per struct.
+ */
+#ifndef SPS_STEP_LINE_H
+#define SPS_STEP_LINE_H
+
+#include <stdint.h>
+
+#define SPS_STEP_LINE_NAMES 64 /* zones, values and counters each */
+#define SPS_STEP_LINE_GPUS 16
+
+/* The host readings a line carries, in this order (enum sps_host_metric
+ * ids); the JSON keys are their catalogue names. */
+#define SPS_STEP_LINE_HOST_METRICS 4
+extern const int sps__step_line_host_metric[SPS_STEP_LINE_HOST_METRICS];
+
+/* Readings over a step's window: each the mean of the sampler's readings
+ * inside it, or the nearest one when none falls inside; NAN when there is
+ * none at all.  have is 0 when nothing at all was read (the line says
+ * "machine": null). */
+struct sps__step_machine {
+    int have;
+    double host[SPS_STEP_LINE_HOST_METRICS];
+    int ngpus;
+    int gpu_index[SPS_STEP_LINE_GPUS];
+    double gpu_utilization_percent[SPS_STEP_LINE_GPUS];
+    double gpu_memory_used_bytes[SPS_STEP_LINE_GPUS];
+};
+
+struct sps__step_named {
+    uint32_t name;  /* id in the record's name table */
+    uint64_t ns;    /* zones: summed self time; counters: summed increments */
+    double last;    /* values: the latest-starting value */
+};
+
+struct sps__step_line {
+    uint64_t index;     /* ordinal among the steps its thread ended (report.json's steps.rows[].index) */
+    uint32_t name;      /* the step's name id */
+    int pid, rank, tid; /* rank -1: not set */
+    int64_t start_ns, end_ns; /* relative to the run's start (report.json's start_s) */
+    uint64_t microsteps;
+    int partial;        /* events of its window were overwritten before they were read */
+    uint32_t nzones, nvalues, ncounters;
+    uint32_t names_left_out;
+    struct sps__step_named zone[SPS_STEP_LINE_NAMES];
+    struct sps__step_named value[SPS_STEP_LINE_NAMES];
+    struct sps__step_named counter[SPS_STEP_LINE_NAMES];
+    struct sps__step_machine machine;
+};
+
+/* A line for a step, with nothing owned yet and no machine readings. */
+void sps__step_line_init(struct sps__step_line *l, uint64_t index, uint32_t name, int pid, int rank, int tid,
+                         int64_t start_ns, int64_t end_ns);
+
+/* What the step owns, one event at a time, values in the order their
+ * thread recorded them (the last one given is the step's value). */
+void sps__step_line_zone(struct sps__step_line *l, uint32_t name, uint64_t self_ns);
+void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v);
+void sps__step_line_count(struct sps__step_line *l, uint32_t name, uint64_t inc);
+
+/* Does a step [start, end) own a zone or micro-step that starts at t? */
+static inline int sps__step_owns_zone(int64_t start, int64_t end, int64_t t) {
+    return t >= start && t < end;
+}
+
+/* Does a step that starts at start own a value or increment at t, when
+ * its thread's next step starts at until (INT64_MAX: none yet)?  The
+ * step's own window, and the time after its end before the next step. */
+static inline int sps__step_owns_value(int64_t start, int64_t until, int64_t t) {
+    return t >= start && t < until;
+}
+
+/* A record's ticks as CLOCK_MONOTONIC ns, converted as the reader
+ * converts them (src/model/reader.c): the calibrated rate, refined by the
+ * header's latest anchor when it spans over 200 ms, is within 1% of the
+ * calibration and was not being rewritten (anchor_seq even). */
+struct sps_rec_header;
+struct sps__rec_clock {
+    uint64_t anchor_ticks, anchor_ns;
+    long double ns_per_tick;
+};
+void sps__rec_clock_setup(struct sps__rec_clock *c, const struct sps_rec_header *h);
+static inline int64_t sps__rec_clock_ns(const struct sps__rec_clock *c, uint64_t ticks) {
+    long double d = (long double)(int64_t)(ticks - c->anchor_ticks) * c->ns_per_tick;
+    return (int64_t)((long double)c->anchor_ns + d + 0.5L);
+}
+
+#endif /* SPS_STEP_LINE_H */
