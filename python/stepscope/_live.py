@@ -58,8 +58,8 @@ def status_line(step=None, zones=5, values=3):
         return ""
     parts = ["step %d %s" % (s["step"], _duration(s["duration_s"]))]
     dur = s["duration_s"]
-    if s["zones_self_s"] and dur > 0:
-        top = sorted(s["zones_self_s"].items(), key=lambda kv: -kv[1])[:zones]
+    top = sorted(s["zones_self_s"].items(), key=lambda kv: -kv[1])[:zones] if dur > 0 else []
+    if top:
         parts.append(" ".join("%s %.0f%%" % (n, 100 * t / dur) for n, t in top))
     shown = [(n, v) for n, v in s["values"].items() if v is not None][:values]
     if shown:
