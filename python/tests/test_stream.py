@@ -6,6 +6,7 @@ the same record with the same keys."""
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 
@@ -146,3 +147,41 @@ def test_status_line_format():
     assert stepscope.status_line(step, zones=1, values=0) == "step 412 182 ms | data 41% | rss 1.2 GiB gpu0 87%"
     step.update(duration_s=0.0004, machine=None, values={})
     assert stepscope.status_line(step, zones=0) == "step 412 400 µs"
+
+
+def _doc_block(after):
+    """The first ```python block after the line that starts with `after`
+    in docs/python.md."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    rest = text[text.index(after):]
+    start = rest.index("```python\n") + len("```python\n")
+    return rest[start:rest.index("```", start)]
+
+
+def test_the_tracker_examples_run(run_alone, tmp_path):
+    # wandb and tensorboard stand-ins that keep what they are given, so the
+    # documented five lines are run as written
+    (tmp_path / "wandb.py").write_text(
+        "logged = []\ndef init(**kw): pass\ndef log(d, step=None): logged.append((step, d))\n")
+    tb = tmp_path / "torch" / "utils" / "tensorboard"
+    tb.mkdir(parents=True)
+    for d in (tmp_path / "torch", tmp_path / "torch" / "utils"):
+        (d / "__init__.py").write_text("")
+    (tb / "__init__.py").write_text(
+        "scalars = []\nclass SummaryWriter:\n    def __init__(self, d): pass\n"
+        "    def add_scalars(self, tag, d, step):\n"
+        "        assert all(isinstance(v, (int, float)) for v in d.values())\n"
+        "        scalars.append((tag, step, dict(d)))\n")
+    prelude = ("import stepscope\nloader = range(3)\ndef train_step(b):\n    with stepscope.step():\n"
+               "        with stepscope.zone('forward'):\n            pass\n"
+               "        stepscope.record('loss', 1.0 / (b + 1))\n        stepscope.count('samples', 8)\n")
+    code = (prelude + _doc_block("Weights & Biases, one point") + _doc_block("TensorBoard, one chart")
+            + "import json, wandb, torch.utils.tensorboard as t\n"
+              "print(json.dumps([wandb.logged, t.scalars]))\n")
+    proc = run_alone(code, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    logged, scalars = json.loads(proc.stdout)
+    assert [step for step, _ in logged] == [0, 1, 2]
+    assert [d["values"]["loss"] for _, d in logged] == [1.0, 0.5, 1.0 / 3]
+    assert [(tag, step) for tag, step, _ in scalars] == [(g, k) for k in range(3, 6) for g in
+                                                         ("zones_self_s", "values", "counters")]
+    assert scalars[1][2] == {"loss": 1.0} and scalars[2][2] == {"samples": 8} and set(scalars[0][2]) == {"forward"}
