@@ -37,7 +37,7 @@ static int real(const struct sps_rec_header *h, const struct sps_rec_event *e) {
 
 /* The zones and micro-steps of [start, end): those that ended after the
  * step began (the ring is in end order: found walking back from its
- * head), taken in the order they ended, as the stream takes them.
+ * head).
  * Whether some may be missing. */
 static int add_zones(struct sps__step_line *l, const struct sps_rec_header *h, const struct sps_rec_thread *seg,
                      uint64_t start, uint64_t end) {
@@ -53,7 +53,7 @@ static int add_zones(struct sps__step_line *l, const struct sps_rec_header *h, c
         if (e->kind == SPS_KIND_MICROSTEP)
             l->microsteps++;
         else if (e->kind == SPS_KIND_ZONE)
-            sps__step_line_zone(l, e->name, e->a);
+            sps__step_line_zone(l, e->name, (int64_t)e->start_ticks, e->a);
     }
     return missing && (first == lo || hi < seg->head[SPS_RING_ZONES]);
 }

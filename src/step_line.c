@@ -41,13 +41,17 @@ static struct sps__step_named *entry(struct sps__step_line *l, struct sps__step_
     e->name = name;
     e->ns = 0;
     e->last = NAN;
+    e->first = INT64_MAX;
     return e;
 }
 
-void sps__step_line_zone(struct sps__step_line *l, uint32_t name, uint64_t self_ns) {
+void sps__step_line_zone(struct sps__step_line *l, uint32_t name, int64_t start, uint64_t self_ns) {
     struct sps__step_named *e = entry(l, l->zone, &l->nzones, name);
-    if (e)
-        e->ns += self_ns;
+    if (!e)
+        return;
+    e->ns += self_ns;
+    if (start < e->first)
+        e->first = start;
 }
 
 void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v) {

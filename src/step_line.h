@@ -42,6 +42,7 @@ struct sps__step_named {
     uint32_t name;  /* id in the record's name table */
     uint64_t ns;    /* zones: summed self time; counters: summed increments */
     double last;    /* values: the latest-starting value */
+    int64_t first;  /* zones: the earliest start among its events (any clock): lines list zones in this order */
 };
 
 struct sps__step_line {
@@ -65,21 +66,9 @@ void sps__step_line_init(struct sps__step_line *l, uint64_t index, uint32_t name
 
 /* What the step owns, one event at a time, values in the order their
  * thread recorded them (the last one given is the step's value). */
-void sps__step_line_zone(struct sps__step_line *l, uint32_t name, uint64_t self_ns);
+void sps__step_line_zone(struct sps__step_line *l, uint32_t name, int64_t start, uint64_t self_ns);
 void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v);
 void sps__step_line_count(struct sps__step_line *l, uint32_t name, uint64_t inc);
-
-/* Does a step [start, end) own a zone or micro-step that starts at t? */
-static inline int sps__step_owns_zone(int64_t start, int64_t end, int64_t t) {
-    return t >= start && t < end;
-}
-
-/* Does a step that starts at start own a value or increment at t, when
- * its thread's next step starts at until (INT64_MAX: none yet)?  The
- * step's own window, and the time after its end before the next step. */
-static inline int sps__step_owns_value(int64_t start, int64_t until, int64_t t) {
-    return t >= start && t < until;
-}
 
 /* A record's ticks as CLOCK_MONOTONIC ns, converted as the reader
  * converts them (src/model/reader.c): the calibrated rate, refined by the

@@ -120,18 +120,18 @@ static void retime(unsigned char *b, int n) {
 
 static const char *const want_lines[] = {
     "{\"step\": 0, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.001, "
-    "\"end_s\": 0.00108, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"inner\": 1e-05, \"fwd\": "
-    "4e-05}, \"microsteps\": 0, \"values\": {\"loss\": 1}, \"counters\": {\"samples\": 8}, \"machine\": "
+    "\"end_s\": 0.00108, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
+    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 1}, \"counters\": {\"samples\": 8}, \"machine\": "
     "{\"workload_cpu_percent\": null, \"workload_rss_bytes\": 200, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
     "{\"step\": 1, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.0011, "
-    "\"end_s\": 0.00118, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"inner\": 1e-05, \"fwd\": "
-    "4e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.5}, \"counters\": {\"samples\": 8}, \"machine\": "
+    "\"end_s\": 0.00118, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
+    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.5}, \"counters\": {\"samples\": 8}, \"machine\": "
     "{\"workload_cpu_percent\": null, \"workload_rss_bytes\": 500, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
     "{\"step\": 2, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.0012, "
-    "\"end_s\": 0.00128, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"inner\": 1e-05, \"fwd\": "
-    "4e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.3333333333333333}, \"counters\": {\"samples\": 8}, "
+    "\"end_s\": 0.00128, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
+    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.3333333333333333}, \"counters\": {\"samples\": 8}, "
     "\"machine\": {\"workload_cpu_percent\": null, \"workload_rss_bytes\": 500, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
 };
@@ -267,8 +267,8 @@ static const char *names3(void *ctx, uint32_t id) {
 static void test_json_escapes_and_nulls(void) {
     struct sps__step_line l;
     sps__step_line_init(&l, 7, 1, 10, 3, 11, 1000000000, 1500000000);
-    sps__step_line_zone(&l, 2, 250000000);
-    sps__step_line_zone(&l, 2, 250000000);
+    sps__step_line_zone(&l, 2, 5, 250000000);
+    sps__step_line_zone(&l, 2, 3, 250000000);
     sps__step_line_value(&l, 3, NAN);
     char buf[1024];
     int n = sps__step_line_json(&l, names3, NULL, buf, sizeof buf);

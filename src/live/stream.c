@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,25 +267,51 @@ static void lost_line(struct sps__live_stream *st, const struct rec *f, const st
     emit(st, st->text, sps__steps_lost_json(count, first, f->h.pid, f->h.rank, th->tid, st->text, sizeof st->text));
 }
 
-/* The line of pending step k, which owns values until `until`. */
+/* The first event of b (in start order) that starts at or after t. */
+static size_t first_from(const struct evbuf *b, int64_t t) {
+    size_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->e[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Put b in start order, keeping the order of equal starts (values at one
+ * time stay in the order recorded).  A zones ring is in end order, which
+ * is start order but for zones that enclose others: an insertion sort
+ * from the first event it has not sorted moves only those. */
+static void sort_from(struct evbuf *b, size_t sorted) {
+    for (size_t i = sorted ? sorted : 1; i < b->n; i++) {
+        struct ev e = b->e[i];
+        size_t j = i;
+        while (j > 0 && b->e[j - 1].t > e.t) {
+            b->e[j] = b->e[j - 1];
+            j--;
+        }
+        b->e[j] = e;
+    }
+}
+
+/* The line of pending step p, which owns values until `until` (events
+ * in start order: each step looks only at its own). */
 static void step_line(struct sps__live_stream *st, const struct rec *f, const struct thread_follow *th,
                       const struct pstep *p, int64_t until) {
     struct sps__step_line *l = &st->line;
     sps__step_line_init(l, p->index, p->name, f->h.pid, f->h.rank, th->tid, p->start - st->origin,
                         p->end - st->origin);
-    for (size_t i = 0; i < th->zones.n; i++) {
+    for (size_t i = first_from(&th->zones, p->start); i < th->zones.n && th->zones.e[i].t < p->end; i++) {
         const struct ev *e = &th->zones.e[i];
-        if (!sps__step_owns_zone(p->start, p->end, e->t))
-            continue;
         if (e->kind == SPS_KIND_MICROSTEP)
             l->microsteps++;
         else
-            sps__step_line_zone(l, e->name, e->a);
+            sps__step_line_zone(l, e->name, e->t, e->a);
     }
-    for (size_t i = 0; i < th->values.n; i++) {
+    for (size_t i = first_from(&th->values, p->start); i < th->values.n && th->values.e[i].t < until; i++) {
         const struct ev *e = &th->values.e[i];
-        if (!sps__step_owns_value(p->start, until, e->t))
-            continue;
         if (e->kind == SPS_KIND_VALUE) {
             double v;
             memcpy(&v, &e->a, sizeof v);
@@ -305,6 +330,8 @@ static void step_line(struct sps__live_stream *st, const struct rec *f, const st
  * values until last_until. */
 static void settle(struct sps__live_stream *st, const struct rec *f, struct thread_follow *th, size_t n,
                    int64_t last_until) {
+    if (!n)
+        return;
     for (size_t k = 0; k < n; k++)
         step_line(st, f, th, &th->steps[k], k + 1 < th->nsteps ? th->steps[k + 1].start : last_until);
     memmove(th->steps, th->steps + n, (th->nsteps - n) * sizeof *th->steps);
@@ -461,8 +488,11 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
     int64_t open = open_step_start(f, seg);
     int ended = final || seg->state == SPS_REC_THREAD_EXITED || f->h.state == SPS_REC_STATE_CLOSED;
     read_ring(st, f, th, SPS_RING_STEPS, seg, now);
+    size_t zones_before = th->zones.n, values_before = th->values.n;
     read_ring(st, f, th, SPS_RING_ZONES, seg, now);
     read_ring(st, f, th, SPS_RING_VALUES, seg, now);
+    sort_from(&th->zones, zones_before);
+    sort_from(&th->values, values_before);
     if (th->nsteps) {
         const struct pstep *last = &th->steps[th->nsteps - 1];
         int next_began = open != INT64_MAX && open >= last->end;

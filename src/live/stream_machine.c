@@ -43,26 +43,35 @@ void sps__stream_machine_add(struct sps__stream_machine *m, const struct sps__sa
     }
 }
 
-/* The mean of the readings in [a, b], else the nearest one; NAN: none. */
+/* The k-th oldest reading kept. */
+static uint32_t slot(const struct sps__reading_history *h, uint32_t k) {
+    return (h->next + SPS_STREAM_HISTORY - h->n + k) % SPS_STREAM_HISTORY;
+}
+
+/* The mean of the readings in [a, b], else the nearest one; NAN: none.
+ * The readings are in time order: a binary search finds the window. */
 static double over(const struct sps__reading_history *h, int64_t a, int64_t b) {
-    double sum = 0, nearest = NAN;
-    uint32_t n = 0;
-    int64_t best = INT64_MAX;
-    for (uint32_t k = 0; k < h->n; k++) {
-        uint32_t i = (h->next + SPS_STREAM_HISTORY - h->n + k) % SPS_STREAM_HISTORY;
-        int64_t t = h->t[i];
-        if (t >= a && t <= b) {
-            sum += h->v[i];
-            n++;
-            continue;
-        }
-        int64_t d = t < a ? a - t : t - b;
-        if (d < best) {
-            best = d;
-            nearest = h->v[i];
-        }
+    if (!h->n)
+        return NAN;
+    uint32_t lo = 0, hi = h->n; /* the first reading at or after a */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->t[slot(h, mid)] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return n ? sum / n : nearest;
+    double sum = 0;
+    uint32_t k = lo;
+    for (; k < h->n && h->t[slot(h, k)] <= b; k++)
+        sum += h->v[slot(h, k)];
+    if (k > lo)
+        return sum / (k - lo);
+    if (lo == h->n) /* all before the window */
+        return h->v[slot(h, lo - 1)];
+    if (lo == 0) /* all after it */
+        return h->v[slot(h, 0)];
+    return a - h->t[slot(h, lo - 1)] <= h->t[slot(h, lo)] - b ? h->v[slot(h, lo - 1)] : h->v[slot(h, lo)];
 }
 
 void sps__stream_machine_window(const struct sps__stream_machine *m, int64_t start_ns, int64_t end_ns,

@@ -71,10 +71,20 @@ enum named_kind { ZONES, VALUES, COUNTERS };
 
 static void named(struct out *o, const char *k, const struct sps__step_named *a, uint32_t n, enum named_kind kind,
                   sps__step_name_fn name_of, void *ctx) {
+    /* zones in the order they first began, whatever order they were
+     * gathered in (a ring holds them in end order) */
+    uint32_t order[SPS_STEP_LINE_NAMES];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = i;
+        for (; kind == ZONES && j > 0 && a[order[j - 1]].first > a[i].first; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
     key(o, k);
     put(o, "{", 1);
-    for (uint32_t i = 0; i < n; i++) {
-        if (i)
+    for (uint32_t k2 = 0; k2 < n; k2++) {
+        uint32_t i = order[k2];
+        if (k2)
             put(o, ", ", 2);
         key(o, name_or_unknown(name_of, ctx, a[i].name));
         if (kind == ZONES)
