@@ -29,7 +29,7 @@
 #define START_NS 1000000
 #define PERIOD_NS 100000
 
-static void record_steps(const char *dir, int steps, const char *step_events) {
+static void record_steps(const char *dir, int steps, const char *step_events, const char *zone_events) {
     pid_t pid = fork();
     if (pid == 0) {
         setenv("STEPSCOPE_RUN_DIR", dir, 1);
@@ -39,6 +39,8 @@ static void record_steps(const char *dir, int steps, const char *step_events) {
         unsetenv("WORLD_SIZE");
         if (step_events)
             setenv("STEPSCOPE_STEP_EVENTS", step_events, 1);
+        if (zone_events)
+            setenv("STEPSCOPE_RING_EVENTS", zone_events, 1);
         struct sps_site *step = sps_site_get("step", SPS_KIND_STEP);
         struct sps_site *data = sps_site_get("data", SPS_KIND_ZONE);
         struct sps_site *fwd = sps_site_get("fwd", SPS_KIND_ZONE);
@@ -173,12 +175,13 @@ struct made {
     uint64_t origin, end_last;
 };
 
-static void make(struct made *m, const char *tag, int steps, const char *step_events, int retimed) {
+static void make(struct made *m, const char *tag, int steps, const char *step_events, const char *zone_events,
+                 int retimed) {
     const char *dir = tmpdir_new(tag);
     snprintf(m->records, sizeof m->records, "%s/records", dir);
     snprintf(m->out, sizeof m->out, "%s/steps.jsonl", dir);
     mkdir(m->records, 0777);
-    record_steps(dir, steps, step_events);
+    record_steps(dir, steps, step_events, zone_events);
     m->b = map_record(m->records, &m->size);
     const struct sps_rec_header *h = (const void *)m->b;
     m->pid = h->pid;
@@ -192,7 +195,7 @@ static void make(struct made *m, const char *tag, int steps, const char *step_ev
  * step's end, counters, the readings of each window. */
 static void test_lines_exact(void) {
     struct made m;
-    make(&m, "stream", 3, NULL, 1);
+    make(&m, "stream", 3, NULL, NULL, 1);
     struct sps__live_stream *st = sps__live_stream_open(m.records, m.out, m.origin);
     CHECK(st != NULL);
     feed_machine(st, m.origin);
@@ -212,7 +215,7 @@ static void test_lines_exact(void) {
  * passed; the final poll writes the rest. */
 static void test_waits_for_the_next_step_or_the_grace(void) {
     struct made m;
-    make(&m, "stream-live", 3, NULL, 1);
+    make(&m, "stream-live", 3, NULL, NULL, 1);
     struct sps_rec_header *h = (void *)m.b;
     h->state = SPS_REC_STATE_LIVE; /* as if still running */
     thread0(m.b)->state = SPS_REC_THREAD_RUNNING;
@@ -236,7 +239,7 @@ static void test_waits_for_the_next_step_or_the_grace(void) {
  * in their place; the 15 it kept follow. */
 static void test_lost_steps_are_said(void) {
     struct made m;
-    make(&m, "stream-lost", 40, "16", 0);
+    make(&m, "stream-lost", 40, "16", NULL, 0);
     struct sps__live_stream *st = sps__live_stream_open(m.records, m.out, m.origin);
     sps__live_stream_poll(st, m.end_last + SPS_STREAM_GRACE_NS, 1);
     struct sps__live_stream_stats stats;
@@ -252,6 +255,29 @@ static void test_lost_steps_are_said(void) {
     CHECK_MSG(!strncmp(got, want, strlen(want)), "got: %.300s", got);
     CHECK_EQ_I(count_lines(got), 16);
     CHECK_STR_HAS(got, "{\"step\": 39, ");
+    free(got);
+    munmap(m.b, m.size);
+}
+
+/* A 16-slot zones ring keeps the 15 zones of the last 5 steps: the
+ * steps before them, and the first of them (its first zone ended after
+ * it began, and zones lost before that one could be its), say partial. */
+static void test_overwritten_zones_mark_steps_partial(void) {
+    struct made m;
+    make(&m, "stream-partial", 40, NULL, "16", 0);
+    struct sps__live_stream *st = sps__live_stream_open(m.records, m.out, m.origin);
+    sps__live_stream_poll(st, m.end_last + SPS_STREAM_GRACE_NS, 1);
+    sps__live_stream_close(st, NULL);
+    char *got = lines_of(m.out);
+    int line = 0;
+    for (char *p = got; *p; line++) {
+        char *nl = strchr(p, '\n');
+        *nl = '\0';
+        int partial = strstr(p, "\"partial\": true") != NULL;
+        CHECK_MSG(partial == (line <= 35), "step %d: %s", line, p);
+        p = nl + 1;
+    }
+    CHECK_EQ_I(line, 40);
     free(got);
     munmap(m.b, m.size);
 }
@@ -284,6 +310,7 @@ int main(void) {
     RUN_TEST(test_lines_exact);
     RUN_TEST(test_waits_for_the_next_step_or_the_grace);
     RUN_TEST(test_lost_steps_are_said);
+    RUN_TEST(test_overwritten_zones_mark_steps_partial);
     RUN_TEST(test_json_escapes_and_nulls);
     return check_report();
 }

@@ -55,6 +55,7 @@ struct thread_follow {
     size_t nsteps, capsteps;
     struct evbuf zones, values;    /* read, possibly owned by a step not written yet */
     int64_t lost_until;            /* zone or value events that started before were overwritten unread */
+    int gap;                       /* events were lost just before the next one taken from the ring read now */
 };
 
 enum rec_state { REC_PENDING, REC_OK, REC_BAD };
@@ -391,17 +392,25 @@ static void take(struct sps__live_stream *st, struct rec *f, struct thread_follo
         push_ev(ring == SPS_RING_ZONES ? &th->zones : &th->values, &v);
 }
 
+static void lost_until(struct thread_follow *th, int64_t t) {
+    if (t > th->lost_until)
+        th->lost_until = t;
+    th->gap = 0;
+}
+
 /* Events of one ring that were overwritten or refused before they were
- * read: steps get their line, zones and values mark the steps they may
- * have belonged to as partial. */
+ * read: steps get their line; zones and values mark the steps they may
+ * have belonged to as partial, up to the end of the first event kept
+ * after them (a lost event ended before it did, so a step that starts
+ * later cannot own one), or up to now when none is. */
 static void ring_lost(struct sps__live_stream *st, const struct rec *f, struct thread_follow *th, int ring,
-                      uint64_t first, uint64_t n, int64_t until) {
+                      uint64_t first, uint64_t n) {
     if (!n)
         return;
     if (ring == SPS_RING_STEPS)
         steps_lost(st, f, th, first, n);
-    else if (until > th->lost_until)
-        th->lost_until = until;
+    else
+        th->gap = 1;
 }
 
 static uint64_t head_now(const struct rec *f, const struct thread_follow *th, int ring) {
@@ -427,7 +436,7 @@ static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_
         hi = cap;
     uint64_t i = th->next[ring];
     if (i < lo) {
-        ring_lost(st, f, th, ring, i, lo - i, now);
+        ring_lost(st, f, th, ring, i, lo - i);
         i = lo;
     }
     while (i < hi) {
@@ -446,14 +455,19 @@ static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_
                 first_good = safe < i + n ? safe : i + n;
         }
         if (first_good > i) {
-            ring_lost(st, f, th, ring, i, first_good - i, now);
+            ring_lost(st, f, th, ring, i, first_good - i);
         }
-        for (uint64_t k = first_good - i; k < n; k++)
+        for (uint64_t k = first_good - i; k < n; k++) {
+            if (th->gap)
+                lost_until(th, to_ns(f, st->batch[k].end_ticks));
             take(st, f, th, ring, i + k, &st->batch[k]);
+        }
         i += n;
     }
     if (i >= hi && head > hi) /* keep-first refused the rest */
-        ring_lost(st, f, th, ring, hi, head - hi, now);
+        ring_lost(st, f, th, ring, hi, head - hi);
+    if (th->gap)
+        lost_until(th, now);
     th->next[ring] = head > i ? head : i;
 }
 
@@ -470,13 +484,24 @@ static int64_t open_step_start(const struct rec *f, const struct sps_rec_thread 
 }
 
 /* Drop the events no step can own any more: those that start before
- * every step still to be written (pending, open, or beginning later). */
-static void trim(struct evbuf *b, int64_t bound) {
+ * every step still to be written (pending, open, or beginning later).
+ * A step that stays open for millions of events (a whole epoch recorded
+ * as one step) would keep them all: past MAX_BUFFERED the oldest half
+ * goes, and the steps they belonged to are marked partial. */
+#define MAX_BUFFERED (1u << 20)
+static void trim(struct evbuf *b, int64_t bound, int64_t *lost_until) {
     size_t w = 0;
     for (size_t i = 0; i < b->n; i++)
         if (b->e[i].t >= bound)
             b->e[w++] = b->e[i];
     b->n = w;
+    if (b->n > MAX_BUFFERED) {
+        size_t drop = b->n / 2;
+        if (b->e[drop].t > *lost_until)
+            *lost_until = b->e[drop].t;
+        memmove(b->e, b->e + drop, (b->n - drop) * sizeof *b->e);
+        b->n -= drop;
+    }
 }
 
 static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int64_t now,
@@ -508,8 +533,8 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
         bound = open;
     if (ended && !th->nsteps)
         bound = INT64_MAX;
-    trim(&th->zones, bound);
-    trim(&th->values, bound);
+    trim(&th->zones, bound, &th->lost_until);
+    trim(&th->values, bound, &th->lost_until);
 }
 
 static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t now, int final) {
