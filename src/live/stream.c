@@ -253,6 +253,7 @@ static void flush_out(struct sps__live_stream *st) {
         if (w <= 0) {
             st->failed = 1;
             st->stats.write_errors++;
+            st->stats.write_errno = w < 0 ? errno : ENOSPC;
             break;
         }
         done += (size_t)w;

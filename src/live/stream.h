@@ -33,7 +33,9 @@ struct sps__live_stream_stats {
     uint64_t polls;
     uint64_t lines;       /* step lines written */
     uint64_t steps_lost;  /* steps said lost */
-    uint64_t write_errors; /* lines that could not be written (the file is then left as it is) */
+    uint64_t write_errors; /* writes that failed (nothing is written after the first: the file
+                              keeps the lines before it) */
+    int write_errno;       /* the first failed write's errno (0: none, or out of memory) */
 };
 
 /* Follow the records in records_dir (which may not exist yet) into a new

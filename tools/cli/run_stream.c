@@ -20,6 +20,7 @@ struct sps_run_stream {
     struct sps__live_stream *stream;
     const struct sps__published *published;
     struct sps_ticker *ticker;
+    char *path; /* for the error line */
     struct sps__sample sample;
 };
 
@@ -42,9 +43,16 @@ struct sps_run_stream *sps_run_stream_start(const char *path, const char *record
         return NULL;
     }
     s->published = published;
+    s->path = strdup(path);
+    if (!s->path) {
+        sps_cli_error("run", path, strerror(ENOMEM), 0);
+        free(s);
+        return NULL;
+    }
     s->stream = sps__live_stream_open(records_dir, path, t0_mono_ns);
     if (!s->stream) {
         sps_cli_error("run", path, strerror(errno), 0);
+        free(s->path);
         free(s);
         return NULL;
     }
@@ -52,6 +60,7 @@ struct sps_run_stream *sps_run_stream_start(const char *path, const char *record
     if (!s->ticker) {
         sps_cli_error("run", path, "the stream's thread could not start: no live stream", 0);
         sps__live_stream_close(s->stream, NULL);
+        free(s->path);
         free(s);
         return NULL;
     }
@@ -63,6 +72,11 @@ void sps_run_stream_stop(struct sps_run_stream *s) {
         return;
     sps_ticker_stop(s->ticker, NULL);
     poll_once(s, 1);
-    sps__live_stream_close(s->stream, NULL);
+    struct sps__live_stream_stats stats;
+    sps__live_stream_close(s->stream, &stats);
+    if (stats.write_errors)
+        sps_cli_error("run", s->path,
+                      stats.write_errno ? strerror(stats.write_errno) : "out of memory: lines were left out", 0);
+    free(s->path);
     free(s);
 }
