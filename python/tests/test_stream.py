@@ -81,8 +81,9 @@ def test_the_stream_is_live_and_complete(tmp_path):
         assert line["values"] == row["values"] == {"loss": 1.0 / (row["index"] + 1)}
         assert line["counters"] == row["counters"] == {"samples": 4}
         assert line["microsteps"] == 0 and line["partial"] is False
-        # times: the same clock, converted with the calibration known then
-        assert abs(line["start_s"] - row["start_s"]) < 1e-5
+        # times: the same clock, converted with the calibration known then (the
+        # report refines the TSC rate over the whole run: parts per 100,000 at most)
+        assert abs(line["start_s"] - row["start_s"]) < 1e-4
         assert abs(line["duration_s"] - row["duration_s"]) < 1e-6
         assert line["machine"] is None or set(line["machine"]) >= {"workload_rss_bytes", "workload_cpu_percent"}
         # last_step(): the same record, with the same keys
@@ -90,9 +91,12 @@ def test_the_stream_is_live_and_complete(tmp_path):
         for k in ("step", "name", "pid", "rank", "thread", "zones_self_s", "values", "counters", "microsteps",
                   "partial"):
             assert mine[k] == line[k], k
-        assert abs(mine["start_s"] - line["start_s"]) < 1e-5 and abs(mine["duration_s"] - line["duration_s"]) < 1e-6
+        assert abs(mine["start_s"] - line["start_s"]) < 1e-4 and abs(mine["duration_s"] - line["duration_s"]) < 1e-6
     last = got["mine"][-1]
-    assert got["status"] == stepscope.status_line(last)
+    # the same step in words (the machine part is the latest reading, read again)
+    parts = got["status"].split(" | ")
+    assert parts[:3] == stepscope.status_line(last).split(" | ")[:3] and parts[2] == "loss 0.1667"
+    assert parts[0].startswith("step 5 ") and parts[3].startswith("rss ")
     # pandas reads it as it is, one row per step
     df = pd.read_json(out / "steps.jsonl", lines=True)
     assert list(df["step"]) == list(range(STEPS))
