@@ -514,6 +514,16 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
     int64_t open = open_step_start(f, seg);
     int ended = final || seg->state == SPS_REC_THREAD_EXITED || f->h.state == SPS_REC_STATE_CLOSED;
     read_ring(st, f, th, SPS_RING_STEPS, seg, now);
+    if (!th->nsteps && open == INT64_MAX) {
+        /* no step to write and none open when the segment was read: what
+         * the thread recorded up to then belongs to no step that can still
+         * be written (a DataLoader worker, a helper thread, time between
+         * steps), so it is skipped unread */
+        th->next[SPS_RING_ZONES] = seg->head[SPS_RING_ZONES];
+        th->next[SPS_RING_VALUES] = seg->head[SPS_RING_VALUES];
+        th->zones.n = th->values.n = 0;
+        return;
+    }
     size_t zones_before = th->zones.n, values_before = th->values.n;
     read_ring(st, f, th, SPS_RING_ZONES, seg, now);
     read_ring(st, f, th, SPS_RING_VALUES, seg, now);
