@@ -7,6 +7,7 @@
 #include "ext.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +35,22 @@ static void machine_now(struct sps__step_machine *m) {
         }
         return;
     }
-    FILE *f = fopen("/proc/self/statm", "re");
-    unsigned long size, resident;
-    if (!f)
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    if (fscanf(f, "%lu %lu", &size, &resident) == 2) {
+    char buf[128];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unsigned long size, resident;
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    if (sscanf(buf, "%lu %lu", &size, &resident) == 2) {
         m->have = 1;
         for (int i = 0; i < SPS_STEP_LINE_HOST_METRICS; i++)
             if (sps__step_line_host_metric[i] == SPS_M_WORKLOAD_RSS_BYTES)
                 m->host[i] = (double)resident * (double)sysconf(_SC_PAGESIZE);
     }
-    fclose(f);
 }
 
 /* The run's start, which `stepscope run` hands its workload, so times
