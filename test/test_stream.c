@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "live/stream.h"
+#include "live/stream_machine.h"
 #include "record_format.h"
 #include "render/step_line_json.h"
 #include "step_line.h"
@@ -288,6 +289,43 @@ static const char *names3(void *ctx, uint32_t id) {
     return id < 4 ? n[id] : NULL;
 }
 
+/* GPU readings as the sampler publishes them (by the index the workload
+ * sees, read at their source's time): a window's mean, else the nearest
+ * reading, under keys named by that index. */
+static void test_gpu_readings_of_a_window(void) {
+    static struct sps__stream_machine m; /* large: not on the stack */
+    memset(&m, 0, sizeof m);
+    const int64_t at[] = {1000, 2000, 3000, 9000};
+    const double util[] = {10, 20, 90, 40};
+    for (int k = 0; k < 4; k++) {
+        struct sps__sample s;
+        sps__sample_clear(&s);
+        s.ngpus = 1;
+        s.gpu[0].index = 2;
+        s.gpu[0].source = SPS_SOURCE_NVML;
+        for (int v = 0; v < SPS_GPU_METRIC_COUNT; v++)
+            s.gpu[0].v[v] = NAN;
+        s.gpu[0].v[SPS_M_GPU_UTILIZATION_PERCENT] = util[k];
+        s.gpu[0].v[SPS_M_GPU_MEMORY_USED_BYTES] = 1e9 * (k + 1);
+        s.read_ns[SPS_SOURCE_NVML] = at[k];
+        sps__stream_machine_add(&m, &s);
+        sps__stream_machine_add(&m, &s); /* the same reading again is not a new one */
+    }
+    struct sps__step_line l;
+    sps__step_line_init(&l, 0, 1, 10, -1, 10, 0, 1000);
+    sps__stream_machine_window(&m, 1500, 3500, &l.machine);
+    char buf[2048];
+    sps__step_line_json(&l, names3, NULL, buf, sizeof buf);
+    CHECK_STR_HAS(buf, "\"machine\": {\"workload_cpu_percent\": null, \"workload_rss_bytes\": null, "
+                       "\"system_cpu_percent\": null, \"system_memory_used_bytes\": null, "
+                       "\"gpu2_utilization_percent\": 55, \"gpu2_memory_used_bytes\": 2500000000}");
+    sps__stream_machine_window(&m, 6000, 7000, &l.machine); /* none inside: 9000 is nearer than 3000 */
+    CHECK(l.machine.gpu_utilization_percent[0] == 40);
+    sps__stream_machine_window(&m, 0, 500, &l.machine); /* before them all */
+    CHECK(l.machine.gpu_utilization_percent[0] == 10);
+}
+
+
 /* Names are escaped, a value that is not a number is null, and a line
  * without readings says "machine": null. */
 static void test_json_escapes_and_nulls(void) {
@@ -312,5 +350,6 @@ int main(void) {
     RUN_TEST(test_lost_steps_are_said);
     RUN_TEST(test_overwritten_zones_mark_steps_partial);
     RUN_TEST(test_json_escapes_and_nulls);
+    RUN_TEST(test_gpu_readings_of_a_window);
     return check_report();
 }
