@@ -91,6 +91,12 @@ int sps__run_load_torch(struct sps_run *run, const char *dir);
  * and its per-zone top operators.  Returns 0 or SPS_ENOMEM. */
 int sps__run_torch_build(struct sps_run *run);
 
+/* The capture's operators on its thread moved inside their innermost zone
+ * where the clock alignment put them up to its bound outside (as
+ * sps__run_torch_build does), for a run whose events were attached after
+ * it was built.  Returns 0 or SPS_ENOMEM. */
+int sps__torch_place_ops(const struct sps_run *run, struct sps_torch_capture *c);
+
 /* Move the events of from (a capture read from its file) into to (the
  * same process's, read from report.json). */
 void sps__torch_capture_take_events(struct sps_torch_capture *to, struct sps_torch_capture *from);

@@ -102,8 +102,8 @@ static int by_zone_op(const void *pa, const void *pb) {
     return a->op < b->op ? -1 : a->op > b->op;
 }
 
-/* Each CPU operator's innermost zone, or -1. */
-static long zone_of(const struct sps_torch_op *op, const struct span *s, size_t n, uint64_t tol) {
+/* A CPU operator's innermost span, or -1. */
+static long span_of(const struct sps_torch_op *op, const struct span *s, size_t n, uint64_t tol) {
     long best = -1;
     uint32_t depth = 0;
     for (size_t k = 0; k < n; k++) {
@@ -114,7 +114,57 @@ static long zone_of(const struct sps_torch_op *op, const struct span *s, size_t 
             depth = s[k].depth;
         }
     }
-    return best < 0 ? -1 : s[best].summary;
+    return best;
+}
+
+/* Each operator of the capture's thread into its innermost zone, moved
+ * inside it where the alignment put it up to the bound outside (so it
+ * nests in one timeline); zone[k] the op's zone (summary index, -1 none)
+ * when zone is not NULL.  Returns 0 or SPS_ENOMEM. */
+static int place(const struct sps_run *run, size_t pi, struct sps_torch_capture *c, long *zone) {
+    const struct sps_process_data *p = &run->procs[pi];
+    const struct sps_thread_data *t = NULL;
+    for (uint32_t k = 0; k < p->nthreads && !t; k++)
+        if (p->threads[k].tid == c->tid)
+            t = &p->threads[k];
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t k = 0; k < c->nops; k++) {
+        if (c->ops[k].start_ns < lo)
+            lo = c->ops[k].start_ns;
+        if (c->ops[k].end_ns > hi)
+            hi = c->ops[k].end_ns;
+    }
+    uint64_t tol = (uint64_t)c->align_error_ns;
+    size_t nspans = 0;
+    int nomem = 0;
+    struct span *spans = t && c->nops && p->summary_of
+                             ? spans_of(run, p, t, lo > tol ? lo - tol : 0, hi + tol, &nspans, &nomem)
+                             : NULL;
+    if (nomem)
+        return SPS_ENOMEM;
+    for (size_t k = 0; k < c->nops; k++) {
+        struct sps_torch_op *op = &c->ops[k];
+        long in = op->gpu || op->tid != c->tid ? -1 : span_of(op, spans, nspans, tol);
+        if (in >= 0) {
+            if (op->start_ns < spans[in].start_ns)
+                op->start_ns = spans[in].start_ns;
+            if (op->end_ns > spans[in].end_ns)
+                op->end_ns = spans[in].end_ns;
+            if (op->end_ns < op->start_ns)
+                op->end_ns = op->start_ns;
+        }
+        if (zone)
+            zone[k] = in >= 0 ? spans[in].summary : -1;
+    }
+    free(spans);
+    return 0;
+}
+
+int sps__torch_place_ops(const struct sps_run *run, struct sps_torch_capture *c) {
+    for (size_t pi = 0; pi < run->nprocs; pi++)
+        if (run->procs[pi].pid == c->pid)
+            return place(run, pi, c, NULL);
+    return 0;
 }
 
 /* A zone's sums: its name, total self ns and the range of its rows. */
@@ -174,39 +224,22 @@ static int make_tops(const struct sps_run *run, struct sps_torch_capture *c, str
     return rc;
 }
 
-/* The capture's per-zone top operators. */
+/* The capture's operators placed in their zones, and its per-zone top
+ * operators. */
 static int attribute(const struct sps_run *run, size_t pi, struct sps_torch_capture *c) {
-    const struct sps_process_data *p = &run->procs[pi];
-    const struct sps_thread_data *t = NULL;
-    for (uint32_t k = 0; k < p->nthreads && !t; k++)
-        if (p->threads[k].tid == c->tid)
-            t = &p->threads[k];
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t k = 0; k < c->nops; k++) {
-        if (c->ops[k].start_ns < lo)
-            lo = c->ops[k].start_ns;
-        if (c->ops[k].end_ns > hi)
-            hi = c->ops[k].end_ns;
-    }
-    uint64_t tol = (uint64_t)c->align_error_ns;
-    size_t nspans = 0;
-    int nomem = 0;
-    struct span *spans = t && c->nops ? spans_of(run, p, t, lo > tol ? lo - tol : 0, hi + tol, &nspans, &nomem) : NULL;
+    long *zone = malloc((c->nops ? c->nops : 1) * sizeof *zone);
     struct owned *own = malloc((c->nops ? c->nops : 1) * sizeof *own);
-    if (nomem || !own) {
-        free(spans);
+    int rc = zone && own ? place(run, pi, c, zone) : SPS_ENOMEM;
+    if (rc) {
+        free(zone);
         free(own);
-        return SPS_ENOMEM;
+        return rc;
     }
     size_t n = 0;
-    for (size_t k = 0; k < c->nops; k++) {
-        const struct sps_torch_op *op = &c->ops[k];
-        if (op->gpu)
-            continue;
-        long zone = op->tid == c->tid ? zone_of(op, spans, nspans, tol) : -1;
-        own[n++] = (struct owned){zone, op->name, op->self_ns};
-    }
-    free(spans);
+    for (size_t k = 0; k < c->nops; k++)
+        if (!c->ops[k].gpu)
+            own[n++] = (struct owned){zone[k], c->ops[k].name, c->ops[k].self_ns};
+    free(zone);
     qsort(own, n, sizeof *own, by_zone_op);
     struct reduced *red = malloc((n ? n : 1) * sizeof *red);
     size_t nred = 0;
@@ -221,7 +254,7 @@ static int attribute(const struct sps_run *run, size_t pi, struct sps_torch_capt
         red[nred - 1].self_ns += own[k].self_ns;
     }
     free(own);
-    int rc = make_tops(run, c, red, nred);
+    rc = make_tops(run, c, red, nred);
     free(red);
     return rc;
 }

@@ -483,7 +483,8 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         if (p && !(rc = attach_process(&rep->run, p, &recs.procs[i])))
             matched++;
     }
-    sps__report_attach_torch(rep, &recs);
+    if (!rc)
+        rc = sps__report_attach_torch(rep, &recs);
     rep->have_records = recs.nprocs > 0;
     rep->have_events = matched > 0;
     if (recs.nskipped > 0)

@@ -188,11 +188,15 @@ int sps__report_read_torch(struct sps_jscan *s, struct sps_report *rep) {
     return rc;
 }
 
-void sps__report_attach_torch(struct sps_report *rep, struct sps_run *recs) {
+int sps__report_attach_torch(struct sps_report *rep, struct sps_run *recs) {
     for (size_t i = 0; i < recs->ntorch; i++)
         for (size_t k = 0; k < rep->run.ntorch; k++)
             if (rep->run.torch[k].pid == recs->torch[i].pid) {
                 sps__torch_capture_take_events(&rep->run.torch[k], &recs->torch[i]);
+                int rc = sps__torch_place_ops(&rep->run, &rep->run.torch[k]);
+                if (rc)
+                    return rc;
                 break;
             }
+    return 0;
 }

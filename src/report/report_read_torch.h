@@ -11,7 +11,9 @@
 int sps__report_read_torch(struct sps_jscan *s, struct sps_report *rep);
 
 /* The operator events of recs' captures (loaded from the records) moved
- * into rep's captures of the same pid; others are left in recs. */
-void sps__report_attach_torch(struct sps_report *rep, struct sps_run *recs);
+ * into rep's captures of the same pid (after its processes' events, which
+ * they are placed among); others are left in recs.  Returns 0 or
+ * SPS_ENOMEM. */
+int sps__report_attach_torch(struct sps_report *rep, struct sps_run *recs);
 
 #endif
