@@ -280,6 +280,8 @@ class _Window:
             _stepscope._end_pending()  # a loop of bare step() calls: its last step
         except Exception:
             pass
+        if self.done:  # that step closed the window
+            return
         if self.prof is not None:
             self._stop("the process ended after %d of the window's %d steps"
                        % (len(self.step_ns), self.end_step - self.first_step))
