@@ -12,6 +12,8 @@
  * starts outside the step it captures) and says whether it follows the
  * step; a followed step's token is kept per thread, and _deep.step_end()
  * runs after its end or its discard (so the profiler stops outside it).
+ * Once the window is over (captured or given up), _deep says so and
+ * sps_py_deep_on goes back to 0: later steps pay only the branch again.
  *
  * _deep never raises; should a call still fail, the error is printed once
  * and the window is given up, never passed to the script.  Everything
@@ -50,7 +52,9 @@ sps_zone_t sps_py_deep_step_begin(struct sps_site *site, int face) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb); /* the caller's, if any, kept as it was */
         PyObject *r = deep_begin || import_deep() == 0 ? PyObject_CallObject(deep_begin, NULL) : NULL;
-        if (r)
+        if (r == Py_None)
+            sps_py_deep_on = 0; /* the window is over: steps stop calling */
+        else if (r)
             follow = PyObject_IsTrue(r) > 0;
         Py_XDECREF(r);
         if (PyErr_Occurred())
@@ -72,6 +76,8 @@ void sps_py_deep_ended(int discarded) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *r = PyObject_CallFunctionObjArgs(deep_end, discarded ? Py_True : Py_False, NULL);
+    if (r == Py_True)
+        sps_py_deep_on = 0; /* the window is over: steps stop calling */
     Py_XDECREF(r);
     if (PyErr_Occurred())
         give_up();

@@ -91,19 +91,20 @@ class _Window:
         self.sorted = []
         self.syncs = []         # (a_ns, b_ns, s, e, profiler thread) per bracket
         self.costs = {}
-        self.step_ns = []       # the window's steps' durations
+        self.captured = 0       # the window's steps ended so far
         if not self.auto:
             self.first_step, self.end_step = self.window
 
     # -- the steps ---------------------------------------------------------
 
     def begin(self):
-        if self.in_step or threading.get_ident() != self.main or os.getpid() != self.pid:
+        if self.in_step or threading.get_ident() != self.main:
             return False
-        if not self.done and self.prof is None and self.first_step is not None and self.ended == self.first_step:
+        if self.prof is None and self.ended == self.first_step and not self.done:
             self._start()
         self.in_step = True
-        self.begun_ns = _monotonic_ns()
+        if self.auto:  # only auto times the steps
+            self.begun_ns = _monotonic_ns()
         return True
 
     def end(self, discarded):
@@ -114,13 +115,12 @@ class _Window:
             return
         index = self.ended
         self.ended += 1
-        took = _monotonic_ns() - self.begun_ns
         if self.prof is not None:
-            self.step_ns.append(took)
+            self.captured += 1
             if self.ended >= self.end_step:
                 self._stop(None)
         elif self.auto and self.trigger is None:
-            self._judge(index, took)
+            self._judge(index, _monotonic_ns() - self.begun_ns)
 
     def _judge(self, index, took):
         if index >= AUTO_MIN_STEPS and self.sorted:
@@ -233,7 +233,7 @@ class _Window:
                                                          "gpu" if gpu else "cpu", name))
         head = [FORMAT + "\n", "pid\t%d\n" % os.getpid(), "spec\t%s\n" % self.spec,
                 "tid\t%d\n" % main_tid,
-                "window\t%d\t%d\n" % (self.first_step, self.first_step + len(self.step_ns)),
+                "window\t%d\t%d\n" % (self.first_step, self.first_step + self.captured),
                 "align_error_ns\t%d\n" % int(round(bound)),
                 "start_cost_ns\t%d\n" % self.costs.get("start_ns", 0),
                 "stop_cost_ns\t%d\n" % self.costs.get("stop_ns", 0)]
@@ -284,7 +284,7 @@ class _Window:
             return
         if self.prof is not None:
             self._stop("the process ended after %d of the window's %d steps"
-                       % (len(self.step_ns), self.end_step - self.first_step))
+                       % (self.captured, self.end_step - self.first_step))
         elif self.first_step is None:
             self._give_up("no step was slow enough to trigger a capture (%d steps)" % self.ended)
         else:
@@ -318,10 +318,11 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def step_begin():
-    """Called by the extension before a step begins: whether to follow it."""
+    """Called by the extension before a step begins: whether to follow it,
+    or None when the window is over (the extension then stops calling)."""
     w = _make() if _window is None else _window
-    if not w:
-        return False
+    if not w or w.done:
+        return None
     try:
         return w.begin()
     except Exception as e:
@@ -331,10 +332,11 @@ def step_begin():
 
 def step_end(discarded):
     """Called by the extension after a followed step ends (or was taken
-    back unrecorded: discarded)."""
+    back unrecorded: discarded); True when the window is over."""
     if not _window:
-        return
+        return True
     try:
         _window.end(discarded)
     except Exception as e:
         _say("%s: %s" % (type(e).__name__, e))
+    return _window.done
