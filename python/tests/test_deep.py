@@ -260,3 +260,14 @@ def test_trace_budget_counts_the_operators(tmp_path):
     zones = [e for e in t["traceEvents"] if e.get("cat") in ("zone", "microstep")]
     assert other["zone_events_written"] == len(ops) + len(zones)
     assert os.path.getsize(out / "trace.json") <= 1 << 20
+
+
+def test_command_without_python_says_nothing_was_profiled(tmp_path):
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "--no-live", "-o", str(tmp_path / "o"), "--torch-profile", "1:2",
+                           "--", "true"], capture_output=True, text=True, env=script_env())
+    assert proc.returncode == 0
+    assert [l for l in proc.stderr.splitlines() if "torch" in l] == [
+        "torch profile  --torch-profile 1:2: no process profiled a window (only Python processes that import "
+        "stepscope and make steps do)"]
+    with open(tmp_path / "o" / "report.json") as f:
+        assert json.load(f)["torch_profile"] == {"top_per_zone": 10, "processes": []}

@@ -666,6 +666,10 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         if (!o->quiet && rc == 0) {
             sps__summary_print(stderr, &rep, 0);
             sps__analysis_print(stderr, &rep.analysis);
+            if (o->torch_profile && rep.run.ntorch == 0) /* asked for, and nobody could say why not */
+                fprintf(stderr, "torch profile  --torch-profile %s: no process profiled a window (only Python "
+                                "processes that import stepscope and make steps do)\n",
+                        o->torch_profile);
         }
     }
     if (built)
