@@ -89,7 +89,7 @@ class _Window:
         self.trigger = None     # auto: (slow step's index, its duration / median)
         self.history = collections.deque()
         self.sorted = []
-        self.syncs = []         # (a_ns, b_ns, s, e, profiler thread) per bracket
+        self.syncs = []         # (a_ns, b_ns) around each sync block, in order
         self.costs = {}
         self.captured = 0       # the window's steps ended so far
         if not self.auto:
