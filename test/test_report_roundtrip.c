@@ -40,7 +40,7 @@ static const char *const sections[] = {"schema",   "stepscope_version", "command
                                        "values",   "cuda",      "counters", "processes",
                                        "records_skipped", "metrics", "gpus", "gpus_unavailable_reason",
                                        "sensors",  "sources",   "series",   "overhead",
-                                       "analysis"};
+                                       "torch_profile", "analysis"};
 /* Top-level keys read but not written back whole (none today). */
 static const char *const read_elsewhere[] = {""};
 

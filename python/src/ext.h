@@ -125,9 +125,30 @@ static inline sps_zone_t sps_py_begin(struct sps_site *site, int face) {
     return t;
 }
 
+/* deep.c: the deep-capture window's calls into stepscope/_deep.py, made
+ * only while sps_py_deep_on (STEPSCOPE_TORCH_PROFILE set at import). */
+extern int sps_py_deep_on;
+/* The thread's step _deep follows (0: none). */
+extern __thread sps_zone_t sps_py_deep_step __attribute__((tls_model("initial-exec")));
+void sps_py_deep_init(void);
+/* sps_py_begin of a step, with _deep told first. */
+sps_zone_t sps_py_deep_step_begin(struct sps_site *site, int face);
+/* The followed step ended (discarded: taken back unrecorded); tells _deep. */
+void sps_py_deep_ended(int discarded);
+
+/* Every step a Python face begins: off, one predictable branch more. */
+static inline sps_zone_t sps_py_begin_step(struct sps_site *site, int face) {
+    if (__builtin_expect(sps_py_deep_on, 0))
+        return sps_py_deep_step_begin(site, face);
+    return sps_py_begin(site, face);
+}
+
 static inline void sps_py_end(sps_zone_t t) {
-    if (t && t != SPS_PY_STAND_IN_TOKEN)
+    if (t && t != SPS_PY_STAND_IN_TOKEN) {
         sps_zone_end(t);
+        if (__builtin_expect(sps_py_deep_on, 0) && t == sps_py_deep_step)
+            sps_py_deep_ended(0);
+    }
 }
 
 /* info.c: capture(), status() and the other calls that read state. */

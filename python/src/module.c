@@ -92,5 +92,6 @@ PyMODINIT_FUNC PyInit__stepscope(void) {
         Py_DECREF(m);
         return NULL;
     }
+    sps_py_deep_init();
     return m;
 }

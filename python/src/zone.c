@@ -445,7 +445,7 @@ static PyObject *begin_step(int micro) {
         pending_micro = s->token = sps_py_begin(microstep_site, SPS_PY_FACE_USER);
     } else {
         end_pending_step();
-        pending_step = s->token = sps_py_begin(step_site, SPS_PY_FACE_USER);
+        pending_step = s->token = sps_py_begin_step(step_site, SPS_PY_FACE_USER);
     }
     s->micro = micro;
     return (PyObject *)s;
@@ -583,14 +583,19 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
         return NULL;
     /* a calibration's stand-in opened nothing; a zone the library ended
      * instead of taking back stays counted, as it is recorded */
-    if (t && t != SPS_PY_STAND_IN_TOKEN && sps__zone_discard((sps_zone_t)t))
-        sps_py_unnote_zone(sps_py_face_of(self));
+    if (t && t != SPS_PY_STAND_IN_TOKEN) {
+        int taken_back = sps__zone_discard((sps_zone_t)t);
+        if (taken_back)
+            sps_py_unnote_zone(sps_py_face_of(self));
+        if (sps_py_deep_on && (sps_zone_t)t == sps_py_deep_step)
+            sps_py_deep_ended(taken_back);
+    }
     Py_RETURN_NONE;
 }
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
     (void)unused;
-    return PyLong_FromUnsignedLong(sps_py_begin(step_site, sps_py_face_of(self)));
+    return PyLong_FromUnsignedLong(sps_py_begin_step(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/torch_ops.h"
 #include "stepscope.h"
 
 int sps__run_add(struct sps_run *run, struct sps_process_data *p) {
@@ -24,7 +25,7 @@ int sps__run_add(struct sps_run *run, struct sps_process_data *p) {
     return 0;
 }
 
-static int add_skipped(struct sps_run *run, const char *path, const char *error) {
+int sps__run_add_skipped(struct sps_run *run, const char *path, const char *error) {
     struct sps_skipped *s = realloc(run->skipped, (run->nskipped + 1) * sizeof *s);
     if (!s)
         return SPS_ENOMEM;
@@ -81,13 +82,15 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
         if (r == 0)
             rc = sps__run_add(run, &p);
         else if (r == SPS_ENOMEM) /* one huge (or crafted) record: skip it */
-            rc = add_skipped(run, files[i], "out of memory reading this record");
+            rc = sps__run_add_skipped(run, files[i], "out of memory reading this record");
         else
-            rc = add_skipped(run, files[i], why);
+            rc = sps__run_add_skipped(run, files[i], why);
     }
     for (size_t i = 0; i < n; i++)
         free(files[i]);
     free(files);
+    if (rc == 0)
+        rc = sps__run_load_torch(run, dir);
     if (rc == SPS_ENOMEM)
         snprintf(err, errlen, "%s: out of memory", dir);
     return rc;
@@ -319,7 +322,9 @@ int sps__run_build(struct sps_run *run) {
     int rc = build_names(run);
     if (rc == 0)
         rc = sps__run_build_steps(run);
-    return rc ? rc : mark_warmup(run);
+    if (rc == 0)
+        rc = mark_warmup(run);
+    return rc ? rc : sps__run_torch_build(run);
 }
 
 void sps__run_free(struct sps_run *run) {
@@ -337,6 +342,9 @@ void sps__run_free(struct sps_run *run) {
     for (size_t i = 0; i < run->nsteps; i++)
         free(run->steps[i].by_name);
     free(run->steps);
+    for (size_t i = 0; i < run->ntorch; i++)
+        sps__torch_capture_free(&run->torch[i]);
+    free(run->torch);
     memset(run, 0, sizeof *run);
 }
 

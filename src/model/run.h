@@ -137,6 +137,9 @@ struct sps_run {
     size_t warmup_steps;     /* rows marked warm-up, all processes */
     uint64_t start_ns;       /* the earliest process start */
     uint64_t events_recorded, events_dropped;
+    /* the deep-capture windows (torch_ops.h), one per process that had one */
+    size_t ntorch;
+    struct sps_torch_capture *torch;
 };
 
 /* The writer may still be running (a process reading its own record):
@@ -174,7 +177,8 @@ int sps__record_load(const char *path, struct sps_process_data *out, char *err, 
 void sps__process_free(struct sps_process_data *p);
 
 /*
- * Load every *.sps file in dir into run.  A record that fails validation is
+ * Load every *.sps file in dir into run, and the deep-capture window's
+ * torch-ops-*.tsv files (torch_ops.h).  A record that fails validation is
  * listed in run->skipped with its error and does not fail the load.
  * Returns 0, or SPS_EIO when dir cannot be listed (err says why).
  */
@@ -188,6 +192,9 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
  * Returns how many were cut.  For `stepscope run`, after the workload.
  */
 int sps__records_trim(const char *dir);
+
+/* List path in run->skipped with its error.  Returns 0 or SPS_ENOMEM. */
+int sps__run_add_skipped(struct sps_run *run, const char *path, const char *error);
 
 /* Append an already-parsed process (takes ownership of *p's contents). */
 int sps__run_add(struct sps_run *run, struct sps_process_data *p);

@@ -287,6 +287,7 @@ int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t 
         return rc;
     }
     write_zone_table(out, rep);
+    sps__html_torch(out, &rep->run);
 
     fputs("<footer>Made by stepscope " SPS_VERSION_STRING, out);
     if (rep->info.standalone_reason) {

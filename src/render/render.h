@@ -32,6 +32,15 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width);
  * and the sampler's overhead (report_metrics.c).  base_ns is the run's
  * start on the monotonic clock: series times are seconds after it. */
 void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns);
+/* report.json's torch_profile section (report_json_torch.c). */
+void sps__report_json_torch(struct sps_jw *w, const struct sps_run *run);
+/* The deep-capture windows: one summary line each (summary_torch.c); a
+ * report.html section, nothing without one (html_torch.c). */
+void sps__summary_torch(FILE *f, const struct sps_run *run);
+void sps__html_torch(FILE *out, const struct sps_run *run);
+/* A window's steps for a reader: "steps 3-4 (3:5)" (summary_torch.c). */
+struct sps_torch_capture;
+void sps__torch_window_label(char *buf, size_t len, const struct sps_torch_capture *c);
 
 /* Why the sampler's result r has no reading of host metric host_metric
  * (enum sps_host_metric): its source's reason, into buf when composed.

@@ -101,6 +101,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
                     (unsigned long long)p->threads_refused, (unsigned long long)p->names_refused,
                     p->problem[0] ? p->problem : "the record was full");
     }
+    sps__summary_torch(f, run);
     for (size_t i = 0; i < run->nskipped; i++)
         fprintf(f, "warning: record skipped: %s\n", run->skipped[i].error);
 }

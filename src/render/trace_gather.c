@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/torch_ops.h"
 #include "render/machine_series.h"
 #include "platform/platform.h"
 #include "render/trace_parts.h"
@@ -249,6 +250,55 @@ static void gather_values(struct trace *t, const struct sps_process_data *p, con
     }
 }
 
+/* The process's deep-capture operators, as complete events: on the
+ * window's thread's track, where they nest in its zones (torch_zones.c
+ * placed them), on tracks of their own for the profiler's other threads
+ * and for device kernels.  They share the zones' budget. */
+static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, size_t pi) {
+    const struct sps_run *run = &t->rep->run;
+    for (size_t i = 0; i < run->ntorch; i++) {
+        const struct sps_torch_capture *c = &run->torch[i];
+        if (c->pid != p->pid)
+            continue;
+        int named_gpu = 0;
+        for (size_t k = 0; k < c->nops && !t->oom; k++) {
+            const struct sps_torch_op *op = &c->ops[k];
+            int tid = op->gpu ? TRACE_TORCH_GPU_TID
+                      : op->tid > 0 && op->tid <= INT32_MAX ? (int)op->tid
+                      : TRACE_TORCH_TID_BASE + (int)(-op->tid % 1000000);
+            if (op->gpu && !named_gpu++)
+                add_thread(t, p->pid, tid, "GPU kernels (torch.profiler)");
+            struct x_item *x = add_x(t, X_TORCH_OP, p->pid, tid, rel_ns(t, (int64_t)op->start_ns),
+                                     rel_ns(t, (int64_t)op->end_ns));
+            if (!x)
+                break;
+            x->name = c->names[op->name];
+            x->depth = UINT16_MAX; /* at equal times, inside the zone */
+            x->bucket = -1 - (long)pi;
+            t->n.zones_in_input++;
+        }
+        /* the profiler's own thread numbers, named once each (a handful:
+         * autograd's device threads) */
+        int64_t named[16];
+        size_t nnamed = 0;
+        for (size_t k = 0; k < c->nops && !t->oom; k++) {
+            int64_t id = c->ops[k].tid;
+            if (c->ops[k].gpu || id > 0)
+                continue;
+            size_t j = 0;
+            while (j < nnamed && named[j] != id)
+                j++;
+            if (j < nnamed)
+                continue;
+            if (nnamed < sizeof named / sizeof named[0])
+                named[nnamed++] = id;
+            char label[64];
+            snprintf(label, sizeof label, "torch.profiler thread %lld", (long long)-id);
+            add_thread(t, p->pid, TRACE_TORCH_TID_BASE + (int)(-id % 1000000), label);
+        }
+    }
+}
+
 /* Every process and thread of the model, named; with the recorded events,
  * their zones, values and counters. */
 static void gather_processes(struct trace *t) {
@@ -278,6 +328,8 @@ static void gather_processes(struct trace *t) {
             }
         }
         value_names_free(&v);
+        if (t->rep->have_events)
+            gather_torch_ops(t, p, pi);
     }
 }
 

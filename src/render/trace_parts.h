@@ -35,6 +35,11 @@
 /* Steps get a track of their own per recording thread: this tid plus the
  * thread's.  Kernel tids stay below 2^22, so these never collide with one. */
 #define TRACE_STEPS_TID_BASE 1000000000
+/* torch.profiler's operators of a thread it numbers itself (not the
+ * window's main thread): this tid plus its number; device kernels: this
+ * tid (docs/trace-format.md, "torch.profiler operators"). */
+#define TRACE_TORCH_TID_BASE 1500000000
+#define TRACE_TORCH_GPU_TID 1600000000
 /* The sampled machine metrics go on a process of their own (pid and tid). */
 #define TRACE_MACHINE_PID 2000000000
 /* Zone detail goes first to this many slowest steps, then to this many
@@ -55,7 +60,7 @@ struct tbuf {
     int failed;
 };
 
-enum x_kind { X_ZONE, X_MICROSTEP, X_STEP };
+enum x_kind { X_ZONE, X_MICROSTEP, X_STEP, X_TORCH_OP };
 enum item_state { ITEM_CANDIDATE, ITEM_KEPT, ITEM_OVERLAP, ITEM_BUDGET };
 
 /* A complete event ("X"): a zone, a micro-step or a step.  48 bytes: a

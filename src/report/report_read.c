@@ -26,6 +26,7 @@
 #include "sampler/sampler.h"
 #include "report/report_read_rows.h"
 #include "report/report_read_run.h"
+#include "report/report_read_torch.h"
 #include "stepscope.h"
 
 #define KEY(lit) (!strcmp(s->str, lit))
@@ -263,6 +264,8 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
             continue;
         if (KEY("analysis"))
             rc = sps__report_read_analysis(s, rep);
+        else if (KEY("torch_profile"))
+            rc = sps__report_read_torch(s, rep);
         else if ((rc = sps__report_read_machine(s, s->str, rep)) == 1)
             rc = sps__jscan_skip(s); /* a key of a later stepscope */
     }
@@ -480,6 +483,8 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         if (p && !(rc = attach_process(&rep->run, p, &recs.procs[i])))
             matched++;
     }
+    if (!rc)
+        rc = sps__report_attach_torch(rep, &recs);
     rep->have_records = recs.nprocs > 0;
     rep->have_events = matched > 0;
     if (recs.nskipped > 0)

@@ -35,10 +35,12 @@
 #include "live_view.h"
 #include "overhead_guard.h"
 #include "run_stream.h"
+#include "torch_profile_opt.h"
 #include "record_cost.h"
 #include "clock.h"
 #include "render/render.h"
 #include "model/run.h"
+#include "model/torch_ops.h"
 #include "analysis/analysis.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
@@ -87,6 +89,13 @@ static const char run_usage[] =
     "                          workload, in percent of its CPU time (e.g. 1%):\n"
     "                          over it, record only steps and their phases,\n"
     "                          then only steps; the report says when\n"
+    "      --torch-profile STEPS\n"
+    "                          turn torch.profiler on in each Python process for\n"
+    "                          steps FIRST:END of its main thread (0-based as in\n"
+    "                          steps.csv, END excluded: 3:5 is steps 3 and 4),\n"
+    "                          or 'auto': the 5 steps after the first step\n"
+    "                          slower than 3x the median so far (from step 10);\n"
+    "                          its operators go into trace.json and report.json\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -126,7 +135,8 @@ static void give_terminal(int tty, pid_t pgid) {
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
 /* Remove the records of an earlier run in the same directory, so the
- * report joins only this run's processes.  Only *.sps files are touched. */
+ * report joins only this run's processes.  Only *.sps files and the
+ * operator files of --torch-profile are touched. */
 static int clear_old_records(const char *records) {
     DIR *d = opendir(records);
     if (!d)
@@ -134,7 +144,7 @@ static int clear_old_records(const char *records) {
     struct dirent *e;
     int rc = 0;
     while ((e = readdir(d))) {
-        if (!sps__is_record_name(e->d_name))
+        if (!sps__is_record_name(e->d_name) && !sps__is_torch_ops_name(e->d_name))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", records, e->d_name);
@@ -191,6 +201,7 @@ struct run_options {
     const char *ring_events, *ring_policy;
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
+    const char *torch_profile; /* --torch-profile's spec, NULL: none */
     struct sps_analysis_config analysis;
     char **cmd; /* the workload's argv, NULL-terminated */
     int cmd_argc;
@@ -200,7 +211,7 @@ struct run_options {
 static int takes_value(const char *a) {
     static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
                                              "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
-                                             "--peak-flops", "--max-overhead"};
+                                             "--peak-flops", "--max-overhead", "--torch-profile"};
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]))
             return 1;
@@ -243,6 +254,11 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
     } else if (!strcmp(a, "--max-overhead")) {
         if (parse_percent(v, &o->max_overhead))
             return sps_cli_usage_error("run", "--max-overhead: '%s' is not a percentage above 0 and at most 100", v);
+    } else if (!strcmp(a, "--torch-profile")) {
+        char why[160];
+        if (sps_torch_profile_check(v, why, sizeof why))
+            return sps_cli_usage_error("run", "--torch-profile: %s", why);
+        o->torch_profile = v;
     } else if (!strcmp(a, "--no-live")) {
         o->live = 0;
     } else if (!strcmp(a, "--no-stream")) {
@@ -333,6 +349,8 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
         setenv("STEPSCOPE_RING_EVENTS", o->ring_events, 1);
     if (o->ring_policy)
         setenv("STEPSCOPE_RING_POLICY", o->ring_policy, 1);
+    if (o->torch_profile)
+        setenv(SPS_TORCH_PROFILE_ENV, o->torch_profile, 1);
     return -1;
 }
 
@@ -667,6 +685,10 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         if (!o->quiet && rc == 0) {
             sps__summary_print(stderr, &rep, 0);
             sps__analysis_print(stderr, &rep.analysis);
+            if (o->torch_profile && rep.run.ntorch == 0) /* asked for, and nobody could say why not */
+                fprintf(stderr, "torch profile  --torch-profile %s: no process profiled a window (only Python "
+                                "processes that import stepscope and make steps do)\n",
+                        o->torch_profile);
         }
     }
     if (built)

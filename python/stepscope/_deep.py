@@ -1,0 +1,342 @@
+"""stepscope._deep: the deep-capture window (``stepscope run --torch-profile``).
+
+The C extension calls in here only when STEPSCOPE_TORCH_PROFILE was set at
+import (python/src/deep.c): before each step begins and after it ends (or
+is taken back unrecorded), whichever face made it -- ``stepscope.step()``,
+``step_begin()``/``zone_end()``, ``stepscope.torch.instrument`` or the
+auto-instrumentation.  Only the main thread's steps are followed, and a
+step begun inside another step (nested) is not: the window counts the
+main thread's steps as steps.csv's ``step_index`` does (0-based, in the
+order they end).
+
+The spec (tools/cli/torch_profile_opt.c checks it for ``stepscope run``):
+
+- ``FIRST:END``: torch.profiler is on for steps FIRST to END-1.  It starts
+  just before step FIRST begins and stops just after step END-1 ends, so
+  its own start and stop fall between steps.
+- ``auto``: from step AUTO_MIN_STEPS on, the first step that takes more
+  than AUTO_FACTOR times the median of the last AUTO_HISTORY steps before
+  it triggers a capture of the AUTO_STEPS steps that follow it, once.
+
+Time alignment.  torch.profiler's times count from its own trace start
+(microseconds; integers in torch 1.13).  Around each capture the window
+runs SYNC_ROUNDS empty ``record_function("stepscope.sync")`` blocks, each
+bracketed by two ``time.monotonic_ns()`` readings a <= b: the block's
+profiler interval [s, e] then lies inside [a, b] on CLOCK_MONOTONIC, so
+the offset is in [a - s, b - e] for every block (widened by the profiler's
+rounding).  The intersection over all blocks (before and after the
+window) gives the offset (its middle) and the error bound (half its
+width), which the file records.  Should the intervals not intersect (the
+profiler's clock drifted or stepped), their union is used and its half
+width is the bound.
+
+The capture goes to RUN_DIR/records/torch-ops-<pid>.tsv (docs/record-
+format.md, "torch-ops files"), written to a temporary file and renamed.
+Nothing here raises into the script: a failure is one line on stderr and
+the window is given up.
+"""
+
+import atexit
+import bisect
+import collections
+import os
+import sys
+import threading
+import time
+
+ENV = "STEPSCOPE_TORCH_PROFILE"
+AUTO_MIN_STEPS = 10   # auto judges steps from this index on
+AUTO_FACTOR = 3.0     # "slow": above this many times the median
+AUTO_HISTORY = 256    # the median is of at most this many steps before
+AUTO_STEPS = 5        # what a trigger captures: the steps after the slow one
+SYNC_ROUNDS = 16      # record_function brackets at each end of the window
+FORMAT = "stepscope-torch-ops 1"
+
+_monotonic_ns = time.monotonic_ns
+
+
+def _say(what):
+    try:
+        sys.stderr.write("stepscope: --torch-profile: %s\n" % what)
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+def parse_spec(spec):
+    """(first, end) for FIRST:END, "auto" for auto; ValueError otherwise."""
+    if spec == "auto":
+        return "auto"
+    first, sep, end = spec.partition(":")
+    if not sep or not first.isdigit() or not end.isdigit() or int(end) <= int(first):
+        raise ValueError("%r is not FIRST:END (0-based step indices, END excluded) or auto" % spec)
+    return int(first), int(end)
+
+
+class _Window:
+    def __init__(self, spec):
+        self.spec = spec
+        self.window = parse_spec(spec)
+        self.auto = self.window == "auto"
+        self.pid = os.getpid()
+        self.main = threading.main_thread().ident
+        self.ended = 0          # main-thread steps ended so far (the next step's index)
+        self.in_step = False
+        self.begun_ns = 0
+        self.done = False       # captured, or given up
+        self.prof = None
+        self.first_step = self.end_step = None
+        self.trigger = None     # auto: (slow step's index, its duration / median)
+        self.history = collections.deque()
+        self.sorted = []
+        self.syncs = []         # (a_ns, b_ns) around each sync block, in order
+        self.costs = {}
+        self.captured = 0       # the window's steps ended so far
+        if not self.auto:
+            self.first_step, self.end_step = self.window
+
+    # -- the steps ---------------------------------------------------------
+
+    def begin(self):
+        if self.in_step or threading.get_ident() != self.main:
+            return False
+        if self.prof is None and self.ended == self.first_step and not self.done:
+            self._start()
+        self.in_step = True
+        if self.auto:  # only auto times the steps
+            self.begun_ns = _monotonic_ns()
+        return True
+
+    def end(self, discarded):
+        if not self.in_step:
+            return
+        self.in_step = False
+        if discarded:
+            return
+        index = self.ended
+        self.ended += 1
+        if self.prof is not None:
+            self.captured += 1
+            if self.ended >= self.end_step:
+                self._stop(None)
+        elif self.auto and self.trigger is None:
+            self._judge(index, _monotonic_ns() - self.begun_ns)
+
+    def _judge(self, index, took):
+        if index >= AUTO_MIN_STEPS and self.sorted:
+            n = len(self.sorted)
+            median = (self.sorted[n // 2] + self.sorted[(n - 1) // 2]) / 2.0
+            if median > 0 and took > AUTO_FACTOR * median:
+                self.trigger = (index, took / median)
+                self.first_step, self.end_step = index + 1, index + 1 + AUTO_STEPS
+                return
+        if len(self.history) == AUTO_HISTORY:
+            old = self.history.popleft()
+            del self.sorted[bisect.bisect_left(self.sorted, old)]
+        self.history.append(took)
+        bisect.insort(self.sorted, took)
+
+    # -- the profiler ------------------------------------------------------
+
+    def _start(self):
+        if "torch" not in sys.modules:
+            self._give_up("this process never imported torch: nothing to profile")
+            return
+        try:
+            t0 = _monotonic_ns()
+            import torch
+            from torch.profiler import ProfilerActivity, profile
+            activities = [ProfilerActivity.CPU]
+            if torch.cuda.is_available():
+                activities.append(ProfilerActivity.CUDA)
+            self.prof = profile(activities=activities)
+            self.prof.start()
+            self._sync()
+            self.costs["start_ns"] = _monotonic_ns() - t0
+        except Exception as e:  # never into the script
+            self.prof = None
+            self._give_up("torch.profiler could not start (%s: %s)" % (type(e).__name__, e))
+
+    def _sync(self):
+        from torch.profiler import record_function
+        for _ in range(SYNC_ROUNDS):
+            a = _monotonic_ns()
+            with record_function("stepscope.sync"):
+                pass
+            b = _monotonic_ns()
+            self.syncs.append((a, b))
+
+    def _stop(self, why_short):
+        prof, self.prof = self.prof, None
+        self.done = True
+        try:
+            t0 = _monotonic_ns()
+            self._sync()
+            prof.stop()
+            t1 = _monotonic_ns()
+            self.costs["stop_ns"] = t1 - t0
+            lines = self._export(prof.events(), why_short)
+            self.costs["export_ns"] = _monotonic_ns() - t1
+            self._write(lines)
+        except Exception as e:
+            self._give_up("the capture could not be exported (%s: %s)" % (type(e).__name__, e))
+
+    # -- the export --------------------------------------------------------
+
+    def _align(self, syncs_prof, unit_ns, rounding_ns):
+        """(offset_ns, bound_ns): monotonic ns = profiler time * unit_ns + offset."""
+        lows, highs = [], []
+        for (a, b), (s, e) in zip(self.syncs, syncs_prof):
+            lows.append(a - s * unit_ns - rounding_ns)
+            highs.append(b - e * unit_ns + rounding_ns)
+        lo, hi = max(lows), min(highs)
+        if lo > hi:  # no common offset: the clocks moved apart; take the union
+            lo, hi = min(lows), max(highs)
+        return (lo + hi) / 2.0, (hi - lo) / 2.0
+
+    def _export(self, events, why_short):
+        syncs, sync_thread, sync_ids = [], None, set()
+        for ev in events:
+            if ev.name == "stepscope.sync":
+                syncs.append((ev.time_range.start, ev.time_range.end))
+                sync_thread = ev.thread
+                sync_ids.add(id(ev))
+        if len(syncs) != len(self.syncs):
+            raise RuntimeError("%d sync marks in the profile, %d made" % (len(syncs), len(self.syncs)))
+        syncs.sort()
+        # torch 1.13 gives whole microseconds; 2.x fractional ones (from ns)
+        integral = all(isinstance(s, int) for s, _ in syncs)
+        offset, bound = self._align(syncs, 1000, 1000 if integral else 1)
+        slack = int(bound) + 1
+        spans = [(a - slack, b + slack) for a, b in self.syncs]
+        main_tid = threading.get_native_id()
+        ops = []
+        for ev in events:
+            if id(ev) in sync_ids:
+                continue
+            start = int(round(ev.time_range.start * 1000 + offset))
+            end = int(round(ev.time_range.end * 1000 + offset))
+            if any(a <= start and end <= b for a, b in spans):
+                continue  # the sync blocks' own work (record_function's tensors)
+            device = getattr(ev.device_type, "name", str(ev.device_type))
+            gpu = device not in ("CPU",)
+            if gpu:
+                self_ns = end - start
+                tid = 0
+            else:
+                self_ns = int(round(ev.self_cpu_time_total * 1000))
+                # the profiler numbers threads itself; the main thread is the
+                # sync blocks'; another keeps its number, negated
+                tid = main_tid if ev.thread == sync_thread else -int(ev.thread)
+            name = ev.name.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+            ops.append("op\t%d\t%d\t%d\t%d\t%s\t%s\n" % (start, end, max(self_ns, 0), tid,
+                                                         "gpu" if gpu else "cpu", name))
+        head = [FORMAT + "\n", "pid\t%d\n" % os.getpid(), "spec\t%s\n" % self.spec,
+                "tid\t%d\n" % main_tid,
+                "window\t%d\t%d\n" % (self.first_step, self.first_step + self.captured),
+                "align_error_ns\t%d\n" % int(round(bound)),
+                "start_cost_ns\t%d\n" % self.costs.get("start_ns", 0),
+                "stop_cost_ns\t%d\n" % self.costs.get("stop_ns", 0)]
+        if self.trigger:
+            head.append("trigger\t%d\t%.3f\n" % self.trigger)
+        if why_short:
+            head.append("short\t%s\n" % why_short)
+        return head, ops
+
+    def _write(self, lines, unavailable=None):
+        run_dir = os.environ.get("STEPSCOPE_RUN_DIR")
+        if not run_dir:
+            _say("no run directory (STEPSCOPE_RUN_DIR): the capture is not kept")
+            return
+        if unavailable is not None:
+            head, ops = [FORMAT + "\n", "pid\t%d\n" % os.getpid(), "spec\t%s\n" % self.spec,
+                         "tid\t%d\n" % threading.get_native_id(), "unavailable\t%s\n" % unavailable], []
+        else:
+            head, ops = lines
+            # measured once the lines are made: it goes in the file it measures
+            head.append("export_cost_ns\t%d\n" % self.costs.get("export_ns", 0))
+        lines = head + ops + ["end\t%d\n" % len(ops)]
+        path = os.path.join(run_dir, "records", "torch-ops-%d.tsv" % os.getpid())
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8", errors="replace") as f:
+            f.writelines(lines)
+        os.replace(tmp, path)
+
+    def _give_up(self, why):
+        self.done = True
+        _say(why)
+        try:
+            self._write(None, unavailable=why)
+        except Exception as e:
+            _say("%s: %s" % (type(e).__name__, e))
+
+    # -- the exit ----------------------------------------------------------
+
+    def at_exit(self):
+        if os.getpid() != self.pid or self.done:
+            return
+        try:
+            from . import _stepscope
+            _stepscope._end_pending()  # a loop of bare step() calls: its last step
+        except Exception:
+            pass
+        if self.done:  # that step closed the window
+            return
+        if self.prof is not None:
+            self._stop("the process ended after %d of the window's %d steps"
+                       % (self.captured, self.end_step - self.first_step))
+        elif self.first_step is None:
+            self._give_up("no step was slow enough to trigger a capture (%d steps)" % self.ended)
+        else:
+            self._give_up("the process ended after %d steps, before step %d" % (self.ended, self.first_step))
+
+
+_window = None  # made at the first step; False: the spec is bad
+
+
+def _make():
+    global _window
+    spec = os.environ.get(ENV, "")
+    try:
+        _window = _Window(spec)
+    except ValueError as e:
+        _say(str(e))
+        _window = False
+        return None
+    atexit.register(_window.at_exit)
+    return _window
+
+
+def _after_fork_in_child():
+    # a forked process counts its own steps, with a window of its own
+    global _window
+    if _window is not None:
+        _window = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def step_begin():
+    """Called by the extension before a step begins: whether to follow it,
+    or None when the window is over (the extension then stops calling)."""
+    w = _make() if _window is None else _window
+    if not w or w.done:
+        return None
+    try:
+        return w.begin()
+    except Exception as e:
+        _say("%s: %s" % (type(e).__name__, e))
+        return False
+
+
+def step_end(discarded):
+    """Called by the extension after a followed step ends (or was taken
+    back unrecorded: discarded); True when the window is over."""
+    if not _window:
+        return True
+    try:
+        _window.end(discarded)
+    except Exception as e:
+        _say("%s: %s" % (type(e).__name__, e))
+    return _window.done
