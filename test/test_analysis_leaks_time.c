@@ -490,9 +490,8 @@ static void test_slope_per_minute(void) {
 
 /* `stepscope run --interval 20 -o OUT -- grow ARGS...`: report.json and the
  * summary the run printed. */
-static json_t *run_grow(const char *tag, char *const *args, char *err, size_t errlen) {
-    char out[600];
-    snprintf(out, sizeof out, "%s/out", tmpdir_new(tag));
+static json_t *run_grow(const char *tag, char *const *args, char *err, size_t errlen, char *out, size_t outlen) {
+    snprintf(out, outlen, "%s/out", tmpdir_new(tag));
     char *argv[32] = {SPS_BIN_DIR "/stepscope", "run", "--no-live", "--interval", "20", "-o", out,
                       "--", SPS_BIN_DIR "/test_grow"};
     size_t n = 9;
@@ -521,7 +520,8 @@ static json_t *tree_series(json_t *leaks) {
 static void test_growing_program_is_a_leak(void) {
     static char err[16384];
     char *args[] = {"--kib", "512", "--ticks", "150", "--every-ms", "20", NULL};
-    json_t *r = run_grow("grow-leak", args, err, sizeof err);
+    char out[600];
+    json_t *r = run_grow("grow-leak", args, err, sizeof err, out, sizeof out);
     CHECK(r != NULL);
     if (!r)
         return;
@@ -547,6 +547,23 @@ static void test_growing_program_is_a_leak(void) {
     CHECK_STR_HAS(err, "leak: workload ");
     CHECK_STR_HAS(err, "/s (95% CI ");
     CHECK_STR_HAS(err, "judged against time: no steps were recorded");
+
+    /* `stepscope report` reads the axis back from report.json alone and
+     * prints the same lines */
+    char path[700], cmd[1500];
+    static char summary[16384];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/records'", out);
+    CHECK_EQ_I(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/summary.txt", out);
+    char *report_argv[] = {SPS_BIN_DIR "/stepscope", "report", out, "--format", "summary", "-o", path, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(report_argv, NULL, 0)), 0);
+    read_file(path, summary, sizeof summary);
+    const char *was = strstr(err, "\nleaks "), *is = strstr(summary, "\nleaks ");
+    CHECK(was && is);
+    if (was && is) {
+        const char *was_end = strstr(was, "judged against time"), *is_end = strstr(is, "judged against time");
+        CHECK(was_end && is_end && was_end - was == is_end - is && !strncmp(was, is, (size_t)(was_end - was)));
+    }
     json_decref(r);
 }
 
@@ -555,7 +572,8 @@ static void test_growing_program_is_a_leak(void) {
 static void test_flat_program_is_no_leak(void) {
     static char err[16384];
     char *args[] = {"--hold-mib", "48", "--ticks", "150", "--every-ms", "20", NULL};
-    json_t *r = run_grow("grow-flat", args, err, sizeof err);
+    char out[600];
+    json_t *r = run_grow("grow-flat", args, err, sizeof err, out, sizeof out);
     CHECK(r != NULL);
     if (!r)
         return;
@@ -573,7 +591,8 @@ static void test_flat_program_is_no_leak(void) {
 static void test_instant_program_is_unknown(void) {
     static char err[16384];
     char *args[] = {"--ticks", "0", NULL};
-    json_t *r = run_grow("grow-none", args, err, sizeof err);
+    char out[600];
+    json_t *r = run_grow("grow-none", args, err, sizeof err, out, sizeof out);
     CHECK(r != NULL);
     if (!r)
         return;

@@ -932,6 +932,45 @@ static void test_known_model_round_trips(void) {
     }
 }
 
+/* The leak analysis of a run with no steps, against time: the axis, the
+ * seconds and the slope per second come back into the same fields, and
+ * report.json is the same written again. */
+static void test_time_axis_leaks_round_trip(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.info.sampler = r;
+    rep.info.start_mono_ns = (uint64_t)BASE_NS;
+    fixture_analysis(&rep.analysis, r);
+    struct sps_leaks *l = &rep.analysis.leaks;
+    l->axis = SPS_LEAK_AXIS_TIME;
+    l->step_name[0] = '\0';
+    l->pid = l->tid = -1;
+    l->warmup_steps = l->steps_analysed = 0;
+    l->warmup_seconds = 1.25;
+    l->seconds_analysed = 5.0;
+    snprintf(l->reason, sizeof l->reason, "1 of 3 memory series grow over time (1 could not be judged)");
+    for (size_t i = 0; i < l->nseries; i++) {
+        struct sps_leak_series *s = &l->series[i];
+        s->axis = SPS_LEAK_AXIS_TIME;
+        s->steps_analysed = 0;
+        s->seconds_analysed = i == 2 ? 3.5 : 5.0;
+        s->first_at = i == 2 ? 2.75 : 1.25;
+        s->last_at = 6.25;
+    }
+    struct sps_report back;
+    if (round_trip(&rep, &back, "sections-time") == 0) {
+        check_analysis(&rep.analysis, &back.analysis);
+        CHECK_EQ_I(back.analysis.leaks.axis, SPS_LEAK_AXIS_TIME);
+        CHECK_SAME(back.analysis.leaks.series[0].slope, 1048576.5, "time slope");
+        CHECK(isnan(back.analysis.leaks.series[1].slope)); /* unknown stays unknown */
+        CHECK_SAME(back.analysis.leaks.series[2].first_at, 2.75, "time first_at");
+    }
+    sps__report_free(&back);
+    sps__analysis_free(&rep.analysis);
+    sps__sampler_result_free(r);
+}
+
 /* A run without a sampler: info.sampler stays NULL with the reason, the
  * analysis names it, and report.json is the same written again. */
 static void test_unsampled_says_why(void) {
@@ -1264,6 +1303,7 @@ static void test_truncated_report_fails_cleanly(void) {
 
 int main(void) {
     RUN_TEST(test_known_model_round_trips);
+    RUN_TEST(test_time_axis_leaks_round_trip);
     RUN_TEST(test_unsampled_says_why);
     RUN_TEST(test_malformed_sections_fail);
     RUN_TEST(test_truncated_report_fails_cleanly);
