@@ -126,17 +126,17 @@ static void line_start(FILE *f, int *first) {
 }
 
 /* On the time axis, a line that says so and what the warm-up was:
- * "judged against time: no steps were recorded (warm-up: the first 20% of
- * the run, 0.80 s)". */
+ * "judged against time: no steps were recorded (the first 20% of each
+ * series' time is warm-up: the run's first 0.8 s)". */
 static void print_axis(FILE *f, const struct sps_leaks *leaks, int *first) {
     if (leaks->axis != SPS_LEAK_AXIS_TIME)
         return;
     line_start(f, first);
-    fprintf(f, "judged against time: no steps were recorded (warm-up: the first %.0f%% of each series' time",
+    fprintf(f, "judged against time: no steps were recorded (the first %.0f%% of each series' time is warm-up",
             100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
     if (isfinite(leaks->warmup_seconds)) {
         struct html_unit u = html_elapsed_unit(leaks->warmup_seconds);
-        fprintf(f, ", %.3g %s of the run's", leaks->warmup_seconds / u.div, u.name);
+        fprintf(f, ": the run's first %.3g %s", leaks->warmup_seconds / u.div, u.name);
     }
     fputs(")\n", f);
 }
