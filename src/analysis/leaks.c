@@ -355,10 +355,16 @@ static int judge_process_on_time(struct sps_leak_series *ls, const struct axis *
         return rc;
     if (s->first_ns <= tree->first_ns + slack_ns && s->last_ns + slack_ns >= tree->last_ns)
         return 0; /* there all along: the reason is the tree's */
-    char why[sizeof ls->reason];
-    memcpy(why, ls->reason, sizeof why);
-    snprintf(ls->reason, sizeof ls->reason, "short-lived: in the tree for %.3g s of its %.3g s; %.150s",
-             (double)(s->last_ns - s->first_ns) * 1e-9, (double)(tree->last_ns - tree->first_ns) * 1e-9, why);
+    char times[32];
+    if (s->n == 1)
+        snprintf(times, sizeof times, "once");
+    else
+        snprintf(times, sizeof times, "%llu times", (unsigned long long)s->n);
+    snprintf(ls->reason, sizeof ls->reason,
+             "short-lived: in the tree for %.3g s of its %.3g s, read %s (the trend needs %g s after the "
+             "process's own warm-up, and %d readings)",
+             (double)(s->last_ns - s->first_ns) * 1e-9, (double)(tree->last_ns - tree->first_ns) * 1e-9, times,
+             SPS_LEAK_TIME_MIN_SECONDS, SPS_LEAK_TIME_MIN_POINTS);
     return 0;
 }
 
