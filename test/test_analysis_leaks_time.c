@@ -171,6 +171,16 @@ static void test_steady_leak_found_with_its_rate(void) {
     CHECK_NEAR(s->growth_bytes, 48 * MIB, 0.5 * MIB);
     CHECK_EQ_I(s->rising_segments, 4);
     sps__leaks_free(&l);
+
+    /* the sampler's reading as the command exits (the tree gone: 0 bytes)
+     * is not the run's memory, nor its end */
+    sps__series_add(&r->host[SPS_M_WORKLOAD_RSS_BYTES], T0 + 30100 * MS, 0.0);
+    analyze(r, &l);
+    CHECK_NEAR(l.seconds_analysed, 24.0, 1e-9);
+    CHECK_EQ_I(l.series[0].points, 241);
+    CHECK_NEAR(l.series[0].last_at, 30.0, 1e-9);
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_FOUND);
+    sps__leaks_free(&l);
     sampler_free(r);
 }
 

@@ -116,6 +116,25 @@ static struct axis time_axis(int64_t origin_ns, int64_t first_ns, int64_t last_n
     return ax;
 }
 
+/* The times of a memory series' first and last points that hold memory:
+ * a tree or process reads 0 bytes only when it has gone (the sampler's
+ * reading as the command exits), which is not a level to judge.  Returns
+ * 0, or -1 when no point does. */
+static int resident_span(const struct sps__series *s, int64_t *first_ns, int64_t *last_ns) {
+    uint32_t a = 0, b = s->count;
+    while (a < b && !(s->points[a].mean > 0))
+        a++;
+    while (b > a && !(s->points[b - 1].mean > 0))
+        b--;
+    if (a == b)
+        return -1;
+    *first_ns = s->points[a].t_ns;
+    /* the last point's own time ends the span unless it merged readings up
+     * to the series' end */
+    *last_ns = b == s->count ? s->last_ns : s->points[b - 1].t_ns;
+    return 0;
+}
+
 /* Each of a series' points inside the axis as (axis position, mean).  A
  * point that merged several readings stands at the middle of the time it
  * covers.  Returns the count, or (size_t)-1 when out of memory. */
@@ -349,11 +368,14 @@ static int judge_process_on_time(struct sps_leak_series *ls, const struct axis *
                                  const struct sps__process_series *ps, const struct sps__series *tree,
                                  int64_t slack_ns, double allowance_bytes) {
     const struct sps__series *s = &ps->rss_bytes;
-    struct axis ax = time_axis(tree_ax->origin_ns, s->first_ns, s->last_ns);
+    int64_t first = s->first_ns, last = s->last_ns, tree_first = tree->first_ns, tree_last = tree->last_ns;
+    resident_span(s, &first, &last);
+    resident_span(tree, &tree_first, &tree_last);
+    struct axis ax = time_axis(tree_ax->origin_ns, first, last);
     int rc = judge_series(ls, &ax, s, allowance_bytes);
     if (rc != 0 || ls->verdict != SPS_LEAK_UNKNOWN || !tree->n)
         return rc;
-    if (s->first_ns <= tree->first_ns + slack_ns && s->last_ns + slack_ns >= tree->last_ns)
+    if (first <= tree_first + slack_ns && last + slack_ns >= tree_last)
         return 0; /* there all along: the reason is the tree's */
     char times[32];
     if (s->n == 1)
@@ -363,7 +385,7 @@ static int judge_process_on_time(struct sps_leak_series *ls, const struct axis *
     snprintf(ls->reason, sizeof ls->reason,
              "short-lived: in the tree for %.3g s of its %.3g s, read %s (the trend needs %g s after the "
              "process's own warm-up, and %d readings)",
-             (double)(s->last_ns - s->first_ns) * 1e-9, (double)(tree->last_ns - tree->first_ns) * 1e-9, times,
+             (double)(last - first) * 1e-9, (double)(tree_last - tree_first) * 1e-9, times,
              SPS_LEAK_TIME_MIN_SECONDS, SPS_LEAK_TIME_MIN_POINTS);
     return 0;
 }
@@ -380,9 +402,12 @@ static int run_axis(const struct sps_run *run, const struct sps__sampler_result 
     out->warmup_seconds = out->seconds_analysed = NAN;
     if (main_stream(run, &proc, &tid, &name) != 0) {
         /* No step: time.  The tree's RSS sum is read every interval from
-         * the command's start to its end: its readings bound the run. */
+         * the command's start to its end: its readings that hold memory
+         * bound the run. */
         const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
-        int64_t first = tree->n ? tree->first_ns : sampler->started_ns, last = tree->n ? tree->last_ns : first;
+        int64_t first = sampler->started_ns, last = first;
+        if (resident_span(tree, &first, &last) != 0 && tree->n)
+            first = last = tree->first_ns;
         *ax = time_axis(sampler->started_ns ? sampler->started_ns : first, first, last);
         out->axis = SPS_LEAK_AXIS_TIME;
         out->warmup_seconds = (double)(ax->from_ns - first) * 1e-9;
