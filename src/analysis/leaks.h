@@ -111,12 +111,13 @@ struct sps_leaks {
     enum sps_leak_axis axis;       /* steps, or time when the run recorded no step */
     enum sps_leak_verdict verdict; /* leak if any series leaks; no leak if every known one does not */
     char reason[240];
-    /* the main step stream */
+    /* the main step stream (steps axis; "" and -1 on the time axis) */
     char step_name[64];
     int pid, tid;
     int tree_pid; /* the watched tree's root (the tree series' scope); 0: unknown */
     /* which measure the tree's series is and why: its PSS when read at least
-     * SPS_LEAK_MIN_POINTS times within the analysed steps, else its RSS sum */
+     * SPS_LEAK_MIN_POINTS times within the analysed steps (on the time axis:
+     * when the PSS series can be judged on its own), else its RSS sum */
     char tree_note[240];
     size_t warmup_steps, steps_analysed; /* steps axis; 0 on the time axis */
     /* time axis: the tree's start-up left out and the seconds after it
