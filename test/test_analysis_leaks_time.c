@@ -71,6 +71,9 @@ static void add_process(struct sps__sampler_result *r, int pid, const char *comm
 static void sampler_free(struct sps__sampler_result *r) {
     for (int m = 0; m < SPS_HOST_METRIC_COUNT; m++)
         sps__series_free(&r->host[m]);
+    for (int g = 0; g < r->ngpus; g++)
+        for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+            sps__series_free(&r->gpu[g].m[m]);
     for (int k = 0; k < r->nprocesses; k++)
         sps__series_free(&r->process[k].rss_bytes);
     free(r);
@@ -345,6 +348,32 @@ static void test_processes_on_their_own_time(void) {
         CHECK_STR_HAS(brief->reason, "short-lived: in the tree for 0.8 s of its 30 s, read 9 times (the trend "
                                      "needs 2 s after the process's own warm-up, and 20 readings)");
     }
+    sps__leaks_free(&l);
+    sampler_free(r);
+}
+
+/* A GPU's workload memory, read every machine interval (500 ms), over
+ * the tree's time: 1 MiB a second is found on it while the host holds. */
+static void test_gpu_on_time(void) {
+    struct sps__sampler_result *r = sampler_of(30, 100, flat);
+    r->ngpus = 1;
+    r->gpu[0].index = 2;
+    for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+        sps__series_init(&r->gpu[0].m[m], 512);
+    for (long ms = 0; ms <= 30000; ms += 500)
+        sps__series_add(&r->gpu[0].m[SPS_M_GPU_WORKLOAD_MEMORY_BYTES], T0 + ms * MS,
+                        2e9 + MIB * (double)ms * 1e-3 + 20e3 * wobble((size_t)ms));
+    struct sps_leaks l;
+    analyze(r, &l);
+    CHECK_EQ_I(l.nseries, 2);
+    CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_NONE);
+    const struct sps_leak_series *g = &l.series[1];
+    CHECK_EQ_I(strcmp(g->series, "gpu_workload_memory_bytes"), 0);
+    CHECK_EQ_I(g->gpu, 2);
+    CHECK_EQ_I(g->verdict, SPS_LEAK_FOUND);
+    CHECK_EQ_I(g->points, 49);
+    CHECK_NEAR(g->slope, MIB, 0.01 * MIB);
+    CHECK_STR_HAS(l.reason, "1 of 2 memory series grow over time");
     sps__leaks_free(&l);
     sampler_free(r);
 }
@@ -626,6 +655,7 @@ int main(void) {
     RUN_TEST(test_flat_is_no_leak);
     RUN_TEST(test_too_little_is_refused);
     RUN_TEST(test_processes_on_their_own_time);
+    RUN_TEST(test_gpu_on_time);
     RUN_TEST(test_tree_pss_on_time);
     RUN_TEST(test_written_says_the_axis);
     RUN_TEST(test_slope_per_minute);
