@@ -138,10 +138,10 @@ static void test_leak_found_in_50_steps(void) {
         y[i] = 800 * MIB + (double)i * MIB + 300e3 * wobble(i);
     struct sps_leak_series s;
     CHECK_EQ_I(judge(y, 50, &s), SPS_LEAK_FOUND);
-    CHECK_NEAR(s.slope_bytes_per_step, MIB, 0.02 * MIB);
+    CHECK_NEAR(s.slope, MIB, 0.02 * MIB);
     CHECK(s.ci95_low <= MIB && MIB <= s.ci95_high);
     CHECK(s.ci95_low > 0.9 * MIB);
-    CHECK_NEAR(s.growth_bytes, 50 * s.slope_bytes_per_step, 1);
+    CHECK_NEAR(s.growth_bytes, 50 * s.slope, 1);
     CHECK_EQ_I(s.rising_segments, 4);
     /* a slow leak whose total stays under 1 MiB does not matter yet */
     for (size_t i = 0; i < 50; i++)
@@ -157,7 +157,7 @@ static void test_too_few_readings_is_unknown(void) {
     CHECK_EQ_I(sps__leak_judge(x, y, 6, 50, 0.0, &s), 0);
     CHECK_EQ_I(s.verdict, SPS_LEAK_UNKNOWN);
     CHECK_STR_HAS(s.reason, "only 6 readings during the 50 steps");
-    CHECK(isnan(s.slope_bytes_per_step));
+    CHECK(isnan(s.slope));
     /* too few steps after warm-up, however many readings */
     CHECK_EQ_I(judge(y, 6, &s), SPS_LEAK_UNKNOWN);
     CHECK_STR_HAS(s.reason, "only 6 steps after warm-up");
@@ -260,7 +260,7 @@ static void test_run_warmup_plateau(void) {
     /* readings during warm-up are left out; the one at its last step's end
      * is the level the analysed steps start from */
     CHECK_EQ_I(l.series[0].points, 51);
-    CHECK_NEAR(l.series[0].first_step, 10.0, 1e-9);
+    CHECK_NEAR(l.series[0].first_at, 10.0, 1e-9);
     CHECK_EQ_I(l.series[1].verdict, SPS_LEAK_UNKNOWN); /* 3 GPU readings, 1 inside the steps */
     CHECK_STR_HAS(l.series[1].series, "gpu_memory_used_bytes");
     sps__leaks_free(&l);
@@ -278,8 +278,8 @@ static void test_run_leak_after_warmup(void) {
         CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
         CHECK_EQ_I(l.verdict, SPS_LEAK_FOUND);
         CHECK_EQ_I(l.series[0].verdict, SPS_LEAK_FOUND);
-        CHECK_MSG(fabs(l.series[0].slope_bytes_per_step - MIB) < 0.01 * MIB, "cap %u: slope %g", caps[c],
-                  l.series[0].slope_bytes_per_step);
+        CHECK_MSG(fabs(l.series[0].slope - MIB) < 0.01 * MIB, "cap %u: slope %g", caps[c],
+                  l.series[0].slope);
         CHECK(l.series[0].ci95_low > 0.9 * MIB && l.series[0].ci95_high < 1.1 * MIB);
         CHECK_EQ_I(l.pid, 4242);
         CHECK_EQ_I(strcmp(l.step_name, "step"), 0);
@@ -296,10 +296,14 @@ static void test_no_sampler_or_steps_is_unknown(void) {
     CHECK_EQ_I(l.verdict, SPS_LEAK_UNKNOWN);
     CHECK_STR_HAS(l.reason, "no sampler");
     sps__leaks_free(&l);
+    /* no step: judged against time instead (test_analysis_leaks_time),
+     * where 0.6 s of readings are too few */
     f.run.nsteps = 0;
     CHECK_EQ_I(sps__leaks_analyze(&f.run, f.res, &l), 0);
     CHECK_EQ_I(l.verdict, SPS_LEAK_UNKNOWN);
-    CHECK_STR_HAS(l.reason, "no steps");
+    CHECK_EQ_I(l.axis, SPS_LEAK_AXIS_TIME);
+    CHECK_STR_HAS(l.reason, "no memory series could be judged against time");
+    CHECK_STR_HAS(l.series[0].reason, "only 0.472 s after warm-up (the trend needs 2 s)");
     sps__leaks_free(&l);
     fake_free(&f);
 }
@@ -527,11 +531,11 @@ static void test_process_leak_hidden_in_tree(void) {
         return;
     }
     CHECK_EQ_I(loop->verdict, SPS_LEAK_NONE);
-    CHECK_NEAR(loop->slope_bytes_per_step, -MIB, 0.01 * MIB);
+    CHECK_NEAR(loop->slope, -MIB, 0.01 * MIB);
     CHECK_EQ_I(worker->verdict, SPS_LEAK_FOUND);
     CHECK_EQ_I(strcmp(worker->comm, "pt_worker"), 0);
     CHECK_EQ_I(strcmp(worker->series, "process_rss_bytes"), 0);
-    CHECK_NEAR(worker->slope_bytes_per_step, MIB, 0.01 * MIB);
+    CHECK_NEAR(worker->slope, MIB, 0.01 * MIB);
     CHECK(worker->ci95_low > 0.98 * MIB && worker->ci95_high < 1.02 * MIB);
     CHECK_EQ_I(worker->points, 51);
     CHECK_EQ_I(brief->verdict, SPS_LEAK_UNKNOWN);

@@ -375,6 +375,7 @@ static void fixture_analysis(struct sps_analysis *a, const struct sps__sampler_r
     snprintf(l->tree_note, sizeof l->tree_note, "workload_pss_bytes: read 12 times within the analysed steps");
     l->warmup_steps = 5;
     l->steps_analysed = 95;
+    l->warmup_seconds = l->seconds_analysed = NAN;
     l->processes_left_out = 5;
     l->nseries = 3;
     l->series = calloc(3, sizeof *l->series);
@@ -391,9 +392,10 @@ static void fixture_analysis(struct sps_analysis *a, const struct sps__sampler_r
         snprintf(s->reason, sizeof s->reason, "reason %d: grows 1.0 MiB a step", i);
         s->points = 90u + (size_t)i;
         s->steps_analysed = 95;
-        s->first_step = 5;
-        s->last_step = 99;
-        s->slope_bytes_per_step = i == 1 ? NAN : 1048576.5 * (i + 1);
+        s->seconds_analysed = NAN;
+        s->first_at = 5;
+        s->last_at = 99;
+        s->slope = i == 1 ? NAN : 1048576.5 * (i + 1);
         s->ci95_low = 1000000.25;
         s->ci95_high = 1100000.75;
         s->growth_bytes = 99614720.0;
@@ -697,8 +699,11 @@ static void check_leaks(const struct sps_leaks *a, const struct sps_leaks *b) {
     CHECK_EQ_I(a->tid, b->tid);
     CHECK_EQ_I(a->tree_pid, b->tree_pid);
     CHECK_STR_SAME(a->tree_note, b->tree_note, "leaks");
+    CHECK_EQ_I(a->axis, b->axis);
     CHECK_EQ_U(a->warmup_steps, b->warmup_steps);
     CHECK_EQ_U(a->steps_analysed, b->steps_analysed);
+    CHECK_SAME(a->warmup_seconds, b->warmup_seconds, "leaks");
+    CHECK_SAME(a->seconds_analysed, b->seconds_analysed, "leaks");
     CHECK_EQ_U(a->processes_left_out, b->processes_left_out);
     CHECK_EQ_U(a->nseries, b->nseries);
     for (size_t i = 0; i < a->nseries && i < b->nseries; i++) {
@@ -711,10 +716,12 @@ static void check_leaks(const struct sps_leaks *a, const struct sps_leaks *b) {
         CHECK_EQ_I(x->verdict, y->verdict);
         CHECK_STR_SAME(x->reason, y->reason, x->series);
         CHECK_EQ_U(x->points, y->points);
+        CHECK_EQ_I(x->axis, y->axis);
         CHECK_EQ_U(x->steps_analysed, y->steps_analysed);
-        CHECK_SAME(x->first_step, y->first_step, x->series);
-        CHECK_SAME(x->last_step, y->last_step, x->series);
-        CHECK_SAME(x->slope_bytes_per_step, y->slope_bytes_per_step, x->series);
+        CHECK_SAME(x->seconds_analysed, y->seconds_analysed, x->series);
+        CHECK_SAME(x->first_at, y->first_at, x->series);
+        CHECK_SAME(x->last_at, y->last_at, x->series);
+        CHECK_SAME(x->slope, y->slope, x->series);
         CHECK_SAME(x->ci95_low, y->ci95_low, x->series);
         CHECK_SAME(x->ci95_high, y->ci95_high, x->series);
         CHECK_SAME(x->growth_bytes, y->growth_bytes, x->series);
@@ -925,6 +932,45 @@ static void test_known_model_round_trips(void) {
     }
 }
 
+/* The leak analysis of a run with no steps, against time: the axis, the
+ * seconds and the slope per second come back into the same fields, and
+ * report.json is the same written again. */
+static void test_time_axis_leaks_round_trip(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.info.sampler = r;
+    rep.info.start_mono_ns = (uint64_t)BASE_NS;
+    fixture_analysis(&rep.analysis, r);
+    struct sps_leaks *l = &rep.analysis.leaks;
+    l->axis = SPS_LEAK_AXIS_TIME;
+    l->step_name[0] = '\0';
+    l->pid = l->tid = -1;
+    l->warmup_steps = l->steps_analysed = 0;
+    l->warmup_seconds = 1.25;
+    l->seconds_analysed = 5.0;
+    snprintf(l->reason, sizeof l->reason, "1 of 3 memory series grow over time (1 could not be judged)");
+    for (size_t i = 0; i < l->nseries; i++) {
+        struct sps_leak_series *s = &l->series[i];
+        s->axis = SPS_LEAK_AXIS_TIME;
+        s->steps_analysed = 0;
+        s->seconds_analysed = i == 2 ? 3.5 : 5.0;
+        s->first_at = i == 2 ? 2.75 : 1.25;
+        s->last_at = 6.25;
+    }
+    struct sps_report back;
+    if (round_trip(&rep, &back, "sections-time") == 0) {
+        check_analysis(&rep.analysis, &back.analysis);
+        CHECK_EQ_I(back.analysis.leaks.axis, SPS_LEAK_AXIS_TIME);
+        CHECK_SAME(back.analysis.leaks.series[0].slope, 1048576.5, "time slope");
+        CHECK(isnan(back.analysis.leaks.series[1].slope)); /* unknown stays unknown */
+        CHECK_SAME(back.analysis.leaks.series[2].first_at, 2.75, "time first_at");
+    }
+    sps__report_free(&back);
+    sps__analysis_free(&rep.analysis);
+    sps__sampler_result_free(r);
+}
+
 /* A run without a sampler: info.sampler stays NULL with the reason, the
  * analysis names it, and report.json is the same written again. */
 static void test_unsampled_says_why(void) {
@@ -1024,7 +1070,7 @@ static void real_run_writes_again(enum real_run kind) {
         int rising = 0;
         for (size_t i = 0; i < back.analysis.leaks.nseries; i++)
             rising += back.analysis.leaks.series[i].verdict == SPS_LEAK_FOUND &&
-                      back.analysis.leaks.series[i].slope_bytes_per_step > 0;
+                      back.analysis.leaks.series[i].slope > 0;
         CHECK(rising > 0);
         /* the summary's machine lines, from the model read back, are the
          * ones stepscope run printed from the live one */
@@ -1257,6 +1303,7 @@ static void test_truncated_report_fails_cleanly(void) {
 
 int main(void) {
     RUN_TEST(test_known_model_round_trips);
+    RUN_TEST(test_time_axis_leaks_round_trip);
     RUN_TEST(test_unsampled_says_why);
     RUN_TEST(test_malformed_sections_fail);
     RUN_TEST(test_truncated_report_fails_cleanly);

@@ -44,7 +44,7 @@ void sps__analysis_config_default(struct sps_analysis_config *c);
 struct sps_analysis {
     int computed; /* sps__analyze ran */
     struct sps_bottleneck bottleneck;
-    struct sps_leaks leaks; /* memory growth against the step number */
+    struct sps_leaks leaks; /* memory growth against the step number, or time without steps */
     struct sps_overhead overhead;
     struct sps_energy energy;
     struct sps_throughput throughput;

@@ -1,5 +1,7 @@
 /*
- * leaks.c - memory growth against the step number (see leaks.h and
+ * leaks.c - the leak analysis of a run: each memory series put on the
+ * run's axis (the main step stream's step number, or time when the run
+ * recorded no step) and judged by leaks_trend.c (see leaks.h and
  * docs/analysis.md, "Memory leaks").
  */
 #include <math.h>
@@ -13,192 +15,20 @@
 #include "stepscope.h"
 #include "stats.h"
 
-/* The 97.5% quantile of the standard normal: a two-sided 95% interval. */
-#define Z_95 1.959963984540054
-
 /* The streams a run may hold that the main one is chosen among; a run
  * with more (step names x threads x processes) is judged on the largest
  * of the first ones seen, which is still a real stream. */
 #define MAX_STREAMS 256
 
-const char *sps__leak_rule_name(enum sps_leak_rule r) {
-    switch (r) {
-    case SPS_LEAK_RULE_INTERVAL: return "interval";
-    case SPS_LEAK_RULE_GROWTH: return "growth";
-    case SPS_LEAK_RULE_PERSISTENCE: return "persistence";
-    case SPS_LEAK_RULE_ALL: return "all";
-    default: return NULL;
-    }
-}
+/* ------------------------------------------------------------ the axes */
 
-const char *sps__leak_verdict_name(enum sps_leak_verdict v) {
-    switch (v) {
-    case SPS_LEAK_FOUND:
-        return "leak";
-    case SPS_LEAK_NONE:
-        return "no leak";
-    default:
-        return "unknown";
-    }
-}
-
-/* The median of v[0..n) without touching v; NAN when out of memory. */
-static double median_of(const double *v, size_t n) {
-    double *copy = malloc(n * sizeof *copy);
-    if (!copy)
-        return NAN;
-    memcpy(copy, v, n * sizeof *copy);
-    double m = sps__median_inplace(copy, n);
-    free(copy);
-    return m;
-}
-
-int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, double *lo, double *hi) {
-    *slope = *lo = *hi = NAN;
-    if (n < 2)
-        return -1;
-    double *slopes = malloc(n * (n - 1) / 2 * sizeof *slopes);
-    if (!slopes)
-        return SPS_ENOMEM;
-    size_t npairs = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++)
-            if (x[j] != x[i]) /* a pair at one step says nothing about the slope */
-                slopes[npairs++] = (y[j] - y[i]) / (x[j] - x[i]);
-    if (npairs < 2) {
-        free(slopes);
-        return -1;
-    }
-    qsort(slopes, npairs, sizeof *slopes, sps__cmp_double);
-    *slope = npairs % 2 ? slopes[npairs / 2] : 0.5 * (slopes[npairs / 2 - 1] + slopes[npairs / 2]);
-    /* Sen (1968): the interval's ends are order statistics of the slopes,
-     * at ranks set by Kendall's S's normal approximation.  Ranks are
-     * 1-based; rounding them outwards keeps the coverage at least 95%. */
-    double dn = (double)n;
-    double c = Z_95 * sqrt(dn * (dn - 1) * (2 * dn + 5) / 18.0);
-    double rank_lo = floor(((double)npairs - c) / 2.0);
-    double rank_hi = ceil(((double)npairs + c) / 2.0) + 1.0;
-    if (rank_lo < 1)
-        rank_lo = 1;
-    if (rank_hi > (double)npairs)
-        rank_hi = (double)npairs;
-    *lo = slopes[(size_t)rank_lo - 1];
-    *hi = slopes[(size_t)rank_hi - 1];
-    free(slopes);
-    return 0;
-}
-
-int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_analysed, double allowance_bytes,
-                    struct sps_leak_series *out) {
-    out->verdict = SPS_LEAK_UNKNOWN;
-    out->rule = SPS_LEAK_RULE_OTHER;
-    out->points = n;
-    out->steps_analysed = steps_analysed;
-    out->first_step = n ? x[0] : NAN;
-    out->last_step = n ? x[n - 1] : NAN;
-    out->slope_bytes_per_step = out->ci95_low = out->ci95_high = NAN;
-    out->growth_bytes = out->median_bytes = out->min_growth_bytes = NAN;
-    out->first_segment_median_bytes = out->last_segment_median_bytes = NAN;
-    out->rising_segments = -1;
-    out->allowance_bytes = allowance_bytes;
-    if (steps_analysed < SPS_LEAK_MIN_STEPS) {
-        snprintf(out->reason, sizeof out->reason, "only %zu steps after warm-up (the trend needs %d)", steps_analysed,
-                 SPS_LEAK_MIN_STEPS);
-        return 0;
-    }
-    if (n < SPS_LEAK_MIN_POINTS) {
-        char readings[40];
-        if (n == 0)
-            snprintf(readings, sizeof readings, "no readings");
-        else
-            snprintf(readings, sizeof readings, "only %zu reading%s", n, n == 1 ? "" : "s");
-        snprintf(out->reason, sizeof out->reason,
-                 "%s during the %zu steps after warm-up (the trend needs %d): a longer run, or a "
-                 "shorter sampling interval, gives enough",
-                 readings, steps_analysed, SPS_LEAK_MIN_POINTS);
-        return 0;
-    }
-    out->median_bytes = median_of(y, n);
-    if (isnan(out->median_bytes))
-        return SPS_ENOMEM;
-    int rc = sps__theil_sen(x, y, n, &out->slope_bytes_per_step, &out->ci95_low, &out->ci95_high);
-    if (rc == SPS_ENOMEM)
-        return rc;
-    if (rc != 0) {
-        snprintf(out->reason, sizeof out->reason, "the readings all fall within one step: no trend against steps");
-        return 0;
-    }
-    out->growth_bytes = out->slope_bytes_per_step * (double)steps_analysed;
-    double fraction = SPS_LEAK_MIN_GROWTH_FRACTION * fabs(out->median_bytes);
-    out->min_growth_bytes =
-        (fraction > SPS_LEAK_MIN_GROWTH_BYTES ? fraction : SPS_LEAK_MIN_GROWTH_BYTES) + allowance_bytes;
-
-    /* Persistence: cut the readings into consecutive segments and ask that
-     * each segment's median sit above the previous one's by a fair share
-     * of what the trend predicts between them.  A steady leak passes every
-     * step; a sawtooth (each segment holds whole teeth), a plateau (the
-     * later segments are level) or a one-off allocation (one step holds
-     * the jump) fails most of them, although Theil-Sen alone can give each
-     * of those a positive slope. */
-    double seg_x[SPS_LEAK_SEGMENTS], seg_y[SPS_LEAK_SEGMENTS];
-    double *buf = malloc(n * sizeof *buf);
-    if (!buf)
-        return SPS_ENOMEM;
-    for (int s = 0; s < SPS_LEAK_SEGMENTS; s++) {
-        size_t from = n * (size_t)s / SPS_LEAK_SEGMENTS, to = n * (size_t)(s + 1) / SPS_LEAK_SEGMENTS;
-        memcpy(buf, x + from, (to - from) * sizeof *buf);
-        seg_x[s] = sps__median_inplace(buf, to - from);
-        memcpy(buf, y + from, (to - from) * sizeof *buf);
-        seg_y[s] = sps__median_inplace(buf, to - from);
-    }
-    free(buf);
-    out->first_segment_median_bytes = seg_y[0];
-    out->last_segment_median_bytes = seg_y[SPS_LEAK_SEGMENTS - 1];
-    int rising = 0;
-    for (int s = 0; s + 1 < SPS_LEAK_SEGMENTS; s++) {
-        double predicted = out->slope_bytes_per_step * (seg_x[s + 1] - seg_x[s]);
-        if (predicted > 0 && seg_y[s + 1] - seg_y[s] >= SPS_LEAK_SEGMENT_RISE * predicted)
-            rising++;
-    }
-    out->rising_segments = rising;
-
-    if (!(out->ci95_low > 0)) {
-        out->verdict = SPS_LEAK_NONE;
-        out->rule = SPS_LEAK_RULE_INTERVAL;
-        snprintf(out->reason, sizeof out->reason,
-                 "the slope's 95%% interval (%.4g to %.4g bytes/step) does not exclude no growth", out->ci95_low,
-                 out->ci95_high);
-    } else if (out->growth_bytes < out->min_growth_bytes) {
-        out->verdict = SPS_LEAK_NONE;
-        out->rule = SPS_LEAK_RULE_GROWTH;
-        snprintf(out->reason, sizeof out->reason,
-                 "growth over the %zu steps (%.4g bytes) is under the %.4g bytes that matter (the larger of 1 MiB "
-                 "and 1%% of the median level, plus %.4g bytes of stepscope's own rings)",
-                 steps_analysed, out->growth_bytes, out->min_growth_bytes, allowance_bytes);
-    } else if (rising < SPS_LEAK_SEGMENTS - 1) {
-        out->verdict = SPS_LEAK_NONE;
-        out->rule = SPS_LEAK_RULE_PERSISTENCE;
-        snprintf(out->reason, sizeof out->reason,
-                 "the rise does not persist: %d of %d segments rise with the trend (a sawtooth, a plateau or a "
-                 "one-off allocation)",
-                 rising, SPS_LEAK_SEGMENTS - 1);
-    } else {
-        out->verdict = SPS_LEAK_FOUND;
-        out->rule = SPS_LEAK_RULE_ALL;
-        snprintf(out->reason, sizeof out->reason,
-                 "grows %.4g bytes/step (95%% CI %.4g to %.4g) over %zu steps, every one of %d segments higher "
-                 "than the last",
-                 out->slope_bytes_per_step, out->ci95_low, out->ci95_high, steps_analysed, SPS_LEAK_SEGMENTS);
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------- the step axis */
-
-/* The main step stream's post-warm-up rows, oldest first. */
-struct step_axis {
-    const struct sps_step_row **rows;
+/* What a series is judged against: the main step stream's post-warm-up
+ * rows, oldest first; or a stretch of time after a warm-up share. */
+struct axis {
+    enum sps_leak_axis kind;
+    const struct sps_step_row **rows; /* steps */
     size_t n;
+    int64_t origin_ns, from_ns, to_ns; /* time: where 0 s is, and the stretch analysed */
 };
 
 /* The stream (process, thread, step name) with the most rows: the training
@@ -242,7 +72,7 @@ static int main_stream(const struct sps_run *run, size_t *proc, int *tid, long *
  * counting by the share of it done.  A reading at a step's end therefore
  * sits at that step's index + 1.  NAN outside the axis's span.
  */
-static double step_at(const struct step_axis *ax, int64_t t) {
+static double step_at(const struct axis *ax, int64_t t) {
     if (ax->n == 0 || t < (int64_t)ax->rows[0]->start_ns || t > (int64_t)ax->rows[ax->n - 1]->end_ns)
         return NAN;
     size_t lo = 0, hi = ax->n; /* the first row ending after t */
@@ -262,10 +92,53 @@ static double step_at(const struct step_axis *ax, int64_t t) {
     return (double)r->index + frac;
 }
 
-/* Each of a series' points inside the axis as (step number, mean).  A
+static double seconds_since(const struct axis *ax, int64_t t) {
+    return (double)(t - ax->origin_ns) * 1e-9;
+}
+
+/* Where monotonic time t lies on the axis: its step number, or its
+ * seconds since the origin; NAN outside the stretch analysed. */
+static double axis_at(const struct axis *ax, int64_t t) {
+    if (ax->kind == SPS_LEAK_AXIS_STEPS)
+        return step_at(ax, t);
+    return t >= ax->from_ns && t <= ax->to_ns ? seconds_since(ax, t) : NAN;
+}
+
+/* A time axis over a series' time in the tree, [first_ns, last_ns]: the
+ * first SPS_LEAK_TIME_WARMUP_FRACTION of it is start-up (imports, caches
+ * and pools filling), left out. */
+static struct axis time_axis(int64_t origin_ns, int64_t first_ns, int64_t last_ns) {
+    struct axis ax = {.kind = SPS_LEAK_AXIS_TIME, .origin_ns = origin_ns};
+    if (last_ns < first_ns)
+        last_ns = first_ns;
+    ax.from_ns = first_ns + (int64_t)(SPS_LEAK_TIME_WARMUP_FRACTION * (double)(last_ns - first_ns));
+    ax.to_ns = last_ns;
+    return ax;
+}
+
+/* The times of a memory series' first and last points that hold memory:
+ * a tree or process reads 0 bytes only when it has gone (the sampler's
+ * reading as the command exits), which is not a level to judge.  Returns
+ * 0, or -1 when no point does. */
+static int resident_span(const struct sps__series *s, int64_t *first_ns, int64_t *last_ns) {
+    uint32_t a = 0, b = s->count;
+    while (a < b && !(s->points[a].mean > 0))
+        a++;
+    while (b > a && !(s->points[b - 1].mean > 0))
+        b--;
+    if (a == b)
+        return -1;
+    *first_ns = s->points[a].t_ns;
+    /* the last point's own time ends the span unless it merged readings up
+     * to the series' end */
+    *last_ns = b == s->count ? s->last_ns : s->points[b - 1].t_ns;
+    return 0;
+}
+
+/* Each of a series' points inside the axis as (axis position, mean).  A
  * point that merged several readings stands at the middle of the time it
  * covers.  Returns the count, or (size_t)-1 when out of memory. */
-static size_t series_on_steps(const struct sps__series *s, const struct step_axis *ax, double **xs, double **ys) {
+static size_t series_on_axis(const struct sps__series *s, const struct axis *ax, double **xs, double **ys) {
     *xs = *ys = NULL;
     if (s->count == 0)
         return 0;
@@ -282,7 +155,7 @@ static size_t series_on_steps(const struct sps__series *s, const struct step_axi
         const struct sps__series_point *p = &s->points[i];
         int64_t end = i + 1 < s->count ? s->points[i + 1].t_ns : s->last_ns;
         int64_t t = p->n > 1 && end > p->t_ns ? p->t_ns + (end - p->t_ns) / 2 : p->t_ns;
-        double x = step_at(ax, t);
+        double x = axis_at(ax, t);
         if (isnan(x) || isnan(p->mean))
             continue;
         (*xs)[n] = x;
@@ -359,13 +232,16 @@ static struct sps_leak_series *add_series(struct sps_leaks *l, const char *name,
     return ls;
 }
 
-static int judge_series(struct sps_leak_series *ls, const struct step_axis *ax, const struct sps__series *s,
+static int judge_series(struct sps_leak_series *ls, const struct axis *ax, const struct sps__series *s,
                         double allowance_bytes) {
     double *xs, *ys;
-    size_t n = series_on_steps(s, ax, &xs, &ys);
+    size_t n = series_on_axis(s, ax, &xs, &ys);
     if (n == (size_t)-1)
         return SPS_ENOMEM;
-    int rc = sps__leak_judge(xs, ys, n, ax->n, allowance_bytes, ls);
+    int rc = ax->kind == SPS_LEAK_AXIS_STEPS
+                 ? sps__leak_judge(xs, ys, n, ax->n, allowance_bytes, ls)
+                 : sps__leak_judge_time(xs, ys, n, seconds_since(ax, ax->from_ns), seconds_since(ax, ax->to_ns),
+                                        allowance_bytes, ls);
     if (rc == 0 && n == 0 && s->n == 0)
         snprintf(ls->reason, sizeof ls->reason, "no readings: the metric was unavailable");
     free(xs);
@@ -374,20 +250,20 @@ static int judge_series(struct sps_leak_series *ls, const struct step_axis *ax, 
 }
 
 /*
- * The tree's memory: its PSS (pages its processes share copy-on-write count
- * once, so a worker that forks does not look like growth) when the sampler
- * read it SPS_LEAK_MIN_POINTS times within the analysed steps; else its RSS
- * summed over processes.  PSS is read only as often as its cost allows, so a
- * short run of a large process may have too few readings of it.  l->tree_note
- * says which and why.
+ * The tree's memory against steps: its PSS (pages its processes share
+ * copy-on-write count once, so a worker that forks does not look like
+ * growth) when the sampler read it SPS_LEAK_MIN_POINTS times within the
+ * analysed steps; else its RSS summed over processes.  PSS is read only as
+ * often as its cost allows, so a short run of a large process may have too
+ * few readings of it.  l->tree_note says which and why.
  */
-static int judge_tree(struct sps_leaks *l, const struct step_axis *ax, const struct sps__sampler_result *r,
-                      double allowance_bytes) {
+static int judge_tree_on_steps(struct sps_leaks *l, const struct axis *ax, const struct sps__sampler_result *r,
+                               double allowance_bytes) {
     const struct sps__series *pss = &r->host[SPS_M_WORKLOAD_PSS_BYTES];
     size_t pss_points = 0;
     if (pss->n) {
         double *xs, *ys;
-        pss_points = series_on_steps(pss, ax, &xs, &ys);
+        pss_points = series_on_axis(pss, ax, &xs, &ys);
         if (pss_points == (size_t)-1)
             return SPS_ENOMEM;
         free(xs);
@@ -415,19 +291,49 @@ static int judge_tree(struct sps_leaks *l, const struct step_axis *ax, const str
                         allowance_bytes);
 }
 
+/*
+ * The tree's memory against time: its PSS where that series can be judged
+ * on its own (enough readings, no hole: it is read as often as its cost
+ * allows, every machine interval at best), else its RSS sum, read every
+ * interval.  Both over the tree's stretch (ax).  l->tree_note says which
+ * and why.
+ */
+static int judge_tree_on_time(struct sps_leaks *l, const struct axis *ax, const struct sps__sampler_result *r,
+                              double allowance_bytes) {
+    struct sps_leak_series *ls = add_series(l, "workload_pss_bytes", SPS_LEAK_SCOPE_TREE);
+    if (!ls)
+        return SPS_ENOMEM;
+    ls->pid = r->tree_pid > 0 ? r->tree_pid : -1;
+    const struct sps__series *pss = &r->host[SPS_M_WORKLOAD_PSS_BYTES];
+    if (pss->n) {
+        int rc = judge_series(ls, ax, pss, allowance_bytes);
+        if (rc != 0)
+            return rc;
+        if (ls->verdict != SPS_LEAK_UNKNOWN) {
+            snprintf(l->tree_note, sizeof l->tree_note,
+                     "PSS: pages the tree's processes share count once (%zu readings after warm-up)", ls->points);
+            return 0;
+        }
+        snprintf(l->tree_note, sizeof l->tree_note,
+                 "RSS summed over processes: PSS (read as often as its cost allows) cannot be judged: %.160s",
+                 ls->reason);
+    } else {
+        snprintf(l->tree_note, sizeof l->tree_note,
+                 "RSS summed over processes: no PSS reading (metrics.workload_pss_bytes says why)");
+    }
+    snprintf(ls->series, sizeof ls->series, "workload_rss_bytes");
+    return judge_series(ls, ax, &r->host[SPS_M_WORKLOAD_RSS_BYTES], allowance_bytes);
+}
+
 /* A process's own RSS.  One that was in the tree for part of the analysed
  * steps only (a worker started late, or gone early) and so has too few
  * readings is unknown for that reason, which its reason says.  Whether it
  * was there all along is judged against the tree's readings (same ticks):
  * the sampler reads every machine interval, so the first and last readings
  * of a process that lived through the steps can fall inside them. */
-static int judge_process(struct sps_leaks *l, const struct step_axis *ax, const struct sps__process_series *ps,
-                         const struct sps__series *tree, double allowance_bytes) {
-    struct sps_leak_series *ls = add_series(l, "process_rss_bytes", SPS_LEAK_SCOPE_PROCESS);
-    if (!ls)
-        return SPS_ENOMEM;
-    ls->pid = ps->pid;
-    memcpy(ls->comm, ps->comm, sizeof ls->comm);
+static int judge_process_on_steps(struct sps_leak_series *ls, const struct axis *ax,
+                                  const struct sps__process_series *ps, const struct sps__series *tree,
+                                  double allowance_bytes) {
     int rc = judge_series(ls, ax, &ps->rss_bytes, allowance_bytes);
     if (rc != 0 || ls->verdict != SPS_LEAK_UNKNOWN || ax->n < SPS_LEAK_MIN_STEPS || ls->points >= SPS_LEAK_MIN_POINTS)
         return rc;
@@ -453,31 +359,69 @@ static int judge_process(struct sps_leaks *l, const struct step_axis *ax, const 
     return 0;
 }
 
-int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out) {
-    memset(out, 0, sizeof *out);
-    out->computed = 1;
-    out->verdict = SPS_LEAK_UNKNOWN;
-    out->pid = out->tid = -1;
-    if (!sampler) {
-        snprintf(out->reason, sizeof out->reason, "no sampler ran: no memory readings");
-        return 0;
-    }
-    out->tree_pid = sampler->tree_pid;
+/* A process's own RSS against time, over its own time in the tree after
+ * its own start-up (a process that joins late starts up then, not with
+ * the tree).  One that cannot be judged and was in the tree for less than
+ * the tree's whole time (within a machine interval, when processes are
+ * looked for) says so. */
+static int judge_process_on_time(struct sps_leak_series *ls, const struct axis *tree_ax,
+                                 const struct sps__process_series *ps, const struct sps__series *tree,
+                                 int64_t slack_ns, double allowance_bytes) {
+    const struct sps__series *s = &ps->rss_bytes;
+    int64_t first = s->first_ns, last = s->last_ns, tree_first = tree->first_ns, tree_last = tree->last_ns;
+    resident_span(s, &first, &last);
+    resident_span(tree, &tree_first, &tree_last);
+    struct axis ax = time_axis(tree_ax->origin_ns, first, last);
+    int rc = judge_series(ls, &ax, s, allowance_bytes);
+    if (rc != 0 || ls->verdict != SPS_LEAK_UNKNOWN || !tree->n)
+        return rc;
+    if (first <= tree_first + slack_ns && last + slack_ns >= tree_last)
+        return 0; /* there all along: the reason is the tree's */
+    char times[32];
+    if (s->n == 1)
+        snprintf(times, sizeof times, "once");
+    else
+        snprintf(times, sizeof times, "%llu times", (unsigned long long)s->n);
+    snprintf(ls->reason, sizeof ls->reason,
+             "short-lived: in the tree for %.3g s of its %.3g s, read %s (the trend needs %g s after the "
+             "process's own warm-up, and %d readings)",
+             (double)(last - first) * 1e-9, (double)(tree_last - tree_first) * 1e-9, times,
+             SPS_LEAK_TIME_MIN_SECONDS, SPS_LEAK_TIME_MIN_POINTS);
+    return 0;
+}
+
+/* The run's axis: the main step stream's steps after warm-up (out's step
+ * stream and counts set), or, with no step, time over the tree's readings
+ * (out's seconds set).  ax->rows is owned.  Returns 0 or SPS_ENOMEM. */
+static int run_axis(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out,
+                    struct axis *ax) {
     size_t proc;
     int tid;
     long name;
+    memset(ax, 0, sizeof *ax);
+    out->warmup_seconds = out->seconds_analysed = NAN;
     if (main_stream(run, &proc, &tid, &name) != 0) {
-        snprintf(out->reason, sizeof out->reason, "no steps were recorded: memory has no step axis");
+        /* No step: time.  The tree's RSS sum is read every interval from
+         * the command's start to its end: its readings that hold memory
+         * bound the run. */
+        const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
+        int64_t first = sampler->started_ns, last = first;
+        if (resident_span(tree, &first, &last) != 0 && tree->n)
+            first = last = tree->first_ns;
+        *ax = time_axis(sampler->started_ns ? sampler->started_ns : first, first, last);
+        out->axis = SPS_LEAK_AXIS_TIME;
+        out->warmup_seconds = (double)(ax->from_ns - first) * 1e-9;
+        out->seconds_analysed = (double)(ax->to_ns - ax->from_ns) * 1e-9;
         return 0;
     }
+    out->axis = SPS_LEAK_AXIS_STEPS;
     out->pid = run->procs[proc].pid;
     out->tid = tid;
     if (name >= 0 && (size_t)name < run->nnames)
         snprintf(out->step_name, sizeof out->step_name, "%s", run->names[name].name);
-
-    struct step_axis ax = {0};
-    ax.rows = malloc(run->nsteps * sizeof *ax.rows);
-    if (!ax.rows)
+    ax->kind = SPS_LEAK_AXIS_STEPS;
+    ax->rows = malloc(run->nsteps * sizeof *ax->rows);
+    if (!ax->rows)
         return SPS_ENOMEM;
     for (size_t i = 0; i < run->nsteps; i++) {
         const struct sps_step_row *r = &run->steps[i];
@@ -486,12 +430,18 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
         if (r->warmup)
             out->warmup_steps++;
         else
-            ax.rows[ax.n++] = r;
+            ax->rows[ax->n++] = r;
     }
-    out->steps_analysed = ax.n;
+    out->steps_analysed = ax->n;
+    return 0;
+}
 
+/* The tree's series, each GPU's, then each process's. */
+static int judge_all(const struct sps_run *run, const struct sps__sampler_result *sampler, const struct axis *ax,
+                     struct sps_leaks *out) {
     double all_rings = record_ring_bytes(run);
-    int rc = judge_tree(out, &ax, sampler, all_rings);
+    int rc = ax->kind == SPS_LEAK_AXIS_STEPS ? judge_tree_on_steps(out, ax, sampler, all_rings)
+                                             : judge_tree_on_time(out, ax, sampler, all_rings);
     struct sps_leak_series *ls;
     for (int g = 0; rc == 0 && g < sampler->ngpus; g++) {
         /* The workload's own share of the GPU when the driver tells it;
@@ -499,45 +449,76 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
         const struct sps__gpu_series *gs = &sampler->gpu[g];
         int own = gs->m[SPS_M_GPU_WORKLOAD_MEMORY_BYTES].n > 0;
         ls = add_series(out, own ? "gpu_workload_memory_bytes" : "gpu_memory_used_bytes", SPS_LEAK_SCOPE_GPU);
-        if (!ls) {
-            rc = SPS_ENOMEM;
-            break;
-        }
+        if (!ls)
+            return SPS_ENOMEM;
         ls->gpu = gs->index;
-        rc = judge_series(ls, &ax, &gs->m[own ? SPS_M_GPU_WORKLOAD_MEMORY_BYTES : SPS_M_GPU_MEMORY_USED_BYTES], 0.0);
+        rc = judge_series(ls, ax, &gs->m[own ? SPS_M_GPU_WORKLOAD_MEMORY_BYTES : SPS_M_GPU_MEMORY_USED_BYTES], 0.0);
     }
     out->processes_left_out = sampler->processes_left_out;
+    const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
+    int64_t slack_ns = (int64_t)sampler->machine_interval_ms * 1000000;
     for (int k = 0; rc == 0 && k < sampler->nprocesses; k++) {
         const struct sps__process_series *ps = &sampler->process[k];
-        if (ps->rss_bytes.n)
-            rc = judge_process(out, &ax, ps, &sampler->host[SPS_M_WORKLOAD_RSS_BYTES],
-                               process_ring_bytes(run, ps->pid, all_rings));
+        if (!ps->rss_bytes.n)
+            continue;
+        ls = add_series(out, "process_rss_bytes", SPS_LEAK_SCOPE_PROCESS);
+        if (!ls)
+            return SPS_ENOMEM;
+        ls->pid = ps->pid;
+        memcpy(ls->comm, ps->comm, sizeof ls->comm);
+        double rings = process_ring_bytes(run, ps->pid, all_rings);
+        rc = ax->kind == SPS_LEAK_AXIS_STEPS ? judge_process_on_steps(ls, ax, ps, tree, rings)
+                                             : judge_process_on_time(ls, ax, ps, tree, slack_ns, rings);
     }
-    free(ax.rows);
+    return rc;
+}
 
-    /* A series that cannot be judged (a short-lived worker, a GPU read too
-     * rarely) does not make the run unknown when others were judged: the
-     * run's verdict rests on those, and the reason counts the rest. */
+/* A series that cannot be judged (a short-lived worker, a GPU read too
+ * rarely) does not make the run unknown when others were judged: the
+ * run's verdict rests on those, and the reason counts the rest. */
+static void run_verdict(struct sps_leaks *out) {
     size_t leaks = 0, clean = 0;
     for (size_t i = 0; i < out->nseries; i++) {
         leaks += out->series[i].verdict == SPS_LEAK_FOUND;
         clean += out->series[i].verdict == SPS_LEAK_NONE;
     }
     size_t unknown = out->nseries - leaks - clean;
+    const char *against = out->axis == SPS_LEAK_AXIS_TIME ? "over time" : "with the step number";
     char unjudged[64] = "";
     if (unknown)
         snprintf(unjudged, sizeof unjudged, " (%zu could not be judged)", unknown);
     if (leaks) {
         out->verdict = SPS_LEAK_FOUND;
-        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series grow with the step number%s", leaks,
-                 out->nseries, unjudged);
+        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series grow %s%s", leaks, out->nseries,
+                 against, unjudged);
     } else if (clean) {
         out->verdict = SPS_LEAK_NONE;
-        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series judged, none grows with the step number",
-                 clean, out->nseries);
+        snprintf(out->reason, sizeof out->reason, "%zu of %zu memory series judged, none grows %s", clean,
+                 out->nseries, against);
     } else {
-        snprintf(out->reason, sizeof out->reason, "no memory series could be judged (each series says why)");
+        out->verdict = SPS_LEAK_UNKNOWN;
+        snprintf(out->reason, sizeof out->reason, "no memory series could be judged%s (each series says why)",
+                 out->axis == SPS_LEAK_AXIS_TIME ? " against time" : "");
     }
+}
+
+int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out) {
+    memset(out, 0, sizeof *out);
+    out->computed = 1;
+    out->verdict = SPS_LEAK_UNKNOWN;
+    out->pid = out->tid = -1;
+    out->warmup_seconds = out->seconds_analysed = NAN;
+    if (!sampler) {
+        snprintf(out->reason, sizeof out->reason, "no sampler ran: no memory readings");
+        return 0;
+    }
+    out->tree_pid = sampler->tree_pid;
+    struct axis ax;
+    int rc = run_axis(run, sampler, out, &ax);
+    if (rc == 0)
+        rc = judge_all(run, sampler, &ax, out);
+    free(ax.rows);
+    run_verdict(out);
     return rc;
 }
 

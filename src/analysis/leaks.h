@@ -1,10 +1,12 @@
 /*
- * leaks.h - does memory grow with the step number?  A robust trend
+ * leaks.h - does memory grow as the run goes on?  A robust trend
  * (Theil-Sen, with Sen's distribution-free 95% interval) of the workload
  * tree's memory (its PSS, where read often enough, else its RSS sum), of
- * each GPU's memory and of each tree process's own resident memory (a worker's leak can hide in the tree's sum when
- * another process shrinks) against the main step stream's step number,
- * after warm-up, and a verdict that a flat series,
+ * each GPU's memory and of each tree process's own resident memory (a
+ * worker's leak can hide in the tree's sum when another process shrinks)
+ * against an axis: the main step stream's step number after warm-up when
+ * the run recorded steps, else time after a warm-up share of the run (any
+ * command: `stepscope run -- sleep 5`); and a verdict that a flat series,
  * a plateau, a sawtooth (allocator or garbage-collector pattern) or a
  * single one-off allocation does not trip.  docs/analysis.md, "Memory
  * leaks", states the rule and its thresholds.
@@ -31,6 +33,19 @@ struct sps_jw;
 #define SPS_LEAK_MIN_GROWTH_FRACTION 0.01 /* of the series' median level */
 #define SPS_LEAK_SEGMENTS 5            /* the persistence test's segments */
 #define SPS_LEAK_SEGMENT_RISE 0.25     /* each segment rises by this share of the trend's prediction */
+/* The time axis (a run with no steps): too few readings or seconds, or a
+ * hole in the readings, and the trend is not guessed. */
+#define SPS_LEAK_TIME_MIN_POINTS 20      /* readings within the analysed time: 4 a segment */
+#define SPS_LEAK_TIME_MIN_SECONDS 2.0    /* analysed (post-warm-up) seconds */
+#define SPS_LEAK_TIME_WARMUP_FRACTION 0.2 /* of a series' time in the tree, left out as start-up */
+#define SPS_LEAK_TIME_MAX_GAP_FRACTION 0.2 /* of the analysed time: the longest stretch without a reading */
+
+/* What memory is judged against: the step number, or time when the run
+ * recorded no step. */
+enum sps_leak_axis { SPS_LEAK_AXIS_STEPS = 0, SPS_LEAK_AXIS_TIME, SPS_LEAK_AXIS_COUNT };
+
+/* report.json's names: "steps", "time".  Static storage. */
+const char *sps__leak_axis_name(enum sps_leak_axis axis);
 
 enum sps_leak_verdict { SPS_LEAK_UNKNOWN = 0, SPS_LEAK_NONE, SPS_LEAK_FOUND };
 
@@ -71,14 +86,19 @@ struct sps_leak_series {
     int gpu;         /* the GPU's index, -1 for a host series */
     int pid;         /* the process's (SPS_LEAK_SCOPE_PROCESS), else -1 */
     char comm[SPS_PROC_COMM_LEN]; /* the process's command name ("" for the other scopes) */
+    enum sps_leak_axis axis; /* the run's (struct sps_leaks.axis) */
     enum sps_leak_verdict verdict;
     enum sps_leak_rule rule;
     char reason[240];
     size_t points;           /* readings analysed */
-    size_t steps_analysed;   /* post-warm-up steps of the main stream */
-    double first_step, last_step; /* the step numbers the readings span */
-    double slope_bytes_per_step, ci95_low, ci95_high;
-    double growth_bytes;     /* slope x steps_analysed */
+    size_t steps_analysed;   /* steps axis: post-warm-up steps of the main stream; 0 on the time axis */
+    double seconds_analysed; /* time axis: this series' seconds after its warm-up; NAN on the steps axis */
+    /* where the readings lie on the axis: step numbers, or seconds since
+     * the sampler's first reading */
+    double first_at, last_at;
+    /* bytes per step, or per second on the time axis; the interval likewise */
+    double slope, ci95_low, ci95_high;
+    double growth_bytes;     /* slope x the steps or seconds analysed */
     double median_bytes;     /* the series' median level over the readings */
     double min_growth_bytes; /* what growth must reach to matter */
     double allowance_bytes;  /* of that, stepscope's own record rings filling (RSS series only) */
@@ -88,16 +108,21 @@ struct sps_leak_series {
 
 struct sps_leaks {
     int computed;
+    enum sps_leak_axis axis;       /* steps, or time when the run recorded no step */
     enum sps_leak_verdict verdict; /* leak if any series leaks; no leak if every known one does not */
     char reason[240];
-    /* the main step stream */
+    /* the main step stream (steps axis; "" and -1 on the time axis) */
     char step_name[64];
     int pid, tid;
     int tree_pid; /* the watched tree's root (the tree series' scope); 0: unknown */
     /* which measure the tree's series is and why: its PSS when read at least
-     * SPS_LEAK_MIN_POINTS times within the analysed steps, else its RSS sum */
+     * SPS_LEAK_MIN_POINTS times within the analysed steps (on the time axis:
+     * when the PSS series can be judged on its own), else its RSS sum */
     char tree_note[240];
-    size_t warmup_steps, steps_analysed;
+    size_t warmup_steps, steps_analysed; /* steps axis; 0 on the time axis */
+    /* time axis: the tree's start-up left out and the seconds after it
+     * (a process's own are its series'); NAN on the steps axis */
+    double warmup_seconds, seconds_analysed;
     uint64_t processes_left_out; /* tree processes the sampler kept no series of (past its limit) */
     size_t nseries;
     struct sps_leak_series *series; /* owned: the tree's PSS or RSS, each GPU, then each process's RSS */
@@ -117,18 +142,30 @@ int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, do
 
 /*
  * The verdict on one series of n readings y at step numbers x (ascending),
- * over steps_analysed steps: fills out's figures, verdict and reason (its
- * series and gpu are left alone).  allowance_bytes is growth that is known
- * and bounded, not a leak (stepscope's own rings becoming resident in the
- * workload): it adds to the growth that matters.  Returns 0 or SPS_ENOMEM.
- * Thread-safe.
+ * over steps_analysed steps: fills out's figures, axis, verdict and reason
+ * (its series, scope, gpu, pid and comm are left alone).  allowance_bytes
+ * is growth that is known and bounded, not a leak (stepscope's own rings
+ * becoming resident in the workload): it adds to the growth that matters.
+ * Returns 0 or SPS_ENOMEM.  Thread-safe.
  */
 int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_analysed, double allowance_bytes,
                     struct sps_leak_series *out);
 
 /*
+ * The same against time: n readings y at x seconds (ascending) within the
+ * analysed stretch [from_s, to_s] (after the warm-up).  Unknown with too
+ * few readings (SPS_LEAK_TIME_MIN_POINTS), too short a stretch
+ * (SPS_LEAK_TIME_MIN_SECONDS) or a stretch without readings longer than
+ * SPS_LEAK_TIME_MAX_GAP_FRACTION of it; the slope is in bytes per second.
+ * Returns 0 or SPS_ENOMEM.  Thread-safe.
+ */
+int sps__leak_judge_time(const double *x, const double *y, size_t n, double from_s, double to_s,
+                         double allowance_bytes, struct sps_leak_series *out);
+
+/*
  * The leak analysis of a built run with its sampler result (NULL: none
- * ran, the verdict is unknown).  *out is valid (possibly partial) on any
+ * ran, the verdict is unknown): against the step number when the run has
+ * steps, else against time.  *out is valid (possibly partial) on any
  * return and must be freed.  Returns 0 or SPS_ENOMEM.
  */
 int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out);

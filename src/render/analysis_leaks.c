@@ -51,41 +51,67 @@ static void series_label(const struct sps_leak_series *s, char *buf, size_t len)
     }
 }
 
+/* The unit of a series' axis as a slope's denominator: "step", or on the
+ * time axis the one its analysed time reads best in (s up to 10 minutes,
+ * min up to 2 hours, then h: "12.4 MiB/min"), with how many seconds that
+ * is. */
+static struct html_unit axis_unit(const struct sps_leak_series *s) {
+    if (s->axis == SPS_LEAK_AXIS_STEPS)
+        return (struct html_unit){1, "step"};
+    return html_elapsed_unit(isfinite(s->seconds_analysed) ? s->seconds_analysed : 0);
+}
+
+/* What a series was judged over: "50 steps", "3.21 s", "12.5 min". */
+static void fmt_span(const struct sps_leak_series *s, char *buf, size_t len) {
+    if (s->axis == SPS_LEAK_AXIS_STEPS) {
+        snprintf(buf, len, "%zu steps", s->steps_analysed);
+        return;
+    }
+    struct html_unit u = axis_unit(s);
+    snprintf(buf, len, "%.3g %s", s->seconds_analysed / u.div, u.name);
+}
+
 /* slope and its interval in one unit, the one that reads best for the
- * largest of them: "1.02 MiB/step (95% CI 0.98 to 1.05)". */
+ * largest of them: "1.02 MiB/step (95% CI 0.98 to 1.05)", "12.40 MiB/s
+ * (...)". */
 static void fmt_slope(const struct sps_leak_series *s, char *buf, size_t len) {
-    double slope = s->slope_bytes_per_step, lo = s->ci95_low, hi = s->ci95_high;
+    struct html_unit per = axis_unit(s);
+    double slope = s->slope * per.div, lo = s->ci95_low * per.div, hi = s->ci95_high * per.div;
     if (!isfinite(slope)) {
         snprintf(buf, len, "slope unknown");
         return;
     }
     double big = fmax(fabs(slope), fmax(isfinite(lo) ? fabs(lo) : 0, isfinite(hi) ? fabs(hi) : 0));
     struct html_unit u = html_bytes_unit(big);
-    snprintf(buf, len, "%.2f %s/step (95%% CI %.2f to %.2f)", slope / u.div, u.name, lo / u.div, hi / u.div);
+    snprintf(buf, len, "%.2f %s/%s (95%% CI %.2f to %.2f)", slope / u.div, u.name, per.name, lo / u.div,
+             hi / u.div);
 }
 
 /* Why a series' verdict is what it is, its figures in human units: the
  * test that decided it (the analysis's reason says the same in bytes, for
  * report.json), or the reason itself for a series not judged. */
 static void fmt_why(const struct sps_leak_series *s, char *buf, size_t len) {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], span[48];
+    struct html_unit per = axis_unit(s);
+    fmt_span(s, span, sizeof span);
     switch (s->rule) {
     case SPS_LEAK_RULE_INTERVAL:
-        snprintf(buf, len, "the slope's 95%% interval (%s to %s per step) does not exclude no growth",
-                 html_fmt_bytes(a, sizeof a, s->ci95_low), html_fmt_bytes(b, sizeof b, s->ci95_high));
+        snprintf(buf, len, "the slope's 95%% interval (%s to %s per %s) does not exclude no growth",
+                 html_fmt_bytes(a, sizeof a, s->ci95_low * per.div), html_fmt_bytes(b, sizeof b, s->ci95_high * per.div),
+                 per.name);
         return;
     case SPS_LEAK_RULE_GROWTH:
         snprintf(buf, len,
-                 "growth over the %zu steps (%s) is under the %s that matter (the larger of 1 MiB and 1%% of the "
+                 "growth over the %s (%s) is under the %s that matter (the larger of 1 MiB and 1%% of the "
                  "median level, plus %s of stepscope's own rings)",
-                 s->steps_analysed, html_fmt_bytes(a, sizeof a, s->growth_bytes),
-                 html_fmt_bytes(b, sizeof b, s->min_growth_bytes), html_fmt_bytes(c, sizeof c, s->allowance_bytes));
+                 span, html_fmt_bytes(a, sizeof a, s->growth_bytes), html_fmt_bytes(b, sizeof b, s->min_growth_bytes),
+                 html_fmt_bytes(c, sizeof c, s->allowance_bytes));
         return;
     case SPS_LEAK_RULE_ALL: {
         char slope[128];
         fmt_slope(s, slope, sizeof slope);
-        snprintf(buf, len, "grows %s over %zu steps, every one of %d segments higher than the last", slope,
-                 s->steps_analysed, SPS_LEAK_SEGMENTS);
+        snprintf(buf, len, "grows %s over %s, every one of %d segments higher than the last", slope, span,
+                 SPS_LEAK_SEGMENTS);
         return;
     }
     default:
@@ -97,6 +123,22 @@ static void fmt_why(const struct sps_leak_series *s, char *buf, size_t len) {
 static void line_start(FILE *f, int *first) {
     sps__analysis_label(f, *first ? "leaks" : "");
     *first = 0;
+}
+
+/* On the time axis, a line that says so and what the warm-up was:
+ * "judged against time: no steps were recorded (the first 20% of each
+ * series' time is warm-up: the run's first 0.8 s)". */
+static void print_axis(FILE *f, const struct sps_leaks *leaks, int *first) {
+    if (leaks->axis != SPS_LEAK_AXIS_TIME)
+        return;
+    line_start(f, first);
+    fprintf(f, "judged against time: no steps were recorded (the first %.0f%% of each series' time is warm-up",
+            100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
+    if (isfinite(leaks->warmup_seconds)) {
+        struct html_unit u = html_elapsed_unit(leaks->warmup_seconds);
+        fprintf(f, ": the run's first %.3g %s", leaks->warmup_seconds / u.div, u.name);
+    }
+    fputs(")\n", f);
 }
 
 /* "processes: 3 no leak, 1 not judged (pid 4244 (worker))": the processes
@@ -153,6 +195,7 @@ void sps__analysis_leaks_print(FILE *f, const struct sps_leaks *leaks) {
     if (leaks->verdict == SPS_LEAK_UNKNOWN) {
         line_start(f, &first);
         fprintf(f, "unknown (%s)\n", leaks->reason);
+        print_axis(f, leaks, &first);
         size_t processes = 0;
         for (size_t i = 0; i < leaks->nseries; i++) {
             const struct sps_leak_series *s = &leaks->series[i];
@@ -179,23 +222,29 @@ void sps__analysis_leaks_print(FILE *f, const struct sps_leaks *leaks) {
                 continue;
             series_label(s, label, sizeof label);
             fmt_slope(s, slope, sizeof slope);
-            char growth[32];
+            char growth[32], span[48];
             html_fmt_bytes(growth, sizeof growth, s->growth_bytes);
+            fmt_span(s, span, sizeof span);
             line_start(f, &first);
-            fprintf(f, "leak: %s grows %s over %zu steps after warm-up (+%s)\n", label, slope,
-                    leaks->steps_analysed, growth);
+            fprintf(f, "leak: %s grows %s over %s after warm-up (+%s)\n", label, slope, span, growth);
         }
         if (processes > MAX_PROCESS_LINES) {
             line_start(f, &first);
             fprintf(f, "%zu more processes leak (report.html lists every series)\n", processes - MAX_PROCESS_LINES);
         }
+        print_axis(f, leaks, &first);
         print_other_processes(f, leaks, &first);
         return;
     }
     /* no leak: each whole-tree and GPU series' slope, then the processes
      * counted */
     line_start(f, &first);
-    fprintf(f, "no leak over %zu steps after warm-up (", leaks->steps_analysed);
+    if (leaks->axis == SPS_LEAK_AXIS_STEPS) {
+        fprintf(f, "no leak over %zu steps after warm-up (", leaks->steps_analysed);
+    } else {
+        struct html_unit u = html_elapsed_unit(isfinite(leaks->seconds_analysed) ? leaks->seconds_analysed : 0);
+        fprintf(f, "no leak over %.3g %s after warm-up (", leaks->seconds_analysed / u.div, u.name);
+    }
     const char *sep = "";
     for (size_t i = 0; i < leaks->nseries; i++) {
         const struct sps_leak_series *s = &leaks->series[i];
@@ -211,6 +260,7 @@ void sps__analysis_leaks_print(FILE *f, const struct sps_leaks *leaks) {
         sep = "; ";
     }
     fputs(")\n", f);
+    print_axis(f, leaks, &first);
     print_other_processes(f, leaks, &first);
 }
 
@@ -223,8 +273,16 @@ static void html_cell(FILE *out, const char *cls, const char *text) {
 void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
     if (!leaks->computed)
         return;
-    fputs("<section id=\"leaks\">\n<h2>Memory leaks</h2>\n<p class=\"what\">Memory against the step number after "
-          "warm-up: a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
+    int on_steps = leaks->axis == SPS_LEAK_AXIS_STEPS;
+    fputs("<section id=\"leaks\">\n<h2>Memory leaks</h2>\n<p class=\"what\">", out);
+    if (on_steps)
+        fputs("Memory against the step number after warm-up", out);
+    else
+        fprintf(out,
+                "Memory against time (no steps were recorded), after a warm-up of the first %.0f%% of each "
+                "series' time in the tree",
+                100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
+    fputs(": a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
           "matters and a rise that persists through the run (docs/analysis.md).</p>\n<p><strong>",
           out);
     svg_write_escaped(out, sps__leak_verdict_name(leaks->verdict));
@@ -235,9 +293,10 @@ void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
         svg_write_escaped(out, leaks->tree_note);
         fputs(".", out);
     }
-    fputs("</p>\n<table>\n<tr><th>series</th><th>verdict</th><th>slope per step (95% CI)</th><th>growth</th>"
-          "<th>readings</th><th class=\"text\">why</th></tr>\n",
-          out);
+    fprintf(out,
+            "</p>\n<table>\n<tr><th>series</th><th>verdict</th><th>slope %s (95%% CI)</th><th>growth</th>"
+            "<th>readings</th><th class=\"text\">why</th></tr>\n",
+            on_steps ? "per step" : "over time");
     for (size_t i = 0; i < leaks->nseries; i++) {
         const struct sps_leak_series *s = &leaks->series[i];
         char label[96], slope[128], growth[32], points[32], why[512];

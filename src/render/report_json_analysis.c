@@ -145,10 +145,16 @@ static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
     else
         sps__jw_null(w, "rule");
     sps__jw_uint(w, "points", s->points);
+    /* each axis's keys, the other axis's null: a reader finds every key */
+    int on_steps = s->axis == SPS_LEAK_AXIS_STEPS;
     sps__jw_uint(w, "steps_analysed", s->steps_analysed);
-    sps__jw_number(w, "first_step", s->first_step);
-    sps__jw_number(w, "last_step", s->last_step);
-    sps__jw_number(w, "slope_bytes_per_step", s->slope_bytes_per_step);
+    sps__jw_number(w, "seconds_analysed", s->seconds_analysed);
+    sps__jw_number(w, "first_step", on_steps ? s->first_at : NAN);
+    sps__jw_number(w, "last_step", on_steps ? s->last_at : NAN);
+    sps__jw_number(w, "first_seconds", on_steps ? NAN : s->first_at);
+    sps__jw_number(w, "last_seconds", on_steps ? NAN : s->last_at);
+    sps__jw_number(w, "slope_bytes_per_step", on_steps ? s->slope : NAN);
+    sps__jw_number(w, "slope_bytes_per_second", on_steps ? NAN : s->slope);
     sps__jw_number(w, "ci95_low", s->ci95_low);
     sps__jw_number(w, "ci95_high", s->ci95_high);
     sps__jw_number(w, "growth_bytes", s->growth_bytes);
@@ -168,6 +174,7 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     sps__jw_object(w, "leaks");
     sps__jw_string(w, "verdict", sps__leak_verdict_name(l->verdict));
     sps__jw_string(w, "reason", l->reason);
+    sps__jw_string(w, "axis", sps__leak_axis_name(l->axis));
     if (l->pid >= 0) {
         sps__jw_object(w, "step_stream");
         sps__jw_string(w, "name", l->step_name);
@@ -183,6 +190,8 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
         sps__jw_null(w, "tree_memory");
     sps__jw_uint(w, "warmup_steps", l->warmup_steps);
     sps__jw_uint(w, "steps_analysed", l->steps_analysed);
+    sps__jw_number(w, "warmup_seconds", l->warmup_seconds);
+    sps__jw_number(w, "seconds_analysed", l->seconds_analysed);
     sps__jw_int(w, "processes_max", SPS_SAMPLER_MAX_PROCESSES);
     sps__jw_uint(w, "processes_left_out", l->processes_left_out);
     sps__jw_object(w, "thresholds");
@@ -192,6 +201,10 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     sps__jw_number(w, "min_growth_fraction_of_median", SPS_LEAK_MIN_GROWTH_FRACTION);
     sps__jw_int(w, "segments", SPS_LEAK_SEGMENTS);
     sps__jw_number(w, "segment_rise_fraction", SPS_LEAK_SEGMENT_RISE);
+    sps__jw_int(w, "time_min_points", SPS_LEAK_TIME_MIN_POINTS);
+    sps__jw_number(w, "time_min_seconds", SPS_LEAK_TIME_MIN_SECONDS);
+    sps__jw_number(w, "time_warmup_fraction", SPS_LEAK_TIME_WARMUP_FRACTION);
+    sps__jw_number(w, "time_max_gap_fraction", SPS_LEAK_TIME_MAX_GAP_FRACTION);
     sps__jw_end(w, '}');
     sps__jw_array(w, "series");
     for (size_t i = 0; i < l->nseries; i++)

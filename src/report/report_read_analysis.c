@@ -97,6 +97,9 @@ static const char *leak_scope_name(int v) {
 static const char *leak_rule_name(int v) {
     return sps__leak_rule_name((enum sps_leak_rule)v);
 }
+static const char *leak_axis_name(int v) {
+    return sps__leak_axis_name((enum sps_leak_axis)v);
+}
 static const char *energy_method_name(int v) {
     return sps__energy_method_name((enum sps_energy_method)v);
 }
@@ -329,21 +332,35 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
         size_t offset;
     } numbers[] = {
 #define F(name) {#name, offsetof(struct sps_leak_series, name)}
-        F(first_step),       F(last_step),       F(slope_bytes_per_step), F(ci95_low),
-        F(ci95_high),        F(growth_bytes),    F(min_growth_bytes),     F(allowance_bytes),
-        F(median_bytes),     F(first_segment_median_bytes), F(last_segment_median_bytes),
+        F(seconds_analysed), F(ci95_low),        F(ci95_high),       F(growth_bytes),
+        F(min_growth_bytes), F(allowance_bytes), F(median_bytes),    F(first_segment_median_bytes),
+        F(last_segment_median_bytes),
 #undef F
+        /* each axis's name for the same figure; the other axis's is null */
+        {"first_step", offsetof(struct sps_leak_series, first_at)},
+        {"first_seconds", offsetof(struct sps_leak_series, first_at)},
+        {"last_step", offsetof(struct sps_leak_series, last_at)},
+        {"last_seconds", offsetof(struct sps_leak_series, last_at)},
+        {"slope_bytes_per_step", offsetof(struct sps_leak_series, slope)},
+        {"slope_bytes_per_second", offsetof(struct sps_leak_series, slope)},
     };
     char key[64];
     int v = 0;
     memset(ls, 0, sizeof *ls);
+    ls->seconds_analysed = ls->first_at = ls->last_at = ls->slope = NAN;
     int rc = sps__jread_open(s, "leaks.series", '{');
     for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
         while (i < sizeof numbers / sizeof *numbers && strcmp(numbers[i].key, key))
             i++;
         if (i < sizeof numbers / sizeof *numbers) {
-            rc = sps__jread_number(s, key, (double *)((char *)ls + numbers[i].offset));
+            double x;
+            double *field = (double *)((char *)ls + numbers[i].offset);
+            rc = sps__jread_number(s, key, &x);
+            /* a key shared by both axes is taken as written; of a pair,
+             * the one that is not null */
+            if (!rc && (!isnan(x) || (field != &ls->first_at && field != &ls->last_at && field != &ls->slope)))
+                *field = x;
         } else if (!strcmp(key, "series")) {
             rc = sps__jread_text(s, key, ls->series, sizeof ls->series);
         } else if (!strcmp(key, "scope")) {
@@ -424,6 +441,8 @@ static int read_leaks(struct sps_jscan *s, struct sps_report *rep) {
     sps__leaks_free(l);
     l->computed = 1;
     l->pid = l->tid = -1;
+    l->axis = SPS_LEAK_AXIS_STEPS; /* a report.json from before the time axis judged steps only */
+    l->warmup_seconds = l->seconds_analysed = NAN;
     /* the tree the tree series covers: the sampler's (read before) */
     l->tree_pid = rep->info.sampler && rep->info.sampler->tree_pid > 0 ? rep->info.sampler->tree_pid : 0;
     int rc = sps__jread_open(s, "leaks", '{');
@@ -433,6 +452,13 @@ static int read_leaks(struct sps_jscan *s, struct sps_report *rep) {
             l->verdict = (enum sps_leak_verdict)v;
         } else if (!strcmp(key, "reason")) {
             rc = sps__jread_text(s, key, l->reason, sizeof l->reason);
+        } else if (!strcmp(key, "axis")) {
+            rc = read_name(s, key, leak_axis_name, SPS_LEAK_AXIS_COUNT, &v);
+            l->axis = (enum sps_leak_axis)v;
+        } else if (!strcmp(key, "warmup_seconds")) {
+            rc = sps__jread_number(s, key, &l->warmup_seconds);
+        } else if (!strcmp(key, "seconds_analysed")) {
+            rc = sps__jread_number(s, key, &l->seconds_analysed);
         } else if (!strcmp(key, "step_stream")) {
             rc = read_step_stream(s, l);
         } else if (!strcmp(key, "tree_memory")) {
@@ -449,6 +475,8 @@ static int read_leaks(struct sps_jscan *s, struct sps_report *rep) {
             rc = sps__jscan_skip(s); /* processes_max, thresholds: the constants in leaks.h */
         }
     }
+    for (size_t i = 0; i < l->nseries; i++) /* the run's axis is each series' */
+        l->series[i].axis = l->axis;
     return rc;
 }
 
