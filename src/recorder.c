@@ -341,6 +341,7 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
 
 static void on_exit_handler(void);
 static void thread_exit_handler(void *seg);
+static void end_root_phase(void);
 static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
@@ -557,6 +558,8 @@ static int thread_attach(void) {
         const uint64_t *dir = (const uint64_t *)(P.base + h->threads_off);
         struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + dir[P.free_segs[--P.nfree]]);
         seg->depth = 0; /* zones the last thread left open died with it */
+        for (uint32_t d = 0; d < SPS_REC_STACK_FRAMES; d++)
+            seg->stack[d].phase_mark = 0;
         seg->reuses++;
         bind_thread(seg);
         plan_prefault(seg); /* the last thread may have filled only a few pages */
@@ -610,6 +613,8 @@ refuse:
  * thread records nothing more (another destructor might try). */
 static void thread_exit_handler(void *seg) {
     struct sps_rec_thread *s = seg;
+    if (s && s == T.seg && __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_READY)
+        end_root_phase();
     lock_process();
     if (s && s == T.seg && P.state == PROC_READY) {
         __atomic_store_n(&s->state, SPS_REC_THREAD_EXITED, __ATOMIC_RELEASE);
@@ -915,29 +920,44 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
         step_end_or_poll(r, now);
 }
 
+/* The segment of a thread that has none: only the thread that forked can
+ * have open frames without one (those it began in the parent), and it
+ * re-attaches in the child.  NULL for any other thread. */
+static COLD struct sps_rec_thread *forked_thread_segment(void) {
+    if (T.refused || P.fork_thread != (void *)&T)
+        return NULL;
+    lock_process();
+    int ok = attach_locked() == 0;
+    unlock_process();
+    prefault_rings();
+    return ok ? T.seg : NULL;
+}
+
+/* End the phase open on frame d of seg at now (see sps_phase). */
+static inline void end_phase_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    seg->stack[d].phase_mark = 0;
+    end_at(seg, d, now);
+}
+
 static COLD void end_slow(sps_zone_t token, uint64_t now) {
     if (!token)
         return; /* a begin that recorded nothing */
     struct sps_rec_thread *seg = T.seg;
-    if (!seg) {
-        /* Only the thread that forked can end a zone it has no segment for:
-         * one it began in the parent.  It re-attaches in the child. */
-        if (!token || T.refused || P.fork_thread != (void *)&T)
-            return;
-        lock_process();
-        int ok = attach_locked() == 0;
-        unlock_process();
-        prefault_rings();
-        if (!ok)
-            return;
-        seg = T.seg;
-    }
+    if (!seg && !(seg = forked_thread_segment()))
+        return;
     uint32_t d = seg->depth;
-    if (token != d) {
+    if (token + 1 == d && sps_rec_frame_is_phase(&seg->stack[d])) {
+        /* the zone's open phase ends first, at the zone's own end */
+        end_phase_at(seg, d, now);
+        d = token;
+    } else if (token != d) {
         seg->mismatched_ends++;
         if (token > d || token == 0)
             return;
-        d = token; /* inner zones left open are closed implicitly */
+        /* inner zones left open (phases among them) are closed implicitly */
+        for (uint32_t k = token + 1; k <= d; k++)
+            seg->stack[k].phase_mark = 0;
+        d = token;
     }
     end_at(seg, d, now);
 }
@@ -965,6 +985,8 @@ void sps_zone_end(sps_zone_t token) {
 
 int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_thread *seg = T.seg;
+    if (seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1]))
+        end_phase_at(seg, token + 1, sps__ticks()); /* its open phase is recorded, ended now */
     if (!seg || !token || token != seg->depth) {
         sps_zone_end(token);
         return 0;
@@ -973,6 +995,93 @@ int sps__zone_discard(sps_zone_t token) {
     f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
     seg->depth = token - 1;
     return 1;
+}
+
+/* ------------------------------------------------------------ chained phases */
+
+/*
+ * sps_phase: the open frame at the top of the stack is either a phase (of
+ * the innermost scope below it) or that scope itself (a zone, step,
+ * micro-step, or frame 0: the thread).  One timestamp ends the first and
+ * begins the next phase on the same frame, or begins the scope's first
+ * phase one frame up.  Everything else is what a zone's begin and end do.
+ */
+static inline void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
+    uint32_t d = seg->depth;
+    struct sps_rec_frame *f = &seg->stack[d];
+    if (sps_rec_frame_is_phase(f)) {
+        end_at(seg, d, now); /* the open phase ends where the next begins */
+    } else {
+        d++;
+        f++;
+    }
+    if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, SPS_KIND_ZONE)) {
+        if (d <= SPS_REC_MAX_DEPTH)
+            f->phase_mark = 0; /* the phase just ended there, if any */
+        return;
+    }
+    f->name = id;
+    f->kind = SPS_KIND_ZONE;
+    f->ring = SPS_RING_ZONES;
+    f->child_ns = 0;
+    f->start_ticks = now;
+    f->phase_mark = ~now;
+    seg->depth = d;
+}
+
+void sps_phase_end(void) {
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!seg) && !(seg = forked_thread_segment()))
+        return;
+    uint32_t d = seg->depth;
+    if (sps_rec_frame_is_phase(&seg->stack[d]))
+        end_phase_at(seg, d, sps__ticks());
+}
+
+static COLD void phase_slow(struct sps_site *site) {
+    uint32_t id = 0;
+    /* recording off, or a site that is not a zone's: the open phase still
+     * ends (its time must not run on into what follows), none begins */
+    if (sps__enabled && site && site->kind == SPS_KIND_ZONE)
+        id = prepare(site);
+    if (id)
+        phase_at(T.seg, id, sps__ticks());
+    else
+        sps_phase_end();
+}
+
+static inline void phase(struct sps_site *site, int tsc) {
+    if (UNLIKELY(!site)) {
+        phase_slow(site);
+        return;
+    }
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!sps__enabled || site->kind != SPS_KIND_ZONE || !seg || !id || !T.agg_index[id])) {
+        phase_slow(site);
+        return;
+    }
+    phase_at(seg, id, ticks_now(tsc));
+}
+
+static COLD void phase_monotonic(struct sps_site *site) {
+    phase(site, 0);
+}
+
+void sps_phase(struct sps_site *site) {
+    if (LIKELY(clock_is_tsc()))
+        phase(site, 1);
+    else
+        phase_monotonic(site);
+}
+
+/* A phase the thread itself owns (begun with nothing open) ends when the
+ * thread does; anything open inside a step or zone dies with it, as the
+ * step or zone does. */
+static void end_root_phase(void) {
+    struct sps_rec_thread *seg = T.seg;
+    if (seg && seg->depth == 1 && sps_rec_frame_is_phase(&seg->stack[1]))
+        end_phase_at(seg, 1, sps__ticks());
 }
 
 static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {
@@ -1139,6 +1248,7 @@ static void cut_to_used_size(void) {
 static void on_exit_handler(void) {
     if (P.state != PROC_READY || P.pid != getpid())
         return;
+    end_root_phase(); /* the exiting thread's */
     struct sps_rec_header *h = P.hdr;
     h->end_ticks = sps__ticks();
     refresh_anchor(h->end_ticks, 1);
