@@ -157,8 +157,11 @@ SPS_API void sps_zone_end(sps_zone_t token);
  *  - ending the owner while a zone inside its phase is still open is a
  *    mismatched end, counted as any other: the phase and the zone are
  *    closed implicitly, not recorded;
- *  - with recording off (sps_set_enabled(0)), with a NULL site or a site
- *    of another kind, sps_phase ends the open phase and begins none;
+ *  - with recording off (sps_set_enabled(0)) SPS_PHASE ends the open
+ *    phase and begins none, so the time spent off is in no phase
+ *    (sps_phase itself, like sps_zone_begin, leaves the switch to its
+ *    caller); with a NULL site or a site of another kind, sps_phase ends
+ *    the open phase and begins none;
  *  - the overhead guard's thin levels and the nesting limit treat a phase
  *    as a zone at its depth: a phase directly in a step survives
  *    SPS_THIN_PHASES; one refused is counted, and its predecessor still

@@ -882,8 +882,18 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
     return begin_monotonic(site);
 }
 
-/* Close frame d of seg at time now: aggregates, then the event. */
-static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+/* Close frame d of seg at time now: aggregates, then the event.  Inlined
+ * by force only into a chained phase (phase_at), whose one timestamp ends a
+ * phase and begins the next, and whose ring is known there: the chain's
+ * cost is this bookkeeping (its one clock read hides less of it than a
+ * zone's two do).  The zone and step ends use end_at, the compiler's
+ * choice, as before. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now, int zones_ring) {
     struct sps_rec_frame *f = &seg->stack[d];
     uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
     uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
@@ -902,7 +912,9 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
     seg->pending_bucket = sps_hist_bucket(dur);
     sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
 
-    uint32_t r = f->ring;
+    /* zones_ring: the caller knows the frame's ring is SPS_RING_ZONES (a
+     * constant, so the ring's fields sit at fixed offsets) */
+    uint32_t r = zones_ring ? SPS_RING_ZONES : f->ring;
     uint64_t h = seg->head[r];
     if (LIKELY(h < seg->limit[r])) {
         struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
@@ -918,6 +930,10 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
     __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
     if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
         step_end_or_poll(r, now);
+}
+
+static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    end_frame(seg, d, now, 0);
 }
 
 /* The segment of a thread that has none: only the thread that forked can
@@ -962,11 +978,29 @@ static COLD void end_slow(sps_zone_t token, uint64_t now) {
     end_at(seg, d, now);
 }
 
+/* An end that is not of the innermost frame: most often a step (or zone)
+ * whose phase is open, which ends here, on a path kept out of the cold
+ * section; anything else goes on to end_slow. */
+static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64_t now) {
+    struct sps_rec_thread *seg = T.seg;
+    if (LIKELY(seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1]))) {
+        struct sps_rec_frame *f = &seg->stack[token + 1];
+        f->phase_mark = 0;
+        if (LIKELY(f->ring == SPS_RING_ZONES))
+            end_frame(seg, token + 1, now, 1);
+        else
+            end_at(seg, token + 1, now); /* carried across fork() */
+        end_at(seg, token, now);
+        return;
+    }
+    end_slow(token, now);
+}
+
 static inline void end(sps_zone_t token, int tsc) {
     uint64_t now = ticks_now(tsc);
     struct sps_rec_thread *seg = T.seg;
     if (UNLIKELY(!seg || !token || token != seg->depth)) {
-        end_slow(token, now);
+        end_not_innermost(token, now);
         return;
     }
     end_at(seg, token, now);
@@ -1006,11 +1040,13 @@ int sps__zone_discard(sps_zone_t token) {
  * begins the next phase on the same frame, or begins the scope's first
  * phase one frame up.  Everything else is what a zone's begin and end do.
  */
-static inline void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
+static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
     uint32_t d = seg->depth;
     struct sps_rec_frame *f = &seg->stack[d];
-    if (sps_rec_frame_is_phase(f)) {
-        end_at(seg, d, now); /* the open phase ends where the next begins */
+    if (LIKELY(sps_rec_frame_is_phase(f) && f->ring == SPS_RING_ZONES)) {
+        end_frame(seg, d, now, 1); /* the open phase ends where the next begins */
+    } else if (sps_rec_frame_is_phase(f)) {
+        end_at(seg, d, now); /* one carried across fork(): its ring is the discard slot */
     } else {
         d++;
         f++;
@@ -1040,9 +1076,9 @@ void sps_phase_end(void) {
 
 static COLD void phase_slow(struct sps_site *site) {
     uint32_t id = 0;
-    /* recording off, or a site that is not a zone's: the open phase still
-     * ends (its time must not run on into what follows), none begins */
-    if (sps__enabled && site && site->kind == SPS_KIND_ZONE)
+    /* a site that is not a zone's: the open phase still ends (its time
+     * must not run on into what follows), none begins */
+    if (site && site->kind == SPS_KIND_ZONE)
         id = prepare(site);
     if (id)
         phase_at(T.seg, id, sps__ticks());
@@ -1050,14 +1086,14 @@ static COLD void phase_slow(struct sps_site *site) {
         sps_phase_end();
 }
 
-static inline void phase(struct sps_site *site, int tsc) {
+static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
     if (UNLIKELY(!site)) {
         phase_slow(site);
         return;
     }
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     struct sps_rec_thread *seg = T.seg;
-    if (UNLIKELY(!sps__enabled || site->kind != SPS_KIND_ZONE || !seg || !id || !T.agg_index[id])) {
+    if (UNLIKELY(site->kind != SPS_KIND_ZONE || !seg || !id || !T.agg_index[id])) {
         phase_slow(site);
         return;
     }
