@@ -151,6 +151,8 @@ SPS_API void sps_zone_end(sps_zone_t token);
  *  - zones begun while a phase is open nest in the phase; a phase call
  *    made while such a zone is still open begins a phase owned by that
  *    zone (ended with it) and leaves the outer phase running;
+ *  - a micro-step taken back unrecorded (stepscope.torch's provisional
+ *    one) hands its open phase to its step, which ends it;
  *  - a phase of the thread (begun with nothing open) ends at the next
  *    phase or sps_phase_end of the thread, or when the thread exits
  *    (exit() for the thread that calls it);

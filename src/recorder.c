@@ -1019,8 +1019,17 @@ void sps_zone_end(sps_zone_t token) {
 
 int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_thread *seg = T.seg;
-    if (seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1]))
-        end_phase_at(seg, token + 1, sps__ticks()); /* its open phase is recorded, ended now */
+    if (seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1])) {
+        /* Its open phase goes on as the parent's, as zones inside a zone
+         * taken back become the parent's: it moves down into the frame
+         * taken back, and the parent's end will end it. */
+        struct sps_rec_frame *f = &seg->stack[token];
+        f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
+        f[0] = f[1];
+        f[1].phase_mark = 0;
+        seg->depth = token;
+        return 1;
+    }
     if (!seg || !token || token != seg->depth) {
         sps_zone_end(token);
         return 0;

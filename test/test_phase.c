@@ -197,7 +197,8 @@ static void test_nesting(void) {
 
 /* A micro-step owns its phases; the step's phase after the last
  * micro-step belongs to the step.  A micro-step taken back
- * (sps__zone_discard) ends its open phase first, which stays recorded. */
+ * (sps__zone_discard) hands its open phase to the step, whose end ends
+ * it. */
 static void test_microsteps_and_discard(void) {
     {
         SPS_STEP_NAMED("ms_step");
@@ -237,9 +238,12 @@ static void test_microsteps_and_discard(void) {
     struct sps_agg da = agg_of(&run, "ms_da", SPS_KIND_ZONE), ds = agg_of(&run, "ms_dstep", SPS_KIND_STEP);
     CHECK_EQ_U(agg_of(&run, "ms_dmicro", SPS_KIND_MICROSTEP).count, 0);
     CHECK_EQ_U(da.count, 1);
-    CHECK_EQ_U(da.total_ns, 9);
+    CHECK_EQ_U(da.total_ns, 11);
     CHECK_EQ_U(ds.total_ns, 11);
-    CHECK_EQ_U(ds.self_ns, 2); /* the phase is the step's child now */
+    CHECK_EQ_U(ds.self_ns, 0); /* the phase is the step's child now */
+    const struct sps_event *ea = last_event(&run, "ms_da", SPS_RING_ZONES);
+    const struct sps_event *es = last_event(&run, "ms_dstep", SPS_RING_STEPS);
+    CHECK(ea && es && ea->end_ns == es->end_ns && ea->depth == es->depth + 1);
     CHECK_EQ_U(run.procs[0].threads[0].nopen, 0);
     sps__run_free(&run);
 }
