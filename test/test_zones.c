@@ -283,6 +283,7 @@ static void test_compile_time_disable(void) {
     sps_status(&s1);
     CHECK_EQ_U(s1.events_recorded, s0.events_recorded);
     CHECK_EQ_U(count_of("compiled_out", SPS_KIND_ZONE), 0);
+    CHECK_EQ_U(count_of("compiled_out_phase", SPS_KIND_ZONE), 0);
 }
 
 /* Names are the workload's bytes: cut at a character boundary, and any
