@@ -9,6 +9,10 @@ Times, in one run and one loop shape, ns per iteration of:
   recording off  `with stepscope.zone("x"):` after set_enabled(False): the
                  `with` statement and the module, without the library's work
   pure Python    `with Timer("x"):`, a class whose __enter__/__exit__ call perf_counter
+  phase          `stepscope.phase("x")`: a chained phase, which ends the one
+                 before it (one call and one clock read per phase)
+  step + 4       a step holding four zones, and one holding four chained
+                 phases (the step's end ends the last), per step
   torch          `with torch.profiler.record_function("x"):` (when torch imports)
 
 With STEPSCOPE_LIBCUDA pointing at the test suite's fake libcuda
@@ -90,6 +94,37 @@ def loop_stepscope_off(n):
     stepscope.set_enabled(True)
 
 
+def loop_phase(n):
+    phase = stepscope.phase
+    for _ in range(n):
+        phase("x")
+    stepscope.phase_end()
+
+
+def loop_step_zones(n):
+    zone, step = stepscope.zone, stepscope.step
+    for _ in range(n):
+        with step():
+            with zone("data"):
+                pass
+            with zone("forward"):
+                pass
+            with zone("backward"):
+                pass
+            with zone("optimizer"):
+                pass
+
+
+def loop_step_phases(n):
+    phase, step = stepscope.phase, stepscope.step
+    for _ in range(n):
+        with step():
+            phase("data")
+            phase("forward")
+            phase("backward")
+            phase("optimizer")
+
+
 def loop_python_timer(n):
     for _ in range(n):
         with Timer("x"):
@@ -150,6 +185,9 @@ def main():
             ("with stepscope.zone('x')", loop_stepscope, N),
             ("with z (a kept stepscope.zone)", loop_stepscope_kept, N),
             ("with stepscope.zone, recording off", loop_stepscope_off, N),
+            ("stepscope.phase('x') (chained)", loop_phase, N),
+            ("step + 4 zones (per step)", loop_step_zones, N // 4),
+            ("step + 4 phases (per step)", loop_step_phases, N // 4),
             ("with Timer('x') (pure Python)", loop_python_timer, N)]
     try:
         import torch  # noqa: F401
@@ -179,6 +217,9 @@ def main():
     for label, ns in res.items():
         print("%-36s %8.1f ns   %6.2fx baseline   %6.2fx stepscope" % (label, ns, ns / base, ns / ours))
     print("pure-Python timer / stepscope zone: %.2fx" % (res["with Timer('x') (pure Python)"] / ours))
+    print("phase / zone: %.2fx; a step of four phases / a step of four zones: %.2fx"
+          % (res["stepscope.phase('x') (chained)"] / ours,
+             res["step + 4 phases (per step)"] / res["step + 4 zones (per step)"]))
     if FAKE is not None:
         status = stepscope.cuda_status()
         print("gpu_zone - zone in the same loop: %.1f ns (stream 0), %.1f ns (current stream); cuda_status: %s"

@@ -126,6 +126,61 @@ SPS_API sps_zone_t sps_zone_begin(struct sps_site *site);
  */
 SPS_API void sps_zone_end(sps_zone_t token);
 
+/*
+ * Chained phases: zones that follow one another with nothing between, so
+ * that the end of one and the start of the next are one timestamp.
+ *
+ *     SPS_STEP();
+ *     SPS_PHASE("data");      load_batch();
+ *     SPS_PHASE("forward");   loss = forward();
+ *     SPS_PHASE("backward");  backward();
+ *     SPS_PHASE("optimizer"); update();
+ *     // the step's end ends "optimizer", at the step's own end
+ *
+ * sps_phase ends the calling thread's open phase, if any, and begins a
+ * phase on site (an SPS_KIND_ZONE site), reading the clock once.  A phase
+ * belongs to the innermost open step, micro-step or zone when it began
+ * (its owner), or to the thread when nothing was open; ending the owner
+ * (sps_zone_end, the end of an SPS_STEP or SPS_ZONE scope) ends its open
+ * phase first, at the owner's own end timestamp.  A step of four phases
+ * reads the clock six times where four zones in it read it ten.
+ *
+ * A phase is recorded as an ordinary zone of its name, one level below
+ * its owner: its start, end, self time, aggregates and histogram are a
+ * zone's, and every output shows it as that zone.  In detail:
+ *  - zones begun while a phase is open nest in the phase; a phase call
+ *    made while such a zone is still open begins a phase owned by that
+ *    zone (ended with it) and leaves the outer phase running;
+ *  - a micro-step taken back unrecorded (stepscope.torch's provisional
+ *    one) hands its open phase to its step, which ends it;
+ *  - a phase of the thread (begun with nothing open) ends at the next
+ *    phase or sps_phase_end of the thread, or when the thread exits
+ *    (exit() for the thread that calls it);
+ *  - ending the owner while a zone inside its phase is still open is a
+ *    mismatched end, counted as any other: the phase and the zone are
+ *    closed implicitly, not recorded;
+ *  - with recording off (sps_set_enabled(0)) SPS_PHASE ends the open
+ *    phase and begins none, so the time spent off is in no phase
+ *    (sps_phase itself, like sps_zone_begin, leaves the switch to its
+ *    caller); with a NULL site or a site of another kind, sps_phase ends
+ *    the open phase and begins none;
+ *  - the overhead guard's thin levels and the nesting limit treat a phase
+ *    as a zone at its depth: a phase directly in a step survives
+ *    SPS_THIN_PHASES; one refused is counted, and its predecessor still
+ *    ends;
+ *  - across fork() the forking thread's open phase is carried like its
+ *    open zones: the next phase call in the child ends it (into nothing:
+ *    the parent records it) and begins the child's own.
+ * Phases read the CPU clock only: a GPU zone (sps_gpu_zone_begin) stays a
+ * zone.  Calling thread only, like zones.
+ */
+SPS_API void sps_phase(struct sps_site *site);
+
+/* End the calling thread's open phase (that of its innermost open step,
+ * micro-step or zone, or of the thread), beginning none; nothing when that
+ * scope has no open phase.  One clock read. */
+SPS_API void sps_phase_end(void);
+
 /* Record a value (site->kind must be SPS_KIND_VALUE), e.g. the loss. */
 SPS_API void sps_value(struct sps_site *site, double value);
 
@@ -570,6 +625,18 @@ static inline void sps__zone_cleanup(sps_zone_t *token) {
         SPS__BEGIN(&SPS__CAT(var, _site))
 #endif
 
+/* A chained phase (sps_phase): ends the open phase and begins `name`.
+ * While recording is off it only ends the open phase. */
+#define SPS_PHASE(name) \
+    do { \
+        SPS__SITE(sps__phase_site, name, SPS_KIND_ZONE); \
+        if (SPS__LIKELY(sps__enabled)) \
+            sps_phase(&sps__phase_site); \
+        else \
+            sps_phase_end(); \
+    } while (0)
+#define SPS_PHASE_END() sps_phase_end()
+
 #define SPS_VALUE(name, value) \
     do { \
         SPS__SITE(sps__value_site, name, SPS_KIND_VALUE); \
@@ -597,6 +664,8 @@ static inline void sps__zone_cleanup(sps_zone_t *token) {
 #define SPS_STEP() ((void)0)
 #define SPS_STEP_NAMED(name) SPS__TYPECHECK_NAME(name)
 #define SPS_MICROSTEP() ((void)0)
+#define SPS_PHASE(name) SPS__TYPECHECK_NAME(name)
+#define SPS_PHASE_END() ((void)0)
 #define SPS_VALUE(name, value) (SPS__TYPECHECK_NAME(name), (void)sizeof((double)(value)))
 #define SPS_COUNT(name, n) (SPS__TYPECHECK_NAME(name), (void)sizeof((uint64_t)(n)))
 

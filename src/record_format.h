@@ -201,8 +201,18 @@ struct sps_rec_frame {
     uint32_t name;
     uint16_t ring; /* enum sps_rec_ring the zone's event goes to */
     uint16_t kind; /* enum sps_kind */
-    uint64_t reserved;
+    /* ~start_ticks while the frame is a chained phase (sps_phase); 0 or
+     * stale otherwise: the recorder clears it when it ends a phase, and a
+     * zone begun later on the frame writes a new start_ticks, so even a
+     * mark left by a phase ended through a stale zone token matches only
+     * if the clock has not moved since (sps_rec_frame_is_phase) */
+    uint64_t phase_mark;
 };
+
+/* Whether an open frame is a chained phase rather than a zone. */
+static inline int sps_rec_frame_is_phase(const struct sps_rec_frame *f) {
+    return f->phase_mark == ~f->start_ticks;
+}
 
 /*
  * One event, 32 bytes.  Zones, steps and micro-steps: start and end ticks

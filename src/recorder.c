@@ -341,6 +341,7 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
 
 static void on_exit_handler(void);
 static void thread_exit_handler(void *seg);
+static void end_root_phase(void);
 static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
@@ -557,6 +558,8 @@ static int thread_attach(void) {
         const uint64_t *dir = (const uint64_t *)(P.base + h->threads_off);
         struct sps_rec_thread *seg = (struct sps_rec_thread *)(P.base + dir[P.free_segs[--P.nfree]]);
         seg->depth = 0; /* zones the last thread left open died with it */
+        for (uint32_t d = 0; d < SPS_REC_STACK_FRAMES; d++)
+            seg->stack[d].phase_mark = 0;
         seg->reuses++;
         bind_thread(seg);
         plan_prefault(seg); /* the last thread may have filled only a few pages */
@@ -610,6 +613,8 @@ refuse:
  * thread records nothing more (another destructor might try). */
 static void thread_exit_handler(void *seg) {
     struct sps_rec_thread *s = seg;
+    if (s && s == T.seg && __atomic_load_n(&P.state, __ATOMIC_ACQUIRE) == PROC_READY)
+        end_root_phase();
     lock_process();
     if (s && s == T.seg && P.state == PROC_READY) {
         __atomic_store_n(&s->state, SPS_REC_THREAD_EXITED, __ATOMIC_RELEASE);
@@ -877,10 +882,41 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
     return begin_monotonic(site);
 }
 
-/* Close frame d of seg at time now: aggregates, then the event. */
-static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+/* Close frame d of seg at time now: aggregates, then the event.  Inlined
+ * by force only into a chained phase (phase_at), whose one timestamp ends a
+ * phase and begins the next, and whose ring is known there: the chain's
+ * cost is this bookkeeping (its one clock read hides less of it than a
+ * zone's two do).  The zone and step ends use end_at, the compiler's
+ * choice, as before. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+/*
+ * sps__ticks_to_ns without a 128-bit product: (t * mult) >> 32 is
+ * (t >> 32) * mult + ((t & 0xffffffff) * mult >> 32) exactly, the same
+ * bits, whenever mult <= 2^32 (a clock of at least 1 GHz, and
+ * CLOCK_MONOTONIC's 2^32), where neither product can overflow.  In a
+ * chained phase the 128-bit form costs a fifth of the chain: the compiler
+ * spills the product through the stack, on the path from the clock read
+ * to every store that waits for the duration.
+ */
+static ALWAYS_INLINE uint64_t chain_ticks_to_ns(uint64_t t, uint64_t mult) {
+    if (UNLIKELY(mult > (uint64_t)1 << 32))
+        return sps__ticks_to_ns(t, mult);
+    return (t >> 32) * mult + (((t & 0xffffffffu) * mult) >> 32);
+}
+
+static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now, int zones_ring) {
     struct sps_rec_frame *f = &seg->stack[d];
-    uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
+    /* a phase's start and name, read once: the stores below could alias
+     * them as far as the compiler knows (the zone's end reads the frame as
+     * it always has) */
+    const uint64_t start = f->start_ticks;
+    const uint32_t name = f->name;
+    uint64_t dur = zones_ring ? chain_ticks_to_ns(now - start, sps__clock.ns_mult)
+                              : sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
     uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
@@ -889,7 +925,7 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
      * any point, the reader finds count - histogram = 1 only when the
      * pending bucket is this zone's. */
     sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
-    uint64_t agg_off = T.agg_index[f->name];
+    uint64_t agg_off = T.agg_index[zones_ring ? name : f->name];
     /* release stores order what precedes them (plain stores on x86): the
      * bucket above before the pending offset, everything before the count
      * (in sps_rec_agg_add_zone) */
@@ -897,16 +933,18 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
     seg->pending_bucket = sps_hist_bucket(dur);
     sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
 
-    uint32_t r = f->ring;
+    /* zones_ring: the caller knows the frame's ring is SPS_RING_ZONES (a
+     * constant, so the ring's fields sit at fixed offsets) */
+    uint32_t r = zones_ring ? SPS_RING_ZONES : f->ring;
     uint64_t h = seg->head[r];
     if (LIKELY(h < seg->limit[r])) {
         struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
-        e->start_ticks = f->start_ticks;
+        e->start_ticks = zones_ring ? start : f->start_ticks;
         e->end_ticks = now;
         e->a = self;
-        e->name = f->name;
+        e->name = zones_ring ? name : f->name;
         e->depth = (uint16_t)(d - 1);
-        e->kind = f->kind;
+        e->kind = zones_ring ? (uint16_t)SPS_KIND_ZONE : f->kind;
     }
     /* publish after the event is complete: a reader (or a post-mortem)
      * never counts a half-written event */
@@ -915,38 +953,75 @@ static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) 
         step_end_or_poll(r, now);
 }
 
+static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    end_frame(seg, d, now, 0);
+}
+
+/* The segment of a thread that has none: only the thread that forked can
+ * have open frames without one (those it began in the parent), and it
+ * re-attaches in the child.  NULL for any other thread. */
+static COLD struct sps_rec_thread *forked_thread_segment(void) {
+    if (T.refused || P.fork_thread != (void *)&T)
+        return NULL;
+    lock_process();
+    int ok = attach_locked() == 0;
+    unlock_process();
+    prefault_rings();
+    return ok ? T.seg : NULL;
+}
+
+/* End the phase open on frame d of seg at now (see sps_phase). */
+static inline void end_phase_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    seg->stack[d].phase_mark = 0;
+    end_at(seg, d, now);
+}
+
 static COLD void end_slow(sps_zone_t token, uint64_t now) {
     if (!token)
         return; /* a begin that recorded nothing */
     struct sps_rec_thread *seg = T.seg;
-    if (!seg) {
-        /* Only the thread that forked can end a zone it has no segment for:
-         * one it began in the parent.  It re-attaches in the child. */
-        if (!token || T.refused || P.fork_thread != (void *)&T)
-            return;
-        lock_process();
-        int ok = attach_locked() == 0;
-        unlock_process();
-        prefault_rings();
-        if (!ok)
-            return;
-        seg = T.seg;
-    }
+    if (!seg && !(seg = forked_thread_segment()))
+        return;
     uint32_t d = seg->depth;
-    if (token != d) {
+    if (token + 1 == d && sps_rec_frame_is_phase(&seg->stack[d])) {
+        /* the zone's open phase ends first, at the zone's own end */
+        end_phase_at(seg, d, now);
+        d = token;
+    } else if (token != d) {
         seg->mismatched_ends++;
         if (token > d || token == 0)
             return;
-        d = token; /* inner zones left open are closed implicitly */
+        /* inner zones left open (phases among them) are closed implicitly */
+        for (uint32_t k = token + 1; k <= d; k++)
+            seg->stack[k].phase_mark = 0;
+        d = token;
     }
     end_at(seg, d, now);
+}
+
+/* An end that is not of the innermost frame: most often a step (or zone)
+ * whose phase is open, which ends here, on a path kept out of the cold
+ * section; anything else goes on to end_slow. */
+static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64_t now) {
+    struct sps_rec_thread *seg = T.seg;
+    if (LIKELY(seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1]))) {
+        struct sps_rec_frame *f = &seg->stack[token + 1];
+        f->phase_mark = 0;
+        if (LIKELY(f->ring == SPS_RING_ZONES))
+            end_frame(seg, token + 1, now, 1);
+        else
+            end_at(seg, token + 1, now); /* carried across fork() */
+        end_at(seg, token, now);
+        return;
+    }
+    end_slow(token, now);
 }
 
 static inline void end(sps_zone_t token, int tsc) {
     uint64_t now = ticks_now(tsc);
     struct sps_rec_thread *seg = T.seg;
     if (UNLIKELY(!seg || !token || token != seg->depth)) {
-        end_slow(token, now);
+        end_not_innermost(token, now);
         return;
     }
     end_at(seg, token, now);
@@ -965,6 +1040,17 @@ void sps_zone_end(sps_zone_t token) {
 
 int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_thread *seg = T.seg;
+    if (seg && token && token + 1 == seg->depth && sps_rec_frame_is_phase(&seg->stack[token + 1])) {
+        /* Its open phase goes on as the parent's, as zones inside a zone
+         * taken back become the parent's: it moves down into the frame
+         * taken back, and the parent's end will end it. */
+        struct sps_rec_frame *f = &seg->stack[token];
+        f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
+        f[0] = f[1];
+        f[1].phase_mark = 0;
+        seg->depth = token;
+        return 1;
+    }
     if (!seg || !token || token != seg->depth) {
         sps_zone_end(token);
         return 0;
@@ -973,6 +1059,95 @@ int sps__zone_discard(sps_zone_t token) {
     f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
     seg->depth = token - 1;
     return 1;
+}
+
+/* ------------------------------------------------------------ chained phases */
+
+/*
+ * sps_phase: the open frame at the top of the stack is either a phase (of
+ * the innermost scope below it) or that scope itself (a zone, step,
+ * micro-step, or frame 0: the thread).  One timestamp ends the first and
+ * begins the next phase on the same frame, or begins the scope's first
+ * phase one frame up.  Everything else is what a zone's begin and end do.
+ */
+static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
+    uint32_t d = seg->depth;
+    struct sps_rec_frame *f = &seg->stack[d];
+    if (LIKELY(sps_rec_frame_is_phase(f) && f->ring == SPS_RING_ZONES)) {
+        end_frame(seg, d, now, 1); /* the open phase ends where the next begins */
+    } else if (sps_rec_frame_is_phase(f)) {
+        end_at(seg, d, now); /* one carried across fork(): its ring is the discard slot */
+    } else {
+        d++;
+        f++;
+    }
+    if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, SPS_KIND_ZONE)) {
+        if (d <= SPS_REC_MAX_DEPTH)
+            f->phase_mark = 0; /* the phase just ended there, if any */
+        return;
+    }
+    f->name = id;
+    f->kind = SPS_KIND_ZONE;
+    f->ring = SPS_RING_ZONES;
+    f->child_ns = 0;
+    f->start_ticks = now;
+    f->phase_mark = ~now;
+    seg->depth = d;
+}
+
+void sps_phase_end(void) {
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(!seg) && !(seg = forked_thread_segment()))
+        return;
+    uint32_t d = seg->depth;
+    if (sps_rec_frame_is_phase(&seg->stack[d]))
+        end_phase_at(seg, d, sps__ticks());
+}
+
+static COLD void phase_slow(struct sps_site *site) {
+    uint32_t id = 0;
+    /* a site that is not a zone's: the open phase still ends (its time
+     * must not run on into what follows), none begins */
+    if (site && site->kind == SPS_KIND_ZONE)
+        id = prepare(site);
+    if (id)
+        phase_at(T.seg, id, sps__ticks());
+    else
+        sps_phase_end();
+}
+
+static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
+    if (UNLIKELY(!site)) {
+        phase_slow(site);
+        return;
+    }
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    struct sps_rec_thread *seg = T.seg;
+    if (UNLIKELY(site->kind != SPS_KIND_ZONE || !seg || !id || !T.agg_index[id])) {
+        phase_slow(site);
+        return;
+    }
+    phase_at(seg, id, ticks_now(tsc));
+}
+
+static COLD void phase_monotonic(struct sps_site *site) {
+    phase(site, 0);
+}
+
+void sps_phase(struct sps_site *site) {
+    if (LIKELY(clock_is_tsc()))
+        phase(site, 1);
+    else
+        phase_monotonic(site);
+}
+
+/* A phase the thread itself owns (begun with nothing open) ends when the
+ * thread does; anything open inside a step or zone dies with it, as the
+ * step or zone does. */
+static void end_root_phase(void) {
+    struct sps_rec_thread *seg = T.seg;
+    if (seg && seg->depth == 1 && sps_rec_frame_is_phase(&seg->stack[1]))
+        end_phase_at(seg, 1, sps__ticks());
 }
 
 static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {
@@ -1139,6 +1314,7 @@ static void cut_to_used_size(void) {
 static void on_exit_handler(void) {
     if (P.state != PROC_READY || P.pid != getpid())
         return;
+    end_root_phase(); /* the exiting thread's */
     struct sps_rec_header *h = P.hdr;
     h->end_ticks = sps__ticks();
     refresh_anchor(h->end_ticks, 1);

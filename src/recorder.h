@@ -39,7 +39,9 @@ const struct sps_rec_thread *sps__recorder_thread_segment(void);
  * begun; the zones that ran inside it become its parent's children (the
  * parent's self time still leaves them out).  For a layer that opened a
  * micro-step before knowing whether there would be micro-steps at all
- * (python/stepscope/torch.py).  A token that is not the innermost open one
+ * (python/stepscope/torch.py).  Its open phase (sps_phase), if any, goes
+ * on as the parent's, not ended: the parent's end or next phase ends it.
+ * A token that is not the innermost open one (its phase aside)
  * is ended as sps_zone_end would; 0 is ignored.  Returns 1 when the zone
  * was taken back, 0 when it was ended (or ignored).  Calling thread only.
  */

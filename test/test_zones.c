@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "clock.h"
 #include "model/run.h"
+#include "record_format.h"
 #include "recorder.h"
 #include "stepscope.h"
 #include "support.h"
@@ -283,6 +285,49 @@ static void test_compile_time_disable(void) {
     sps_status(&s1);
     CHECK_EQ_U(s1.events_recorded, s0.events_recorded);
     CHECK_EQ_U(count_of("compiled_out", SPS_KIND_ZONE), 0);
+    CHECK_EQ_U(count_of("compiled_out_phase", SPS_KIND_ZONE), 0);
+}
+
+/* Chained phases on the process's real clock (the TSC here): each
+ * phase's recorded total is, to the nanosecond, the sum of its events'
+ * durations converted as every zone's are (the chain converts with two
+ * 64-bit products instead of a 128-bit one: the same bits). */
+static void test_phase_durations_on_the_real_clock(void) {
+    for (int i = 0; i < 200; i++) {
+        SPS_STEP_NAMED("xp_step");
+        SPS_PHASE("xp_a");
+        burn(100 + 37 * (i % 11));
+        SPS_PHASE("xp_b");
+        burn(50);
+    }
+    const void *base;
+    size_t size;
+    char label[512];
+    CHECK(sps__recorder_snapshot(&base, &size, label, sizeof label) == 0);
+    const struct sps_rec_header *h = base;
+    const unsigned char *b = base;
+    const uint64_t *dir = (const uint64_t *)(b + h->threads_off);
+    const struct sps_rec_thread *seg = (const struct sps_rec_thread *)(b + dir[0]);
+    const struct sps_rec_name *names = (const struct sps_rec_name *)(b + h->names_off);
+    const uint32_t *index = (const uint32_t *)(b + seg->agg_index_off);
+    uint64_t head = seg->head[SPS_RING_ZONES], cap = h->ring_cap[SPS_RING_ZONES];
+    CHECK(head <= cap); /* every event of this test binary is still in the ring */
+    const struct sps_rec_event *ring = (const struct sps_rec_event *)(b + seg->ring_off[SPS_RING_ZONES]);
+    for (uint32_t id = 1; id <= h->names_count; id++) {
+        if (strcmp(names[id - 1].name, "xp_a") != 0 && strcmp(names[id - 1].name, "xp_b") != 0)
+            continue;
+        uint64_t sum = 0, n = 0;
+        for (uint64_t k = 0; k < head && k < cap; k++)
+            if (ring[k].name == id) {
+                sum += sps__ticks_to_ns(ring[k].end_ticks - ring[k].start_ticks, h->ns_mult);
+                n++;
+            }
+        const struct sps_rec_agg *a = (const struct sps_rec_agg *)(b + index[id]);
+        CHECK_EQ_U(n, 200);
+        CHECK_EQ_U(a->count, 200);
+        CHECK_EQ_U(a->u.z.total_ns, sum);
+        CHECK_EQ_U(a->u.z.self_ns, sum);
+    }
 }
 
 /* Names are the workload's bytes: cut at a character boundary, and any
@@ -350,6 +395,7 @@ int main(void) {
     RUN_TEST(test_site_get);
     RUN_TEST(test_runtime_disable);
     RUN_TEST(test_compile_time_disable);
+    RUN_TEST(test_phase_durations_on_the_real_clock);
     RUN_TEST(test_utf8_names);
     RUN_TEST(test_status);
     RUN_TEST(test_thread_name);

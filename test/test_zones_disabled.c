@@ -20,5 +20,7 @@ void disabled_tu_exercise(void) {
         SPS_MICROSTEP_END(m);
         SPS_VALUE("loss", loss);
         SPS_COUNT("samples", 32);
+        SPS_PHASE("compiled_out_phase");
+        SPS_PHASE_END();
     }
 }

@@ -51,6 +51,10 @@ static PyMethodDef methods[] = {
     {"set_enabled", set_enabled, METH_O, "set_enabled(flag): turn recording on or off for the whole process."},
     {"is_enabled", is_enabled, METH_NOARGS, "is_enabled() -> bool"},
     {"thread_name", thread_name, METH_O, "thread_name(name): name the calling thread in the record."},
+    {"phase", sps_py_phase, METH_O,
+     "phase(name): end the calling thread's open phase and begin `name`, at one timestamp; the end of the "
+     "innermost open step, micro-step or zone ends its open phase."},
+    {"phase_end", sps_py_phase_end, METH_NOARGS, "phase_end(): end the calling thread's open phase, beginning none."},
     {"zone_begin", sps_py_zone_begin, METH_O, "zone_begin(name) -> int token (0: nothing recorded)."},
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token): end what zone_begin/step_begin/microstep_begin began."},
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},

@@ -72,6 +72,7 @@ static PyTypeObject *step_type;
 static PyObject *zone_cache;    /* str -> Zone (see above) */
 static PyObject *value_sites;   /* str -> int (struct sps_site *) */
 static PyObject *counter_sites; /* str -> int (struct sps_site *) */
+static PyObject *phase_sites;   /* str -> int (struct sps_site *) */
 static struct sps_site *step_site;
 static struct sps_site *microstep_site;
 
@@ -603,6 +604,35 @@ PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 
+/* ---------------------------------------------------------------- phases */
+
+/* phase(name): end the calling thread's open phase and begin `name`, one
+ * clock read (sps_phase).  Counted as a zone of its face: the report
+ * prices it as one, an upper bound (a phase is one call where a zone's
+ * `with` is three). */
+PyObject *sps_py_phase(PyObject *self, PyObject *name) {
+    struct sps_site *site = sps_py_cached_site(phase_sites, name, SPS_KIND_ZONE, "phase");
+    if (!site)
+        return NULL;
+    enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE;
+    if (sps_py_skip(what)) {
+        if (!sps__enabled)
+            sps_phase_end(); /* recording off: the open phase ends, none begins */
+        Py_RETURN_NONE;
+    }
+    sps_phase(site);
+    sps_py_note(what);
+    Py_RETURN_NONE;
+}
+
+PyObject *sps_py_phase_end(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (!(sps_py_calibration_on && sps_py_calibrating))
+        sps_phase_end();
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------ values, counters */
 
 PyObject *sps_py_record(PyObject *self, PyObject *args) {
@@ -687,7 +717,8 @@ int sps_py_zone_init(PyObject *module) {
     zone_cache = PyDict_New();
     value_sites = PyDict_New();
     counter_sites = PyDict_New();
-    if (!zone_type || !step_type || !zone_cache || !value_sites || !counter_sites)
+    phase_sites = PyDict_New();
+    if (!zone_type || !step_type || !zone_cache || !value_sites || !counter_sites || !phase_sites)
         return -1;
     step_site = sps_site_get("step", SPS_KIND_STEP);
     microstep_site = sps_site_get("microstep", SPS_KIND_MICROSTEP);

@@ -40,6 +40,8 @@ from ._stepscope import (  # noqa: F401  (the public face)
     metrics,
     microstep,
     microstep_begin,
+    phase,
+    phase_end,
     record,
     set_enabled,
     status,
@@ -59,7 +61,7 @@ from .profiler import PerformanceMetrics, PerformanceProfiler, Profiler  # noqa:
 __version__ = _stepscope.__version__
 
 __all__ = [
-    "zone", "step", "microstep", "record", "count", "capture", "status", "metrics",
+    "zone", "step", "microstep", "phase", "phase_end", "record", "count", "capture", "status", "metrics",
     "configure", "out_dir", "write_report", "set_enabled", "is_enabled", "thread_name",
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
     "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",

@@ -51,13 +51,27 @@ How each part is timed:
   runs on (autograd's own hooks may run on a device thread);
 - optimizer: ``optimizer.step`` is wrapped on the instance (with
   functools.wraps, bound to the optimizer, so an LR scheduler made before
-  or after ``instrument`` keeps its step counter working).
+  or after ``instrument`` keeps its step counter working).  Inside a step
+  on the CPU it is a chained phase (``stepscope.phase``): the step's end,
+  which follows at once, ends it at the same timestamp, one clock read and
+  one call fewer than a zone.  The step's closing bookkeeping (counting
+  its samples, ending its micro-step) is therefore inside "optimizer", a
+  microsecond or so that a zone left in the step's own time.  Called
+  outside a step, it is a zone.
+
+Why only the optimizer: the other boundaries are not shared.  The loss is
+computed between the model's call and ``backward()``, the caller's own code
+(gradient clipping, a scaler) runs between ``backward()`` and
+``optimizer.step()``, and the batch is moved to its device between a fetch
+and the model's call; chaining those phases would put that code into
+"forward", "backward" or "data".  Each keeps its own begin and end.
 
 When the model's parameters are on a CUDA device (checked as each step
 begins, so a model moved later is followed), forward, backward and
 optimizer are GPU zones (``stepscope.gpu_zone`` on the current stream):
 the report gets ``forward.gpu_ms`` and so on next to their CPU time.
-``gpu=True`` or ``gpu=False`` decides instead.
+``gpu=True`` or ``gpu=False`` decides instead.  A phase reads the CPU
+clock only, so on the GPU "optimizer" stays a GPU zone.
 
 ``instrument`` returns the wrapped loader; ``remove()`` on it takes every
 hook and wrapper away again.  One instrumentation per optimizer; the loop
@@ -168,6 +182,15 @@ class Instrumented:
             if self._removed:  # wrapped by someone after us, so left in place by remove()
                 return original_step(*args, **kwargs)
             self._work = self._work or bool(self._step)
+            if self._step and not self._gpu:
+                # a chained phase: nothing of ours runs between the end of
+                # the optimizer and the end of its step, so the step's end
+                # (in _end_step) ends it, at the step's own timestamp
+                _core.phase("optimizer")
+                try:
+                    return original_step(*args, **kwargs)
+                finally:
+                    self._end_step()
             zone = self._begin("optimizer")
             try:
                 return original_step(*args, **kwargs)

@@ -480,3 +480,59 @@ def test_accumulation_left_over_at_the_end(tmp_path, ending):
     assert len(rows) == 6
     assert all(not row["zone:data.start:self_s"] for row in rows)  # never inside a step
     assert [int(row["counter:samples:sum"]) for row in rows] == [32, 32, 48, 32, 48, 32]
+
+
+def _trace_spans(out, name):
+    with open(out / "trace.json") as f:
+        trace = json.load(f)
+    return sorted(((e["ts"], e["ts"] + e["dur"]) for e in trace["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] == name))
+
+
+def test_optimizer_is_a_phase_that_its_step_ends(run_under, tmp_path):
+    # On the CPU "optimizer" is a chained phase: it ends at its step's own
+    # end, one timestamp (the trace's times are microseconds, to the ns);
+    # accumulating, at the end of the step's last micro-step.  It is still
+    # an ordinary zone everywhere, once per step.
+    r = run_under("""
+        import torch, stepscope.torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(6)]
+        for x, y in stepscope.torch.instrument(model, opt, data):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    """)
+    steps, opts = _trace_spans(tmp_path / "out", "step"), _trace_spans(tmp_path / "out", "optimizer")
+    assert len(steps) == len(opts) == 6
+    for (s0, s1), (o0, o1) in zip(steps, opts):
+        assert s0 < o0 < o1 and o1 == pytest.approx(s1, abs=0.002)
+    assert r.zone("optimizer")["count"] == 6 and r.zone("optimizer")["kind"] == "zone"
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
+
+
+def test_optimizer_phase_with_accumulation(run_under, tmp_path):
+    r = run_under("""
+        import torch, stepscope.torch
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(12)]
+        loader = stepscope.torch.instrument(model, opt, data, accumulation_steps=3)
+        for i, (x, y) in enumerate(loader):
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            if i % 3 == 2:
+                opt.step()
+                opt.zero_grad()
+        loader.remove()
+    """)
+    out = tmp_path / "out"
+    micros, opts = _trace_spans(out, "microstep"), _trace_spans(out, "optimizer")
+    assert len(micros) == 12 and len(opts) == 4
+    last_micro_ends = [m1 for i, (m0, m1) in enumerate(micros) if i % 3 == 2]
+    for (o0, o1), m1 in zip(opts, last_micro_ends):
+        assert o1 == pytest.approx(m1, abs=0.002)
+    assert r.zone("step")["count"] == 4
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
