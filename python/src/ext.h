@@ -130,6 +130,27 @@ static inline void sps_py_end(sps_zone_t t) {
         sps_zone_end(t);
 }
 
+/* auto_mode.c: auto-instrumentation's state, and its standing aside when
+ * the script instruments itself (see auto_mode.c). */
+struct sps_rec_header;
+extern int sps_py_auto_armed; /* a stand-aside callback is registered */
+int sps_py_auto_init(PyObject *module);
+/* Cold: auto stands aside for what (e.g. "stepscope.zone()"). */
+void sps_py_auto_user_began(const char *what);
+/* The mode's fields into h (face.c, when it first writes into a record). */
+void sps_py_auto_write(struct sps_rec_header *h);
+/* Every begin of the script's own zones, steps, micro-steps and phases
+ * calls this first, with its public name: one predictable branch. */
+static inline void sps_py_user_instruments(const char *what) {
+    if (__builtin_expect(sps_py_auto_armed, 0))
+        sps_py_auto_user_began(what);
+}
+/* The same for the begins shared by both faces: only the user's counts. */
+static inline void sps_py_face_instruments(int face, const char *what) {
+    if (__builtin_expect(sps_py_auto_armed, 0) && face == SPS_PY_FACE_USER)
+        sps_py_auto_user_began(what);
+}
+
 /* info.c: capture(), status() and the other calls that read state. */
 int sps_py_info_init(PyObject *module);
 PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs);

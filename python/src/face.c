@@ -55,6 +55,7 @@ static void write_costs(struct sps_rec_header *h) {
     h->py_value_ns = costs[1];
     h->py_count_ns = costs[2];
     h->hook_zone_ns = costs[3];
+    sps_py_auto_write(h);
     costs_in = h;
 }
 

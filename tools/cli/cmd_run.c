@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auto_inject.h"
 #include "cli.h"
 #include "live_view.h"
 #include "overhead_guard.h"
@@ -83,6 +84,10 @@ static const char run_usage[] =
     "                          workload, in percent of its CPU time (e.g. 1%):\n"
     "                          over it, record only steps and their phases,\n"
     "                          then only steps; the report says when\n"
+    "      --no-auto           no auto-instrumentation: Python processes that\n"
+    "                          import torch are not instrumented by stepscope\n"
+    "                          (by default their steps, data, forward, backward\n"
+    "                          and optimizer are timed with no code change)\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -184,6 +189,7 @@ static int parse_uint(const char *s, unsigned long *out) {
 struct run_options {
     const char *out_dir;
     int quiet, live, sample;
+    int no_auto; /* --no-auto */
     const char *ring_events, *ring_policy;
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
@@ -243,6 +249,8 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         o->live = 0;
     } else if (!strcmp(a, "--no-sample")) {
         o->sample = 0;
+    } else if (!strcmp(a, "--no-auto")) {
+        o->no_auto = 1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
         fputs(run_usage, stdout);
         return 0;
@@ -672,6 +680,7 @@ int sps_cmd_run(int argc, char **argv) {
     struct workload w = {.tty = -1};
     struct sps_run_info info = {0};
     info.record_cost_absent_reason = "the measuring process could not run";
+    info.auto_inject = sps_auto_inject_env(o.no_auto, o.cmd);
     w.sampler = open_sampler(&o, &d);
     double max_overhead = measure_budget_costs(o.max_overhead, w.sampler != NULL, &info);
     rc = start_workload(&w, o.cmd);

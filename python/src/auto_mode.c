@@ -1,0 +1,165 @@
+/*
+ * auto_mode.c - which mode records this process's steps: stepscope's
+ * auto-instrumentation (stepscope/_auto.py, installed by the startup hook
+ * `stepscope run` injects), stepscope.torch.instrument(), or the script's
+ * own zones; and auto-instrumentation standing aside when the script turns
+ * out to instrument itself.
+ *
+ * _auto.install() registers a callback (_set_auto_callback).  From then
+ * on, the first zone, step, micro-step or GPU zone the script begins
+ * through the module's own face (values and counts do not count), or its
+ * first stepscope.torch.instrument(), calls it once, before that call
+ * records anything: the callback undoes auto's patches and takes back
+ * auto's open step, so nothing is counted twice.  Auto records through
+ * _stepscope.instrument_face, whose calls never trigger it.
+ *
+ * The check on the begins is sps_py_user_instruments (ext.h): a load of
+ * sps_py_auto_armed and a branch that is not taken once auto is gone (or
+ * was never there).
+ *
+ * The state goes into the record's header (py_auto, py_auto_reason,
+ * py_instrument: docs/record-format.md), into each record the process
+ * opens.  Everything here runs with the GIL held.
+ */
+#include "ext.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "record_format.h"
+#include "recorder.h"
+
+int sps_py_auto_armed;
+
+static PyObject *callback;        /* _auto's stand_aside(reason); NULL when not armed */
+static uint32_t auto_state;       /* enum sps_rec_py_auto */
+static uint32_t instrument_used;  /* stepscope.torch.instrument() was called */
+static char auto_reason[SPS_REC_AUTO_REASON_LEN];
+
+void sps_py_auto_write(struct sps_rec_header *h) {
+    memcpy(h->py_auto_reason, auto_reason, sizeof h->py_auto_reason);
+    h->py_instrument = instrument_used;
+    /* the state last, with release order: a reader that sees it sees the reason */
+    __atomic_store_n(&h->py_auto, auto_state, __ATOMIC_RELEASE);
+}
+
+/* Into the open record, if there is one (else the first note writes it). */
+static void publish(void) {
+    struct sps_rec_header *h = sps__recorder_header();
+    if (h)
+        sps_py_auto_write(h);
+}
+
+/* str(exc) of the exception being raised, into buf; cleared. */
+static void take_exception(char *buf, size_t len) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *s = value ? PyObject_Str(value) : NULL;
+    PyObject *b = s ? PyUnicode_AsUTF8String(s) : NULL;
+    snprintf(buf, len, "%s", b ? PyBytes_AsString(b) : "an exception");
+    PyErr_Clear();
+    Py_XDECREF(b);
+    Py_XDECREF(s);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+/* Auto stands aside for what the script called (what: "stepscope.zone()"). */
+static void stand_aside(const char *what) {
+    PyObject *fn = callback;
+    callback = NULL;
+    sps_py_auto_armed = 0;
+    auto_state = SPS_REC_PY_AUTO_STOOD_ASIDE;
+    snprintf(auto_reason, sizeof auto_reason, "the script calls %s", what);
+    publish();
+    if (!fn)
+        return;
+    /* the begin that called us has no exception of its own pending; keep
+     * one anyway if it had */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallFunction(fn, "s", auto_reason);
+    if (!r) {
+        char why[256];
+        take_exception(why, sizeof why);
+        PySys_WriteStderr("stepscope: auto-instrumentation could not stand aside (%.200s): its patches may "
+                          "stay, but record nothing\n", why);
+    }
+    Py_XDECREF(r);
+    Py_DECREF(fn);
+    PyErr_Restore(type, value, tb);
+}
+
+void sps_py_auto_user_began(const char *what) {
+    /* the module's own cost measurement begins zones too */
+    if (sps_py_calibration_on && sps_py_calibrating)
+        return;
+    stand_aside(what);
+}
+
+/* _set_auto_callback(fn): auto-instrumentation is installed in this
+ * process and fn(reason) undoes it; None: it is gone (uninstalled or
+ * failed), and nothing is armed. */
+static PyObject *set_auto_callback(PyObject *self, PyObject *fn) {
+    (void)self;
+    if (fn != Py_None && !PyCallable_Check(fn)) {
+        sps_py_type_error("stepscope._set_auto_callback(): the callback", "callable or None", fn);
+        return NULL;
+    }
+    Py_CLEAR(callback);
+    if (fn == Py_None) {
+        sps_py_auto_armed = 0;
+        if (auto_state == SPS_REC_PY_AUTO_ACTIVE)
+            auto_state = SPS_REC_PY_AUTO_NONE;
+    } else {
+        Py_INCREF(fn);
+        callback = fn;
+        sps_py_auto_armed = 1;
+        auto_state = SPS_REC_PY_AUTO_ACTIVE;
+        auto_reason[0] = '\0';
+    }
+    publish();
+    Py_RETURN_NONE;
+}
+
+/* _note_instrument(): stepscope.torch.instrument() is being called. */
+static PyObject *note_instrument(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    instrument_used = 1;
+    if (sps_py_auto_armed)
+        stand_aside("stepscope.torch.instrument()");
+    else
+        publish();
+    Py_RETURN_NONE;
+}
+
+/* _auto_state() -> (state, reason, instrument): "none", "active" or
+ * "stood_aside"; the reason ("" when none); whether instrument() was
+ * called. */
+static PyObject *get_auto_state(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    static const char *const names[] = {"none", "active", "stood_aside"};
+    return Py_BuildValue("(ssO)", names[auto_state <= SPS_REC_PY_AUTO_STOOD_ASIDE ? auto_state : 0], auto_reason,
+                         instrument_used ? Py_True : Py_False);
+}
+
+/* A fork child inherits the state, and its first record gets it from the
+ * first note (face.c forgets the header it wrote into). */
+
+static PyMethodDef methods[] = {
+    {"_set_auto_callback", set_auto_callback, METH_O,
+     "_set_auto_callback(fn): auto-instrumentation is installed; fn(reason) undoes it when the script "
+     "instruments itself (None: not installed)."},
+    {"_note_instrument", note_instrument, METH_NOARGS,
+     "_note_instrument(): stepscope.torch.instrument() is in use (auto-instrumentation stands aside)."},
+    {"_auto_state", get_auto_state, METH_NOARGS,
+     "_auto_state() -> (state, reason, instrument): auto-instrumentation in this process."},
+    {NULL, NULL, 0, NULL},
+};
+
+int sps_py_auto_init(PyObject *module) {
+    return PyModule_AddFunctions(module, methods);
+}
