@@ -47,17 +47,19 @@ def _start_stepscope():
             auto = importlib.import_module("stepscope._auto")
         except ImportError as first:
             extra = _os.environ.get("STEPSCOPE_PYTHON_PATH", "")
-            if not extra or first.name not in ("stepscope", "stepscope._auto") or extra in _sys.path:
+            if not extra or first.name != "stepscope" or extra in _sys.path:
                 raise
-            # the package stepscope run was built with, after everything
-            # the script would find first
+            # no stepscope at all: the package stepscope run was built
+            # with, after everything the script would find first
             _sys.path.append(extra)
-            for name in [m for m in _sys.modules if m == "stepscope" or m.startswith("stepscope.")]:
-                del _sys.modules[name]  # a half-imported or foreign package must not be reused
             auto = importlib.import_module("stepscope._auto")
         auto.install()
     except ImportError as e:
-        _warn("the stepscope module cannot be imported (%s); pip install ./python, or put it on PYTHONPATH" % (e,))
+        if e.name == "stepscope._auto":
+            _warn("the stepscope module found first (%s) has none; install this stepscope's (pip install ./python)"
+                  % (getattr(_sys.modules.get("stepscope"), "__file__", "?"),))
+        else:
+            _warn("the stepscope module cannot be imported (%s); pip install ./python, or put it on PYTHONPATH" % (e,))
     except BaseException as e:  # noqa: B902 - the script must never see it
         _warn("%s: %s" % (type(e).__name__, e))
 
