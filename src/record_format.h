@@ -173,14 +173,16 @@ struct sps_rec_header {
      * that predates them). */
     uint32_t py_auto;       /* enum sps_rec_py_auto */
     uint32_t py_instrument; /* 1: stepscope.torch.instrument() was called */
-    char py_auto_reason[SPS_REC_AUTO_REASON_LEN]; /* why auto stood aside, "" when it did not
-                                                     (NUL-terminated) */
+    char py_auto_reason[SPS_REC_AUTO_REASON_LEN]; /* why auto stood aside or turned itself off,
+                                                     "" when neither (NUL-terminated) */
 };
 
 enum sps_rec_py_auto {
     SPS_REC_PY_AUTO_NONE = 0,        /* auto-instrumentation was never installed */
     SPS_REC_PY_AUTO_ACTIVE = 1,      /* installed, and recording */
-    SPS_REC_PY_AUTO_STOOD_ASIDE = 2  /* installed, then undone: the script instruments itself */
+    SPS_REC_PY_AUTO_STOOD_ASIDE = 2, /* installed, then undone: the script instruments itself */
+    SPS_REC_PY_AUTO_TURNED_OFF = 3   /* installed, then undone for a reason of its own (an error in its
+                                        hooks): the steps it recorded are still its own */
 };
 
 #define SPS_END_SAMPLE_MAX_NS 100000u

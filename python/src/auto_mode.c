@@ -98,20 +98,33 @@ void sps_py_auto_user_began(const char *what) {
     stand_aside(what);
 }
 
-/* _set_auto_callback(fn): auto-instrumentation is installed in this
- * process and fn(reason) undoes it; None: it is gone (uninstalled or
- * failed), and nothing is armed. */
-static PyObject *set_auto_callback(PyObject *self, PyObject *fn) {
+/* _set_auto_callback(fn, reason=None): auto-instrumentation is installed
+ * in this process and fn(reason) undoes it.  fn None: it is gone; when it
+ * was active, it turned itself off (an error in its hooks), for reason
+ * when given. */
+static PyObject *set_auto_callback(PyObject *self, PyObject *args) {
     (void)self;
+    PyObject *fn, *reason = Py_None;
+    if (!PyArg_UnpackTuple(args, "_set_auto_callback", 1, 2, &fn, &reason))
+        return NULL;
     if (fn != Py_None && !PyCallable_Check(fn)) {
         sps_py_type_error("stepscope._set_auto_callback(): the callback", "callable or None", fn);
+        return NULL;
+    }
+    PyObject *reason_bytes = NULL;
+    if (reason != Py_None && !(reason_bytes = PyUnicode_Check(reason) ? PyUnicode_AsUTF8String(reason) : NULL)) {
+        if (!PyErr_Occurred())
+            sps_py_type_error("stepscope._set_auto_callback(): the reason", "a str or None", reason);
         return NULL;
     }
     Py_CLEAR(callback);
     if (fn == Py_None) {
         sps_py_auto_armed = 0;
-        if (auto_state == SPS_REC_PY_AUTO_ACTIVE)
-            auto_state = SPS_REC_PY_AUTO_NONE;
+        if (auto_state == SPS_REC_PY_AUTO_ACTIVE) {
+            auto_state = SPS_REC_PY_AUTO_TURNED_OFF;
+            snprintf(auto_reason, sizeof auto_reason, "%s",
+                     reason_bytes ? PyBytes_AsString(reason_bytes) : "auto-instrumentation turned itself off");
+        }
     } else {
         Py_INCREF(fn);
         callback = fn;
@@ -119,6 +132,7 @@ static PyObject *set_auto_callback(PyObject *self, PyObject *fn) {
         auto_state = SPS_REC_PY_AUTO_ACTIVE;
         auto_reason[0] = '\0';
     }
+    Py_XDECREF(reason_bytes);
     publish();
     Py_RETURN_NONE;
 }
@@ -135,14 +149,14 @@ static PyObject *note_instrument(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* _auto_state() -> (state, reason, instrument): "none", "active" or
- * "stood_aside"; the reason ("" when none); whether instrument() was
+/* _auto_state() -> (state, reason, instrument): "none", "active",
+ * "stood_aside" or "turned_off"; the reason ("" when none); whether instrument() was
  * called. */
 static PyObject *get_auto_state(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
-    static const char *const names[] = {"none", "active", "stood_aside"};
-    return Py_BuildValue("(ssO)", names[auto_state <= SPS_REC_PY_AUTO_STOOD_ASIDE ? auto_state : 0], auto_reason,
+    static const char *const names[] = {"none", "active", "stood_aside", "turned_off"};
+    return Py_BuildValue("(ssO)", names[auto_state <= SPS_REC_PY_AUTO_TURNED_OFF ? auto_state : 0], auto_reason,
                          instrument_used ? Py_True : Py_False);
 }
 
@@ -150,9 +164,9 @@ static PyObject *get_auto_state(PyObject *self, PyObject *unused) {
  * first note (face.c forgets the header it wrote into). */
 
 static PyMethodDef methods[] = {
-    {"_set_auto_callback", set_auto_callback, METH_O,
-     "_set_auto_callback(fn): auto-instrumentation is installed; fn(reason) undoes it when the script "
-     "instruments itself (None: not installed)."},
+    {"_set_auto_callback", set_auto_callback, METH_VARARGS,
+     "_set_auto_callback(fn, reason=None): auto-instrumentation is installed; fn(reason) undoes it when the "
+     "script instruments itself (None: it turned itself off, for reason)."},
     {"_note_instrument", note_instrument, METH_NOARGS,
      "_note_instrument(): stepscope.torch.instrument() is in use (auto-instrumentation stands aside)."},
     {"_auto_state", get_auto_state, METH_NOARGS,

@@ -50,6 +50,10 @@ def stand_aside(reason):
         torch.train_step = _orig
     sys.stderr.write("stepscope: auto-instrumentation stands aside: %s\\n" % reason)
 
+def turn_off(reason):
+    torch.train_step = _orig
+    _stepscope._set_auto_callback(None, reason)
+
 def install():
     global _orig
     if os.environ.get("FAKE_AUTO_FAILS"):
@@ -207,6 +211,27 @@ def test_values_and_counts_leave_auto_on(env):
     assert rep["steps"]["count"] == 3
 
 
+def test_auto_turning_itself_off_keeps_its_steps(env):
+    script = write_script(env["tmp"], '''
+        import torch, stepscope._auto
+        torch.train_step(); torch.train_step()
+        stepscope._auto.turn_off("an error in its hooks (KeyError: 3)")
+        torch.train_step()
+    ''')
+    proc, rep = stepscope_run(env["tmp"], [PYTHON, str(script)], pythonpath=env["faketorch"] + ":" + env["pkg"])
+    assert proc.returncode == 0, proc.stderr
+    assert rep["steps"]["count"] == 2
+    assert rep["steps_recorded_by"] == "auto"
+    assert rep["auto"]["state"] == "turned_off"
+    assert rep["auto"]["reason"] == "an error in its hooks (KeyError: 3)"
+    assert rep["auto"]["processes_turned_off"] == 1
+    assert rep["processes"][0]["auto"] == {"state": "turned_off", "reason": "an error in its hooks (KeyError: 3)"}
+    again = subprocess.run([STEPSCOPE_BIN, "report", str(env["tmp"] / "out"), "--format", "summary"],
+                           capture_output=True, text=True, timeout=120)
+    assert ("steps: auto-instrumented (auto-instrumentation turned itself off: an error in its hooks (KeyError: 3))"
+            "\n") in again.stdout + again.stderr
+
+
 def test_a_failed_stand_aside_is_one_line(env):
     script = write_script(env["tmp"], '''
         import torch, stepscope
@@ -285,7 +310,8 @@ def test_a_script_without_torch_runs_untouched(env, tmp_path):
     assert rep["processes"] == []
     assert rep["steps_recorded_by"] is None
     assert rep["auto"] == {"state": "not_installed", "reason": "no Python process of the run imported torch",
-                           "reason_pid": None, "processes_active": 0, "processes_stood_aside": 0}
+                           "reason_pid": None, "processes_active": 0, "processes_stood_aside": 0,
+                           "processes_turned_off": 0}
 
 
 def test_a_user_sitecustomize_still_runs_exactly_once(env, tmp_path):
@@ -340,7 +366,7 @@ def test_no_auto_leaves_pythonpath_alone(env, tmp_path):
     assert "fake auto" not in proc.stderr
     assert auto_lines(proc.stderr) == []
     assert rep["auto"] == {"state": "off", "reason": "stepscope run --no-auto", "reason_pid": None,
-                           "processes_active": 0, "processes_stood_aside": 0}
+                           "processes_active": 0, "processes_stood_aside": 0, "processes_turned_off": 0}
     assert rep["steps_recorded_by"] == "code"
     assert rep["processes"][0]["auto"] is None
     # and without --no-auto, the hook goes first and the user's path after it

@@ -225,7 +225,7 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->end_samples_dropped = __atomic_load_n(&h->end_samples_dropped, __ATOMIC_RELAXED);
     /* the mode's state last-written with release order: its reason comes with it */
     p->py_auto = __atomic_load_n(&h->py_auto, __ATOMIC_ACQUIRE);
-    if (p->py_auto > SPS_REC_PY_AUTO_STOOD_ASIDE)
+    if (p->py_auto > SPS_REC_PY_AUTO_TURNED_OFF)
         p->py_auto = SPS_REC_PY_AUTO_NONE; /* not a state this reader knows: as if none */
     p->py_instrument = h->py_instrument != 0;
     memcpy(p->py_auto_reason, h->py_auto_reason, sizeof p->py_auto_reason);

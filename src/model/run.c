@@ -364,7 +364,7 @@ void sps__run_cuda(const struct sps_run *run, struct sps_run_cuda *out) {
 
 /* Who recorded the steps of process p (enum sps_steps_by). */
 static int process_steps_by(const struct sps_process_data *p) {
-    if (p->py_auto == SPS_REC_PY_AUTO_ACTIVE)
+    if (p->py_auto == SPS_REC_PY_AUTO_ACTIVE || p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF)
         return SPS_STEPS_BY_AUTO;
     return p->py_instrument ? SPS_STEPS_BY_INSTRUMENT : SPS_STEPS_BY_CODE;
 }
@@ -372,16 +372,24 @@ static int process_steps_by(const struct sps_process_data *p) {
 void sps__run_auto(const struct sps_run *run, int inject, struct sps_run_auto *out) {
     memset(out, 0, sizeof *out);
     out->inject = inject;
+    const struct sps_process_data *turned_off_first = NULL;
     for (size_t i = 0; i < run->nprocs; i++) {
         const struct sps_process_data *p = &run->procs[i];
         out->active += p->py_auto == SPS_REC_PY_AUTO_ACTIVE;
-        if (p->py_auto != SPS_REC_PY_AUTO_STOOD_ASIDE)
+        out->stood_aside += p->py_auto == SPS_REC_PY_AUTO_STOOD_ASIDE;
+        out->turned_off += p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF;
+        if (!p->py_auto_reason[0])
             continue;
-        out->stood_aside++;
-        if (!out->reason && p->py_auto_reason[0]) {
+        if (p->py_auto == SPS_REC_PY_AUTO_STOOD_ASIDE && !out->reason) {
             out->reason = p->py_auto_reason;
             out->reason_pid = p->pid;
+        } else if (p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF && !turned_off_first) {
+            turned_off_first = p;
         }
+    }
+    if (!out->reason && turned_off_first) {
+        out->reason = turned_off_first->py_auto_reason;
+        out->reason_pid = turned_off_first->pid;
     }
     /* the larger enum value wins: auto, then instrument, then code */
     for (size_t i = 0; i < run->nsteps; i++) {
@@ -413,6 +421,8 @@ const char *sps__auto_state_name(const struct sps_run_auto *a) {
         return "unavailable";
     if (a->stood_aside)
         return "stood_aside";
+    if (a->turned_off)
+        return "turned_off";
     if (a->active)
         return "active";
     return a->inject == SPS_AUTO_INJECT_ON ? "not_installed" : NULL;

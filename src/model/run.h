@@ -223,15 +223,17 @@ enum sps_steps_by {
 };
 
 /* Auto-instrumentation over every process of a run, and who recorded its
- * steps.  A process's steps are the auto's when auto was still active in
- * it at the end, else instrument's when it called instrument(), else its
- * code's; the run's are the first of auto, instrument, code that recorded
- * a step row in some process. */
+ * steps.  A process's steps are auto's when auto was still active in it
+ * at the end or turned itself off, else instrument's when it called
+ * instrument(), else its code's; the run's are the first of auto,
+ * instrument, code that recorded a step row in some process. */
 struct sps_run_auto {
     int inject;              /* enum sps_auto_inject: what stepscope run did */
     uint32_t active;         /* processes where auto was installed and stayed */
-    uint32_t stood_aside;    /* processes where it stood aside */
-    const char *reason;      /* the first stand-aside's reason (points into the run), NULL: none */
+    uint32_t stood_aside;    /* processes where it stood aside (the script instruments itself) */
+    uint32_t turned_off;     /* processes where it turned itself off (an error in its hooks) */
+    const char *reason;      /* the first reason, stood aside before turned off, in processes
+                                order (points into the run); NULL: none */
     int reason_pid;
     int steps_by;            /* enum sps_steps_by */
 };
@@ -243,7 +245,8 @@ void sps__run_auto(const struct sps_run *run, int inject, struct sps_run_auto *o
 /* "auto", "instrument", "code" for an enum sps_steps_by; NULL for none. */
 const char *sps__steps_by_name(int steps_by);
 
-/* The run's auto-instrumentation in one word: "active", "stood_aside",
+/* The run's auto-instrumentation in one word: "stood_aside", "turned_off",
+ * "active" (the first that some process is, in that order),
  * "not_installed" (injected, but no process installed it: none imported
  * torch), "off" (--no-auto), "unavailable" (the hook was not found); NULL
  * when stepscope run did not say and no process had it (standalone). */

@@ -29,7 +29,7 @@ void sps__report_json_auto(struct sps_jw *w, const struct sps_report *rep) {
         sps__jw_string(w, "reason", "stepscope's Python startup hook (sitecustomize.py) was not found");
     else if (a.reason)
         sps__jw_string(w, "reason", a.reason);
-    else if (!a.active && !a.stood_aside)
+    else if (!a.active && !a.stood_aside && !a.turned_off)
         sps__jw_string(w, "reason", "no Python process of the run imported torch");
     else
         sps__jw_null(w, "reason");
@@ -39,6 +39,7 @@ void sps__report_json_auto(struct sps_jw *w, const struct sps_report *rep) {
         sps__jw_null(w, "reason_pid");
     sps__jw_uint(w, "processes_active", a.active);
     sps__jw_uint(w, "processes_stood_aside", a.stood_aside);
+    sps__jw_uint(w, "processes_turned_off", a.turned_off);
     sps__jw_end(w, '}');
 }
 
@@ -47,7 +48,8 @@ void sps__report_json_process_auto(struct sps_jw *w, const struct sps_process_da
         sps__jw_null(w, "auto");
     } else {
         sps__jw_object(w, "auto");
-        sps__jw_string(w, "state", p->py_auto == SPS_REC_PY_AUTO_ACTIVE ? "active" : "stood_aside");
+        static const char *const states[] = {"none", "active", "stood_aside", "turned_off"};
+        sps__jw_string(w, "state", states[p->py_auto <= SPS_REC_PY_AUTO_TURNED_OFF ? p->py_auto : 0]);
         if (p->py_auto_reason[0])
             sps__jw_string(w, "reason", p->py_auto_reason);
         else
@@ -61,12 +63,14 @@ int sps__auto_fact(const struct sps_report *rep, char *what, size_t wlen, char *
     struct sps_run_auto a;
     sps__run_auto(&rep->run, rep->info.auto_inject, &a);
     detail[0] = '\0';
-    if (a.stood_aside)
-        snprintf(detail, dlen, "auto-instrumentation stood aside: %s", a.reason ? a.reason : "");
+    if (a.stood_aside || a.turned_off)
+        snprintf(detail, dlen, "auto-instrumentation %s: %s", a.stood_aside ? "stood aside" : "turned itself off",
+                 a.reason ? a.reason : "");
     switch (a.steps_by) {
     case SPS_STEPS_BY_AUTO:
         snprintf(what, wlen, "auto-instrumented");
-        snprintf(detail, dlen, "--no-auto to switch off");
+        if (!detail[0])
+            snprintf(detail, dlen, "--no-auto to switch off");
         return 1;
     case SPS_STEPS_BY_INSTRUMENT:
         snprintf(what, wlen, "recorded by stepscope.torch.instrument()");
@@ -75,7 +79,7 @@ int sps__auto_fact(const struct sps_report *rep, char *what, size_t wlen, char *
         snprintf(what, wlen, "recorded by the program's own zones");
         return 1;
     }
-    if (a.stood_aside) {
+    if (a.stood_aside || a.turned_off) {
         snprintf(what, wlen, "none recorded");
         return 1;
     }

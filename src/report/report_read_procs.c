@@ -190,8 +190,8 @@ static int read_process_auto(struct sps_jscan *s, struct sps_process_data *p) {
     rc = OBJECT_BEGIN(s, "processes[].auto");
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
         if (KEY("state")) {
-            static const char *const states[] = {"none", "active", "stood_aside"};
-            rc = read_enum(s, "processes[].auto.state", states, 3, &p->py_auto);
+            static const char *const states[] = {"none", "active", "stood_aside", "turned_off"};
+            rc = read_enum(s, "processes[].auto.state", states, 4, &p->py_auto);
         } else if (KEY("reason")) { /* null reads as "" */
             rc = sps__jread_text(s, "processes[].auto.reason", p->py_auto_reason, sizeof p->py_auto_reason);
         } else {
