@@ -132,6 +132,17 @@ static void test_turned_off_keeps_its_steps(void) {
                  "steps: auto-instrumented (auto-instrumentation turned itself off: an error in its hooks (KeyError: 3))");
 }
 
+/* The program's own steps, auto never in play: no line (a C program). */
+static void test_plain_code_has_no_line(void) {
+    struct fixture f;
+    struct sps_run_auto a;
+    const size_t rows[] = {0, 0};
+    fixture_init(&f, 1, rows, 2, SPS_AUTO_INJECT_ON);
+    CHECK_STR_EQ(state_of(&f, &a), "not_installed");
+    CHECK_STR_EQ(sps__steps_by_name(a.steps_by), "code");
+    CHECK_STR_EQ(sentence(&f), "(none)");
+}
+
 static void test_no_auto(void) {
     struct fixture f;
     struct sps_run_auto a;
@@ -152,6 +163,7 @@ int main(void) {
     RUN_TEST(test_auto_records);
     RUN_TEST(test_stood_aside_wins_the_state_rows_decide_the_mode);
     RUN_TEST(test_turned_off_keeps_its_steps);
+    RUN_TEST(test_plain_code_has_no_line);
     RUN_TEST(test_no_auto);
     return check_report();
 }

@@ -76,6 +76,9 @@ int sps__auto_fact(const struct sps_report *rep, char *what, size_t wlen, char *
         snprintf(what, wlen, "recorded by stepscope.torch.instrument()");
         return 1;
     case SPS_STEPS_BY_CODE:
+        /* said only where auto was in play: a C program's run needs no such line */
+        if (!a.stood_aside && !a.turned_off && !a.active && a.inject != SPS_AUTO_INJECT_OFF)
+            return 0;
         snprintf(what, wlen, "recorded by the program's own zones");
         return 1;
     }

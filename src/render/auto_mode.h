@@ -23,7 +23,9 @@ void sps__report_json_process_auto(struct sps_jw *w, const struct sps_process_da
 /*
  * The one line the summary and report.html give it ("steps: auto-
  * instrumented (--no-auto to switch off)"), into buf; NULL when there is
- * nothing to say (no steps, and auto neither ran nor was asked for).
+ * nothing to say: no steps and auto never installed, or steps of the
+ * program's own zones with auto never installed and not switched off
+ * (a C program, a Python script without torch).
  */
 const char *sps__auto_sentence(const struct sps_report *rep, char *buf, size_t len);
 
