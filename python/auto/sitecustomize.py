@@ -13,8 +13,8 @@ runs it at start-up, through the `site` module.  It
     stepscope._auto.install(), which patches torch (see docs/python.md,
     "Auto-instrumentation").
 
-A script that never imports torch pays one string comparison per
-top-level import and is otherwise untouched: neither torch nor stepscope is
+A script that never imports torch pays one string comparison per module
+it imports and is otherwise untouched: neither torch nor stepscope is
 imported here.  Nothing here raises into the script: whatever goes wrong
 costs one line on stderr and leaves auto-instrumentation off.
 """
