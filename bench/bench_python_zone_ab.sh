@@ -9,7 +9,7 @@
 # A_BUILD and B_BUILD are build directories (their python/ goes on
 # PYTHONPATH).  Prints, for the plain zone and the kept zone, each build's
 # median and range over the runs (each run's figure is already its best of
-# 7 interleaved rounds) and B's median over A's.
+# 7 interleaved rounds), and B over A for the medians and for the minima.
 set -eu
 a=$1 b=$2 runs=${3:-9} n=${4:-100000}
 here=$(dirname "$0")
@@ -29,11 +29,13 @@ done
 import statistics, sys
 tmp, a, b = sys.argv[1:4]
 for what, label in (("zone", "with stepscope.zone('x')"), ("kept", "with z (a kept zone)")):
-    med = {}
+    med, low = {}, {}
     for side, name in (("a", a), ("b", b)):
         v = [float(x) for x in open("%s/%s.%s" % (tmp, side, what))]
-        med[side] = statistics.median(v)
+        med[side], low[side] = statistics.median(v), min(v)
         print("%-26s %s %-40s median %6.1f ns  [%6.1f, %6.1f]  (%d runs)"
               % (label, side.upper(), name, med[side], min(v), max(v), len(v)))
-    print("%-26s B/A %.3f" % (label, med["b"] / med["a"]))
+    # the medians move with the machine's load; the minima are the least
+    # disturbed runs of each build
+    print("%-26s B/A %.3f (medians), %.3f (minima)" % (label, med["b"] / med["a"], low["b"] / low["a"]))
 PY
