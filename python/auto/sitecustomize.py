@@ -39,27 +39,37 @@ def _same_dir(entry):
         return False
 
 
+def _import_auto():
+    """stepscope._auto; when the interpreter has no stepscope at all, the
+    package stepscope run was built with (STEPSCOPE_PYTHON_PATH), after
+    everything the script would find first."""
+    import importlib
+    try:
+        return importlib.import_module("stepscope._auto")
+    except ImportError as first:
+        extra = _os.environ.get("STEPSCOPE_PYTHON_PATH", "")
+        if not extra or first.name != "stepscope" or extra in _sys.path:
+            raise
+    _sys.path.append(extra)
+    return importlib.import_module("stepscope._auto")
+
+
 def _start_stepscope():
     """torch has been imported: import stepscope and let it patch torch."""
     try:
-        import importlib
-        try:
-            auto = importlib.import_module("stepscope._auto")
-        except ImportError as first:
-            extra = _os.environ.get("STEPSCOPE_PYTHON_PATH", "")
-            if not extra or first.name != "stepscope" or extra in _sys.path:
-                raise
-            # no stepscope at all: the package stepscope run was built
-            # with, after everything the script would find first
-            _sys.path.append(extra)
-            auto = importlib.import_module("stepscope._auto")
-        auto.install()
+        auto = _import_auto()
     except ImportError as e:
         if e.name == "stepscope._auto":
             _warn("the stepscope module found first (%s) has none; install this stepscope's (pip install ./python)"
                   % (getattr(_sys.modules.get("stepscope"), "__file__", "?"),))
         else:
             _warn("the stepscope module cannot be imported (%s); pip install ./python, or put it on PYTHONPATH" % (e,))
+        return
+    except BaseException as e:  # noqa: B902 - the script must never see it
+        _warn("importing stepscope: %s: %s" % (type(e).__name__, e))
+        return
+    try:
+        auto.install()
     except BaseException as e:  # noqa: B902 - the script must never see it
         _warn("%s: %s" % (type(e).__name__, e))
 

@@ -412,6 +412,19 @@ def test_stepscope_from_stepscope_python_path(env, tmp_path):
     assert proc.stdout == "calls 1\n"
     (line,) = proc.stderr.splitlines()
     assert line.startswith("stepscope: auto-instrumentation off: the stepscope module cannot be imported (")
+    # a stepscope without auto-instrumentation found first (an older install)
+    old = env["tmp"] / "old" / "stepscope"
+    old.mkdir(parents=True)
+    for f in (env["tmp"] / "pkg" / "stepscope").iterdir():
+        if f.name != "_auto.py":
+            (old / f.name).symlink_to(f.resolve())
+    proc = subprocess.run([PYTHON, str(script)], cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+                          env=dict(script_env(STEPSCOPE_AUTO="1", STEPSCOPE_PYTHON_PATH=env["pkg"]),
+                                   PYTHONPATH=hooked + ":" + str(old.parent)))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "calls 1\n"
+    assert proc.stderr == ("stepscope: auto-instrumentation off: the stepscope module found first (%s) has none; "
+                           "install this stepscope's (pip install ./python)\n" % (old / "__init__.py"))
 
 
 def test_a_failing_install_is_one_line_and_the_script_runs(env, tmp_path):
