@@ -151,6 +151,9 @@ static void test_no_auto(void) {
     CHECK_STR_EQ(state_of(&f, &a), "off");
     CHECK_STR_EQ(sps__steps_by_name(a.steps_by), "code");
     CHECK_STR_EQ(sentence(&f), "steps: recorded by the program's own zones");
+    /* no steps: the line says auto was off, the cause the user may have forgotten */
+    fixture_init(&f, 0, NULL, 0, SPS_AUTO_INJECT_OFF);
+    CHECK_STR_EQ(sentence(&f), "steps: none recorded (auto-instrumentation was off: --no-auto)");
     /* steps counted but no row kept (every step event dropped): the code's */
     fixture_init(&f, 1, NULL, 0, SPS_AUTO_INJECT_OFF);
     f.rep.run.steps_recorded = 7;

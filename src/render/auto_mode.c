@@ -91,6 +91,11 @@ int sps__auto_fact(const struct sps_report *rep, char *what, size_t wlen, char *
         snprintf(detail, dlen, "auto-instrumentation was on, and no optimizer step() ran");
         return 1;
     }
+    if (a.inject == SPS_AUTO_INJECT_OFF) {
+        snprintf(what, wlen, "none recorded");
+        snprintf(detail, dlen, "auto-instrumentation was off: --no-auto");
+        return 1;
+    }
     return 0;
 }
 
