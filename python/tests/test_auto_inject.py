@@ -332,6 +332,21 @@ def test_a_user_sitecustomize_still_runs_exactly_once(env, tmp_path):
     assert rep["steps_recorded_by"] == "auto"  # and auto still came in
 
 
+def test_a_user_sitecustomize_that_imports_torch(env, tmp_path):
+    """torch imported while the chained sitecustomize runs: auto comes in then."""
+    user = tmp_path / "usersite"
+    user.mkdir()
+    (user / "sitecustomize.py").write_text("import torch\n")
+    script = write_script(tmp_path, TRAIN)
+    proc, rep = stepscope_run(tmp_path, [PYTHON, str(script)],
+                              pythonpath=":".join([str(user), env["faketorch"], env["pkg"]]))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "calls 5\n"
+    assert proc.stderr.count("fake auto: install") == 1
+    assert rep["steps_recorded_by"] == "auto"
+    assert rep["steps"]["count"] == 5
+
+
 def test_an_error_in_the_user_sitecustomize_reads_as_python_says_it(env, tmp_path):
     user = tmp_path / "usersite"
     user.mkdir()
@@ -459,6 +474,13 @@ def test_a_non_python_command_gets_the_environment_and_no_message(env, tmp_path)
         "stepscope: run: auto-instrumentation: no startup hook (sitecustomize.py) in %s: the run goes on without it"
         % (tmp_path / "nowhere")]
     assert rep["auto"]["state"] == "unavailable"
+    # a script whose #! names Python is Python too
+    py = tmp_path / "tool"
+    py.write_text("#!%s\nprint('tool ran')\n" % PYTHON)
+    py.chmod(0o755)
+    proc, rep = stepscope_run(tmp_path, [str(py)], STEPSCOPE_AUTO_DIR=str(tmp_path / "nowhere"))
+    assert proc.stdout == "tool ran\n"
+    assert len(auto_lines(proc.stderr)) == 1
     # a shell script that starts Python passes the hook on
     sh = tmp_path / "train.sh"
     sh.write_text("#!/bin/sh\nexec %s %s\n" % (PYTHON, write_script(tmp_path, TRAIN, name="t.py")))
