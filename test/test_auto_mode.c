@@ -91,19 +91,19 @@ static void test_stood_aside_wins_the_state_rows_decide_the_mode(void) {
     fixture_init(&f, 3, rows, 3, SPS_AUTO_INJECT_ON);
     f.procs[0].py_auto = SPS_REC_PY_AUTO_ACTIVE;
     f.procs[1].py_auto = SPS_REC_PY_AUTO_STOOD_ASIDE;
-    snprintf(f.procs[1].py_auto_reason, sizeof f.procs[1].py_auto_reason, "the script calls stepscope.zone()");
+    snprintf(f.procs[1].py_auto_reason, sizeof f.procs[1].py_auto_reason, "the script records zones of its own at train.py:14");
     f.procs[2].py_auto = SPS_REC_PY_AUTO_TURNED_OFF;
     snprintf(f.procs[2].py_auto_reason, sizeof f.procs[2].py_auto_reason, "an error in its hooks");
     CHECK_STR_EQ(state_of(&f, &a), "stood_aside");
     CHECK_STR_EQ(sps__steps_by_name(a.steps_by), "code");
-    CHECK_STR_EQ(a.reason, "the script calls stepscope.zone()");
+    CHECK_STR_EQ(a.reason, "the script records zones of its own at train.py:14");
     CHECK_EQ_I(a.reason_pid, 101);
     CHECK_EQ_U(a.active, 1);
     CHECK_EQ_U(a.stood_aside, 1);
     CHECK_EQ_U(a.turned_off, 1);
     CHECK_STR_EQ(sentence(&f),
-                 "steps: recorded by the program's own zones (auto-instrumentation stood aside: the script calls "
-                 "stepscope.zone())");
+                 "steps: recorded by the program's own zones (auto-instrumentation stood aside: the script records "
+                 "zones of its own at train.py:14)");
     /* instrument() in the process with the rows */
     f.procs[1].py_instrument = 1;
     snprintf(f.procs[1].py_auto_reason, sizeof f.procs[1].py_auto_reason, "the script calls stepscope.torch.instrument()");

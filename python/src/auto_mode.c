@@ -6,16 +6,19 @@
  * out to instrument itself.
  *
  * _auto.install() registers a callback (_set_auto_callback).  From then
- * on, the first zone, step, micro-step or GPU zone the script begins
- * through the module's own face (values and counts do not count), or its
- * first stepscope.torch.instrument(), calls it once, before that call
- * records anything: the callback undoes auto's patches and takes back
+ * on, the first zone, step, micro-step, GPU zone or phase the script
+ * begins through the module's own face (values and counts do not count),
+ * or its first stepscope.torch.instrument(), calls it once, before that
+ * call records anything: the callback undoes auto's patches and takes back
  * auto's open step, so nothing is counted twice.  Auto records through
  * _stepscope.instrument_face, whose calls never trigger it.
  *
- * The check on the begins is sps_py_user_instruments (ext.h): a load of
- * sps_py_auto_armed and a branch that is not taken once auto is gone (or
- * was never there).
+ * The check costs the begins nothing: every begin already tests one flag,
+ * sps_py_calibration_on, for the cost measurement's slow path (ext.h's
+ * sps_py_skip); while auto is armed the flag is set too, and the slow
+ * path (face.c's sps_py_skip_slow) calls sps_py_auto_user_began.  The
+ * reason names where in the script its first zone began (file:line of the
+ * first frame outside the stepscope package).
  *
  * The state goes into the record's header (py_auto, py_auto_reason,
  * py_instrument: docs/record-format.md), into each record the process
@@ -65,37 +68,82 @@ static void take_exception(char *buf, size_t len) {
     Py_XDECREF(tb);
 }
 
-/* Auto stands aside for what the script called (what: "stepscope.zone()"). */
+/* Whether a frame's module is the stepscope package or one of its modules. */
+static int frame_is_ours(PyObject *frame) {
+    PyObject *globals = PyObject_GetAttrString(frame, "f_globals");
+    PyObject *name = globals ? PyMapping_GetItemString(globals, "__name__") : NULL;
+    PyObject *bytes = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8String(name) : NULL;
+    const char *s = bytes ? PyBytes_AsString(bytes) : NULL;
+    int ours = s && (!strcmp(s, "stepscope") || !strncmp(s, "stepscope.", 10));
+    Py_XDECREF(bytes);
+    Py_XDECREF(name);
+    Py_XDECREF(globals);
+    PyErr_Clear();
+    return ours;
+}
+
+/* " at FILE:LINE" of the script's code that made the current call (the
+ * first frame outside the stepscope package), into buf; "" when unknown. */
+static void script_location(char *buf, size_t len) {
+    buf[0] = '\0';
+    PyObject *getframe = PySys_GetObject("_getframe"); /* borrowed */
+    PyObject *frame = getframe ? PyObject_CallFunction(getframe, "i", 0) : NULL;
+    for (int depth = 0; frame && frame != Py_None && depth < 32 && frame_is_ours(frame); depth++) {
+        PyObject *back = PyObject_GetAttrString(frame, "f_back");
+        Py_DECREF(frame);
+        frame = back;
+    }
+    if (frame && frame != Py_None) {
+        PyObject *code = PyObject_GetAttrString(frame, "f_code");
+        PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+        PyObject *fbytes = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8String(file) : NULL;
+        PyObject *line = PyObject_GetAttrString(frame, "f_lineno");
+        long lineno = line && PyLong_Check(line) ? PyLong_AsLong(line) : -1;
+        const char *path = fbytes ? PyBytes_AsString(fbytes) : NULL;
+        if (path) {
+            const char *base = strrchr(path, '/');
+            snprintf(buf, len, lineno > 0 ? " at %s:%ld" : " in %s", base ? base + 1 : path, lineno);
+        }
+        Py_XDECREF(line);
+        Py_XDECREF(fbytes);
+        Py_XDECREF(file);
+        Py_XDECREF(code);
+    }
+    Py_XDECREF(frame);
+    PyErr_Clear();
+}
+
+/* Auto stands aside: what the script did (e.g. "records zones of its own"). */
 static void stand_aside(const char *what) {
     PyObject *fn = callback;
     callback = NULL;
     sps_py_auto_armed = 0;
-    auto_state = SPS_REC_PY_AUTO_STOOD_ASIDE;
-    snprintf(auto_reason, sizeof auto_reason, "the script calls %s", what);
-    publish();
-    if (!fn)
-        return;
+    sps_py_slow_path_update();
     /* the begin that called us has no exception of its own pending; keep
      * one anyway if it had */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    PyObject *r = PyObject_CallFunction(fn, "s", auto_reason);
-    if (!r) {
-        char why[256];
-        take_exception(why, sizeof why);
-        PySys_WriteStderr("stepscope: auto-instrumentation could not stand aside (%.200s): its patches may "
-                          "stay, but record nothing\n", why);
+    char where[SPS_REC_AUTO_REASON_LEN];
+    script_location(where, sizeof where);
+    auto_state = SPS_REC_PY_AUTO_STOOD_ASIDE;
+    snprintf(auto_reason, sizeof auto_reason, "the script %s%s", what, where);
+    publish();
+    if (fn) {
+        PyObject *r = PyObject_CallFunction(fn, "s", auto_reason);
+        if (!r) {
+            char why[256];
+            take_exception(why, sizeof why);
+            PySys_WriteStderr("stepscope: auto-instrumentation could not stand aside (%.200s): its patches may "
+                              "stay, but record nothing\n", why);
+        }
+        Py_XDECREF(r);
+        Py_DECREF(fn);
     }
-    Py_XDECREF(r);
-    Py_DECREF(fn);
     PyErr_Restore(type, value, tb);
 }
 
-void sps_py_auto_user_began(const char *what) {
-    /* the module's own cost measurement begins zones too */
-    if (sps_py_calibration_on && sps_py_calibrating)
-        return;
-    stand_aside(what);
+void sps_py_auto_user_began(void) {
+    stand_aside("records zones of its own");
 }
 
 /* _set_auto_callback(fn, reason=None): auto-instrumentation is installed
@@ -120,6 +168,7 @@ static PyObject *set_auto_callback(PyObject *self, PyObject *args) {
     Py_CLEAR(callback);
     if (fn == Py_None) {
         sps_py_auto_armed = 0;
+        sps_py_slow_path_update();
         if (auto_state == SPS_REC_PY_AUTO_ACTIVE) {
             auto_state = SPS_REC_PY_AUTO_TURNED_OFF;
             snprintf(auto_reason, sizeof auto_reason, "%s",
@@ -129,6 +178,7 @@ static PyObject *set_auto_callback(PyObject *self, PyObject *args) {
         Py_INCREF(fn);
         callback = fn;
         sps_py_auto_armed = 1;
+        sps_py_slow_path_update();
         auto_state = SPS_REC_PY_AUTO_ACTIVE;
         auto_reason[0] = '\0';
     }
@@ -143,7 +193,7 @@ static PyObject *note_instrument(PyObject *self, PyObject *unused) {
     (void)unused;
     instrument_used = 1;
     if (sps_py_auto_armed)
-        stand_aside("stepscope.torch.instrument()");
+        stand_aside("calls stepscope.torch.instrument()");
     else
         publish();
     Py_RETURN_NONE;

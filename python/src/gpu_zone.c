@@ -220,7 +220,6 @@ static PyObject *gpu_enter(PyObject *self, PyObject *unused) {
                      g->z.name);
         return NULL;
     }
-    sps_py_user_instruments("stepscope.gpu_zone()");
     g->token = 0;
     if (!sps_py_skip(SPS_PY_NOTE_ZONE)) {
         void *stream = g->stream;
@@ -343,7 +342,6 @@ PyObject *sps_py_gpu_zone_begin(PyObject *self, PyObject *args, PyObject *kwargs
     if (parse_stream(arg, &stream, &is_auto, "stepscope.gpu_zone_begin()") < 0)
         return NULL;
     int face = sps_py_face_of(self);
-    sps_py_face_instruments(face, "stepscope.gpu_zone_begin()");
     if (sps_py_skip(face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE))
         return PyLong_FromLong(0);
     if (is_auto && current_stream(&stream) < 0)

@@ -205,7 +205,6 @@ static PyObject *zone_enter(PyObject *self, PyObject *unused) {
                      z->name);
         return NULL;
     }
-    sps_py_user_instruments("stepscope.zone()");
     z->open = 1;
     z->token = sps_py_begin(z->site, SPS_PY_FACE_USER);
     Py_INCREF(self);
@@ -438,7 +437,6 @@ static void end_pending_step(void) {
 /* step()/microstep(): end the thread's pending one, begin a new one now
  * and leave it pending until __enter__ says a `with` owns it. */
 static PyObject *begin_step(int micro) {
-    sps_py_user_instruments(micro ? "stepscope.microstep()" : "stepscope.step()");
     StepObject *s = (StepObject *)PyType_GenericAlloc(step_type, 0);
     if (!s)
         return NULL;
@@ -542,7 +540,6 @@ static PyType_Spec step_spec = {"stepscope._stepscope.Step", sizeof(StepObject),
 /* ------------------------------------------------------------ low level */
 
 PyObject *sps_py_zone_begin(PyObject *self, PyObject *name) {
-    sps_py_face_instruments(sps_py_face_of(self), "stepscope.zone_begin()");
     PyObject *z = zone_for(name, "zone_begin");
     if (!z)
         return NULL;
@@ -593,13 +590,11 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
     (void)unused;
-    sps_py_face_instruments(sps_py_face_of(self), "stepscope.step_begin()");
     return PyLong_FromUnsignedLong(sps_py_begin(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
     (void)unused;
-    sps_py_face_instruments(sps_py_face_of(self), "stepscope.microstep_begin()");
     return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 
