@@ -31,6 +31,7 @@
 #define SPS_REC_FILE_LEN 96u
 #define SPS_REC_FUNC_LEN 32u
 #define SPS_REC_THREAD_NAME_LEN 32u
+#define SPS_REC_AUTO_REASON_LEN 120u
 /* Frame 0 of a thread's stack is a sentinel, so a zone can always add its
  * duration to its parent's child time without a branch. */
 #define SPS_REC_STACK_FRAMES 64u
@@ -164,6 +165,24 @@ struct sps_rec_header {
     uint64_t end_samples;
     uint64_t end_ns;       /* their sum, ns */
     uint64_t end_samples_dropped;
+    /* Which mode records the process's steps (python/src/auto_mode.c):
+     * stepscope's auto-instrumentation (py_auto), stepscope.torch.instrument
+     * (py_instrument), or else the script's own zones.  Written under the
+     * GIL by the Python module only, py_auto last with release order;
+     * zero in a record of a process without it (and in one from a writer
+     * that predates them). */
+    uint32_t py_auto;       /* enum sps_rec_py_auto */
+    uint32_t py_instrument; /* 1: stepscope.torch.instrument() was called */
+    char py_auto_reason[SPS_REC_AUTO_REASON_LEN]; /* why auto stood aside or turned itself off,
+                                                     "" when neither (NUL-terminated) */
+};
+
+enum sps_rec_py_auto {
+    SPS_REC_PY_AUTO_NONE = 0,        /* auto-instrumentation was never installed */
+    SPS_REC_PY_AUTO_ACTIVE = 1,      /* installed, and recording */
+    SPS_REC_PY_AUTO_STOOD_ASIDE = 2, /* installed, then undone: the script instruments itself */
+    SPS_REC_PY_AUTO_TURNED_OFF = 3   /* installed, then undone for a reason of its own (an error in its
+                                        hooks): the steps it recorded are still its own */
 };
 
 #define SPS_END_SAMPLE_MAX_NS 100000u
@@ -292,7 +311,9 @@ _Static_assert(offsetof(struct sps_rec_header, cuda_state) == 2616 &&
                    offsetof(struct sps_rec_header, cuda_reason) == 2656 &&
                    offsetof(struct sps_rec_header, py_zones) == 2848 &&
                    offsetof(struct sps_rec_header, hook_zone_ns) == 2912 &&
-                   offsetof(struct sps_rec_header, end_ns) == 2928 && sizeof(struct sps_rec_header) == 2944,
+                   offsetof(struct sps_rec_header, end_ns) == 2928 &&
+                   offsetof(struct sps_rec_header, py_auto) == 2944 &&
+                   offsetof(struct sps_rec_header, py_auto_reason) == 2952 && sizeof(struct sps_rec_header) == 3072,
                "header layout as documented");
 _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");

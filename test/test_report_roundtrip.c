@@ -36,7 +36,7 @@
  * (the machine half and the analysis included). */
 static const char *const sections[] = {"schema",   "stepscope_version", "command",  "written_by",
                                        "started_unix_s", "started_mono_ns", "trace_max_bytes", "exit",  "timing",
-                                       "memory",   "recording", "zones",    "steps",
+                                       "memory",   "recording", "zones",    "steps", "steps_recorded_by", "auto",
                                        "values",   "cuda",      "counters", "processes",
                                        "records_skipped", "metrics", "gpus", "gpus_unavailable_reason",
                                        "sensors",  "sources",   "series",   "overhead",
@@ -262,6 +262,9 @@ static void compare_processes(const char *ctx, const struct sps_run *b, const st
         SAME_U("cuda_state", x->cuda_state, y->cuda_state);
         SAME_I("cuda_driver_version", x->cuda_driver_version, y->cuda_driver_version);
         SAME_S("cuda_reason", x->cuda_reason, y->cuda_reason);
+        SAME_U("py_auto", x->py_auto, y->py_auto);
+        SAME_U("py_instrument", x->py_instrument, y->py_instrument);
+        SAME_S("py_auto_reason", x->py_auto_reason, y->py_auto_reason);
         SAME_U("cuda_resolved", x->cuda_resolved, y->cuda_resolved);
         SAME_U("cuda_cpu_only", x->cuda_cpu_only, y->cuda_cpu_only);
         SAME_U("cuda_dropped", x->cuda_dropped, y->cuda_dropped);
@@ -544,6 +547,11 @@ static void test_every_field(void) {
                                          .start_ns = t0 + 20, .cuda_state = SPS_REC_CUDA_UNAVAILABLE,
                                          .nthreads = 1, .threads = threads1};
     snprintf(procs[1].cuda_reason, sizeof procs[1].cuda_reason, "libcuda.so.1: not found");
+    /* auto-instrumentation active in one process, stood aside in the other */
+    procs[0].py_auto = SPS_REC_PY_AUTO_ACTIVE;
+    procs[1].py_auto = SPS_REC_PY_AUTO_STOOD_ASIDE;
+    procs[1].py_instrument = 1;
+    snprintf(procs[1].py_auto_reason, sizeof procs[1].py_auto_reason, "the script calls stepscope.step()");
     static struct sps_skipped skipped[1] = {{"/r/records/9-0.sps", "offset 24: truncated"}};
 
     struct sps_report rep;
@@ -556,7 +564,8 @@ static void test_every_field(void) {
                                      .have_times = 1, .wall_s = 12.5, .user_s = 3.25, .sys_s = 0.125, .have_rss = 1,
                                      .peak_rss_bytes = 123456789, .rss_scope = "a scope of its own",
                                      .start_realtime_ns = 1795240121034010000LL, .start_mono_ns = t0,
-                                     .standalone_reason = "written by the library itself"};
+                                     .standalone_reason = "written by the library itself",
+                                     .auto_inject = SPS_AUTO_INJECT_ON};
     const char *dir = tmpdir_new("roundtrip-fields");
     char path[1200], err[1024];
     snprintf(path, sizeof path, "%s/report.json", dir);
@@ -585,6 +594,7 @@ static void test_every_field(void) {
     CHECK(llabs(x->start_realtime_ns - y->start_realtime_ns) < 20000); /* 15 digits of seconds since 1970 */
     SAME_U("start_mono_ns", x->start_mono_ns, y->start_mono_ns);
     SAME_S("standalone_reason", x->standalone_reason, y->standalone_reason);
+    SAME_I("auto_inject", x->auto_inject, y->auto_inject);
     check_text_round_trip(dir, &read);
     sps__report_free(&read);
 }

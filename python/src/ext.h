@@ -90,9 +90,10 @@ enum sps_py_note {
 /* The token a begin returns while its thread calibrates: true, so code
  * that tests it behaves as when recording, and never given to the library. */
 #define SPS_PY_STAND_IN_TOKEN 0xFFFFFFFFu
-/* Whether any thread calibrates (a plain load on the hot path), and
- * whether this one does (initial-exec: no __tls_get_addr call, as the
- * library's own TLS). */
+/* Whether a begin must take the slow path (a plain load on the hot path):
+ * some thread calibrates, or auto-instrumentation waits for the script's
+ * first zone of its own (auto_mode.c); and whether this thread calibrates
+ * (initial-exec: no __tls_get_addr call, as the library's own TLS). */
 extern int sps_py_calibration_on;
 extern __thread int sps_py_calibrating __attribute__((tls_model("initial-exec")));
 extern uint64_t sps_py_calibrated[SPS_PY_NOTES]; /* skipped while calibrating */
@@ -106,15 +107,22 @@ void sps_py_note(enum sps_py_note what);
  * discarded unrecorded, so the counts stay those of recorded zones. */
 void sps_py_unnote_zone(int face);
 
+/* The slow path of sps_py_skip: the tally while this thread calibrates;
+ * auto-instrumentation standing aside at the script's first zone of its
+ * own (what SPS_PY_NOTE_ZONE: a begin of the module's own face). */
+int sps_py_skip_slow(enum sps_py_note what);
+/* sps_py_calibration_on again, from who needs the slow path (face.c). */
+void sps_py_slow_path_update(void);
+
 /* What a begin, value or count of face does: the library's work and the
- * count; while calibrating, the tally of what was skipped. */
+ * count; while calibrating, the tally of what was skipped.  Every begin of
+ * a zone, step, micro-step, GPU zone or phase goes through here, so the
+ * stand-aside check costs nothing more than the calibration's flag. */
 static inline int sps_py_skip(enum sps_py_note what) {
     if (!sps__enabled)
         return 1;
-    if (sps_py_calibration_on && sps_py_calibrating) {
-        sps_py_calibrated[what]++;
-        return 1;
-    }
+    if (__builtin_expect(sps_py_calibration_on, 0))
+        return sps_py_skip_slow(what);
     return 0;
 }
 
@@ -152,6 +160,17 @@ static inline void sps_py_end(sps_zone_t t) {
             sps_py_deep_ended(0);
     }
 }
+
+/* auto_mode.c: auto-instrumentation's state, and its standing aside when
+ * the script instruments itself (see auto_mode.c). */
+struct sps_rec_header;
+extern int sps_py_auto_armed; /* a stand-aside callback is registered */
+int sps_py_auto_init(PyObject *module);
+/* The script began a zone of its own while auto was armed (from
+ * sps_py_skip_slow): auto stands aside, before the begin records. */
+void sps_py_auto_user_began(void);
+/* The mode's fields into h (face.c, when it first writes into a record). */
+void sps_py_auto_write(struct sps_rec_header *h);
 
 /* info.c: capture(), status() and the other calls that read state. */
 int sps_py_info_init(PyObject *module);

@@ -55,6 +55,7 @@ static void write_costs(struct sps_rec_header *h) {
     h->py_value_ns = costs[1];
     h->py_count_ns = costs[2];
     h->hook_zone_ns = costs[3];
+    sps_py_auto_write(h);
     costs_in = h;
 }
 
@@ -109,8 +110,23 @@ static PyObject *calibrate(PyObject *self, PyObject *flag) {
     if (on != sps_py_calibrating)
         calibrating_threads += on ? 1 : -1;
     sps_py_calibrating = on;
-    sps_py_calibration_on = calibrating_threads > 0;
+    sps_py_slow_path_update();
     return r;
+}
+
+void sps_py_slow_path_update(void) {
+    sps_py_calibration_on = calibrating_threads > 0 || sps_py_auto_armed;
+}
+
+int sps_py_skip_slow(enum sps_py_note what) {
+    if (sps_py_calibrating) {
+        sps_py_calibrated[what]++;
+        return 1;
+    }
+    /* the script's own begin (not a hooks face's): auto steps aside first */
+    if (what == SPS_PY_NOTE_ZONE && sps_py_auto_armed)
+        sps_py_auto_user_began();
+    return 0;
 }
 
 /* _set_costs(zone_ns=, value_ns=, count_ns=, hook_zone_ns=): what this

@@ -91,6 +91,7 @@ PyMODINIT_FUNC PyInit__stepscope(void) {
     if (!m)
         return NULL;
     if (sps_py_zone_init(m) < 0 || sps_py_gpu_zone_init(m) < 0 || sps_py_info_init(m) < 0 || sps_py_face_init(m) < 0 ||
+        sps_py_auto_init(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", SPS_VERSION_STRING) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", SPS_VERSION_STRING) < 0) {
         Py_DECREF(m);

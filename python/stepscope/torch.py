@@ -86,6 +86,7 @@ import torch as _torch
 
 from . import _cost
 # instrument's calls are counted apart in the record, to be priced as hooks
+from ._stepscope import _note_instrument
 from ._stepscope import instrument_face as _core
 
 __all__ = ["instrument", "Instrumented", "FORWARD_EVAL", "DATA_START"]
@@ -451,6 +452,9 @@ def instrument(model, optimizer, loader, accumulation_steps=None, gpu=None):
     docstring); ``.remove()`` on it undoes everything.  gpu: None times
     forward, backward and optimizer on the GPU too (GPU zones) when the
     model's parameters are on a CUDA device; True or False decides."""
+    # before anything is recorded: stepscope run's auto-instrumentation,
+    # if this process has it, stands aside (it would count the same steps)
+    _note_instrument()
     if Instrumented._backward_owner is None:  # else the constructor says why not
         _cost.measure_hooks(Instrumented)  # once per process, for the report
     return Instrumented(model, optimizer, loader, accumulation_steps, gpu)

@@ -223,6 +223,13 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->end_samples = __atomic_load_n(&h->end_samples, __ATOMIC_RELAXED);
     p->end_sample_ns = __atomic_load_n(&h->end_ns, __ATOMIC_RELAXED);
     p->end_samples_dropped = __atomic_load_n(&h->end_samples_dropped, __ATOMIC_RELAXED);
+    /* the mode's state last-written with release order: its reason comes with it */
+    p->py_auto = __atomic_load_n(&h->py_auto, __ATOMIC_ACQUIRE);
+    if (p->py_auto > SPS_REC_PY_AUTO_TURNED_OFF)
+        p->py_auto = SPS_REC_PY_AUTO_NONE; /* not a state this reader knows: as if none */
+    p->py_instrument = h->py_instrument != 0;
+    memcpy(p->py_auto_reason, h->py_auto_reason, sizeof p->py_auto_reason);
+    p->py_auto_reason[sizeof p->py_auto_reason - 1] = '\0';
 
     uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
     int argc = len ? 1 : 0;

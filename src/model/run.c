@@ -4,6 +4,7 @@
  * and loading the records directory.
  */
 #include "model/run.h"
+#include "model/run_info.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -367,6 +368,72 @@ void sps__run_cuda(const struct sps_run *run, struct sps_run_cuda *out) {
         out->dropped += p->cuda_dropped;
         out->unresolved += p->cuda_unresolved;
     }
+}
+
+/* Who recorded the steps of process p (enum sps_steps_by). */
+static int process_steps_by(const struct sps_process_data *p) {
+    if (p->py_auto == SPS_REC_PY_AUTO_ACTIVE || p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF)
+        return SPS_STEPS_BY_AUTO;
+    return p->py_instrument ? SPS_STEPS_BY_INSTRUMENT : SPS_STEPS_BY_CODE;
+}
+
+void sps__run_auto(const struct sps_run *run, int inject, struct sps_run_auto *out) {
+    memset(out, 0, sizeof *out);
+    out->inject = inject;
+    const struct sps_process_data *turned_off_first = NULL;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        out->active += p->py_auto == SPS_REC_PY_AUTO_ACTIVE;
+        out->stood_aside += p->py_auto == SPS_REC_PY_AUTO_STOOD_ASIDE;
+        out->turned_off += p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF;
+        if (!p->py_auto_reason[0])
+            continue;
+        if (p->py_auto == SPS_REC_PY_AUTO_STOOD_ASIDE && !out->reason) {
+            out->reason = p->py_auto_reason;
+            out->reason_pid = p->pid;
+        } else if (p->py_auto == SPS_REC_PY_AUTO_TURNED_OFF && !turned_off_first) {
+            turned_off_first = p;
+        }
+    }
+    if (!out->reason && turned_off_first) {
+        out->reason = turned_off_first->py_auto_reason;
+        out->reason_pid = turned_off_first->pid;
+    }
+    /* the larger enum value wins: auto, then instrument, then code */
+    for (size_t i = 0; i < run->nsteps; i++) {
+        size_t proc = run->steps[i].process;
+        int by = proc < run->nprocs ? process_steps_by(&run->procs[proc]) : SPS_STEPS_BY_CODE;
+        if (by > out->steps_by)
+            out->steps_by = by;
+    }
+    if (!out->steps_by && run->steps_recorded)
+        out->steps_by = SPS_STEPS_BY_CODE; /* steps counted, no row kept: nobody to ask */
+}
+
+const char *sps__steps_by_name(int steps_by) {
+    switch (steps_by) {
+    case SPS_STEPS_BY_CODE:
+        return "code";
+    case SPS_STEPS_BY_INSTRUMENT:
+        return "instrument";
+    case SPS_STEPS_BY_AUTO:
+        return "auto";
+    }
+    return NULL;
+}
+
+const char *sps__auto_state_name(const struct sps_run_auto *a) {
+    if (a->inject == SPS_AUTO_INJECT_OFF)
+        return "off";
+    if (a->inject == SPS_AUTO_INJECT_MISSING)
+        return "unavailable";
+    if (a->stood_aside)
+        return "stood_aside";
+    if (a->turned_off)
+        return "turned_off";
+    if (a->active)
+        return "active";
+    return a->inject == SPS_AUTO_INJECT_ON ? "not_installed" : NULL;
 }
 
 const char *sps__thin_level_name(uint32_t level) {

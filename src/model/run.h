@@ -90,6 +90,11 @@ struct sps_process_data {
     double py_zone_ns, py_value_ns, py_count_ns, hook_zone_ns; /* 0: not measured */
     uint64_t end_samples, end_sample_ns; /* the recorder's samples of a zone end's cost in the run (sum) */
     uint64_t end_samples_dropped;
+    /* which mode records the steps (the header's py_auto, py_instrument,
+     * py_auto_reason; 0 and "" in a process without the Python module) */
+    uint32_t py_auto; /* enum sps_rec_py_auto */
+    uint32_t py_instrument;
+    char py_auto_reason[SPS_REC_AUTO_REASON_LEN];
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */
@@ -215,6 +220,44 @@ struct sps_run_cuda {
 
 /* Fill *out from run (pure). */
 void sps__run_cuda(const struct sps_run *run, struct sps_run_cuda *out);
+
+/* Who recorded a run's steps (report.json's steps_recorded_by). */
+enum sps_steps_by {
+    SPS_STEPS_BY_NONE = 0,       /* no steps */
+    SPS_STEPS_BY_CODE = 1,       /* the program's own zones (C, or the Python module's face) */
+    SPS_STEPS_BY_INSTRUMENT = 2, /* stepscope.torch.instrument() */
+    SPS_STEPS_BY_AUTO = 3        /* stepscope run's auto-instrumentation */
+};
+
+/* Auto-instrumentation over every process of a run, and who recorded its
+ * steps.  A process's steps are auto's when auto was still active in it
+ * at the end or turned itself off, else instrument's when it called
+ * instrument(), else its code's; the run's are the first of auto,
+ * instrument, code that recorded a step row in some process. */
+struct sps_run_auto {
+    int inject;              /* enum sps_auto_inject: what stepscope run did */
+    uint32_t active;         /* processes where auto was installed and stayed */
+    uint32_t stood_aside;    /* processes where it stood aside (the script instruments itself) */
+    uint32_t turned_off;     /* processes where it turned itself off (an error in its hooks) */
+    const char *reason;      /* the first reason, stood aside before turned off, in processes
+                                order (points into the run); NULL: none */
+    int reason_pid;
+    int steps_by;            /* enum sps_steps_by */
+};
+
+/* Fill *out from run and the enum sps_auto_inject stepscope run reported
+ * (pure). */
+void sps__run_auto(const struct sps_run *run, int inject, struct sps_run_auto *out);
+
+/* "auto", "instrument", "code" for an enum sps_steps_by; NULL for none. */
+const char *sps__steps_by_name(int steps_by);
+
+/* The run's auto-instrumentation in one word: "stood_aside", "turned_off",
+ * "active" (the first that some process is, in that order),
+ * "not_installed" (injected, but no process installed it: none imported
+ * torch), "off" (--no-auto), "unavailable" (the hook was not found); NULL
+ * when stepscope run did not say and no process had it (standalone). */
+const char *sps__auto_state_name(const struct sps_run_auto *a);
 
 /* "none", "phases", "steps" for an enum sps_thin_level; "unknown" else. */
 const char *sps__thin_level_name(uint32_t level);

@@ -68,6 +68,17 @@ struct sps_run_info {
     } guard;
     double thinned_zone_cost_ns; /* a zone the thin level leaves out; with have_record_cost */
     double warm_end_ns; /* the recorder's end samples in that measurement (0: none) */
+    /* whether stepscope run put the Python startup hook into the workload
+     * (enum sps_auto_inject) */
+    int auto_inject;
+};
+
+/* What stepscope run did about auto-instrumentation (tools/cli/auto_inject.c). */
+enum sps_auto_inject {
+    SPS_AUTO_INJECT_UNKNOWN = 0, /* not stepscope run's (standalone), or a report that predates it */
+    SPS_AUTO_INJECT_ON = 1,      /* the startup hook was first on PYTHONPATH, STEPSCOPE_AUTO=1 */
+    SPS_AUTO_INJECT_OFF = 2,     /* --no-auto */
+    SPS_AUTO_INJECT_MISSING = 3  /* on, but the hook was not found: nothing was injected */
 };
 
 #define SPS_REPORT_SCHEMA "stepscope.report/1"

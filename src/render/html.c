@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "render/analysis_views.h"
+#include "render/auto_mode.h"
 #include "render/exporters.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
@@ -169,6 +170,9 @@ static void write_header(FILE *out, const struct sps_report *rep) {
     snprintf(value, sizeof value, "%llu", (unsigned long long)run->steps_recorded);
     snprintf(detail, sizeof detail, "%zu warm-up", run->warmup_steps);
     write_fact(out, "Steps", value, detail, 0);
+    char mode_detail[SPS_REC_AUTO_REASON_LEN + 64];
+    if (sps__auto_fact(rep, value, sizeof value, mode_detail, sizeof mode_detail))
+        write_fact(out, "Steps recorded", value, mode_detail, 0);
 
     const struct sps__sampler_result *r = info->sampler;
     if (r) {

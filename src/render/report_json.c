@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "render/auto_mode.h"
 #include "render/json_writer.h"
 #include "platform/atomic_file.h"
 #include "render/render.h"
@@ -263,6 +264,7 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             write_cuda_counts(w, p->cuda_resolved, p->cuda_cpu_only, p->cuda_dropped, p->cuda_unresolved);
             sps__jw_end(w, '}');
         }
+        sps__report_json_process_auto(w, p);
         sps__jw_array(w, "threads");
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];
@@ -408,6 +410,7 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
 
     write_zones(&w, run, info->have_times ? info->wall_s : NAN);
     write_steps(&w, run);
+    sps__report_json_auto(&w, rep);
     write_values(&w, run);
     write_cuda(&w, run);
     write_processes(&w, run);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/auto_mode.h"
 #include "render/render.h"
 #include "stepscope.h"
 
@@ -38,6 +39,9 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
         fprintf(f, "%speak RSS %s", sep, sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
     fputc('\n', f);
     sps__summary_metrics(f, info);
+    char mode[SPS_REC_AUTO_REASON_LEN + 128];
+    if (sps__auto_sentence(rep, mode, sizeof mode))
+        fprintf(f, "%s\n", mode);
 
     size_t zones = 0;
     for (size_t i = 0; i < run->nnames; i++)

@@ -112,6 +112,28 @@ static int read_recording(struct sps_jscan *s, struct sps_run *run) {
     return rc;
 }
 
+/* "auto": what stepscope run did about auto-instrumentation (the rest of
+ * the object is what processes[] add up to).  null: it did not say. */
+static int read_auto(struct sps_jscan *s, struct sps_run_info *info) {
+    int is_null, rc = sps__jread_null(s, &is_null), more = 1;
+    if (rc || is_null)
+        return rc;
+    info->auto_inject = SPS_AUTO_INJECT_ON;
+    rc = object_begin(s, "auto");
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("state")) {
+            char state[32];
+            if (!(rc = sps__jread_text(s, "auto.state", state, sizeof state)))
+                info->auto_inject = !strcmp(state, "off")           ? SPS_AUTO_INJECT_OFF
+                                    : !strcmp(state, "unavailable") ? SPS_AUTO_INJECT_MISSING
+                                                                    : SPS_AUTO_INJECT_ON;
+        } else {
+            rc = sps__jscan_skip(s);
+        }
+    }
+    return rc;
+}
+
 /* A top-level key of the run's facts; 1 when key is not one of them. */
 static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_run_info *info = &rep->info;
@@ -146,8 +168,10 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         return read_memory(s, rep);
     if (KEY("recording"))
         return read_recording(s, &rep->run);
-    if (KEY("stepscope_version") || KEY("cuda"))
-        return sps__jscan_skip(s); /* cuda: what processes[].cuda add up to */
+    if (KEY("auto"))
+        return read_auto(s, info);
+    if (KEY("stepscope_version") || KEY("cuda") || KEY("steps_recorded_by"))
+        return sps__jscan_skip(s); /* cuda, steps_recorded_by: what processes[] and steps add up to */
     return 1;
 }
 

@@ -182,6 +182,25 @@ static int read_enum(struct sps_jscan *s, const char *what, const char *const *n
     return rc ? rc : sps__jscan_fail(s, "%s: \"%s\" is not one of its values", what, text);
 }
 
+/* processes[].auto: null, or the state auto-instrumentation ended in. */
+static int read_process_auto(struct sps_jscan *s, struct sps_process_data *p) {
+    int is_null, rc = sps__jread_null(s, &is_null), more = 1;
+    if (rc || is_null)
+        return rc; /* never installed: SPS_REC_PY_AUTO_NONE */
+    rc = OBJECT_BEGIN(s, "processes[].auto");
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        if (KEY("state")) {
+            static const char *const states[] = {"none", "active", "stood_aside", "turned_off"};
+            rc = read_enum(s, "processes[].auto.state", states, 4, &p->py_auto);
+        } else if (KEY("reason")) { /* null reads as "" */
+            rc = sps__jread_text(s, "processes[].auto.reason", p->py_auto_reason, sizeof p->py_auto_reason);
+        } else {
+            rc = sps__jscan_skip(s);
+        }
+    }
+    return rc;
+}
+
 /* The keys of a process that are plain facts (the rest: read_process). */
 static int read_process_fact(struct sps_rr *rr, struct sps_process_data *p) {
     struct sps_jscan *s = rr->s;
@@ -256,6 +275,12 @@ int sps__rr_process(struct sps_rr *rr) {
             rc = sps__rr_command(s, "processes[].command", &p->argc, &p->argv);
         } else if (KEY("cuda")) {
             rc = read_process_cuda(s, p);
+        } else if (KEY("auto")) {
+            rc = read_process_auto(s, p);
+        } else if (KEY("instrument")) {
+            int used = 0;
+            rc = sps__jread_bool(s, "processes[].instrument", &used);
+            p->py_instrument = used != 0;
         } else if (KEY("threads")) {
             rc = ARRAY_BEGIN(s, "processes[].threads");
             int tmore = 1;

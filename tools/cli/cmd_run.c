@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auto_inject.h"
 #include "cli.h"
 #include "live_view.h"
 #include "overhead_guard.h"
@@ -96,6 +97,10 @@ static const char run_usage[] =
     "                          or 'auto': the 5 steps after the first step\n"
     "                          slower than 3x the median so far (from step 10);\n"
     "                          its operators go into trace.json and report.json\n"
+    "      --no-auto           no auto-instrumentation: Python processes that\n"
+    "                          import torch are not instrumented by stepscope\n"
+    "                          (by default their steps, data, forward, backward\n"
+    "                          and optimizer are timed with no code change)\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -198,6 +203,7 @@ static int parse_uint(const char *s, unsigned long *out) {
 struct run_options {
     const char *out_dir;
     int quiet, live, sample, stream;
+    int no_auto; /* --no-auto */
     const char *ring_events, *ring_policy;
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
@@ -265,6 +271,8 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         o->stream = 0;
     } else if (!strcmp(a, "--no-sample")) {
         o->sample = 0;
+    } else if (!strcmp(a, "--no-auto")) {
+        o->no_auto = 1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
         fputs(run_usage, stdout);
         return 0;
@@ -713,6 +721,7 @@ int sps_cmd_run(int argc, char **argv) {
     struct workload w = {.tty = -1};
     struct sps_run_info info = {0};
     info.record_cost_absent_reason = "the measuring process could not run";
+    info.auto_inject = sps_auto_inject_env(o.no_auto, o.cmd);
     w.sampler = open_sampler(&o, &d);
     double max_overhead = measure_budget_costs(o.max_overhead, w.sampler != NULL, &info);
     rc = start_workload(&w, o.cmd);

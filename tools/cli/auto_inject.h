@@ -1,0 +1,32 @@
+/*
+ * auto_inject.h - how `stepscope run` gets auto-instrumentation into the
+ * workload's Python interpreters: a startup hook (python/auto/
+ * sitecustomize.py) first on PYTHONPATH, and STEPSCOPE_AUTO=1.
+ */
+#ifndef SPS_CLI_AUTO_INJECT_H
+#define SPS_CLI_AUTO_INJECT_H
+
+/*
+ * Set the environment the workload inherits (call before it is forked):
+ *
+ *  - no_auto (--no-auto): STEPSCOPE_AUTO=0 and nothing else; PYTHONPATH is
+ *    left as it is.
+ *  - else the hook's directory goes first on PYTHONPATH (the user's
+ *    PYTHONPATH after it), STEPSCOPE_AUTO=1, and STEPSCOPE_PYTHON_PATH
+ *    names the build tree's stepscope package when there is one (the hook
+ *    falls back on it when the interpreter cannot import stepscope).
+ *
+ * The environment is the whole tree's, whatever cmd is: `bash train.sh`
+ * reaches the Python it starts, and programs that are not Python never
+ * read these variables.  The hook's directory: STEPSCOPE_AUTO_DIR when
+ * set, else the build tree's, else share/stepscope/auto next to the
+ * executable's bin/.  When there is none, nothing is injected, and one
+ * line on stderr says so when cmd is a Python program (an interpreter, or
+ * a script whose #! names one); other commands get no message.
+ *
+ * Returns the enum sps_auto_inject (src/model/run_info.h) for the report.
+ * Not thread-safe (setenv): call from the CLI's main thread.
+ */
+int sps_auto_inject_env(int no_auto, char *const *cmd);
+
+#endif
