@@ -1,0 +1,748 @@
+"""Zero-code auto-instrumentation of PyTorch training loops.
+
+``install()`` patches torch, once it has been imported, so that an
+unmodified training script gets the same step table as
+``stepscope.torch.instrument(model, optimizer, loader)`` gives for one
+known model (the rules of the step structure are shared:
+stepscope/_steps.py).  ``stepscope run`` calls it from its startup hook;
+``stand_aside(reason)`` undoes it (the script instruments itself).
+
+What is timed, per thread (zones are per thread):
+
+- steps: an optimizer's ``step()`` ends the step.  A step opens at the
+  first of a DataLoader fetch, a training forward, a backward, a
+  ``zero_grad()`` or an optimizer step, when none is open.  With several
+  optimizers stepping in one iteration (a GAN's discriminator and
+  generator), each optimizer step ends a step: the iteration is that many
+  steps, each holding the work since the last optimizer step.
+- micro-steps: a round is the work up to a backward; a further round in a
+  step (gradient accumulation) makes each round a micro-step, decided by
+  the first step as instrument decides it (a provisional micro-step, taken
+  back when the step had one backward).
+- ``data``: each ``next()`` of a DataLoader iterator; ``data.start``:
+  each ``iter()`` of a DataLoader (its workers' start-up), outside the
+  step unless the step already holds training work; ``data.fetch``: each
+  batch's fetch inside a DataLoader worker process, recorded in that
+  process (workers started by fork, Linux's default).
+- ``forward``: the outermost call of a module that has parameters (a loss
+  module is not a model), with gradients on; ``forward.eval`` with
+  gradients off (``torch.no_grad()``, ``inference_mode()``).  Global module
+  hooks make every submodule call take torch's slow path, so they are on
+  only in discovery windows: from install() to the end of the first step
+  that saw a training forward, after each DataLoader ``iter()`` until the
+  next step ends, and after a step that ran a backward with no forward
+  seen (a model made later; at most MAX_REDISCOVERIES times).  A module
+  found at the outermost level gets its own hooks, which time it from then
+  on; its submodules keep torch's fast path.
+- ``backward``: ``torch.Tensor.backward``; the tensor it was called on is
+  recorded as the value ``loss`` when it has one element and is on the
+  CPU (``item()`` of a CPU tensor changes nothing).  A loss on a GPU is
+  not read (reading it would synchronise the GPU with the CPU); each such
+  backward adds 1 to the counter ``loss.on_device``, so the report says why
+  ``loss`` is missing.  ``torch.autograd.backward`` called directly is not
+  timed.
+- ``optimizer``: each optimizer's ``step()`` and ``zero_grad()``, and
+  ``zero_grad()`` of a model found by the forward discovery.
+- ``h2d``: ``Tensor.to``/``Tensor.cuda`` moving a CPU tensor to another
+  device; wrapped only when ``torch.cuda.is_available()`` (else nothing is
+  paid for it), or when STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device
+  stands in for a GPU).
+- ``samples``: the first dimension of each fetched batch, counted when its
+  step's optimizer steps.
+
+Forward, backward and optimizer are GPU zones when the last trained
+model's parameters are on a CUDA device, as with instrument.
+
+A step that trained nothing (only fetches, only a ``zero_grad()``) is
+taken back at the next ``iter()`` of a DataLoader and at the process's exit;
+so is a step open at exit or at stand_aside() (the work after the last
+optimizer step), and nothing is said about it.  A crash leaves every
+step that ended.
+
+An exception inside these hooks never reaches the script: it turns the
+auto-instrumentation off (stand_aside) with one line on stderr.  The
+zones go through ``_stepscope.instrument_face``, priced apart in the
+report as hooks.
+"""
+import atexit as _atexit
+import functools as _functools
+import os as _os
+import sys as _sys
+import threading as _threading
+import weakref as _weakref
+
+import torch as _torch
+import torch.nn.modules.module as _module_mod
+import torch.optim.optimizer as _optim_mod
+from torch.utils.data import dataloader as _dataloader
+from torch.utils.data._utils import fetch as _fetch
+from torch.utils.data._utils import worker as _worker
+
+from . import _stepscope
+from ._stepscope import instrument_face as _core
+from ._steps import DATA_START, FORWARD_EVAL, StepStructure
+from ._steps import batch_size as _batch_size
+
+__all__ = ["install", "stand_aside", "installed", "DATA_FETCH", "LOSS", "LOSS_ON_DEVICE", "MAX_REDISCOVERIES"]
+
+#: the zone of one batch's fetch in a DataLoader worker process
+DATA_FETCH = "data.fetch"
+#: the value recorded from the tensor backward() was called on
+LOSS = "loss"
+#: the counter of backward calls whose loss was on a device and not read
+LOSS_ON_DEVICE = "loss.on_device"
+#: how many times a step with a backward and no forward reopens discovery
+MAX_REDISCOVERIES = 8
+
+_grad_enabled = _torch.is_grad_enabled
+_Tensor = _torch.Tensor
+
+_on = False              # the patches are in place and recording
+_patches = []            # (owner, name, original, wrapper): attributes replaced
+_handles = []            # removable hooks (torch 2.x optimizer hooks)
+_models = _weakref.WeakKeyDictionary()  # module -> (handles, first parameter), or None: not a model
+_global_handles = []     # the discovery window's global module hooks, when open
+_discovering = False
+_rediscoveries = 0
+_cuda = False            # GPU zones possible at all
+_aside_reason = None     # why stand_aside() ran, once it has
+
+
+class _Loop(StepStructure):
+    """One thread's training loop, as the patched calls see it."""
+
+    def __init__(self):
+        StepStructure.__init__(self, gpu=None if _cuda else False)
+        self._outer = None          # the module whose outermost call is running
+        self._outer_n = 0           # its re-entries
+        self._fwd = None            # its zone
+        self._after_backward = False  # a backward ended the last round
+        self._optimizing = 0        # inside an optimizer's step() (LBFGS's closure runs the model there)
+        self._opt_zones = []        # zones of optimizer steps begun by a pre-hook (torch 2.x)
+        self._saw_forward = False   # a training forward ran in the open step
+        self._saw_backward = False
+        self._param = None          # the first parameter of the last trained model
+
+    def _params_on_cuda(self):
+        p = self._param
+        return p is not None and p.is_cuda
+
+    def _round(self):
+        """A training event: open the step when none is, and a round when
+        the last one ended in a backward.  Returns 2 when the step was
+        opened, 1 when only a round began, 0 when neither."""
+        if self._optimizing:
+            return 0
+        if self._open_step():
+            self._after_backward = False
+            self._begin_round()
+            return 2
+        if self._after_backward:
+            self._after_backward = False
+            self._begin_round()
+            return 1
+        return 0
+
+    # -- the events --------------------------------------------------------
+
+    def fetch_begin(self):
+        began = self._round()
+        return began, self._begin_cpu("data")
+
+    def fetch_end(self, began, zone, batch):
+        self._end(zone)
+        n = _batch_size(batch)
+        if n is not None:
+            self._samples += n
+
+    def fetch_found_end(self, began, zone):
+        """The fetch found the iterator's end: no batch came, so its zone,
+        and the round and step it began, are taken back unrecorded."""
+        self._discard(zone)
+        if began:
+            if self._micro:
+                _core._zone_discard(self._micro)
+                self._micro = 0
+            self._rounds -= 1
+            self._after_backward = began == 1
+        if began == 2:
+            _core._zone_discard(self._step)
+            self._step = 0
+
+    def forward_begin(self, module):
+        if _grad_enabled():
+            self._round()
+            self._work = True
+            self._saw_forward = True
+            if _cuda:
+                entry = _models.get(module)
+                self._param = entry[1] if entry else None
+                if self._step and self.gpu is None:
+                    self._decide_gpu()
+            self._fwd = self._begin("forward")
+        else:
+            if not self._step:
+                self._decide_gpu()
+            self._fwd = self._begin(FORWARD_EVAL)
+
+    def forward_end(self):
+        zone, self._fwd = self._fwd, None
+        if zone is not None:
+            self._end(zone)
+
+    def _forget_stale_forward(self):
+        """A forward that raised leaves no post-hook call on torch 1.13:
+        its zone is taken back at the next optimizer step or iter()."""
+        if self._outer is not None:
+            self._outer = None
+            self._outer_n = 0
+            zone, self._fwd = self._fwd, None
+            if zone is not None:
+                self._discard(zone)
+
+    def backward_begin(self, tensor):
+        self._round()
+        self._work = True
+        self._saw_backward = True
+        if tensor.numel() == 1:
+            if tensor.is_cpu:
+                _core.record(LOSS, tensor.item())
+            else:
+                _core.count(LOSS_ON_DEVICE, 1)
+        return self._begin("backward")
+
+    def backward_end(self, zone):
+        self._end(zone)
+        if not self._optimizing:
+            self._after_backward = True
+
+    def zero_grad_begin(self):
+        self._round()
+        return self._begin("optimizer")
+
+    def optimizer_begin(self):
+        self._forget_stale_forward()
+        if not self._optimizing:
+            self._open_step()
+        self._optimizing += 1
+        self._work = True
+        return self._begin("optimizer")
+
+    def optimizer_end(self, zone):
+        self._end(zone)
+        self._optimizing -= 1
+        if self._optimizing:
+            return
+        saw_forward, saw_backward = self._saw_forward, self._saw_backward
+        self._saw_forward = self._saw_backward = False
+        self._after_backward = False
+        self._end_step()
+        _after_step(saw_forward, saw_backward)
+
+    def iter_begin(self):
+        """A DataLoader's iter(): a step that trained nothing is taken back
+        (it held only fetches or a zero_grad()); one with training work in
+        it stays open, and data.start is inside it."""
+        self._forget_stale_forward()
+        if self._step and not self._work:
+            self._drop_unstepped("a new iter()")
+            self._after_backward = False
+            self._saw_forward = self._saw_backward = False
+        return self._begin_cpu(DATA_START)
+
+    def abandon(self):
+        """Take back what is open on this thread (the exit, stand_aside)."""
+        if self._inside:
+            return False  # inside one of its own zones: the zone's end does it
+        self._forget_stale_forward()
+        self._drop_unstepped("auto")
+        self._after_backward = False
+        return True
+
+
+class _PerThread(_threading.local):
+    def __init__(self):
+        self.loop = _Loop()
+
+
+_tls = None
+
+
+def _fail(exc):
+    """An exception inside a hook: auto turns off, the script goes on."""
+    stand_aside("an error in its hooks (%s: %s)" % (type(exc).__name__, exc))
+
+
+# -- the forward: outermost module calls -----------------------------------
+
+def _adopt(module):
+    """A module met at the outermost level during discovery: a model when it
+    has parameters, which gets its own hooks; else remembered as not one."""
+    first = next(module.parameters(), None)
+    if first is None:
+        _models[module] = None
+        return None
+    handles = (module.register_forward_pre_hook(_instance_pre), _register_post(module.register_forward_hook,
+                                                                                _instance_post))
+    entry = (handles, first)
+    _models[module] = entry
+    return entry
+
+
+def _register_post(register, hook):
+    """A forward hook that runs even when the forward raises, where torch
+    allows it (always_call, torch >= 2.1)."""
+    try:
+        return register(hook, always_call=True)
+    except TypeError:
+        return register(hook)
+
+
+def _outer_begin(module):
+    try:
+        loop = _tls.loop
+        outer = loop._outer
+        if outer is None:
+            if module not in _models:
+                if not _discovering:
+                    return
+                _adopt(module)
+            if _models.get(module) is None:
+                return
+            loop._outer = module
+            loop._outer_n = 1
+            loop.forward_begin(module)
+        elif outer is module:
+            loop._outer_n += 1
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _outer_end(module):
+    try:
+        loop = _tls.loop
+        if loop._outer is module:
+            loop._outer_n -= 1
+            if not loop._outer_n:
+                loop._outer = None
+                loop.forward_end()
+                if not _on:
+                    loop.abandon()
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _instance_pre(module, inputs):
+    if _on and not _discovering:
+        _outer_begin(module)
+
+
+def _instance_post(module, inputs, output):
+    if _on and not _discovering:
+        _outer_end(module)
+
+
+def _global_pre(module, inputs):
+    if _on:
+        _outer_begin(module)
+
+
+def _global_post(module, inputs, output):
+    if _on:
+        _outer_end(module)
+
+
+def _open_discovery():
+    global _discovering
+    if _discovering or not _on:
+        return
+    _global_handles.append(_module_mod.register_module_forward_pre_hook(_global_pre))
+    _global_handles.append(_register_post(_module_mod.register_module_forward_hook, _global_post))
+    _discovering = True
+
+
+def _close_discovery():
+    global _discovering
+    _discovering = False
+    while _global_handles:
+        _global_handles.pop().remove()
+
+
+def _after_step(saw_forward, saw_backward):
+    """A step ended: the discovery window closes once a step has shown its
+    model; a step that ran a backward with no forward seen (a model made
+    after the window closed) opens it again, a bounded number of times."""
+    global _rediscoveries
+    if _discovering:
+        if saw_forward or not saw_backward:
+            _close_discovery()
+    elif saw_backward and not saw_forward and _rediscoveries < MAX_REDISCOVERIES:
+        _rediscoveries += 1
+        _open_discovery()
+
+
+# -- the wrappers ------------------------------------------------------------
+
+def _patch(owner, name, make):
+    """Replace owner.name by make(original).  An attribute owner inherits
+    (Tensor.to is torch._C._TensorBase's) is shadowed, and the shadow
+    deleted again at _unpatch."""
+    own = vars(owner).get(name)
+    original = own if own is not None else getattr(owner, name)
+    wrapper = make(original)
+    setattr(owner, name, wrapper)
+    _patches.append((owner, name, own, wrapper))
+
+
+def _wrap_backward(original):
+    @_functools.wraps(original)
+    def backward(tensor, *args, **kwargs):
+        if not _on:
+            return original(tensor, *args, **kwargs)
+        try:
+            loop = _tls.loop
+            zone = loop.backward_begin(tensor)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(tensor, *args, **kwargs)
+        try:
+            return original(tensor, *args, **kwargs)
+        finally:
+            _ended(loop, loop.backward_end, zone)
+    return backward
+
+
+def _ended(loop, end, zone):
+    """End a zone a wrapper began; after a stand_aside() that had to wait
+    for it, take back what is open."""
+    try:
+        end(zone)
+        if not _on:
+            loop.abandon()
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _wrap_optimizer_step(original):
+    if getattr(original, "_stepscope_auto", False):
+        return original
+
+    @_functools.wraps(original)
+    def step(optimizer, *args, **kwargs):
+        if not _on:
+            return original(optimizer, *args, **kwargs)
+        try:
+            loop = _tls.loop
+            zone = loop.optimizer_begin()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(optimizer, *args, **kwargs)
+        try:
+            return original(optimizer, *args, **kwargs)
+        finally:
+            _ended(loop, loop.optimizer_end, zone)
+    step._stepscope_auto = True
+    return step
+
+
+def _wrap_zero_grad(original, models_only=False):
+    @_functools.wraps(original)
+    def zero_grad(owner, *args, **kwargs):
+        if not _on or (models_only and _models.get(owner) is None):
+            return original(owner, *args, **kwargs)
+        try:
+            loop = _tls.loop
+            zone = loop.zero_grad_begin()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(owner, *args, **kwargs)
+        try:
+            return original(owner, *args, **kwargs)
+        finally:
+            _ended(loop, loop._end, zone)
+    return zero_grad
+
+
+def _wrap_next(original):
+    @_functools.wraps(original)
+    def __next__(iterator):
+        if not _on:
+            return original(iterator)
+        try:
+            loop = _tls.loop
+            began, zone = loop.fetch_begin()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(iterator)
+        try:
+            batch = original(iterator)
+        except StopIteration:
+            try:
+                loop.fetch_found_end(began, zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+            raise
+        except BaseException:
+            _ended(loop, loop._end, zone)
+            raise
+        try:
+            loop.fetch_end(began, zone, batch)
+            if not _on:
+                loop.abandon()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+        return batch
+    return __next__
+
+
+def _wrap_iter(original):
+    @_functools.wraps(original)
+    def __iter__(loader):
+        if not _on:
+            return original(loader)
+        try:
+            loop = _tls.loop
+            zone = loop.iter_begin()
+            _open_discovery()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(loader)
+        try:
+            return original(loader)
+        finally:
+            _ended(loop, loop._end, zone)
+    return __iter__
+
+
+def _wrap_fetch(original):
+    @_functools.wraps(original)
+    def fetch(fetcher, *args, **kwargs):
+        # only in a worker process: in the loop's own process the fetch is
+        # inside "data" already
+        if not _on or _worker._worker_info is None:
+            return original(fetcher, *args, **kwargs)
+        token = _core.zone_begin(DATA_FETCH)
+        try:
+            return original(fetcher, *args, **kwargs)
+        finally:
+            _core.zone_end(token)
+    return fetch
+
+
+def _wrap_copy(original):
+    @_functools.wraps(original)
+    def copy(tensor, *args, **kwargs):
+        if not _on or not tensor.is_cpu:
+            return original(tensor, *args, **kwargs)
+        token = _core.zone_begin("h2d")
+        try:
+            out = original(tensor, *args, **kwargs)
+        except BaseException:
+            _core._zone_discard(token)
+            raise
+        try:
+            if out.is_cpu:  # a change of dtype, or no change: not a copy to a device
+                _core._zone_discard(token)
+            else:
+                _core.zone_end(token)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+        return out
+    return copy
+
+
+# -- optimizers ----------------------------------------------------------------
+
+def _optimizer_classes():
+    seen, todo = [], [_torch.optim.Optimizer]
+    while todo:
+        cls = todo.pop()
+        if cls not in seen:
+            seen.append(cls)
+            todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _wrap_class(cls):
+    """Wrap the step() and zero_grad() that cls defines itself (torch 1.13:
+    every optimizer class defines its own step)."""
+    own = vars(cls)
+    if "step" in own and not getattr(own["step"], "_stepscope_auto", False) and cls is not _torch.optim.Optimizer:
+        _patch(cls, "step", _wrap_optimizer_step)
+    if "zero_grad" in own and not getattr(own["zero_grad"], "_stepscope_auto", False):
+        _patch(cls, "zero_grad", _wrap_zero_grad)
+        vars(cls)["zero_grad"]._stepscope_auto = True
+
+
+def _wrap_init(original):
+    @_functools.wraps(original)
+    def __init__(optimizer, *args, **kwargs):
+        if _on:
+            try:
+                for cls in type(optimizer).__mro__:
+                    if isinstance(cls, type) and issubclass(cls, _torch.optim.Optimizer):
+                        _wrap_class(cls)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+        return original(optimizer, *args, **kwargs)
+    return __init__
+
+
+def _step_pre_hook(optimizer, args, kwargs):
+    try:
+        loop = _tls.loop
+        loop._opt_zones.append(loop.optimizer_begin())
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _step_post_hook(optimizer, args, kwargs):
+    try:
+        loop = _tls.loop
+        if loop._opt_zones:
+            _ended(loop, loop.optimizer_end, loop._opt_zones.pop())
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _patch_optimizers():
+    optim = _optim_mod
+    pre = getattr(optim, "register_optimizer_step_pre_hook", None)
+    post = getattr(optim, "register_optimizer_step_post_hook", None)
+    if pre is not None and post is not None:  # torch >= 2.0: global step hooks
+        _handles.append(pre(_step_pre_hook))
+        _handles.append(post(_step_post_hook))
+        _patch(_torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
+        return
+    for cls in _optimizer_classes():
+        _wrap_class(cls)
+    _patch(_torch.optim.Optimizer, "__init__", _wrap_init)  # classes defined later
+
+
+# -- install and stand aside -------------------------------------------------------
+
+def installed():
+    """Whether the auto-instrumentation is on in this process."""
+    return _on
+
+
+def _h2d_wanted():
+    force = _os.environ.get("STEPSCOPE_AUTO_H2D", "")
+    if force in ("0", "1"):
+        return force == "1"
+    return _torch.cuda.is_available()
+
+
+def install():
+    """Patch torch (imported already) for the zero-code instrumentation.
+    Returns True when it is on afterwards; False when it was stood aside
+    in this process, or stepscope.torch.instrument is active.  Idempotent.
+    Call it with the GIL held from the main thread, before the training
+    loop starts (stepscope run's startup hook does)."""
+    global _on, _tls, _cuda
+    if _on:
+        return True
+    if _aside_reason is not None:
+        return False
+    from . import torch as _instrument
+    if _instrument.Instrumented._backward_owner is not None:
+        return False
+    _cuda = _torch.cuda.is_available()
+    _tls = _PerThread()
+    _on = True
+    try:
+        _patch(_Tensor, "backward", _wrap_backward)
+        _patch_optimizers()
+        _patch(_torch.nn.Module, "zero_grad", _functools.partial(_wrap_zero_grad, models_only=True))
+        _patch(_dataloader.DataLoader, "__iter__", _wrap_iter)
+        _patch(_dataloader._BaseDataLoaderIter, "__next__", _wrap_next)
+        for fetcher in (_fetch._MapDatasetFetcher, _fetch._IterableDatasetFetcher):
+            _patch(fetcher, "fetch", _wrap_fetch)
+        if _h2d_wanted():
+            _patch(_Tensor, "to", _wrap_copy)
+            _patch(_Tensor, "cuda", _wrap_copy)
+        _open_discovery()
+    except Exception as exc:  # noqa: BLE001  (a torch whose internals differ)
+        _fail(exc)
+        return False
+    _atexit.register(_at_exit)
+    register = getattr(_stepscope, "_set_auto_callback", None)
+    if register is not None:
+        register(stand_aside)
+    return True
+
+
+def _unpatch():
+    global _on
+    _on = False
+    _close_discovery()
+    while _handles:
+        _handles.pop().remove()
+    while _patches:
+        owner, name, original, wrapper = _patches.pop()
+        if vars(owner).get(name) is wrapper:
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        # else wrapped again over ours (torch's own profile hook on an
+        # optimizer class): ours stays and passes every call through
+    for module, entry in list(_models.items()):
+        if entry is not None:
+            for handle in entry[0]:
+                handle.remove()
+    _models.clear()
+
+
+def stand_aside(reason):
+    """Turn the auto-instrumentation off for good in this process: every
+    patch is undone, the calling thread's open step is taken back
+    unrecorded (once the zone of a patched call in progress ends, when one
+    is), and one line goes to stderr.  Returns whether it was on.  Never
+    raises."""
+    global _aside_reason
+    if not _on:
+        return False
+    _aside_reason = str(reason)
+    try:
+        _unpatch()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _atexit.unregister(_at_exit)
+        register = getattr(_stepscope, "_set_auto_callback", None)
+        if register is not None:
+            register(None)
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _tls.loop.abandon()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _sys.stderr.write("stepscope: the automatic PyTorch instrumentation stands aside: %s\n" % _aside_reason)
+    except Exception:  # noqa: BLE001
+        pass
+    return True
+
+
+def _at_exit():
+    # before the record is closed: the work after the last optimizer step
+    # is no step, and nothing is left open to read like a crash
+    if _on:
+        try:
+            _tls.loop._inside = 0
+            _tls.loop.abandon()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _forget_after_fork():
+    # a fork child (a DataLoader worker) starts with no step open: the
+    # parent's tokens mean nothing to the child's record
+    global _tls
+    if _on:
+        _tls = _PerThread()
+
+
+_os.register_at_fork(after_in_child=_forget_after_fork)

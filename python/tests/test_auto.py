@@ -1,0 +1,296 @@
+"""stepscope._auto: the zero-code PyTorch instrumentation.  Each script
+calls install() itself (as `stepscope run`'s startup hook does) and runs
+under `stepscope run`; the report's zones, step rows, values and
+processes are checked exactly."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+
+INSTALL = """
+import torch, stepscope._auto
+assert stepscope._auto.install()
+torch.manual_seed(0)
+"""
+
+LOOP = INSTALL + """
+model = MODEL
+opt = OPT(model.parameters(), lr=0.01)
+data = torch.utils.data.TensorDataset(torch.randn(32, *SHAPE), torch.randn(32, 1))
+loader = torch.utils.data.DataLoader(data, batch_size=8, num_workers=WORKERS)
+for epoch in range(2):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(repr(loss.item()))
+with torch.no_grad():
+    model(x)
+"""
+
+MLP = "torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))"
+CNN = """torch.nn.Sequential(
+    *[m for i in range(5) for m in (torch.nn.Conv2d(1 if i == 0 else 4, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                                    torch.nn.ReLU())],
+    torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))"""
+
+
+def loop(model=MLP, shape="4,", opt="torch.optim.SGD", workers=0):
+    return (LOOP.replace("MODEL", model).replace("OPT", opt).replace("SHAPE", "(%s)" % shape)
+            .replace("WORKERS", str(workers)))
+
+
+def zone_counts(r):
+    return {z["name"]: z["count"] for z in r.report["zones"]}
+
+
+def rows(r):
+    return r.report["steps"]["rows"]
+
+
+def check_plain_loop(r, **more):
+    """2 epochs of 4 batches: 8 steps, the five zones in each."""
+    assert zone_counts(r) == dict({"step": 8, "data": 8, "forward": 8, "backward": 8, "optimizer": 16,
+                                   "data.start": 2, "forward.eval": 1}, **more)
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [["backward", "data", "forward", "optimizer"]] * 8
+    assert [row.get("microsteps", 0) for row in rows(r)] == [0] * 8
+    # the loss recorded in each step is the one the script computed
+    printed = [float(line) for line in r.stdout.split()]
+    assert [row["values"]["loss"] for row in rows(r)] == printed
+    assert [row["counters"]["samples"] for row in rows(r)] == [8] * 8
+
+
+@pytest.mark.parametrize("opt", ["torch.optim.SGD", "torch.optim.Adam", "torch.optim.AdamW"])
+def test_a_plain_loop_with_each_optimizer(run_under, opt):
+    check_plain_loop(run_under(loop(opt=opt)))
+
+
+def test_a_cnn_of_twenty_submodules_is_one_forward(run_under):
+    r = run_under(loop(model=CNN, shape="1, 6, 6"))
+    check_plain_loop(r)
+
+
+def test_the_script_computes_and_prints_the_same(run_under, run_alone):
+    code = loop()
+    plain = run_alone(code.replace("assert stepscope._auto.install()", "pass"))
+    r = run_under(code)
+    assert r.stdout == plain.stdout and len(plain.stdout.split()) == 8
+    assert r.proc.stderr == ""
+
+
+def test_global_hooks_only_until_the_model_is_found(run_under):
+    r = run_under(INSTALL + """
+        import torch.nn.modules.module as mm
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        loss_fn = torch.nn.MSELoss()  # no parameters: not a model
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        windows = []
+        for i in range(3):
+            windows.append(len(mm._global_forward_pre_hooks))
+            loss_fn(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+        windows.append(len(mm._global_forward_pre_hooks))
+        late = torch.nn.Linear(4, 1)          # a model made after the window closed
+        opt2 = torch.optim.SGD(late.parameters(), lr=0.01)
+        for i in range(3):
+            loss_fn(late(x), y[:, :1]).backward()  # its first step has a backward and no forward
+            opt2.step()
+            opt2.zero_grad()
+        print(windows, len(mm._global_forward_pre_hooks))
+    """.replace("\n        ", "\n"))
+    assert r.stdout.split("\n")[0] == "[1, 0, 0, 0] 0"
+    counts = zone_counts(r)
+    # no DataLoader: the steps open at the forward; the late model is found
+    # from its second step on
+    assert counts["step"] == 6 and counts["backward"] == 6 and counts["forward"] == 5
+    assert "data" not in counts and "forward.eval" not in counts
+
+
+def test_gradient_accumulation_makes_micro_steps(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(36, 4), torch.randn(36, 1)),
+                                             batch_size=3)
+        for i, (x, y) in enumerate(loader):
+            (torch.nn.functional.mse_loss(model(x), y) / 3).backward()
+            if i % 3 == 2:
+                opt.step()
+                opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 4 and counts["microstep"] == 12
+    assert [row.get("microsteps", 0) for row in rows(r)] == [3, 3, 3, 3]
+    assert counts["data"] == 12 and counts["forward"] == 12 and counts["backward"] == 12
+    assert [row["counters"]["samples"] for row in rows(r)] == [9] * 4
+
+
+def test_a_gan_steps_once_per_optimizer(run_under):
+    # D then G each iteration: each optimizer step ends a step, so an
+    # iteration is two steps (the docs say so)
+    r = run_under(INSTALL + """
+        D = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        G = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+        opt_g = torch.optim.SGD(G.parameters(), lr=1e-3)
+        bce = torch.nn.BCEWithLogitsLoss()
+        loader = torch.utils.data.DataLoader(torch.randn(20, 2), batch_size=5)
+        for real in loader:
+            fake = G(torch.randn(5, 3))
+            d_loss = bce(D(real), torch.ones(5, 1)) + bce(D(fake.detach()), torch.zeros(5, 1))
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = bce(D(fake), torch.ones(5, 1))
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+            print(repr(d_loss.item()), repr(g_loss.item()))
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["backward"] == 8 and counts["data"] == 4
+    assert counts["forward"] == 4 * 4 and counts["optimizer"] == 16
+    printed = [float(v) for v in r.stdout.split()]
+    assert [row["values"]["loss"] for row in rows(r)] == printed
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [
+        ["backward", "data", "forward", "optimizer"], ["backward", "forward", "optimizer"]] * 4
+
+
+def test_worker_processes_record_their_fetches(run_under):
+    r = run_under(loop(workers=2))
+    check_plain_loop(r, **{"data.fetch": 8})  # 4 batches x 2 epochs, each fetched once by a worker
+    main_pid = rows(r)[0]["pid"]
+    workers = [p for p in r.report["processes"] if p["pid"] != main_pid]
+    assert len(workers) == 4  # two per epoch, each fetching every other batch
+    assert [sum(t["events"]["zones"]["recorded"] for t in p["threads"]) for p in workers] == [2] * 4
+    assert {p["ppid"] for p in workers} == {main_pid}
+
+
+def test_ddp_world_size_one(run_under, tmp_path):
+    r = run_under(INSTALL + """
+        import torch.distributed as dist
+        dist.init_process_group("gloo", init_method="file://%s", rank=0, world_size=1)
+        inner = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        model = torch.nn.parallel.DistributedDataParallel(inner)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1)),
+                                             batch_size=8)
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        with torch.no_grad():
+            inner(x)  # the wrapped module alone is a model of its own
+        dist.destroy_process_group()
+    """.replace("\n        ", "\n") % (tmp_path / "store"))
+    assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 6,
+                              "data.start": 1}
+
+
+def test_evaluation_is_named_apart(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randn(16, 1)),
+                                            batch_size=4)
+        val = torch.utils.data.DataLoader(torch.randn(12, 4), batch_size=4)
+        for epoch in range(2):
+            for x, y in train:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+            with torch.no_grad():
+                for x in val:
+                    model(x)
+        with torch.inference_mode():
+            model(x)
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["forward"] == 8
+    assert counts["forward.eval"] == 2 * 3 + 1
+    assert counts["data"] == 8 + 6 and counts["data.start"] == 4
+    assert all(row["counters"]["samples"] == 4 for row in rows(r))
+
+
+def test_a_crash_leaves_the_steps_that_ended(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(10):
+            loss = model(torch.randn(2, 4)).sum()
+            if i == 3:
+                raise SystemExit("boom")
+            loss.backward()
+            opt.step()
+    """.replace("\n        ", "\n"), expect_rc=1)
+    assert "boom" in r.proc.stderr
+    counts = zone_counts(r)
+    assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 4
+
+
+def test_the_script_instrumenting_itself_makes_auto_stand_aside(run_under):
+    r = run_under(INSTALL + """
+        import stepscope.torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        backward = torch.Tensor.backward
+        data = [(torch.randn(2, 4), torch.randn(2, 1))] * 3
+        model(data[0][0]).sum().backward()   # auto's step, taken back when it stands aside
+        loader = stepscope.torch.instrument(model, opt, data)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        loader.remove()
+        assert torch.Tensor.backward is backward.__wrapped__
+        assert not stepscope._auto.installed() and not stepscope._auto.install()
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation stands aside: "
+                             "the script calls stepscope.torch.instrument()\n")
+    counts = zone_counts(r)
+    assert counts["step"] == 3 and counts["forward"] == 4 and counts["backward"] == 4
+
+
+def test_an_error_in_a_hook_turns_auto_off_and_never_reaches_the_script(run_under):
+    r = run_under(INSTALL + """
+        def broken(self, tensor):
+            raise ValueError("on purpose")
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(4):
+            if i == 2:
+                stepscope._auto._Loop.backward_begin = broken
+            loss = model(torch.ones(2, 4)).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            print(model.weight.grad is None, repr(loss.item()))
+        print(stepscope._auto.installed())
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation stands aside: "
+                             "an error in its hooks (ValueError: on purpose)\n")
+    lines = r.stdout.split("\n")
+    assert [line.split()[0] for line in lines[:4]] == ["False"] * 4 and lines[4] == "False"
+    counts = zone_counts(r)
+    assert counts["step"] == 2 and counts["backward"] == 2 and counts["forward"] == 3
+
+
+def test_host_to_device_copies_and_a_loss_on_a_device(run_under):
+    # the meta device stands in for a GPU: STEPSCOPE_AUTO_H2D=1 forces the
+    # copy wrappers on a machine without CUDA
+    r = run_under(INSTALL + """
+        x = torch.randn(8, 4)
+        a = x.to("meta")
+        b = x.to(torch.float64)          # not a copy to a device
+        c = x.to(device="meta", dtype=torch.float16)
+        d = a.to("meta")                 # already on the device
+        w = torch.randn(4, 1, device="meta", requires_grad=True)
+        (a @ w).sum().backward()
+        print(a.device, b.device, c.dtype)
+    """.replace("\n        ", "\n"), STEPSCOPE_AUTO_H2D="1")
+    assert r.stdout == "meta cpu torch.float16\n"
+    counts = zone_counts(r)
+    assert counts["h2d"] == 2 and counts["backward"] == 1
+    assert r.value("loss") is None and r.counter("loss.on_device")["total"] == 1
