@@ -109,7 +109,11 @@ _aside_reason = None     # why stand_aside() ran, once it has
 
 
 class _Loop(StepStructure):
-    """One thread's training loop, as the patched calls see it."""
+    """One thread's training loop, as the patched calls see it.  Each event
+    (a fetch, a forward, a backward, a zero_grad(), an optimizer step) is
+    one method that begins its zone and one that ends it, with the common
+    case inline: the hooks run between a step's real work, with the
+    interpreter's caches cold, where each further call frame costs."""
 
     def __init__(self):
         StepStructure.__init__(self, gpu=None if _cuda else False)
@@ -128,30 +132,29 @@ class _Loop(StepStructure):
         return p is not None and p.is_cuda
 
     def _round(self):
-        """A training event: open the step when none is, and a round when
-        the last one ended in a backward.  Returns 2 when the step was
+        """A training event with no step open, or after a backward: open the
+        step when none is, and a round.  Returns 2 when the step was
         opened, 1 when only a round began, 0 when neither."""
         if self._optimizing:
             return 0
-        if self._open_step():
-            self._after_backward = False
-            self._begin_round()
-            return 2
-        if self._after_backward:
-            self._after_backward = False
-            self._begin_round()
-            return 1
-        return 0
+        began = 2 if self._open_step() else 1
+        self._after_backward = False
+        self._begin_round()
+        return began
 
     # -- the events --------------------------------------------------------
 
     def fetch_begin(self):
-        began = self._round()
+        began = self._round() if not self._step or self._after_backward else 0
         return began, self._begin_cpu("data")
 
-    def fetch_end(self, began, zone, batch):
+    def fetch_end(self, zone, batch):
         self._end(zone)
-        n = _batch_size(batch)
+        if type(batch) in (list, tuple) and batch and type(batch[0]) is _Tensor:  # (inputs, targets)
+            shape = batch[0].shape
+            n = shape[0] if shape else None
+        else:
+            n = _batch_size(batch)
         if n is not None:
             self._samples += n
 
@@ -171,9 +174,9 @@ class _Loop(StepStructure):
 
     def forward_begin(self, module):
         if _grad_enabled():
-            self._round()
-            self._work = True
-            self._saw_forward = True
+            if not self._step or self._after_backward:
+                self._round()
+            self._work = self._saw_forward = True
             if _cuda:
                 entry = _models.get(module)
                 self._param = entry[1] if entry else None
@@ -189,6 +192,8 @@ class _Loop(StepStructure):
         zone, self._fwd = self._fwd, None
         if zone is not None:
             self._end(zone)
+        if not _on:
+            self.abandon()
 
     def _forget_stale_forward(self):
         """A forward that raised leaves no post-hook call on torch 1.13:
@@ -201,9 +206,9 @@ class _Loop(StepStructure):
                 self._discard(zone)
 
     def backward_begin(self, tensor):
-        self._round()
-        self._work = True
-        self._saw_backward = True
+        if not self._step or self._after_backward:
+            self._round()
+        self._work = self._saw_backward = True
         if tensor.numel() == 1:
             if tensor.is_cpu:
                 _core.record(LOSS, tensor.item())
@@ -215,14 +220,23 @@ class _Loop(StepStructure):
         self._end(zone)
         if not self._optimizing:
             self._after_backward = True
+        if not _on:
+            self.abandon()
 
     def zero_grad_begin(self):
-        self._round()
+        if not self._step or self._after_backward:
+            self._round()
         return self._begin("optimizer")
 
+    def zone_end(self, zone):
+        self._end(zone)
+        if not _on:
+            self.abandon()
+
     def optimizer_begin(self):
-        self._forget_stale_forward()
-        if not self._optimizing:
+        if self._outer is not None:
+            self._forget_stale_forward()
+        if not self._optimizing and not self._step:
             self._open_step()
         self._optimizing += 1
         self._work = True
@@ -233,11 +247,13 @@ class _Loop(StepStructure):
         self._optimizing -= 1
         if self._optimizing:
             return
-        saw_forward, saw_backward = self._saw_forward, self._saw_backward
-        self._saw_forward = self._saw_backward = False
         self._after_backward = False
         self._end_step()
-        _after_step(saw_forward, saw_backward)
+        if _discovering or (self._saw_backward and not self._saw_forward):
+            _after_step(self._saw_forward, self._saw_backward)
+        self._saw_forward = self._saw_backward = False
+        if not _on:
+            self.abandon()
 
     def iter_begin(self):
         """A DataLoader's iter(): a step that trained nothing is taken back
@@ -251,9 +267,10 @@ class _Loop(StepStructure):
         return self._begin_cpu(DATA_START)
 
     def abandon(self):
-        """Take back what is open on this thread (the exit, stand_aside)."""
+        """Take back what is open on this thread (the exit, stand_aside).
+        Inside one of its own zones, the zone's end does it."""
         if self._inside:
-            return False  # inside one of its own zones: the zone's end does it
+            return False
         self._forget_stale_forward()
         self._drop_unstepped("auto")
         self._after_backward = False
@@ -299,15 +316,16 @@ def _register_post(register, hook):
 
 
 def _outer_begin(module):
+    """The discovery window's pre-hook, on every module call: the first
+    module with parameters met at the outermost level is adopted."""
     try:
         loop = _tls.loop
         outer = loop._outer
         if outer is None:
-            if module not in _models:
-                if not _discovering:
-                    return
-                _adopt(module)
-            if _models.get(module) is None:
+            entry = _models.get(module, False)
+            if entry is False:
+                entry = _adopt(module)
+            if entry is None:
                 return
             loop._outer = module
             loop._outer_n = 1
@@ -326,15 +344,24 @@ def _outer_end(module):
             if not loop._outer_n:
                 loop._outer = None
                 loop.forward_end()
-                if not _on:
-                    loop.abandon()
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
 
 def _instance_pre(module, inputs):
+    # a model's own hook: its call is outermost when no other model's is running
     if _on and not _discovering:
-        _outer_begin(module)
+        try:
+            loop = _tls.loop
+            outer = loop._outer
+            if outer is None:
+                loop._outer = module
+                loop._outer_n = 1
+                loop.forward_begin(module)
+            elif outer is module:
+                loop._outer_n += 1
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
 
 
 def _instance_post(module, inputs, output):
@@ -382,6 +409,11 @@ def _after_step(saw_forward, saw_backward):
 
 
 # -- the wrappers ------------------------------------------------------------
+#
+# Each wrapper calls the original alone when auto is off; otherwise a begin
+# and an end of _Loop's around it.  An exception of theirs turns auto off
+# (_fail) and the original still runs once, with its own result or
+# exception going to the script unchanged.
 
 def _patch(owner, name, make):
     """Replace owner.name by make(original).  An attribute owner inherits
@@ -408,25 +440,14 @@ def _wrap_backward(original):
         try:
             return original(tensor, *args, **kwargs)
         finally:
-            _ended(loop, loop.backward_end, zone)
+            try:
+                loop.backward_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
     return backward
 
 
-def _ended(loop, end, zone):
-    """End a zone a wrapper began; after a stand_aside() that had to wait
-    for it, take back what is open."""
-    try:
-        end(zone)
-        if not _on:
-            loop.abandon()
-    except Exception as exc:  # noqa: BLE001
-        _fail(exc)
-
-
 def _wrap_optimizer_step(original):
-    if getattr(original, "_stepscope_auto", False):
-        return original
-
     @_functools.wraps(original)
     def step(optimizer, *args, **kwargs):
         if not _on:
@@ -440,7 +461,10 @@ def _wrap_optimizer_step(original):
         try:
             return original(optimizer, *args, **kwargs)
         finally:
-            _ended(loop, loop.optimizer_end, zone)
+            try:
+                loop.optimizer_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
     step._stepscope_auto = True
     return step
 
@@ -448,7 +472,7 @@ def _wrap_optimizer_step(original):
 def _wrap_zero_grad(original, models_only=False):
     @_functools.wraps(original)
     def zero_grad(owner, *args, **kwargs):
-        if not _on or (models_only and _models.get(owner) is None):
+        if not _on or (models_only and not _models.get(owner)):
             return original(owner, *args, **kwargs)
         try:
             loop = _tls.loop
@@ -459,7 +483,11 @@ def _wrap_zero_grad(original, models_only=False):
         try:
             return original(owner, *args, **kwargs)
         finally:
-            _ended(loop, loop._end, zone)
+            try:
+                loop.zone_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+    zero_grad._stepscope_auto = True
     return zero_grad
 
 
@@ -483,10 +511,13 @@ def _wrap_next(original):
                 _fail(exc)
             raise
         except BaseException:
-            _ended(loop, loop._end, zone)
+            try:
+                loop.zone_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
             raise
         try:
-            loop.fetch_end(began, zone, batch)
+            loop.fetch_end(zone, batch)
             if not _on:
                 loop.abandon()
         except Exception as exc:  # noqa: BLE001
@@ -510,7 +541,10 @@ def _wrap_iter(original):
         try:
             return original(loader)
         finally:
-            _ended(loop, loop._end, zone)
+            try:
+                loop.zone_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
     return __iter__
 
 
@@ -571,7 +605,6 @@ def _wrap_class(cls):
         _patch(cls, "step", _wrap_optimizer_step)
     if "zero_grad" in own and not getattr(own["zero_grad"], "_stepscope_auto", False):
         _patch(cls, "zero_grad", _wrap_zero_grad)
-        vars(cls)["zero_grad"]._stepscope_auto = True
 
 
 def _wrap_init(original):
@@ -600,7 +633,7 @@ def _step_post_hook(optimizer, args, kwargs):
     try:
         loop = _tls.loop
         if loop._opt_zones:
-            _ended(loop, loop.optimizer_end, loop._opt_zones.pop())
+            loop.optimizer_end(loop._opt_zones.pop())
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
@@ -692,6 +725,20 @@ def _unpatch():
             for handle in entry[0]:
                 handle.remove()
     _models.clear()
+
+
+def _remove():
+    """Undo install() without standing aside (install() may run again):
+    bench/bench_auto.py switches the instrumentation on and off this way
+    between its interleaved rounds.  The calling thread's open step is
+    taken back."""
+    global _rediscoveries
+    if not _on:
+        return
+    _unpatch()
+    _atexit.unregister(_at_exit)
+    _rediscoveries = 0
+    _tls.loop.abandon()
 
 
 def stand_aside(reason):

@@ -115,7 +115,8 @@ class StepStructure:
         """Open the step when none is; returns whether this call opened it."""
         if self._step:
             return False
-        self._decide_gpu()
+        gpu = self.gpu
+        self._gpu = gpu if gpu is not None else self._params_on_cuda()
         self._step = _core.step_begin()
         if not self._carried:
             self._rounds = 0
@@ -193,7 +194,11 @@ class StepStructure:
         self._samples = 0
         self._work = False
         self._carried = False
-        self._close_step()
+        if self._micro:
+            self._close_micro()
+        if self._step:
+            _core.zone_end(self._step)
+            self._step = 0
         if not self._decided and rounds:
             self._decided = True
             self._micro_on = rounds > 1
