@@ -117,6 +117,11 @@ class _Loop(StepStructure):
 
     def __init__(self):
         StepStructure.__init__(self, gpu=None if _cuda else False)
+        # the zone calls of this step, chosen when it opens (_decide_gpu):
+        # every zone of the loop begins and ends through these two, with the
+        # int token they give (GPU zones when the parameters are on CUDA)
+        self._zb = _core.zone_begin
+        self._ze = _core.zone_end
         self._outer = None          # the module whose outermost call is running
         self._outer_n = 0           # its re-entries
         self._fwd = None            # its zone
@@ -130,6 +135,11 @@ class _Loop(StepStructure):
     def _params_on_cuda(self):
         p = self._param
         return p is not None and p.is_cuda
+
+    def _decide_gpu(self):
+        StepStructure._decide_gpu(self)
+        self._zb = _core.gpu_zone_begin if self._gpu else _core.zone_begin
+        self._ze = _core.gpu_zone_end if self._gpu else _core.zone_end
 
     def _round(self):
         """A training event with no step open, or after a backward: open the
@@ -146,10 +156,12 @@ class _Loop(StepStructure):
 
     def fetch_begin(self):
         began = self._round() if not self._step or self._after_backward else 0
-        return began, self._begin_cpu("data")
+        self._inside += 1
+        return began, _core.zone_begin("data")
 
     def fetch_end(self, zone, batch):
-        self._end(zone)
+        self._inside -= 1
+        _core.zone_end(zone)
         if type(batch) in (list, tuple) and batch and type(batch[0]) is _Tensor:  # (inputs, targets)
             shape = batch[0].shape
             n = shape[0] if shape else None
@@ -161,7 +173,8 @@ class _Loop(StepStructure):
     def fetch_found_end(self, began, zone):
         """The fetch found the iterator's end: no batch came, so its zone,
         and the round and step it began, are taken back unrecorded."""
-        self._discard(zone)
+        self._inside -= 1
+        _core._zone_discard(zone)
         if began:
             if self._micro:
                 _core._zone_discard(self._micro)
@@ -182,16 +195,19 @@ class _Loop(StepStructure):
                 self._param = entry[1] if entry else None
                 if self._step and self.gpu is None:
                     self._decide_gpu()
-            self._fwd = self._begin("forward")
+            self._inside += 1
+            self._fwd = self._zb("forward")
         else:
-            if not self._step:
+            if not self._step and self.gpu is None:
                 self._decide_gpu()
-            self._fwd = self._begin(FORWARD_EVAL)
+            self._inside += 1
+            self._fwd = self._zb(FORWARD_EVAL)
 
     def forward_end(self):
         zone, self._fwd = self._fwd, None
         if zone is not None:
-            self._end(zone)
+            self._inside -= 1
+            self._ze(zone)
         if not _on:
             self.abandon()
 
@@ -203,7 +219,8 @@ class _Loop(StepStructure):
             self._outer_n = 0
             zone, self._fwd = self._fwd, None
             if zone is not None:
-                self._discard(zone)
+                self._inside -= 1
+                _core._zone_discard(zone)
 
     def backward_begin(self, tensor):
         if not self._step or self._after_backward:
@@ -214,10 +231,12 @@ class _Loop(StepStructure):
                 _core.record(LOSS, tensor.item())
             else:
                 _core.count(LOSS_ON_DEVICE, 1)
-        return self._begin("backward")
+        self._inside += 1
+        return self._zb("backward")
 
     def backward_end(self, zone):
-        self._end(zone)
+        self._inside -= 1
+        self._ze(zone)
         if not self._optimizing:
             self._after_backward = True
         if not _on:
@@ -226,10 +245,14 @@ class _Loop(StepStructure):
     def zero_grad_begin(self):
         if not self._step or self._after_backward:
             self._round()
-        return self._begin("optimizer")
+        self._inside += 1
+        return self._zb("optimizer")
 
     def zone_end(self, zone):
-        self._end(zone)
+        """End a zone begun by the loop's _zb (or a CPU zone: data,
+        data.start, when the step's zones are the CPU's)."""
+        self._inside -= 1
+        self._ze(zone)
         if not _on:
             self.abandon()
 
@@ -240,10 +263,12 @@ class _Loop(StepStructure):
             self._open_step()
         self._optimizing += 1
         self._work = True
-        return self._begin("optimizer")
+        self._inside += 1
+        return self._zb("optimizer")
 
     def optimizer_end(self, zone):
-        self._end(zone)
+        self._inside -= 1
+        self._ze(zone)
         self._optimizing -= 1
         if self._optimizing:
             return
@@ -264,7 +289,14 @@ class _Loop(StepStructure):
             self._drop_unstepped("a new iter()")
             self._after_backward = False
             self._saw_forward = self._saw_backward = False
-        return self._begin_cpu(DATA_START)
+        self._inside += 1
+        return _core.zone_begin(DATA_START)
+
+    def cpu_zone_end(self, zone):
+        self._inside -= 1
+        _core.zone_end(zone)
+        if not _on:
+            self.abandon()
 
     def abandon(self):
         """Take back what is open on this thread (the exit, stand_aside).
@@ -512,7 +544,7 @@ def _wrap_next(original):
             raise
         except BaseException:
             try:
-                loop.zone_end(zone)
+                loop.cpu_zone_end(zone)
             except Exception as exc:  # noqa: BLE001
                 _fail(exc)
             raise
@@ -542,7 +574,7 @@ def _wrap_iter(original):
             return original(loader)
         finally:
             try:
-                loop.zone_end(zone)
+                loop.cpu_zone_end(zone)
             except Exception as exc:  # noqa: BLE001
                 _fail(exc)
     return __iter__

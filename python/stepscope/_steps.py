@@ -115,8 +115,10 @@ class StepStructure:
         """Open the step when none is; returns whether this call opened it."""
         if self._step:
             return False
-        gpu = self.gpu
-        self._gpu = gpu if gpu is not None else self._params_on_cuda()
+        if self.gpu is None:
+            self._decide_gpu()
+        else:
+            self._gpu = self.gpu
         self._step = _core.step_begin()
         if not self._carried:
             self._rounds = 0
