@@ -123,7 +123,6 @@ class _Loop(StepStructure):
         self._zb = _core.zone_begin
         self._ze = _core.zone_end
         self._outer = None          # the module whose outermost call is running
-        self._outer_n = 0           # its re-entries
         self._fwd = None            # its zone
         self._after_backward = False  # a backward ended the last round
         self._optimizing = 0        # inside an optimizer's step() (LBFGS's closure runs the model there)
@@ -155,6 +154,8 @@ class _Loop(StepStructure):
     # -- the events --------------------------------------------------------
 
     def fetch_begin(self):
+        if self._outer is not None:
+            self._forget_stale_forward()
         began = self._round() if not self._step or self._after_backward else 0
         self._inside += 1
         return began, _core.zone_begin("data")
@@ -212,17 +213,21 @@ class _Loop(StepStructure):
             self.abandon()
 
     def _forget_stale_forward(self):
-        """A forward that raised leaves no post-hook call on torch 1.13:
-        its zone is taken back at the next optimizer step or iter()."""
+        """A forward that raised leaves no post-hook call on torch < 2.1:
+        its zone is taken back at the next event outside a forward (a
+        fetch, a backward, an optimizer call, an iter()) or the next call of
+        the same model (so a model that calls itself is timed from its
+        innermost call)."""
         if self._outer is not None:
             self._outer = None
-            self._outer_n = 0
             zone, self._fwd = self._fwd, None
             if zone is not None:
                 self._inside -= 1
                 _core._zone_discard(zone)
 
     def backward_begin(self, tensor):
+        if self._outer is not None:
+            self._forget_stale_forward()
         if not self._step or self._after_backward:
             self._round()
         self._work = self._saw_backward = True
@@ -243,6 +248,8 @@ class _Loop(StepStructure):
             self.abandon()
 
     def zero_grad_begin(self):
+        if self._outer is not None:
+            self._forget_stale_forward()
         if not self._step or self._after_backward:
             self._round()
         self._inside += 1
@@ -319,7 +326,7 @@ _tls = None
 
 def _fail(exc):
     """An exception inside a hook: auto turns off, the script goes on."""
-    stand_aside("an error in its hooks (%s: %s)" % (type(exc).__name__, exc))
+    _turn_off("an error in its hooks (%s: %s)" % (type(exc).__name__, exc), "turned itself off")
 
 
 # -- the forward: outermost module calls -----------------------------------
@@ -353,17 +360,17 @@ def _outer_begin(module):
     try:
         loop = _tls.loop
         outer = loop._outer
-        if outer is None:
-            entry = _models.get(module, False)
-            if entry is False:
-                entry = _adopt(module)
-            if entry is None:
-                return
-            loop._outer = module
-            loop._outer_n = 1
-            loop.forward_begin(module)
-        elif outer is module:
-            loop._outer_n += 1
+        if outer is not None:
+            if outer is not module:
+                return  # a call inside a model's
+            loop._forget_stale_forward()
+        entry = _models.get(module, False)
+        if entry is False:
+            entry = _adopt(module)
+        if entry is None:
+            return
+        loop._outer = module
+        loop.forward_begin(module)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
@@ -372,10 +379,8 @@ def _outer_end(module):
     try:
         loop = _tls.loop
         if loop._outer is module:
-            loop._outer_n -= 1
-            if not loop._outer_n:
-                loop._outer = None
-                loop.forward_end()
+            loop._outer = None
+            loop.forward_end()
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
@@ -386,12 +391,12 @@ def _instance_pre(module, inputs):
         try:
             loop = _tls.loop
             outer = loop._outer
-            if outer is None:
-                loop._outer = module
-                loop._outer_n = 1
-                loop.forward_begin(module)
-            elif outer is module:
-                loop._outer_n += 1
+            if outer is not None:
+                if outer is not module:
+                    return  # a call inside a model's
+                loop._forget_stale_forward()
+            loop._outer = module
+            loop.forward_begin(module)
         except Exception as exc:  # noqa: BLE001
             _fail(exc)
 
@@ -774,11 +779,17 @@ def _remove():
 
 
 def stand_aside(reason):
-    """Turn the auto-instrumentation off for good in this process: every
+    """Turn the auto-instrumentation off for good in this process (the
+    script instruments itself: the extension calls this when the script
+    begins its first zone or step, stepscope.torch.instrument() too): every
     patch is undone, the calling thread's open step is taken back
     unrecorded (once the zone of a patched call in progress ends, when one
     is), and one line goes to stderr.  Returns whether it was on.  Never
     raises."""
+    return _turn_off(reason, "stands aside")
+
+
+def _turn_off(reason, how):
     global _aside_reason
     if not _on:
         return False
@@ -790,8 +801,11 @@ def stand_aside(reason):
     try:
         _atexit.unregister(_at_exit)
         register = getattr(_stepscope, "_set_auto_callback", None)
-        if register is not None:
-            register(None)
+        if register is not None:  # the record says why auto recorded no more
+            if how == "stands aside":
+                register(None)  # the extension, which called us, said why
+            else:
+                register(None, _aside_reason)
     except Exception:  # noqa: BLE001
         pass
     try:
@@ -799,7 +813,7 @@ def stand_aside(reason):
     except Exception:  # noqa: BLE001
         pass
     try:
-        _sys.stderr.write("stepscope: the automatic PyTorch instrumentation stands aside: %s\n" % _aside_reason)
+        _sys.stderr.write("stepscope: the automatic PyTorch instrumentation %s: %s\n" % (how, _aside_reason))
     except Exception:  # noqa: BLE001
         pass
     return True

@@ -269,7 +269,7 @@ def test_an_error_in_a_hook_turns_auto_off_and_never_reaches_the_script(run_unde
             print(model.weight.grad is None, repr(loss.item()))
         print(stepscope._auto.installed())
     """.replace("\n        ", "\n"))
-    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation stands aside: "
+    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation turned itself off: "
                              "an error in its hooks (ValueError: on purpose)\n")
     lines = r.stdout.split("\n")
     assert [line.split()[0] for line in lines[:4]] == ["False"] * 4 and lines[4] == "False"
@@ -294,3 +294,40 @@ def test_host_to_device_copies_and_a_loss_on_a_device(run_under):
     counts = zone_counts(r)
     assert counts["h2d"] == 2 and counts["backward"] == 1
     assert r.value("loss") is None and r.counter("loss.on_device")["total"] == 1
+
+
+def test_an_exception_of_the_script_goes_through_unchanged(run_under):
+    # a forward that raises (torch 1.13 runs no forward hook then) and an
+    # optimizer step that raises: the script catches both, as it would
+    # without auto, and the steps after them are whole
+    r = run_under(INSTALL + """
+        class Flaky(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 1)
+                self.calls = 0
+            def forward(self, x):
+                self.calls += 1
+                if self.calls == 2:
+                    raise ValueError("forward %d" % self.calls)
+                return self.lin(x)
+        model = Flaky()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(4):
+            try:
+                loss = model(torch.ones(2, 4)).sum()
+            except ValueError as e:
+                print(e)
+                continue
+            loss.backward()
+            try:
+                opt.step(closure=1) if i == 2 else opt.step()
+            except TypeError as e:
+                print(type(e).__name__)
+            opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "forward 2\nTypeError\n"
+    assert r.proc.stderr == ""
+    counts = zone_counts(r)
+    # steps 0, 2 (its step() raised: still an optimizer step called) and 3
+    assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 3
