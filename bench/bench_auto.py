@@ -10,8 +10,9 @@ zero_grad(); CPU, one torch thread) for two models:
   cnn   5 x (Conv2d 3x3, BatchNorm2d, ReLU), Flatten, Linear, ReLU, Linear
         on 1x8x8 inputs (20 submodules)
 
-run four ways, round after round interleaved (install() and _auto._remove()
-switch the patches on and off between rounds):
+run four ways, round after round interleaved, each round starting with
+the next variant (install() and _auto._remove() switch the patches on and
+off between rounds):
 
   bare          the loop as written, nothing patched
   auto          stepscope._auto installed, recording (the model found in
@@ -125,8 +126,11 @@ def bench(kind):
     times = {label: [] for label in variants}
     zones = 0
     loop([[] for _ in PARTS])  # warm up
-    for _ in range(ROUNDS):
-        for label, run in variants.items():
+    labels = list(variants)
+    for r in range(ROUNDS):
+        # each round starts with the next variant: none is always first
+        for label in labels[r % len(labels):] + labels[:r % len(labels)]:
+            run = variants[label]
             parts = [[] for _ in PARTS]
             got = run(parts)
             times[label].append(parts)

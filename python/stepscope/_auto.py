@@ -96,6 +96,9 @@ MAX_REDISCOVERIES = 8
 
 _grad_enabled = _torch.is_grad_enabled
 _Tensor = _torch.Tensor
+# values never make auto stand aside (only the script's begins do), so the
+# loss goes through the module's own record(), one lookup less a step
+_record = _stepscope.record
 
 _on = False              # the patches are in place and recording
 _patches = []            # (owner, name, original, wrapper): attributes replaced
@@ -233,7 +236,7 @@ class _Loop(StepStructure):
         self._work = self._saw_backward = True
         if tensor.numel() == 1:
             if tensor.is_cpu:
-                _core.record(LOSS, tensor.item())
+                _record(LOSS, tensor.item())
             else:
                 _core.count(LOSS_ON_DEVICE, 1)
         self._inside += 1
@@ -403,7 +406,13 @@ def _instance_pre(module, inputs):
 
 def _instance_post(module, inputs, output):
     if _on and not _discovering:
-        _outer_end(module)
+        try:
+            loop = _tls.loop
+            if loop._outer is module:
+                loop._outer = None
+                loop.forward_end()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
 
 
 def _global_pre(module, inputs):
