@@ -250,7 +250,7 @@ class _Loop(StepStructure):
         if not _on:
             self.abandon()
 
-    def zero_grad_begin(self):
+    def zero_grad_begin(self, owner=None):
         if self._outer is not None:
             self._forget_stale_forward()
         if not self._step or self._after_backward:
@@ -266,7 +266,7 @@ class _Loop(StepStructure):
         if not _on:
             self.abandon()
 
-    def optimizer_begin(self):
+    def optimizer_begin(self, optimizer=None):
         if self._outer is not None:
             self._forget_stale_forward()
         if not self._optimizing and not self._step:
@@ -290,10 +290,12 @@ class _Loop(StepStructure):
         if not _on:
             self.abandon()
 
-    def iter_begin(self):
+    def iter_begin(self, loader=None):
         """A DataLoader's iter(): a step that trained nothing is taken back
         (it held only fetches or a zero_grad()); one with training work in
-        it stays open, and data.start is inside it."""
+        it stays open, and data.start is inside it.  The discovery window
+        opens (a model for this loader's batches may be a new one)."""
+        _open_discovery()
         self._forget_stale_forward()
         if self._step and not self._work:
             self._drop_unstepped("a new iter()")
@@ -341,8 +343,7 @@ def _adopt(module):
     if first is None:
         _models[module] = None
         return None
-    handles = (module.register_forward_pre_hook(_instance_pre), _register_post(module.register_forward_hook,
-                                                                                _instance_post))
+    handles = (module.register_forward_pre_hook(_instance_pre), _register_post(module.register_forward_hook, _post))
     entry = (handles, first)
     _models[module] = entry
     return entry
@@ -357,40 +358,10 @@ def _register_post(register, hook):
         return register(hook)
 
 
-def _outer_begin(module):
-    """The discovery window's pre-hook, on every module call: the first
-    module with parameters met at the outermost level is adopted."""
-    try:
-        loop = _tls.loop
-        outer = loop._outer
-        if outer is not None:
-            if outer is not module:
-                return  # a call inside a model's
-            loop._forget_stale_forward()
-        entry = _models.get(module, False)
-        if entry is False:
-            entry = _adopt(module)
-        if entry is None:
-            return
-        loop._outer = module
-        loop.forward_begin(module)
-    except Exception as exc:  # noqa: BLE001
-        _fail(exc)
-
-
-def _outer_end(module):
-    try:
-        loop = _tls.loop
-        if loop._outer is module:
-            loop._outer = None
-            loop.forward_end()
-    except Exception as exc:  # noqa: BLE001
-        _fail(exc)
-
-
-def _instance_pre(module, inputs):
-    # a model's own hook: its call is outermost when no other model's is running
-    if _on and not _discovering:
+def _instance_pre(module, inputs, discovered=False):
+    """A model's own pre-hook (the discovery window's calls it with
+    discovered=True): its call is outermost when no model's is running."""
+    if _on and (discovered or not _discovering):
         try:
             loop = _tls.loop
             outer = loop._outer
@@ -404,8 +375,26 @@ def _instance_pre(module, inputs):
             _fail(exc)
 
 
-def _instance_post(module, inputs, output):
-    if _on and not _discovering:
+def _global_pre(module, inputs):
+    """The discovery window's pre-hook, on every module call: a module
+    with parameters met at the outermost level is adopted as a model."""
+    if _on:
+        try:
+            entry = _models.get(module, False)
+            if entry is False:
+                if _tls.loop._outer is not None:
+                    return
+                entry = _adopt(module)
+            if entry is not None:
+                _instance_pre(module, inputs, True)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+
+
+def _post(module, inputs, output):
+    """The forward hook, global and a model's own: during discovery both
+    run for a model, and the second finds its call ended already."""
+    if _on:
         try:
             loop = _tls.loop
             if loop._outer is module:
@@ -415,22 +404,12 @@ def _instance_post(module, inputs, output):
             _fail(exc)
 
 
-def _global_pre(module, inputs):
-    if _on:
-        _outer_begin(module)
-
-
-def _global_post(module, inputs, output):
-    if _on:
-        _outer_end(module)
-
-
 def _open_discovery():
     global _discovering
     if _discovering or not _on:
         return
     _global_handles.append(_module_mod.register_module_forward_pre_hook(_global_pre))
-    _global_handles.append(_register_post(_module_mod.register_module_forward_hook, _global_post))
+    _global_handles.append(_register_post(_module_mod.register_module_forward_hook, _post))
     _discovering = True
 
 
@@ -472,69 +451,43 @@ def _patch(owner, name, make):
     _patches.append((owner, name, own, wrapper))
 
 
-def _wrap_backward(original):
-    @_functools.wraps(original)
-    def backward(tensor, *args, **kwargs):
-        if not _on:
-            return original(tensor, *args, **kwargs)
-        try:
-            loop = _tls.loop
-            zone = loop.backward_begin(tensor)
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return original(tensor, *args, **kwargs)
-        try:
-            return original(tensor, *args, **kwargs)
-        finally:
+def _timed(begin, end, admit=None):
+    """make(original) for _patch: a wrapper of a method that runs
+    begin(loop, owner) -> zone before it and end(loop, zone) after it (when
+    it raises too), both _Loop methods; admit(owner) false: the call is not
+    timed."""
+    def make(original):
+        @_functools.wraps(original)
+        def timed(owner, *args, **kwargs):
+            if not _on or (admit is not None and not admit(owner)):
+                return original(owner, *args, **kwargs)
             try:
-                loop.backward_end(zone)
+                loop = _tls.loop
+                zone = begin(loop, owner)
             except Exception as exc:  # noqa: BLE001
                 _fail(exc)
-    return backward
-
-
-def _wrap_optimizer_step(original):
-    @_functools.wraps(original)
-    def step(optimizer, *args, **kwargs):
-        if not _on:
-            return original(optimizer, *args, **kwargs)
-        try:
-            loop = _tls.loop
-            zone = loop.optimizer_begin()
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return original(optimizer, *args, **kwargs)
-        try:
-            return original(optimizer, *args, **kwargs)
-        finally:
+                return original(owner, *args, **kwargs)
             try:
-                loop.optimizer_end(zone)
-            except Exception as exc:  # noqa: BLE001
-                _fail(exc)
-    step._stepscope_auto = True
-    return step
+                return original(owner, *args, **kwargs)
+            finally:
+                try:
+                    end(loop, zone)
+                except Exception as exc:  # noqa: BLE001
+                    _fail(exc)
+        timed._stepscope_auto = True
+        return timed
+    return make
 
 
-def _wrap_zero_grad(original, models_only=False):
-    @_functools.wraps(original)
-    def zero_grad(owner, *args, **kwargs):
-        if not _on or (models_only and not _models.get(owner)):
-            return original(owner, *args, **kwargs)
-        try:
-            loop = _tls.loop
-            zone = loop.zero_grad_begin()
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return original(owner, *args, **kwargs)
-        try:
-            return original(owner, *args, **kwargs)
-        finally:
-            try:
-                loop.zone_end(zone)
-            except Exception as exc:  # noqa: BLE001
-                _fail(exc)
-    zero_grad._stepscope_auto = True
-    return zero_grad
+def _is_model(module):
+    return bool(_models.get(module))
+
+
+_wrap_backward = _timed(_Loop.backward_begin, _Loop.backward_end)
+_wrap_optimizer_step = _timed(_Loop.optimizer_begin, _Loop.optimizer_end)
+_wrap_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end)
+_wrap_model_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end, admit=_is_model)
+_wrap_iter = _timed(_Loop.iter_begin, _Loop.cpu_zone_end)
 
 
 def _wrap_next(original):
@@ -570,28 +523,6 @@ def _wrap_next(original):
             _fail(exc)
         return batch
     return __next__
-
-
-def _wrap_iter(original):
-    @_functools.wraps(original)
-    def __iter__(loader):
-        if not _on:
-            return original(loader)
-        try:
-            loop = _tls.loop
-            zone = loop.iter_begin()
-            _open_discovery()
-        except Exception as exc:  # noqa: BLE001
-            _fail(exc)
-            return original(loader)
-        try:
-            return original(loader)
-        finally:
-            try:
-                loop.cpu_zone_end(zone)
-            except Exception as exc:  # noqa: BLE001
-                _fail(exc)
-    return __iter__
 
 
 def _wrap_fetch(original):
@@ -670,7 +601,7 @@ def _wrap_init(original):
 def _step_pre_hook(optimizer, args, kwargs):
     try:
         loop = _tls.loop
-        loop._opt_zones.append(loop.optimizer_begin())
+        loop._opt_zones.append(loop.optimizer_begin(optimizer))
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
@@ -732,7 +663,7 @@ def install():
     try:
         _patch(_Tensor, "backward", _wrap_backward)
         _patch_optimizers()
-        _patch(_torch.nn.Module, "zero_grad", _functools.partial(_wrap_zero_grad, models_only=True))
+        _patch(_torch.nn.Module, "zero_grad", _wrap_model_zero_grad)
         _patch(_dataloader.DataLoader, "__iter__", _wrap_iter)
         _patch(_dataloader._BaseDataLoaderIter, "__next__", _wrap_next)
         for fetcher in (_fetch._MapDatasetFetcher, _fetch._IterableDatasetFetcher):

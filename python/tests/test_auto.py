@@ -255,13 +255,13 @@ def test_the_script_instrumenting_itself_makes_auto_stand_aside(run_under):
 
 def test_an_error_in_a_hook_turns_auto_off_and_never_reaches_the_script(run_under):
     r = run_under(INSTALL + """
-        def broken(self, tensor):
+        def broken(name, value):  # the loss's record() in the backward hook
             raise ValueError("on purpose")
         model = torch.nn.Linear(4, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
         for i in range(4):
             if i == 2:
-                stepscope._auto._Loop.backward_begin = broken
+                stepscope._auto._record = broken
             loss = model(torch.ones(2, 4)).sum()
             loss.backward()
             opt.step()
