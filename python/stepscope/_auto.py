@@ -259,8 +259,7 @@ class _Loop(StepStructure):
         return self._zb("optimizer")
 
     def zone_end(self, zone):
-        """End a zone begun by the loop's _zb (or a CPU zone: data,
-        data.start, when the step's zones are the CPU's)."""
+        """End a zone begun by the loop's _zb (zero_grad's)."""
         self._inside -= 1
         self._ze(zone)
         if not _on:
@@ -305,6 +304,7 @@ class _Loop(StepStructure):
         return _core.zone_begin(DATA_START)
 
     def cpu_zone_end(self, zone):
+        """End a CPU zone (data, data.start) whatever the step's zones are."""
         self._inside -= 1
         _core.zone_end(zone)
         if not _on:
@@ -753,7 +753,7 @@ def _turn_off(reason, how):
     except Exception:  # noqa: BLE001
         pass
     try:
-        _sys.stderr.write("stepscope: the automatic PyTorch instrumentation %s: %s\n" % (how, _aside_reason))
+        _sys.stderr.write("stepscope: auto-instrumentation %s: %s\n" % (how, _aside_reason))
     except Exception:  # noqa: BLE001
         pass
     return True

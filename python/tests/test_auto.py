@@ -247,7 +247,7 @@ def test_the_script_instrumenting_itself_makes_auto_stand_aside(run_under):
         assert torch.Tensor.backward is backward.__wrapped__
         assert not stepscope._auto.installed() and not stepscope._auto.install()
     """.replace("\n        ", "\n"))
-    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation stands aside: "
+    assert r.proc.stderr == ("stepscope: auto-instrumentation stands aside: "
                              "the script calls stepscope.torch.instrument()\n")
     counts = zone_counts(r)
     assert counts["step"] == 3 and counts["forward"] == 4 and counts["backward"] == 4
@@ -269,7 +269,7 @@ def test_an_error_in_a_hook_turns_auto_off_and_never_reaches_the_script(run_unde
             print(model.weight.grad is None, repr(loss.item()))
         print(stepscope._auto.installed())
     """.replace("\n        ", "\n"))
-    assert r.proc.stderr == ("stepscope: the automatic PyTorch instrumentation turned itself off: "
+    assert r.proc.stderr == ("stepscope: auto-instrumentation turned itself off: "
                              "an error in its hooks (ValueError: on purpose)\n")
     lines = r.stdout.split("\n")
     assert [line.split()[0] for line in lines[:4]] == ["False"] * 4 and lines[4] == "False"
