@@ -331,3 +331,58 @@ def test_an_exception_of_the_script_goes_through_unchanged(run_under):
     counts = zone_counts(r)
     # steps 0, 2 (its step() raised: still an optimizer step called) and 3
     assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 3
+
+
+def test_threads_each_have_their_steps(run_under):
+    # two threads train a model each: forward is the outermost call per
+    # thread, and each thread's optimizer steps end that thread's steps
+    r = run_under(INSTALL + """
+        import threading
+        def train(n):
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            for i in range(n):
+                model(torch.ones(2, 4)).sum().backward()
+                opt.step()
+                opt.zero_grad()
+        threads = [threading.Thread(target=train, args=(n,)) for n in (3, 5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["forward"] == 8 and counts["backward"] == 8
+    per_thread = {}
+    for row in rows(r):
+        per_thread[row["tid"]] = per_thread.get(row["tid"], 0) + 1
+    assert sorted(per_thread.values()) == [3, 5]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_example_as_an_unmodified_script(tmp_path, workers):
+    # examples/torch_train.py --plain makes no stepscope call; install()
+    # comes from a launcher, as stepscope run's startup hook calls it
+    import subprocess
+    from conftest import EXAMPLE_LAUNCH, PYTHON, ROOT, STEPSCOPE_BIN, load_report, script_env
+    out = tmp_path / "out"
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--", PYTHON, "-c", EXAMPLE_LAUNCH,
+                           str(ROOT / "examples" / "torch_train.py"), "--plain", "--epochs", "2",
+                           "--workers", str(workers)],
+                          env=script_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    r = load_report(out)
+    counts = zone_counts(r)
+    # 2 x 1024 points in batches of 64: 32 optimizer steps an epoch; the
+    # evaluation after each epoch and at the end is forward.eval
+    expected = {"step": 64, "data": 64, "forward": 64, "backward": 64, "optimizer": 128, "data.start": 2,
+                "forward.eval": 3}
+    if workers:
+        expected["data.fetch"] = 64
+    assert counts == expected
+    assert r.counter("samples")["total"] == 2 * 2048
+    assert [line.split()[:2] for line in proc.stdout.splitlines()] == [["epoch", "0"], ["epoch", "1"], ["final", "loss"]]
+    # the last epoch's last loss, printed with 4 digits, is the last recorded
+    last = float(proc.stdout.splitlines()[1].split()[3])
+    assert round(rows(r)[-1]["values"]["loss"], 4) == last
