@@ -349,6 +349,26 @@ def _adopt(module):
     return entry
 
 
+def _wrap_getstate(original):
+    """Module.__getstate__ (pickle, torch.save of a whole model, deepcopy)
+    leaves auto's hooks out of the state: a model saved under auto loads
+    where stepscope is not installed, and a copy is a model of its own,
+    found as any other."""
+    ours = (_instance_pre, _post)
+
+    @_functools.wraps(original or object.__init__)
+    def __getstate__(module):
+        state = original(module) if original is not None else module.__dict__
+        for key in ("_forward_pre_hooks", "_forward_hooks"):
+            hooks = state.get(key)
+            if hooks and any(hook in ours for hook in hooks.values()):
+                if state is module.__dict__:
+                    state = dict(state)
+                state[key] = type(hooks)((k, h) for k, h in hooks.items() if h not in ours)
+        return state
+    return __getstate__
+
+
 def _register_post(register, hook):
     """A forward hook that runs even when the forward raises, where torch
     allows it (always_call, torch >= 2.1)."""
@@ -445,7 +465,7 @@ def _patch(owner, name, make):
     (Tensor.to is torch._C._TensorBase's) is shadowed, and the shadow
     deleted again at _unpatch."""
     own = vars(owner).get(name)
-    original = own if own is not None else getattr(owner, name)
+    original = own if own is not None else getattr(owner, name, None)
     wrapper = make(original)
     setattr(owner, name, wrapper)
     _patches.append((owner, name, own, wrapper))
@@ -664,6 +684,7 @@ def install():
         _patch(_Tensor, "backward", _wrap_backward)
         _patch_optimizers()
         _patch(_torch.nn.Module, "zero_grad", _wrap_model_zero_grad)
+        _patch(_torch.nn.Module, "__getstate__", _wrap_getstate)
         _patch(_dataloader.DataLoader, "__iter__", _wrap_iter)
         _patch(_dataloader._BaseDataLoaderIter, "__next__", _wrap_next)
         for fetcher in (_fetch._MapDatasetFetcher, _fetch._IterableDatasetFetcher):

@@ -386,3 +386,34 @@ def test_the_example_as_an_unmodified_script(tmp_path, workers):
     # the last epoch's last loss, printed with 4 digits, is the last recorded
     last = float(proc.stdout.splitlines()[1].split()[3])
     assert round(rows(r)[-1]["values"]["loss"], 4) == last
+
+
+def test_a_model_saved_or_copied_carries_no_hook_of_auto(run_under, tmp_path):
+    import subprocess
+    from conftest import PYTHON, script_env
+    saved = tmp_path / "model.pt"
+    r = run_under(INSTALL + """
+        import copy
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(2):
+            model(torch.ones(2, 4)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        assert len(model._forward_pre_hooks) == 1 and len(model._forward_hooks) == 1  # auto's
+        torch.save(model, %r)
+        ema = copy.deepcopy(model)
+        print(len(ema._forward_pre_hooks), len(ema._forward_hooks), len(model._forward_pre_hooks))
+        with torch.no_grad():
+            ema(torch.ones(2, 4))  # not found: the window closed with the first step
+    """.replace("\n        ", "\n") % str(saved))
+    assert r.stdout == "0 0 1\n"
+    counts = zone_counts(r)
+    assert counts["step"] == 2 and counts["forward"] == 2 and "forward.eval" not in counts
+    # loaded where stepscope cannot be imported
+    env = {k: v for k, v in script_env().items() if k != "PYTHONPATH"}
+    proc = subprocess.run([PYTHON, "-c", "import torch; m = torch.load(%r); print(len(m._forward_pre_hooks), "
+                           "m(torch.ones(1, 4)).shape)" % str(saved)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "0 torch.Size([1, 1])\n"
