@@ -44,9 +44,10 @@ What is timed, per thread (zones are per thread):
 - ``optimizer``: each optimizer's ``step()`` and ``zero_grad()``, and
   ``zero_grad()`` of a model found by the forward discovery.
 - ``h2d``: ``Tensor.to``/``Tensor.cuda`` moving a CPU tensor to another
-  device; wrapped only when ``torch.cuda.is_available()`` (else nothing is
-  paid for it), or when STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device
-  stands in for a GPU).
+  device; wrapped only once the process has initialised CUDA (looked at
+  on install(), each DataLoader iter() and each step's end: without CUDA
+  nothing is paid for it), or from install() on with
+  STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device stands in for a GPU).
 - ``samples``: the first dimension of each fetched batch, counted when its
   step's optimizer steps.
 
@@ -107,7 +108,9 @@ _models = _weakref.WeakKeyDictionary()  # module -> (handles, first parameter), 
 _global_handles = []     # the discovery window's global module hooks, when open
 _discovering = False
 _rediscoveries = 0
-_cuda = False            # GPU zones possible at all
+_cuda = False            # the process has initialised CUDA: GPU zones possible (_watch_cuda)
+_cuda_initialized = _torch.cuda.is_initialized
+_loops = []              # every thread's _Loop (_watch_cuda lets them choose GPU zones)
 _aside_reason = None     # why stand_aside() ran, once it has
 
 
@@ -283,6 +286,8 @@ class _Loop(StepStructure):
             return
         self._after_backward = False
         self._end_step()
+        if not _cuda:
+            _watch_cuda()
         if _discovering or (self._saw_backward and not self._saw_forward):
             _after_step(self._saw_forward, self._saw_backward)
         self._saw_forward = self._saw_backward = False
@@ -295,6 +300,8 @@ class _Loop(StepStructure):
         it stays open, and data.start is inside it.  The discovery window
         opens (a model for this loader's batches may be a new one)."""
         _open_discovery()
+        if not _cuda:
+            _watch_cuda()
         self._forget_stale_forward()
         if self._step and not self._work:
             self._drop_unstepped("a new iter()")
@@ -324,6 +331,7 @@ class _Loop(StepStructure):
 class _PerThread(_threading.local):
     def __init__(self):
         self.loop = _Loop()
+        _loops.append(self.loop)
 
 
 _tls = None
@@ -656,11 +664,34 @@ def installed():
     return _on
 
 
-def _h2d_wanted():
+def _h2d_forced():
+    """STEPSCOPE_AUTO_H2D: "1" wraps the copies from install() on, "0"
+    never; else (None) once CUDA is in use."""
     force = _os.environ.get("STEPSCOPE_AUTO_H2D", "")
-    if force in ("0", "1"):
-        return force == "1"
-    return _torch.cuda.is_available()
+    return force == "1" if force in ("0", "1") else None
+
+
+def _watch_cuda():
+    """Once the process has initialised CUDA (the script moved a model or a
+    tensor to a GPU): GPU zones become possible and the copies to a device
+    are wrapped.  Looked at on install(), at each DataLoader iter() and at
+    each step's end; torch.cuda.is_available() is never called (on a GPU
+    machine it starts the driver, at a cost, in every process that imports
+    torch, and before a fork)."""
+    global _cuda
+    if _cuda or not _cuda_initialized():
+        return
+    _cuda = True
+    for loop in _loops:
+        if loop.gpu is False:
+            loop.gpu = None
+    if _h2d_forced() is None:
+        _wrap_copies()
+
+
+def _wrap_copies():
+    _patch(_Tensor, "to", _wrap_copy)
+    _patch(_Tensor, "cuda", _wrap_copy)
 
 
 def install():
@@ -677,7 +708,8 @@ def install():
     from . import torch as _instrument
     if _instrument.Instrumented._backward_owner is not None:
         return False
-    _cuda = _torch.cuda.is_available()
+    _cuda = False
+    del _loops[:]
     _tls = _PerThread()
     _on = True
     try:
@@ -689,9 +721,9 @@ def install():
         _patch(_dataloader._BaseDataLoaderIter, "__next__", _wrap_next)
         for fetcher in (_fetch._MapDatasetFetcher, _fetch._IterableDatasetFetcher):
             _patch(fetcher, "fetch", _wrap_fetch)
-        if _h2d_wanted():
-            _patch(_Tensor, "to", _wrap_copy)
-            _patch(_Tensor, "cuda", _wrap_copy)
+        if _h2d_forced():
+            _wrap_copies()
+        _watch_cuda()
         _open_discovery()
     except Exception as exc:  # noqa: BLE001  (a torch whose internals differ)
         _fail(exc)
@@ -796,6 +828,7 @@ def _forget_after_fork():
     # parent's tokens mean nothing to the child's record
     global _tls
     if _on:
+        del _loops[:]
         _tls = _PerThread()
 
 

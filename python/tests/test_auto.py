@@ -417,3 +417,30 @@ def test_a_model_saved_or_copied_carries_no_hook_of_auto(run_under, tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "0 torch.Size([1, 1])\n"
+
+
+def test_copies_are_wrapped_once_cuda_is_in_use(run_under):
+    # torch.cuda.is_initialized() stands in for a script that moved its
+    # model to a GPU: from the next DataLoader iter() on, copies to a device
+    # are timed (the meta device in a GPU's place); before, nothing is
+    # wrapped, and torch.cuda.is_available() is never called
+    r = run_under(INSTALL + """
+        to = torch.Tensor.to
+        torch.cuda.is_available = lambda: 1 / 0
+        loader = torch.utils.data.DataLoader(torch.randn(8, 4), batch_size=4)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        def epoch():
+            for x in loader:
+                x.to("meta")
+                model(x).sum().backward()
+                opt.step()
+        epoch()
+        print(torch.Tensor.to is to)
+        stepscope._auto._cuda_initialized = lambda: True
+        epoch()
+        print(torch.Tensor.to is to, [loop.gpu for loop in stepscope._auto._loops])
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "True\nFalse [None]\n"
+    counts = zone_counts(r)
+    assert counts["h2d"] == 2 and counts["step"] == 4
