@@ -269,9 +269,12 @@ class _Loop(StepStructure):
             self.abandon()
 
     def optimizer_begin(self, optimizer=None):
+        if self._optimizing:  # a subclass's step() calling its base's: one zone
+            self._optimizing += 1
+            return None
         if self._outer is not None:
             self._forget_stale_forward()
-        if not self._optimizing and not self._step:
+        if not self._step:
             self._open_step()
         self._optimizing += 1
         self._work = True
@@ -279,11 +282,11 @@ class _Loop(StepStructure):
         return self._zb("optimizer")
 
     def optimizer_end(self, zone):
+        self._optimizing -= 1
+        if zone is None:
+            return
         self._inside -= 1
         self._ze(zone)
-        self._optimizing -= 1
-        if self._optimizing:
-            return
         self._after_backward = False
         self._end_step()
         if not _cuda:

@@ -444,3 +444,27 @@ def test_copies_are_wrapped_once_cuda_is_in_use(run_under):
     assert r.stdout == "True\nFalse [None]\n"
     counts = zone_counts(r)
     assert counts["h2d"] == 2 and counts["step"] == 4
+
+
+def test_an_optimizer_class_defined_after_install(run_under):
+    # torch 1.13: each optimizer class has its own step(); one the script
+    # defines is wrapped at its first instance, its base's stays as it was
+    r = run_under(INSTALL + """
+        class Halved(torch.optim.SGD):
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    group["lr"] = group["lr"] / 2
+                return super().step(closure)
+        model = torch.nn.Linear(4, 1)
+        opt = Halved(model.parameters(), lr=0.1)
+        for i in range(3):
+            model(torch.ones(2, 4)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        print(opt.param_groups[0]["lr"])
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "0.0125\n"
+    counts = zone_counts(r)
+    # Halved.step calls SGD.step: one optimizer zone, the outer call's,
+    # which ends the step; and zero_grad's
+    assert counts["step"] == 3 and counts["forward"] == 3 and counts["optimizer"] == 3 * 2
