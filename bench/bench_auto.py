@@ -44,7 +44,6 @@ import time
 os.environ.setdefault("STEPSCOPE_OUT", "")
 import torch  # noqa: E402
 
-import stepscope  # noqa: E402,F401
 from stepscope import _auto, _stepscope  # noqa: E402
 
 STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 60

@@ -382,7 +382,8 @@ def test_the_example_as_an_unmodified_script(tmp_path, workers):
         expected["data.fetch"] = 64
     assert counts == expected
     assert r.counter("samples")["total"] == 2 * 2048
-    assert [line.split()[:2] for line in proc.stdout.splitlines()] == [["epoch", "0"], ["epoch", "1"], ["final", "loss"]]
+    lines = proc.stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [["epoch", "0"], ["epoch", "1"], ["final", "loss"]]
     # the last epoch's last loss, printed with 4 digits, is the last recorded
     last = float(proc.stdout.splitlines()[1].split()[3])
     assert round(rows(r)[-1]["values"]["loss"], 4) == last
