@@ -45,8 +45,8 @@ What is timed, per thread (zones are per thread):
   ``zero_grad()`` of a model found by the forward discovery.
 - ``h2d``: ``Tensor.to``/``Tensor.cuda`` moving a CPU tensor to another
   device; wrapped only once the process has initialised CUDA (looked at
-  on install(), each DataLoader iter() and each step's end: without CUDA
-  nothing is paid for it), or from install() on with
+  on install(), each DataLoader iter() and the end of the step after it:
+  without CUDA nothing is paid for it), or from install() on with
   STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device stands in for a GPU).
 - ``samples``: the first dimension of each fetched batch, counted when its
   step's optimizer steps.
@@ -154,7 +154,10 @@ class _Loop(StepStructure):
             return 0
         began = 2 if self._open_step() else 1
         self._after_backward = False
-        self._begin_round()
+        if self._micro_on or not self._decided:
+            self._begin_round()
+        else:  # no micro-steps: only the count (one call less a step)
+            self._rounds += 1
         return began
 
     # -- the events --------------------------------------------------------
@@ -289,8 +292,6 @@ class _Loop(StepStructure):
         self._ze(zone)
         self._after_backward = False
         self._end_step()
-        if not _cuda:
-            _watch_cuda()
         if _discovering or (self._saw_backward and not self._saw_forward):
             _after_step(self._saw_forward, self._saw_backward)
         self._saw_forward = self._saw_backward = False
@@ -456,6 +457,8 @@ def _after_step(saw_forward, saw_backward):
     model; a step that ran a backward with no forward seen (a model made
     after the window closed) opens it again, a bounded number of times."""
     global _rediscoveries
+    if not _cuda:
+        _watch_cuda()
     if _discovering:
         if saw_forward or not saw_backward:
             _close_discovery()
@@ -678,7 +681,8 @@ def _watch_cuda():
     """Once the process has initialised CUDA (the script moved a model or a
     tensor to a GPU): GPU zones become possible and the copies to a device
     are wrapped.  Looked at on install(), at each DataLoader iter() and at
-    each step's end; torch.cuda.is_available() is never called (on a GPU
+    the end of a step in a discovery window (the first step after each
+    iter(), so no cost a step); torch.cuda.is_available() is never called (on a GPU
     machine it starts the driver, at a cost, in every process that imports
     torch, and before a fork)."""
     global _cuda
