@@ -11,10 +11,12 @@ does not accumulate.  A step that ends otherwise (remove(), the process's
 exit, a new iter() of the loader with nothing trained) is taken back
 unrecorded; the zones recorded inside it stay counted.
 
-Every zone of these instrumentations begins and ends through
-StepStructure._begin and StepStructure._end (a CPU zone, or a GPU zone on
-the current stream when the step's parameters are on a CUDA device): the
-one place to change how a zone is recorded.  The calls go through
+instrument's zones begin and end through StepStructure._begin and
+StepStructure._end (a CPU zone, or a GPU zone on the current stream when
+the step's parameters are on a CUDA device); auto's through the two calls
+its loop's _decide_gpu chose (_Loop._zb and _Loop._ze, one frame less on
+its hot path): the places to change how a zone is recorded.  Steps and
+micro-steps begin and end here.  The calls go through
 ``_stepscope.instrument_face``, so the record counts them as the hooks'
 and the report prices them apart (python/src/face.c).
 
