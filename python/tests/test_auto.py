@@ -335,14 +335,21 @@ def test_an_exception_of_the_script_goes_through_unchanged(run_under):
 
 def test_threads_each_have_their_steps(run_under):
     # two threads train a model each: forward is the outermost call per
-    # thread, and each thread's optimizer steps end that thread's steps
+    # thread, and each thread's optimizer steps end that thread's steps.
+    # Both first forwards come before either step ends, in the discovery
+    # window (a model first called after it closed would be found by the
+    # rediscovery after its first step: one forward fewer)
     r = run_under(INSTALL + """
         import threading
+        first = threading.Barrier(2)
         def train(n):
             model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
             opt = torch.optim.SGD(model.parameters(), lr=0.01)
             for i in range(n):
-                model(torch.ones(2, 4)).sum().backward()
+                out = model(torch.ones(2, 4))
+                if i == 0:
+                    first.wait()
+                out.sum().backward()
                 opt.step()
                 opt.zero_grad()
         threads = [threading.Thread(target=train, args=(n,)) for n in (3, 5)]
