@@ -79,7 +79,7 @@ from torch.utils.data import dataloader as _dataloader
 from torch.utils.data._utils import fetch as _fetch
 from torch.utils.data._utils import worker as _worker
 
-from . import _stepscope
+from . import _cost, _stepscope
 from ._stepscope import instrument_face as _core
 from ._steps import DATA_START, FORWARD_EVAL, StepStructure
 from ._steps import batch_size as _batch_size
@@ -821,13 +821,63 @@ def _turn_off(reason, how):
 
 def _at_exit():
     # before the record is closed: the work after the last optimizer step
-    # is no step, and nothing is left open to read like a crash
+    # is no step, and nothing is left open to read like a crash; then the
+    # hooks are priced for the report
     if _on:
         try:
             _tls.loop._inside = 0
             _tls.loop.abandon()
+            if any(loop.steps for loop in _loops):
+                _price_hooks()
         except Exception:  # noqa: BLE001
             pass
+
+
+class _Priced:
+    """What stepscope._cost.measure_hooks times (as it times instrument):
+    a small loop over batches with auto's hooks on, the model adopted as a
+    model, on a loop state of its own; remove() switches the hooks off again
+    for the next bare round."""
+
+    def __init__(self, model, optimizer, batches, gpu=False):
+        global _on
+        self._batches = batches
+        self._model = model
+        _tls.loop = _Loop()
+        _adopt(model)
+        _on = True
+
+    def __iter__(self):
+        return iter(self._batches)
+
+    def remove(self):
+        global _on
+        _on = False
+        entry = _models.pop(self._model, None)
+        for handle in entry[0] if entry else ():
+            handle.remove()
+
+
+def _price_hooks():
+    """What auto's hooks cost a zone they begin, for the report's overhead
+    (the record's hook_zone_ns, as instrument() prices its own): measured
+    once, at the exit of a process in which auto ended a step, unless
+    instrument() measured its hooks already; about 100 ms, in a small loop
+    of the same measurement (stepscope/_cost.py), the library's part
+    skipped, auto's state left as it was."""
+    global _on
+    if _cost._hooks_measured:
+        return
+    loop, discovering = _tls.loop, _discovering
+    _close_discovery()
+    _on = False
+    try:
+        _cost.measure_hooks(_Priced)
+    finally:
+        _on = True
+        _tls.loop = loop
+        if discovering:
+            _open_discovery()
 
 
 def _forget_after_fork():

@@ -476,3 +476,19 @@ def test_an_optimizer_class_defined_after_install(run_under):
     # Halved.step calls SGD.step: one optimizer zone, the outer call's,
     # which ends the step; and zero_grad's
     assert counts["step"] == 3 and counts["forward"] == 3 and counts["optimizer"] == 3 * 2
+
+
+def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
+    # auto's zones are the hooks' in the record; at the exit of a process in
+    # which auto ended a step it prices them (as instrument() prices its
+    # own), and the measurement records nothing and leaves the steps alone
+    r = run_under(loop())
+    check_plain_loop(r)
+    k = r.report["analysis"]["overhead"]["recording_by_kind"]
+    # 8 steps, 8 x data, forward, backward, 16 optimizer, 2 data.start and
+    # 1 forward.eval; what was taken back (the fetches that found the end,
+    # the steps the last zero_grad() of each epoch opened) is not counted
+    assert k["instrument_hooks"]["count"] == 8 * 4 + 16 + 2 + 1
+    assert k["python_zones"]["count"] == 0
+    assert k["instrument_hooks"]["cost_ns"] > 0
+    assert r.zone("stepscope.cost_probe") is None
