@@ -70,6 +70,7 @@ import functools as _functools
 import os as _os
 import sys as _sys
 import threading as _threading
+import time as _time
 import weakref as _weakref
 
 import torch as _torch
@@ -94,6 +95,9 @@ LOSS = "loss"
 LOSS_ON_DEVICE = "loss.on_device"
 #: how many times a step with a backward and no forward reopens discovery
 MAX_REDISCOVERIES = 8
+#: the hooks are priced at exit (about 70 ms) only after this many seconds
+#: of auto in the process: a shorter run is left unpriced rather than slowed
+PRICE_AFTER_S = 10.0
 
 _grad_enabled = _torch.is_grad_enabled
 _Tensor = _torch.Tensor
@@ -112,6 +116,7 @@ _cuda = False            # the process has initialised CUDA: GPU zones possible 
 _cuda_initialized = _torch.cuda.is_initialized
 _loops = []              # every thread's _Loop (_watch_cuda lets them choose GPU zones)
 _aside_reason = None     # why stand_aside() ran, once it has
+_installed_at = 0.0      # time.monotonic() at install()
 
 
 class _Loop(StepStructure):
@@ -707,7 +712,7 @@ def install():
     in this process, or stepscope.torch.instrument is active.  Idempotent.
     Call it with the GIL held from the main thread, before the training
     loop starts (stepscope run's startup hook does)."""
-    global _on, _tls, _cuda
+    global _on, _tls, _cuda, _installed_at
     if _on:
         return True
     if _aside_reason is not None:
@@ -716,6 +721,7 @@ def install():
     if _instrument.Instrumented._backward_owner is not None:
         return False
     _cuda = False
+    _installed_at = _time.monotonic()
     del _loops[:]
     _tls = _PerThread()
     _on = True
@@ -827,7 +833,7 @@ def _at_exit():
         try:
             _tls.loop._inside = 0
             _tls.loop.abandon()
-            if any(loop.steps for loop in _loops):
+            if any(loop.steps for loop in _loops) and _time.monotonic() - _installed_at >= PRICE_AFTER_S:
                 _price_hooks()
         except Exception:  # noqa: BLE001
             pass
@@ -861,8 +867,9 @@ class _Priced:
 def _price_hooks():
     """What auto's hooks cost a zone they begin, for the report's overhead
     (the record's hook_zone_ns, as instrument() prices its own): measured
-    once, at the exit of a process in which auto ended a step, unless
-    instrument() measured its hooks already; about 100 ms, in a small loop
+    once, at the exit of a process in which auto ended a step and ran for
+    PRICE_AFTER_S at least, unless instrument() measured its hooks already;
+    about 70 ms, in a small loop
     of the same measurement (stepscope/_cost.py), the library's part
     skipped, auto's state left as it was."""
     global _on

@@ -482,7 +482,7 @@ def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
     # auto's zones are the hooks' in the record; at the exit of a process in
     # which auto ended a step it prices them (as instrument() prices its
     # own), and the measurement records nothing and leaves the steps alone
-    r = run_under(loop())
+    r = run_under(loop().replace("torch.manual_seed(0)", "stepscope._auto.PRICE_AFTER_S = 0\ntorch.manual_seed(0)"))
     check_plain_loop(r)
     k = r.report["analysis"]["overhead"]["recording_by_kind"]
     # 8 steps, 8 x data, forward, backward, 16 optimizer, 2 data.start and
@@ -492,3 +492,6 @@ def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
     assert k["python_zones"]["count"] == 0
     assert k["instrument_hooks"]["cost_ns"] > 0
     assert r.zone("stepscope.cost_probe") is None
+    # a run shorter than PRICE_AFTER_S is left unpriced rather than slowed
+    short = run_under(loop())
+    assert short.report["analysis"]["overhead"]["recording_by_kind"]["instrument_hooks"]["cost_ns"] is None
