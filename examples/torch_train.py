@@ -9,6 +9,11 @@ Adam.  Its report shows the steps, the data/forward/backward/optimizer
 zones inside them, the samples counted, the loss falling (recorded after
 optimizer.step(), it still belongs to the step that call ended), and the
 accuracy measured after each epoch apart from training ("forward.eval").
+
+With --plain the script makes no stepscope call at all: the loop as an
+unmodified script has it, which `stepscope run`'s automatic PyTorch
+instrumentation times on its own (docs/python.md, "Zero-code
+auto-instrumentation"); bench/bench_auto_run.py runs it so, in pairs.
 """
 import argparse
 import math
@@ -38,6 +43,7 @@ def main():
     parser.add_argument("--points", type=int, default=1024, help="per class")
     parser.add_argument("--accumulate", type=int, default=1, help="batches per optimizer step")
     parser.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    parser.add_argument("--plain", action="store_true", help="no stepscope call: leave it to auto-instrumentation")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -51,7 +57,9 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     loss_fn = torch.nn.CrossEntropyLoss()
 
-    loader = stepscope.torch.instrument(model, optimizer, loader, accumulation_steps=args.accumulate)
+    if not args.plain:
+        loader = stepscope.torch.instrument(model, optimizer, loader, accumulation_steps=args.accumulate)
+    record = (lambda name, value: None) if args.plain else stepscope.record
     first = last = None
     for epoch in range(args.epochs):
         for i, (xb, yb) in enumerate(loader):
@@ -61,13 +69,14 @@ def main():
                 optimizer.step()
                 optimizer.zero_grad()
             value = loss.item() * args.accumulate
-            stepscope.record("loss", value)
+            record("loss", value)
             first = value if first is None else first
             last = value
         accuracy = evaluate(model, x, y)  # instrumented as "forward.eval", not "forward"
-        stepscope.record("accuracy", accuracy)
+        record("accuracy", accuracy)
         print("epoch %d loss %.4f accuracy %.3f" % (epoch, last, accuracy), flush=True)
-    loader.remove()
+    if not args.plain:
+        loader.remove()
     accuracy = evaluate(model, x, y)
     print("final loss %.4f (first %.4f), accuracy %.3f" % (last, first, accuracy))
 

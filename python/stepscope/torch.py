@@ -88,40 +88,23 @@ from . import _cost
 # instrument's calls are counted apart in the record, to be priced as hooks
 from ._stepscope import _note_instrument
 from ._stepscope import instrument_face as _core
+from ._steps import DATA_START, FORWARD_EVAL, StepStructure
+from ._steps import batch_size as _batch_size
 
 __all__ = ["instrument", "Instrumented", "FORWARD_EVAL", "DATA_START"]
-
-#: the zone of a model call outside a step or with gradients off
-FORWARD_EVAL = "forward.eval"
-#: the zone of iter(loader): a DataLoader's worker start-up
-DATA_START = "data.start"
 
 _grad_enabled = _torch.is_grad_enabled
 
 
-def _batch_size(batch):
-    """The first dimension of the batch's first tensor, or None."""
-    if isinstance(batch, _torch.Tensor):
-        return int(batch.shape[0]) if batch.dim() > 0 else None
-    if isinstance(batch, (list, tuple)):
-        for item in batch:
-            n = _batch_size(item)
-            if n is not None:
-                return n
-    if isinstance(batch, dict):
-        for item in batch.values():
-            n = _batch_size(item)
-            if n is not None:
-                return n
-    return None
-
-
-class Instrumented:
-    """The wrapped loader (iterate it as the original) and the hooks."""
+class Instrumented(StepStructure):
+    """The wrapped loader (iterate it as the original) and the hooks.  The
+    step structure's rules are StepStructure's (stepscope/_steps.py); a
+    round is a batch."""
 
     # Only one wrapper of Tensor.backward at a time: the innermost would
     # otherwise see the outer's zones and the outer never unwrap cleanly.
     _backward_owner = None
+    _voice = "stepscope.torch"
 
     def __init__(self, model, optimizer, loader, accumulation_steps=None, gpu=None):
         if accumulation_steps is not None and (not isinstance(accumulation_steps, int) or accumulation_steps < 1):
@@ -134,25 +117,12 @@ class Instrumented:
             raise TypeError("instrument: optimizer has no step() to time")
         if Instrumented._backward_owner is not None:
             raise RuntimeError("instrument: another instrumentation is active; remove() it first")
+        StepStructure.__init__(self, accumulation_steps, gpu)
         self.model = model
         self.optimizer = optimizer
         self.loader = loader
         self.accumulation_steps = accumulation_steps
-        self._step = 0          # the open step's token, 0 when none
-        self._micro = 0         # the open micro-step's token
         self._forward = []      # tokens of forward calls in progress (re-entrant models)
-        self._batches = 0       # batches fetched in the open step
-        self._carried = False   # batches of an accumulation step carried over an iter() (see __iter__)
-        self._work = False      # whether a training forward, backward or optimizer ran in the open step
-        self._samples = 0       # samples of the open step's batches, counted when the optimizer steps
-        self.dropped = 0        # batches fetched but never stepped (a peek, the accumulation left at the end)
-        # micro-steps: on when declared; undecided, the first step opens them
-        # provisionally (see _close_micro)
-        self._micro_on = accumulation_steps is not None and accumulation_steps > 1
-        self._decided = accumulation_steps is not None
-        self.steps = 0          # optimizer steps seen
-        self.gpu = gpu          # None: GPU zones when the parameters are on a CUDA device
-        self._gpu = False       # this step's choice
         self._decide_gpu()
 
         self._pre = model.register_forward_pre_hook(self._forward_begin)
@@ -206,47 +176,17 @@ class Instrumented:
         self._step_function = step
         optimizer.step = types.MethodType(step, optimizer)
 
-    # -- zones on the CPU or the GPU ------------------------------------------
-
-    def _decide_gpu(self):
-        if self.gpu is not None:
-            self._gpu = self.gpu
-        else:
-            first = next(self.model.parameters(), None)
-            self._gpu = first is not None and first.is_cuda
-
-    def _begin(self, name):
-        """Begin a zone (a GPU zone on the current stream when this step's
-        parameters are on a CUDA device); returns what _end needs."""
-        if self._gpu:
-            return (_core.gpu_zone_begin(name), True)
-        return (_core.zone_begin(name), False)
-
-    @staticmethod
-    def _end(zone):
-        token, gpu = zone
-        if gpu:
-            _core.gpu_zone_end(token)
-        else:
-            _core.zone_end(token)
+    def _params_on_cuda(self):
+        first = next(self.model.parameters(), None)
+        return first is not None and first.is_cuda
 
     # -- the step structure ------------------------------------------------
 
     def _begin_batch(self):
         """Open the step (when none is) and the batch's micro-step; returns
         whether this batch opened the step."""
-        opened = not self._step
-        if opened:
-            self._decide_gpu()
-            self._step = _core.step_begin()
-            if not self._carried:
-                self._batches = 0
-            self._carried = False
-        if self._micro_on or not self._decided:
-            if self._micro:  # a further batch of the step: the last micro-step was one
-                _core.zone_end(self._micro)
-            self._micro = _core.microstep_begin()
-        self._batches += 1
+        opened = self._open_step()
+        self._begin_round()
         return opened
 
     def _take_back_batch(self, data, opened):
@@ -260,72 +200,10 @@ class Instrumented:
         if self._micro:
             _core._zone_discard(self._micro)
             self._micro = 0
-        self._batches -= 1
+        self._rounds -= 1
         if opened:
             _core._zone_discard(self._step)
             self._step = 0
-
-    def _close_micro(self):
-        """End the open micro-step.  Until the first step has shown whether
-        batches accumulate its micro-step is provisional: a step of one
-        batch has none, and it is taken back unrecorded."""
-        if self._micro:
-            if self._decided or self._batches > 1:
-                _core.zone_end(self._micro)
-            else:
-                _core._zone_discard(self._micro)
-            self._micro = 0
-
-    def _close_step(self):
-        """End the open micro-step and step, if any (innermost first)."""
-        self._close_micro()
-        if self._step:
-            _core.zone_end(self._step)
-            self._step = 0
-
-    def _take_back_step(self):
-        """Take the open micro-step and step back unrecorded (innermost
-        first); the zones already recorded inside them stay counted."""
-        if self._micro:
-            _core._zone_discard(self._micro)
-            self._micro = 0
-        if self._step:
-            _core._zone_discard(self._step)
-            self._step = 0
-
-    def _drop_unstepped(self, why):
-        """The open step ends without an optimizer step (remove(), the
-        process's exit): it trained nothing, so it is taken back unrecorded
-        with its samples; accumulation left over is said on stderr."""
-        if not self._step:
-            return
-        if self._work:
-            import sys
-            sys.stderr.write("stepscope.torch: %d batch(es) after the last optimizer step were never stepped "
-                             "(%s); their step is not counted\n" % (self._batches, why))
-        self.dropped += self._batches
-        self._take_back_step()
-        self._work = False
-        self._samples = 0
-        self._batches = 0
-        self._carried = False
-
-    def _end_step(self):
-        """The optimizer stepped: the step ends, with its samples.  The
-        first step that ends so tells whether batches accumulate; one ended
-        otherwise (a peek with next(iter(loader)), a break) says nothing
-        about it."""
-        self.steps += 1
-        batches = self._batches
-        if self._samples:
-            _core.count("samples", self._samples)
-        self._samples = 0
-        self._work = False
-        self._carried = False
-        self._close_step()
-        if not self._decided and batches:
-            self._decided = True
-            self._micro_on = batches > 1
 
     # -- hooks ---------------------------------------------------------------
 
@@ -385,37 +263,14 @@ class Instrumented:
                     self._work = False
                     self._samples = 0
                 else:              # a step that holds only its fetch trained nothing
-                    self.dropped += self._batches
                     self._take_back_step()
-                    self._samples = 0
-                    self._batches = 0
-                    self._carried = False
+                    self._forget_step()
                 raise
 
     def _at_exit(self):
         # Python's exit, before the record is closed: no step is left open
         # to read like a crash
         self._drop_unstepped("the process exited")
-
-    def _leave_step_for_iter(self):
-        """A new iter() with a step open: one that holds only fetches (a
-        peek, a break before any forward) is taken back; accumulation left
-        over from the last epoch goes on into this one (no optimizer step
-        ended it), but its step is taken back here and opened again at the
-        next batch with its batch and sample counts carried, so that
-        data.start is outside every step and there is still one step per
-        optimizer step."""
-        if not self._step:
-            return
-        if not self._work:
-            self._drop_unstepped("a new iter()")  # trained nothing: no stderr note
-            return
-        if self._micro:
-            _core.zone_end(self._micro)  # the last leftover batch was a micro-step
-            self._micro = 0
-        _core._zone_discard(self._step)
-        self._step = 0
-        self._carried = True
 
     def __len__(self):
         return len(self.loader)

@@ -42,6 +42,15 @@ def pytest_collection_modifyitems(config, items):
     items[:] = items[i - 1::n]
 
 
+# python -c EXAMPLE_LAUNCH SCRIPT ARGS...: runs SCRIPT as __main__ with
+# stepscope._auto installed once torch is imported (as `stepscope run`'s
+# startup hook does)
+EXAMPLE_LAUNCH = ("import sys, runpy, torch, stepscope._auto\n"
+                  "assert stepscope._auto.install()\n"
+                  "sys.argv = sys.argv[1:]\n"
+                  "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
 def script_env(**extra):
     """The environment for a script: ours minus every STEPSCOPE_* setting
     (each test says what it wants), plus extra."""

@@ -147,7 +147,10 @@ def test_measuring_the_hooks_leaves_the_workload_alone(run_under):
         torch.manual_seed(3)
         want = torch.rand(4).tolist()
         torch.manual_seed(3)
-        original = torch.Tensor.backward
+        # under stepscope run's auto-instrumentation, the workload's own
+        # Tensor.backward is under auto's wrapper until instrument() makes
+        # it stand aside
+        original = getattr(torch.Tensor.backward, "__wrapped__", torch.Tensor.backward)
         model = torch.nn.Linear(2, 1)  # draws its weights: the same draws as below
         torch.manual_seed(3)
         loader = stepscope.torch.instrument(model, torch.optim.SGD(model.parameters(), lr=0.1), [])

@@ -75,7 +75,10 @@ def test_remove_undoes_everything(run_under):
         import torch, stepscope.torch
         model = torch.nn.Linear(2, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        backward, step = torch.Tensor.backward, opt.step
+        # under stepscope run's auto-instrumentation, Tensor.backward is
+        # auto's wrapper until instrument() makes it stand aside
+        backward = getattr(torch.Tensor.backward, "__wrapped__", torch.Tensor.backward)
+        step = opt.step
         loader = stepscope.torch.instrument(model, opt, [(torch.ones(5, 2), torch.zeros(5, 1))] * 2)
         assert torch.Tensor.backward is not backward and opt.step != step
         for x, y in loader:

@@ -1,0 +1,899 @@
+"""Zero-code auto-instrumentation of PyTorch training loops.
+
+``install()`` patches torch, once it has been imported, so that an
+unmodified training script gets the same step table as
+``stepscope.torch.instrument(model, optimizer, loader)`` gives for one
+known model (the rules of the step structure are shared:
+stepscope/_steps.py).  ``stepscope run`` calls it from its startup hook;
+``stand_aside(reason)`` undoes it (the script instruments itself).
+
+What is timed, per thread (zones are per thread):
+
+- steps: an optimizer's ``step()`` ends the step.  A step opens at the
+  first of a DataLoader fetch, a training forward, a backward, a
+  ``zero_grad()`` or an optimizer step, when none is open.  With several
+  optimizers stepping in one iteration (a GAN's discriminator and
+  generator), each optimizer step ends a step: the iteration is that many
+  steps, each holding the work since the last optimizer step.
+- micro-steps: a round is the work up to a backward; a further round in a
+  step (gradient accumulation) makes each round a micro-step, decided by
+  the first step as instrument decides it (a provisional micro-step, taken
+  back when the step had one backward).
+- ``data``: each ``next()`` of a DataLoader iterator; ``data.start``:
+  each ``iter()`` of a DataLoader (its workers' start-up), outside the
+  step unless the step already holds training work; ``data.fetch``: each
+  batch's fetch inside a DataLoader worker process, recorded in that
+  process (workers started by fork, Linux's default).
+- ``forward``: the outermost call of a module that has parameters (a loss
+  module is not a model), with gradients on; ``forward.eval`` with
+  gradients off (``torch.no_grad()``, ``inference_mode()``).  Global module
+  hooks make every submodule call take torch's slow path, so they are on
+  only in discovery windows: from install() to the end of the first step
+  that saw a training forward, after each DataLoader ``iter()`` until the
+  next step ends, and after a step that ran a backward with no forward
+  seen (a model made later; at most MAX_REDISCOVERIES times).  A module
+  found at the outermost level gets its own hooks, which time it from then
+  on; its submodules keep torch's fast path.
+- ``backward``: ``torch.Tensor.backward``; the tensor it was called on is
+  recorded as the value ``loss`` when it has one element and is on the
+  CPU (``item()`` of a CPU tensor changes nothing).  A loss on a GPU is
+  not read (reading it would synchronise the GPU with the CPU); each such
+  backward adds 1 to the counter ``loss.on_device``, so the report says why
+  ``loss`` is missing.  ``torch.autograd.backward`` called directly is not
+  timed.
+- ``optimizer``: each optimizer's ``step()`` and ``zero_grad()``, and
+  ``zero_grad()`` of a model found by the forward discovery.
+- ``h2d``: ``Tensor.to``/``Tensor.cuda`` moving a CPU tensor to another
+  device; wrapped only once the process has initialised CUDA (looked at
+  on install(), each DataLoader iter() and the end of the step after it:
+  without CUDA nothing is paid for it), or from install() on with
+  STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device stands in for a GPU).
+- ``samples``: the first dimension of each fetched batch, counted when its
+  step's optimizer steps.
+
+Forward, backward and optimizer are GPU zones when the last trained
+model's parameters are on a CUDA device, as with instrument.
+
+A step that trained nothing (only fetches, only a ``zero_grad()``) is
+taken back at the next ``iter()`` of a DataLoader and at the process's exit;
+so is a step open at exit or at stand_aside() (the work after the last
+optimizer step), and nothing is said about it.  A crash leaves every
+step that ended.
+
+An exception inside these hooks never reaches the script: it turns the
+auto-instrumentation off (stand_aside) with one line on stderr.  The
+zones go through ``_stepscope.instrument_face``, priced apart in the
+report as hooks.
+"""
+import atexit as _atexit
+import functools as _functools
+import os as _os
+import sys as _sys
+import threading as _threading
+import time as _time
+import weakref as _weakref
+
+import torch as _torch
+import torch.nn.modules.module as _module_mod
+import torch.optim.optimizer as _optim_mod
+from torch.utils.data import dataloader as _dataloader
+from torch.utils.data._utils import fetch as _fetch
+from torch.utils.data._utils import worker as _worker
+
+from . import _cost, _stepscope
+from ._stepscope import instrument_face as _core
+from ._steps import DATA_START, FORWARD_EVAL, StepStructure
+from ._steps import batch_size as _batch_size
+
+__all__ = ["install", "stand_aside", "installed", "DATA_FETCH", "LOSS", "LOSS_ON_DEVICE", "MAX_REDISCOVERIES"]
+
+#: the zone of one batch's fetch in a DataLoader worker process
+DATA_FETCH = "data.fetch"
+#: the value recorded from the tensor backward() was called on
+LOSS = "loss"
+#: the counter of backward calls whose loss was on a device and not read
+LOSS_ON_DEVICE = "loss.on_device"
+#: how many times a step with a backward and no forward reopens discovery
+MAX_REDISCOVERIES = 8
+#: the hooks are priced at exit (about 70 ms) only after this many seconds
+#: of auto in the process: a shorter run is left unpriced rather than slowed
+PRICE_AFTER_S = 10.0
+
+_grad_enabled = _torch.is_grad_enabled
+_Tensor = _torch.Tensor
+# values never make auto stand aside (only the script's begins do), so the
+# loss goes through the module's own record(), one lookup less a step
+_record = _stepscope.record
+
+_on = False              # the patches are in place and recording
+_patches = []            # (owner, name, original, wrapper): attributes replaced
+_handles = []            # removable hooks (torch 2.x optimizer hooks)
+_models = _weakref.WeakKeyDictionary()  # module -> (handles, first parameter), or None: not a model
+_global_handles = []     # the discovery window's global module hooks, when open
+_discovering = False
+_rediscoveries = 0
+_cuda = False            # the process has initialised CUDA: GPU zones possible (_watch_cuda)
+_cuda_initialized = _torch.cuda.is_initialized
+_loops = []              # every thread's _Loop (_watch_cuda lets them choose GPU zones)
+_aside_reason = None     # why stand_aside() ran, once it has
+_installed_at = 0.0      # time.monotonic() at install()
+
+
+class _Loop(StepStructure):
+    """One thread's training loop, as the patched calls see it.  Each event
+    (a fetch, a forward, a backward, a zero_grad(), an optimizer step) is
+    one method that begins its zone and one that ends it, with the common
+    case inline: the hooks run between a step's real work, with the
+    interpreter's caches cold, where each further call frame costs."""
+
+    def __init__(self):
+        StepStructure.__init__(self, gpu=None if _cuda else False)
+        # the zone calls of this step, chosen when it opens (_decide_gpu):
+        # every zone of the loop begins and ends through these two, with the
+        # int token they give (GPU zones when the parameters are on CUDA)
+        self._zb = _core.zone_begin
+        self._ze = _core.zone_end
+        self._outer = None          # the module whose outermost call is running
+        self._fwd = None            # its zone
+        self._after_backward = False  # a backward ended the last round
+        self._optimizing = 0        # inside an optimizer's step() (LBFGS's closure runs the model there)
+        self._opt_zones = []        # zones of optimizer steps begun by a pre-hook (torch 2.x)
+        self._saw_forward = False   # a training forward ran in the open step
+        self._saw_backward = False
+        self._param = None          # the first parameter of the last trained model
+
+    def _params_on_cuda(self):
+        p = self._param
+        return p is not None and p.is_cuda
+
+    def _decide_gpu(self):
+        StepStructure._decide_gpu(self)
+        self._zb = _core.gpu_zone_begin if self._gpu else _core.zone_begin
+        self._ze = _core.gpu_zone_end if self._gpu else _core.zone_end
+
+    def _round(self):
+        """A training event with no step open, or after a backward: open the
+        step when none is, and a round.  Returns 2 when the step was
+        opened, 1 when only a round began, 0 when neither."""
+        if self._optimizing:
+            return 0
+        began = 2 if self._open_step() else 1
+        self._after_backward = False
+        if self._micro_on or not self._decided:
+            self._begin_round()
+        else:  # no micro-steps: only the count (one call less a step)
+            self._rounds += 1
+        return began
+
+    # -- the events --------------------------------------------------------
+
+    def fetch_begin(self):
+        if self._outer is not None:
+            self._forget_stale_forward()
+        began = self._round() if not self._step or self._after_backward else 0
+        self._inside += 1
+        return began, _core.zone_begin("data")
+
+    def fetch_end(self, zone, batch):
+        self._inside -= 1
+        _core.zone_end(zone)
+        if type(batch) in (list, tuple) and batch and type(batch[0]) is _Tensor:  # (inputs, targets)
+            shape = batch[0].shape
+            n = shape[0] if shape else None
+        else:
+            n = _batch_size(batch)
+        if n is not None:
+            self._samples += n
+
+    def fetch_found_end(self, began, zone):
+        """The fetch found the iterator's end: no batch came, so its zone,
+        and the round and step it began, are taken back unrecorded."""
+        self._inside -= 1
+        _core._zone_discard(zone)
+        if began:
+            if self._micro:
+                _core._zone_discard(self._micro)
+                self._micro = 0
+            self._rounds -= 1
+            self._after_backward = began == 1
+        if began == 2:
+            _core._zone_discard(self._step)
+            self._step = 0
+
+    def forward_begin(self, module):
+        if _grad_enabled():
+            if not self._step or self._after_backward:
+                self._round()
+            self._work = self._saw_forward = True
+            if _cuda:
+                entry = _models.get(module)
+                self._param = entry[1] if entry else None
+                if self._step and self.gpu is None:
+                    self._decide_gpu()
+            self._inside += 1
+            self._fwd = self._zb("forward")
+        else:
+            if not self._step and self.gpu is None:
+                self._decide_gpu()
+            self._inside += 1
+            self._fwd = self._zb(FORWARD_EVAL)
+
+    def forward_end(self):
+        zone, self._fwd = self._fwd, None
+        if zone is not None:
+            self._inside -= 1
+            self._ze(zone)
+        if not _on:
+            self.abandon()
+
+    def _forget_stale_forward(self):
+        """A forward that raised leaves no post-hook call on torch < 2.1:
+        its zone is taken back at the next event outside a forward (a
+        fetch, a backward, an optimizer call, an iter()) or the next call of
+        the same model (so a model that calls itself is timed from its
+        innermost call)."""
+        if self._outer is not None:
+            self._outer = None
+            zone, self._fwd = self._fwd, None
+            if zone is not None:
+                self._inside -= 1
+                _core._zone_discard(zone)
+
+    def backward_begin(self, tensor):
+        if self._outer is not None:
+            self._forget_stale_forward()
+        if not self._step or self._after_backward:
+            self._round()
+        self._work = self._saw_backward = True
+        if tensor.numel() == 1:
+            if tensor.is_cpu:
+                _record(LOSS, tensor.item())
+            else:
+                _core.count(LOSS_ON_DEVICE, 1)
+        self._inside += 1
+        return self._zb("backward")
+
+    def backward_end(self, zone):
+        self._inside -= 1
+        self._ze(zone)
+        if not self._optimizing:
+            self._after_backward = True
+        if not _on:
+            self.abandon()
+
+    def zero_grad_begin(self, owner=None):
+        if self._outer is not None:
+            self._forget_stale_forward()
+        if not self._step or self._after_backward:
+            self._round()
+        self._inside += 1
+        return self._zb("optimizer")
+
+    def zone_end(self, zone):
+        """End a zone begun by the loop's _zb (zero_grad's)."""
+        self._inside -= 1
+        self._ze(zone)
+        if not _on:
+            self.abandon()
+
+    def optimizer_begin(self, optimizer=None):
+        if self._optimizing:  # a subclass's step() calling its base's: one zone
+            self._optimizing += 1
+            return None
+        if self._outer is not None:
+            self._forget_stale_forward()
+        if not self._step:
+            self._open_step()
+        self._optimizing += 1
+        self._work = True
+        self._inside += 1
+        return self._zb("optimizer")
+
+    def optimizer_end(self, zone):
+        self._optimizing -= 1
+        if zone is None:
+            return
+        self._inside -= 1
+        self._ze(zone)
+        self._after_backward = False
+        self._end_step()
+        if _discovering or (self._saw_backward and not self._saw_forward):
+            _after_step(self._saw_forward, self._saw_backward)
+        self._saw_forward = self._saw_backward = False
+        if not _on:
+            self.abandon()
+
+    def iter_begin(self, loader=None):
+        """A DataLoader's iter(): a step that trained nothing is taken back
+        (it held only fetches or a zero_grad()); one with training work in
+        it stays open, and data.start is inside it.  The discovery window
+        opens (a model for this loader's batches may be a new one)."""
+        _open_discovery()
+        if not _cuda:
+            _watch_cuda()
+        self._forget_stale_forward()
+        if self._step and not self._work:
+            self._drop_unstepped("a new iter()")
+            self._after_backward = False
+            self._saw_forward = self._saw_backward = False
+        self._inside += 1
+        return _core.zone_begin(DATA_START)
+
+    def cpu_zone_end(self, zone):
+        """End a CPU zone (data, data.start) whatever the step's zones are."""
+        self._inside -= 1
+        _core.zone_end(zone)
+        if not _on:
+            self.abandon()
+
+    def abandon(self):
+        """Take back what is open on this thread (the exit, stand_aside).
+        Inside one of its own zones, the zone's end does it."""
+        if self._inside:
+            return False
+        self._forget_stale_forward()
+        self._drop_unstepped("auto")
+        self._after_backward = False
+        return True
+
+
+class _PerThread(_threading.local):
+    def __init__(self):
+        self.loop = _Loop()
+        _loops.append(self.loop)
+
+
+_tls = None
+
+
+def _fail(exc):
+    """An exception inside a hook: auto turns off, the script goes on."""
+    _turn_off("an error in its hooks (%s: %s)" % (type(exc).__name__, exc), "turned itself off")
+
+
+# -- the forward: outermost module calls -----------------------------------
+
+def _adopt(module):
+    """A module met at the outermost level during discovery: a model when it
+    has parameters, which gets its own hooks; else remembered as not one."""
+    first = next(module.parameters(), None)
+    if first is None:
+        _models[module] = None
+        return None
+    handles = (module.register_forward_pre_hook(_instance_pre), _register_post(module.register_forward_hook, _post))
+    entry = (handles, first)
+    _models[module] = entry
+    return entry
+
+
+def _wrap_getstate(original):
+    """Module.__getstate__ (pickle, torch.save of a whole model, deepcopy)
+    leaves auto's hooks out of the state: a model saved under auto loads
+    where stepscope is not installed, and a copy is a model of its own,
+    found as any other."""
+    ours = (_instance_pre, _post)
+
+    @_functools.wraps(original or object.__init__)
+    def __getstate__(module):
+        state = original(module) if original is not None else module.__dict__
+        for key in ("_forward_pre_hooks", "_forward_hooks"):
+            hooks = state.get(key)
+            if hooks and any(hook in ours for hook in hooks.values()):
+                if state is module.__dict__:
+                    state = dict(state)
+                state[key] = type(hooks)((k, h) for k, h in hooks.items() if h not in ours)
+        return state
+    return __getstate__
+
+
+def _register_post(register, hook):
+    """A forward hook that runs even when the forward raises, where torch
+    allows it (always_call, torch >= 2.1)."""
+    try:
+        return register(hook, always_call=True)
+    except TypeError:
+        return register(hook)
+
+
+def _instance_pre(module, inputs, discovered=False):
+    """A model's own pre-hook (the discovery window's calls it with
+    discovered=True): its call is outermost when no model's is running."""
+    if _on and (discovered or not _discovering):
+        try:
+            loop = _tls.loop
+            outer = loop._outer
+            if outer is not None:
+                if outer is not module:
+                    return  # a call inside a model's
+                loop._forget_stale_forward()
+            loop._outer = module
+            loop.forward_begin(module)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+
+
+def _global_pre(module, inputs):
+    """The discovery window's pre-hook, on every module call: a module
+    with parameters met at the outermost level is adopted as a model."""
+    if _on:
+        try:
+            entry = _models.get(module, False)
+            if entry is False:
+                if _tls.loop._outer is not None:
+                    return
+                entry = _adopt(module)
+            if entry is not None:
+                _instance_pre(module, inputs, True)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+
+
+def _post(module, inputs, output):
+    """The forward hook, global and a model's own: during discovery both
+    run for a model, and the second finds its call ended already."""
+    if _on:
+        try:
+            loop = _tls.loop
+            if loop._outer is module:
+                loop._outer = None
+                loop.forward_end()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+
+
+def _open_discovery():
+    global _discovering
+    if _discovering or not _on:
+        return
+    _global_handles.append(_module_mod.register_module_forward_pre_hook(_global_pre))
+    _global_handles.append(_register_post(_module_mod.register_module_forward_hook, _post))
+    _discovering = True
+
+
+def _close_discovery():
+    global _discovering
+    _discovering = False
+    while _global_handles:
+        _global_handles.pop().remove()
+
+
+def _after_step(saw_forward, saw_backward):
+    """A step ended: the discovery window closes once a step has shown its
+    model; a step that ran a backward with no forward seen (a model made
+    after the window closed) opens it again, a bounded number of times."""
+    global _rediscoveries
+    if not _cuda:
+        _watch_cuda()
+    if _discovering:
+        if saw_forward or not saw_backward:
+            _close_discovery()
+    elif saw_backward and not saw_forward and _rediscoveries < MAX_REDISCOVERIES:
+        _rediscoveries += 1
+        _open_discovery()
+
+
+# -- the wrappers ------------------------------------------------------------
+#
+# Each wrapper calls the original alone when auto is off; otherwise a begin
+# and an end of _Loop's around it.  An exception of theirs turns auto off
+# (_fail) and the original still runs once, with its own result or
+# exception going to the script unchanged.
+
+def _patch(owner, name, make):
+    """Replace owner.name by make(original).  An attribute owner inherits
+    (Tensor.to is torch._C._TensorBase's) is shadowed, and the shadow
+    deleted again at _unpatch."""
+    own = vars(owner).get(name)
+    original = own if own is not None else getattr(owner, name, None)
+    wrapper = make(original)
+    setattr(owner, name, wrapper)
+    _patches.append((owner, name, own, wrapper))
+
+
+def _timed(begin, end, admit=None):
+    """make(original) for _patch: a wrapper of a method that runs
+    begin(loop, owner) -> zone before it and end(loop, zone) after it (when
+    it raises too), both _Loop methods; admit(owner) false: the call is not
+    timed."""
+    def make(original):
+        @_functools.wraps(original)
+        def timed(owner, *args, **kwargs):
+            if not _on or (admit is not None and not admit(owner)):
+                return original(owner, *args, **kwargs)
+            try:
+                loop = _tls.loop
+                zone = begin(loop, owner)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+                return original(owner, *args, **kwargs)
+            try:
+                return original(owner, *args, **kwargs)
+            finally:
+                try:
+                    end(loop, zone)
+                except Exception as exc:  # noqa: BLE001
+                    _fail(exc)
+        timed._stepscope_auto = True
+        return timed
+    return make
+
+
+def _is_model(module):
+    return bool(_models.get(module))
+
+
+_wrap_backward = _timed(_Loop.backward_begin, _Loop.backward_end)
+_wrap_optimizer_step = _timed(_Loop.optimizer_begin, _Loop.optimizer_end)
+_wrap_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end)
+_wrap_model_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end, admit=_is_model)
+_wrap_iter = _timed(_Loop.iter_begin, _Loop.cpu_zone_end)
+
+
+def _wrap_next(original):
+    @_functools.wraps(original)
+    def __next__(iterator):
+        if not _on:
+            return original(iterator)
+        try:
+            loop = _tls.loop
+            began, zone = loop.fetch_begin()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(iterator)
+        try:
+            batch = original(iterator)
+        except StopIteration:
+            try:
+                loop.fetch_found_end(began, zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+            raise
+        except BaseException:
+            try:
+                loop.cpu_zone_end(zone)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+            raise
+        try:
+            loop.fetch_end(zone, batch)
+            if not _on:
+                loop.abandon()
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+        return batch
+    return __next__
+
+
+def _wrap_fetch(original):
+    @_functools.wraps(original)
+    def fetch(fetcher, *args, **kwargs):
+        # only in a worker process: in the loop's own process the fetch is
+        # inside "data" already
+        if not _on or _worker._worker_info is None:
+            return original(fetcher, *args, **kwargs)
+        token = _core.zone_begin(DATA_FETCH)
+        try:
+            return original(fetcher, *args, **kwargs)
+        finally:
+            _core.zone_end(token)
+    return fetch
+
+
+def _wrap_copy(original):
+    @_functools.wraps(original)
+    def copy(tensor, *args, **kwargs):
+        if not _on or not tensor.is_cpu:
+            return original(tensor, *args, **kwargs)
+        token = _core.zone_begin("h2d")
+        try:
+            out = original(tensor, *args, **kwargs)
+        except BaseException:
+            _core._zone_discard(token)
+            raise
+        try:
+            if out.is_cpu:  # a change of dtype, or no change: not a copy to a device
+                _core._zone_discard(token)
+            else:
+                _core.zone_end(token)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+        return out
+    return copy
+
+
+# -- optimizers ----------------------------------------------------------------
+
+def _optimizer_classes():
+    seen, todo = [], [_torch.optim.Optimizer]
+    while todo:
+        cls = todo.pop()
+        if cls not in seen:
+            seen.append(cls)
+            todo.extend(cls.__subclasses__())
+    return seen
+
+
+def _wrap_class(cls):
+    """Wrap the step() and zero_grad() that cls defines itself (torch 1.13:
+    every optimizer class defines its own step)."""
+    own = vars(cls)
+    if "step" in own and not getattr(own["step"], "_stepscope_auto", False) and cls is not _torch.optim.Optimizer:
+        _patch(cls, "step", _wrap_optimizer_step)
+    if "zero_grad" in own and not getattr(own["zero_grad"], "_stepscope_auto", False):
+        _patch(cls, "zero_grad", _wrap_zero_grad)
+
+
+def _wrap_init(original):
+    @_functools.wraps(original)
+    def __init__(optimizer, *args, **kwargs):
+        if _on:
+            try:
+                for cls in type(optimizer).__mro__:
+                    if isinstance(cls, type) and issubclass(cls, _torch.optim.Optimizer):
+                        _wrap_class(cls)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+        return original(optimizer, *args, **kwargs)
+    return __init__
+
+
+def _step_pre_hook(optimizer, args, kwargs):
+    try:
+        loop = _tls.loop
+        loop._opt_zones.append(loop.optimizer_begin(optimizer))
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _step_post_hook(optimizer, args, kwargs):
+    try:
+        loop = _tls.loop
+        if loop._opt_zones:
+            loop.optimizer_end(loop._opt_zones.pop())
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+
+
+def _patch_optimizers():
+    optim = _optim_mod
+    pre = getattr(optim, "register_optimizer_step_pre_hook", None)
+    post = getattr(optim, "register_optimizer_step_post_hook", None)
+    if pre is not None and post is not None:  # torch >= 2.0: global step hooks
+        _handles.append(pre(_step_pre_hook))
+        _handles.append(post(_step_post_hook))
+        _patch(_torch.optim.Optimizer, "zero_grad", _wrap_zero_grad)
+        return
+    for cls in _optimizer_classes():
+        _wrap_class(cls)
+    _patch(_torch.optim.Optimizer, "__init__", _wrap_init)  # classes defined later
+
+
+# -- install and stand aside -------------------------------------------------------
+
+def installed():
+    """Whether the auto-instrumentation is on in this process."""
+    return _on
+
+
+def _h2d_forced():
+    """STEPSCOPE_AUTO_H2D: "1" wraps the copies from install() on, "0"
+    never; else (None) once CUDA is in use."""
+    force = _os.environ.get("STEPSCOPE_AUTO_H2D", "")
+    return force == "1" if force in ("0", "1") else None
+
+
+def _watch_cuda():
+    """Once the process has initialised CUDA (the script moved a model or a
+    tensor to a GPU): GPU zones become possible and the copies to a device
+    are wrapped.  Looked at on install(), at each DataLoader iter() and at
+    the end of a step in a discovery window (the first step after each
+    iter(), so no cost a step); torch.cuda.is_available() is never called (on a GPU
+    machine it starts the driver, at a cost, in every process that imports
+    torch, and before a fork)."""
+    global _cuda
+    if _cuda or not _cuda_initialized():
+        return
+    _cuda = True
+    for loop in _loops:
+        if loop.gpu is False:
+            loop.gpu = None
+    if _h2d_forced() is None:
+        _wrap_copies()
+
+
+def _wrap_copies():
+    _patch(_Tensor, "to", _wrap_copy)
+    _patch(_Tensor, "cuda", _wrap_copy)
+
+
+def install():
+    """Patch torch (imported already) for the zero-code instrumentation.
+    Returns True when it is on afterwards; False when it was stood aside
+    in this process, or stepscope.torch.instrument is active.  Idempotent.
+    Call it with the GIL held from the main thread, before the training
+    loop starts (stepscope run's startup hook does)."""
+    global _on, _tls, _cuda, _installed_at
+    if _on:
+        return True
+    if _aside_reason is not None:
+        return False
+    from . import torch as _instrument
+    if _instrument.Instrumented._backward_owner is not None:
+        return False
+    _cuda = False
+    _installed_at = _time.monotonic()
+    del _loops[:]
+    _tls = _PerThread()
+    _on = True
+    try:
+        _patch(_Tensor, "backward", _wrap_backward)
+        _patch_optimizers()
+        _patch(_torch.nn.Module, "zero_grad", _wrap_model_zero_grad)
+        _patch(_torch.nn.Module, "__getstate__", _wrap_getstate)
+        _patch(_dataloader.DataLoader, "__iter__", _wrap_iter)
+        _patch(_dataloader._BaseDataLoaderIter, "__next__", _wrap_next)
+        for fetcher in (_fetch._MapDatasetFetcher, _fetch._IterableDatasetFetcher):
+            _patch(fetcher, "fetch", _wrap_fetch)
+        if _h2d_forced():
+            _wrap_copies()
+        _watch_cuda()
+        _open_discovery()
+    except Exception as exc:  # noqa: BLE001  (a torch whose internals differ)
+        _fail(exc)
+        return False
+    _atexit.register(_at_exit)
+    register = getattr(_stepscope, "_set_auto_callback", None)
+    if register is not None:
+        register(stand_aside)
+    return True
+
+
+def _unpatch():
+    global _on
+    _on = False
+    _close_discovery()
+    while _handles:
+        _handles.pop().remove()
+    while _patches:
+        owner, name, original, wrapper = _patches.pop()
+        if vars(owner).get(name) is wrapper:
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        # else wrapped again over ours (torch's own profile hook on an
+        # optimizer class): ours stays and passes every call through
+    for module, entry in list(_models.items()):
+        if entry is not None:
+            for handle in entry[0]:
+                handle.remove()
+    _models.clear()
+
+
+def _remove():
+    """Undo install() without standing aside (install() may run again):
+    bench/bench_auto.py switches the instrumentation on and off this way
+    between its interleaved rounds.  The calling thread's open step is
+    taken back."""
+    global _rediscoveries
+    if not _on:
+        return
+    _unpatch()
+    _atexit.unregister(_at_exit)
+    _rediscoveries = 0
+    _tls.loop.abandon()
+
+
+def stand_aside(reason):
+    """Turn the auto-instrumentation off for good in this process (the
+    script instruments itself: the extension calls this when the script
+    begins its first zone or step, stepscope.torch.instrument() too): every
+    patch is undone, the calling thread's open step is taken back
+    unrecorded (once the zone of a patched call in progress ends, when one
+    is), and one line goes to stderr.  Returns whether it was on.  Never
+    raises."""
+    return _turn_off(reason, "stands aside")
+
+
+def _turn_off(reason, how):
+    global _aside_reason
+    if not _on:
+        return False
+    _aside_reason = str(reason)
+    try:
+        _unpatch()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _atexit.unregister(_at_exit)
+        register = getattr(_stepscope, "_set_auto_callback", None)
+        if register is not None:  # the record says why auto recorded no more
+            if how == "stands aside":
+                register(None)  # the extension, which called us, said why
+            else:
+                register(None, _aside_reason)
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _tls.loop.abandon()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        _sys.stderr.write("stepscope: auto-instrumentation %s: %s\n" % (how, _aside_reason))
+    except Exception:  # noqa: BLE001
+        pass
+    return True
+
+
+def _at_exit():
+    # before the record is closed: the work after the last optimizer step
+    # is no step, and nothing is left open to read like a crash; then the
+    # hooks are priced for the report
+    if _on:
+        try:
+            _tls.loop._inside = 0
+            _tls.loop.abandon()
+            if any(loop.steps for loop in _loops) and _time.monotonic() - _installed_at >= PRICE_AFTER_S:
+                _price_hooks()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class _Priced:
+    """What stepscope._cost.measure_hooks times (as it times instrument):
+    a small loop over batches with auto's hooks on, the model adopted as a
+    model, on a loop state of its own; remove() switches the hooks off again
+    for the next bare round."""
+
+    def __init__(self, model, optimizer, batches, gpu=False):
+        global _on
+        self._batches = batches
+        self._model = model
+        _tls.loop = _Loop()
+        _adopt(model)
+        _on = True
+
+    def __iter__(self):
+        return iter(self._batches)
+
+    def remove(self):
+        global _on
+        _on = False
+        entry = _models.pop(self._model, None)
+        for handle in entry[0] if entry else ():
+            handle.remove()
+
+
+def _price_hooks():
+    """What auto's hooks cost a zone they begin, for the report's overhead
+    (the record's hook_zone_ns, as instrument() prices its own): measured
+    once, at the exit of a process in which auto ended a step and ran for
+    PRICE_AFTER_S at least, unless instrument() measured its hooks already;
+    about 70 ms, in a small loop
+    of the same measurement (stepscope/_cost.py), the library's part
+    skipped, auto's state left as it was."""
+    global _on
+    if _cost._hooks_measured:
+        return
+    loop, discovering = _tls.loop, _discovering
+    _close_discovery()
+    _on = False
+    try:
+        _cost.measure_hooks(_Priced)
+    finally:
+        _on = True
+        _tls.loop = loop
+        if discovering:
+            _open_discovery()
+
+
+def _forget_after_fork():
+    # a fork child (a DataLoader worker) starts with no step open: the
+    # parent's tokens mean nothing to the child's record
+    global _tls
+    if _on:
+        del _loops[:]
+        _tls = _PerThread()
+
+
+_os.register_at_fork(after_in_child=_forget_after_fork)

@@ -1,0 +1,497 @@
+"""stepscope._auto: the zero-code PyTorch instrumentation.  Each script
+calls install() itself (as `stepscope run`'s startup hook does) and runs
+under `stepscope run`; the report's zones, step rows, values and
+processes are checked exactly."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+
+INSTALL = """
+import torch, stepscope._auto
+assert stepscope._auto.install()
+torch.manual_seed(0)
+"""
+
+LOOP = INSTALL + """
+model = MODEL
+opt = OPT(model.parameters(), lr=0.01)
+data = torch.utils.data.TensorDataset(torch.randn(32, *SHAPE), torch.randn(32, 1))
+loader = torch.utils.data.DataLoader(data, batch_size=8, num_workers=WORKERS)
+for epoch in range(2):
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(repr(loss.item()))
+with torch.no_grad():
+    model(x)
+"""
+
+MLP = "torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))"
+CNN = """torch.nn.Sequential(
+    *[m for i in range(5) for m in (torch.nn.Conv2d(1 if i == 0 else 4, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                                    torch.nn.ReLU())],
+    torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))"""
+
+
+def loop(model=MLP, shape="4,", opt="torch.optim.SGD", workers=0):
+    return (LOOP.replace("MODEL", model).replace("OPT", opt).replace("SHAPE", "(%s)" % shape)
+            .replace("WORKERS", str(workers)))
+
+
+def zone_counts(r):
+    return {z["name"]: z["count"] for z in r.report["zones"]}
+
+
+def rows(r):
+    return r.report["steps"]["rows"]
+
+
+def check_plain_loop(r, **more):
+    """2 epochs of 4 batches: 8 steps, the five zones in each."""
+    assert zone_counts(r) == dict({"step": 8, "data": 8, "forward": 8, "backward": 8, "optimizer": 16,
+                                   "data.start": 2, "forward.eval": 1}, **more)
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [["backward", "data", "forward", "optimizer"]] * 8
+    assert [row.get("microsteps", 0) for row in rows(r)] == [0] * 8
+    # the loss recorded in each step is the one the script computed
+    printed = [float(line) for line in r.stdout.split()]
+    assert [row["values"]["loss"] for row in rows(r)] == printed
+    assert [row["counters"]["samples"] for row in rows(r)] == [8] * 8
+
+
+@pytest.mark.parametrize("opt", ["torch.optim.SGD", "torch.optim.Adam", "torch.optim.AdamW"])
+def test_a_plain_loop_with_each_optimizer(run_under, opt):
+    check_plain_loop(run_under(loop(opt=opt)))
+
+
+def test_a_cnn_of_twenty_submodules_is_one_forward(run_under):
+    r = run_under(loop(model=CNN, shape="1, 6, 6"))
+    check_plain_loop(r)
+
+
+def test_the_script_computes_and_prints_the_same(run_under, run_alone):
+    code = loop()
+    plain = run_alone(code.replace("assert stepscope._auto.install()", "pass"))
+    r = run_under(code)
+    assert r.stdout == plain.stdout and len(plain.stdout.split()) == 8
+    assert r.proc.stderr == ""
+
+
+def test_global_hooks_only_until_the_model_is_found(run_under):
+    r = run_under(INSTALL + """
+        import torch.nn.modules.module as mm
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        loss_fn = torch.nn.MSELoss()  # no parameters: not a model
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        windows = []
+        for i in range(3):
+            windows.append(len(mm._global_forward_pre_hooks))
+            loss_fn(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+        windows.append(len(mm._global_forward_pre_hooks))
+        late = torch.nn.Linear(4, 1)          # a model made after the window closed
+        opt2 = torch.optim.SGD(late.parameters(), lr=0.01)
+        for i in range(3):
+            loss_fn(late(x), y[:, :1]).backward()  # its first step has a backward and no forward
+            opt2.step()
+            opt2.zero_grad()
+        print(windows, len(mm._global_forward_pre_hooks))
+    """.replace("\n        ", "\n"))
+    assert r.stdout.split("\n")[0] == "[1, 0, 0, 0] 0"
+    counts = zone_counts(r)
+    # no DataLoader: the steps open at the forward; the late model is found
+    # from its second step on
+    assert counts["step"] == 6 and counts["backward"] == 6 and counts["forward"] == 5
+    assert "data" not in counts and "forward.eval" not in counts
+
+
+def test_gradient_accumulation_makes_micro_steps(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(36, 4), torch.randn(36, 1)),
+                                             batch_size=3)
+        for i, (x, y) in enumerate(loader):
+            (torch.nn.functional.mse_loss(model(x), y) / 3).backward()
+            if i % 3 == 2:
+                opt.step()
+                opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 4 and counts["microstep"] == 12
+    assert [row.get("microsteps", 0) for row in rows(r)] == [3, 3, 3, 3]
+    assert counts["data"] == 12 and counts["forward"] == 12 and counts["backward"] == 12
+    assert [row["counters"]["samples"] for row in rows(r)] == [9] * 4
+
+
+def test_a_gan_steps_once_per_optimizer(run_under):
+    # D then G each iteration: each optimizer step ends a step, so an
+    # iteration is two steps (the docs say so)
+    r = run_under(INSTALL + """
+        D = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        G = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+        opt_g = torch.optim.SGD(G.parameters(), lr=1e-3)
+        bce = torch.nn.BCEWithLogitsLoss()
+        loader = torch.utils.data.DataLoader(torch.randn(20, 2), batch_size=5)
+        for real in loader:
+            fake = G(torch.randn(5, 3))
+            d_loss = bce(D(real), torch.ones(5, 1)) + bce(D(fake.detach()), torch.zeros(5, 1))
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = bce(D(fake), torch.ones(5, 1))
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+            print(repr(d_loss.item()), repr(g_loss.item()))
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["backward"] == 8 and counts["data"] == 4
+    assert counts["forward"] == 4 * 4 and counts["optimizer"] == 16
+    printed = [float(v) for v in r.stdout.split()]
+    assert [row["values"]["loss"] for row in rows(r)] == printed
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [
+        ["backward", "data", "forward", "optimizer"], ["backward", "forward", "optimizer"]] * 4
+
+
+def test_worker_processes_record_their_fetches(run_under):
+    r = run_under(loop(workers=2))
+    check_plain_loop(r, **{"data.fetch": 8})  # 4 batches x 2 epochs, each fetched once by a worker
+    main_pid = rows(r)[0]["pid"]
+    workers = [p for p in r.report["processes"] if p["pid"] != main_pid]
+    assert len(workers) == 4  # two per epoch, each fetching every other batch
+    assert [sum(t["events"]["zones"]["recorded"] for t in p["threads"]) for p in workers] == [2] * 4
+    assert {p["ppid"] for p in workers} == {main_pid}
+
+
+def test_ddp_world_size_one(run_under, tmp_path):
+    r = run_under(INSTALL + """
+        import torch.distributed as dist
+        dist.init_process_group("gloo", init_method="file://%s", rank=0, world_size=1)
+        inner = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        model = torch.nn.parallel.DistributedDataParallel(inner)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1)),
+                                             batch_size=8)
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        with torch.no_grad():
+            inner(x)  # the wrapped module alone is a model of its own
+        dist.destroy_process_group()
+    """.replace("\n        ", "\n") % (tmp_path / "store"))
+    assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 6,
+                              "data.start": 1}
+
+
+def test_evaluation_is_named_apart(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randn(16, 1)),
+                                            batch_size=4)
+        val = torch.utils.data.DataLoader(torch.randn(12, 4), batch_size=4)
+        for epoch in range(2):
+            for x, y in train:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+            with torch.no_grad():
+                for x in val:
+                    model(x)
+        with torch.inference_mode():
+            model(x)
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["forward"] == 8
+    assert counts["forward.eval"] == 2 * 3 + 1
+    assert counts["data"] == 8 + 6 and counts["data.start"] == 4
+    assert all(row["counters"]["samples"] == 4 for row in rows(r))
+
+
+def test_a_crash_leaves_the_steps_that_ended(run_under):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(10):
+            loss = model(torch.randn(2, 4)).sum()
+            if i == 3:
+                raise SystemExit("boom")
+            loss.backward()
+            opt.step()
+    """.replace("\n        ", "\n"), expect_rc=1)
+    assert "boom" in r.proc.stderr
+    counts = zone_counts(r)
+    assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 4
+
+
+def test_the_script_instrumenting_itself_makes_auto_stand_aside(run_under):
+    r = run_under(INSTALL + """
+        import stepscope.torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        backward = torch.Tensor.backward
+        data = [(torch.randn(2, 4), torch.randn(2, 1))] * 3
+        model(data[0][0]).sum().backward()   # auto's step, taken back when it stands aside
+        loader = stepscope.torch.instrument(model, opt, data)
+        for x, y in loader:
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        loader.remove()
+        assert torch.Tensor.backward is backward.__wrapped__
+        assert not stepscope._auto.installed() and not stepscope._auto.install()
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ("stepscope: auto-instrumentation stands aside: "
+                             "the script calls stepscope.torch.instrument()\n")
+    counts = zone_counts(r)
+    assert counts["step"] == 3 and counts["forward"] == 4 and counts["backward"] == 4
+
+
+def test_an_error_in_a_hook_turns_auto_off_and_never_reaches_the_script(run_under):
+    r = run_under(INSTALL + """
+        def broken(name, value):  # the loss's record() in the backward hook
+            raise ValueError("on purpose")
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(4):
+            if i == 2:
+                stepscope._auto._record = broken
+            loss = model(torch.ones(2, 4)).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            print(model.weight.grad is None, repr(loss.item()))
+        print(stepscope._auto.installed())
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ("stepscope: auto-instrumentation turned itself off: "
+                             "an error in its hooks (ValueError: on purpose)\n")
+    lines = r.stdout.split("\n")
+    assert [line.split()[0] for line in lines[:4]] == ["False"] * 4 and lines[4] == "False"
+    counts = zone_counts(r)
+    assert counts["step"] == 2 and counts["backward"] == 2 and counts["forward"] == 3
+
+
+def test_host_to_device_copies_and_a_loss_on_a_device(run_under):
+    # the meta device stands in for a GPU: STEPSCOPE_AUTO_H2D=1 forces the
+    # copy wrappers on a machine without CUDA
+    r = run_under(INSTALL + """
+        x = torch.randn(8, 4)
+        a = x.to("meta")
+        b = x.to(torch.float64)          # not a copy to a device
+        c = x.to(device="meta", dtype=torch.float16)
+        d = a.to("meta")                 # already on the device
+        w = torch.randn(4, 1, device="meta", requires_grad=True)
+        (a @ w).sum().backward()
+        print(a.device, b.device, c.dtype)
+    """.replace("\n        ", "\n"), STEPSCOPE_AUTO_H2D="1")
+    assert r.stdout == "meta cpu torch.float16\n"
+    counts = zone_counts(r)
+    assert counts["h2d"] == 2 and counts["backward"] == 1
+    assert r.value("loss") is None and r.counter("loss.on_device")["total"] == 1
+
+
+def test_an_exception_of_the_script_goes_through_unchanged(run_under):
+    # a forward that raises (torch 1.13 runs no forward hook then) and an
+    # optimizer step that raises: the script catches both, as it would
+    # without auto, and the steps after them are whole
+    r = run_under(INSTALL + """
+        class Flaky(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 1)
+                self.calls = 0
+            def forward(self, x):
+                self.calls += 1
+                if self.calls == 2:
+                    raise ValueError("forward %d" % self.calls)
+                return self.lin(x)
+        model = Flaky()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(4):
+            try:
+                loss = model(torch.ones(2, 4)).sum()
+            except ValueError as e:
+                print(e)
+                continue
+            loss.backward()
+            try:
+                opt.step(closure=1) if i == 2 else opt.step()
+            except TypeError as e:
+                print(type(e).__name__)
+            opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "forward 2\nTypeError\n"
+    assert r.proc.stderr == ""
+    counts = zone_counts(r)
+    # steps 0, 2 (its step() raised: still an optimizer step called) and 3
+    assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 3
+
+
+def test_threads_each_have_their_steps(run_under):
+    # two threads train a model each: forward is the outermost call per
+    # thread, and each thread's optimizer steps end that thread's steps.
+    # Both first forwards come before either step ends, in the discovery
+    # window (a model first called after it closed would be found by the
+    # rediscovery after its first step: one forward fewer)
+    r = run_under(INSTALL + """
+        import threading
+        first = threading.Barrier(2)
+        def train(n):
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            for i in range(n):
+                out = model(torch.ones(2, 4))
+                if i == 0:
+                    first.wait()
+                out.sum().backward()
+                opt.step()
+                opt.zero_grad()
+        threads = [threading.Thread(target=train, args=(n,)) for n in (3, 5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    """.replace("\n        ", "\n"))
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["forward"] == 8 and counts["backward"] == 8
+    per_thread = {}
+    for row in rows(r):
+        per_thread[row["tid"]] = per_thread.get(row["tid"], 0) + 1
+    assert sorted(per_thread.values()) == [3, 5]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_example_as_an_unmodified_script(tmp_path, workers):
+    # examples/torch_train.py --plain makes no stepscope call; install()
+    # comes from a launcher, as stepscope run's startup hook calls it
+    import subprocess
+    from conftest import EXAMPLE_LAUNCH, PYTHON, ROOT, STEPSCOPE_BIN, load_report, script_env
+    out = tmp_path / "out"
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--", PYTHON, "-c", EXAMPLE_LAUNCH,
+                           str(ROOT / "examples" / "torch_train.py"), "--plain", "--epochs", "2",
+                           "--workers", str(workers)],
+                          env=script_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    r = load_report(out)
+    counts = zone_counts(r)
+    # 2 x 1024 points in batches of 64: 32 optimizer steps an epoch; the
+    # evaluation after each epoch and at the end is forward.eval
+    expected = {"step": 64, "data": 64, "forward": 64, "backward": 64, "optimizer": 128, "data.start": 2,
+                "forward.eval": 3}
+    if workers:
+        expected["data.fetch"] = 64
+    assert counts == expected
+    assert r.counter("samples")["total"] == 2 * 2048
+    lines = proc.stdout.splitlines()
+    assert [line.split()[:2] for line in lines] == [["epoch", "0"], ["epoch", "1"], ["final", "loss"]]
+    # the last epoch's last loss, printed with 4 digits, is the last recorded
+    last = float(proc.stdout.splitlines()[1].split()[3])
+    assert round(rows(r)[-1]["values"]["loss"], 4) == last
+
+
+def test_a_model_saved_or_copied_carries_no_hook_of_auto(run_under, tmp_path):
+    import subprocess
+    from conftest import PYTHON, script_env
+    saved = tmp_path / "model.pt"
+    r = run_under(INSTALL + """
+        import copy
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(2):
+            model(torch.ones(2, 4)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        assert len(model._forward_pre_hooks) == 1 and len(model._forward_hooks) == 1  # auto's
+        torch.save(model, %r)
+        ema = copy.deepcopy(model)
+        print(len(ema._forward_pre_hooks), len(ema._forward_hooks), len(model._forward_pre_hooks))
+        with torch.no_grad():
+            ema(torch.ones(2, 4))  # not found: the window closed with the first step
+    """.replace("\n        ", "\n") % str(saved))
+    assert r.stdout == "0 0 1\n"
+    counts = zone_counts(r)
+    assert counts["step"] == 2 and counts["forward"] == 2 and "forward.eval" not in counts
+    # loaded where stepscope cannot be imported
+    env = {k: v for k, v in script_env().items() if k != "PYTHONPATH"}
+    proc = subprocess.run([PYTHON, "-c", "import torch; m = torch.load(%r); print(len(m._forward_pre_hooks), "
+                           "m(torch.ones(1, 4)).shape)" % str(saved)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "0 torch.Size([1, 1])\n"
+
+
+def test_copies_are_wrapped_once_cuda_is_in_use(run_under):
+    # torch.cuda.is_initialized() stands in for a script that moved its
+    # model to a GPU: from the next DataLoader iter() on, copies to a device
+    # are timed (the meta device in a GPU's place); before, nothing is
+    # wrapped, and torch.cuda.is_available() is never called
+    r = run_under(INSTALL + """
+        to = torch.Tensor.to
+        torch.cuda.is_available = lambda: 1 / 0
+        loader = torch.utils.data.DataLoader(torch.randn(8, 4), batch_size=4)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        def epoch():
+            for x in loader:
+                x.to("meta")
+                model(x).sum().backward()
+                opt.step()
+        epoch()
+        print(torch.Tensor.to is to)
+        stepscope._auto._cuda_initialized = lambda: True
+        epoch()
+        print(torch.Tensor.to is to, [loop.gpu for loop in stepscope._auto._loops])
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "True\nFalse [None]\n"
+    counts = zone_counts(r)
+    assert counts["h2d"] == 2 and counts["step"] == 4
+
+
+def test_an_optimizer_class_defined_after_install(run_under):
+    # torch 1.13: each optimizer class has its own step(); one the script
+    # defines is wrapped at its first instance, its base's stays as it was
+    r = run_under(INSTALL + """
+        class Halved(torch.optim.SGD):
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    group["lr"] = group["lr"] / 2
+                return super().step(closure)
+        model = torch.nn.Linear(4, 1)
+        opt = Halved(model.parameters(), lr=0.1)
+        for i in range(3):
+            model(torch.ones(2, 4)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        print(opt.param_groups[0]["lr"])
+    """.replace("\n        ", "\n"))
+    assert r.stdout == "0.0125\n"
+    counts = zone_counts(r)
+    # Halved.step calls SGD.step: one optimizer zone, the outer call's,
+    # which ends the step; and zero_grad's
+    assert counts["step"] == 3 and counts["forward"] == 3 and counts["optimizer"] == 3 * 2
+
+
+def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
+    # auto's zones are the hooks' in the record; at the exit of a process in
+    # which auto ended a step it prices them (as instrument() prices its
+    # own), and the measurement records nothing and leaves the steps alone
+    r = run_under(loop().replace("torch.manual_seed(0)", "stepscope._auto.PRICE_AFTER_S = 0\ntorch.manual_seed(0)"))
+    check_plain_loop(r)
+    k = r.report["analysis"]["overhead"]["recording_by_kind"]
+    # 8 steps, 8 x data, forward, backward, 16 optimizer, 2 data.start and
+    # 1 forward.eval; what was taken back (the fetches that found the end,
+    # the steps the last zero_grad() of each epoch opened) is not counted
+    assert k["instrument_hooks"]["count"] == 8 * 4 + 16 + 2 + 1
+    assert k["python_zones"]["count"] == 0
+    assert k["instrument_hooks"]["cost_ns"] > 0
+    assert r.zone("stepscope.cost_probe") is None
+    # a run shorter than PRICE_AFTER_S is left unpriced rather than slowed
+    short = run_under(loop())
+    assert short.report["analysis"]["overhead"]["recording_by_kind"]["instrument_hooks"]["cost_ns"] is None
