@@ -248,7 +248,7 @@ def test_the_script_instrumenting_itself_makes_auto_stand_aside(run_under):
         assert not stepscope._auto.installed() and not stepscope._auto.install()
     """.replace("\n        ", "\n"))
     assert r.proc.stderr == ("stepscope: auto-instrumentation stands aside: "
-                             "the script calls stepscope.torch.instrument()\n")
+                             "the script calls stepscope.torch.instrument() at train.py:12\n")
     counts = zone_counts(r)
     assert counts["step"] == 3 and counts["forward"] == 4 and counts["backward"] == 4
 
