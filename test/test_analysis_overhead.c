@@ -145,8 +145,8 @@ static void test_priced_by_kind(void) {
     char *line = summary_line(&o);
     CHECK_STR_HAS(line, "overhead    recording at least ");
     CHECK_STR_HAS(line, "(60 zones x 170 ns (20.0 ns warm + 150 ns the run's caches added, 4 samples) + Python's own work around 40 zones x 65.0 ns + Python's own work around "
-                        "5 zones not priced (not measured in their process) + instrument's hooks around 12 zones x "
-                        "700 ns + instrument's hooks around 3 zones not priced (not measured in their process) + "
+                        "5 zones not priced (not measured in their process) + the torch hooks around 12 zones x "
+                        "700 ns + the torch hooks around 3 zones not priced (not measured in their process) + "
                         "12 values x 10.0 ns + Python's own work around 4 record() calls x 50.0 ns + Python's own "
                         "work around 3 count() calls x 70.0 ns = ");
     CHECK_STR_HAS(line, "21.7 us); sampler 0.300% of one core, live status 0.020% of one core; all of stepscope ");

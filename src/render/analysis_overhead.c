@@ -38,8 +38,10 @@ static const struct {
     {"zones", "", "zones", "the library's begin+end, every zone, step and micro-step"},
     {"Python zones", "Python's own work around ", "zones",
      "zone()/step() and their with blocks, beyond the library's"},
-    {"instrument's hooks", "instrument's hooks around ", "zones",
-     "stepscope.torch.instrument's Python work, per zone it began"},
+    /* the hooks of stepscope.torch.instrument and of the auto-instrumentation
+     * record through the same face (instrument_face) and are priced alike */
+    {"torch hooks", "the torch hooks around ", "zones",
+     "the Python work of stepscope.torch.instrument's or the auto-instrumentation's hooks, per zone they began"},
     {"values", "", "values", "the library's value or count"},
     {"record() calls", "Python's own work around ", "record() calls",
      "stepscope.record(), beyond the library's"},
