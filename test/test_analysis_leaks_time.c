@@ -646,6 +646,61 @@ static void test_instant_program_is_unknown(void) {
     json_decref(r);
 }
 
+/* A run of a few long steps (5, one of them warm-up: too few for a trend
+ * against steps) that leaks 2 MiB a second is judged against time, and
+ * says why; with enough steps the same memory is judged against them. */
+static void test_few_steps_are_judged_against_time(void) {
+    struct sps__sampler_result *r = sampler_of(30, 100, leak_2mib_s);
+    for (size_t nsteps = 5; nsteps <= 20; nsteps += 15) {
+        struct sps_run run;
+        memset(&run, 0, sizeof run);
+        run.nprocs = 1;
+        run.procs = calloc(1, sizeof *run.procs);
+        run.procs[0].pid = 777;
+        run.nnames = 1;
+        run.names = calloc(1, sizeof *run.names);
+        strcpy(run.names[0].name, "step");
+        run.nsteps = nsteps;
+        run.steps = calloc(nsteps, sizeof *run.steps);
+        int64_t step_ns = 30000 * MS / (int64_t)nsteps;
+        for (size_t i = 0; i < nsteps; i++) {
+            struct sps_step_row *row = &run.steps[i];
+            row->index = i;
+            row->tid = 777;
+            row->start_ns = (uint64_t)(T0 + (int64_t)i * step_ns);
+            row->end_ns = row->start_ns + (uint64_t)step_ns;
+            row->warmup = i == 0;
+        }
+        run.warmup_steps = 1;
+        struct sps_leaks l;
+        CHECK_EQ_I(sps__leaks_analyze(&run, r, &l), 0);
+        CHECK_EQ_I(l.verdict, SPS_LEAK_FOUND);
+        if (nsteps == 5) {
+            CHECK_EQ_I(l.axis, SPS_LEAK_AXIS_TIME);
+            CHECK_EQ_I(l.steps_analysed, 4);
+            CHECK_EQ_I(l.warmup_steps, 1);
+            CHECK_EQ_I(l.pid, -1);
+            CHECK_NEAR(l.seconds_analysed, 24.0, 1e-9);
+            CHECK_MSG(fabs(l.series[0].slope - 2 * MIB) < 0.01 * MIB, "slope %g", l.series[0].slope);
+            char *text = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&text, &len);
+            sps__analysis_leaks_print(f, &l);
+            fclose(f);
+            CHECK_STR_HAS(text, "judged against time: only 4 steps after warm-up (a trend against steps needs 10)");
+            free(text);
+        } else {
+            CHECK_EQ_I(l.axis, SPS_LEAK_AXIS_STEPS);
+            CHECK_EQ_I(l.steps_analysed, 19);
+        }
+        sps__leaks_free(&l);
+        free(run.steps);
+        free(run.names);
+        free(run.procs);
+    }
+    sampler_free(r);
+}
+
 int main(void) {
     RUN_TEST(test_judge_time_known_rate);
     RUN_TEST(test_steady_leak_found_with_its_rate);
@@ -662,5 +717,6 @@ int main(void) {
     RUN_TEST(test_growing_program_is_a_leak);
     RUN_TEST(test_flat_program_is_no_leak);
     RUN_TEST(test_instant_program_is_unknown);
+    RUN_TEST(test_few_steps_are_judged_against_time);
     return check_report();
 }

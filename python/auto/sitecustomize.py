@@ -40,18 +40,34 @@ def _same_dir(entry):
 
 
 def _import_auto():
-    """stepscope._auto; when the interpreter has no stepscope at all, the
-    package stepscope run was built with (STEPSCOPE_PYTHON_PATH), after
-    everything the script would find first."""
+    """stepscope._auto, found as the script would find stepscope (an
+    installed one first; else _StepscopeFallback's)."""
     import importlib
-    try:
-        return importlib.import_module("stepscope._auto")
-    except ImportError as first:
-        extra = _os.environ.get("STEPSCOPE_PYTHON_PATH", "")
-        if not extra or first.name != "stepscope" or extra in _sys.path:
-            raise
-    _sys.path.append(extra)
     return importlib.import_module("stepscope._auto")
+
+
+class _StepscopeFallback:
+    """The last meta path finder: the top-level `stepscope` from the
+    package `stepscope run` was built with (STEPSCOPE_PYTHON_PATH), for an
+    interpreter that has none of its own.  Last, so an installed stepscope
+    wins; a finder rather than a sys.path entry, so the script's sys.path
+    stays what it would have been, and `import stepscope` works whether the
+    script imports it before torch or after."""
+
+    def __init__(self, where):
+        self._where = where
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "stepscope":
+            return None
+        import importlib.machinery
+        return importlib.machinery.PathFinder.find_spec(name, [self._where])
+
+
+def _add_fallback():
+    where = _os.environ.get("STEPSCOPE_PYTHON_PATH", "")
+    if where:
+        _sys.meta_path.append(_StepscopeFallback(where))
 
 
 def _start_stepscope():
@@ -178,6 +194,7 @@ def _chain():
 
 
 if _os.environ.get("STEPSCOPE_AUTO") == "1":
+    _add_fallback()
     _watch_for_torch()
 _failure = _chain()
 if _failure is not None:

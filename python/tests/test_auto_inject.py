@@ -306,7 +306,7 @@ def test_a_script_without_torch_runs_untouched(env, tmp_path):
         print(sys.path)
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stepscope", "importlib")))
         print(getattr(sys.modules.get("sitecustomize"), "__file__", None))
-        print([type(f).__name__ for f in sys.meta_path if type(f).__name__ != "_TorchWatch"])
+        print([type(f).__name__ for f in sys.meta_path if type(f).__name__ not in ("_TorchWatch", "_StepscopeFallback")])
         print(sum(i * i for i in range(1000)))
     ''')
     alone = subprocess.run([PYTHON, str(script), "a", "b"], cwd=str(tmp_path), capture_output=True, text=True,
@@ -449,6 +449,26 @@ def test_stepscope_from_stepscope_python_path(env, tmp_path):
     assert proc.stdout == "calls 1\n"
     assert proc.stderr == ("stepscope: auto-instrumentation off: the stepscope module found first (%s) has none; "
                            "install this stepscope's (pip install ./python)\n" % (old / "__init__.py"))
+
+
+def test_stepscope_imported_before_torch_comes_from_stepscope_python_path(env, tmp_path):
+    """A script that imports stepscope first (to record values of its own)
+    finds the CLI's package too, through a finder placed after every other:
+    sys.path stays what the script would have seen."""
+    script = write_script(tmp_path, '''
+        import sys
+        before = list(sys.path)
+        import stepscope
+        import torch
+        print("calls", torch.train_step(), stepscope.__file__.startswith(%r), sys.path == before)
+    ''' % (env["pkg"],))
+    hooked = ":".join([str(HOOK_DIR), env["faketorch"]])
+    proc = subprocess.run([PYTHON, str(script)], cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+                          env=dict(script_env(STEPSCOPE_AUTO="1", STEPSCOPE_PYTHON_PATH=env["pkg"]),
+                                   PYTHONPATH=hooked))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "calls 1 True True\n"
+    assert proc.stderr.count("fake auto: install") == 1
 
 
 def test_a_failing_install_is_one_line_and_the_script_runs(env, tmp_path):

@@ -390,9 +390,24 @@ static int judge_process_on_time(struct sps_leak_series *ls, const struct axis *
     return 0;
 }
 
+/* Time as the run's axis.  The tree's RSS sum is read every interval from
+ * the command's start to its end: its readings that hold memory bound the
+ * run. */
+static void run_axis_time(const struct sps__sampler_result *sampler, struct sps_leaks *out, struct axis *ax) {
+    const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
+    int64_t first = sampler->started_ns, last = first;
+    if (resident_span(tree, &first, &last) != 0 && tree->n)
+        first = last = tree->first_ns;
+    *ax = time_axis(sampler->started_ns ? sampler->started_ns : first, first, last);
+    out->axis = SPS_LEAK_AXIS_TIME;
+    out->warmup_seconds = (double)(ax->from_ns - first) * 1e-9;
+    out->seconds_analysed = (double)(ax->to_ns - ax->from_ns) * 1e-9;
+}
+
 /* The run's axis: the main step stream's steps after warm-up (out's step
- * stream and counts set), or, with no step, time over the tree's readings
- * (out's seconds set).  ax->rows is owned.  Returns 0 or SPS_ENOMEM. */
+ * stream and counts set), or, with no step or too few for a trend
+ * (SPS_LEAK_MIN_STEPS), time over the tree's readings (out's seconds set,
+ * and the few steps' counts).  ax->rows is owned.  Returns 0 or SPS_ENOMEM. */
 static int run_axis(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out,
                     struct axis *ax) {
     size_t proc;
@@ -401,17 +416,7 @@ static int run_axis(const struct sps_run *run, const struct sps__sampler_result 
     memset(ax, 0, sizeof *ax);
     out->warmup_seconds = out->seconds_analysed = NAN;
     if (main_stream(run, &proc, &tid, &name) != 0) {
-        /* No step: time.  The tree's RSS sum is read every interval from
-         * the command's start to its end: its readings that hold memory
-         * bound the run. */
-        const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
-        int64_t first = sampler->started_ns, last = first;
-        if (resident_span(tree, &first, &last) != 0 && tree->n)
-            first = last = tree->first_ns;
-        *ax = time_axis(sampler->started_ns ? sampler->started_ns : first, first, last);
-        out->axis = SPS_LEAK_AXIS_TIME;
-        out->warmup_seconds = (double)(ax->from_ns - first) * 1e-9;
-        out->seconds_analysed = (double)(ax->to_ns - ax->from_ns) * 1e-9;
+        run_axis_time(sampler, out, ax);
         return 0;
     }
     out->axis = SPS_LEAK_AXIS_STEPS;
@@ -433,6 +438,19 @@ static int run_axis(const struct sps_run *run, const struct sps__sampler_result 
             ax->rows[ax->n++] = r;
     }
     out->steps_analysed = ax->n;
+    if (ax->n < SPS_LEAK_MIN_STEPS) {
+        /* Too few steps for a trend against them (a run of a few long
+         * steps): time, which the sampler read all along, judges instead;
+         * the counts stay, to say why. */
+        free(ax->rows);
+        ax->rows = NULL;
+        size_t warmup = out->warmup_steps, analysed = out->steps_analysed;
+        out->pid = out->tid = -1;
+        out->step_name[0] = '\0';
+        run_axis_time(sampler, out, ax);
+        out->warmup_steps = warmup;
+        out->steps_analysed = analysed;
+    }
     return 0;
 }
 

@@ -119,7 +119,8 @@ struct sps_leaks {
      * SPS_LEAK_MIN_POINTS times within the analysed steps (on the time axis:
      * when the PSS series can be judged on its own), else its RSS sum */
     char tree_note[240];
-    size_t warmup_steps, steps_analysed; /* steps axis; 0 on the time axis */
+    size_t warmup_steps, steps_analysed; /* steps axis; on the time axis the main stream's steps, too few
+                                            for a trend against them (0 when none were recorded) */
     /* time axis: the tree's start-up left out and the seconds after it
      * (a process's own are its series'); NAN on the steps axis */
     double warmup_seconds, seconds_analysed;

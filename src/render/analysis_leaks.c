@@ -125,6 +125,16 @@ static void line_start(FILE *f, int *first) {
     *first = 0;
 }
 
+/* Why a run's memory was judged against time: "no steps were recorded",
+ * or "only 4 steps after warm-up (a trend against steps needs 10)". */
+static void time_axis_why(const struct sps_leaks *leaks, char *buf, size_t len) {
+    if (leaks->steps_analysed + leaks->warmup_steps == 0)
+        snprintf(buf, len, "no steps were recorded");
+    else
+        snprintf(buf, len, "only %zu step%s after warm-up (a trend against steps needs %d)", leaks->steps_analysed,
+                 leaks->steps_analysed == 1 ? "" : "s", SPS_LEAK_MIN_STEPS);
+}
+
 /* On the time axis, a line that says so and what the warm-up was:
  * "judged against time: no steps were recorded (the first 20% of each
  * series' time is warm-up: the run's first 0.8 s)". */
@@ -132,7 +142,9 @@ static void print_axis(FILE *f, const struct sps_leaks *leaks, int *first) {
     if (leaks->axis != SPS_LEAK_AXIS_TIME)
         return;
     line_start(f, first);
-    fprintf(f, "judged against time: no steps were recorded (the first %.0f%% of each series' time is warm-up",
+    char why[96];
+    time_axis_why(leaks, why, sizeof why);
+    fprintf(f, "judged against time: %s (the first %.0f%% of each series' time is warm-up", why,
             100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
     if (isfinite(leaks->warmup_seconds)) {
         struct html_unit u = html_elapsed_unit(leaks->warmup_seconds);
@@ -275,13 +287,14 @@ void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
         return;
     int on_steps = leaks->axis == SPS_LEAK_AXIS_STEPS;
     fputs("<section id=\"leaks\">\n<h2>Memory leaks</h2>\n<p class=\"what\">", out);
-    if (on_steps)
+    if (on_steps) {
         fputs("Memory against the step number after warm-up", out);
-    else
-        fprintf(out,
-                "Memory against time (no steps were recorded), after a warm-up of the first %.0f%% of each "
-                "series' time in the tree",
-                100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
+    } else {
+        char why[96];
+        time_axis_why(leaks, why, sizeof why);
+        fprintf(out, "Memory against time (%s), after a warm-up of the first %.0f%% of each series' time in the tree",
+                why, 100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
+    }
     fputs(": a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
           "matters and a rise that persists through the run (docs/analysis.md).</p>\n<p><strong>",
           out);

@@ -43,9 +43,11 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     if (sps__auto_sentence(rep, mode, sizeof mode))
         fprintf(f, "%s\n", mode);
 
+    /* a name whose every zone was taken back (the auto-instrumentation's
+     * steps of a run that never stepped an optimizer) has no row */
     size_t zones = 0;
     for (size_t i = 0; i < run->nnames; i++)
-        zones += sps_kind_is_timed(run->names[i].kind);
+        zones += sps_kind_is_timed(run->names[i].kind) && run->names[i].stats.count;
     if (run->nprocs == 0) {
         fprintf(f, "stepscope: nothing was recorded (the command does not use libstepscope or the stepscope module)\n");
     } else if (zones) {
@@ -53,7 +55,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
                 "p50", "p99", "%wall");
         for (size_t i = 0; i < run->nnames; i++) {
             const struct sps_name_summary *n = &run->names[i];
-            if (!sps_kind_is_timed(n->kind))
+            if (!sps_kind_is_timed(n->kind) || !n->stats.count)
                 continue;
             char t[32], s[32], m[32], p50[32], p99[32], share[16] = "-";
             if (info->have_times && info->wall_s > 0)
