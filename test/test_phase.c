@@ -147,6 +147,63 @@ static void test_chain_in_step(void) {
     sps__run_free(&run);
 }
 
+/* A phase's aggregate is a zone's, field for field, for durations that
+ * take every branch of the chain's bookkeeping: a new minimum and maximum
+ * and neither, squares past 64 bits in sum (a carry into the high half)
+ * and a duration past 2^32 ns (a square past 64 bits by itself), short
+ * and long histogram buckets; the last phase ended by its step's end. */
+static void test_statistics_as_zones(void) {
+    static const uint64_t durs[] = {4000000000u, 7, 4100000000u, 5000000000u, 300, 150000, 4000000000u};
+    enum { N = sizeof durs / sizeof durs[0] };
+    {
+        SPS_STEP_NAMED("st_pstep");
+        for (int i = 0; i < N; i++) {
+            SPS_PHASE("st_phase");
+            advance(durs[i]);
+        }
+    }
+    {
+        SPS_STEP_NAMED("st_zstep");
+        for (int i = 0; i < N; i++) {
+            SPS_ZONE("st_zone");
+            advance(durs[i]);
+        }
+    }
+    unsigned __int128 sumsq = 0;
+    uint64_t total = 0;
+    for (int i = 0; i < N; i++) {
+        sumsq += (unsigned __int128)durs[i] * durs[i];
+        total += durs[i];
+    }
+    struct sps_run run;
+    run_of_this_process(&run);
+    struct sps_agg p = agg_of(&run, "st_phase", SPS_KIND_ZONE), z = agg_of(&run, "st_zone", SPS_KIND_ZONE);
+    CHECK_EQ_U(p.count, N);
+    CHECK_EQ_U(p.total_ns, total);
+    CHECK_EQ_U(p.self_ns, total);
+    CHECK_EQ_U(p.min_ns, 7);
+    CHECK_EQ_U(p.max_ns, 5000000000u);
+    CHECK(p.sumsq_ns == sumsq);
+    CHECK_EQ_U((uint64_t)(p.sumsq_ns >> 64), (uint64_t)(sumsq >> 64));
+    CHECK_EQ_U(z.count, p.count);
+    CHECK_EQ_U(z.total_ns, p.total_ns);
+    CHECK_EQ_U(z.min_ns, p.min_ns);
+    CHECK_EQ_U(z.max_ns, p.max_ns);
+    CHECK(z.sumsq_ns == p.sumsq_ns);
+    CHECK(p.hist && z.hist);
+    if (p.hist && z.hist) {
+        uint64_t in_hist = 0;
+        for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++) {
+            CHECK_EQ_U(p.hist[b], z.hist[b]);
+            in_hist += p.hist[b];
+        }
+        CHECK_EQ_U(in_hist, N);
+        CHECK_EQ_U(p.hist[sps_hist_bucket(7)], 1);
+        CHECK_EQ_U(p.hist[sps_hist_bucket(4000000000u)], 2);
+    }
+    sps__run_free(&run);
+}
+
 /* Zones begun in a phase nest in it; a phase called while such a zone is
  * open belongs to that zone, ends with it, and leaves the outer phase
  * running. */
@@ -584,6 +641,7 @@ int main(void) {
     setenv("STEPSCOPE_CLOCK", "monotonic", 1); /* read through clock_gettime, above */
     sps_thread_name("phase-test"); /* opens the record */
     RUN_TEST(test_chain_in_step);
+    RUN_TEST(test_statistics_as_zones);
     RUN_TEST(test_nesting);
     RUN_TEST(test_microsteps_and_discard);
     RUN_TEST(test_phase_end);
