@@ -882,17 +882,53 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
     return begin_monotonic(site);
 }
 
-/* Close frame d of seg at time now: aggregates, then the event.  Inlined
- * by force only into a chained phase (phase_at), whose one timestamp ends a
- * phase and begins the next, and whose ring is known there: the chain's
- * cost is this bookkeeping (its one clock read hides less of it than a
- * zone's two do).  The zone and step ends use end_at, the compiler's
- * choice, as before. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define ALWAYS_INLINE inline
 #endif
+
+/* Close frame d of seg at time now: aggregates, then the event.  The zone
+ * and step ends take it through end_at, the compiler's choice; a step's
+ * end that first ends its phase (end_not_innermost) inlines it.  A phase
+ * that a chain ends takes chain_end, below. */
+static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
+    uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
+    f[-1].child_ns += dur; /* frame 0 is a sentinel */
+    seg->depth = d - 1;
+    /* The previous zone's histogram bucket first (see pending_agg_off),
+     * then this zone becomes the pending one, then its count: killed at
+     * any point, the reader finds count - histogram = 1 only when the
+     * pending bucket is this zone's. */
+    sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
+    uint64_t agg_off = T.agg_index[f->name];
+    /* release stores order what precedes them (plain stores on x86): the
+     * bucket above before the pending offset, everything before the count
+     * (in sps_rec_agg_add_zone) */
+    __atomic_store_n(&seg->pending_agg_off, agg_off, __ATOMIC_RELEASE);
+    seg->pending_bucket = sps_hist_bucket(dur);
+    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
+
+    uint32_t r = f->ring;
+    uint64_t h = seg->head[r];
+    if (LIKELY(h < seg->limit[r])) {
+        struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
+        e->start_ticks = f->start_ticks;
+        e->end_ticks = now;
+        e->a = self;
+        e->name = f->name;
+        e->depth = (uint16_t)(d - 1);
+        e->kind = f->kind;
+    }
+    /* publish after the event is complete: a reader (or a post-mortem)
+     * never counts a half-written event */
+    __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
+    if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
+        step_end_or_poll(r, now);
+}
+
 /*
  * sps__ticks_to_ns without a 128-bit product: (t * mult) >> 32 is
  * (t >> 32) * mult + ((t & 0xffffffff) * mult >> 32) exactly, the same
@@ -907,52 +943,6 @@ static ALWAYS_INLINE uint64_t chain_ticks_to_ns(uint64_t t, uint64_t mult) {
         return sps__ticks_to_ns(t, mult);
     return (t >> 32) * mult + (((t & 0xffffffffu) * mult) >> 32);
 }
-
-static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now, int zones_ring) {
-    struct sps_rec_frame *f = &seg->stack[d];
-    /* a phase's start and name, read once: the stores below could alias
-     * them as far as the compiler knows (the zone's end reads the frame as
-     * it always has) */
-    const uint64_t start = f->start_ticks;
-    const uint32_t name = f->name;
-    uint64_t dur = zones_ring ? chain_ticks_to_ns(now - start, sps__clock.ns_mult)
-                              : sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
-    uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
-    f[-1].child_ns += dur; /* frame 0 is a sentinel */
-    seg->depth = d - 1;
-    /* The previous zone's histogram bucket first (see pending_agg_off),
-     * then this zone becomes the pending one, then its count: killed at
-     * any point, the reader finds count - histogram = 1 only when the
-     * pending bucket is this zone's. */
-    sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
-    uint64_t agg_off = T.agg_index[zones_ring ? name : f->name];
-    /* release stores order what precedes them (plain stores on x86): the
-     * bucket above before the pending offset, everything before the count
-     * (in sps_rec_agg_add_zone) */
-    __atomic_store_n(&seg->pending_agg_off, agg_off, __ATOMIC_RELEASE);
-    seg->pending_bucket = sps_hist_bucket(dur);
-    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
-
-    /* zones_ring: the caller knows the frame's ring is SPS_RING_ZONES (a
-     * constant, so the ring's fields sit at fixed offsets) */
-    uint32_t r = zones_ring ? SPS_RING_ZONES : f->ring;
-    uint64_t h = seg->head[r];
-    if (LIKELY(h < seg->limit[r])) {
-        struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
-        e->start_ticks = zones_ring ? start : f->start_ticks;
-        e->end_ticks = now;
-        e->a = self;
-        e->name = zones_ring ? name : f->name;
-        e->depth = (uint16_t)(d - 1);
-        e->kind = zones_ring ? (uint16_t)SPS_KIND_ZONE : f->kind;
-    }
-    /* publish after the event is complete: a reader (or a post-mortem)
-     * never counts a half-written event */
-    __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
-    if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
-        step_end_or_poll(r, now);
-}
-
 
 /* An event's name, depth and kind (its last 8 bytes), in one store where
  * the layout allows. */
@@ -986,7 +976,9 @@ static ALWAYS_INLINE void chain_end(struct sps_rec_thread *seg, struct sps_rec_f
     const uint32_t name = f->name;
     const uint64_t child = f->child_ns;
     uint64_t dur = chain_ticks_to_ns(now - start, sps__clock.ns_mult);
-    uint64_t self = dur >= child ? dur - child : 0;
+    /* most phases hold no zone: their self time is the duration, with no
+     * work that waits for the clock */
+    uint64_t self = LIKELY(child == 0) ? dur : dur >= child ? dur - child : 0;
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
     /* as in end_frame: the pending bucket, then this phase pending, then
@@ -1029,7 +1021,7 @@ static ALWAYS_INLINE void chain_end(struct sps_rec_thread *seg, struct sps_rec_f
 }
 
 static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
-    end_frame(seg, d, now, 0);
+    end_frame(seg, d, now);
 }
 
 /* The segment of a thread that has none: only the thread that forked can
@@ -1086,7 +1078,7 @@ static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64
             chain_end(seg, f, token + 1, now);
         else
             end_at(seg, token + 1, now); /* carried across fork() */
-        end_at(seg, token, now);
+        end_frame(seg, token, now); /* end_at's, inlined: no second call */
         return;
     }
     end_slow(token, now);

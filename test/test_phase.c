@@ -13,8 +13,10 @@
  * per boundary" is a count of reads.  Other clocks are the kernel's.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,6 +204,86 @@ static void test_statistics_as_zones(void) {
         CHECK_EQ_U(p.hist[sps_hist_bucket(4000000000u)], 2);
     }
     sps__run_free(&run);
+}
+
+/* A process killed (SIGKILL) anywhere in a chain of phases leaves a
+ * record that reads back consistent: every phase ended is counted once,
+ * with its exact duration in every statistic (a duration may be in the
+ * sums ahead of its count, as a zone's may), its histogram holds its
+ * count, and a step's phases are counted as often as the step or once
+ * more (ended before the step's end was): at most the open phase is
+ * lost.  Kills at several moments, so some land in the bookkeeping. */
+static void test_killed_mid_chain(void) {
+    const char *dir = tmpdir_new("phase_kill");
+    static const char *const names[] = {"kl_a", "kl_b"};
+    static const uint64_t durs[] = {100, 300};
+    int killed = 0;
+    for (int round = 0; round < 8; round++) {
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/%d", dir, round);
+        CHECK(mkdir(sub, 0777) == 0);
+        int ready[2];
+        CHECK(pipe(ready) == 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("STEPSCOPE_RUN_DIR", sub, 1); /* the child's own record, in a file */
+            for (uint64_t i = 0;; i++) {
+                {
+                    SPS_STEP_NAMED("kl_step");
+                    SPS_PHASE("kl_a");
+                    advance(durs[0]);
+                    SPS_PHASE("kl_b");
+                    advance(durs[1]);
+                }
+                if (i == 0 && write(ready[1], "r", 1) != 1) /* a step is recorded: kill me now */
+                    _exit(1);
+            }
+        }
+        CHECK(pid > 0);
+        char c;
+        CHECK(read(ready[0], &c, 1) == 1);
+        close(ready[0]);
+        close(ready[1]);
+        usleep(1000u * (unsigned)round);
+        kill(pid, SIGKILL);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+
+        char records[700], err[512];
+        snprintf(records, sizeof records, "%s/records", sub);
+        struct sps_run run;
+        memset(&run, 0, sizeof run);
+        int rc = sps__run_load_dir(&run, records, err, sizeof err);
+        CHECK_EQ_I(rc, 0);
+        if (rc == 0)
+            rc = sps__run_build(&run);
+        CHECK_EQ_I(rc, 0);
+        CHECK_EQ_U(run.nskipped, 0);
+        struct sps_agg step = agg_of(&run, "kl_step", SPS_KIND_STEP);
+        CHECK(step.count > 0);
+        for (int i = 0; i < 2; i++) {
+            struct sps_agg a = agg_of(&run, names[i], SPS_KIND_ZONE);
+            uint64_t d = durs[i], n = a.count;
+            CHECK(n == step.count || n == step.count + 1);
+            CHECK(a.total_ns == n * d || a.total_ns == (n + 1) * d);
+            CHECK(a.sumsq_ns == (unsigned __int128)n * d * d || a.sumsq_ns == (unsigned __int128)(n + 1) * d * d);
+            CHECK_EQ_U(a.min_ns, d);
+            CHECK_EQ_U(a.max_ns, d);
+            CHECK(a.hist != NULL);
+            if (a.hist) {
+                CHECK_EQ_U(a.hist[sps_hist_bucket(d)], n);
+                uint64_t in_hist = 0;
+                for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+                    in_hist += a.hist[b];
+                CHECK_EQ_U(in_hist, n);
+            }
+        }
+        /* b ends before its step does: never counted more often than a */
+        CHECK(agg_of(&run, "kl_b", SPS_KIND_ZONE).count <= agg_of(&run, "kl_a", SPS_KIND_ZONE).count);
+        sps__run_free(&run);
+    }
+    CHECK_EQ_I(killed, 8);
 }
 
 /* Zones begun in a phase nest in it; a phase called while such a zone is
@@ -642,6 +724,7 @@ int main(void) {
     sps_thread_name("phase-test"); /* opens the record */
     RUN_TEST(test_chain_in_step);
     RUN_TEST(test_statistics_as_zones);
+    RUN_TEST(test_killed_mid_chain);
     RUN_TEST(test_nesting);
     RUN_TEST(test_microsteps_and_discard);
     RUN_TEST(test_phase_end);
