@@ -969,7 +969,11 @@ _Static_assert(offsetof(struct sps_rec_event, depth) == offsetof(struct sps_rec_
  *  - min and max are stored only when they change, the high half of the
  *    sum of squares only on a carry (a duration under 2^32 ns, 4.3 s,
  *    squares within 64 bits: one multiply, no 128-bit add);
- *  - the event is built in two 16-byte halves, not six fields.
+ *  - the event's name, depth and kind go in one store (event_tail);
+ *  - a phase with no zone inside takes its duration as its self time.
+ * A process killed anywhere in it leaves what a zone's end would: the
+ * phase recorded, or (its depth already taken back) lost, never open and
+ * counted both (test_phase's test_killed_mid_chain).
  */
 static ALWAYS_INLINE void chain_end(struct sps_rec_thread *seg, struct sps_rec_frame *f, uint32_t d, uint64_t now) {
     const uint64_t start = f->start_ticks;
@@ -1139,8 +1143,9 @@ int sps__zone_discard(sps_zone_t token) {
  *
  * phase_any handles every case; phase_at takes the two that a loop of
  * phases repeats (the next phase on a phase's frame, the first phase of a
- * step) without a call, so its code needs no stack frame and stays in the
- * hot section, and hands the rest (a phase carried across fork(), a depth
+ * step) with no call on the way, so the compiler keeps them in the hot
+ * section (with the call in, gcc laid the phase-to-phase path out in the
+ * cold one), and hands the rest (a phase carried across fork(), a depth
  * the stack or the overhead guard refuses) to phase_any.
  */
 static COLD void phase_any(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
