@@ -882,17 +882,53 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
     return begin_monotonic(site);
 }
 
-/* Close frame d of seg at time now: aggregates, then the event.  Inlined
- * by force only into a chained phase (phase_at), whose one timestamp ends a
- * phase and begins the next, and whose ring is known there: the chain's
- * cost is this bookkeeping (its one clock read hides less of it than a
- * zone's two do).  The zone and step ends use end_at, the compiler's
- * choice, as before. */
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define ALWAYS_INLINE inline
 #endif
+
+/* Close frame d of seg at time now: aggregates, then the event.  The zone
+ * and step ends take it through end_at, the compiler's choice; a step's
+ * end that first ends its phase (end_not_innermost) inlines it.  A phase
+ * that a chain ends takes chain_end, below. */
+static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
+    struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t dur = sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
+    uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
+    f[-1].child_ns += dur; /* frame 0 is a sentinel */
+    seg->depth = d - 1;
+    /* The previous zone's histogram bucket first (see pending_agg_off),
+     * then this zone becomes the pending one, then its count: killed at
+     * any point, the reader finds count - histogram = 1 only when the
+     * pending bucket is this zone's. */
+    sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
+    uint64_t agg_off = T.agg_index[f->name];
+    /* release stores order what precedes them (plain stores on x86): the
+     * bucket above before the pending offset, everything before the count
+     * (in sps_rec_agg_add_zone) */
+    __atomic_store_n(&seg->pending_agg_off, agg_off, __ATOMIC_RELEASE);
+    seg->pending_bucket = sps_hist_bucket(dur);
+    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
+
+    uint32_t r = f->ring;
+    uint64_t h = seg->head[r];
+    if (LIKELY(h < seg->limit[r])) {
+        struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
+        e->start_ticks = f->start_ticks;
+        e->end_ticks = now;
+        e->a = self;
+        e->name = f->name;
+        e->depth = (uint16_t)(d - 1);
+        e->kind = f->kind;
+    }
+    /* publish after the event is complete: a reader (or a post-mortem)
+     * never counts a half-written event */
+    __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
+    if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
+        step_end_or_poll(r, now);
+}
+
 /*
  * sps__ticks_to_ns without a 128-bit product: (t * mult) >> 32 is
  * (t >> 32) * mult + ((t & 0xffffffff) * mult >> 32) exactly, the same
@@ -908,53 +944,88 @@ static ALWAYS_INLINE uint64_t chain_ticks_to_ns(uint64_t t, uint64_t mult) {
     return (t >> 32) * mult + (((t & 0xffffffffu) * mult) >> 32);
 }
 
-static ALWAYS_INLINE void end_frame(struct sps_rec_thread *seg, uint32_t d, uint64_t now, int zones_ring) {
-    struct sps_rec_frame *f = &seg->stack[d];
-    /* a phase's start and name, read once: the stores below could alias
-     * them as far as the compiler knows (the zone's end reads the frame as
-     * it always has) */
+/* An event's name, depth and kind (its last 8 bytes), in one store where
+ * the layout allows. */
+static ALWAYS_INLINE void event_tail(struct sps_rec_event *e, uint32_t name, uint32_t depth, uint32_t kind) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t tail = name | (uint64_t)(uint16_t)depth << 32 | (uint64_t)(uint16_t)kind << 48;
+    memcpy(&e->name, &tail, sizeof tail);
+#else
+    e->name = name;
+    e->depth = (uint16_t)depth;
+    e->kind = (uint16_t)kind;
+#endif
+}
+_Static_assert(offsetof(struct sps_rec_event, depth) == offsetof(struct sps_rec_event, name) + 4 &&
+                   offsetof(struct sps_rec_event, kind) == offsetof(struct sps_rec_event, name) + 6,
+               "name, depth and kind fill the event's last 8 bytes");
+
+/*
+ * A phase's end in a chain (phase_at): what end_frame does for a frame on
+ * the zones ring, the same fields with the same values in the same order
+ * of publication, written with fewer stores, because in a chain the
+ * clock read hides less of the bookkeeping than a zone's two reads do
+ * (each store left out was measured, bench/bench_phase.c):
+ *  - min and max are stored only when they change, the high half of the
+ *    sum of squares only on a carry (a duration under 2^32 ns, 4.3 s,
+ *    squares within 64 bits: one multiply, no 128-bit add);
+ *  - the event's name, depth and kind go in one store (event_tail);
+ *  - a phase with no zone inside takes its duration as its self time.
+ * A process killed anywhere in it leaves what a zone's end would: the
+ * phase recorded, or (its depth already taken back) lost, never open and
+ * counted both (test_phase's test_killed_mid_chain).
+ */
+static ALWAYS_INLINE void chain_end(struct sps_rec_thread *seg, struct sps_rec_frame *f, uint32_t d, uint64_t now) {
     const uint64_t start = f->start_ticks;
     const uint32_t name = f->name;
-    uint64_t dur = zones_ring ? chain_ticks_to_ns(now - start, sps__clock.ns_mult)
-                              : sps__ticks_to_ns(now - f->start_ticks, sps__clock.ns_mult);
-    uint64_t self = dur >= f->child_ns ? dur - f->child_ns : 0;
+    const uint64_t child = f->child_ns;
+    uint64_t dur = chain_ticks_to_ns(now - start, sps__clock.ns_mult);
+    /* most phases hold no zone: their self time is the duration, with no
+     * work that waits for the clock */
+    uint64_t self = LIKELY(child == 0) ? dur : dur >= child ? dur - child : 0;
     f[-1].child_ns += dur; /* frame 0 is a sentinel */
     seg->depth = d - 1;
-    /* The previous zone's histogram bucket first (see pending_agg_off),
-     * then this zone becomes the pending one, then its count: killed at
-     * any point, the reader finds count - histogram = 1 only when the
-     * pending bucket is this zone's. */
+    /* as in end_frame: the pending bucket, then this phase pending, then
+     * its aggregate with the count last */
     sps_rec_agg_hist((struct sps_rec_agg *)(T.base + seg->pending_agg_off))[seg->pending_bucket]++;
-    uint64_t agg_off = T.agg_index[zones_ring ? name : f->name];
-    /* release stores order what precedes them (plain stores on x86): the
-     * bucket above before the pending offset, everything before the count
-     * (in sps_rec_agg_add_zone) */
+    uint64_t agg_off = T.agg_index[name];
     __atomic_store_n(&seg->pending_agg_off, agg_off, __ATOMIC_RELEASE);
     seg->pending_bucket = sps_hist_bucket(dur);
-    sps_rec_agg_add_zone((struct sps_rec_agg *)(T.base + agg_off), dur, self);
-
-    /* zones_ring: the caller knows the frame's ring is SPS_RING_ZONES (a
-     * constant, so the ring's fields sit at fixed offsets) */
-    uint32_t r = zones_ring ? SPS_RING_ZONES : f->ring;
-    uint64_t h = seg->head[r];
-    if (LIKELY(h < seg->limit[r])) {
-        struct sps_rec_event *e = &T.ring[r][h & T.mask[r]];
-        e->start_ticks = zones_ring ? start : f->start_ticks;
+    struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + agg_off);
+    a->u.z.total_ns += dur;
+    a->u.z.self_ns += self;
+    if (UNLIKELY(dur < a->u.z.min_ns))
+        a->u.z.min_ns = dur;
+    if (UNLIKELY(dur > a->u.z.max_ns))
+        a->u.z.max_ns = dur;
+    if (LIKELY(dur >> 32 == 0)) {
+        uint64_t sq = dur * dur, lo = a->u.z.sumsq_lo + sq;
+        a->u.z.sumsq_lo = lo;
+        if (UNLIKELY(lo < sq))
+            a->u.z.sumsq_hi++;
+    } else {
+        unsigned __int128 sq = ((unsigned __int128)a->u.z.sumsq_hi << 64 | a->u.z.sumsq_lo) +
+                               (unsigned __int128)dur * dur;
+        a->u.z.sumsq_lo = (uint64_t)sq;
+        a->u.z.sumsq_hi = (uint64_t)(sq >> 64);
+    }
+    __atomic_store_n(&a->count, a->count + 1, __ATOMIC_RELEASE);
+    uint64_t h = seg->head[SPS_RING_ZONES];
+    if (LIKELY(h < seg->limit[SPS_RING_ZONES])) {
+        struct sps_rec_event *e = &T.ring[SPS_RING_ZONES][h & T.mask[SPS_RING_ZONES]];
+        e->start_ticks = start;
         e->end_ticks = now;
         e->a = self;
-        e->name = zones_ring ? name : f->name;
-        e->depth = (uint16_t)(d - 1);
-        e->kind = zones_ring ? (uint16_t)SPS_KIND_ZONE : f->kind;
+        event_tail(e, name, d - 1, SPS_KIND_ZONE);
     }
-    /* publish after the event is complete: a reader (or a post-mortem)
-     * never counts a half-written event */
-    __atomic_store_n(&seg->head[r], h + 1, __ATOMIC_RELEASE);
-    if (UNLIKELY(r == SPS_RING_STEPS || (h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
-        step_end_or_poll(r, now);
+    /* publish after the event is complete */
+    __atomic_store_n(&seg->head[SPS_RING_ZONES], h + 1, __ATOMIC_RELEASE);
+    if (UNLIKELY((h & (SPS_THIN_POLL_EVENTS - 1)) == SPS_THIN_POLL_EVENTS - 1))
+        step_end_or_poll(SPS_RING_ZONES, now);
 }
 
 static inline void end_at(struct sps_rec_thread *seg, uint32_t d, uint64_t now) {
-    end_frame(seg, d, now, 0);
+    end_frame(seg, d, now);
 }
 
 /* The segment of a thread that has none: only the thread that forked can
@@ -1008,10 +1079,10 @@ static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64
         struct sps_rec_frame *f = &seg->stack[token + 1];
         f->phase_mark = 0;
         if (LIKELY(f->ring == SPS_RING_ZONES))
-            end_frame(seg, token + 1, now, 1);
+            chain_end(seg, f, token + 1, now);
         else
             end_at(seg, token + 1, now); /* carried across fork() */
-        end_at(seg, token, now);
+        end_frame(seg, token, now); /* end_at's, inlined: no second call */
         return;
     }
     end_slow(token, now);
@@ -1069,14 +1140,19 @@ int sps__zone_discard(sps_zone_t token) {
  * micro-step, or frame 0: the thread).  One timestamp ends the first and
  * begins the next phase on the same frame, or begins the scope's first
  * phase one frame up.  Everything else is what a zone's begin and end do.
+ *
+ * phase_any handles every case; phase_at takes the two that a loop of
+ * phases repeats (the next phase on a phase's frame, the first phase of a
+ * step) with no call on the way, so the compiler keeps them in the hot
+ * section (with the call in, gcc laid the phase-to-phase path out in the
+ * cold one), and hands the rest (a phase carried across fork(), a depth
+ * the stack or the overhead guard refuses) to phase_any.
  */
-static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
+static COLD void phase_any(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
     uint32_t d = seg->depth;
     struct sps_rec_frame *f = &seg->stack[d];
-    if (LIKELY(sps_rec_frame_is_phase(f) && f->ring == SPS_RING_ZONES)) {
-        end_frame(seg, d, now, 1); /* the open phase ends where the next begins */
-    } else if (sps_rec_frame_is_phase(f)) {
-        end_at(seg, d, now); /* one carried across fork(): its ring is the discard slot */
+    if (sps_rec_frame_is_phase(f)) {
+        end_at(seg, d, now); /* the open phase ends where the next begins */
     } else {
         d++;
         f++;
@@ -1093,6 +1169,38 @@ static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint
     f->start_ticks = now;
     f->phase_mark = ~now;
     seg->depth = d;
+}
+
+static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
+    uint32_t d = seg->depth;
+    struct sps_rec_frame *f = &seg->stack[d];
+    if (sps_rec_frame_is_phase(f)) {
+        if (UNLIKELY(f->ring != SPS_RING_ZONES || d > T.max_depth)) {
+            phase_any(seg, id, now);
+            return;
+        }
+        /* the open phase ends where the next begins, on the same frame:
+         * its kind and ring stay; the frame is rewritten only after the
+         * phase's aggregate and event, with the depth back last, so a
+         * process killed in between has the old phase recorded once and
+         * the new one not yet open */
+        chain_end(seg, f, d, now);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } else {
+        d++;
+        f++;
+        if (UNLIKELY(d > T.max_depth)) {
+            phase_any(seg, id, now);
+            return;
+        }
+        f->kind = SPS_KIND_ZONE;
+        f->ring = SPS_RING_ZONES;
+    }
+    f->name = id;
+    f->child_ns = 0;
+    f->start_ticks = now;
+    f->phase_mark = ~now;
+    __atomic_store_n(&seg->depth, d, __ATOMIC_RELEASE);
 }
 
 void sps_phase_end(void) {

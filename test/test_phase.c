@@ -13,8 +13,10 @@
  * per boundary" is a count of reads.  Other clocks are the kernel's.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,6 +147,143 @@ static void test_chain_in_step(void) {
     CHECK_EQ_U(run.procs[0].threads[0].mismatched_ends, mm);
     CHECK_EQ_U(run.procs[0].threads[0].nopen, 0);
     sps__run_free(&run);
+}
+
+/* A phase's aggregate is a zone's, field for field, for durations that
+ * take every branch of the chain's bookkeeping: a new minimum and maximum
+ * and neither, squares past 64 bits in sum (a carry into the high half)
+ * and a duration past 2^32 ns (a square past 64 bits by itself), short
+ * and long histogram buckets; the last phase ended by its step's end. */
+static void test_statistics_as_zones(void) {
+    static const uint64_t durs[] = {4000000000u, 7, 4100000000u, 5000000000u, 300, 150000, 4000000000u};
+    enum { N = sizeof durs / sizeof durs[0] };
+    {
+        SPS_STEP_NAMED("st_pstep");
+        for (int i = 0; i < N; i++) {
+            SPS_PHASE("st_phase");
+            advance(durs[i]);
+        }
+    }
+    {
+        SPS_STEP_NAMED("st_zstep");
+        for (int i = 0; i < N; i++) {
+            SPS_ZONE("st_zone");
+            advance(durs[i]);
+        }
+    }
+    unsigned __int128 sumsq = 0;
+    uint64_t total = 0;
+    for (int i = 0; i < N; i++) {
+        sumsq += (unsigned __int128)durs[i] * durs[i];
+        total += durs[i];
+    }
+    struct sps_run run;
+    run_of_this_process(&run);
+    struct sps_agg p = agg_of(&run, "st_phase", SPS_KIND_ZONE), z = agg_of(&run, "st_zone", SPS_KIND_ZONE);
+    CHECK_EQ_U(p.count, N);
+    CHECK_EQ_U(p.total_ns, total);
+    CHECK_EQ_U(p.self_ns, total);
+    CHECK_EQ_U(p.min_ns, 7);
+    CHECK_EQ_U(p.max_ns, 5000000000u);
+    CHECK(p.sumsq_ns == sumsq);
+    CHECK_EQ_U((uint64_t)(p.sumsq_ns >> 64), (uint64_t)(sumsq >> 64));
+    CHECK_EQ_U(z.count, p.count);
+    CHECK_EQ_U(z.total_ns, p.total_ns);
+    CHECK_EQ_U(z.min_ns, p.min_ns);
+    CHECK_EQ_U(z.max_ns, p.max_ns);
+    CHECK(z.sumsq_ns == p.sumsq_ns);
+    CHECK(p.hist && z.hist);
+    if (p.hist && z.hist) {
+        uint64_t in_hist = 0;
+        for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++) {
+            CHECK_EQ_U(p.hist[b], z.hist[b]);
+            in_hist += p.hist[b];
+        }
+        CHECK_EQ_U(in_hist, N);
+        CHECK_EQ_U(p.hist[sps_hist_bucket(7)], 1);
+        CHECK_EQ_U(p.hist[sps_hist_bucket(4000000000u)], 2);
+    }
+    sps__run_free(&run);
+}
+
+/* A process killed (SIGKILL) anywhere in a chain of phases leaves a
+ * record that reads back consistent: every phase ended is counted once,
+ * with its exact duration in every statistic (a duration may be in the
+ * sums ahead of its count, as a zone's may), its histogram holds its
+ * count, and a step's phases are counted as often as the step or once
+ * more (ended before the step's end was): at most the open phase is
+ * lost.  Kills at several moments, so some land in the bookkeeping. */
+static void test_killed_mid_chain(void) {
+    const char *dir = tmpdir_new("phase_kill");
+    static const char *const names[] = {"kl_a", "kl_b"};
+    static const uint64_t durs[] = {100, 300};
+    int killed = 0;
+    for (int round = 0; round < 8; round++) {
+        char sub[600];
+        snprintf(sub, sizeof sub, "%s/%d", dir, round);
+        CHECK(mkdir(sub, 0777) == 0);
+        int ready[2];
+        CHECK(pipe(ready) == 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            setenv("STEPSCOPE_RUN_DIR", sub, 1); /* the child's own record, in a file */
+            for (uint64_t i = 0;; i++) {
+                {
+                    SPS_STEP_NAMED("kl_step");
+                    SPS_PHASE("kl_a");
+                    advance(durs[0]);
+                    SPS_PHASE("kl_b");
+                    advance(durs[1]);
+                }
+                if (i == 0 && write(ready[1], "r", 1) != 1) /* a step is recorded: kill me now */
+                    _exit(1);
+            }
+        }
+        CHECK(pid > 0);
+        char c;
+        CHECK(read(ready[0], &c, 1) == 1);
+        close(ready[0]);
+        close(ready[1]);
+        usleep(1000u * (unsigned)round);
+        kill(pid, SIGKILL);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        killed += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+
+        char records[700], err[512];
+        snprintf(records, sizeof records, "%s/records", sub);
+        struct sps_run run;
+        memset(&run, 0, sizeof run);
+        int rc = sps__run_load_dir(&run, records, err, sizeof err);
+        CHECK_EQ_I(rc, 0);
+        if (rc == 0)
+            rc = sps__run_build(&run);
+        CHECK_EQ_I(rc, 0);
+        CHECK_EQ_U(run.nskipped, 0);
+        struct sps_agg step = agg_of(&run, "kl_step", SPS_KIND_STEP);
+        CHECK(step.count > 0);
+        for (int i = 0; i < 2; i++) {
+            struct sps_agg a = agg_of(&run, names[i], SPS_KIND_ZONE);
+            uint64_t d = durs[i], n = a.count;
+            CHECK(n == step.count || n == step.count + 1);
+            CHECK(a.total_ns == n * d || a.total_ns == (n + 1) * d);
+            CHECK(a.sumsq_ns == (unsigned __int128)n * d * d || a.sumsq_ns == (unsigned __int128)(n + 1) * d * d);
+            CHECK_EQ_U(a.min_ns, d);
+            CHECK_EQ_U(a.max_ns, d);
+            CHECK(a.hist != NULL);
+            if (a.hist) {
+                CHECK_EQ_U(a.hist[sps_hist_bucket(d)], n);
+                uint64_t in_hist = 0;
+                for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
+                    in_hist += a.hist[b];
+                CHECK_EQ_U(in_hist, n);
+            }
+        }
+        /* b ends before its step does: never counted more often than a */
+        CHECK(agg_of(&run, "kl_b", SPS_KIND_ZONE).count <= agg_of(&run, "kl_a", SPS_KIND_ZONE).count);
+        sps__run_free(&run);
+    }
+    CHECK_EQ_I(killed, 8);
 }
 
 /* Zones begun in a phase nest in it; a phase called while such a zone is
@@ -584,6 +723,8 @@ int main(void) {
     setenv("STEPSCOPE_CLOCK", "monotonic", 1); /* read through clock_gettime, above */
     sps_thread_name("phase-test"); /* opens the record */
     RUN_TEST(test_chain_in_step);
+    RUN_TEST(test_statistics_as_zones);
+    RUN_TEST(test_killed_mid_chain);
     RUN_TEST(test_nesting);
     RUN_TEST(test_microsteps_and_discard);
     RUN_TEST(test_phase_end);
