@@ -164,21 +164,10 @@ class _Loop(StepStructure):
     def _round(self):
         """A training event with no step open, or after a backward: open the
         step when none is, and a round.  Returns 2 when the step was
-        opened, 1 when only a round began, 0 when neither.  Opening the
-        step is StepStructure._open_step inline: it runs once a step."""
+        opened, 1 when only a round began, 0 when neither."""
         if self._optimizing:
             return 0
-        began = 1
-        if not self._step:
-            began = 2
-            if self.gpu is None:
-                self._decide_gpu()
-            else:
-                self._gpu = self.gpu
-            self._step = _core.step_begin()
-            if not self._carried:
-                self._rounds = 0
-            self._carried = False
+        began = 2 if self._open_step() else 1
         self._after_backward = False
         if self._micro_on or not self._decided:
             self._begin_round()
@@ -453,11 +442,13 @@ def _after_step(saw_forward, saw_backward):
 # exception going to the script unchanged.
 #
 # What auto costs a step is mostly this Python work, run between the
-# step's real work with the interpreter's caches cold, where each call
-# frame and lookup counts (bench/bench_auto.py): the wrappers of the common
-# events (a fetch, a backward, a zero_grad()) and the forward's hooks hold
-# the common case inline, one frame each, and call _Loop's methods only
-# for the rest (opening a step or a round, a stale forward, abandon).
+# step's real work with the interpreter's caches cold (bench/bench_auto.py,
+# docs/python.md): the wrappers of the common events (a fetch, a backward,
+# a zero_grad()) and the forward's hooks hold their event's begin and end
+# inline, one frame each, and call _Loop's methods only for the rest
+# (opening a step or a round, a stale forward, abandon).  Measured, one
+# frame instead of three to five per event is within the noise: the cost
+# is the work itself, not the calls.
 
 def _patch(owner, name, make):
     """Replace owner.name by make(original).  An attribute owner inherits
