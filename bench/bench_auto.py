@@ -23,6 +23,10 @@ off between rounds):
   global hooks  auto with the discovery window never closed: torch's
                 global module hooks on every submodule call, the design
                 auto avoids (to show what it would cost)
+  pass through  no stepscope: the methods auto wraps wrapped by functions
+                that only call the original, and a forward pre-hook and
+                hook on the model that do nothing (the floor of any
+                instrumentation made of Python wrappers and hooks)
 
 Each part of a step (fetch, forward, loss, backward, optimizer step,
 zero_grad) is timed on its own; a variant's cost per part is its median
@@ -117,10 +121,36 @@ def bench(kind):
             _auto._close_discovery = close
             _auto._remove()
 
+    def pass_through(parts):
+        wrapped = []
+
+        def wrap(owner, name):
+            original = vars(owner)[name]
+
+            def call(*args, **kwargs):
+                return original(*args, **kwargs)
+            setattr(owner, name, call)
+            wrapped.append((owner, name, original))
+
+        wrap(torch.Tensor, "backward")
+        wrap(type(opt), "step")
+        wrap(torch.optim.Optimizer, "zero_grad")
+        wrap(torch.utils.data.dataloader._BaseDataLoaderIter, "__next__")
+        hooks = [model.register_forward_pre_hook(lambda module, inputs: None),
+                 model.register_forward_hook(lambda module, inputs, output: None)]
+        try:
+            loop(parts)
+        finally:
+            for owner, name, original in wrapped:
+                setattr(owner, name, original)
+            for hook in hooks:
+                hook.remove()
+
     variants = {"bare": loop,
                 "auto": auto,
                 "hooks only": lambda parts: auto(parts, calibrate=True),
-                "global hooks": lambda parts: auto(parts, global_hooks=True)}
+                "global hooks": lambda parts: auto(parts, global_hooks=True),
+                "pass through": pass_through}
     # per variant, per round, per part: the samples
     times = {label: [] for label in variants}
     zones = 0
@@ -164,6 +194,7 @@ def bench(kind):
              cost["auto"] - cost["hooks only"], zones))
     print("global module hooks on every submodule call instead would cost %.2f µs a step (%.1fx auto's)"
           % (cost["global hooks"], cost["global hooks"] / cost["auto"] if cost["auto"] > 0 else float("nan")))
+    print("wrappers and hooks that only pass the calls through cost %.2f µs a step" % cost["pass through"])
     return cost["auto"]
 
 

@@ -42,7 +42,14 @@ What is timed, per thread (zones are per thread):
   ``loss`` is missing.  ``torch.autograd.backward`` called directly is not
   timed.
 - ``optimizer``: each optimizer's ``step()`` and ``zero_grad()``, and
-  ``zero_grad()`` of a model found by the forward discovery.
+  ``zero_grad()`` of a model found by the forward discovery.  Inside a
+  step on the CPU, ``step()``'s is a chained phase (``phase()``, as with
+  instrument): the step's end, which follows at once, ends it at the same
+  timestamp, one call and one clock read fewer than a zone; the step's
+  closing bookkeeping (its samples, its micro-step's end) is inside it.
+  On a GPU, or inside another zone of auto's, it is a zone.  No other
+  boundary is shared: the script's own code runs between a fetch and the
+  forward, the forward and the backward, the backward and the optimizer.
 - ``h2d``: ``Tensor.to``/``Tensor.cuda`` moving a CPU tensor to another
   device; wrapped only once the process has initialised CUDA (looked at
   on install(), each DataLoader iter() and the end of the step after it:
@@ -104,6 +111,9 @@ _Tensor = _torch.Tensor
 # values never make auto stand aside (only the script's begins do), so the
 # loss goes through the module's own record(), one lookup less a step
 _record = _stepscope.record
+_zone_begin = _core.zone_begin
+_zone_end = _core.zone_end
+_SEQUENCES = (list, tuple)
 
 _on = False              # the patches are in place and recording
 _patches = []            # (owner, name, original, wrapper): attributes replaced
@@ -166,24 +176,10 @@ class _Loop(StepStructure):
         return began
 
     # -- the events --------------------------------------------------------
-
-    def fetch_begin(self):
-        if self._outer is not None:
-            self._forget_stale_forward()
-        began = self._round() if not self._step or self._after_backward else 0
-        self._inside += 1
-        return began, _core.zone_begin("data")
-
-    def fetch_end(self, zone, batch):
-        self._inside -= 1
-        _core.zone_end(zone)
-        if type(batch) in (list, tuple) and batch and type(batch[0]) is _Tensor:  # (inputs, targets)
-            shape = batch[0].shape
-            n = shape[0] if shape else None
-        else:
-            n = _batch_size(batch)
-        if n is not None:
-            self._samples += n
+    #
+    # The common events (a fetch, a forward, a backward, a zero_grad()) are
+    # inline in their wrappers below; these are the rarer paths and the
+    # optimizer's step, which torch 2.x's step hooks call as two halves.
 
     def fetch_found_end(self, began, zone):
         """The fetch found the iterator's end: no batch came, so its zone,
@@ -200,32 +196,6 @@ class _Loop(StepStructure):
             _core._zone_discard(self._step)
             self._step = 0
 
-    def forward_begin(self, module):
-        if _grad_enabled():
-            if not self._step or self._after_backward:
-                self._round()
-            self._work = self._saw_forward = True
-            if _cuda:
-                entry = _models.get(module)
-                self._param = entry[1] if entry else None
-                if self._step and self.gpu is None:
-                    self._decide_gpu()
-            self._inside += 1
-            self._fwd = self._zb("forward")
-        else:
-            if not self._step and self.gpu is None:
-                self._decide_gpu()
-            self._inside += 1
-            self._fwd = self._zb(FORWARD_EVAL)
-
-    def forward_end(self):
-        zone, self._fwd = self._fwd, None
-        if zone is not None:
-            self._inside -= 1
-            self._ze(zone)
-        if not _on:
-            self.abandon()
-
     def _forget_stale_forward(self):
         """A forward that raised leaves no post-hook call on torch < 2.1:
         its zone is taken back at the next event outside a forward (a
@@ -239,43 +209,6 @@ class _Loop(StepStructure):
                 self._inside -= 1
                 _core._zone_discard(zone)
 
-    def backward_begin(self, tensor):
-        if self._outer is not None:
-            self._forget_stale_forward()
-        if not self._step or self._after_backward:
-            self._round()
-        self._work = self._saw_backward = True
-        if tensor.numel() == 1:
-            if tensor.is_cpu:
-                _record(LOSS, tensor.item())
-            else:
-                _core.count(LOSS_ON_DEVICE, 1)
-        self._inside += 1
-        return self._zb("backward")
-
-    def backward_end(self, zone):
-        self._inside -= 1
-        self._ze(zone)
-        if not self._optimizing:
-            self._after_backward = True
-        if not _on:
-            self.abandon()
-
-    def zero_grad_begin(self, owner=None):
-        if self._outer is not None:
-            self._forget_stale_forward()
-        if not self._step or self._after_backward:
-            self._round()
-        self._inside += 1
-        return self._zb("optimizer")
-
-    def zone_end(self, zone):
-        """End a zone begun by the loop's _zb (zero_grad's)."""
-        self._inside -= 1
-        self._ze(zone)
-        if not _on:
-            self.abandon()
-
     def optimizer_begin(self, optimizer=None):
         if self._optimizing:  # a subclass's step() calling its base's: one zone
             self._optimizing += 1
@@ -287,14 +220,24 @@ class _Loop(StepStructure):
         self._optimizing += 1
         self._work = True
         self._inside += 1
-        return self._zb("optimizer")
+        if self._gpu or self._inside > 1:  # a GPU zone; or inside a zone of ours, which would own a phase
+            return self._zb("optimizer")
+        # a chained phase: nothing of ours runs between the optimizer's end
+        # and its step's, so the step's end ends it (one call and one clock
+        # read fewer); the step's closing bookkeeping is inside it
+        _core.phase("optimizer")
+        return 0
 
     def optimizer_end(self, zone):
+        """zone: optimizer_begin's (None: a nested step(); 0: the phase)."""
         self._optimizing -= 1
         if zone is None:
             return
         self._inside -= 1
-        self._ze(zone)
+        if zone:
+            self._ze(zone)
+        elif not self._step:  # the step was taken back inside the optimizer
+            _core.phase_end()
         self._after_backward = False
         self._end_step()
         if _discovering or (self._saw_backward and not self._saw_forward):
@@ -397,7 +340,8 @@ def _register_post(register, hook):
 
 def _instance_pre(module, inputs, discovered=False):
     """A model's own pre-hook (the discovery window's calls it with
-    discovered=True): its call is outermost when no model's is running."""
+    discovered=True): its call is outermost when no model's is running.
+    The forward's zone begins here (inline: see the wrappers' note)."""
     if _on and (discovered or not _discovering):
         try:
             loop = _tls.loop
@@ -407,7 +351,22 @@ def _instance_pre(module, inputs, discovered=False):
                     return  # a call inside a model's
                 loop._forget_stale_forward()
             loop._outer = module
-            loop.forward_begin(module)
+            if _grad_enabled():
+                if not loop._step or loop._after_backward:
+                    loop._round()
+                loop._work = loop._saw_forward = True
+                if _cuda:
+                    entry = _models.get(module)
+                    loop._param = entry[1] if entry else None
+                    if loop._step and loop.gpu is None:
+                        loop._decide_gpu()
+                name = "forward"
+            else:
+                if not loop._step and loop.gpu is None:
+                    loop._decide_gpu()
+                name = FORWARD_EVAL
+            loop._inside += 1
+            loop._fwd = loop._zb(name)
         except Exception as exc:  # noqa: BLE001
             _fail(exc)
 
@@ -436,7 +395,10 @@ def _post(module, inputs, output):
             loop = _tls.loop
             if loop._outer is module:
                 loop._outer = None
-                loop.forward_end()
+                zone, loop._fwd = loop._fwd, None
+                if zone is not None:
+                    loop._inside -= 1
+                    loop._ze(zone)
         except Exception as exc:  # noqa: BLE001
             _fail(exc)
 
@@ -474,10 +436,19 @@ def _after_step(saw_forward, saw_backward):
 
 # -- the wrappers ------------------------------------------------------------
 #
-# Each wrapper calls the original alone when auto is off; otherwise a begin
-# and an end of _Loop's around it.  An exception of theirs turns auto off
+# Each wrapper calls the original alone when auto is off; otherwise its
+# event's begin and end around it.  An exception of theirs turns auto off
 # (_fail) and the original still runs once, with its own result or
 # exception going to the script unchanged.
+#
+# What auto costs a step is mostly this Python work, run between the
+# step's real work with the interpreter's caches cold (bench/bench_auto.py,
+# docs/python.md): the wrappers of the common events (a fetch, a backward,
+# a zero_grad()) and the forward's hooks hold their event's begin and end
+# inline, one frame each, and call _Loop's methods only for the rest
+# (opening a step or a round, a stale forward, abandon).  Measured, one
+# frame instead of three to five per event is within the noise: the cost
+# is the work itself, not the calls.
 
 def _patch(owner, name, make):
     """Replace owner.name by make(original).  An attribute owner inherits
@@ -490,15 +461,14 @@ def _patch(owner, name, make):
     _patches.append((owner, name, own, wrapper))
 
 
-def _timed(begin, end, admit=None):
+def _timed(begin, end):
     """make(original) for _patch: a wrapper of a method that runs
     begin(loop, owner) -> zone before it and end(loop, zone) after it (when
-    it raises too), both _Loop methods; admit(owner) false: the call is not
-    timed."""
+    it raises too), both _Loop methods (the rarer events)."""
     def make(original):
         @_functools.wraps(original)
         def timed(owner, *args, **kwargs):
-            if not _on or (admit is not None and not admit(owner)):
+            if not _on:
                 return original(owner, *args, **kwargs)
             try:
                 loop = _tls.loop
@@ -522,21 +492,101 @@ def _is_model(module):
     return bool(_models.get(module))
 
 
-_wrap_backward = _timed(_Loop.backward_begin, _Loop.backward_end)
 _wrap_optimizer_step = _timed(_Loop.optimizer_begin, _Loop.optimizer_end)
-_wrap_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end)
-_wrap_model_zero_grad = _timed(_Loop.zero_grad_begin, _Loop.zone_end, admit=_is_model)
 _wrap_iter = _timed(_Loop.iter_begin, _Loop.cpu_zone_end)
 
 
+def _wrap_backward(original):
+    """Tensor.backward: the zone "backward", the loss recorded as it begins."""
+    @_functools.wraps(original)
+    def backward(tensor, *args, **kwargs):
+        if not _on:
+            return original(tensor, *args, **kwargs)
+        try:
+            loop = _tls.loop
+            if loop._outer is not None:
+                loop._forget_stale_forward()
+            if not loop._step or loop._after_backward:
+                loop._round()
+            loop._work = loop._saw_backward = True
+            if tensor.numel() == 1:
+                if tensor.is_cpu:
+                    _record(LOSS, tensor.item())
+                else:
+                    _core.count(LOSS_ON_DEVICE, 1)
+            loop._inside += 1
+            zone = loop._zb("backward")
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(tensor, *args, **kwargs)
+        try:
+            return original(tensor, *args, **kwargs)
+        finally:
+            try:
+                loop._inside -= 1
+                loop._ze(zone)
+                if not loop._optimizing:
+                    loop._after_backward = True
+                if not _on:
+                    loop.abandon()
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+    backward._stepscope_auto = True
+    return backward
+
+
+def _zero_grad_wrapper(admit):
+    """make(original) for a zero_grad(): the zone "optimizer"; admit(owner)
+    false (a module that is not a model): not timed."""
+    def make(original):
+        @_functools.wraps(original)
+        def zero_grad(owner, *args, **kwargs):
+            if not _on or (admit is not None and not admit(owner)):
+                return original(owner, *args, **kwargs)
+            try:
+                loop = _tls.loop
+                if loop._outer is not None:
+                    loop._forget_stale_forward()
+                if not loop._step or loop._after_backward:
+                    loop._round()
+                loop._inside += 1
+                zone = loop._zb("optimizer")
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+                return original(owner, *args, **kwargs)
+            try:
+                return original(owner, *args, **kwargs)
+            finally:
+                try:
+                    loop._inside -= 1
+                    loop._ze(zone)
+                    if not _on:
+                        loop.abandon()
+                except Exception as exc:  # noqa: BLE001
+                    _fail(exc)
+        zero_grad._stepscope_auto = True
+        return zero_grad
+    return make
+
+
+_wrap_zero_grad = _zero_grad_wrapper(None)
+_wrap_model_zero_grad = _zero_grad_wrapper(_is_model)
+
+
 def _wrap_next(original):
+    """A DataLoader iterator's __next__: the zone "data" (a CPU zone), and
+    the batch's samples counted."""
     @_functools.wraps(original)
     def __next__(iterator):
         if not _on:
             return original(iterator)
         try:
             loop = _tls.loop
-            began, zone = loop.fetch_begin()
+            if loop._outer is not None:
+                loop._forget_stale_forward()
+            began = loop._round() if not loop._step or loop._after_backward else 0
+            loop._inside += 1
+            zone = _zone_begin("data")
         except Exception as exc:  # noqa: BLE001
             _fail(exc)
             return original(iterator)
@@ -555,7 +605,15 @@ def _wrap_next(original):
                 _fail(exc)
             raise
         try:
-            loop.fetch_end(zone, batch)
+            loop._inside -= 1
+            _zone_end(zone)
+            if type(batch) in _SEQUENCES and batch and type(batch[0]) is _Tensor:  # (inputs, targets)
+                shape = batch[0].shape
+                n = shape[0] if shape else None
+            else:
+                n = _batch_size(batch)
+            if n is not None:
+                loop._samples += n
             if not _on:
                 loop.abandon()
         except Exception as exc:  # noqa: BLE001

@@ -15,7 +15,9 @@ instrument's zones begin and end through StepStructure._begin and
 StepStructure._end (a CPU zone, or a GPU zone on the current stream when
 the step's parameters are on a CUDA device); auto's through the two calls
 its loop's _decide_gpu chose (_Loop._zb and _Loop._ze, one frame less on
-its hot path): the places to change how a zone is recorded.  Steps and
+its hot path): the places to change how a zone is recorded.  On the CPU
+both begin the optimizer's step as a chained phase (``phase()``), which
+the step's end here (_end_step, or its micro-step's) ends.  Steps and
 micro-steps begin and end here.  The calls go through
 ``_stepscope.instrument_face``, so the record counts them as the hooks'
 and the report prices them apart (python/src/face.c).

@@ -2,6 +2,8 @@
 calls install() itself (as `stepscope run`'s startup hook does) and runs
 under `stepscope run`; the report's zones, step rows, values and
 processes are checked exactly."""
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="python3-torch is not installed")
@@ -125,6 +127,49 @@ def test_gradient_accumulation_makes_micro_steps(run_under):
     assert [row.get("microsteps", 0) for row in rows(r)] == [3, 3, 3, 3]
     assert counts["data"] == 12 and counts["forward"] == 12 and counts["backward"] == 12
     assert [row["counters"]["samples"] for row in rows(r)] == [9] * 4
+
+
+def _trace_spans(out, name):
+    with open(out / "trace.json") as f:
+        trace = json.load(f)
+    return sorted(((e["ts"], e["ts"] + e["dur"]) for e in trace["traceEvents"]
+                   if e.get("ph") == "X" and e["name"] == name))
+
+
+def test_the_optimizer_step_is_a_phase_that_its_step_ends(run_under, tmp_path):
+    # On the CPU the optimizer's step() is a chained phase: it ends at its
+    # step's own end, one timestamp (the trace's times are microseconds, to
+    # the ns); zero_grad()'s "optimizer", which opens the next step, stays a
+    # zone of its own.  Both are ordinary zones in every output.
+    r = run_under(loop())
+    check_plain_loop(r)
+    steps, opts = _trace_spans(tmp_path / "out", "step"), _trace_spans(tmp_path / "out", "optimizer")
+    assert len(steps) == 8 and len(opts) == 16
+    for s0, s1 in steps:
+        inside = [(o0, o1) for o0, o1 in opts if s0 <= o0 and o1 <= s1 + 0.002]
+        ending = [o1 for o0, o1 in inside if o1 == pytest.approx(s1, abs=0.002)]
+        assert len(ending) == 1 and len(inside) in (1, 2)  # the first step opens at a fetch
+    assert r.zone("optimizer")["kind"] == "zone"
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
+
+
+def test_with_accumulation_the_optimizer_phase_ends_with_the_last_micro_step(run_under, tmp_path):
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(12):
+            (model(torch.randn(3, 4)).sum() / 3).backward()
+            if i % 3 == 2:
+                opt.step()
+                opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    out = tmp_path / "out"
+    micros, opts = _trace_spans(out, "microstep"), _trace_spans(out, "optimizer")
+    assert len(micros) == 12 and len(opts) == 8
+    step_opts = [o for o in opts if any(o[1] == pytest.approx(m1, abs=0.002) for m0, m1 in micros)]
+    assert [o1 for o0, o1 in step_opts] == pytest.approx([m1 for m0, m1 in micros[2::3]], abs=0.002)
+    assert zone_counts(r)["step"] == 4
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
 
 
 def test_a_gan_steps_once_per_optimizer(run_under):
