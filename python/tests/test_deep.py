@@ -118,6 +118,24 @@ def test_instrument_window_is_exactly_its_steps(tmp_path):
     assert 'id="torch-profile"' in html and "aten::addmm" in html
 
 
+def test_compare_leaves_the_window_out(tmp_path):
+    """torch.profiler slows the window's steps on purpose: compare leaves
+    them out (and says how many) instead of taking them for a change."""
+    proc, out = run_spec(tmp_path, INSTRUMENTED, "3:5")
+    report, _ = load(out)
+    rows = report["steps"]["rows"]
+    warm = sum(1 for r in rows if r["warmup"])
+    result = subprocess.run([STEPSCOPE_BIN, "compare", str(out), str(out), "--format", "json"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    (base,) = json.loads(result.stdout)["base"]
+    assert base["torch_profile_left_out"] == 2
+    assert base["steps"] == len(rows) - warm - 2
+    text = subprocess.run([STEPSCOPE_BIN, "compare", str(out), str(out)], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "2 --torch-profile steps left out" in text
+
+
 def test_manual_steps_one_step_window(tmp_path):
     proc, out = run_spec(tmp_path, """
         import torch, stepscope

@@ -97,15 +97,19 @@ static const char *verdict_word(const struct sps_cmp_row *row) {
 
 /* What a side is: "runs/a: 1 run, 200 steps (5 warm-up left out)". */
 static void describe_side(const struct sps_cmp_side *s, char *buf, size_t len) {
-    size_t steps = 0, skipped = 0, dropped = 0;
+    size_t steps = 0, skipped = 0, dropped = 0, profiled = 0;
     for (size_t i = 0; i < s->nruns; i++) {
         steps += s->runs[i].nsteps;
         skipped += s->runs[i].skipped;
+        profiled += s->runs[i].profiled;
         if (s->runs[i].steps_counted > s->runs[i].rows)
             dropped += s->runs[i].steps_counted - s->runs[i].rows;
     }
     int n = snprintf(buf, len, "%s%s: %zu run%s, %zu steps (%zu warm-up left out", s->runs[0].path,
                      s->nruns > 1 ? " and others" : "", s->nruns, s->nruns == 1 ? "" : "s", steps, skipped);
+    if (n > 0 && (size_t)n < len && profiled)
+        n += snprintf(buf + n, len - (size_t)n, ", %zu --torch-profile step%s left out", profiled,
+                      profiled == 1 ? "" : "s");
     if (n > 0 && (size_t)n < len)
         snprintf(buf + n, len - (size_t)n, dropped ? "; %zu not in the reports' step rows)" : ")", dropped);
 }
@@ -408,6 +412,7 @@ static json_t *side_json(const struct sps_cmp_side *s, const struct sps_run_summ
         json_object_set_new(o, "halves_change", num_or_null(sums[i].halves));
         json_object_set_new(o, "steps", json_integer((json_int_t)r->nsteps));
         json_object_set_new(o, "warmup_left_out", json_integer((json_int_t)r->skipped));
+        json_object_set_new(o, "torch_profile_left_out", json_integer((json_int_t)r->profiled));
         json_object_set_new(o, "steps_counted", json_integer((json_int_t)r->steps_counted));
         json_array_append_new(runs, o);
     }

@@ -18,6 +18,7 @@
 
 #include "analysis/bottleneck.h"
 #include "compare/sides.h"
+#include "model/torch_ops.h"
 #include "report/report_read_rows.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
@@ -120,6 +121,14 @@ struct rows_reader {
      * the rows stream past) */
     size_t *zone_of;
     size_t zone_of_cap;
+    /* each kept step's (pid, tid, index), to find a deep-capture window's
+     * steps once the report's torch_profile section has been read */
+    struct kept_step *kept;
+};
+
+struct kept_step {
+    int pid, tid;
+    uint64_t index;
 };
 
 /* Whether row is a step of the name compared. */
@@ -177,8 +186,16 @@ static int keep_row(void *ctx, const struct sps_report *rep, const struct sps_st
         run->skipped++;
         return 0;
     }
+    size_t cap = rr->g.cap;
     if (make_room(run, &rr->g))
         return SPS_ENOMEM;
+    if (rr->g.cap != cap || !rr->kept) {
+        struct kept_step *k = realloc(rr->kept, rr->g.cap * sizeof *k);
+        if (!k)
+            return SPS_ENOMEM;
+        rr->kept = k;
+    }
+    rr->kept[run->nsteps] = (struct kept_step){pid, row->tid, row->index};
     size_t at = run->nsteps++;
     /* as report.json writes duration_s: the same double */
     run->step_s[at] = (double)(row->end_ns - row->start_ns) / 1e9;
@@ -191,6 +208,32 @@ static int keep_row(void *ctx, const struct sps_report *rep, const struct sps_st
         z->self_s[at] = row->by_name[k];
     }
     return 0;
+}
+
+/* Leave out the kept steps that ran inside a --torch-profile window (the
+ * report's torch_profile section, read after the rows): torch.profiler
+ * slows them on purpose, and they would pass for a change of the run. */
+static void leave_out_profiled(struct sps_cmp_run *run, const struct sps_report *rep, const struct kept_step *kept) {
+    if (!rep->run.ntorch || !kept)
+        return;
+    size_t j = 0;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        int in_window = 0;
+        for (size_t c = 0; c < rep->run.ntorch && !in_window; c++) {
+            const struct sps_torch_capture *w = &rep->run.torch[c];
+            in_window = !w->unavailable && w->pid == kept[i].pid && w->tid == kept[i].tid &&
+                        kept[i].index >= w->first_step && kept[i].index < w->end_step;
+        }
+        if (in_window) {
+            run->profiled++;
+            continue;
+        }
+        run->step_s[j] = run->step_s[i];
+        for (size_t z = 0; z < run->nzones; z++)
+            run->zones[z].self_s[j] = run->zones[z].self_s[i];
+        j++;
+    }
+    run->nsteps = j;
 }
 
 /* What the report must hold: steps of the name compared, not all warm-up. */
@@ -283,8 +326,11 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
     const struct sps_report_rows sink = {keep_row, &rr};
     struct sps_report rep;
     rc = sps__report_read_rows(&rep, run.path, &sink, err, errlen);
+    if (!rc)
+        leave_out_profiled(&run, &rep, rr.kept);
     free(rr.streams);
     free(rr.zone_of);
+    free(rr.kept);
     if (!rc)
         rc = check_steps(&run, &rep, opt, err, errlen);
     if (!rc)

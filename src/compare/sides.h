@@ -31,6 +31,8 @@ struct sps_cmp_run {
     char step_name[128];      /* the steps compared ("step" unless told) */
     size_t rows;              /* rows of that name in the report */
     size_t skipped;           /* of them left out as warm-up */
+    size_t profiled;          /* of them left out as steps of a --torch-profile window (slowed
+                                 by torch.profiler on purpose) */
     size_t steps_counted;     /* steps.count: more than rows when rings dropped steps */
     size_t nsteps;
     double *step_s;           /* [nsteps] durations of the kept steps */
