@@ -241,7 +241,9 @@ static int check_steps(struct sps_cmp_run *run, const struct sps_report *rep, co
                        char *err, size_t errlen) {
     run->steps_counted = (size_t)rep->run.steps_recorded;
     if (run->rows == 0) {
-        snprintf(err, errlen, "%s: no \"%s\" steps recorded (mark steps with SPS_STEP or stepscope.step())",
+        snprintf(err, errlen,
+                 "%s: no \"%s\" steps recorded (mark steps with SPS_STEP or stepscope.step(); a PyTorch script "
+                 "gets them from stepscope run unless --no-auto)",
                  run->path, run->step_name);
         return SPS_EFORMAT;
     }
