@@ -26,9 +26,10 @@ profiler interval [s, e] then lies inside [a, b] on CLOCK_MONOTONIC, so
 the offset is in [a - s, b - e] for every block (widened by the profiler's
 rounding).  The intersection over all blocks (before and after the
 window) gives the offset (its middle) and the error bound (half its
-width), which the file records.  Should the intervals not intersect (the
-profiler's clock drifted or stepped), their union is used and its half
-width is the bound.
+width), which the file records: a preempted bracket only widens its own
+interval.  Should the intervals not intersect (the profiler's clock ran
+apart from CLOCK_MONOTONIC), each end of the window gets its own offset
+and the offset runs linearly between them (_align).
 
 The capture goes to RUN_DIR/records/torch-ops-<pid>.tsv (docs/record-
 format.md, "torch-ops files"), written to a temporary file and renamed.
@@ -184,15 +185,38 @@ class _Window:
     # -- the export --------------------------------------------------------
 
     def _align(self, syncs_prof, unit_ns, rounding_ns):
-        """(offset_ns, bound_ns): monotonic ns = profiler time * unit_ns + offset."""
-        lows, highs = [], []
-        for (a, b), (s, e) in zip(self.syncs, syncs_prof):
-            lows.append(a - s * unit_ns - rounding_ns)
-            highs.append(b - e * unit_ns + rounding_ns)
-        lo, hi = max(lows), min(highs)
-        if lo > hi:  # no common offset: the clocks moved apart; take the union
-            lo, hi = min(lows), max(highs)
-        return (lo + hi) / 2.0, (hi - lo) / 2.0
+        """(to_ns, bound_ns): to_ns(profiler time) is monotonic ns.
+
+        Each sync block bounds the offset (monotonic ns - profiler time *
+        unit_ns) to [a - s - rounding, b - e + rounding]; a block whose
+        bracket was preempted gives a wide interval, the others narrow
+        ones, and the intersection keeps the narrowest bounds.  Should the
+        blocks have no common offset (torch.profiler converts the CPU's
+        time-stamp counter at a rate it fitted: its clock runs a little
+        apart from CLOCK_MONOTONIC), each end of the window gets its own
+        intersection (the tightest single bracket there, should even those
+        not meet) and the offset runs linearly between the two; the bound is
+        the wider end's, never the spread between them.
+        """
+        def meet(pairs):  # (offset, bound, whether all the brackets met)
+            lows = [a - s * unit_ns - rounding_ns for (a, _), (s, _) in pairs]
+            highs = [b - e * unit_ns + rounding_ns for (_, b), (_, e) in pairs]
+            lo, hi = max(lows), min(highs)
+            met = lo <= hi
+            if not met:  # the tightest bracket alone
+                lo, hi = min(zip(lows, highs), key=lambda lh: lh[1] - lh[0])
+            return (lo + hi) / 2.0, (hi - lo) / 2.0, met
+
+        pairs = list(zip(self.syncs, syncs_prof))
+        offset, bound, met = meet(pairs)
+        if met or len(pairs) < 2:
+            return (lambda t: t * unit_ns + offset), bound
+        half = len(pairs) // 2  # SYNC_ROUNDS at the start, as many at the stop
+        (o0, b0, _), (o1, b1, _) = meet(pairs[:half]), meet(pairs[half:])
+        t0 = sum(s + e for _, (s, e) in pairs[:half]) / (2.0 * half)
+        t1 = sum(s + e for _, (s, e) in pairs[half:]) / (2.0 * (len(pairs) - half))
+        rate = (o1 - o0) / (t1 - t0) if t1 != t0 else 0.0
+        return (lambda t: t * unit_ns + o0 + (t - t0) * rate), max(b0, b1)
 
     def _export(self, events, why_short):
         syncs, sync_thread, sync_ids = [], None, set()
@@ -206,7 +230,7 @@ class _Window:
         syncs.sort()
         # torch 1.13 gives whole microseconds; 2.x fractional ones (from ns)
         integral = all(isinstance(s, int) for s, _ in syncs)
-        offset, bound = self._align(syncs, 1000, 1000 if integral else 1)
+        to_ns, bound = self._align(syncs, 1000, 1000 if integral else 1)
         slack = int(bound) + 1
         spans = [(a - slack, b + slack) for a, b in self.syncs]
         main_tid = threading.get_native_id()
@@ -214,8 +238,8 @@ class _Window:
         for ev in events:
             if id(ev) in sync_ids:
                 continue
-            start = int(round(ev.time_range.start * 1000 + offset))
-            end = int(round(ev.time_range.end * 1000 + offset))
+            start = int(round(to_ns(ev.time_range.start)))
+            end = int(round(to_ns(ev.time_range.end)))
             if any(a <= start and end <= b for a, b in spans):
                 continue  # the sync blocks' own work (record_function's tensors)
             device = getattr(ev.device_type, "name", str(ev.device_type))

@@ -233,6 +233,38 @@ def test_auto_rule_in_process():
     assert (w.first_step, w.end_step) == (17, 17 + _deep.AUTO_STEPS)
 
 
+def test_alignment_in_process():
+    # the clock alignment alone, on given sync brackets (torch 1.13's whole
+    # microseconds): 16 blocks at the start, 16 at the stop, each bracket
+    # 300 ns wider than its block on both sides, so each bounds the offset
+    # to +-1300 ns (1000 of them the profiler's rounding)
+    from stepscope import _deep
+    off0 = 7_000_000
+
+    def brackets(first_us, off, preempted=()):
+        prof = [(first_us + 10 * k, first_us + 10 * k + 2) for k in range(16)]
+        mono = [(s * 1000 + off - 300 - (5_000_000 if k in preempted else 0), e * 1000 + off + 300)
+                for k, (s, e) in enumerate(prof)]
+        return mono, prof
+
+    # a bracket preempted for 5 ms only widens its own interval: still +-1300
+    w = _deep._Window("1:2")
+    m0, p0 = brackets(100, off0, preempted={3})
+    m1, p1 = brackets(10_000, off0, preempted={0, 15})
+    w.syncs = m0 + m1
+    to_ns, bound = w._align(p0 + p1, 1000, 1000)
+    assert bound == 1300 and to_ns(5000) == 5000 * 1000 + off0
+    # the profiler's clock ran 50 us apart over the window: the offset runs
+    # from one end's to the other's, the bound is one end's (the union of
+    # the two, 26.3 us, was the bound before)
+    m1, p1 = brackets(10_000, off0 + 50_000)
+    w.syncs = m0 + m1
+    to_ns, bound = w._align(p0 + p1, 1000, 1000)
+    assert bound == 1300
+    assert to_ns(176) == 176 * 1000 + off0 and to_ns(10_076) == 10_076 * 1000 + off0 + 50_000
+    assert to_ns(5126) == 5126 * 1000 + off0 + 25_000
+
+
 @pytest.mark.parametrize("spec", ["5:3", "3:3", "x", "auto2", ":5", "3:", "-1:4", "1:99999", ""])
 def test_bad_specs(tmp_path, spec):
     proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(tmp_path / "o"), "--torch-profile", spec, "--",

@@ -4,7 +4,8 @@
  * --torch-profile` (the records' torch-ops-<pid>.tsv files, written by
  * python/stepscope/_deep.py; docs/record-format.md, "torch-ops files"),
  * and, per stepscope zone, the operators that spent the most self time in
- * it (the innermost zone on the operator's thread that holds it).
+ * it (the innermost zone on the operator's thread that holds it, give or
+ * take the clock alignment bound, or holds most of it).
  *
  * Owned by the run (sps__run_free frees it); no I/O but the loader's.
  * Not thread-safe: one thread builds and reads a run.
@@ -91,10 +92,12 @@ int sps__run_load_torch(struct sps_run *run, const char *dir);
  * and its per-zone top operators.  Returns 0 or SPS_ENOMEM. */
 int sps__run_torch_build(struct sps_run *run);
 
-/* The capture's operators on its thread moved inside their innermost zone
- * where the clock alignment put them up to its bound outside (as
- * sps__run_torch_build does), for a run whose events were attached after
- * it was built.  Returns 0 or SPS_ENOMEM. */
+/* The capture's operators fitted to one timeline with the zones of its
+ * thread, as sps__run_torch_build does: each moved inside the zone it
+ * belongs to and cut back from zones it partly covers, and each thread's
+ * operators nested (torch 1.13's rounding lets a child end after its
+ * parent); for a run whose events were attached after it was built.
+ * Returns 0 or SPS_ENOMEM. */
 int sps__torch_place_ops(const struct sps_run *run, struct sps_torch_capture *c);
 
 /* Move the events of from (a capture read from its file) into to (the

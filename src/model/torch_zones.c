@@ -3,9 +3,12 @@
  * (torch_ops.h): its steps' times and costs from the step rows, and the
  * top operators by self time per stepscope zone.  An operator belongs to
  * the innermost zone (step, micro-step or zone) of its thread that holds
- * it, give or take the window's clock alignment bound; operators of other
- * threads, and those in no zone, belong to none.  Part of building a run;
- * no I/O.
+ * it, give or take the window's clock alignment bound, or holds most of
+ * it; operators of other threads, and those in no zone, belong to none.
+ * The operators are fitted to that one timeline: moved into their zone,
+ * cut back from zones they partly cover, and nested with each other, so
+ * that trace.json leaves none of them out.  Part of building a run; no
+ * I/O.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -102,25 +105,136 @@ static int by_zone_op(const void *pa, const void *pb) {
     return a->op < b->op ? -1 : a->op > b->op;
 }
 
-/* A CPU operator's innermost span, or -1. */
-static long span_of(const struct sps_torch_op *op, const struct span *s, size_t n, uint64_t tol) {
-    long best = -1;
-    uint32_t depth = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (s[k].start_ns > op->start_ns + tol || op->end_ns > s[k].end_ns + tol)
-            continue;
-        if (best < 0 || s[k].depth > depth) {
-            best = (long)k;
-            depth = s[k].depth;
-        }
-    }
-    return best;
+/* How much of [start, end] lies in span s. */
+static uint64_t held_by(const struct span *s, uint64_t start, uint64_t end) {
+    uint64_t lo = s->start_ns > start ? s->start_ns : start, hi = s->end_ns < end ? s->end_ns : end;
+    return hi > lo ? hi - lo : 0;
 }
 
-/* Each operator of the capture's thread into its innermost zone, moved
- * inside it where the alignment put it up to the bound outside (so it
- * nests in one timeline); zone[k] the op's zone (summary index, -1 none)
- * when zone is not NULL.  Returns 0 or SPS_ENOMEM. */
+/*
+ * A CPU operator's zone, or -1: the innermost span that holds it give or
+ * take the alignment bound tol, or, when deeper, the innermost one that
+ * holds most of it (at least half; an instant: the span it lies in).  The
+ * second rule keeps an operator in its zone when the clocks put it across
+ * the zone's edge by more than the bound (a preempted bracket), rather
+ * than handing it to the step around the zone.
+ */
+static long span_of(const struct sps_torch_op *op, const struct span *s, size_t n, uint64_t tol) {
+    long near = -1, most = -1;
+    uint64_t len = op->end_ns - op->start_ns;
+    for (size_t k = 0; k < n; k++) {
+        int within = s[k].start_ns <= op->start_ns + tol && op->end_ns <= s[k].end_ns + tol;
+        int holds_most = len ? 2 * held_by(&s[k], op->start_ns, op->end_ns) >= len
+                             : s[k].start_ns <= op->start_ns && op->start_ns <= s[k].end_ns;
+        if (within && (near < 0 || s[k].depth > s[near].depth))
+            near = (long)k;
+        if (holds_most && (most < 0 || s[k].depth > s[most].depth))
+            most = (long)k;
+    }
+    return most >= 0 && (near < 0 || s[most].depth > s[near].depth) ? most : near;
+}
+
+/* The operator moved inside span in (when it has one), and cut back from
+ * each span it still crosses the edge of (a zone inside its own that it
+ * only partly covers): in one timeline an operator and a zone nest or
+ * lie apart, or trace.json would have to leave one of them out. */
+static void fit_op(struct sps_torch_op *op, const struct span *s, size_t n, long in) {
+    if (in >= 0) {
+        if (op->start_ns < s[in].start_ns)
+            op->start_ns = s[in].start_ns;
+        if (op->end_ns > s[in].end_ns)
+            op->end_ns = s[in].end_ns;
+        if (op->end_ns < op->start_ns)
+            op->end_ns = op->start_ns;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (s[k].start_ns > op->start_ns && s[k].start_ns < op->end_ns && s[k].end_ns > op->end_ns)
+            op->end_ns = s[k].start_ns; /* the zone begins inside the operator and outlasts it */
+        else if (s[k].end_ns > op->start_ns && s[k].end_ns < op->end_ns && s[k].start_ns < op->start_ns)
+            op->start_ns = s[k].end_ns; /* the zone began before it and ends inside it */
+    }
+}
+
+/* Operators by track (GPU kernels apart, then thread), start, the longer
+ * (enclosing) first, then as the file listed them (their place in the
+ * array): the order trace.json nests them in. */
+static int by_track_start(const void *pa, const void *pb) {
+    const struct sps_torch_op *a = *(const struct sps_torch_op *const *)pa;
+    const struct sps_torch_op *b = *(const struct sps_torch_op *const *)pb;
+    if (a->gpu != b->gpu)
+        return a->gpu < b->gpu ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->end_ns != b->end_ns)
+        return a->end_ns > b->end_ns ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/*
+ * One pass over the CPU operators in by_track_start order (in order[]):
+ * an operator that begins inside another and ends after it is made to
+ * nest.  torch 1.13 gives an operator's end as its whole-microsecond start
+ * plus its whole-microsecond duration, so a child's end can pass its
+ * parent's by up to 1 us; an operator mostly inside the other ends with
+ * it; one mostly after it begins where it ends (moving a start reorders
+ * them: *moved is set and the caller sorts again), unless starts_fixed.
+ */
+static void nest_pass(struct sps_torch_op **order, size_t n, const struct sps_torch_op **stack, int starts_fixed,
+                      int *moved) {
+    size_t depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct sps_torch_op *x = order[i];
+        if (x->gpu)
+            break; /* kernels sort last; streams may overlap on the GPU */
+        if (i && order[i - 1]->tid != x->tid)
+            depth = 0;
+        for (;;) {
+            while (depth && stack[depth - 1]->end_ns <= x->start_ns)
+                depth--;
+            const struct sps_torch_op *top = depth ? stack[depth - 1] : NULL;
+            if (!top || x->end_ns <= top->end_ns)
+                break;
+            if (starts_fixed || top->end_ns - x->start_ns >= x->end_ns - top->end_ns) {
+                x->end_ns = top->end_ns;
+                break;
+            }
+            x->start_ns = top->end_ns; /* then against the one around top */
+            *moved = 1;
+        }
+        stack[depth++] = x;
+    }
+}
+
+/* The capture's CPU operators made to nest on each thread's track (see
+ * nest_pass).  Returns 0 or SPS_ENOMEM. */
+static int nest_ops(struct sps_torch_capture *c) {
+    enum { MAX_PASSES = 8 };
+    struct sps_torch_op **order = malloc((c->nops ? c->nops : 1) * sizeof *order);
+    const struct sps_torch_op **stack = malloc((c->nops ? c->nops : 1) * sizeof *stack);
+    if (!order || !stack) {
+        free(order);
+        free((void *)stack);
+        return SPS_ENOMEM;
+    }
+    int moved = 1;
+    for (int pass = 0; moved && pass < MAX_PASSES; pass++) {
+        for (size_t k = 0; k < c->nops; k++)
+            order[k] = &c->ops[k];
+        qsort(order, c->nops, sizeof *order, by_track_start);
+        moved = 0;
+        nest_pass(order, c->nops, stack, pass == MAX_PASSES - 1, &moved);
+    }
+    free(order);
+    free((void *)stack);
+    return 0;
+}
+
+/* Each operator of the capture's thread into its zone (span_of) and fitted
+ * to it (fit_op), then every thread's operators nested (nest_ops); zone[k]
+ * the op's zone (summary index, -1 none) when zone is not NULL.  Returns 0
+ * or SPS_ENOMEM. */
 static int place(const struct sps_run *run, size_t pi, struct sps_torch_capture *c, long *zone) {
     const struct sps_process_data *p = &run->procs[pi];
     const struct sps_thread_data *t = NULL;
@@ -144,20 +258,15 @@ static int place(const struct sps_run *run, size_t pi, struct sps_torch_capture 
         return SPS_ENOMEM;
     for (size_t k = 0; k < c->nops; k++) {
         struct sps_torch_op *op = &c->ops[k];
-        long in = op->gpu || op->tid != c->tid ? -1 : span_of(op, spans, nspans, tol);
-        if (in >= 0) {
-            if (op->start_ns < spans[in].start_ns)
-                op->start_ns = spans[in].start_ns;
-            if (op->end_ns > spans[in].end_ns)
-                op->end_ns = spans[in].end_ns;
-            if (op->end_ns < op->start_ns)
-                op->end_ns = op->start_ns;
-        }
+        int ours = !op->gpu && op->tid == c->tid;
+        long in = ours ? span_of(op, spans, nspans, tol) : -1;
+        if (ours)
+            fit_op(op, spans, nspans, in);
         if (zone)
             zone[k] = in >= 0 ? spans[in].summary : -1;
     }
     free(spans);
-    return 0;
+    return nest_ops(c);
 }
 
 int sps__torch_place_ops(const struct sps_run *run, struct sps_torch_capture *c) {
