@@ -134,7 +134,13 @@ class _Loop(StepStructure):
     (a fetch, a forward, a backward, a zero_grad(), an optimizer step) is
     one method that begins its zone and one that ends it, with the common
     case inline: the hooks run between a step's real work, with the
-    interpreter's caches cold, where each further call frame costs."""
+    interpreter's caches cold, where each further call frame costs.
+
+    _work here means the step trained: a backward or an optimizer step ran
+    in it (a forward with gradients on alone, a validation that forgot
+    no_grad(), is no training)."""
+
+    _decide_each_step = True
 
     def __init__(self):
         StepStructure.__init__(self, gpu=None if _cuda else False)
@@ -151,6 +157,7 @@ class _Loop(StepStructure):
         self._saw_forward = False   # a training forward ran in the open step
         self._saw_backward = False
         self._param = None          # the first parameter of the last trained model
+        self._pending = 0           # samples of the last batch fetched, counted at its first backward
 
     def _params_on_cuda(self):
         p = self._param
@@ -195,6 +202,18 @@ class _Loop(StepStructure):
         if began == 2:
             _core._zone_discard(self._step)
             self._step = 0
+        self._pending = 0
+        if self._step and not self._work:  # the epoch's end: the step opened by its last optimizer step
+            self._drop_idle_step()
+
+    def _drop_idle_step(self):
+        """Take back the open step, which holds no training work (only
+        fetches, forwards, a zero_grad(), the script's own code): at a
+        DataLoader's iter() and its iterator's end, so that what runs
+        between epochs or around a validation loader is in no step."""
+        self._drop_unstepped("no training")
+        self._after_backward = False
+        self._saw_forward = self._saw_backward = False
 
     def _forget_stale_forward(self):
         """A forward that raised leaves no post-hook call on torch < 2.1:
@@ -245,6 +264,11 @@ class _Loop(StepStructure):
         self._saw_forward = self._saw_backward = False
         if not _on:
             self.abandon()
+        elif not self._optimizing:
+            # the next step opens at once: steps tile the loop, and the
+            # script's own work between two optimizer steps (logging, a
+            # batch built by hand, a sleep) is in the step it precedes
+            self._round()
 
     def iter_begin(self, loader=None):
         """A DataLoader's iter(): a step that trained nothing is taken back
@@ -255,10 +279,9 @@ class _Loop(StepStructure):
         if not _cuda:
             _watch_cuda()
         self._forget_stale_forward()
+        self._pending = 0
         if self._step and not self._work:
-            self._drop_unstepped("a new iter()")
-            self._after_backward = False
-            self._saw_forward = self._saw_backward = False
+            self._drop_idle_step()
         self._inside += 1
         return _core.zone_begin(DATA_START)
 
@@ -354,7 +377,7 @@ def _instance_pre(module, inputs, discovered=False):
             if _grad_enabled():
                 if not loop._step or loop._after_backward:
                     loop._round()
-                loop._work = loop._saw_forward = True
+                loop._saw_forward = True
                 if _cuda:
                     entry = _models.get(module)
                     loop._param = entry[1] if entry else None
@@ -509,6 +532,9 @@ def _wrap_backward(original):
             if not loop._step or loop._after_backward:
                 loop._round()
             loop._work = loop._saw_backward = True
+            if loop._pending:  # the batch fetched last trains: its samples count
+                loop._samples += loop._pending
+                loop._pending = 0
             if tensor.numel() == 1:
                 if tensor.is_cpu:
                     _record(LOSS, tensor.item())
@@ -612,8 +638,7 @@ def _wrap_next(original):
                 n = shape[0] if shape else None
             else:
                 n = _batch_size(batch)
-            if n is not None:
-                loop._samples += n
+            loop._pending = n or 0  # counted when a backward runs before the next fetch
             if not _on:
                 loop.abandon()
         except Exception as exc:  # noqa: BLE001
@@ -848,8 +873,13 @@ def stand_aside(reason):
     begins its first zone or step, stepscope.torch.instrument() too): every
     patch is undone, the calling thread's open step is taken back
     unrecorded (once the zone of a patched call in progress ends, when one
-    is), and one line goes to stderr.  Returns whether it was on.  Never
-    raises."""
+    is), and one line goes to stderr.  Returns whether it was on; False
+    too in a DataLoader worker process, where auto stays on and nothing is
+    said: there the script's zones (a Dataset's __getitem__) run inside
+    auto's data.fetch and count nothing twice, and the extension, told
+    False, stops asking in that process.  Never raises."""
+    if _on and _worker._worker_info is not None:
+        return False
     return _turn_off(reason, "stands aside")
 
 
@@ -865,11 +895,11 @@ def _turn_off(reason, how):
     try:
         _atexit.unregister(_at_exit)
         register = getattr(_stepscope, "_set_auto_callback", None)
-        if register is not None:  # the record says why auto recorded no more
-            if how == "stands aside":
-                register(None)  # the extension, which called us, said why
-            else:
-                register(None, _aside_reason)
+        # the record says why auto recorded no more; when it stands aside,
+        # the extension, which called us, disarmed itself and says why
+        # once we return
+        if register is not None and how != "stands aside":
+            register(None, _aside_reason)
     except Exception:  # noqa: BLE001
         pass
     try:

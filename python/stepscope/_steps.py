@@ -61,6 +61,10 @@ class StepStructure:
 
     #: who speaks on stderr when accumulation is left over, or None to stay quiet
     _voice = None
+    #: False: the first step decides for good whether rounds accumulate
+    #: (instrument); True: each step decides for itself (auto, which cannot
+    #: tell a warm-up step from the loop's), its micro-step always provisional
+    _decide_each_step = False
 
     def __init__(self, accumulation_steps=None, gpu=None):
         self._step = 0          # the open step's token, 0 when none
@@ -205,7 +209,7 @@ class StepStructure:
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
-        if not self._decided and rounds:
+        if not self._decided and rounds and not self._decide_each_step:
             self._decided = True
             self._micro_on = rounds > 1
 
