@@ -9,19 +9,23 @@ stepscope/_steps.py).  ``stepscope run`` calls it from its startup hook;
 
 What is timed, per thread (zones are per thread):
 
-- steps: an optimizer's ``step()`` ends the step.  A step opens at the
-  first of a DataLoader fetch, a training forward, a backward, a
-  ``zero_grad()`` or an optimizer step, when none is open.  With several
+- steps: an optimizer's ``step()`` ends the step and opens the next at
+  once, so the steps tile the loop and a step's time is the iteration's
+  (the script's own work between two optimizer steps is in the step it
+  precedes; a value the script records after ``step()`` lands in the next
+  step).  The first step opens at the first of a DataLoader fetch, a
+  training forward, a backward, a ``zero_grad()`` or an optimizer step;
+  after a step was taken back, the next opens the same way.  With several
   optimizers stepping in one iteration (a GAN's discriminator and
   generator), each optimizer step ends a step: the iteration is that many
   steps, each holding the work since the last optimizer step.
-- micro-steps: a round is the work up to a backward; a further round in a
-  step (gradient accumulation) makes each round a micro-step, decided by
-  the first step as instrument decides it (a provisional micro-step, taken
-  back when the step had one backward).
+- micro-steps: a round is the work up to a backward; a step of several
+  rounds (gradient accumulation) has one micro-step a round, a step of one
+  none: each step decides for itself (_decide_each_step), its first
+  round's micro-step provisional, taken back when the step had one.
 - ``data``: each ``next()`` of a DataLoader iterator; ``data.start``:
   each ``iter()`` of a DataLoader (its workers' start-up), outside the
-  step unless the step already holds training work; ``data.fetch``: each
+  step unless the step already holds training work (a backward); ``data.fetch``: each
   batch's fetch inside a DataLoader worker process, recorded in that
   process (workers started by fork, Linux's default).
 - ``forward``: the outermost call of a module that has parameters (a loss
@@ -55,17 +59,24 @@ What is timed, per thread (zones are per thread):
   on install(), each DataLoader iter() and the end of the step after it:
   without CUDA nothing is paid for it), or from install() on with
   STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device stands in for a GPU).
-- ``samples``: the first dimension of each fetched batch, counted when its
+- ``samples``: the first dimension of a fetched batch that trains (a
+  backward runs after its fetch, before the next fetch), counted when its
   step's optimizer steps.
 
 Forward, backward and optimizer are GPU zones when the last trained
 model's parameters are on a CUDA device, as with instrument.
 
-A step that trained nothing (only fetches, only a ``zero_grad()``) is
-taken back at the next ``iter()`` of a DataLoader and at the process's exit;
-so is a step open at exit or at stand_aside() (the work after the last
-optimizer step), and nothing is said about it.  A crash leaves every
-step that ended.
+A step that trained nothing (no backward, no optimizer step: the one the
+last optimizer step opened, one of a validation loader's fetches and
+forwards) is taken back, with its samples, at the next ``iter()`` of a
+DataLoader and at a DataLoader iterator's end, so that the work between
+epochs and around a validation loader is in no step; so is a step open at
+exit or at stand_aside() (the work after the last optimizer step), and
+nothing is said about it.  A crash leaves every step that ended.
+
+In a DataLoader worker process the script's own zones (a Dataset's
+__getitem__) do not make auto stand aside: they nest inside data.fetch
+(stand_aside returns False there).
 
 An exception inside these hooks never reaches the script: it turns the
 auto-instrumentation off (stand_aside) with one line on stderr.  The

@@ -7,7 +7,9 @@ accumulates gradients over several rounds (batches for instrument,
 backward calls for auto).  Until the first step has ended in an optimizer
 step, micro-steps are provisional: the first step's round opens one, and a
 step of a single round takes it back unrecorded and decides that the loop
-does not accumulate.  A step that ends otherwise (remove(), the process's
+does not accumulate (instrument); with _decide_each_step (auto) every
+step decides so for itself.  Auto also opens the next step as the
+optimizer's ends (stepscope/_auto.py), which instrument does not.  A step that ends otherwise (remove(), the process's
 exit, a new iter() of the loader with nothing trained) is taken back
 unrecorded; the zones recorded inside it stay counted.
 
