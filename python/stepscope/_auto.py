@@ -884,14 +884,16 @@ def stand_aside(reason):
     begins its first zone or step, stepscope.torch.instrument() too): every
     patch is undone, the calling thread's open step is taken back
     unrecorded (once the zone of a patched call in progress ends, when one
-    is), and one line goes to stderr.  Returns whether it was on; False
-    too in a DataLoader worker process, where auto stays on and nothing is
-    said: there the script's zones (a Dataset's __getitem__) run inside
-    auto's data.fetch and count nothing twice, and the extension, told
-    False, stops asking in that process.  Never raises."""
+    is), and one line goes to stderr (when it was on).  Returns True: auto
+    is off afterwards; or False in a DataLoader worker process, where auto
+    stays on and nothing is said: there the script's zones (a Dataset's
+    __getitem__) run inside auto's data.fetch and count nothing twice, and
+    the extension, told False, stops asking in that process.  Never
+    raises."""
     if _on and _worker._worker_info is not None:
         return False
-    return _turn_off(reason, "stands aside")
+    _turn_off(reason, "stands aside")
+    return True
 
 
 def _turn_off(reason, how):
