@@ -196,9 +196,9 @@ class StepStructure:
 
     def _end_step(self):
         """The optimizer stepped: the step ends, with its samples.  The
-        first step that ends so tells whether rounds accumulate; one ended
-        otherwise (a peek with next(iter(loader)), a break) says nothing
-        about it."""
+        first step that ends so tells whether rounds accumulate (unless
+        each step decides: _decide_each_step); one ended otherwise (a peek
+        with next(iter(loader)), a break) says nothing about it."""
         self.steps += 1
         rounds = self._rounds
         if self._samples:

@@ -139,8 +139,9 @@ def _trace_spans(out, name):
 def test_the_optimizer_step_is_a_phase_that_its_step_ends(run_under, tmp_path):
     # On the CPU the optimizer's step() is a chained phase: it ends at its
     # step's own end, one timestamp (the trace's times are microseconds, to
-    # the ns); zero_grad()'s "optimizer", which opens the next step, stays a
-    # zone of its own.  Both are ordinary zones in every output.
+    # the ns); zero_grad()'s "optimizer", in the next step (opened as this
+    # one ended), stays a zone of its own.  Both are ordinary zones in every
+    # output.
     r = run_under(loop())
     check_plain_loop(r)
     steps, opts = _trace_spans(tmp_path / "out", "step"), _trace_spans(tmp_path / "out", "optimizer")
