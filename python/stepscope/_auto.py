@@ -25,9 +25,9 @@ What is timed, per thread (zones are per thread):
   round's micro-step provisional, taken back when the step had one.
 - ``data``: each ``next()`` of a DataLoader iterator; ``data.start``:
   each ``iter()`` of a DataLoader (its workers' start-up), outside the
-  step unless the step already holds training work (a backward); ``data.fetch``: each
-  batch's fetch inside a DataLoader worker process, recorded in that
-  process (workers started by fork, Linux's default).
+  step unless the step already holds training work (a backward);
+  ``data.fetch``: each batch's fetch inside a DataLoader worker process,
+  recorded in that process (workers started by fork, Linux's default).
 - ``forward``: the outermost call of a module that has parameters (a loss
   module is not a model), with gradients on; ``forward.eval`` with
   gradients off (``torch.no_grad()``, ``inference_mode()``).  Global module
@@ -214,7 +214,9 @@ class _Loop(StepStructure):
             _core._zone_discard(self._step)
             self._step = 0
         self._pending = 0
-        if self._step and not self._work:  # the epoch's end: the step opened by its last optimizer step
+        # the epoch's end: the step opened by its last optimizer step (not
+        # inside another zone of ours, which must end first)
+        if self._step and not self._work and not self._inside:
             self._drop_idle_step()
 
     def _drop_idle_step(self):
@@ -283,8 +285,9 @@ class _Loop(StepStructure):
 
     def iter_begin(self, loader=None):
         """A DataLoader's iter(): a step that trained nothing is taken back
-        (it held only fetches or a zero_grad()); one with training work in
-        it stays open, and data.start is inside it.  The discovery window
+        (it held only fetches, forwards, a zero_grad(), or nothing but the
+        script's code since the last optimizer step); one with training work
+        in it stays open, and data.start is inside it.  The discovery window
         opens (a model for this loader's batches may be a new one)."""
         _open_discovery()
         if not _cuda:
