@@ -10,8 +10,9 @@
  * begins through the module's own face (values and counts do not count),
  * or its first stepscope.torch.instrument(), calls it once, before that
  * call records anything: the callback undoes auto's patches and takes back
- * auto's open step, so nothing is counted twice.  Auto records through
- * _stepscope.instrument_face, whose calls never trigger it.
+ * auto's open step, so nothing is counted twice; or, in a DataLoader
+ * worker process, returns False and auto stays (stand_aside below).  Auto
+ * records through _stepscope.instrument_face, whose calls never trigger it.
  *
  * The check costs the begins nothing: every begin already tests one flag,
  * sps_py_calibration_on, for the cost measurement's slow path (ext.h's
@@ -113,7 +114,14 @@ static void script_location(char *buf, size_t len) {
     PyErr_Clear();
 }
 
-/* Auto stands aside: what the script did (e.g. "records zones of its own"). */
+/* Auto stands aside: what the script did (e.g. "records zones of its own").
+ * The callback is asked first: it returns False when auto stays on in this
+ * process because the script's zones cannot count anything twice there (a
+ * DataLoader worker, where they nest inside auto's data.fetch); the state
+ * stays active, nothing is said, and no later begin asks again.  Else it
+ * has undone auto (or failed to), and the state and reason are set after
+ * it returned, so a reader never sees the process stood aside while auto
+ * stays. */
 static void stand_aside(const char *what) {
     PyObject *fn = callback;
     callback = NULL;
@@ -125,19 +133,25 @@ static void stand_aside(const char *what) {
     PyErr_Fetch(&type, &value, &tb);
     char where[SPS_REC_AUTO_REASON_LEN];
     script_location(where, sizeof where);
-    auto_state = SPS_REC_PY_AUTO_STOOD_ASIDE;
-    snprintf(auto_reason, sizeof auto_reason, "the script %s%s", what, where);
-    publish();
+    char reason[SPS_REC_AUTO_REASON_LEN];
+    snprintf(reason, sizeof reason, "the script %s%s", what, where);
+    int stays = 0;
     if (fn) {
-        PyObject *r = PyObject_CallFunction(fn, "s", auto_reason);
+        PyObject *r = PyObject_CallFunction(fn, "s", reason);
         if (!r) {
             char why[256];
             take_exception(why, sizeof why);
             PySys_WriteStderr("stepscope: auto-instrumentation could not stand aside (%.200s): its patches may "
                               "stay, but record nothing\n", why);
         }
+        stays = r == Py_False;
         Py_XDECREF(r);
         Py_DECREF(fn);
+    }
+    if (!stays) {
+        auto_state = SPS_REC_PY_AUTO_STOOD_ASIDE;
+        memcpy(auto_reason, reason, sizeof auto_reason);
+        publish();
     }
     PyErr_Restore(type, value, tb);
 }

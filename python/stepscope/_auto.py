@@ -9,21 +9,25 @@ stepscope/_steps.py).  ``stepscope run`` calls it from its startup hook;
 
 What is timed, per thread (zones are per thread):
 
-- steps: an optimizer's ``step()`` ends the step.  A step opens at the
-  first of a DataLoader fetch, a training forward, a backward, a
-  ``zero_grad()`` or an optimizer step, when none is open.  With several
+- steps: an optimizer's ``step()`` ends the step and opens the next at
+  once, so the steps tile the loop and a step's time is the iteration's
+  (the script's own work between two optimizer steps is in the step it
+  precedes; a value the script records after ``step()`` lands in the next
+  step).  The first step opens at the first of a DataLoader fetch, a
+  training forward, a backward, a ``zero_grad()`` or an optimizer step;
+  after a step was taken back, the next opens the same way.  With several
   optimizers stepping in one iteration (a GAN's discriminator and
   generator), each optimizer step ends a step: the iteration is that many
   steps, each holding the work since the last optimizer step.
-- micro-steps: a round is the work up to a backward; a further round in a
-  step (gradient accumulation) makes each round a micro-step, decided by
-  the first step as instrument decides it (a provisional micro-step, taken
-  back when the step had one backward).
+- micro-steps: a round is the work up to a backward; a step of several
+  rounds (gradient accumulation) has one micro-step a round, a step of one
+  none: each step decides for itself (_decide_each_step), its first
+  round's micro-step provisional, taken back when the step had one.
 - ``data``: each ``next()`` of a DataLoader iterator; ``data.start``:
   each ``iter()`` of a DataLoader (its workers' start-up), outside the
-  step unless the step already holds training work; ``data.fetch``: each
-  batch's fetch inside a DataLoader worker process, recorded in that
-  process (workers started by fork, Linux's default).
+  step unless the step already holds training work (a backward);
+  ``data.fetch``: each batch's fetch inside a DataLoader worker process,
+  recorded in that process (workers started by fork, Linux's default).
 - ``forward``: the outermost call of a module that has parameters (a loss
   module is not a model), with gradients on; ``forward.eval`` with
   gradients off (``torch.no_grad()``, ``inference_mode()``).  Global module
@@ -55,17 +59,24 @@ What is timed, per thread (zones are per thread):
   on install(), each DataLoader iter() and the end of the step after it:
   without CUDA nothing is paid for it), or from install() on with
   STEPSCOPE_AUTO_H2D=1 (tests: the ``meta`` device stands in for a GPU).
-- ``samples``: the first dimension of each fetched batch, counted when its
+- ``samples``: the first dimension of a fetched batch that trains (a
+  backward runs after its fetch, before the next fetch), counted when its
   step's optimizer steps.
 
 Forward, backward and optimizer are GPU zones when the last trained
 model's parameters are on a CUDA device, as with instrument.
 
-A step that trained nothing (only fetches, only a ``zero_grad()``) is
-taken back at the next ``iter()`` of a DataLoader and at the process's exit;
-so is a step open at exit or at stand_aside() (the work after the last
-optimizer step), and nothing is said about it.  A crash leaves every
-step that ended.
+A step that trained nothing (no backward, no optimizer step: the one the
+last optimizer step opened, one of a validation loader's fetches and
+forwards) is taken back, with its samples, at the next ``iter()`` of a
+DataLoader and at a DataLoader iterator's end, so that the work between
+epochs and around a validation loader is in no step; so is a step open at
+exit or at stand_aside() (the work after the last optimizer step), and
+nothing is said about it.  A crash leaves every step that ended.
+
+In a DataLoader worker process the script's own zones (a Dataset's
+__getitem__) do not make auto stand aside: they nest inside data.fetch
+(stand_aside returns False there).
 
 An exception inside these hooks never reaches the script: it turns the
 auto-instrumentation off (stand_aside) with one line on stderr.  The
@@ -134,7 +145,13 @@ class _Loop(StepStructure):
     (a fetch, a forward, a backward, a zero_grad(), an optimizer step) is
     one method that begins its zone and one that ends it, with the common
     case inline: the hooks run between a step's real work, with the
-    interpreter's caches cold, where each further call frame costs."""
+    interpreter's caches cold, where each further call frame costs.
+
+    _work here means the step trained: a backward or an optimizer step ran
+    in it (a forward with gradients on alone, a validation that forgot
+    no_grad(), is no training)."""
+
+    _decide_each_step = True
 
     def __init__(self):
         StepStructure.__init__(self, gpu=None if _cuda else False)
@@ -151,6 +168,7 @@ class _Loop(StepStructure):
         self._saw_forward = False   # a training forward ran in the open step
         self._saw_backward = False
         self._param = None          # the first parameter of the last trained model
+        self._pending = 0           # samples of the last batch fetched, counted at its first backward
 
     def _params_on_cuda(self):
         p = self._param
@@ -195,6 +213,20 @@ class _Loop(StepStructure):
         if began == 2:
             _core._zone_discard(self._step)
             self._step = 0
+        self._pending = 0
+        # the epoch's end: the step opened by its last optimizer step (not
+        # inside another zone of ours, which must end first)
+        if self._step and not self._work and not self._inside:
+            self._drop_idle_step()
+
+    def _drop_idle_step(self):
+        """Take back the open step, which holds no training work (only
+        fetches, forwards, a zero_grad(), the script's own code): at a
+        DataLoader's iter() and its iterator's end, so that what runs
+        between epochs or around a validation loader is in no step."""
+        self._drop_unstepped("no training")
+        self._after_backward = False
+        self._saw_forward = self._saw_backward = False
 
     def _forget_stale_forward(self):
         """A forward that raised leaves no post-hook call on torch < 2.1:
@@ -245,20 +277,25 @@ class _Loop(StepStructure):
         self._saw_forward = self._saw_backward = False
         if not _on:
             self.abandon()
+        elif not self._optimizing:
+            # the next step opens at once: steps tile the loop, and the
+            # script's own work between two optimizer steps (logging, a
+            # batch built by hand, a sleep) is in the step it precedes
+            self._round()
 
     def iter_begin(self, loader=None):
         """A DataLoader's iter(): a step that trained nothing is taken back
-        (it held only fetches or a zero_grad()); one with training work in
-        it stays open, and data.start is inside it.  The discovery window
+        (it held only fetches, forwards, a zero_grad(), or nothing but the
+        script's code since the last optimizer step); one with training work
+        in it stays open, and data.start is inside it.  The discovery window
         opens (a model for this loader's batches may be a new one)."""
         _open_discovery()
         if not _cuda:
             _watch_cuda()
         self._forget_stale_forward()
+        self._pending = 0
         if self._step and not self._work:
-            self._drop_unstepped("a new iter()")
-            self._after_backward = False
-            self._saw_forward = self._saw_backward = False
+            self._drop_idle_step()
         self._inside += 1
         return _core.zone_begin(DATA_START)
 
@@ -354,7 +391,7 @@ def _instance_pre(module, inputs, discovered=False):
             if _grad_enabled():
                 if not loop._step or loop._after_backward:
                     loop._round()
-                loop._work = loop._saw_forward = True
+                loop._saw_forward = True
                 if _cuda:
                     entry = _models.get(module)
                     loop._param = entry[1] if entry else None
@@ -509,6 +546,9 @@ def _wrap_backward(original):
             if not loop._step or loop._after_backward:
                 loop._round()
             loop._work = loop._saw_backward = True
+            if loop._pending:  # the batch fetched last trains: its samples count
+                loop._samples += loop._pending
+                loop._pending = 0
             if tensor.numel() == 1:
                 if tensor.is_cpu:
                     _record(LOSS, tensor.item())
@@ -612,8 +652,7 @@ def _wrap_next(original):
                 n = shape[0] if shape else None
             else:
                 n = _batch_size(batch)
-            if n is not None:
-                loop._samples += n
+            loop._pending = n or 0  # counted when a backward runs before the next fetch
             if not _on:
                 loop.abandon()
         except Exception as exc:  # noqa: BLE001
@@ -848,9 +887,16 @@ def stand_aside(reason):
     begins its first zone or step, stepscope.torch.instrument() too): every
     patch is undone, the calling thread's open step is taken back
     unrecorded (once the zone of a patched call in progress ends, when one
-    is), and one line goes to stderr.  Returns whether it was on.  Never
+    is), and one line goes to stderr (when it was on).  Returns True: auto
+    is off afterwards; or False in a DataLoader worker process, where auto
+    stays on and nothing is said: there the script's zones (a Dataset's
+    __getitem__) run inside auto's data.fetch and count nothing twice, and
+    the extension, told False, stops asking in that process.  Never
     raises."""
-    return _turn_off(reason, "stands aside")
+    if _on and _worker._worker_info is not None:
+        return False
+    _turn_off(reason, "stands aside")
+    return True
 
 
 def _turn_off(reason, how):
@@ -865,11 +911,11 @@ def _turn_off(reason, how):
     try:
         _atexit.unregister(_at_exit)
         register = getattr(_stepscope, "_set_auto_callback", None)
-        if register is not None:  # the record says why auto recorded no more
-            if how == "stands aside":
-                register(None)  # the extension, which called us, said why
-            else:
-                register(None, _aside_reason)
+        # the record says why auto recorded no more; when it stands aside,
+        # the extension, which called us, disarmed itself and says why
+        # once we return
+        if register is not None and how != "stands aside":
+            register(None, _aside_reason)
     except Exception:  # noqa: BLE001
         pass
     try:

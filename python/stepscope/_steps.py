@@ -7,7 +7,9 @@ accumulates gradients over several rounds (batches for instrument,
 backward calls for auto).  Until the first step has ended in an optimizer
 step, micro-steps are provisional: the first step's round opens one, and a
 step of a single round takes it back unrecorded and decides that the loop
-does not accumulate.  A step that ends otherwise (remove(), the process's
+does not accumulate (instrument); with _decide_each_step (auto) every
+step decides so for itself.  Auto also opens the next step as the
+optimizer's ends (stepscope/_auto.py), which instrument does not.  A step that ends otherwise (remove(), the process's
 exit, a new iter() of the loader with nothing trained) is taken back
 unrecorded; the zones recorded inside it stay counted.
 
@@ -61,6 +63,10 @@ class StepStructure:
 
     #: who speaks on stderr when accumulation is left over, or None to stay quiet
     _voice = None
+    #: False: the first step decides for good whether rounds accumulate
+    #: (instrument); True: each step decides for itself (auto, which cannot
+    #: tell a warm-up step from the loop's), its micro-step always provisional
+    _decide_each_step = False
 
     def __init__(self, accumulation_steps=None, gpu=None):
         self._step = 0          # the open step's token, 0 when none
@@ -190,9 +196,9 @@ class StepStructure:
 
     def _end_step(self):
         """The optimizer stepped: the step ends, with its samples.  The
-        first step that ends so tells whether rounds accumulate; one ended
-        otherwise (a peek with next(iter(loader)), a break) says nothing
-        about it."""
+        first step that ends so tells whether rounds accumulate (unless
+        each step decides: _decide_each_step); one ended otherwise (a peek
+        with next(iter(loader)), a break) says nothing about it."""
         self.steps += 1
         rounds = self._rounds
         if self._samples:
@@ -205,7 +211,7 @@ class StepStructure:
         if self._step:
             _core.zone_end(self._step)
             self._step = 0
-        if not self._decided and rounds:
+        if not self._decided and rounds and not self._decide_each_step:
             self._decided = True
             self._micro_on = rounds > 1
 

@@ -139,8 +139,9 @@ def _trace_spans(out, name):
 def test_the_optimizer_step_is_a_phase_that_its_step_ends(run_under, tmp_path):
     # On the CPU the optimizer's step() is a chained phase: it ends at its
     # step's own end, one timestamp (the trace's times are microseconds, to
-    # the ns); zero_grad()'s "optimizer", which opens the next step, stays a
-    # zone of its own.  Both are ordinary zones in every output.
+    # the ns); zero_grad()'s "optimizer", in the next step (opened as this
+    # one ended), stays a zone of its own.  Both are ordinary zones in every
+    # output.
     r = run_under(loop())
     check_plain_loop(r)
     steps, opts = _trace_spans(tmp_path / "out", "step"), _trace_spans(tmp_path / "out", "optimizer")
@@ -540,3 +541,140 @@ def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
     # a run shorter than PRICE_AFTER_S is left unpriced rather than slowed
     short = run_under(loop())
     assert short.report["analysis"]["overhead"]["recording_by_kind"]["instrument_hooks"]["cost_ns"] is None
+
+
+def test_steps_tile_a_loop_without_a_dataloader(run_under, tmp_path):
+    # The optimizer's step() ends a step and opens the next at once: the
+    # script's own work between two optimizer steps (a batch built by hand,
+    # a sleep standing for a read from disk) is in the step it precedes, so
+    # a step is an iteration, and a value the script records after step()
+    # belongs to the next step.  The step open at exit is taken back.
+    r = run_under(INSTALL + """
+        import time, stepscope
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(5):
+            x = torch.randn(8, 4)
+            time.sleep(0.02)
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+            stepscope.record("after_step", i)
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ""
+    assert zone_counts(r)["step"] == 5
+    # the last, recorded after the last step (the open step is taken back at
+    # exit), falls between steps: the library gives it to the step just ended
+    assert [row["values"].get("after_step") for row in rows(r)] == [None, 0, 1, 2, 4]
+    steps = _trace_spans(tmp_path / "out", "step")
+    assert len(steps) == 5
+    # contiguous: the values above show each step open from the last
+    # one's end; the steps follow each other, and each after the first
+    # holds the sleep (at least 20 ms: trace times are microseconds)
+    assert all(a1 <= b0 for (a0, a1), (b0, b1) in zip(steps, steps[1:]))
+    assert all(s1 - s0 >= 20000 for s0, s1 in steps[1:])
+    # every zone of auto's after the first step began is inside a step
+    for name in ("forward", "backward", "optimizer"):
+        for z0, z1 in _trace_spans(tmp_path / "out", name):
+            assert any(s0 <= z0 and z1 <= s1 + 0.002 for s0, s1 in steps), (name, z0, z1)
+
+
+@pytest.mark.parametrize("grad", ["torch.no_grad()", "contextlib.nullcontext()"])
+def test_samples_and_steps_with_a_validation_loader_mid_epoch(run_under, grad):
+    # Validation every 2 steps, over a loader of its own: its iter() and
+    # its iterator's end take back the step that holds no training work
+    # (with gradients on too: a forward is no training), so the rows are the
+    # trained steps only and the samples are the trained batches'.
+    r = run_under(INSTALL + """
+        import contextlib
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        train = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1)),
+                                            batch_size=4)
+        val = torch.utils.data.DataLoader(torch.randn(20, 4), batch_size=5)
+        for epoch in range(2):
+            for i, (x, y) in enumerate(train):
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+                if i % 2 == 1:
+                    model.eval()
+                    with GRAD:
+                        for v in val:
+                            model(v)
+                    model.train()
+    """.replace("\n        ", "\n").replace("GRAD", grad))
+    counts = zone_counts(r)
+    assert counts["step"] == 12
+    assert counts["data"] == 12 + 6 * 4 and counts["data.start"] == 2 + 6
+    assert [row["counters"]["samples"] for row in rows(r)] == [4] * 12
+    assert r.counter("samples")["total"] == 2 * 24
+    evaluated = "forward.eval" if grad == "torch.no_grad()" else "forward"
+    assert counts[evaluated] == 6 * 4 + (12 if evaluated == "forward" else 0)
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [["backward", "data", "forward", "optimizer"]] * 12
+
+
+def test_micro_steps_are_decided_by_each_step(run_under):
+    # a warm-up step of one backward, then steps of 4, 1 and 2 backwards:
+    # a step of one round has no micro-step, a step of several one a round
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for rounds in [1, 4, 4, 1, 2, 4]:
+            for k in range(rounds):
+                (model(torch.randn(3, 4)).sum() / rounds).backward()
+            opt.step()
+            opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    assert [row.get("microsteps", 0) for row in rows(r)] == [0, 4, 4, 0, 2, 4]
+    counts = zone_counts(r)
+    assert counts["step"] == 6 and counts["microstep"] == 14 and counts["backward"] == 16
+    assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
+
+
+def test_a_datasets_own_zones_in_workers_keep_auto_on(run_under):
+    # In a DataLoader worker the script's zones nest inside auto's
+    # data.fetch and count nothing twice: auto stays on there, silently.
+    r = run_under(INSTALL + """
+        import stepscope
+        class Data(torch.utils.data.Dataset):
+            def __len__(self):
+                return 16
+            def __getitem__(self, i):
+                with stepscope.zone("decode"):
+                    return torch.randn(4), torch.randn(1)
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(Data(), batch_size=4, num_workers=2)
+        for epoch in range(2):
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    assert r.proc.stderr == ""
+    counts = zone_counts(r)
+    assert counts["step"] == 8 and counts["decode"] == 2 * 16 and counts["data.fetch"] == 8
+    assert r.report["steps_recorded_by"] == "auto"
+    assert r.report["auto"]["state"] == "active" and r.report["auto"]["processes_stood_aside"] == 0
+    assert all(p["auto"] == {"state": "active", "reason": None} for p in r.report["processes"])
+
+
+def test_a_skipped_batch_counts_no_samples(run_under):
+    # a batch counts when a backward runs after its fetch, before the next:
+    # the loop skips every third batch, fetched into the step that follows
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(24, 4), torch.randn(24, 1)),
+                                             batch_size=4)
+        for i, (x, y) in enumerate(loader):
+            if i % 3 == 2:
+                continue
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    """.replace("\n        ", "\n"))
+    assert zone_counts(r)["data"] == 6
+    assert [row["counters"]["samples"] for row in rows(r)] == [4] * 4
+    assert [row.get("microsteps", 0) for row in rows(r)] == [0] * 4

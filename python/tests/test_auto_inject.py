@@ -44,6 +44,9 @@ def _wrapped(*a, **k):
         _face.zone_end(t)
 
 def stand_aside(reason):
+    if os.environ.get("FAKE_AUTO_STAYS"):  # as the real one in a DataLoader worker
+        sys.stderr.write("fake auto: asked, stays\\n")
+        return False
     if os.environ.get("FAKE_AUTO_ASIDE_FAILS"):
         raise RuntimeError("the double cannot stand aside")
     if _orig is not None:
@@ -239,6 +242,30 @@ def test_auto_turning_itself_off_keeps_its_steps(env):
                            capture_output=True, text=True, timeout=120)
     assert ("steps: auto-instrumented (auto-instrumentation turned itself off: an error in its hooks (KeyError: 3))"
             "\n") in again.stdout + again.stderr
+
+
+def test_a_callback_that_returns_false_keeps_auto_and_is_not_asked_again(env):
+    # the real _auto returns False in a DataLoader worker, where the
+    # script's zones nest inside auto's data.fetch: auto stays, silently
+    script = write_script(env["tmp"], '''
+        import torch, stepscope
+        for i in range(3):
+            with stepscope.zone("decode"):
+                pass
+            torch.train_step()
+        print("calls", torch.calls)
+    ''')
+    proc, rep = stepscope_run(env["tmp"], [PYTHON, str(script)], pythonpath=env["faketorch"] + ":" + env["pkg"],
+                              FAKE_AUTO_STAYS="1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "calls 3\n"
+    assert proc.stderr.count("fake auto: asked, stays") == 1
+    assert auto_lines(proc.stderr) == []
+    assert rep["steps"]["count"] == 3
+    assert {z["name"]: z["count"] for z in rep["zones"]}["decode"] == 3
+    assert rep["steps_recorded_by"] == "auto"
+    assert rep["auto"]["state"] == "active" and rep["auto"]["reason"] is None
+    assert rep["processes"][0]["auto"] == {"state": "active", "reason": None}
 
 
 def test_a_failed_stand_aside_is_one_line(env):
