@@ -15,9 +15,10 @@ asks that auto's cost be inside the noise of the pairs.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_auto_run.py [pairs] [epochs] [-- extra example args]
 
-After the inject branch, `stepscope run -- python examples/torch_train.py
---plain` against `stepscope run --no-auto -- ...` measures the same with
-the startup hook in both; this driver does not need it.
+`stepscope run -- python examples/torch_train.py --plain` against
+`stepscope run --no-auto -- ...` measures nearly the same, but with the
+startup hook in one run only; this driver keeps everything but install()
+the same on both sides.
 """
 import json
 import os
