@@ -148,7 +148,7 @@ struct sps_rec_header {
     uint64_t py_values;    /* stepscope.record() */
     uint64_t py_counts;    /* stepscope.count() */
     uint64_t hook_zones;   /* zones, steps and micro-steps begun by instrument's hooks */
-    uint64_t hook_counts;  /* counts by instrument's hooks */
+    uint64_t hook_counts;  /* counts and values by the torch hooks (instrument's, auto's) */
     double py_zone_ns;     /* one `with stepscope.zone(name):` beyond the library's begin+end */
     double py_value_ns;    /* one stepscope.record() beyond the library's value */
     double py_count_ns;    /* one stepscope.count() beyond the library's count */

@@ -195,6 +195,7 @@ static PyMethodDef face_methods[] = {
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token, counted as instrument's."},
     {"count", (PyCFunction)(void (*)(void))sps_py_count, METH_VARARGS | METH_KEYWORDS,
      "count(name, n=1), counted as instrument's."},
+    {"record", sps_py_record, METH_VARARGS, "record(name, value), counted as instrument's (with its counts)."},
     {"gpu_zone_begin", (PyCFunction)(void (*)(void))sps_py_gpu_zone_begin, METH_VARARGS | METH_KEYWORDS,
      "gpu_zone_begin(name, stream=None) -> int token, counted as instrument's."},
     {"gpu_zone_end", sps_py_gpu_zone_end, METH_O, "gpu_zone_end(token)"},

@@ -650,9 +650,12 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
             sps_py_type_error("stepscope.record(): the value", "a number", value);
         return NULL;
     }
-    if (!sps_py_skip(SPS_PY_NOTE_VALUE)) {
+    /* the hooks' values (the auto-instrumentation's loss) are part of the
+     * hooks' work, priced with their zones, as their counts are */
+    enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_VALUE;
+    if (!sps_py_skip(what)) {
         sps_value(site, v);
-        sps_py_note(SPS_PY_NOTE_VALUE);
+        sps_py_note(what);
     }
     Py_RETURN_NONE;
 }

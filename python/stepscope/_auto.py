@@ -119,9 +119,9 @@ PRICE_AFTER_S = 10.0
 
 _grad_enabled = _torch.is_grad_enabled
 _Tensor = _torch.Tensor
-# values never make auto stand aside (only the script's begins do), so the
-# loss goes through the module's own record(), one lookup less a step
-_record = _stepscope.record
+# the loss goes through the hooks' face, as the zones do: it is the hooks'
+# work, priced with them, not one of the script's record() calls
+_record = _core.record
 _zone_begin = _core.zone_begin
 _zone_end = _core.zone_end
 _SEQUENCES = (list, tuple)

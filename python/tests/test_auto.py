@@ -536,6 +536,8 @@ def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
     # the steps the last zero_grad() of each epoch opened) is not counted
     assert k["instrument_hooks"]["count"] == 8 * 4 + 16 + 2 + 1
     assert k["python_zones"]["count"] == 0
+    # auto's loss values are the hooks' work too: not priced as the script's record() calls
+    assert k["values"]["count"] == 8 + 8 and k["python_values"]["count"] == 0  # 8 losses, 8 sample counts
     assert k["instrument_hooks"]["cost_ns"] > 0
     assert r.zone("stepscope.cost_probe") is None
     # a run shorter than PRICE_AFTER_S is left unpriced rather than slowed
