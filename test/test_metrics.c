@@ -4,6 +4,7 @@
  * metrics, series and sources; the figures agree with the kernel's own;
  * `stepscope snapshot` and `stepscope doctor` say what works and why not.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +332,32 @@ static void test_doctor(void) {
     CHECK_STR_HAS(buf, "/proc/pressure/cpu: No such file or directory (a kernel without PSI)");
     char *bad[] = {STEPSCOPE, "doctor", "--bogus", NULL};
     CHECK_EQ_I(exit_code_of(run_capture_to(bad, NULL, err, sizeof err)), 2);
+
+    /* where `stepscope run` takes the Python startup hook from: the
+     * directory STEPSCOPE_AUTO_DIR names when it holds one, else none */
+    char hook_dir[1024], hook[1100], real[PATH_MAX];
+    snprintf(hook_dir, sizeof hook_dir, "%s/hook", dir);
+    CHECK_EQ_I(mkdir(hook_dir, 0700), 0);
+    snprintf(hook, sizeof hook, "%s/sitecustomize.py", hook_dir);
+    write_file(hook, "", 0);
+    CHECK(realpath(hook_dir, real) != NULL);
+    setenv("STEPSCOPE_AUTO_DIR", hook_dir, 1);
+    snprintf(out, sizeof out, "%s/doctor.json", dir);
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    j = load_json_file(out);
+    CHECK(j && json_string_value(json_object_get(j, "auto_hook_dir")) &&
+          !strcmp(json_string_value(json_object_get(j, "auto_hook_dir")), real));
+    json_decref(j);
+    setenv("STEPSCOPE_AUTO_DIR", dir, 1); /* no hook there */
+    CHECK_EQ_I(exit_code_of(run_capture_to(argv, out, err, sizeof err)), 0);
+    j = load_json_file(out);
+    CHECK(j && json_is_null(json_object_get(j, "auto_hook_dir")));
+    json_decref(j);
+    snprintf(out, sizeof out, "%s/doctor.txt", dir);
+    CHECK_EQ_I(exit_code_of(run_capture_to(text, out, err, sizeof err)), 0);
+    read_file(out, buf, sizeof buf);
+    CHECK_STR_HAS(buf, "auto        unavailable           -         -  no startup hook");
+    unsetenv("STEPSCOPE_AUTO_DIR");
 }
 
 /* The line of doctor's text output that starts with word, or "". */

@@ -49,6 +49,10 @@ static int find_hook_dir(char *out) {
     return hook_dir_at(SPS_AUTO_BUILD_DIR, out) || installed_hook_dir(out);
 }
 
+int sps_auto_hook_dir(char *out) {
+    return find_hook_dir(out);
+}
+
 /* The file cmd names, as execvp would find it, into out. */
 static int resolve_command(const char *cmd, char *out, size_t len) {
     if (strchr(cmd, '/'))

@@ -29,4 +29,11 @@
  */
 int sps_auto_inject_env(int no_auto, char *const *cmd);
 
+/*
+ * The directory `stepscope run` would take the startup hook from, made
+ * absolute, into out (PATH_MAX bytes), by the rules above (for `stepscope
+ * doctor`).  Returns 1, or 0 when there is none (out undefined).
+ */
+int sps_auto_hook_dir(char *out);
+
 #endif

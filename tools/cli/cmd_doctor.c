@@ -3,12 +3,14 @@
  * why not, what one read costs, and what the sampler would cost at its
  * default intervals.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "auto_inject.h"
 #include "capture.h"
 #include "cli.h"
 #include "clock.h"
@@ -169,6 +171,9 @@ int sps_cmd_doctor(int argc, char **argv) {
      * cost, only whether libcuda loads and initialises here */
     struct sps_cuda_status cuda;
     (void)sps_cuda_status(&cuda);
+    /* where `stepscope run` takes the Python startup hook from */
+    char hook[PATH_MAX];
+    int have_hook = sps_auto_hook_dir(hook);
 
     if (json) {
         struct sps_jw w;
@@ -209,6 +214,10 @@ int sps_cmd_doctor(int argc, char **argv) {
         else
             sps__jw_null(&w, "reason");
         sps__jw_end(&w, '}');
+        if (have_hook)
+            sps__jw_string(&w, "auto_hook_dir", hook);
+        else
+            sps__jw_null(&w, "auto_hook_dir");
         /* warm reads only: the thread's wake-ups and cold caches come on top */
         sps__jw_number(&w, "sampler_cpu_percent_of_one_core", core_percent);
         sps__jw_end(&w, '}');
@@ -241,6 +250,15 @@ int sps_cmd_doctor(int argc, char **argv) {
         else
             snprintf(cuda_detail, sizeof cuda_detail, "GPU zones are CPU zones only: %s", cuda.reason);
         printf("%-11s %-12s %10s %9s  %s\n", "cuda", cuda.available ? "ok" : "unavailable", "-", "-", cuda_detail);
+        char auto_detail[PATH_MAX + 128];
+        if (have_hook)
+            snprintf(auto_detail, sizeof auto_detail,
+                     "stepscope run auto-instruments PyTorch scripts with the startup hook in %s", hook);
+        else
+            snprintf(auto_detail, sizeof auto_detail,
+                     "no startup hook (STEPSCOPE_AUTO_DIR, the build tree, ../share/stepscope/auto): Python "
+                     "scripts run uninstrumented unless they use stepscope themselves");
+        printf("%-11s %-12s %10s %9s  %s\n", "auto", have_hook ? "ok" : "unavailable", "-", "-", auto_detail);
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
         if (found[SPS_SOURCE_PROC].available && !isnan(found[SPS_SOURCE_PROC].interval_read_s)) {
             char cost[32];
