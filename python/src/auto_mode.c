@@ -6,9 +6,11 @@
  * out to instrument itself.
  *
  * _auto.install() registers a callback (_set_auto_callback).  From then
- * on, the first zone, step, micro-step, GPU zone or phase the script
- * begins through the module's own face (values and counts do not count),
- * or its first stepscope.torch.instrument(), calls it once, before that
+ * on, the first step or micro-step the script begins through the module's
+ * own face, or zone, GPU zone or phase named as one of auto's zones (a
+ * zone of another name nests in auto's and counts nothing twice; values
+ * and counts do not count either), or its first
+ * stepscope.torch.instrument(), calls it once, before that
  * call records anything: the callback undoes auto's patches and takes back
  * auto's open step, so nothing is counted twice; or, in a DataLoader
  * worker process, returns False and auto stays (stand_aside below).  Auto
@@ -114,7 +116,7 @@ static void script_location(char *buf, size_t len) {
     PyErr_Clear();
 }
 
-/* Auto stands aside: what the script did (e.g. "records zones of its own").
+/* Auto stands aside: what the script did (e.g. "records steps of its own").
  * The callback is asked first: it returns False when auto stays on in this
  * process because the script's zones cannot count anything twice there (a
  * DataLoader worker, where they nest inside auto's data.fetch); the state
@@ -156,8 +158,25 @@ static void stand_aside(const char *what) {
     PyErr_Restore(type, value, tb);
 }
 
-void sps_py_auto_user_began(void) {
-    stand_aside("records zones of its own");
+/* The zones auto records (stepscope/_auto.py, _steps.py): the script's
+ * own zone of one of these names would count that part twice. */
+static const char *const auto_zone_names[] = {"data",         "data.start", "data.fetch", "forward",
+                                              "forward.eval", "backward",   "optimizer",  "h2d"};
+
+void sps_py_auto_user_began(const struct sps_site *site) {
+    if (!site || site->kind != SPS_KIND_ZONE) {
+        stand_aside("records steps of its own");
+        return;
+    }
+    for (size_t i = 0; i < sizeof auto_zone_names / sizeof auto_zone_names[0]; i++) {
+        if (site->name && !strcmp(site->name, auto_zone_names[i])) {
+            char what[160];
+            snprintf(what, sizeof what, "records a zone auto records too (\"%.100s\")", site->name);
+            stand_aside(what);
+            return;
+        }
+    }
+    /* any other zone nests inside auto's and its steps: auto stays armed */
 }
 
 /* _set_auto_callback(fn, reason=None): auto-instrumentation is installed

@@ -108,9 +108,11 @@ void sps_py_note(enum sps_py_note what);
 void sps_py_unnote_zone(int face);
 
 /* The slow path of sps_py_skip: the tally while this thread calibrates;
- * auto-instrumentation standing aside at the script's first zone of its
- * own (what SPS_PY_NOTE_ZONE: a begin of the module's own face). */
-int sps_py_skip_slow(enum sps_py_note what);
+ * auto-instrumentation standing aside when the script begins a step of its
+ * own, or a zone auto would record too (what SPS_PY_NOTE_ZONE: a begin of
+ * the module's own face, on site; NULL for a begin whose site is not
+ * known, which counts as the script's own steps). */
+int sps_py_skip_slow(enum sps_py_note what, const struct sps_site *site);
 /* sps_py_calibration_on again, from who needs the slow path (face.c). */
 void sps_py_slow_path_update(void);
 
@@ -118,17 +120,23 @@ void sps_py_slow_path_update(void);
  * count; while calibrating, the tally of what was skipped.  Every begin of
  * a zone, step, micro-step, GPU zone or phase goes through here, so the
  * stand-aside check costs nothing more than the calibration's flag. */
-static inline int sps_py_skip(enum sps_py_note what) {
+static inline int sps_py_skip_site(enum sps_py_note what, const struct sps_site *site) {
     if (!sps__enabled)
         return 1;
     if (__builtin_expect(sps_py_calibration_on, 0))
-        return sps_py_skip_slow(what);
+        return sps_py_skip_slow(what, site);
     return 0;
+}
+
+/* sps_py_skip_site for values, counts and the hooks' begins (no site
+ * needed: they never make auto stand aside). */
+static inline int sps_py_skip(enum sps_py_note what) {
+    return sps_py_skip_site(what, NULL);
 }
 
 static inline sps_zone_t sps_py_begin(struct sps_site *site, int face) {
     enum sps_py_note what = face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE;
-    if (sps_py_skip(what))
+    if (sps_py_skip_site(what, site))
         return sps__enabled ? SPS_PY_STAND_IN_TOKEN : 0;
     sps_zone_t t = sps_zone_begin(site);
     sps_py_note(what);
@@ -166,9 +174,12 @@ static inline void sps_py_end(sps_zone_t t) {
 struct sps_rec_header;
 extern int sps_py_auto_armed; /* a stand-aside callback is registered */
 int sps_py_auto_init(PyObject *module);
-/* The script began a zone of its own while auto was armed (from
- * sps_py_skip_slow): auto stands aside, before the begin records. */
-void sps_py_auto_user_began(void);
+/* The script began a zone, step, micro-step or phase of its own on site
+ * while auto was armed (from sps_py_skip_slow): auto stands aside, before
+ * the begin records, when the script records steps of its own (a step or
+ * micro-step site, or NULL) or a zone named as one of auto's; a zone of
+ * another name nests in auto's and changes nothing. */
+void sps_py_auto_user_began(const struct sps_site *site);
 /* The mode's fields into h (face.c, when it first writes into a record). */
 void sps_py_auto_write(struct sps_rec_header *h);
 

@@ -118,14 +118,14 @@ void sps_py_slow_path_update(void) {
     sps_py_calibration_on = calibrating_threads > 0 || sps_py_auto_armed;
 }
 
-int sps_py_skip_slow(enum sps_py_note what) {
+int sps_py_skip_slow(enum sps_py_note what, const struct sps_site *site) {
     if (sps_py_calibrating) {
         sps_py_calibrated[what]++;
         return 1;
     }
     /* the script's own begin (not a hooks face's): auto steps aside first */
     if (what == SPS_PY_NOTE_ZONE && sps_py_auto_armed)
-        sps_py_auto_user_began();
+        sps_py_auto_user_began(site);
     return 0;
 }
 

@@ -221,7 +221,7 @@ static PyObject *gpu_enter(PyObject *self, PyObject *unused) {
         return NULL;
     }
     g->token = 0;
-    if (!sps_py_skip(SPS_PY_NOTE_ZONE)) {
+    if (!sps_py_skip_site(SPS_PY_NOTE_ZONE, g->z.site)) {
         void *stream = g->stream;
         if (g->stream_auto && current_stream(&stream) < 0)
             return NULL;
@@ -342,7 +342,7 @@ PyObject *sps_py_gpu_zone_begin(PyObject *self, PyObject *args, PyObject *kwargs
     if (parse_stream(arg, &stream, &is_auto, "stepscope.gpu_zone_begin()") < 0)
         return NULL;
     int face = sps_py_face_of(self);
-    if (sps_py_skip(face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE))
+    if (sps_py_skip_site(face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE, site))
         return PyLong_FromLong(0);
     if (is_auto && current_stream(&stream) < 0)
         return NULL;

@@ -615,7 +615,7 @@ PyObject *sps_py_phase(PyObject *self, PyObject *name) {
     if (!site)
         return NULL;
     enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE;
-    if (sps_py_skip(what)) {
+    if (sps_py_skip_site(what, site)) {
         if (!sps__enabled)
             sps_phase_end(); /* recording off: the open phase ends, none begins */
         Py_RETURN_NONE;

@@ -883,8 +883,9 @@ def _remove():
 
 def stand_aside(reason):
     """Turn the auto-instrumentation off for good in this process (the
-    script instruments itself: the extension calls this when the script
-    begins its first zone or step, stepscope.torch.instrument() too): every
+    script instruments its steps itself: the extension calls this when the
+    script begins its first step or micro-step, or a zone named as one of
+    auto's, stepscope.torch.instrument() too): every
     patch is undone, the calling thread's open step is taken back
     unrecorded (once the zone of a patched call in progress ends, when one
     is), and one line goes to stderr (when it was on).  Returns True: auto

@@ -160,7 +160,7 @@ def test_the_scripts_own_step_makes_auto_stand_aside_once(env):
     proc, rep = stepscope_run(env["tmp"], [PYTHON, str(script)], pythonpath=env["faketorch"] + ":" + env["pkg"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "calls 5\n"
-    reason = "the script records zones of its own at train.py:5"  # the line of its first step
+    reason = "the script records steps of its own at train.py:5"  # the line of its first step
     assert auto_lines(proc.stderr) == ["stepscope: auto-instrumentation stands aside: " + reason]
     # auto's one step, then the script's four: none counted twice
     assert rep["steps"]["count"] == 5
@@ -175,17 +175,21 @@ def test_the_scripts_own_step_makes_auto_stand_aside_once(env):
             in again.stdout + again.stderr)
 
 
-@pytest.mark.parametrize("call", [
-    "with stepscope.zone('x'): pass",
-    "stepscope.microstep()",
-    "stepscope.zone_end(stepscope.zone_begin('x'))",
-    "stepscope.zone_end(stepscope.step_begin())",
-    "stepscope.zone_end(stepscope.microstep_begin())",
-    "with stepscope.gpu_zone('g', 0): pass",
-    "stepscope.phase('x'); stepscope.phase_end()",
-    "stepscope.Profiler().profile('x').__enter__()",
+STEPS_OF_ITS_OWN = "records steps of its own"
+ZONE_OF_AUTOS = 'records a zone auto records too ("%s")'
+
+
+@pytest.mark.parametrize("call,what", [
+    ("with stepscope.zone('forward'): pass", ZONE_OF_AUTOS % "forward"),
+    ("stepscope.microstep()", STEPS_OF_ITS_OWN),
+    ("stepscope.zone_end(stepscope.zone_begin('backward'))", ZONE_OF_AUTOS % "backward"),
+    ("stepscope.zone_end(stepscope.step_begin())", STEPS_OF_ITS_OWN),
+    ("stepscope.zone_end(stepscope.microstep_begin())", STEPS_OF_ITS_OWN),
+    ("with stepscope.gpu_zone('optimizer', 0): pass", ZONE_OF_AUTOS % "optimizer"),
+    ("stepscope.phase('data'); stepscope.phase_end()", ZONE_OF_AUTOS % "data"),
+    ("stepscope.Profiler().profile('h2d').__enter__()", ZONE_OF_AUTOS % "h2d"),
 ])
-def test_every_begin_of_the_script_stands_auto_aside(env, call):
+def test_every_begin_of_the_scripts_own_steps_stands_auto_aside(env, call, what):
     name = call.split("(")[0].replace("with ", "").split(".")[1]
     if not hasattr(stepscope, name):
         pytest.skip("this stepscope has no %s()" % name)
@@ -199,12 +203,39 @@ def test_every_begin_of_the_script_stands_auto_aside(env, call):
     proc, rep = stepscope_run(env["tmp"], [PYTHON, str(script)], pythonpath=env["faketorch"] + ":" + env["pkg"])
     assert proc.returncode == 0, proc.stderr
     # once, for the first call, at its line: the Profiler's own frames are the package's
-    reason = "the script records zones of its own at train.py:3"
+    reason = "the script %s at train.py:3" % what
     assert auto_lines(proc.stderr) == ["stepscope: auto-instrumentation stands aside: " + reason]
     assert rep["auto"]["state"] == "stood_aside"
     assert rep["auto"]["reason"] == reason
     # the patch is undone: the loop's three calls are not steps
     assert rep["steps"]["count"] == (2 if "stepscope.step_begin" in call else 0)
+
+
+@pytest.mark.parametrize("call", [
+    "with stepscope.zone('encoder'): pass",
+    "stepscope.zone_end(stepscope.zone_begin('decode'))",
+    "with stepscope.gpu_zone('attention', 0): pass",
+    "stepscope.Profiler().profile('augment').__enter__()",
+])
+def test_zones_of_other_names_nest_in_autos_and_leave_it_on(env, call):
+    """A zone the script names itself (a part of its model, its Dataset's
+    decoding) nests inside auto's zones and steps: nothing is counted
+    twice, so auto stays, and says nothing."""
+    name = call.split("(")[0].replace("with ", "").split(".")[1]
+    if not hasattr(stepscope, name):
+        pytest.skip("this stepscope has no %s()" % name)
+    script = write_script(env["tmp"], '''
+        import torch, stepscope
+        for i in range(3):
+            %s
+            torch.train_step()
+    ''' % (call,))
+    proc, rep = stepscope_run(env["tmp"], [PYTHON, str(script)], pythonpath=env["faketorch"] + ":" + env["pkg"])
+    assert proc.returncode == 0, proc.stderr
+    assert auto_lines(proc.stderr) == []
+    assert rep["auto"]["state"] == "active"
+    assert rep["steps"]["count"] == 3
+    assert rep["steps_recorded_by"] == "auto"
 
 
 def test_values_and_counts_leave_auto_on(env):
@@ -247,10 +278,11 @@ def test_auto_turning_itself_off_keeps_its_steps(env):
 def test_a_callback_that_returns_false_keeps_auto_and_is_not_asked_again(env):
     # the real _auto returns False in a DataLoader worker, where the
     # script's zones nest inside auto's data.fetch: auto stays, silently
+    # (a zone named as one of auto's asks it; see the test above)
     script = write_script(env["tmp"], '''
         import torch, stepscope
         for i in range(3):
-            with stepscope.zone("decode"):
+            with stepscope.zone("data"):
                 pass
             torch.train_step()
         print("calls", torch.calls)
@@ -262,7 +294,7 @@ def test_a_callback_that_returns_false_keeps_auto_and_is_not_asked_again(env):
     assert proc.stderr.count("fake auto: asked, stays") == 1
     assert auto_lines(proc.stderr) == []
     assert rep["steps"]["count"] == 3
-    assert {z["name"]: z["count"] for z in rep["zones"]}["decode"] == 3
+    assert {z["name"]: z["count"] for z in rep["zones"]}["data"] == 3
     assert rep["steps_recorded_by"] == "auto"
     assert rep["auto"]["state"] == "active" and rep["auto"]["reason"] is None
     assert rep["processes"][0]["auto"] == {"state": "active", "reason": None}
