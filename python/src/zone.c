@@ -635,8 +635,23 @@ PyObject *sps_py_phase_end(PyObject *self, PyObject *unused) {
 
 /* ------------------------------------------------------ values, counters */
 
+/* The value names the script records itself while auto-instrumentation is
+ * on: from the script's first "loss", auto's own "loss" (the tensor
+ * backward() was called on, recorded through the hooks' face) is left out,
+ * so one series holds the script's values and never a mix of the two.
+ * Written and read under the GIL; a few names at most. */
+#define SCRIPT_VALUE_SITES 16
+static const struct sps_site *script_value_sites[SCRIPT_VALUE_SITES];
+static int nscript_value_sites;
+
+static int recorded_by_script(const struct sps_site *site) {
+    for (int i = 0; i < nscript_value_sites; i++)
+        if (script_value_sites[i] == site)
+            return 1;
+    return 0;
+}
+
 PyObject *sps_py_record(PyObject *self, PyObject *args) {
-    (void)self;
     PyObject *name, *value;
     if (!PyArg_UnpackTuple(args, "record", 2, 2, &name, &value))
         return NULL;
@@ -650,9 +665,14 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
             sps_py_type_error("stepscope.record(): the value", "a number", value);
         return NULL;
     }
+    int hooks = sps_py_face_of(self) == SPS_PY_FACE_HOOKS;
+    if (hooks && recorded_by_script(site))
+        Py_RETURN_NONE; /* the script records this value itself */
+    if (!hooks && sps_py_auto_armed && nscript_value_sites < SCRIPT_VALUE_SITES && !recorded_by_script(site))
+        script_value_sites[nscript_value_sites++] = site;
     /* the hooks' values (the auto-instrumentation's loss) are part of the
      * hooks' work, priced with their zones, as their counts are */
-    enum sps_py_note what = sps_py_face_of(self) == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_VALUE;
+    enum sps_py_note what = hooks ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_VALUE;
     if (!sps_py_skip(what)) {
         sps_value(site, v);
         sps_py_note(what);

@@ -662,6 +662,28 @@ def test_a_datasets_own_zones_in_workers_keep_auto_on(run_under):
     assert all(p["auto"] == {"state": "active", "reason": None} for p in r.report["processes"])
 
 
+def test_a_loss_the_script_records_replaces_autos(run_under):
+    """From the script's own first record("loss"), auto's loss (the tensor
+    backward() was called on, here half of it) is left out: the series
+    holds auto's first value and then only the script's, never a mix."""
+    r = run_under(INSTALL + """
+        model = torch.nn.Linear(10, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        for i in range(5):
+            raw = model(torch.randn(16, 10)).pow(2).mean()
+            (raw * 0.5).backward()
+            opt.step()
+            opt.zero_grad()
+            stepscope.record("loss", raw.item())
+            print(raw.item())
+    """.replace("\n        ", "\n"))
+    printed = [float(v) for v in r.stdout.split()]
+    (loss,) = [v for v in r.report["values"] if v["name"] == "loss"]
+    assert loss["count"] == 1 + 5
+    assert abs(loss["max"] - max(printed)) < 1e-6 * max(printed)
+    assert r.proc.stderr == ""
+
+
 def test_a_skipped_batch_counts_no_samples(run_under):
     # a batch counts when a backward runs after its fetch, before the next:
     # the loop skips every third batch, fetched into the step that follows
