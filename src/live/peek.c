@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "live/peek.h"
+#include "live/record_file.h"
 #include "model/run.h"
 #include "record_format.h"
 #include "stats.h"
@@ -30,12 +31,10 @@
  * step's name (other step names may be interleaved). */
 #define LAST_STEP_SCAN 8u
 
-enum rec_state { REC_PENDING, REC_OK, REC_BAD };
-
 struct followed {
     char *file; /* name within the directory */
     int fd;
-    enum rec_state state;
+    enum sps__live_rec_state state;
     uint64_t size;          /* of the file when its header was accepted */
     struct sps_rec_header h; /* immutable part checked once; mutable part refreshed */
     uint32_t nnames;        /* names cached below */
@@ -73,21 +72,6 @@ struct sps__live_peek {
 /* The part of a thread segment before its stack: all a peek needs. */
 #define SEG_HEAD_SIZE offsetof(struct sps_rec_thread, stack)
 
-static int pread_full(int fd, void *buf, size_t len, uint64_t off) {
-    char *p = buf;
-    while (len) {
-        ssize_t got = pread(fd, p, len, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        len -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return 0;
-}
-
 static int in_file(const struct followed *f, uint64_t off, uint64_t len) {
     return off <= f->size && len <= f->size - off;
 }
@@ -98,34 +82,11 @@ static int in_arena(const struct followed *f, uint64_t off, uint64_t len) {
     return off >= f->h.arena_off && off % 8 == 0 && in_file(f, off, len);
 }
 
-/* Accept the header once it is complete and sane; REC_PENDING while the
- * writer has not written it yet. */
-static enum rec_state check_header(struct followed *f) {
-    struct stat st;
-    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return REC_BAD;
-    if ((uint64_t)st.st_size < SPS_REC_HEADER_SIZE)
-        return REC_PENDING;
-    struct sps_rec_header *h = &f->h;
-    if (pread_full(f->fd, h, sizeof *h, 0) != 0)
-        return REC_PENDING;
-    static const char zeros[8];
-    if (memcmp(h->magic, zeros, sizeof zeros) == 0)
-        return REC_PENDING;
-    uint64_t offset;
-    if (sps__rec_header_check(h, (uint64_t)st.st_size, &offset, NULL, 0) != 0)
-        return REC_BAD;
-    f->size = (uint64_t)st.st_size;
-    if (h->ns_mult == 0) /* the reader uses the rate; the peek converts with the multiplier */
-        return REC_BAD;
-    return REC_OK;
-}
-
 /* Refresh the header's mutable fields and cache the names published
  * since the last read.  -1 when the record cannot be read now. */
 static int refresh(struct followed *f) {
     const size_t mut = offsetof(struct sps_rec_header, state);
-    if (pread_full(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
+    if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
         return -1;
     uint32_t n = f->h.names_count;
     if (n > f->h.names_cap)
@@ -147,7 +108,7 @@ static int refresh(struct followed *f) {
     struct sps_rec_name batch[32];
     while (f->nnames < n) {
         uint32_t k = n - f->nnames < 32u ? n - f->nnames : 32u;
-        if (pread_full(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
+        if (sps__live_pread(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
             return -1;
         for (uint32_t i = 0; i < k; i++) {
             const struct sps_rec_name *e = &batch[i];
@@ -170,7 +131,7 @@ static int refresh(struct followed *f) {
 /* Read the aggregate of name id at off; -1 unless it is that name's. */
 static int read_agg(const struct followed *f, uint64_t off, uint32_t id, struct sps_rec_agg *a) {
     uint32_t kind = f->kind[id - 1];
-    if (!in_arena(f, off, sps_rec_agg_size(kind)) || pread_full(f->fd, a, sizeof *a, off) != 0)
+    if (!in_arena(f, off, sps_rec_agg_size(kind)) || sps__live_pread(f->fd, a, sizeof *a, off) != 0)
         return -1;
     return a->name == id && a->kind == kind ? 0 : -1;
 }
@@ -198,12 +159,12 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
     uint64_t dir[64];
     for (uint32_t base = 0; base < n; base += 64) {
         uint32_t k = n - base < 64u ? n - base : 64u;
-        if (pread_full(f->fd, dir, k * sizeof *dir, f->h.threads_off + (uint64_t)base * sizeof *dir) != 0)
+        if (sps__live_pread(f->fd, dir, k * sizeof *dir, f->h.threads_off + (uint64_t)base * sizeof *dir) != 0)
             return;
         for (uint32_t t = 0; t < k; t++) {
             struct candidate c = {.rec = f, .seg_off = dir[t]};
             if (!in_arena(f, c.seg_off, sizeof(struct sps_rec_thread)) ||
-                pread_full(f->fd, &c.seg, SEG_HEAD_SIZE, c.seg_off) != 0 || c.seg.magic != SPS_REC_THREAD_MAGIC ||
+                sps__live_pread(f->fd, &c.seg, SEG_HEAD_SIZE, c.seg_off) != 0 || c.seg.magic != SPS_REC_THREAD_MAGIC ||
                 c.seg.index != base + t)
                 continue;
             out->zones_offered += c.seg.head[SPS_RING_ZONES] + c.seg.head[SPS_RING_STEPS];
@@ -211,7 +172,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
             out->zones_thinned += c.seg.zones_thinned;
             uint64_t index_len = ((uint64_t)f->h.names_cap + 2u) * sizeof(uint32_t);
             if (!f->nnames || !in_arena(f, c.seg.agg_index_off, index_len) ||
-                pread_full(f->fd, pk->index, (f->nnames + 1u) * sizeof(uint32_t), c.seg.agg_index_off) != 0)
+                sps__live_pread(f->fd, pk->index, (f->nnames + 1u) * sizeof(uint32_t), c.seg.agg_index_off) != 0)
                 continue;
             for (uint32_t id = 1; id <= f->nnames; id++) {
                 if (f->kind[id - 1] != SPS_KIND_STEP || pk->index[id] == 0)
@@ -231,7 +192,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
  * the latest duration the recorder has not added to it yet). */
 static uint64_t median_of(struct sps__live_peek *pk, const struct candidate *c) {
     const struct followed *f = c->rec;
-    if (pread_full(f->fd, pk->hist, sizeof pk->hist, c->agg_off + sizeof(struct sps_rec_agg)) != 0)
+    if (sps__live_pread(f->fd, pk->hist, sizeof pk->hist, c->agg_off + sizeof(struct sps_rec_agg)) != 0)
         return 0;
     uint64_t in_hist = 0;
     for (uint32_t b = 0; b < SPS_HIST_BUCKETS; b++)
@@ -257,7 +218,7 @@ static uint64_t last_from_ring(const struct candidate *c) {
         if (i >= c->seg.limit[SPS_RING_STEPS])
             continue; /* keep-first refused it */
         struct sps_rec_event e;
-        if (pread_full(f->fd, &e, sizeof e, ring_off + (i & (cap - 1)) * sizeof e) != 0)
+        if (sps__live_pread(f->fd, &e, sizeof e, ring_off + (i & (cap - 1)) * sizeof e) != 0)
             return 0;
         if (e.name != c->id)
             continue;
@@ -266,7 +227,7 @@ static uint64_t last_from_ring(const struct candidate *c) {
         /* the writer may have lapped the ring while we read: an event it
          * is overwriting cannot be told from a good one, so recheck */
         uint64_t now_head;
-        if (pread_full(f->fd, &now_head, sizeof now_head,
+        if (sps__live_pread(f->fd, &now_head, sizeof now_head,
                        c->seg_off + offsetof(struct sps_rec_thread, head) + SPS_RING_STEPS * sizeof(uint64_t)) != 0 ||
             now_head - i >= cap - 1u)
             return 0;
@@ -340,7 +301,7 @@ static void discover(struct sps__live_peek *pk) {
             break;
         }
         f->fd = fd;
-        f->state = REC_PENDING;
+        f->state = SPS_LIVE_REC_PENDING;
         pk->rec[pk->nrec++] = f;
     }
     closedir(d);
@@ -375,9 +336,9 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
     struct candidate best = {0};
     for (uint32_t i = 0; i < pk->nrec; i++) {
         struct followed *f = pk->rec[i];
-        if (f->state == REC_PENDING)
-            f->state = check_header(f);
-        if (f->state != REC_OK || refresh(f) != 0)
+        if (f->state == SPS_LIVE_REC_PENDING)
+            f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
+        if (f->state != SPS_LIVE_REC_OK || refresh(f) != 0)
             continue;
         if (out->records++ == 0 || f->h.thin_level < out->thin_level)
             out->thin_level = f->h.thin_level;
@@ -417,7 +378,7 @@ int sps__live_peek_set_thin(struct sps__live_peek *pk, uint32_t level, uint64_t 
     int written = 0;
     for (uint32_t i = 0; i < pk->nrec; i++) {
         struct followed *f = pk->rec[i];
-        if (f->state != REC_OK || f->h.thin_level >= level)
+        if (f->state != SPS_LIVE_REC_OK || f->h.thin_level >= level)
             continue;
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s", pk->dir, f->file) >= (int)sizeof path)

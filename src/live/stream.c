@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "live/record_file.h"
 #include "live/stream_machine.h"
 #include "model/run.h"
 #include "record_format.h"
@@ -58,12 +59,10 @@ struct thread_follow {
     int gap;                       /* events were lost just before the next one taken from the ring read now */
 };
 
-enum rec_state { REC_PENDING, REC_OK, REC_BAD };
-
 struct rec {
     char *file;
     int fd;
-    enum rec_state state;
+    enum sps__live_rec_state state;
     uint64_t size;
     struct sps_rec_header h;
     uint32_t nnames, names_alloc;
@@ -91,42 +90,11 @@ struct sps__live_stream {
     char text[SPS_STEP_LINE_JSON_MAX];
 };
 
-static int pread_full(int fd, void *buf, size_t len, uint64_t off) {
-    char *p = buf;
-    while (len) {
-        ssize_t got = pread(fd, p, len, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        len -= (size_t)got;
-        off += (uint64_t)got;
-    }
-    return 0;
-}
-
 static int in_arena(const struct rec *f, uint64_t off, uint64_t len) {
     return off >= f->h.arena_off && off % 8 == 0 && off <= f->size && len <= f->size - off;
 }
 
 /* ------------------------------------------------------------ records */
-
-static enum rec_state check_header(struct rec *f) {
-    struct stat sb;
-    if (fstat(f->fd, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return REC_BAD;
-    if ((uint64_t)sb.st_size < SPS_REC_HEADER_SIZE || pread_full(f->fd, &f->h, sizeof f->h, 0) != 0)
-        return REC_PENDING;
-    static const char zeros[8];
-    if (memcmp(f->h.magic, zeros, sizeof zeros) == 0)
-        return REC_PENDING;
-    uint64_t offset;
-    if (sps__rec_header_check(&f->h, (uint64_t)sb.st_size, &offset, NULL, 0) != 0 || f->h.ticks_per_second <= 0)
-        return REC_BAD;
-    f->size = (uint64_t)sb.st_size;
-    return REC_OK;
-}
 
 static int64_t to_ns(const struct rec *f, uint64_t ticks) {
     return sps__rec_clock_ns(&f->clock, ticks);
@@ -137,10 +105,10 @@ static int64_t to_ns(const struct rec *f, uint64_t ticks) {
  * and the names published since. */
 static int refresh(struct rec *f) {
     const size_t mut = offsetof(struct sps_rec_header, state);
-    if (pread_full(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
+    if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
         return -1;
     uint32_t again;
-    if (pread_full(f->fd, &again, sizeof again, offsetof(struct sps_rec_header, anchor_seq)) != 0 ||
+    if (sps__live_pread(f->fd, &again, sizeof again, offsetof(struct sps_rec_header, anchor_seq)) != 0 ||
         again != f->h.anchor_seq)
         f->h.anchor_seq = 1; /* odd: the calibrated rate alone */
     sps__rec_clock_setup(&f->clock, &f->h);
@@ -165,7 +133,7 @@ static int refresh(struct rec *f) {
     struct sps_rec_name batch[16];
     while (f->nnames < n) {
         uint32_t k = n - f->nnames < 16u ? n - f->nnames : 16u;
-        if (pread_full(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
+        if (sps__live_pread(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
             return -1;
         for (uint32_t i = 0; i < k; i++) {
             const struct sps_rec_name *e = &batch[i];
@@ -215,7 +183,7 @@ static void discover(struct sps__live_stream *st) {
             break;
         }
         f->fd = fd;
-        f->state = REC_PENDING;
+        f->state = SPS_LIVE_REC_PENDING;
         st->rec[st->nrec++] = f;
     }
     closedir(d);
@@ -416,7 +384,7 @@ static void ring_lost(struct sps__live_stream *st, const struct rec *f, struct t
 
 static uint64_t head_now(const struct rec *f, const struct thread_follow *th, int ring) {
     uint64_t h = 0;
-    if (pread_full(f->fd, &h, sizeof h,
+    if (sps__live_pread(f->fd, &h, sizeof h,
                    th->seg_off + offsetof(struct sps_rec_thread, head) + (uint64_t)ring * sizeof(uint64_t)) != 0)
         return UINT64_MAX;
     return h;
@@ -445,7 +413,7 @@ static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_
         uint64_t slot = i & (cap - 1);
         if (slot + n > cap)
             n = cap - slot;
-        if (pread_full(f->fd, st->batch, n * sizeof *st->batch, ring_off + slot * sizeof *st->batch) != 0)
+        if (sps__live_pread(f->fd, st->batch, n * sizeof *st->batch, ring_off + slot * sizeof *st->batch) != 0)
             break;
         /* the writer may have lapped these slots while they were read */
         uint64_t first_good = i;
@@ -508,7 +476,7 @@ static void trim(struct evbuf *b, int64_t bound, int64_t *lost_until) {
 static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int64_t now,
                           int final) {
     struct sps_rec_thread *seg = &st->seg;
-    if (pread_full(f->fd, seg, sizeof *seg, th->seg_off) != 0 || seg->magic != SPS_REC_THREAD_MAGIC)
+    if (sps__live_pread(f->fd, seg, sizeof *seg, th->seg_off) != 0 || seg->magic != SPS_REC_THREAD_MAGIC)
         return;
     th->tid = seg->tid;
     int64_t open = open_step_start(f, seg);
@@ -549,9 +517,9 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
 }
 
 static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t now, int final) {
-    if (f->state == REC_PENDING)
-        f->state = check_header(f);
-    if (f->state != REC_OK || refresh(f) != 0)
+    if (f->state == SPS_LIVE_REC_PENDING)
+        f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
+    if (f->state != SPS_LIVE_REC_OK || refresh(f) != 0)
         return;
     uint32_t n = f->h.threads_count;
     if (n > f->h.threads_cap)
@@ -565,7 +533,7 @@ static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t no
         f->th = grown;
         while (f->nth < n) {
             uint64_t off;
-            if (pread_full(f->fd, &off, sizeof off, f->h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
+            if (sps__live_pread(f->fd, &off, sizeof off, f->h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
                 !in_arena(f, off, sizeof(struct sps_rec_thread)))
                 break; /* published but not readable yet: next time */
             memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
