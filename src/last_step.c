@@ -5,6 +5,7 @@
  */
 #include "last_step.h"
 
+#include "record_clock.h"
 #include "record_format.h"
 #include "recorder.h"
 

@@ -70,19 +70,5 @@ void sps__step_line_zone(struct sps__step_line *l, uint32_t name, int64_t start,
 void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v);
 void sps__step_line_count(struct sps__step_line *l, uint32_t name, uint64_t inc);
 
-/* A record's ticks as CLOCK_MONOTONIC ns, converted as the reader
- * converts them (src/model/reader.c): the calibrated rate, refined by the
- * header's latest anchor when it spans over 200 ms, is within 1% of the
- * calibration and was not being rewritten (anchor_seq even). */
-struct sps_rec_header;
-struct sps__rec_clock {
-    uint64_t anchor_ticks, anchor_ns;
-    long double ns_per_tick;
-};
-void sps__rec_clock_setup(struct sps__rec_clock *c, const struct sps_rec_header *h);
-static inline int64_t sps__rec_clock_ns(const struct sps__rec_clock *c, uint64_t ticks) {
-    long double d = (long double)(int64_t)(ticks - c->anchor_ticks) * c->ns_per_tick;
-    return (int64_t)((long double)c->anchor_ns + d + 0.5L);
-}
 
 #endif /* SPS_STEP_LINE_H */

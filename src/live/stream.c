@@ -20,6 +20,7 @@
 #include "model/run.h"
 #include "record_format.h"
 #include "render/step_line_json.h"
+#include "record_clock.h"
 #include "step_line.h"
 
 #define MAX_RECORDS 1024u

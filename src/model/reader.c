@@ -24,6 +24,7 @@
 
 #include "crc32.h"
 #include "model/run.h"
+#include "record_clock.h"
 #include "stepscope.h"
 
 struct reader {
@@ -35,9 +36,7 @@ struct reader {
     const struct sps_rec_header *h;
     int live; /* the writer may still be running (SPS_PARSE_LIVE) */
     int drop_pages; /* data is the reader's own mapping of a file: let go of the pages it has read */
-    /* tick -> monotonic ns */
-    uint64_t anchor_ticks, anchor_ns;
-    long double ns_per_tick;
+    struct sps__rec_clock clock; /* tick -> monotonic ns */
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(struct reader *r, uint64_t offset, const char *fmt, ...) {
@@ -59,8 +58,8 @@ static int in_file(const struct reader *r, uint64_t off, uint64_t len) {
 }
 
 static uint64_t to_ns(const struct reader *r, uint64_t ticks) {
-    long double d = (long double)(int64_t)(ticks - r->anchor_ticks) * r->ns_per_tick;
-    long double ns = (long double)r->anchor_ns + d + 0.5L;
+    long double d = (long double)(int64_t)(ticks - r->clock.anchor_ticks) * r->clock.ns_per_tick;
+    long double ns = (long double)r->clock.anchor_ns + d + 0.5L;
     if (!(ns > 0))
         return 0;
     return ns >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)ns;
@@ -152,28 +151,8 @@ static int check_header(struct reader *r) {
 }
 
 static void setup_clock(struct reader *r, struct sps_process_data *p) {
-    const struct sps_rec_header *h = r->h;
-    r->anchor_ticks = h->anchor0_ticks;
-    r->anchor_ns = h->anchor0_mono_ns;
-    long double hz = h->ticks_per_second;
-    /* Refine the calibrated rate with the latest anchor when it spans long
-     * enough for its jitter not to matter, and was not being rewritten
-     * while we read it (the writer may be alive: a seqlock). */
-    uint32_t seq0 = __atomic_load_n(&h->anchor_seq, __ATOMIC_ACQUIRE);
-    uint64_t t1 = __atomic_load_n(&h->anchor1_ticks, __ATOMIC_RELAXED);
-    uint64_t m1 = __atomic_load_n(&h->anchor1_mono_ns, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    uint32_t seq1 = __atomic_load_n(&h->anchor_seq, __ATOMIC_RELAXED);
-    if (h->clock_source == SPS_CLOCK_TSC && seq0 == seq1 && (seq0 & 1u) == 0 &&
-        m1 > h->anchor0_mono_ns + 200000000u && t1 > h->anchor0_ticks) {
-        long double refined = (long double)(t1 - h->anchor0_ticks) * 1e9L / (long double)(m1 - h->anchor0_mono_ns);
-        /* a refinement, not a replacement: a rate far from the calibrated
-         * one means a damaged anchor */
-        if (fabsl(refined - hz) < hz * 0.01L)
-            hz = refined;
-    }
-    r->ns_per_tick = 1e9L / hz;
-    p->ticks_per_second = (double)hz;
+    sps__rec_clock_setup(&r->clock, r->h);
+    p->ticks_per_second = (double)r->clock.ticks_per_second;
 }
 
 static int copy_header(struct reader *r, struct sps_process_data *p) {
