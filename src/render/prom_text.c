@@ -453,6 +453,7 @@ char *sps__prom_render(const struct sps__prom_snapshot *s, enum sps__prom_format
         free(o.p);
         return NULL;
     }
+    o.p[o.n] = '\0'; /* nothing was put: an empty text */
     if (len)
         *len = o.n;
     return o.p;
