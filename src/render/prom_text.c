@@ -176,27 +176,42 @@ static void series_labels(struct out *o, const struct sps__prom_series *s, const
     owner_labels(o, s, 0);
 }
 
+/* One histogram series.  Its labels are written once and copied into
+ * each of its 25 lines (the bulk of a large exposition). */
 static void histogram_series(struct out *o, const char *metric, const struct sps__prom_series *s,
                              const char *name_label) {
+    struct out labels = {0};
+    series_labels(&labels, s, name_label);
+    if (labels.oom) {
+        o->oom = 1;
+        return;
+    }
+    size_t mlen = strlen(metric);
     uint64_t cum = 0;
     for (int i = 0; i <= SPS_PROM_BOUNDS; i++) {
         cum = i < SPS_PROM_BOUNDS ? cum + s->bucket[i] : s->count;
-        printf_(o, "%s_bucket{", metric);
-        series_labels(o, s, name_label);
-        put_label(o, 0, "le", i < SPS_PROM_BOUNDS ? bound_text[i] : "+Inf");
-        put(o, "} ", 2);
+        put(o, metric, mlen);
+        put(o, "_bucket{", 8);
+        put(o, labels.p, labels.n);
+        put(o, ",le=\"", 5);
+        puts_(o, i < SPS_PROM_BOUNDS ? bound_text[i] : "+Inf");
+        put(o, "\"} ", 3);
         put_u64(o, cum);
         put(o, "\n", 1);
     }
-    printf_(o, "%s_sum{", metric);
-    series_labels(o, s, name_label);
+    put(o, metric, mlen);
+    put(o, "_sum{", 5);
+    put(o, labels.p, labels.n);
     put(o, "} ", 2);
     put_num(o, (double)s->sum_ns * 1e-9);
-    printf_(o, "\n%s_count{", metric);
-    series_labels(o, s, name_label);
+    put(o, "\n", 1);
+    put(o, metric, mlen);
+    put(o, "_count{", 7);
+    put(o, labels.p, labels.n);
     put(o, "} ", 2);
     put_u64(o, s->count);
     put(o, "\n", 1);
+    free(labels.p);
 }
 
 /* The series of one kind, [*first, end of that kind); *first moves past them. */
