@@ -206,8 +206,10 @@ static void test_negotiate(void) {
 
 /* Record in a child process: steps named "step" (each with one zone
  * "fwd"), a counter "samples" += 8 and a value "loss" a step, with rank
- * as RANK (-1: unset). */
-static void record_steps(const char *dir, int steps, int rank) {
+ * as RANK (-1: unset).  With worker, the child then runs test_workload
+ * --steps 2 (steps named "step" too) without RANK in its environment, as
+ * a launcher's worker started afresh. */
+static void record_steps_worker(const char *dir, int steps, int rank, int worker) {
     pid_t pid = fork();
     if (pid == 0) {
         setenv("STEPSCOPE_RUN_DIR", dir, 1);
@@ -231,11 +233,26 @@ static void record_steps(const char *dir, int steps, int rank) {
             sps_value(loss, 1.0 / (i + 1));
             sps_zone_end(s);
         }
+        if (worker) {
+            pid_t w = fork();
+            if (w == 0) {
+                unsetenv("RANK");
+                execl(SPS_BIN_DIR "/test_workload", "test_workload", "--steps", "2", (char *)NULL);
+                _exit(127);
+            }
+            int st;
+            if (waitpid(w, &st, 0) != w || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                exit(3);
+        }
         exit(0);
     }
     int status;
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void record_steps(const char *dir, int steps, int rank) {
+    record_steps_worker(dir, steps, rank, 0);
 }
 
 static const struct sps__prom_series *find(const struct sps__prom_snapshot *s, int kind, const char *name,
@@ -257,7 +274,7 @@ static int only_record_pid(const char *records) {
         snprintf(path, sizeof path, "%s/%s", records, e->d_name);
         struct sps_rec_header h;
         int fd = open(path, O_RDONLY);
-        if (fd >= 0 && read(fd, &h, sizeof h) == (ssize_t)sizeof h && h.rank < 0)
+        if (fd >= 0 && read(fd, &h, sizeof h) == (ssize_t)sizeof h && h.rank < 0 && h.ppid == getpid())
             pid = h.pid;
         if (fd >= 0)
             close(fd);
@@ -267,39 +284,42 @@ static int only_record_pid(const char *records) {
     return pid;
 }
 
-/* Two processes of rank 3 (a rank and its worker) make one series; a
- * process without a rank makes its own, named by its pid. */
+/* Two processes of rank 3 and a worker one of them started without RANK
+ * make one series; a process without a rank (and no ranked parent) makes
+ * its own, named by its pid. */
 static void test_ranks_group_processes(void) {
     const char *dir = tmpdir_new("prom-ranks");
     char records[1024];
     snprintf(records, sizeof records, "%s/records", dir);
     mkdir(records, 0777);
     record_steps(dir, 2, 3);
-    record_steps(dir, 3, 3);
+    record_steps_worker(dir, 3, 3, 1);
     record_steps(dir, 4, -1);
     int lone = only_record_pid(records);
     struct sps__prom_collect *c = sps__prom_collect_open(records);
     struct sps__prom_snapshot s;
     memset(&s, 0, sizeof s);
     CHECK(c && sps__prom_collect_read(c, &s) == 0);
-    CHECK_EQ_U(s.nprocs, 3);
+    CHECK(s.nprocs >= 4); /* the worker's fork child may keep a record of its own before its exec */
     const struct sps__prom_series *r3 = find(&s, SPS_PROM_STEP, "step", 3, 0);
     const struct sps__prom_series *p = find(&s, SPS_PROM_STEP, "step", -1, lone);
     CHECK(r3 && p);
     if (r3 && p) {
-        CHECK_EQ_U(r3->count, 5);
+        CHECK_EQ_U(r3->count, 7);
         CHECK_EQ_U(p->count, 4);
         uint64_t in = 0;
         for (int i = 0; i < SPS_PROM_BOUNDS; i++)
             in += r3->bucket[i];
         CHECK(in <= r3->count); /* the rest are above 100 s: none */
-        CHECK_EQ_U(in, 5);
+        CHECK_EQ_U(in, 7);
         CHECK(r3->sum_ns > 0);
     }
     const struct sps__prom_series *fwd = find(&s, SPS_PROM_ZONE, "fwd", 3, 0);
     CHECK(fwd && fwd->count == 5 && fwd->rec_kind == SPS_KIND_ZONE);
     const struct sps__prom_series *smp = find(&s, SPS_PROM_COUNTER, "samples", 3, 0);
-    CHECK(smp && smp->value == 40);
+    CHECK(smp && smp->value == 40 + 16); /* test_workload counts 8 a step */
+    for (size_t i = 0; i < s.nseries; i++) /* no series of the worker's own */
+        CHECK(s.series[i].rank == 3 || s.series[i].pid == lone);
     const struct sps__prom_series *loss = find(&s, SPS_PROM_VALUE, "loss", -1, lone);
     CHECK(loss && loss->value == 0.25);
     /* a second read, with nothing new, gives the same (the cached histograms) */

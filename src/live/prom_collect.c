@@ -54,6 +54,8 @@ struct followed {
     char (*name)[SPS_REC_NAME_LEN];
     struct thread_seen *th;
     uint32_t nth;
+    int32_t owner_rank; /* its rank, or its nearest ancestor's among the records; -1: none */
+    int ok;             /* read this time */
 };
 
 struct sps__prom_collect {
@@ -104,7 +106,7 @@ static int refresh(struct followed *f) {
             return -1;
         for (uint32_t i = 0; i < k; i++) {
             const struct sps_rec_name *e = &batch[i];
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_COUNTER || !memchr(e->name, '\0', sizeof e->name) ||
+            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_WAIT || !memchr(e->name, '\0', sizeof e->name) ||
                 !e->name[0])
                 return 0; /* not published whole yet */
             f->kind[f->nnames] = (uint8_t)e->kind;
@@ -169,7 +171,7 @@ static int grow_index(struct sps__prom_collect *c, const struct sps__prom_snapsh
 static struct sps__prom_series *series_for(struct sps__prom_collect *c, struct sps__prom_snapshot *s,
                                            const struct followed *f, int kind, uint32_t id) {
     const char *name = f->name[id - 1];
-    int32_t rank = f->h.rank >= 0 ? f->h.rank : -1, pid = f->h.pid;
+    int32_t rank = f->owner_rank, pid = f->h.pid;
     if ((s->nseries + 1) * 2 > c->nslots && grow_index(c, s) != 0)
         return NULL;
     size_t mask = c->nslots - 1, i = key_hash(kind, rank, pid, name) & mask;
@@ -384,6 +386,27 @@ struct sps__prom_collect *sps__prom_collect_open(const char *records_dir) {
     return c;
 }
 
+/* A process without a rank whose parent (or its parent's parent...) has
+ * one belongs to that rank: a DataLoader worker started with a fresh
+ * environment is still its rank's, as in the report's per-rank figures. */
+static void owner_ranks(struct sps__prom_collect *c) {
+    for (uint32_t i = 0; i < c->nrec; i++) {
+        struct followed *f = c->rec[i];
+        f->owner_rank = f->ok && f->h.rank >= 0 ? f->h.rank : -1;
+        int32_t ppid = f->h.ppid;
+        for (int depth = 0; f->ok && f->owner_rank < 0 && ppid > 1 && depth < 16; depth++) {
+            const struct followed *parent = NULL;
+            for (uint32_t k = 0; k < c->nrec && !parent; k++)
+                if (c->rec[k]->ok && c->rec[k]->h.pid == ppid)
+                    parent = c->rec[k];
+            if (!parent)
+                break;
+            f->owner_rank = parent->h.rank >= 0 ? parent->h.rank : -1;
+            ppid = parent->h.ppid;
+        }
+    }
+}
+
 int sps__prom_collect_read(struct sps__prom_collect *c, struct sps__prom_snapshot *s) {
     s->series = NULL;
     s->procs = NULL;
@@ -392,12 +415,17 @@ int sps__prom_collect_read(struct sps__prom_collect *c, struct sps__prom_snapsho
     if (c->slot)
         memset(c->slot, 0, c->nslots * sizeof *c->slot);
     discover(c);
-    int rc = 0;
-    for (uint32_t i = 0; i < c->nrec && rc == 0; i++) {
+    for (uint32_t i = 0; i < c->nrec; i++) {
         struct followed *f = c->rec[i];
         if (f->state == SPS_LIVE_REC_PENDING)
             f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
-        if (f->state != SPS_LIVE_REC_OK || refresh(f) != 0)
+        f->ok = f->state == SPS_LIVE_REC_OK && refresh(f) == 0;
+    }
+    owner_ranks(c);
+    int rc = 0;
+    for (uint32_t i = 0; i < c->nrec && rc == 0; i++) {
+        struct followed *f = c->rec[i];
+        if (!f->ok)
             continue;
         rc = add_process(c, s, f);
         if (rc == 0)

@@ -165,7 +165,7 @@ static void owner_labels(struct out *o, const struct sps__prom_series *s, int fi
 }
 
 static const char *zone_kind_name(uint32_t kind) {
-    return kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
+    return kind == SPS_KIND_MICROSTEP ? "microstep" : kind == SPS_KIND_WAIT ? "wait" : "zone";
 }
 
 /* The labels of a series: its name's label, then its owner's. */

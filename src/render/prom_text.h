@@ -32,17 +32,18 @@ extern const double sps__prom_bound_s[SPS_PROM_BOUNDS];
 
 enum sps__prom_kind {
     SPS_PROM_STEP = 1,    /* a step name: duration histogram and a steps counter */
-    SPS_PROM_ZONE = 2,    /* a zone (or micro-step): duration histogram and self time */
+    SPS_PROM_ZONE = 2,    /* a zone, wait or micro-step: duration histogram and self time */
     SPS_PROM_COUNTER = 3, /* a counter: its total */
     SPS_PROM_VALUE = 4    /* a value: the latest one recorded */
 };
 
 /* One name of one rank (or of one process without a rank), summed over
- * its threads and, for a rank, over every process with that rank (its
- * DataLoader workers). */
+ * its threads and, for a rank, over every process of that rank: those
+ * with the rank and those without one whose nearest ancestor among the
+ * records has it (its DataLoader workers). */
 struct sps__prom_series {
     uint8_t kind;      /* enum sps__prom_kind */
-    uint8_t rec_kind;  /* enum sps_kind of the name (zone or micro-step for a zone) */
+    uint8_t rec_kind;  /* enum sps_kind of the name (zone, wait or micro-step for a zone) */
     int32_t rank;      /* -1: not a rank; pid names the series */
     int32_t pid;       /* the process (for a rank: the lowest pid seen with it) */
     char host[64];
