@@ -107,6 +107,24 @@ static int split_addr(const char *addr, char *host, size_t hostlen, char *port, 
     return 0;
 }
 
+/* Bind and listen on a, or -1 with errno set. */
+static int bind_listen(int family, const struct sockaddr *a, socklen_t len) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (family == AF_INET6) /* "::" takes IPv4 connections too */
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    if (bind(fd, a, len) != 0 || listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 /* A listening socket on addr; -1 after one line on stderr. */
 static int listen_on(const char *addr, int *port_out) {
     char host[256], port[8], why[320];
@@ -130,19 +148,19 @@ static int listen_on(const char *addr, int *port_out) {
         return -1;
     }
     int fd = -1, err = 0;
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd < 0) {
+    struct addrinfo *first = res;
+    if (!*host) { /* every interface: IPv6 and IPv4 on one socket where the kernel has IPv6 */
+        struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)atoi(port)),
+                                   .sin6_addr = IN6ADDR_ANY_INIT};
+        fd = bind_listen(AF_INET6, (const struct sockaddr *)&any, sizeof any);
+        err = errno;
+        if (fd < 0 && err == EADDRINUSE)
+            first = NULL; /* in use is in use: IPv4 alone would say the same */
+    }
+    for (struct addrinfo *a = fd < 0 ? first : NULL; a && fd < 0; a = a->ai_next) {
+        fd = bind_listen(a->ai_family, a->ai_addr, a->ai_addrlen);
+        if (fd < 0)
             err = errno;
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 64) != 0) {
-            err = errno;
-            close(fd);
-            fd = -1;
-        }
     }
     freeaddrinfo(res);
     if (fd < 0) {
@@ -189,8 +207,11 @@ struct sps_prom_http *sps_prom_http_start(const char *addr, struct sps_run_prom 
         char host[256], p[8];
         split_addr(addr, host, sizeof host, p, sizeof p);
         int v6 = strchr(host, ':') != NULL;
-        fprintf(stderr, "stepscope: run: serving metrics on http://%s%s%s:%d/metrics\n", v6 ? "[" : "",
-                *host ? host : "0.0.0.0", v6 ? "]" : "", port);
+        char me[256] = "";
+        if (!*host && gethostname(me, sizeof me - 1) != 0)
+            strcpy(me, "localhost");
+        fprintf(stderr, "stepscope: run: serving metrics on http://%s%s%s:%d/metrics%s\n", v6 ? "[" : "",
+                *host ? host : me, v6 ? "]" : "", port, *host ? "" : " (every interface)");
     }
     return h;
 }
