@@ -445,6 +445,31 @@ static void test_no_records(void) {
     sps__prom_collect_close(c);
 }
 
+/* A tree total that drops (a process left) serves on from where it was. */
+static void test_totals_never_go_down(void) {
+    struct sps__prom_totals t;
+    sps__prom_totals_init(&t);
+    static const double readings[] = {10, 15, 12, 14, NAN, 20};
+    static const double served[] = {10, 15, 15, 17, NAN, 23};
+    struct sps__sample s;
+    for (size_t i = 0; i < sizeof readings / sizeof readings[0]; i++) {
+        sps__sample_clear(&s);
+        s.host[SPS_M_WORKLOAD_CPU_SECONDS] = readings[i];
+        s.host[SPS_M_WORKLOAD_CPU_PERCENT] = readings[i]; /* a gauge: as read */
+        s.ngpus = 1;
+        s.gpu[0].v[SPS_M_GPU_ENERGY_JOULES] = 100 - readings[i];
+        sps__prom_totals_apply(&t, &s);
+        if (isnan(served[i])) {
+            CHECK(isnan(s.host[SPS_M_WORKLOAD_CPU_SECONDS]));
+            continue;
+        }
+        CHECK_NEAR(s.host[SPS_M_WORKLOAD_CPU_SECONDS], served[i], 1e-12);
+        CHECK_NEAR(s.host[SPS_M_WORKLOAD_CPU_PERCENT], readings[i], 1e-12);
+    }
+    /* energy 90, 85, 88, 86, -, 80: rises only once, by 3 */
+    CHECK_NEAR(s.gpu[0].v[SPS_M_GPU_ENERGY_JOULES], 93, 1e-12);
+}
+
 int main(void) {
     RUN_TEST(test_sorted_by_kind_name_rank);
     RUN_TEST(test_openmetrics_text);
@@ -454,5 +479,6 @@ int main(void) {
     RUN_TEST(test_ranks_group_processes);
     RUN_TEST(test_histogram_folds_into_bounds);
     RUN_TEST(test_no_records);
+    RUN_TEST(test_totals_never_go_down);
     return check_report();
 }

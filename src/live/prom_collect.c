@@ -456,3 +456,35 @@ void sps__prom_collect_close(struct sps__prom_collect *c) {
     free(c->dir);
     free(c);
 }
+
+/* ------------------------------------------------------------- totals */
+
+void sps__prom_totals_init(struct sps__prom_totals *t) {
+    for (int m = 0; m < SPS_HOST_METRIC_COUNT; m++)
+        t->host_served[m] = t->host_last[m] = NAN;
+    for (int g = 0; g < SPS_CAPTURE_MAX_GPUS; g++)
+        for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+            t->gpu_served[g][m] = t->gpu_last[g][m] = NAN;
+}
+
+static double as_counter(double *served, double *last, double v) {
+    if (!isfinite(v))
+        return v;
+    if (!isfinite(*served))
+        *served = v;
+    else if (v > *last)
+        *served += v - *last;
+    *last = v;
+    return *served;
+}
+
+void sps__prom_totals_apply(struct sps__prom_totals *t, struct sps__sample *s) {
+    for (int m = 0; m < SPS_HOST_METRIC_COUNT; m++)
+        if (sps_host_metric_info(m)->kind == SPS_TOTAL)
+            s->host[m] = as_counter(&t->host_served[m], &t->host_last[m], s->host[m]);
+    int n = s->ngpus < SPS_CAPTURE_MAX_GPUS ? s->ngpus : SPS_CAPTURE_MAX_GPUS;
+    for (int g = 0; g < n; g++)
+        for (int m = 0; m < SPS_GPU_METRIC_COUNT; m++)
+            if (sps_gpu_metric_info(m)->kind == SPS_TOTAL)
+                s->gpu[g].v[m] = as_counter(&t->gpu_served[g][m], &t->gpu_last[g][m], s->gpu[g].v[m]);
+}

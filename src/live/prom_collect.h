@@ -37,4 +37,27 @@ int sps__prom_collect_read(struct sps__prom_collect *c, struct sps__prom_snapsho
 /* Close every file and free c.  NULL is a no-op. */
 void sps__prom_collect_close(struct sps__prom_collect *c);
 
+/*
+ * The sampler's totals as Prometheus counters.  A counter never goes
+ * down, or rate() takes the drop for a restart and counts the whole total
+ * again; but the tree's totals (CPU seconds, disk bytes, run delay) are
+ * sums over its live processes, which drop when a process leaves.  Each
+ * total is served as its first reading plus every rise since, so what a
+ * process spent stays counted after it has gone.  One owner applies it to
+ * each sample in turn.
+ */
+struct sps__prom_totals {
+    double host_served[SPS_HOST_METRIC_COUNT], host_last[SPS_HOST_METRIC_COUNT];
+    double gpu_served[SPS_CAPTURE_MAX_GPUS][SPS_GPU_METRIC_COUNT];
+    double gpu_last[SPS_CAPTURE_MAX_GPUS][SPS_GPU_METRIC_COUNT];
+};
+
+/* No reading yet. */
+void sps__prom_totals_init(struct sps__prom_totals *t);
+
+/* Replace every total of s (the catalogue's SPS_TOTAL metrics, the
+ * machine's and each GPU's, a GPU by its slot) with its value as a
+ * counter; readings that are unavailable stay so. */
+void sps__prom_totals_apply(struct sps__prom_totals *t, struct sps__sample *s);
+
 #endif /* SPS_LIVE_PROM_COLLECT_H */

@@ -40,6 +40,7 @@ struct sps_run_prom {
     double start_unix_s;
     pthread_mutex_t lock; /* guards current and every held's refs */
     struct held *current;
+    struct sps__prom_totals totals; /* the sampler's totals as counters */
 };
 
 static void held_drop(struct sps_run_prom *p, struct held *h) {
@@ -77,6 +78,8 @@ static struct held *collect(struct sps_run_prom *p) {
     memcpy(h->s.host, p->host, sizeof h->s.host);
     h->s.run_start_unix_s = p->start_unix_s;
     h->s.have_sample = p->published && sps__published_read(p->published, &h->s.sample, NULL) == 0;
+    if (h->s.have_sample)
+        sps__prom_totals_apply(&p->totals, &h->s.sample);
     if (sps__prom_collect_read(p->collect, &h->s) != 0) {
         sps__prom_snapshot_free(&h->s);
         free(h);
@@ -160,6 +163,7 @@ struct sps_run_prom *sps_run_prom_start(const struct sps_run_prom_config *cfg) {
         return NULL;
     }
     p->published = cfg->published;
+    sps__prom_totals_init(&p->totals);
     p->start_unix_s = cfg->start_unix_s;
     p->textfile_every = TEXTFILE_PERIOD_NS / period ? TEXTFILE_PERIOD_NS / period : 1;
     if (gethostname(p->host, sizeof p->host - 1) != 0)
