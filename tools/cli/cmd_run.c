@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "live_view.h"
 #include "overhead_guard.h"
+#include "run_prom.h"
 #include "run_stream.h"
 #include "torch_profile_opt.h"
 #include "record_cost.h"
@@ -103,6 +104,16 @@ static const char run_usage[] =
     "                          import torch are not instrumented by stepscope\n"
     "                          (by default their steps, data, forward, backward\n"
     "                          and optimizer are timed with no code change)\n"
+    "      --serve HOST:PORT   serve the job's metrics for Prometheus at\n"
+    "                          http://HOST:PORT/metrics while it runs (step and\n"
+    "                          zone histograms per rank, counters, machine and\n"
+    "                          GPU gauges); ':PORT' listens on every interface;\n"
+    "                          an address that cannot be served is said in one\n"
+    "                          line and COMMAND runs without it\n"
+    "      --prom-textfile PATH\n"
+    "                          write the same metrics to PATH for node_exporter's\n"
+    "                          textfile collector (name it *.prom) every 5 s and\n"
+    "                          when COMMAND ends, replaced atomically\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -210,6 +221,7 @@ struct run_options {
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
     const char *torch_profile; /* --torch-profile's spec, NULL: none */
+    const char *serve, *prom_textfile; /* --serve, --prom-textfile; NULL: none */
     struct sps_analysis_config analysis;
     char **cmd; /* the workload's argv, NULL-terminated */
     int cmd_argc;
@@ -219,7 +231,8 @@ struct run_options {
 static int takes_value(const char *a) {
     static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
                                              "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
-                                             "--peak-flops", "--max-overhead", "--torch-profile"};
+                                             "--peak-flops", "--max-overhead", "--torch-profile",
+                                             "--serve", "--prom-textfile"};
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]))
             return 1;
@@ -267,6 +280,12 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         if (sps_torch_profile_check(v, why, sizeof why))
             return sps_cli_usage_error("run", "--torch-profile: %s", why);
         o->torch_profile = v;
+    } else if (!strcmp(a, "--serve")) {
+        o->serve = v; /* checked when the server starts: a bad one does not stop the job */
+    } else if (!strcmp(a, "--prom-textfile")) {
+        if (!*v)
+            return sps_cli_usage_error("run", "--prom-textfile: the file name is empty");
+        o->prom_textfile = v;
     } else if (!strcmp(a, "--no-live")) {
         o->live = 0;
     } else if (!strcmp(a, "--no-stream")) {
@@ -421,6 +440,7 @@ struct workload {
     struct sps_overhead_guard *guard;
     struct sps_live_view *view;
     struct sps_run_stream *stream;
+    struct sps_run_prom *prom;
 };
 
 /* The forked child: its own process group (with the terminal when we hold
@@ -544,6 +564,17 @@ static void start_watchers(struct workload *w, const struct run_options *o, cons
         w->stream = sps_run_stream_start(path, d->records, w->sampler ? sps__sampler_published(w->sampler) : NULL,
                                          w->t0);
     }
+    if (o->serve || o->prom_textfile) {
+        struct sps_run_prom_config pc = {
+            .serve = o->serve,
+            .textfile = o->prom_textfile,
+            .records_dir = d->records,
+            .published = w->sampler ? sps__sampler_published(w->sampler) : NULL,
+            .start_unix_s = (double)w->start_rt.tv_sec + (double)w->start_rt.tv_nsec * 1e-9,
+            .quiet = o->quiet,
+        };
+        w->prom = sps_run_prom_start(&pc);
+    }
     if (o->live && !o->quiet)
         w->view = sps_live_view_start(STDERR_FILENO, d->records, w->sampler ? sps__sampler_published(w->sampler) : NULL,
                                       w->pid, w->t0);
@@ -601,6 +632,8 @@ static void stop_watchers(struct workload *w, struct sps_run_info *info) {
     sps__sampler_stop(w->sampler);
     sps_run_stream_stop(w->stream); /* every step left, before the records are trimmed */
     w->stream = NULL;
+    sps_run_prom_stop(w->prom); /* the textfile's last write: every step the workload made */
+    w->prom = NULL;
     /* from here on, signals mean what they usually do: stop stepscope */
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         signal(forwarded[k], SIG_DFL);

@@ -1,0 +1,224 @@
+/*
+ * prom_http.c - /metrics over HTTP with libmicrohttpd (see prom_http.h).
+ *
+ * stepscope binds the listening socket itself, so a malformed address or
+ * a port in use is told in stepscope's own one line with the reason the
+ * kernel gave, and hands it to libmicrohttpd, whose one internal thread
+ * accepts and answers every connection.  That thread starts with every
+ * signal blocked: signals are `stepscope run`'s to forward to the
+ * workload.
+ */
+#include "prom_http.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "render/prom_text.h"
+#include "run_prom.h"
+
+struct sps_prom_http {
+    struct MHD_Daemon *daemon;
+    struct sps_run_prom *prom;
+};
+
+static const char index_page[] = "stepscope: the job's metrics are at /metrics\n";
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+                              size_t len, enum MHD_ResponseMemoryMode mode) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+    if (!r) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result ok = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+    (void)version;
+    (void)upload_data;
+    (void)upload_data_size;
+    (void)con_cls;
+    struct sps_prom_http *h = cls;
+    const char *text = "text/plain; charset=utf-8";
+    if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+        return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, (char *)"only GET and HEAD\n", 18,
+                      MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/"))
+        return answer(conn, MHD_HTTP_OK, text, (char *)index_page, sizeof index_page - 1, MHD_RESPMEM_PERSISTENT);
+    if (strcmp(url, "/metrics"))
+        return answer(conn, MHD_HTTP_NOT_FOUND, text, (char *)"not found: the metrics are at /metrics\n", 39,
+                      MHD_RESPMEM_PERSISTENT);
+    enum sps__prom_format f =
+        sps__prom_negotiate(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT));
+    const struct sps__prom_snapshot *s = sps_run_prom_acquire(h->prom);
+    size_t len = 0;
+    char *body = sps__prom_render(s, f, &len);
+    sps_run_prom_release(h->prom, s);
+    if (!body)
+        return answer(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, text, (char *)"out of memory\n", 14,
+                      MHD_RESPMEM_PERSISTENT);
+    return answer(conn, MHD_HTTP_OK, sps__prom_content_type(f), body, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* Split "HOST:PORT", "[V6]:PORT" or ":PORT" into host (empty: every
+ * interface) and port.  -1 when addr is not one of those. */
+static int split_addr(const char *addr, char *host, size_t hostlen, char *port, size_t portlen) {
+    const char *colon;
+    size_t hl;
+    const char *h = addr;
+    if (addr[0] == '[') {
+        const char *close = strchr(addr, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        h = addr + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+        if (!hl)
+            return -1;
+    } else {
+        colon = strrchr(addr, ':');
+        if (!colon || memchr(addr, ':', (size_t)(colon - addr)))
+            return -1; /* none, or a bare IPv6 address: it needs brackets */
+        hl = (size_t)(colon - addr);
+    }
+    const char *p = colon + 1;
+    size_t pl = strlen(p);
+    if (hl >= hostlen || !pl || pl > 5 || pl >= portlen || strspn(p, "0123456789") != pl || atol(p) > 65535)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    memcpy(port, p, pl + 1);
+    return 0;
+}
+
+/* Bind and listen on a, or -1 with errno set. */
+static int bind_listen(int family, const struct sockaddr *a, socklen_t len) {
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, zero = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (family == AF_INET6) /* "::" takes IPv4 connections too */
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    if (bind(fd, a, len) != 0 || listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* A listening socket on addr; -1 after one line on stderr. */
+static int listen_on(const char *addr, int *port_out) {
+    char host[256], port[8], why[320];
+    if (split_addr(addr, host, sizeof host, port, sizeof port) != 0) {
+        char what[300];
+        snprintf(what, sizeof what, "--serve '%s'", addr);
+        sps_cli_error("run", what, "not HOST:PORT (e.g. 127.0.0.1:9400, [::1]:9400 or :9400 for every interface); "
+                                   "the job runs without /metrics",
+                      0);
+        return -1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    char what[300];
+    snprintf(what, sizeof what, "--serve %s", addr);
+    int gai = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(why, sizeof why, "cannot resolve '%s': %s; the job runs without /metrics", host, gai_strerror(gai));
+        sps_cli_error("run", what, why, 0);
+        return -1;
+    }
+    int fd = -1, err = 0;
+    struct addrinfo *first = res;
+    if (!*host) { /* every interface: IPv6 and IPv4 on one socket where the kernel has IPv6 */
+        struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)atoi(port)),
+                                   .sin6_addr = IN6ADDR_ANY_INIT};
+        fd = bind_listen(AF_INET6, (const struct sockaddr *)&any, sizeof any);
+        err = errno;
+        if (fd < 0 && err == EADDRINUSE)
+            first = NULL; /* in use is in use: IPv4 alone would say the same */
+    }
+    for (struct addrinfo *a = fd < 0 ? first : NULL; a && fd < 0; a = a->ai_next) {
+        fd = bind_listen(a->ai_family, a->ai_addr, a->ai_addrlen);
+        if (fd < 0)
+            err = errno;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        snprintf(why, sizeof why, "%s; the job runs without /metrics", strerror(err));
+        sps_cli_error("run", what, why, 0);
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    *port_out = atoi(port);
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        *port_out = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                   : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+struct sps_prom_http *sps_prom_http_start(const char *addr, struct sps_run_prom *prom, int quiet) {
+    int port = 0;
+    int fd = listen_on(addr, &port);
+    if (fd < 0)
+        return NULL;
+    struct sps_prom_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        close(fd);
+        sps_cli_error("run", "--serve", strerror(ENOMEM), 0);
+        return NULL;
+    }
+    h->prom = prom;
+    /* the server's thread inherits this mask: every signal blocked */
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
+                                 MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (!h->daemon) {
+        close(fd);
+        free(h);
+        sps_cli_error("run", "--serve", "the HTTP server could not start; the job runs without /metrics", 0);
+        return NULL;
+    }
+    if (!quiet) {
+        char host[256], p[8];
+        split_addr(addr, host, sizeof host, p, sizeof p);
+        int v6 = strchr(host, ':') != NULL;
+        char me[256] = "";
+        if (!*host && gethostname(me, sizeof me - 1) != 0)
+            strcpy(me, "localhost");
+        fprintf(stderr, "stepscope: run: serving metrics on http://%s%s%s:%d/metrics%s\n", v6 ? "[" : "",
+                *host ? host : me, v6 ? "]" : "", port, *host ? "" : " (every interface)");
+    }
+    return h;
+}
+
+void sps_prom_http_stop(struct sps_prom_http *h) {
+    if (!h)
+        return;
+    MHD_stop_daemon(h->daemon); /* also closes the listening socket */
+    free(h);
+}
