@@ -313,6 +313,11 @@ static void test_stepscopes_own_counters_are_no_throughput(void) {
     CHECK_EQ_I(t.flops, -1); /* named like FLOPs, but stepscope's: not the model's */
     sps__throughput_free(&t);
 
+    snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "cuda.gpu_zones_dropped");
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 1);
+    sps__throughput_free(&t);
+
     /* only stepscope's own: no rate at all, and the reason says why */
     snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "loss.on_device");
     names[SAMPLES].kind = SPS_KIND_VALUE;

@@ -76,14 +76,18 @@ double sps__gpu_peak_flops(const char *gpu_name, const char **what) {
 /*
  * Counters stepscope records about itself rather than the workload's work:
  * auto-instrumentation's count of backward calls whose loss stayed on the
- * GPU (python/stepscope/_auto.py, LOSS_ON_DEVICE) and anything in the
- * "stepscope." namespace (its own probes).  They stay in the report's
- * counters, but a rate of them is no throughput ("421 loss.on_device/s").
+ * GPU (python/stepscope/_auto.py, LOSS_ON_DEVICE), the GPU zones' fates
+ * (src/gpu/cuda_zone.c: cuda.gpu_zones_cpu_only, _dropped, _unresolved)
+ * and anything in the "stepscope." namespace (its own probes).  They stay
+ * in the report's counters, but a rate of them is no throughput ("421
+ * loss.on_device/s").
  */
 static int diagnostic_counter(const char *name) {
     static const char *const own[] = {"loss.on_device"};
-    if (strncmp(name, "stepscope.", strlen("stepscope.")) == 0)
-        return 1;
+    static const char *const own_prefixes[] = {"stepscope.", "cuda.gpu_zones_"};
+    for (size_t i = 0; i < sizeof own_prefixes / sizeof own_prefixes[0]; i++)
+        if (strncmp(name, own_prefixes[i], strlen(own_prefixes[i])) == 0)
+            return 1;
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         if (strcmp(name, own[i]) == 0)
             return 1;
