@@ -786,7 +786,8 @@ def _step_pre_hook(optimizer, args, kwargs):
 def _step_post_hook(optimizer, args, kwargs):
     try:
         loop = _tls.loop
-        if loop._opt_zones:
+        frames = loop._opt_frames
+        if frames and frames[-1] is not _sys._getframe(1):
             loop.close_raised_steps()  # a nested step() that raised, inside this one
         if loop._opt_zones:
             loop._opt_frames.pop()

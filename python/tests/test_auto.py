@@ -344,10 +344,11 @@ def test_host_to_device_copies_and_a_loss_on_a_device(run_under):
 
 
 # torch 2.x's global optimizer step hooks, as its step() wrapper calls
-# them (torch.optim.Optimizer.profile_hook_step): the post-hooks run only
-# when step() returns.  On a torch without them (1.13) the test installs
-# them so, on SGD, before auto looks for them (under --no-auto, so that the
-# script's install() is the one); on torch 2.x they are torch's own.
+# them (torch.optim.Optimizer.profile_hook_step, put on an optimizer's
+# class at its first instance): the post-hooks run only when step()
+# returns.  On a torch without them (1.13) the test installs them so,
+# before auto looks for them (under --no-auto, so that the script's
+# install() is the one); on torch 2.x they are torch's own.
 TORCH2_STEP_HOOKS = """
 import collections, functools, torch.optim.optimizer as _om
 if not hasattr(_om, "register_optimizer_step_pre_hook"):
@@ -370,12 +371,20 @@ if not hasattr(_om, "register_optimizer_step_pre_hook"):
             for hook in list(_post.values()):
                 hook(self, args, kwargs)
             return out
+        wrapper.hooked = True   # torch 1.13's own profile wrapper then stays off
         return wrapper
-    torch.optim.SGD.step = _hooked(torch.optim.SGD.step)
+    _init = torch.optim.Optimizer.__init__
+    def _patch_step_function(self, *args, **kwargs):
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _hooked(cls.step)
+        _init(self, *args, **kwargs)
+    torch.optim.Optimizer.__init__ = _patch_step_function
 """
+HOOKS = pytest.mark.parametrize("hooks", ["", TORCH2_STEP_HOOKS], ids=["this torch", "torch 2.x step hooks"])
 
 
-@pytest.mark.parametrize("hooks", ["", TORCH2_STEP_HOOKS], ids=["this torch", "torch 2.x step hooks"])
+@HOOKS
 def test_an_exception_of_the_script_goes_through_unchanged(run_under, hooks):
     # a forward that raises (torch 1.13 runs no forward hook then; 2.1 and
     # later run the always_call one from its except block) and an optimizer
@@ -542,10 +551,14 @@ def test_copies_are_wrapped_once_cuda_is_in_use(run_under):
     assert counts["h2d"] == 2 and counts["step"] == 4
 
 
-def test_an_optimizer_class_defined_after_install(run_under):
+@HOOKS
+def test_an_optimizer_class_defined_after_install(run_under, hooks):
     # torch 1.13: each optimizer class has its own step(); one the script
-    # defines is wrapped at its first instance, its base's stays as it was
-    r = run_under(INSTALL + """
+    # defines is wrapped at its first instance, its base's stays as it was.
+    # torch 2.x: its step hooks run for the subclass's step() and, when
+    # the base's was wrapped too, for the base's inside it: one zone
+    r = run_under("import torch\n" + hooks + INSTALL + """
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)  # the base's step() wrapped first
         class Halved(torch.optim.SGD):
             def step(self, closure=None):
                 for group in self.param_groups:
@@ -558,12 +571,34 @@ def test_an_optimizer_class_defined_after_install(run_under):
             opt.step()
             opt.zero_grad()
         print(opt.param_groups[0]["lr"])
-    """.replace("\n        ", "\n"))
+    """.replace("\n        ", "\n"), run_args=("--no-auto",) if hooks else ())
     assert r.stdout == "0.0125\n"
     counts = zone_counts(r)
     # Halved.step calls SGD.step: one optimizer zone, the outer call's,
     # which ends the step; and zero_grad's
     assert counts["step"] == 3 and counts["forward"] == 3 and counts["optimizer"] == 3 * 2
+
+
+def test_a_closure_runs_inside_its_optimizer_step(run_under):
+    # LBFGS calls the closure (a forward and a backward) inside step(): its
+    # work is in the step the optimizer ends, and with torch 2.x's step
+    # hooks no event inside step() takes the optimizer for one that raised
+    code = INSTALL + """
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=4)
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        def closure():
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+        for i in range(3):
+            opt.step(closure)
+    """.replace("\n        ", "\n")
+    counts = [zone_counts(run_under("import torch\n" + hooks + code, run_args=("--no-auto",) if hooks else ()))
+              for hooks in ("", TORCH2_STEP_HOOKS)]
+    assert counts[0] == counts[1]
+    assert counts[0]["step"] == 3 and counts[0]["forward"] >= 3 and counts[0]["backward"] == counts[0]["forward"]
 
 
 def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
