@@ -11,9 +11,30 @@
 #      on the default stream and on a side stream (the current stream that
 #      gpu_zone must follow), and prints the report's <zone>.gpu_ms next to
 #      the torch.cuda.Event times of the same regions, and report.json's cuda;
-#   2. prints `stepscope doctor`'s GPU lines next to nvidia-smi's own query.
-# Without nvidia-smi, a GPU, or torch.cuda it prints "no GPU: skipped" and
-# exits 0.  Exit 1: a check failed (said why); 2: BUILD_DIR is not a build.
+#   2. prints `stepscope doctor`'s GPU lines;
+#   3. energy: runs a ~15 s load (2 s of bf16 matmuls, 1 s idle, over and
+#      over) under `stepscope run` and compares the energy counter's
+#      increase with the power readings integrated over the same span
+#      (trapezoids): they must agree within 5%;
+#   4. readings: while a load runs, `stepscope snapshot` and
+#      `nvidia-smi --query-gpu` in the same second, three times, GPU by
+#      GPU (matched by UUID): memory used (within 32 MiB: both leave out
+#      what the driver reserves), memory total (1 MiB) and temperature
+#      (3 C: it climbs about a degree a second under load) pass or fail;
+#      utilisation, power and the SM clock move within a second and are
+#      printed beside nvidia-smi's, not judged;
+#   5. cost: a Python stepscope.gpu_zone against a plain stepscope.zone and
+#      a torch.cuda.Event pair (two events made and recorded), interleaved
+#      in one process, 7 rounds of 20000 calls: medians, ranges and ratios,
+#      printed, not judged.
+# All of it takes about a minute.  Without nvidia-smi, a GPU, or torch.cuda
+# it prints "no GPU: skipped" and exits 0.  Exit 1: a check failed (said
+# why); 2: BUILD_DIR is not a build.
+#
+# On an NVIDIA H200 (driver 580.159.04, CUDA 13.0, torch 2.11.0+cu130): GPU
+# zones against torch.cuda.Event +0.7% and +0.5% (means); energy counter /
+# integrated power 0.9996 over 18.5 s; gpu_zone 8226 ns median, zone 113
+# ns, torch.cuda.Event pair 15583 ns.
 set -u
 
 BUILD=${1:-build}
@@ -135,16 +156,185 @@ status=$?
 echo
 echo "== stepscope doctor (GPU lines)"
 "$STEPSCOPE" doctor 2>&1 | grep -E '^(source|nvml|drm|nvidia-smi|cuda) |^GPUs'
-echo "== nvidia-smi"
-nvidia-smi --query-gpu=name,memory.used,memory.total,utilization.gpu,temperature.gpu,power.draw --format=csv
-echo "== stepscope snapshot (gpus)"
-"$STEPSCOPE" snapshot 2>/dev/null | "$PY" -c '
+
+# a load for the energy and readings checks: SECONDS of 2 s of matmuls
+# then 1 s idle, so that power rises and falls
+cat >"$WORK/load.py" <<'EOF'
+import sys, time
+import torch
+end = time.time() + float(sys.argv[1])
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+while time.time() < end:
+    busy = time.time()
+    while time.time() - busy < 2.0 and time.time() < end:
+        for _ in range(20):
+            a = (a @ a).clamp_(-1, 1)
+        torch.cuda.synchronize()
+    time.sleep(1.0)
+EOF
+
+cat >"$WORK/energy.py" <<'EOF'
+# the energy counter's increase against the power readings integrated over
+# the same span, GPU 0 of report.json's series
 import json, sys
-keys = ("gpu_memory_used_bytes", "gpu_memory_total_bytes", "gpu_utilization_percent",
-        "gpu_temperature_celsius", "gpu_power_watts")
-for g in json.load(sys.stdin).get("gpus", []):
-    m = g.get("metrics", {})
-    print(g.get("index"), g.get("name"), "(%s):" % g.get("source"),
-          ", ".join("%s %s" % (k, (m.get(k) or {}).get("value")) for k in keys))
-' || echo "(snapshot could not be read)"
+report = json.load(open(sys.argv[1] + "/report.json"))
+series = {(m["metric"], m.get("gpu")): m for m in report["series"]["metrics"]}
+energy, power = series.get(("gpu_energy_joules", 0)), series.get(("gpu_power_watts", 0))
+if not energy or not power or len(energy["t_s"]) < 2:
+    print("energy: no energy counter or power series on GPU 0: not checked (the GPU or driver lacks one)")
+    sys.exit(0)
+t0, t1 = energy["t_s"][0], energy["t_s"][-1]
+counter = energy["mean"][-1] - energy["mean"][0]
+t, w = power["t_s"], power["mean"]
+integral = sum((t[i + 1] - t[i]) * (w[i] + w[i + 1]) / 2 for i in range(len(t) - 1) if t[i] >= t0 and t[i + 1] <= t1)
+if integral <= 0:
+    print("energy: FAILED: no power readings inside the counter's span")
+    sys.exit(1)
+ratio = counter / integral
+ok = abs(ratio - 1) <= 0.05
+print("energy over %.1f s: counter %.1f J, integrated power %.1f J, counter/integral %.4f (%d power readings, "
+      "mean %.1f W, max %.1f W): %s" % (t1 - t0, counter, integral, ratio, len(w), sum(w) / len(w), max(w),
+                                         "ok (within 5%)" if ok else "FAILED (more than 5% apart)"))
+sys.exit(0 if ok else 1)
+EOF
+
+cat >"$WORK/readings.py" <<'EOF'
+# stepscope snapshot against nvidia-smi --query-gpu read in the same second,
+# GPU by GPU (by UUID); exit 1 when a judged reading disagrees in a round
+import json, subprocess, sys, time
+stepscope, rounds = sys.argv[1], int(sys.argv[2])
+FIELDS = "uuid,memory.used,memory.total,temperature.gpu,utilization.gpu,power.draw,clocks.sm"
+MIB = 1 << 20
+# (label, stepscope metric, scale to nvidia-smi's unit, nvidia-smi column,
+# tolerance, or None: printed, not judged)
+READINGS = [("memory used MiB", "gpu_memory_used_bytes", 1.0 / MIB, 1, 32),
+            ("memory total MiB", "gpu_memory_total_bytes", 1.0 / MIB, 2, 1),
+            ("temperature C", "gpu_temperature_celsius", 1.0, 3, 3),
+            ("utilisation %", "gpu_utilization_percent", 1.0, 4, None),
+            ("power W", "gpu_power_watts", 1.0, 5, None),
+            ("SM clock MHz", "gpu_sm_clock_hertz", 1e-6, 6, None)]
+
+
+def number(text):
+    try:
+        return float(text.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+bad = []
+for r in range(rounds):
+    snap = json.loads(subprocess.run([stepscope, "snapshot", "--wait", "200"], capture_output=True, text=True,
+                                     check=True).stdout)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=" + FIELDS, "--format=csv,noheader,nounits"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in smi.strip().splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        rows[cols[0]] = cols
+    for g in snap.get("gpus", []):
+        row = rows.get(g.get("uuid"))
+        if row is None:
+            print("round %d GPU %s: %s not in nvidia-smi's list" % (r + 1, g.get("index"), g.get("uuid")))
+            bad.append("GPU %s not matched" % g.get("index"))
+            continue
+        print("round %d GPU %s %s (%s):" % (r + 1, g.get("index"), g.get("name"), g.get("source")))
+        metrics = g.get("metrics", {})
+        for label, key, scale, col, tolerance in READINGS:
+            value = (metrics.get(key) or {}).get("value")
+            ours = value * scale if value is not None else None
+            theirs = number(row[col])
+            if ours is None or theirs is None:
+                verdict = "not read (stepscope %s, nvidia-smi %r)" % (ours, row[col])
+            elif tolerance is None:
+                verdict = "printed (moves within a second)"
+            elif abs(ours - theirs) <= tolerance:
+                verdict = "ok (within %g)" % tolerance
+            else:
+                verdict = "FAILED (more than %g apart)" % tolerance
+                bad.append("round %d GPU %s %s: stepscope %.1f, nvidia-smi %.1f"
+                           % (r + 1, g.get("index"), label, ours, theirs))
+            print("  %-17s stepscope %10s  nvidia-smi %10s  %s" % (
+                label, "-" if ours is None else "%.1f" % ours, "-" if theirs is None else "%.1f" % theirs, verdict))
+    time.sleep(1.0)
+print("readings: " + ("FAILED: " + "; ".join(bad) if bad else "stepscope agrees with nvidia-smi"))
+sys.exit(1 if bad else 0)
+EOF
+
+cat >"$WORK/cost.py" <<'EOF'
+# a Python gpu_zone against a plain zone and a torch.cuda.Event pair, interleaved
+import statistics, time
+import torch
+import stepscope
+N, ROUNDS = 20000, 7
+
+
+def per_call(body):
+    t = time.perf_counter_ns()
+    body()
+    return (time.perf_counter_ns() - t) / N
+
+
+def gpu_zones():
+    for _ in range(N):
+        with stepscope.gpu_zone("g"):
+            pass
+
+
+def zones():
+    for _ in range(N):
+        with stepscope.zone("z"):
+            pass
+
+
+def event_pairs():
+    for _ in range(N):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record()
+
+
+torch.cuda.synchronize()
+res = {"gpu_zone": [], "zone": [], "torch.cuda.Event pair": []}
+for _ in range(ROUNDS):
+    with stepscope.step():
+        res["zone"].append(per_call(zones))
+        res["gpu_zone"].append(per_call(gpu_zones))
+        res["torch.cuda.Event pair"].append(per_call(event_pairs))
+    torch.cuda.synchronize()
+    stepscope.gpu_flush()
+for k, v in res.items():
+    print("%-22s median %7.0f ns  range %.0f-%.0f ns" % (k, statistics.median(v), min(v), max(v)))
+med = {k: statistics.median(v) for k, v in res.items()}
+print("gpu_zone / zone: %.1fx   gpu_zone / torch.cuda.Event pair: %.2fx" % (
+    med["gpu_zone"] / med["zone"], med["gpu_zone"] / med["torch.cuda.Event pair"]))
+print("cuda_status: %s" % stepscope.cuda_status())
+EOF
+
+ENERGY_S=${GPU_CHECK_ENERGY_S:-15}
+echo
+echo "== energy: the counter against integrated power, over a $ENERGY_S s load"
+PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$STEPSCOPE" run --no-live --no-auto -o "$WORK/energy" -- \
+    "$PY" "$WORK/load.py" "$ENERGY_S" >"$WORK/energy.txt" 2>&1
+if [ -f "$WORK/energy/report.json" ]; then
+    grep -E '^(GPU|energy) ' "$WORK/energy.txt"
+    "$PY" "$WORK/energy.py" "$WORK/energy" || status=1
+else
+    echo "energy: FAILED: stepscope run left no report"
+    tail -n 20 "$WORK/energy.txt"
+    status=1
+fi
+
+echo
+echo "== readings: stepscope snapshot against nvidia-smi in the same second, under load"
+"$PY" "$WORK/load.py" 12 >/dev/null 2>&1 &
+load=$!
+sleep 4
+"$PY" "$WORK/readings.py" "$STEPSCOPE" 3 || status=1
+wait $load
+
+echo
+echo "== cost: a Python gpu_zone against a plain zone and a torch.cuda.Event pair (one process, interleaved)"
+PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$STEPSCOPE" run --no-live --no-auto -q -o "$WORK/cost" -- \
+    "$PY" "$WORK/cost.py" || status=1
 exit $status

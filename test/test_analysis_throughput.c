@@ -290,11 +290,52 @@ static void test_nothing_to_count(void) {
     sps__throughput_free(&t);
 }
 
+/* Counters stepscope records about itself (auto's loss.on_device, its own
+ * "stepscope." probes) are no unit of work: no rate, no FLOP/s, and a run
+ * with only those says it counted no work (an H200 run printed "421
+ * loss.on_device/s" as its throughput). */
+static void test_stepscopes_own_counters_are_no_throughput(void) {
+    struct sps_run run = two_ranks();
+    snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "loss.on_device");
+    struct sps_throughput t;
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 1);
+    CHECK(!strcmp(t.counters[0].name, "samples"));
+    CHECK_NEAR(t.counters[0].per_second, 290.0, 1e-9);
+    char *text = printed(&t);
+    CHECK_MSG(!strstr(text, "loss.on_device"), "%s", text);
+    free(text);
+    sps__throughput_free(&t);
+
+    snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "stepscope.flops_probe");
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 1);
+    CHECK_EQ_I(t.flops, -1); /* named like FLOPs, but stepscope's: not the model's */
+    sps__throughput_free(&t);
+
+    snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "cuda.gpu_zones_dropped");
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 1);
+    sps__throughput_free(&t);
+
+    /* only stepscope's own: no rate at all, and the reason says why */
+    snprintf(names[FLOPS].name, sizeof names[FLOPS].name, "loss.on_device");
+    names[SAMPLES].kind = SPS_KIND_VALUE;
+    CHECK_EQ_I(sps__throughput_analyze(&run, NULL, NULL, &t), 0);
+    CHECK_EQ_U(t.ncounters, 0);
+    CHECK_STR_HAS(t.reason, "the run counted no work, only stepscope's own loss.on_device");
+    text = printed(&t);
+    CHECK_MSG(!strstr(text, "loss.on_device/s"), "%s", text);
+    free(text);
+    sps__throughput_free(&t);
+}
+
 int main(void) {
     RUN_TEST(test_rates);
     RUN_TEST(test_mfu_from_table_and_flag);
     RUN_TEST(test_peak_table);
     RUN_TEST(test_counter_without_steps);
     RUN_TEST(test_nothing_to_count);
+    RUN_TEST(test_stepscopes_own_counters_are_no_throughput);
     return check_report();
 }

@@ -17,11 +17,13 @@
 #endif
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
+/* what the fake's GPUs reserve for the driver: v1's used includes it */
+#define RESERVED (615.0 * 1024.0 * 1024.0)
 
 static const char *const fake_env[] = {
     "FAKE_NVML_GPUS",      "FAKE_NVML_INIT_FAIL", "FAKE_NVML_FAIL_AFTER",  "FAKE_NVML_FAIL_COUNT",
     "FAKE_NVML_FAIL_GPU",  "FAKE_NVML_PROCS",     "FAKE_NVML_UUIDS",       "FAKE_NVML_NOT_SUPPORTED",
-    "FAKE_NVML_V3_STRIDE", "FAKE_NVML_V3_WITHDRAWN", "FAKE_NVML_NO_HANDLE",
+    "FAKE_NVML_V3_STRIDE", "FAKE_NVML_V3_WITHDRAWN", "FAKE_NVML_NO_HANDLE", "FAKE_NVML_MEMORY_V2_VERSION",
 };
 
 static void reset_env(void) {
@@ -177,9 +179,14 @@ static void test_visible_devices_resolve(void) {
 
 /* --------------------------------------------------------------- nvml */
 
+/* What nvmlDeviceGetMemoryInfo_v2 gave, or where the library lacks it,
+ * what only v1 can give (used = total - free: the reservation too). */
+enum memory_call { MEMORY_V2, MEMORY_V1 };
+
 /* The fake's readings for its GPU i (see fake_nvml.c). */
-static void check_gpu_values(const struct sps__gpu_sample *g, int i, int with_energy_and_reasons) {
-    CHECK_NEAR(g->v[SPS_M_GPU_MEMORY_USED_BYTES], (i + 1) * GIB, 0);
+static void check_gpu_values(const struct sps__gpu_sample *g, int i, int with_energy_and_reasons,
+                             enum memory_call memory) {
+    CHECK_NEAR(g->v[SPS_M_GPU_MEMORY_USED_BYTES], (i + 1) * GIB + (memory == MEMORY_V1 ? RESERVED : 0), 0);
     CHECK_NEAR(g->v[SPS_M_GPU_MEMORY_TOTAL_BYTES], 80 * GIB, 0);
     CHECK_NEAR(g->v[SPS_M_GPU_UTILIZATION_PERCENT], 10 * (i + 1), 0);
     CHECK_NEAR(g->v[SPS_M_GPU_MEMORY_UTILIZATION_PERCENT], 5 * (i + 1), 0);
@@ -221,7 +228,7 @@ static void test_nvml_values(void) {
         CHECK_EQ_I(g->source, SPS_SOURCE_NVML);
         CHECK_MSG(strcmp(g->name, name) == 0, "name %s", g->name);
         CHECK_MSG(strcmp(g->uuid, uuid) == 0, "uuid %s", g->uuid);
-        check_gpu_values(g, i, 1);
+        check_gpu_values(g, i, 1, MEMORY_V2);
         /* the counter advanced 1500 mJ since the baseline open() took */
         CHECK_NEAR(g->v[SPS_M_GPU_ENERGY_JOULES], 1.5, 0);
         /* no process tree watched: nothing to attribute */
@@ -242,6 +249,8 @@ static void test_nvml_values(void) {
     CHECK_EQ_U(fake.calls("nvmlDeviceGetHandleByIndex"), 0);
     CHECK_EQ_U(fake.calls("nvmlDeviceGetCurrentClocksEventReasons"), 4);
     CHECK_EQ_U(fake.calls("nvmlDeviceGetCurrentClocksThrottleReasons"), 0);
+    CHECK_EQ_U(fake.calls("nvmlDeviceGetMemoryInfo_v2"), 4);
+    CHECK_EQ_U(fake.calls("nvmlDeviceGetMemoryInfo"), 0);
     CHECK_EQ_U(fake.calls("nvmlShutdown"), 0);
     sps__source_nvml.close(state);
     CHECK_EQ_U(fake.calls("nvmlShutdown"), 1);
@@ -264,7 +273,7 @@ static void test_nvml_older_entry_points(void) {
         struct sps__sample s;
         sps__sample_clear(&s);
         CHECK_EQ_I(sps__source_nvml.read(state, &ctx, &s, 1, reason, sizeof reason), 0);
-        check_gpu_values(&s.gpu[0], 0, 1);
+        check_gpu_values(&s.gpu[0], 0, 1, MEMORY_V1); /* no _v2 in this library */
         CHECK_NEAR(s.gpu[0].v[SPS_M_GPU_ENERGY_JOULES], 1.5, 0);
         CHECK_NEAR(s.gpu[0].v[SPS_M_GPU_WORKLOAD_MEMORY_BYTES], 1000000, 0);
         CHECK_EQ_U(fake.calls("nvmlDeviceGetCurrentClocksThrottleReasons"), 1);
@@ -293,7 +302,7 @@ static void test_nvml_legacy_library(void) {
         CHECK_EQ_I(sps__source_nvml.read(state, &ctx, &s, 1, reason, sizeof reason), 0);
         CHECK_EQ_I(s.ngpus, 2);
         for (int i = 0; i < 2; i++) {
-            check_gpu_values(&s.gpu[i], i, 0);
+            check_gpu_values(&s.gpu[i], i, 0, MEMORY_V1);
             /* 16-byte v1 entries: the third one is pid 300's */
             CHECK_NEAR(s.gpu[i].v[SPS_M_GPU_WORKLOAD_MEMORY_BYTES], 4000, 0);
         }
@@ -454,7 +463,7 @@ static void test_nvml_gpu_lost_at_open(void) {
         CHECK_EQ_I(sps__source_nvml.read(state, &ctx, &s, 1, reason, sizeof reason), 0);
         CHECK_EQ_I(s.ngpus, 1);
         CHECK_EQ_I(s.gpu[0].index, 1); /* still the workload's cuda:1 */
-        check_gpu_values(&s.gpu[0], 1, 1);
+        check_gpu_values(&s.gpu[0], 1, 1, MEMORY_V2);
         sps__source_nvml.close(state);
     }
     setenv("FAKE_NVML_GPUS", "1", 1);
@@ -481,17 +490,17 @@ static void test_nvml_error_mid_run(void) {
     struct sps__sample s;
     sps__sample_clear(&s);
     CHECK_EQ_I(sps__source_nvml.read(state, &ctx, &s, 1, reason, sizeof reason), 0);
-    check_gpu_values(&s.gpu[1], 1, 1);
+    check_gpu_values(&s.gpu[1], 1, 1, MEMORY_V2);
 
     sps__sample_clear(&s);
     reason[0] = '\0';
     CHECK(sps__source_nvml.read(state, &ctx, &s, 2, reason, sizeof reason) < 0);
-    CHECK_MSG(strcmp(reason, "GPU 1 (GPU-11234567-89ab-4cde-8f01-23456789abc1): nvmlDeviceGetMemoryInfo: GPU is lost") ==
+    CHECK_MSG(strcmp(reason, "GPU 1 (GPU-11234567-89ab-4cde-8f01-23456789abc1): nvmlDeviceGetMemoryInfo_v2: GPU is lost") ==
                   0,
               "reason: %s", reason);
     CHECK_EQ_I(s.ngpus, 2);
     CHECK_EQ_I(s.read_ns[SPS_SOURCE_NVML], 2); /* GPU 0 was read */
-    check_gpu_values(&s.gpu[0], 0, 1);
+    check_gpu_values(&s.gpu[0], 0, 1, MEMORY_V2);
     CHECK_EQ_I(s.gpu[1].index, 1);
     CHECK_STR_HAS(s.gpu[1].name, "GPU 1");
     int nan_slots = 0;
@@ -502,7 +511,7 @@ static void test_nvml_error_mid_run(void) {
     /* the next read tries again, and the GPU is back */
     sps__sample_clear(&s);
     CHECK_EQ_I(sps__source_nvml.read(state, &ctx, &s, 3, reason, sizeof reason), 0);
-    check_gpu_values(&s.gpu[1], 1, 1);
+    check_gpu_values(&s.gpu[1], 1, 1, MEMORY_V2);
     /* energy counts on from the last good reading: two more calls' worth */
     CHECK_NEAR(s.gpu[1].v[SPS_M_GPU_ENERGY_JOULES], 3.0, 0);
     sps__source_nvml.close(state);
@@ -651,6 +660,51 @@ static void test_nvml_not_supported(void) {
     sps__source_nvml.close(state);
 }
 
+/* Memory used as nvidia-smi shows it: _v2's used, without the driver's
+ * reservation (on an H200 v1 said 1588 MiB where nvidia-smi said 973).
+ * A GPU that refuses _v2 (not supported, or a struct version this driver
+ * does not know) is read with v1 from then on, and that is no error. */
+static void test_nvml_memory_v2_and_its_fallback(void) {
+    static const struct {
+        const char *var, *value;
+        enum memory_call expect;
+        unsigned v2_calls, v1_calls; /* over two reads of one GPU */
+    } cases[] = {
+        {NULL, NULL, MEMORY_V2, 2, 0},
+        {"FAKE_NVML_NOT_SUPPORTED", "memory_v2", MEMORY_V1, 1, 2},
+        {"FAKE_NVML_MEMORY_V2_VERSION", "33554472" /* 40 bytes | 2 << 24: the one we send */, MEMORY_V2, 2, 0},
+        {"FAKE_NVML_MEMORY_V2_VERSION", "50331696" /* 48 bytes | 3 << 24: a driver that knows only v3 */,
+         MEMORY_V1, 1, 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        reset_env();
+        setenv("FAKE_NVML_GPUS", "1", 1);
+        if (cases[c].var)
+            setenv(cases[c].var, cases[c].value, 1);
+        struct fake_handle fake = fake_hold(FAKE_NVML_PATH);
+        struct sps__source_ctx ctx = ctx_for(FAKE_NVML_PATH);
+        char reason[192];
+        void *state = open_ok(&ctx, reason, sizeof reason);
+        if (!state) {
+            fake_release(&fake);
+            continue;
+        }
+        for (int read = 0; read < 2; read++) {
+            struct sps__sample s;
+            sps__sample_clear(&s);
+            CHECK_MSG(sps__source_nvml.read(state, &ctx, &s, 1, reason, sizeof reason) == 0, "case %zu: %s", c,
+                      reason);
+            check_gpu_values(&s.gpu[0], 0, 1, cases[c].expect);
+        }
+        CHECK_MSG(fake.calls("nvmlDeviceGetMemoryInfo_v2") == cases[c].v2_calls, "case %zu: %u _v2 calls", c,
+                  fake.calls("nvmlDeviceGetMemoryInfo_v2"));
+        CHECK_MSG(fake.calls("nvmlDeviceGetMemoryInfo") == cases[c].v1_calls, "case %zu: %u v1 calls", c,
+                  fake.calls("nvmlDeviceGetMemoryInfo"));
+        sps__source_nvml.close(state);
+        fake_release(&fake);
+    }
+}
+
 /* Open and close many times: no descriptor, mapping or init count left. */
 static void test_nvml_open_close_cycles(void) {
     reset_env();
@@ -684,6 +738,7 @@ int main(void) {
     RUN_TEST(test_nvml_error_mid_run);
     RUN_TEST(test_nvml_workload_memory);
     RUN_TEST(test_nvml_not_supported);
+    RUN_TEST(test_nvml_memory_v2_and_its_fallback);
     RUN_TEST(test_nvml_open_close_cycles);
     return check_report();
 }

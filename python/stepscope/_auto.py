@@ -165,6 +165,7 @@ class _Loop(StepStructure):
         self._after_backward = False  # a backward ended the last round
         self._optimizing = 0        # inside an optimizer's step() (LBFGS's closure runs the model there)
         self._opt_zones = []        # zones of optimizer steps begun by a pre-hook (torch 2.x)
+        self._opt_frames = []       # and the frames of torch's step() wrappers that called it
         self._saw_forward = False   # a training forward ran in the open step
         self._saw_backward = False
         self._param = None          # the first parameter of the last trained model
@@ -241,6 +242,23 @@ class _Loop(StepStructure):
                 self._inside -= 1
                 _core._zone_discard(zone)
 
+    def close_raised_steps(self):
+        """torch 2.x's step() runs the post-hooks only when the step
+        returns: one that raised left its optimizer zone open (and every
+        later step in it as a nested one).  Its wrapper's frame is then off
+        the stack, so at the next event it is ended here, as a step that
+        raised ends under torch 1.13's wrapper (a finally): an optimizer
+        step was called.  Its end is this event's time, which is later
+        than the raise by the script's handling of it."""
+        live = set()
+        frame = _sys._getframe(1)
+        while frame is not None:
+            live.add(id(frame))
+            frame = frame.f_back
+        while self._opt_frames and id(self._opt_frames[-1]) not in live:
+            self._opt_frames.pop()
+            self.optimizer_end(self._opt_zones.pop())
+
     def optimizer_begin(self, optimizer=None):
         if self._optimizing:  # a subclass's step() calling its base's: one zone
             self._optimizing += 1
@@ -292,6 +310,8 @@ class _Loop(StepStructure):
         _open_discovery()
         if not _cuda:
             _watch_cuda()
+        if self._opt_zones:
+            self.close_raised_steps()
         self._forget_stale_forward()
         self._pending = 0
         if self._step and not self._work:
@@ -309,6 +329,8 @@ class _Loop(StepStructure):
     def abandon(self):
         """Take back what is open on this thread (the exit, stand_aside).
         Inside one of its own zones, the zone's end does it."""
+        if self._opt_zones:
+            self.close_raised_steps()
         if self._inside:
             return False
         self._forget_stale_forward()
@@ -382,6 +404,8 @@ def _instance_pre(module, inputs, discovered=False):
     if _on and (discovered or not _discovering):
         try:
             loop = _tls.loop
+            if loop._opt_zones:
+                loop.close_raised_steps()
             outer = loop._outer
             if outer is not None:
                 if outer is not module:
@@ -433,8 +457,15 @@ def _post(module, inputs, output):
             if loop._outer is module:
                 loop._outer = None
                 zone, loop._fwd = loop._fwd, None
-                if zone is not None:
-                    loop._inside -= 1
+                if zone is None:
+                    return
+                loop._inside -= 1
+                if output is None and _sys.exc_info()[1] is not None:
+                    # the forward raised: torch >= 2.1 calls an always_call
+                    # hook from its except block, with no output.  Taken
+                    # back, as torch 1.13's missing post-hook leaves it
+                    _core._zone_discard(zone)
+                else:
                     loop._ze(zone)
         except Exception as exc:  # noqa: BLE001
             _fail(exc)
@@ -541,6 +572,8 @@ def _wrap_backward(original):
             return original(tensor, *args, **kwargs)
         try:
             loop = _tls.loop
+            if loop._opt_zones:
+                loop.close_raised_steps()
             if loop._outer is not None:
                 loop._forget_stale_forward()
             if not loop._step or loop._after_backward:
@@ -585,6 +618,8 @@ def _zero_grad_wrapper(admit):
                 return original(owner, *args, **kwargs)
             try:
                 loop = _tls.loop
+                if loop._opt_zones:
+                    loop.close_raised_steps()
                 if loop._outer is not None:
                     loop._forget_stale_forward()
                 if not loop._step or loop._after_backward:
@@ -622,6 +657,8 @@ def _wrap_next(original):
             return original(iterator)
         try:
             loop = _tls.loop
+            if loop._opt_zones:
+                loop.close_raised_steps()
             if loop._outer is not None:
                 loop._forget_stale_forward()
             began = loop._round() if not loop._step or loop._after_backward else 0
@@ -737,7 +774,11 @@ def _wrap_init(original):
 def _step_pre_hook(optimizer, args, kwargs):
     try:
         loop = _tls.loop
-        loop._opt_zones.append(loop.optimizer_begin(optimizer))
+        if loop._opt_zones:
+            loop.close_raised_steps()
+        zone = loop.optimizer_begin(optimizer)
+        loop._opt_zones.append(zone)
+        loop._opt_frames.append(_sys._getframe(1))  # torch's wrapper: on the stack until step() ends
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
 
@@ -745,7 +786,11 @@ def _step_pre_hook(optimizer, args, kwargs):
 def _step_post_hook(optimizer, args, kwargs):
     try:
         loop = _tls.loop
+        frames = loop._opt_frames
+        if frames and frames[-1] is not _sys._getframe(1):
+            loop.close_raised_steps()  # a nested step() that raised, inside this one
         if loop._opt_zones:
+            loop._opt_frames.pop()
             loop.optimizer_end(loop._opt_zones.pop())
     except Exception as exc:  # noqa: BLE001
         _fail(exc)

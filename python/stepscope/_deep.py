@@ -31,6 +31,14 @@ interval.  Should the intervals not intersect (the profiler's clock ran
 apart from CLOCK_MONOTONIC), each end of the window gets its own offset
 and the offset runs linearly between them (_align).
 
+What the file keeps.  Only the operators that ran between the window's
+first step's begin and its last step's end (on CLOCK_MONOTONIC, read just
+after the profiler started and just before it stops): the profiler's own
+work at its start and stop is not the script's.  torch 2.x records some
+(a cudaDeviceSynchronize at stop where CUDA is traced, the record_function
+calls of the sync blocks) that torch 1.13 does not.  A GPU activity is
+kept when it began inside; it may end after the step that launched it.
+
 The capture goes to RUN_DIR/records/torch-ops-<pid>.tsv (docs/record-
 format.md, "torch-ops files"), written to a temporary file and renamed.
 Nothing here raises into the script: a failure is one line on stderr and
@@ -93,6 +101,8 @@ class _Window:
         self.syncs = []         # (a_ns, b_ns) around each sync block, in order
         self.costs = {}
         self.captured = 0       # the window's steps ended so far
+        self.lo_ns = None       # monotonic ns: the window's first step begins after this
+        self.hi_ns = None       # and its last step ended before this
         if not self.auto:
             self.first_step, self.end_step = self.window
 
@@ -103,6 +113,7 @@ class _Window:
             return False
         if self.prof is None and self.ended == self.first_step and not self.done:
             self._start()
+            self.lo_ns = _monotonic_ns()
         self.in_step = True
         if self.auto:  # only auto times the steps
             self.begun_ns = _monotonic_ns()
@@ -111,6 +122,7 @@ class _Window:
     def end(self, discarded):
         if not self.in_step:
             return
+        self.hi_ns = _monotonic_ns()
         self.in_step = False
         if discarded:
             return
@@ -233,6 +245,8 @@ class _Window:
         to_ns, bound = self._align(syncs, 1000, 1000 if integral else 1)
         slack = int(bound) + 1
         spans = [(a - slack, b + slack) for a, b in self.syncs]
+        lo = self.lo_ns - slack if self.lo_ns is not None else None
+        hi = self.hi_ns + slack if self.hi_ns is not None else None
         main_tid = threading.get_native_id()
         ops = []
         for ev in events:
@@ -244,6 +258,8 @@ class _Window:
                 continue  # the sync blocks' own work (record_function's tensors)
             device = getattr(ev.device_type, "name", str(ev.device_type))
             gpu = device not in ("CPU",)
+            if (lo is not None and start < lo) or (not gpu and hi is not None and end > hi):
+                continue  # the profiler's own work at its start or stop
             if gpu:
                 self_ns = end - start
                 tid = 0
@@ -307,6 +323,7 @@ class _Window:
         if self.done:  # that step closed the window
             return
         if self.prof is not None:
+            self.hi_ns = _monotonic_ns()  # the script's work up to its exit is its own
             self._stop("the process ended after %d of the window's %d steps"
                        % (self.captured, self.end_step - self.first_step))
         elif self.first_step is None:

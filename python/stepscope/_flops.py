@@ -23,6 +23,19 @@ it to them, in this block or an earlier one of the same Profiler.  A
 backward whose forward no block saw is taken to compute both gradients,
 and the note says how many were.
 
+Attention.  torch 2.x runs ``scaled_dot_product_attention`` (and
+``nn.MultiheadAttention`` through it) as one fused operator: flash or
+memory-efficient attention, on the CPU
+``aten::_scaled_dot_product_flash_attention_for_cpu``.  The profiler has
+no formula for these (torch 1.13 ran attention as bmm, which it counts).
+The rule: the forward is its two matmuls, ``2 * B * H * Lq * Lk * (D +
+Dv)`` from the query ``[B, H, Lq, D]``, key ``[B, H, Lk, D]`` and value
+``[B, H, Lk, Dv]`` (a mask or causality is not subtracted, as torch's own
+flop counter does not); the backward's gradients of the query, key,
+value and scores cost twice that (the scores it recomputes are not
+counted, as no recomputation is).  What torch counted inside the
+operator, should a version count it, is taken off.
+
 Data flows one way: the torch profiler's events in, one FlopCount out.
 """
 
@@ -32,6 +45,20 @@ from dataclasses import dataclass
 
 CONV2D = "aten::conv2d"
 CONV_BACKWARD = "aten::convolution_backward"
+#: fused attention operators (query, key, value first): the forward's FLOPs
+#: times 1 (forward) or 2 (backward)
+ATTENTION = {
+    "aten::_scaled_dot_product_flash_attention_for_cpu": 1,
+    "aten::_scaled_dot_product_flash_attention": 1,
+    "aten::_scaled_dot_product_efficient_attention": 1,
+    "aten::_scaled_dot_product_cudnn_attention": 1,
+    "aten::_scaled_dot_product_fused_attention_overrideable": 1,
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward": 2,
+    "aten::_scaled_dot_product_flash_attention_backward": 2,
+    "aten::_scaled_dot_product_efficient_attention_backward": 2,
+    "aten::_scaled_dot_product_cudnn_attention_backward": 2,
+    "aten::_scaled_dot_product_fused_attention_overrideable_backward": 2,
+}
 #: an operator under one of these ran in autograd's backward pass
 BACKWARD_PREFIX = "autograd::engine::evaluate_function"
 #: forward convolutions kept per Profiler while their backward is to come
@@ -39,30 +66,43 @@ PENDING_MAX = 16384
 
 #: the flops_method values
 PROFILER = "profiler"
-PROFILER_AND_RULE = "profiler+backward-rule"
+PROFILER_AND_RULE = "profiler+backward-rule"      # convolutions' backward
+PROFILER_AND_ATTENTION = "profiler+attention-rule"
+PROFILER_AND_RULES = "profiler+rules"             # both
 
 
 @dataclass
 class FlopCount:
-    """FLOPs of one block: total = forward + backward_counted + backward_rule."""
+    """FLOPs of one block: total = forward + backward_counted + backward_rule
+    + attention_forward + attention_backward."""
     forward: int             # torch's counts outside autograd's backward
-    backward_counted: int    # torch's counts inside it (mm, bmm ... of linear, matmul, attention)
+    backward_counted: int    # torch's counts inside it (mm, bmm ... of linear, matmul, unfused attention)
     backward_rule: int       # added for convolution_backward by the rule
     rule_ops: int            # convolution_backward operators the rule counted
     assumed_ops: int         # ... of which no block saw the forward: both gradients assumed
+    attention_forward: int = 0   # added for fused attention by its rule
+    attention_backward: int = 0
+    attention_ops: int = 0       # fused attention operators (either way) the rule counted
 
     @property
     def total(self):
-        return self.forward + self.backward_counted + self.backward_rule
+        return (self.forward + self.backward_counted + self.backward_rule + self.attention_forward
+                + self.attention_backward)
 
     @property
     def method(self):
+        if self.rule_ops and self.attention_ops:
+            return PROFILER_AND_RULES
+        if self.attention_ops:
+            return PROFILER_AND_ATTENTION
         return PROFILER_AND_RULE if self.rule_ops else PROFILER
 
     def note(self):
         text = ("forward %d FLOPs, backward %d: torch's profiler counted %d (mm, addmm, bmm, baddbmm, conv2d, "
                 "mul, add; a multiply-add is 2 FLOPs)"
-                % (self.forward, self.backward_counted + self.backward_rule, self.forward + self.backward_counted))
+                % (self.forward + self.attention_forward,
+                   self.backward_counted + self.backward_rule + self.attention_backward,
+                   self.forward + self.backward_counted))
         if self.rule_ops:
             text += ("; the rule added %d for %d aten::convolution_backward, which torch does not count: each "
                      "gradient computed (input, weight) costs the forward's FLOPs"
@@ -70,6 +110,10 @@ class FlopCount:
             if self.assumed_ops:
                 text += (" (%d had their forward outside every estimate_flops block: both gradients assumed)"
                          % self.assumed_ops)
+        if self.attention_ops:
+            text += ("; the attention rule added %d for %d fused attention operators, which torch does not "
+                     "count: the forward's two matmuls, twice that for the backward"
+                     % (self.attention_forward + self.attention_backward, self.attention_ops))
         return text
 
 
@@ -177,12 +221,30 @@ def _rule_flops(event, pending):
     return max(0, flops - _subtree_flops(event)), assumed
 
 
+def _attention_flops(event, times):
+    """The FLOPs the attention rule gives one fused attention operator,
+    less what torch counted in it; 0 when its inputs are not 4-D."""
+    shapes = event.input_shapes
+    first = 1 if times == 2 else 0  # a backward's first input is the output's gradient
+    if len(shapes) < first + 3:
+        return 0
+    query, key, value = shapes[first:first + 3]
+    if len(query) != 4 or len(key) != 4 or len(value) != 4:
+        return 0
+    b, h, lq, d = query
+    lk, dv = key[2], value[3]
+    flops = times * 2 * b * h * lq * lk * (d + dv)
+    return max(0, flops - (event.flops or 0) - _subtree_flops(event))
+
+
 def count(events, calls, pending):
     """The FlopCount of a block: events from torch's profiler
     (prof.events()), calls from its conv call recorder, pending the
     Profiler's PendingConvolutions."""
     _record_forward_convolutions(events, calls, pending)
     forward = backward_counted = backward_rule = rule_ops = assumed_ops = 0
+    attention = [0, 0]  # forward, backward
+    attention_ops = 0
     for e in events:
         if e.flops:
             if _in_backward(e):
@@ -195,20 +257,42 @@ def count(events, calls, pending):
                 backward_rule += flops
                 rule_ops += 1
                 assumed_ops += assumed
-    return FlopCount(forward, backward_counted, backward_rule, rule_ops, assumed_ops)
+        times = ATTENTION.get(e.name)
+        if times is not None:
+            flops = _attention_flops(e, times)
+            if flops:
+                attention[times - 1] += flops
+                attention_ops += 1
+    return FlopCount(forward, backward_counted, backward_rule, rule_ops, assumed_ops, attention[0], attention[1],
+                     attention_ops)
+
+
+def _profiler_running(torch):
+    """Is a torch profiler on: on this thread (every torch since 1.8), or
+    anywhere in the process (torch >= 2.1 keeps a flag)?"""
+    if getattr(torch.autograd.profiler, "_is_profiler_enabled", False):
+        return True
+    enabled = getattr(torch._C._autograd, "_profiler_enabled", None)
+    return bool(enabled and enabled())
 
 
 class BlockCounter:
     """torch's profiler and the conv call recorder around one block."""
 
     def __init__(self, torch, pending):
+        self._torch = torch
         self._pending = pending
         self._prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True)
         self._recorder = _conv_call_recorder(torch)
 
     def start(self):
-        """Raises RuntimeError when torch's profiler is already running on
-        this thread (and then starts nothing)."""
+        """Raises RuntimeError when torch's profiler is already running in
+        this process (and then starts nothing)."""
+        if _profiler_running(self._torch):
+            # torch 2.x's Kineto takes a second profiler's start for a
+            # request of higher priority and cancels the running one: the
+            # user's (or the enclosing block's) profile would end broken
+            raise RuntimeError("a torch profiler is running in this process")
         self._prof.__enter__()
         self._recorder.__enter__()
 

@@ -170,8 +170,10 @@ class MemoryMetrics:
 @dataclass
 class ComputeMetrics:
     """estimated_flops is forward and backward (docs/python.md);
-    flops_method says how: "profiler" (torch's counts alone) or
-    "profiler+backward-rule" (and convolutions' backward by rule), None
+    flops_method says how: "profiler" (torch's counts alone),
+    "profiler+backward-rule" (and convolutions' backward by rule),
+    "profiler+attention-rule" (and fused attention by rule) or
+    "profiler+rules" (both), None
     without a count."""
     estimated_flops: Optional[int]
     flops_per_second: Optional[float]

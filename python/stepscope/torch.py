@@ -171,8 +171,8 @@ class Instrumented(StepStructure):
 
         # A method bound to the optimizer, as the one it replaces: an LR
         # scheduler made after instrument() wraps optimizer.step through its
-        # __self__ and __func__ (torch's with_counter), which a plain
-        # function lacks.
+        # __func__ (and, in torch 1.13, __self__: with_counter; 2.x's
+        # patch_track_step_called), which a plain function lacks.
         self._step_function = step
         optimizer.step = types.MethodType(step, optimizer)
 

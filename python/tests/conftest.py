@@ -90,13 +90,14 @@ class Result:
 
 @pytest.fixture
 def run_under(tmp_path):
-    """run_under(code, **env) -> Result: the script under `stepscope run`."""
-    def run(code, expect_rc=0, **env):
+    """run_under(code, **env) -> Result: the script under `stepscope run`
+    (with run_args, a tuple of options, before its "--")."""
+    def run(code, expect_rc=0, run_args=(), **env):
         if not os.access(STEPSCOPE_BIN, os.X_OK):
             pytest.fail("no stepscope CLI at %s (set STEPSCOPE_BIN)" % STEPSCOPE_BIN)
         script = write_script(tmp_path, code)
         out = tmp_path / "out"
-        proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--", PYTHON, str(script)],
+        proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(out), *run_args, "--", PYTHON, str(script)],
                               cwd=str(tmp_path), env=script_env(**env), capture_output=True, text=True, timeout=300)
         assert proc.returncode == expect_rc, "rc %d\nstdout:\n%s\nstderr:\n%s" % (
             proc.returncode, proc.stdout, proc.stderr)

@@ -133,10 +133,15 @@ def test_tree_memory_counts_shared_pages_once(run_alone):
         assert c["cpu_memory_metric"] == "workload_pss_bytes" and c["cpu_memory"] == c["workload_pss_bytes"]
         pss, want = c["workload_pss_bytes"], rd["psutil_pss"]
         assert abs(pss - want) <= 0.05 * want, (pss, want)
-        # the buffer counts once in PSS, once per process in the RSS sum
-        assert buf <= pss < 1.5 * buf, pss
-        assert c["workload_rss_bytes"] >= (n + 1) * buf, c["workload_rss_bytes"]
-        assert c["workload_rss_bytes"] > 0.8 * (n + 1) * pss
+        # the buffer counts once in PSS, once per process in the RSS sum.
+        # What the tree holds besides it (the interpreter, its libraries:
+        # 32 MiB of PSS on Ubuntu 24.04's Python 3.12, kernel 6.18, half
+        # that here) is in PSS no more than in RSS, whatever its size: had
+        # the buffer counted per process in PSS too, its 3 extra copies
+        # would break that
+        rss = c["workload_rss_bytes"]
+        assert buf <= pss and rss >= (n + 1) * buf, (pss, rss)
+        assert pss - buf <= rss - (n + 1) * buf, (pss, rss)
         # nobody owns the shared buffer alone
         assert c["workload_uss_bytes"] < pss - 0.5 * buf
         assert c["workload_pss_peak_bytes"] >= pss

@@ -5,7 +5,9 @@ and checks which steps torch.profiler saw (operators counted per step, so
 an off-by-one window changes the counts), where the operators landed in
 trace.json (inside the stepscope zones of those steps) and what
 report.json's torch_profile section says.  torch here is 1.13; the
-torch 2.x paths of _deep.py (fractional profiler times) are not run.
+torch 2.x paths of _deep.py (fractional profiler times, the profiler's
+own events at start and stop) are run on made events
+(test_the_export_keeps_only_what_ran_in_the_window).
 """
 import glob
 import json
@@ -116,6 +118,42 @@ def test_instrument_window_is_exactly_its_steps(tmp_path):
     assert len(ops_named(retrace, "aten::addmm")) == 4
     html = (out / "report.html").read_text()
     assert 'id="torch-profile"' in html and "aten::addmm" in html
+
+
+class _Event:
+    """What _deep reads of a torch.profiler FunctionEvent."""
+    def __init__(self, name, start_ns, end_ns, device="CPU", thread=1):
+        from types import SimpleNamespace
+        # torch 2.x's profiler: fractional microseconds from its own start,
+        # here monotonic ns + 5 ms
+        self.name = name
+        self.time_range = SimpleNamespace(start=(start_ns + 5e6) / 1000.0, end=(end_ns + 5e6) / 1000.0)
+        self.device_type = SimpleNamespace(name=device)
+        self.self_cpu_time_total = (end_ns - start_ns) / 1000.0
+        self.thread = thread
+
+
+def test_the_export_keeps_only_what_ran_in_the_window():
+    """torch 2.x records work of its own at the profiler's start and stop
+    (a cudaDeviceSynchronize at stop where CUDA is traced): the file keeps
+    only what ran between the window's first step's begin and its last
+    step's end, and a kernel launched inside it however late it ends."""
+    from stepscope import _deep
+    w = _deep._Window("1:2")
+    w.captured = 1
+    w.syncs = [(1_000_000, 1_002_000), (1_003_000, 1_005_000), (1_101_000, 1_103_000), (1_104_000, 1_106_000)]
+    w.lo_ns, w.hi_ns = 1_010_000, 1_100_000
+    syncs = [_Event("stepscope.sync", a + 500, b - 500) for a, b in w.syncs]
+    events = syncs + [
+        _Event("cudaGetDeviceCount", 1_006_000, 1_007_000),       # the profiler's start
+        _Event("aten::addmm", 1_020_000, 1_030_000),              # the step's
+        _Event("gemm_kernel", 1_025_000, 1_200_000, "CUDA"),      # launched in it, ends later
+        _Event("cudaDeviceSynchronize", 1_107_000, 1_150_000),    # the profiler's stop
+    ]
+    head, ops = w._export(events, None)
+    kept = [(line.split("\t")[6].strip(), int(line.split("\t")[1]), int(line.split("\t")[2])) for line in ops]
+    assert kept == [("aten::addmm", 1_020_000, 1_030_000), ("gemm_kernel", 1_025_000, 1_200_000)]
+    assert "align_error_ns\t501\n" in head  # half the 1 us bracket, plus rounding
 
 
 def test_compare_leaves_the_window_out(tmp_path):

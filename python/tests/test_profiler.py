@@ -507,6 +507,64 @@ def test_estimate_flops_counts_a_linear_model():
     assert inner.notes["estimated_flops"].startswith("torch's profiler was already running")
 
 
+def test_estimate_flops_never_starts_a_second_torch_profiler(monkeypatch):
+    # torch 2.x's Kineto cancels a running profiler when another starts: the
+    # user's own profile (or an enclosing block's) would end with "Can't
+    # disable Kineto profiler when it's not running"
+    torch = pytest.importorskip("torch")
+    starts = []
+    enter = torch.profiler.profile.__enter__
+
+    def counted(self):
+        starts.append(self)
+        return enter(self)
+    monkeypatch.setattr(torch.profiler.profile, "__enter__", counted)
+    p = stepscope.Profiler(estimate_flops=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        with p.profile("inside"):
+            torch.mm(torch.ones(4, 4), torch.ones(4, 4))
+    assert len(starts) == 1                         # the user's alone
+    assert any(e.name == "aten::mm" for e in prof.events())
+    m = p.get_metrics("inside")
+    assert m.compute.estimated_flops is None
+    assert m.notes["estimated_flops"] == ("torch's profiler was already running "
+                                          "(a torch profiler is running in this process)")
+
+
+class _Op:
+    """What _flops reads of a torch.profiler FunctionEvent."""
+    def __init__(self, name, shapes, flops=0, parent=None, children=()):
+        self.name, self.input_shapes, self.flops = name, shapes, flops
+        self.cpu_parent, self.cpu_children = parent, list(children)
+
+
+def test_estimate_flops_counts_fused_attention_by_rule():
+    # torch 2.x runs attention as one fused operator the profiler has no
+    # formula for (an H200's torch 2.11 counted MultiheadAttention's
+    # projections alone): the rule counts its matmuls, 2*B*H*Lq*Lk*(D+Dv)
+    # forward and twice that backward
+    from stepscope import _flops
+    q, kv = [16, 4, 10, 8], [16, 4, 12, 8]
+    scores = 2 * 16 * 4 * 10 * 12 * (8 + 8)
+    backward_node = _Op("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionForCpuBackward0", [])
+    events = [
+        _Op("aten::addmm", [], flops=1000),
+        _Op("aten::_scaled_dot_product_flash_attention_for_cpu", [q, kv, kv, [], []]),
+        _Op("aten::_scaled_dot_product_flash_attention_for_cpu_backward", [q, q, kv, kv, q, []],
+            parent=backward_node),
+    ]
+    c = _flops.count(events, [], _flops.PendingConvolutions())
+    assert (c.forward, c.attention_forward, c.attention_backward, c.attention_ops) == (1000, scores, 2 * scores, 2)
+    assert c.total == 1000 + 3 * scores
+    assert c.method == "profiler+attention-rule"
+    assert "the attention rule added %d for 2 fused attention operators" % (3 * scores) in c.note()
+    # what torch counted inside it (a version with a formula, the math path) is not counted twice
+    inner = _Op("aten::bmm", [], flops=scores // 2)
+    counted = _Op("aten::_scaled_dot_product_efficient_attention", [q, kv, kv, []], children=[inner])
+    c = _flops.count([counted, inner], [], _flops.PendingConvolutions())
+    assert c.forward + c.attention_forward == scores
+
+
 def flops_of(p, name, fn):
     with p.profile(name):
         fn()
@@ -634,7 +692,8 @@ def test_estimate_flops_of_attention_forward_and_backward():
     projections = 4 * linear_forward(embed, embed) * seq        # q, k, v and out: B*seq rows each
     scores = 2 * 2 * B * seq * seq * embed                       # q @ k^T and attn @ v, over the heads
     assert forward == pytest.approx(projections + scores, rel=0.05)
-    # every input needs a gradient: backward twice the forward (torch's mm and bmm)
+    # every input needs a gradient: backward twice the forward (torch's mm
+    # and bmm on torch 1.13; on 2.x its mm and the attention rule)
     assert p.get_metrics("backward").compute.estimated_flops == pytest.approx(2 * forward, rel=0.05)
 
 

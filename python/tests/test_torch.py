@@ -353,40 +353,52 @@ def test_a_loader_without_len_counts_no_empty_step(run_under, workers, every):
 
 
 def test_a_scheduler_made_after_instrument(run_under):
-    # torch's LR schedulers wrap optimizer.step through its __self__ and
-    # __func__: made after instrument(), one raised AttributeError on a
-    # plain function; now it wraps the instrumented step, counts it, and
-    # remove() leaves its wrapper working (ours passes calls through)
+    # torch's LR schedulers wrap optimizer.step through its __func__ (and
+    # 1.13's its __self__): made after instrument(), one raised
+    # AttributeError on a plain function; now it wraps the instrumented
+    # step and sees it called, and remove() leaves its wrapper working
+    # (ours passes calls through).  What a scheduler notes of the
+    # optimizer's steps is private to torch (_step_count in 1.13,
+    # _opt_called in 2.x): the scheduler's own warning, an error here,
+    # says whether it saw them (at a scheduler's first step), and its
+    # learning rates say it stepped.
     r = run_under("""
         import warnings
         import torch, stepscope.torch
         warnings.simplefilter("error")               # the scheduler warns when it sees no optimizer step
+        StepLR = torch.optim.lr_scheduler.StepLR
+        def lr(sched):
+            return sched.get_last_lr()[0]
         model = torch.nn.Linear(4, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         loader = stepscope.torch.instrument(model, opt, [(torch.ones(8, 4), torch.zeros(8, 1))] * 6)
-        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        sched = StepLR(opt, step_size=2, gamma=0.5)
         for x, y in loader:
             torch.nn.functional.mse_loss(model(x), y).backward()
             opt.step()
             opt.zero_grad()
             sched.step()
-        assert abs(sched.get_last_lr()[0] - 0.1 * 0.5 ** 3) < 1e-12, sched.get_last_lr()
-        assert opt._step_count == 6                   # the scheduler's own count of optimizer steps
+        assert abs(lr(sched) - 0.1 * 0.5 ** 3) < 1e-12, lr(sched)
         loader.remove()
-        opt.step()                                    # after remove(): the scheduler still counts, nothing recorded
+        opt.step()                                    # after remove(): through both wrappers, nothing recorded
         sched.step()
-        assert opt._step_count == 7
-        # a scheduler made before instrument() keeps counting through it
+        sched.step()
+        assert abs(lr(sched) - 0.1 * 0.5 ** 4) < 1e-12, lr(sched)
+        later = StepLR(opt, step_size=1, gamma=0.5)   # made after remove(): sees the step through ours
+        opt.step()
+        later.step()
+        # a scheduler made before instrument() sees its steps through it
         opt2 = torch.optim.SGD(model.parameters(), lr=0.1)
-        sched2 = torch.optim.lr_scheduler.StepLR(opt2, step_size=1, gamma=0.5)
+        sched2 = StepLR(opt2, step_size=1, gamma=0.5)
+        wrapper = vars(opt2)["step"]                  # the scheduler's
         loader = stepscope.torch.instrument(model, opt2, [(torch.ones(8, 4), torch.zeros(8, 1))] * 2)
         for x, y in loader:
             torch.nn.functional.mse_loss(model(x), y).backward()
             opt2.step()
             sched2.step()
-        assert opt2._step_count == 2
+        assert abs(lr(sched2) - 0.1 * 0.5 ** 2) < 1e-12, lr(sched2)
         loader.remove()
-        assert getattr(vars(opt2)["step"], "_with_counter", False)  # the scheduler's wrapper, restored
+        assert vars(opt2)["step"] is wrapper          # the scheduler's wrapper, restored
     """)
     assert r.zone("step")["count"] == r.zone("optimizer")["count"] == 8
     assert r.zone("forward")["count"] == 8

@@ -73,6 +73,27 @@ double sps__gpu_peak_flops(const char *gpu_name, const char **what) {
     return NAN;
 }
 
+/*
+ * Counters stepscope records about itself rather than the workload's work:
+ * auto-instrumentation's count of backward calls whose loss stayed on the
+ * GPU (python/stepscope/_auto.py, LOSS_ON_DEVICE), the GPU zones' fates
+ * (src/gpu/cuda_zone.c: cuda.gpu_zones_cpu_only, _dropped, _unresolved)
+ * and anything in the "stepscope." namespace (its own probes).  They stay
+ * in the report's counters, but a rate of them is no throughput ("421
+ * loss.on_device/s").
+ */
+static int diagnostic_counter(const char *name) {
+    static const char *const own[] = {"loss.on_device"};
+    static const char *const own_prefixes[] = {"stepscope.", "cuda.gpu_zones_"};
+    for (size_t i = 0; i < sizeof own_prefixes / sizeof own_prefixes[0]; i++)
+        if (strncmp(name, own_prefixes[i], strlen(own_prefixes[i])) == 0)
+            return 1;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(name, own[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int names_flops(const char *name) {
     for (const char *p = name; *p; p++)
         if (tolower((unsigned char)p[0]) == 'f' && tolower((unsigned char)p[1]) == 'l' &&
@@ -211,9 +232,18 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
     out->mfu = NAN;
     out->peak_flops_total = NAN;
     int rc = 0;
-    size_t ncounters = 0;
-    for (size_t i = 0; run && i < run->nnames; i++)
-        ncounters += run->names[i].kind == SPS_KIND_COUNTER;
+    size_t ncounters = 0, ndiagnostic = 0;
+    const char *a_diagnostic = NULL;
+    for (size_t i = 0; run && i < run->nnames; i++) {
+        if (run->names[i].kind != SPS_KIND_COUNTER)
+            continue;
+        if (diagnostic_counter(run->names[i].name)) {
+            ndiagnostic++;
+            a_diagnostic = run->names[i].name;
+        } else {
+            ncounters++;
+        }
+    }
     for (size_t i = 0; run && i < run->nsteps; i++)
         out->warmup_steps += run->steps[i].warmup != 0;
     /* the hints in the run's language (the bottleneck's advice decides it the same way) */
@@ -221,7 +251,10 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
     const char *count = face == SPS_BN_FACE_PYTHON ? "stepscope.count"
                         : face == SPS_BN_FACE_C    ? "SPS_COUNT"
                                                    : "SPS_COUNT in C, stepscope.count in Python";
-    if (ncounters == 0) {
+    if (ncounters == 0 && ndiagnostic > 0) {
+        snprintf(out->reason, sizeof out->reason,
+                 "the run counted no work, only stepscope's own %s (count work with %s)", a_diagnostic, count);
+    } else if (ncounters == 0) {
         snprintf(out->reason, sizeof out->reason, "the run recorded no counter (count work with %s)", count);
     } else if (run->nsteps == 0) {
         snprintf(out->reason, sizeof out->reason, "the run recorded no steps to divide the counts by");
@@ -236,7 +269,7 @@ int sps__throughput_analyze(const struct sps_run *run, const struct sps_run_info
         }
         for (size_t i = 0; !rc && i < run->nnames; i++) {
             const struct sps_name_summary *n = &run->names[i];
-            if (n->kind != SPS_KIND_COUNTER)
+            if (n->kind != SPS_KIND_COUNTER || diagnostic_counter(n->name))
                 continue;
             struct sps_throughput_counter *tc = &out->counters[out->ncounters++];
             snprintf(tc->name, sizeof tc->name, "%s", n->name);

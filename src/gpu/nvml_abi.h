@@ -26,6 +26,7 @@ enum {
     SPS_NVML_ERROR_DRIVER_NOT_LOADED = 9,
     SPS_NVML_ERROR_FUNCTION_NOT_FOUND = 13,
     SPS_NVML_ERROR_GPU_IS_LOST = 15,
+    SPS_NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     SPS_NVML_ERROR_UNKNOWN = 999
 };
 
@@ -40,12 +41,27 @@ enum { SPS_NVML_CLOCK_SM = 1, SPS_NVML_CLOCK_MEM = 2 }; /* nvmlClockType_t */
 /* NVML_VALUE_NOT_AVAILABLE as an unsigned long long field carries it. */
 #define SPS_NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFull
 
-/* nvmlMemory_t (the v1 struct nvmlDeviceGetMemoryInfo takes), bytes. */
+/* nvmlMemory_t (the v1 struct nvmlDeviceGetMemoryInfo takes), bytes.
+ * Its used is total - free: it includes the memory the driver and firmware
+ * reserve, hundreds of MiB on a large GPU with nothing running. */
 struct sps_nvml_memory {
     unsigned long long total;
     unsigned long long free;
     unsigned long long used;
 };
+
+/* nvmlMemory_v2_t (nvmlDeviceGetMemoryInfo_v2, drivers since R510), bytes:
+ * reserved is apart, and used excludes it (what nvidia-smi shows).  The
+ * caller sets version to SPS_NVML_MEMORY_V2_VERSION (nvml.h's
+ * NVML_STRUCT_VERSION(Memory, 2): the struct's size, 40, | 2 << 24). */
+struct sps_nvml_memory_v2 {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+};
+#define SPS_NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(struct sps_nvml_memory_v2) | (2u << 24)))
 
 /* nvmlUtilization_t, percent over the driver's last sample period. */
 struct sps_nvml_utilization {

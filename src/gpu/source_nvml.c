@@ -28,6 +28,7 @@ typedef sps_nvml_return (*nvml_count_fn)(unsigned int *count);
 typedef sps_nvml_return (*nvml_handle_fn)(unsigned int index, sps_nvml_device *device);
 typedef sps_nvml_return (*nvml_text_fn)(sps_nvml_device device, char *buf, unsigned int length);
 typedef sps_nvml_return (*nvml_memory_fn)(sps_nvml_device device, struct sps_nvml_memory *memory);
+typedef sps_nvml_return (*nvml_memory_v2_fn)(sps_nvml_device device, struct sps_nvml_memory_v2 *memory);
 typedef sps_nvml_return (*nvml_utilization_fn)(sps_nvml_device device, struct sps_nvml_utilization *utilization);
 /* nvmlDeviceGetTemperature and nvmlDeviceGetClockInfo take an enum (int-sized) */
 typedef sps_nvml_return (*nvml_uint_of_fn)(sps_nvml_device device, int which, unsigned int *value);
@@ -59,6 +60,8 @@ _Static_assert(offsetof(struct sps_nvml_process_v2, usedGpuMemory) ==
 _Static_assert(sizeof(struct sps_nvml_process_v1) == 16 && sizeof(struct sps_nvml_process_v2) == 24 &&
                    sizeof(struct sps_nvml_process_r535) == 32,
                "NVML process layouts are 16, 24 and 32 bytes");
+_Static_assert(sizeof(struct sps_nvml_memory_v2) == 40 && SPS_NVML_MEMORY_V2_VERSION == 0x02000028u,
+               "nvmlMemory_v2_t is 40 bytes, version NVML_STRUCT_VERSION(Memory, 2)");
 
 struct nvml_api {
     nvml_init_fn init;
@@ -69,6 +72,7 @@ struct nvml_api {
     nvml_text_fn uuid;
     nvml_memory_fn memory;
     /* optional: NULL when the library lacks them */
+    nvml_memory_v2_fn memory_v2; /* used without the driver's reservation */
     nvml_utilization_fn utilization;
     nvml_uint_of_fn temperature;
     nvml_uint_fn power;
@@ -92,6 +96,8 @@ struct nvml_gpu {
     int index; /* position in the visible list: the workload's cuda:N */
     char name[64];
     char uuid[96];
+    /* the GPU refused nvmlDeviceGetMemoryInfo_v2 once: v1 from then on */
+    int memory_v1_only;
     /* energy since open: the driver's counter counts since it loaded */
     int energy_started;
     unsigned long long energy_last_mj;
@@ -174,6 +180,7 @@ static int resolve_api(struct nvml_state *st, char *reason, size_t cap) {
     api->uuid = (nvml_text_fn)sym[UUID];
     api->memory = (nvml_memory_fn)sym[MEMORY];
 
+    api->memory_v2 = (nvml_memory_v2_fn)dlsym(st->lib, "nvmlDeviceGetMemoryInfo_v2");
     api->utilization = (nvml_utilization_fn)dlsym(st->lib, "nvmlDeviceGetUtilizationRates");
     api->temperature = (nvml_uint_of_fn)dlsym(st->lib, "nvmlDeviceGetTemperature");
     api->power = (nvml_uint_fn)dlsym(st->lib, "nvmlDeviceGetPowerUsage");
@@ -336,6 +343,38 @@ static sps_nvml_return workload_memory(struct nvml_state *st, sps_nvml_device de
     return SPS_NVML_SUCCESS;
 }
 
+/*
+ * Memory used and total of one GPU into v.  Used is the memory processes
+ * allocated, as nvidia-smi shows it: _v2's used, which leaves out what the
+ * driver and firmware reserve (615 MiB on an idle H200).  v1's used is
+ * total - free and counts that reservation as used, so it serves only
+ * where the library lacks _v2 or the GPU refuses it (NOT_SUPPORTED, a
+ * version it does not know): then, for this GPU, from that read on.
+ */
+static void read_memory(const struct nvml_api *api, struct nvml_gpu *g, struct gpu_read *rd,
+                        double v[SPS_GPU_METRIC_COUNT]) {
+    if (api->memory_v2 && !g->memory_v1_only) {
+        struct sps_nvml_memory_v2 memory = {.version = SPS_NVML_MEMORY_V2_VERSION};
+        sps_nvml_return r = api->memory_v2(g->handle, &memory);
+        if (r == SPS_NVML_SUCCESS) {
+            v[SPS_M_GPU_MEMORY_USED_BYTES] = (double)memory.used;
+            v[SPS_M_GPU_MEMORY_TOTAL_BYTES] = (double)memory.total;
+            return;
+        }
+        if (r != SPS_NVML_ERROR_NOT_SUPPORTED && r != SPS_NVML_ERROR_ARGUMENT_VERSION_MISMATCH &&
+            r != SPS_NVML_ERROR_FUNCTION_NOT_FOUND) {
+            answered(rd, r, "nvmlDeviceGetMemoryInfo_v2");
+            return;
+        }
+        g->memory_v1_only = 1;
+    }
+    struct sps_nvml_memory memory;
+    if (answered(rd, api->memory(g->handle, &memory), "nvmlDeviceGetMemoryInfo")) {
+        v[SPS_M_GPU_MEMORY_USED_BYTES] = (double)memory.used;
+        v[SPS_M_GPU_MEMORY_TOTAL_BYTES] = (double)memory.total;
+    }
+}
+
 /* Every metric of one GPU into v (NAN where unavailable).  Returns the
  * GPU-level failure, if any (then v must not be used). */
 static struct gpu_read read_gpu(struct nvml_state *st, struct nvml_gpu *g, const struct sps__source_ctx *ctx,
@@ -345,11 +384,7 @@ static struct gpu_read read_gpu(struct nvml_state *st, struct nvml_gpu *g, const
     for (int i = 0; i < SPS_GPU_METRIC_COUNT; i++)
         v[i] = NAN;
 
-    struct sps_nvml_memory memory;
-    if (answered(&rd, api->memory(g->handle, &memory), "nvmlDeviceGetMemoryInfo")) {
-        v[SPS_M_GPU_MEMORY_USED_BYTES] = (double)memory.used;
-        v[SPS_M_GPU_MEMORY_TOTAL_BYTES] = (double)memory.total;
-    }
+    read_memory(api, g, &rd, v);
     struct sps_nvml_utilization utilization;
     if (!rd.error && api->utilization &&
         answered(&rd, api->utilization(g->handle, &utilization), "nvmlDeviceGetUtilizationRates")) {

@@ -5,9 +5,11 @@
  *
  * Built in several variants (compile definitions) that export the entry
  * points of different driver generations:
- *   FAKE_NVML_API=3  current: _v2 init/count/handle, processes _v3/_v2/v1,
- *                    clocks-event and throttle reasons, energy
- *   FAKE_NVML_API=2  older: _v2 init/count/handle, processes _v2/v1,
+ *   FAKE_NVML_API=3  current: _v2 init/count/handle, memory info _v2 and v1,
+ *                    processes _v3/_v2/v1, clocks-event and throttle
+ *                    reasons, energy
+ *   FAKE_NVML_API=2  older: _v2 init/count/handle, v1 memory info only,
+ *                    processes _v2/v1,
  *                    throttle reasons only, energy
  *   FAKE_NVML_API=1  legacy: unversioned init/count/handle, v1 processes,
  *                    no energy counter, no throttle reasons
@@ -22,13 +24,19 @@
  *                               (default every GPU)
  *   FAKE_NVML_PROCS="pid:bytes,..."  compute processes on every GPU
  *   FAKE_NVML_UUIDS="u0,u1,..."  UUIDs (default GPU-<i>1234567-...)
- *   FAKE_NVML_NOT_SUPPORTED="power,processes,..."  calls that answer
- *                               NVML_ERROR_NOT_SUPPORTED
+ *   FAKE_NVML_NOT_SUPPORTED="power,processes,memory_v2,..."  calls that
+ *                               answer NVML_ERROR_NOT_SUPPORTED
+ *   FAKE_NVML_MEMORY_V2_VERSION=V  the nvmlMemory_v2_t version _v2 accepts
+ *                               (default NVML_STRUCT_VERSION(Memory, 2));
+ *                               any other answers
+ *                               NVML_ERROR_ARGUMENT_VERSION_MISMATCH
  *   FAKE_NVML_V3_STRIDE=32      _v3 writes 32-byte entries (some R535 drivers)
  *   FAKE_NVML_V3_WITHDRAWN=1    _v3 answers NVML_ERROR_FUNCTION_NOT_FOUND
  *   FAKE_NVML_NO_HANDLE=I       the handle of GPU I cannot be had (GPU is lost)
  *
- * Values for GPU i: memory used (i+1) GiB of 80 GiB; utilisation 10(i+1) %
+ * Values for GPU i: memory used (i+1) GiB of 80 GiB by _v2, which reports
+ * 615 MiB reserved apart; v1's used is total - free, so it counts the
+ * reservation: (i+1) GiB + 615 MiB, as a real driver does; utilisation 10(i+1) %
  * and memory utilisation 5(i+1) %; 40+i degrees; 100000+i mW; energy counter
  * 1e9 + 1000 i mJ at its first call, 1500 mJ more at each later call; SM
  * clock 1410+i MHz, memory clock 2619 MHz; clock reasons 1 << i.
@@ -47,6 +55,7 @@
 #define MAX_GPUS 16
 #define MAX_PROCS 256
 #define GIB (1024ull * 1024ull * 1024ull)
+#define RESERVED (615ull * 1024ull * 1024ull) /* an idle H200's, R580 */
 
 /* ------------------------------------------------------------ exports */
 /* the test suite's own window into the fake */
@@ -78,6 +87,9 @@ FAKE_EXPORT sps_nvml_return nvmlDeviceGetUUID(sps_nvml_device device, char *uuid
 #ifndef FAKE_NVML_NO_MEMORY_INFO
 FAKE_EXPORT sps_nvml_return nvmlDeviceGetMemoryInfo(sps_nvml_device device, struct sps_nvml_memory *memory);
 #endif
+#if FAKE_NVML_API >= 3
+FAKE_EXPORT sps_nvml_return nvmlDeviceGetMemoryInfo_v2(sps_nvml_device device, struct sps_nvml_memory_v2 *memory);
+#endif
 FAKE_EXPORT sps_nvml_return nvmlDeviceGetUtilizationRates(sps_nvml_device device,
                                                           struct sps_nvml_utilization *utilization);
 FAKE_EXPORT sps_nvml_return nvmlDeviceGetTemperature(sps_nvml_device device, int sensor, unsigned int *celsius);
@@ -105,6 +117,7 @@ static struct {
     unsigned long long proc_bytes[MAX_PROCS];
     char not_supported[256];
     int v3_stride, v3_withdrawn;
+    unsigned memory_v2_version;
 } fake;
 
 /* Calls counted by name, for the tests to see which entry points the
@@ -151,6 +164,7 @@ static void load_environment(void) {
     fake.fail_gpu = getenv("FAKE_NVML_FAIL_GPU") ? (int)env_unsigned("FAKE_NVML_FAIL_GPU", 0) : -1;
     fake.v3_stride = (int)env_unsigned("FAKE_NVML_V3_STRIDE", sizeof(struct sps_nvml_process_v2));
     fake.v3_withdrawn = (int)env_unsigned("FAKE_NVML_V3_WITHDRAWN", 0);
+    fake.memory_v2_version = env_unsigned("FAKE_NVML_MEMORY_V2_VERSION", SPS_NVML_MEMORY_V2_VERSION);
     const char *ns = getenv("FAKE_NVML_NOT_SUPPORTED");
     snprintf(fake.not_supported, sizeof fake.not_supported, ",%s,", ns ? ns : "");
 
@@ -375,8 +389,29 @@ sps_nvml_return nvmlDeviceGetMemoryInfo(sps_nvml_device device, struct sps_nvml_
     if (lost(i))
         return SPS_NVML_ERROR_GPU_IS_LOST;
     memory->total = 80 * GIB;
-    memory->used = (unsigned long long)(i + 1) * GIB;
+    memory->used = (unsigned long long)(i + 1) * GIB + RESERVED;
     memory->free = memory->total - memory->used;
+    return SPS_NVML_SUCCESS;
+}
+#endif
+
+#if FAKE_NVML_API >= 3
+sps_nvml_return nvmlDeviceGetMemoryInfo_v2(sps_nvml_device device, struct sps_nvml_memory_v2 *memory) {
+    count_call("nvmlDeviceGetMemoryInfo_v2");
+    int i = gpu_of(device);
+    if (i < 0 || !memory)
+        return SPS_NVML_ERROR_INVALID_ARGUMENT;
+    if (memory->version != fake.memory_v2_version)
+        return SPS_NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    fake.gpu[i].memory_calls++;
+    if (lost(i))
+        return SPS_NVML_ERROR_GPU_IS_LOST;
+    if (not_supported("memory_v2"))
+        return SPS_NVML_ERROR_NOT_SUPPORTED;
+    memory->total = 80 * GIB;
+    memory->reserved = RESERVED;
+    memory->used = (unsigned long long)(i + 1) * GIB;
+    memory->free = memory->total - memory->reserved - memory->used;
     return SPS_NVML_SUCCESS;
 }
 #endif
@@ -457,6 +492,8 @@ const char *nvmlErrorString(sps_nvml_return result) {
         return "Function Not Found";
     case SPS_NVML_ERROR_GPU_IS_LOST:
         return "GPU is lost";
+    case SPS_NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+        return "Argument Version Mismatch";
     default:
         return "Unknown Error";
     }
