@@ -315,6 +315,11 @@ PyObject *sps_py_decorate(const char *what, PyObject *name, PyObject *args, PyOb
 }
 
 static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (((ZoneObject *)self)->site->kind == SPS_KIND_WAIT) {
+        PyErr_Format(PyExc_TypeError, "stepscope.wait(%R) times a with block around the blocking call; "
+                                      "it is not a decorator", ((ZoneObject *)self)->name);
+        return NULL;
+    }
     return sps_py_decorate("stepscope.zone", ((ZoneObject *)self)->name, args, kwargs, NULL);
 }
 

@@ -159,61 +159,91 @@ def _patch(owner, name, wrapper, into=_patches):
 # -- DDP's gradient all-reduce ----------------------------------------------------
 
 class _DDPWaits:
-    """The hook's state for one DDP: its process group, the hook the script
-    registered behind ours (None: DDP's default), and the clock at the last
-    hand-over and the last completion of this backward's buckets."""
+    """The hook's state for one DDP: its process group, whether its
+    gradients are views of the buckets, the hook the script registered
+    behind ours (None: DDP's default), and the clock at the last hand-over
+    and the last completion of this backward's buckets."""
 
-    __slots__ = ("group", "user", "handed", "done", "__weakref__")
+    __slots__ = ("group", "as_view", "user", "handed", "done", "__weakref__")
 
-    def __init__(self, group):
+    def __init__(self, group, as_view):
         self.group = group
+        self.as_view = as_view
         self.user = None
         self.handed = 0
         self.done = 0
 
+    def _note_done(self):
+        try:
+            t = _clock()
+            if t > self.done:
+                self.done = t
+        except Exception:  # noqa: BLE001  (never into DDP's backward)
+            pass
+
+    def completed_work(self, fut):
+        """A default bucket's all-reduce completed (on gloo's thread): its
+        time, and the Work's [tensor] unpacked, in one callback."""
+        self._note_done()
+        return fut.value()[0]
+
+    def completed_user(self, fut):
+        """The script's hook's future completed: its time, its value as is."""
+        self._note_done()
+        return fut.value()
+
+
+def _unpack(fut):
+    return fut.value()[0]
+
 
 def _default_allreduce(st, bucket):
-    """DDP's default reduction of a bucket, to the bit: the reducer (C++)
-    multiplies each gradient by 1 / world size as it copies it into the
-    bucket and all-reduces the sum; torch's allreduce_hook divides instead,
-    which differs in the last bit."""
+    """DDP's default reduction of a bucket, as a Work's future (its value
+    [tensor]).  The reducer (C++) without a hook multiplies each gradient
+    by 1 / world size as it copies it into the bucket, or divides it in
+    place where the gradient is a view of the bucket already
+    (gradient_as_bucket_view=True, from a bucket's second use on), then
+    all-reduces the sum.  The same arithmetic here gives the same bits, but
+    in the first use of a bucket under gradient_as_bucket_view=True (a
+    division where DDP multiplies: at most the last bit, as torch's own
+    allreduce_hook, which always divides)."""
     group = st.group if st.group is not None else _dist.group.WORLD
     tensor = bucket.buffer()
-    tensor.mul_(1.0 / group.size())
-    work = _original_all_reduce(tensor, group=group, async_op=True)
-    return work.get_future().then(lambda fut: fut.value()[0])
+    if st.as_view:
+        tensor.div_(group.size())
+    else:
+        tensor.mul_(1.0 / group.size())
+    return _original_all_reduce(tensor, group=group, async_op=True).get_future()
+
+
+def _builtin_allreduce(st, bucket):
+    """_register_builtin_comm_hook(ALLREDUCE) behind ours: the default."""
+    return _default_allreduce(st, bucket).then(_unpack)
 
 
 def stepscope_timed_comm_hook(st, bucket):
     """The communication hook stepscope registers on a DDP: the script's
     hook, or DDP's default all-reduce, with the hand-over and completion
-    noted for the backward's wait."""
+    noted for the backward's wait.  One Python callback a bucket, on the
+    thread that completes it."""
     user = st.user
-    fut = _default_allreduce(st, bucket) if user is None else user[1](user[0], bucket)
-    if not _on:
-        return fut
+    if user is None:
+        fut = _default_allreduce(st, bucket)
+        if not _on:
+            return fut.then(_unpack)
+        then = st.completed_work
+    else:
+        fut = user[1](user[0], bucket)
+        if not _on:
+            return fut
+        then = st.completed_user
     try:
         st.handed = _clock()  # this bucket's gradients are computed and handed over
         if not _dirty or _dirty[-1] is not st:
             _dirty.append(st)
-        return fut.then(_completion(st))
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
-        return fut
-
-
-def _completion(st):
-    """The callback that notes when a bucket's reduction completed (on the
-    thread that completes it: gloo's), passing its value through."""
-    def done(fut):
-        try:
-            t = _clock()
-            if t > st.done:
-                st.done = t
-        except Exception:  # noqa: BLE001  (never into DDP's backward)
-            pass
-        return fut.value()
-    return done
+    return fut.then(then)
 
 
 def flush():
@@ -237,7 +267,7 @@ def _attach(ddp):
     be (a hook is registered already: said on stderr)."""
     if ddp in _states:
         return True
-    st = _DDPWaits(getattr(ddp, "process_group", None))
+    st = _DDPWaits(getattr(ddp, "process_group", None), bool(getattr(ddp, "gradient_as_bucket_view", False)))
     try:
         _original_register[0](ddp, st, stepscope_timed_comm_hook)
     except RuntimeError as exc:
@@ -294,7 +324,7 @@ def _wrap_register_builtin(original):
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         kinds = _dist.BuiltinCommHookType
         if comm_hook_type == kinds.ALLREDUCE:
-            st.user = (st, _default_allreduce)
+            st.user = (st, _builtin_allreduce)
         elif comm_hook_type == kinds.FP16_COMPRESS:
             st.user = (st.group, default_hooks.fp16_compress_hook)
         else:

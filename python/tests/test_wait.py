@@ -31,7 +31,12 @@ def test_wait_nests_like_a_zone(run_under):
                     with stepscope.wait("all_reduce") as w:
                         assert repr(w).startswith("<stepscope.wait 'all_reduce'")
                         time.sleep(0.01)
+        try:
+            stepscope.wait("all_reduce")(print)
+        except TypeError as e:
+            print(e)
     """)
+    assert "not a decorator" in r.stdout
     w, bw = r.zone("all_reduce"), r.zone("backward")
     assert w["kind"] == "wait" and w["count"] == 3
     assert bw["kind"] == "zone"
