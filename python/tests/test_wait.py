@@ -179,3 +179,48 @@ def test_a_script_with_its_own_comm_hook(tmp_path):
     waits = _per_rank(r, "waits_s", "ddp.all_reduce")
     med = {k: statistics.median(v) for k, v in waits.items()}
     assert med[1] > 0.025 and med[0] < 0.025, med
+
+
+INSTRUMENT_SCRIPT = """
+import os, time
+import torch, torch.distributed as dist
+import stepscope.torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+g = torch.Generator().manual_seed(rank)
+batches = [(torch.randn(8, 16, generator=g), torch.randn(8, 1, generator=g)) for _ in range(8)]
+loader = stepscope.torch.instrument(model, opt, batches)
+for x, y in loader:
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    if rank == 0:
+        time.sleep(0.05)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+loader.remove()
+t = torch.ones(1)
+dist.all_reduce(t)  # after remove(): not timed
+dist.destroy_process_group()
+"""
+
+
+def test_instrument_times_a_ddp_made_before_it(tmp_path):
+    # --no-auto: the DDP exists before anything of stepscope's patched torch
+    script = write_script(tmp_path, INSTRUMENT_SCRIPT, name="inst.py")
+    out = tmp_path / "out"
+    cmd = [STEPSCOPE_BIN, "run", "-q", "--no-auto", "-o", str(out), "--"] + TORCHRUN + [
+        "--nproc_per_node", "2", str(script)]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=script_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "report.json") as f:
+        r = json.load(f)
+    waits = _per_rank(r, "waits_s", "ddp.all_reduce")
+    assert sorted(waits) == [0, 1] and all(len(v) >= 6 for v in waits.values()), waits
+    med = {k: statistics.median(v) for k, v in waits.items()}
+    assert med[1] > 0.025 and med[0] < 0.025, med
+    # the all_reduce after remove() is no wait
+    assert not any(z["name"] == "all_reduce" for z in r["zones"])
