@@ -214,7 +214,11 @@ def test_instrument_times_a_ddp_made_before_it(tmp_path):
     out = tmp_path / "out"
     cmd = [STEPSCOPE_BIN, "run", "-q", "--no-auto", "-o", str(out), "--"] + TORCHRUN + [
         "--nproc_per_node", "2", str(script)]
-    proc = subprocess.run(cmd, cwd=str(tmp_path), env=script_env(), capture_output=True, text=True, timeout=300)
+    # the script imports stepscope itself (no startup hook with --no-auto)
+    import stepscope
+    path = os.path.dirname(os.path.dirname(os.path.abspath(stepscope.__file__)))
+    env = script_env(PYTHONPATH=os.pathsep.join(filter(None, [path, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     with open(out / "report.json") as f:
         r = json.load(f)
