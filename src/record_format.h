@@ -344,6 +344,15 @@ static inline int sps_kind_is_timed(uint32_t kind) {
     return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP || kind == SPS_KIND_WAIT;
 }
 
+/* Zones and waits: the spans inside a step whose self times fill the step
+ * table's cells (a wait is a zone of time blocked on peers). */
+static inline int sps_kind_is_span(uint32_t kind) {
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_WAIT;
+}
+
+/* The highest enum sps_kind a record may hold. */
+#define SPS_KIND_LAST SPS_KIND_WAIT
+
 /* The bytes of a (thread, name) aggregate of this kind: the header, and for
  * timed kinds the histogram that follows it. */
 static inline uint64_t sps_rec_agg_size(uint32_t kind) {

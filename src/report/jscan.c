@@ -428,8 +428,12 @@ int sps__jscan_member(struct sps_jscan *s, int first, int *more) {
     int rc = 0;
     if (!first && (rc = sps__jscan_expect(s, ',')))
         return rc;
-    if (sps__jscan_peek(s) != '"')
+    if ((c = sps__jscan_peek(s)) != '"') {
+        if (c < 0) /* a file cut short: said as every other end of file is */
+            return fail(s, first ? "unexpected end of file, a key or '}' expected"
+                                 : "unexpected end of file, a key expected");
         return fail(s, first ? "a key or '}' expected" : "a key expected");
+    }
     if ((rc = sps__jscan_string(s)) || (rc = sps__jscan_expect(s, ':')))
         return rc;
     *more = 1;
