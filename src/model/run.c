@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/align.h"
 #include "model/torch_ops.h"
 #include "stepscope.h"
 
@@ -92,9 +93,36 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
     free(files);
     if (rc == 0)
         rc = sps__run_load_torch(run, dir);
-    if (rc == SPS_ENOMEM)
+    if (rc == SPS_ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", dir);
-    return rc;
+        return rc;
+    }
+    /* a merged run's records, each onto the reference clock */
+    return rc ? rc : sps__merge_file_apply(run, dir, err, errlen);
+}
+
+int sps__run_unique_pid(const struct sps_run *run, size_t pi) {
+    const struct sps_process_data *p = &run->procs[pi];
+    int place = 0;
+    for (size_t i = 0; i < pi; i++) {
+        const struct sps_process_data *q = &run->procs[i];
+        if (q->pid != p->pid)
+            continue;
+        if (!strcmp(q->hostname, p->hostname))
+            return sps__run_unique_pid(run, i); /* the host's place is its first process's */
+        int seen = 0; /* q's host met among the earlier ones of this pid */
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = run->procs[k].pid == p->pid && !strcmp(run->procs[k].hostname, q->hostname);
+        place += !seen;
+    }
+    return p->pid + (place << 22);
+}
+
+int sps__run_several_hosts(const struct sps_run *run) {
+    for (size_t i = 1; i < run->nprocs; i++)
+        if (strcmp(run->procs[i].hostname, run->procs[0].hostname))
+            return 1;
+    return 0;
 }
 
 long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind) {
@@ -346,6 +374,7 @@ void sps__run_free(struct sps_run *run) {
     for (size_t i = 0; i < run->ntorch; i++)
         sps__torch_capture_free(&run->torch[i]);
     free(run->torch);
+    sps__run_merge_free(&run->merge);
     memset(run, 0, sizeof *run);
 }
 

@@ -76,12 +76,17 @@ static void add_meta(struct trace *t, uint8_t what, int pid, int tid, int64_t so
         snprintf(m->label, sizeof m->label, "%s", label);
 }
 
-static void add_process(struct trace *t, int pid, int rank, size_t order, const char *command) {
+/* pid: the track's (sps__run_unique_pid); host: named when the run has
+ * several (a merged run), else NULL. */
+static void add_process(struct trace *t, int pid, const struct sps_process_data *p, const char *host, size_t order,
+                        const char *command) {
     char label[TRACE_LABEL_LEN];
+    int rank = p->rank;
     if (rank >= 0)
-        snprintf(label, sizeof label, "rank %d (pid %d) %s", rank, pid, command);
+        snprintf(label, sizeof label, "rank %d (pid %d%s%s) %s", rank, p->pid, host ? " on " : "", host ? host : "",
+                 command);
     else
-        snprintf(label, sizeof label, "pid %d %s", pid, command);
+        snprintf(label, sizeof label, "pid %d%s%s %s", p->pid, host ? " on " : "", host ? host : "", command);
     add_meta(t, META_PROCESS_NAME, pid, pid, 0, label);
     /* ranks in rank order; processes without one after them, in start order */
     add_meta(t, META_PROCESS_SORT, pid, pid, rank >= 0 ? rank : 1000000 + (int64_t)order, NULL);
@@ -147,6 +152,7 @@ static void add_point(struct trace *t, size_t track, int64_t time_ns, double v) 
  * trace's copy of them are never both held whole. */
 static void gather_zones(struct trace *t, const struct sps_process_data *p, size_t pi,
                          const struct sps_thread_data *th) {
+    const int pid = sps__run_unique_pid(&t->rep->run, pi);
     t->n.zones_recorded += th->offered[SPS_RING_ZONES];
     t->n.zones_dropped_by_rings += th->dropped[SPS_RING_ZONES];
     for (size_t i = 0; i < th->nevents[SPS_RING_ZONES] && !t->oom; i++) {
@@ -155,7 +161,7 @@ static void gather_zones(struct trace *t, const struct sps_process_data *p, size
         const struct sps_event *e = &th->events[SPS_RING_ZONES][i];
         if ((e->kind != SPS_KIND_ZONE && e->kind != SPS_KIND_MICROSTEP) || e->name == 0 || e->name > p->nnames)
             continue;
-        struct x_item *x = add_x(t, e->kind == SPS_KIND_ZONE ? X_ZONE : X_MICROSTEP, p->pid, th->tid,
+        struct x_item *x = add_x(t, e->kind == SPS_KIND_ZONE ? X_ZONE : X_MICROSTEP, pid, th->tid,
                                  rel_ns(t, (int64_t)e->start_ns), rel_ns(t, (int64_t)e->end_ns));
         if (!x)
             break;
@@ -240,7 +246,8 @@ static void gather_values(struct trace *t, const struct sps_process_data *p, con
                 snprintf(name, sizeof name, "%s", base);
             int is_value = e->kind == SPS_KIND_VALUE;
             v->track_of[e->name] =
-                add_track(t, name, is_value ? "value" : "total", is_value ? C_VALUE : C_COUNTER, p->pid, th->tid);
+                add_track(t, name, is_value ? "value" : "total", is_value ? C_VALUE : C_COUNTER,
+                          sps__run_unique_pid(&t->rep->run, (size_t)(p - t->rep->run.procs)), th->tid);
         }
         if (e->kind == SPS_KIND_COUNTER) {
             v->running[e->name] += (double)e->a;
@@ -260,6 +267,7 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
         const struct sps_torch_capture *c = &run->torch[i];
         if (c->pid != p->pid)
             continue;
+        const int pid = sps__run_unique_pid(run, pi);
         int named_gpu = 0;
         for (size_t k = 0; k < c->nops && !t->oom; k++) {
             const struct sps_torch_op *op = &c->ops[k];
@@ -267,8 +275,8 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
                       : op->tid > 0 && op->tid <= INT32_MAX ? (int)op->tid
                       : TRACE_TORCH_TID_BASE + (int)(-op->tid % 1000000);
             if (op->gpu && !named_gpu++)
-                add_thread(t, p->pid, tid, "GPU kernels (torch.profiler)");
-            struct x_item *x = add_x(t, X_TORCH_OP, p->pid, tid, rel_ns(t, (int64_t)op->start_ns),
+                add_thread(t, pid, tid, "GPU kernels (torch.profiler)");
+            struct x_item *x = add_x(t, X_TORCH_OP, pid, tid, rel_ns(t, (int64_t)op->start_ns),
                                      rel_ns(t, (int64_t)op->end_ns));
             if (!x)
                 break;
@@ -294,7 +302,7 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
                 named[nnamed++] = id;
             char label[64];
             snprintf(label, sizeof label, "torch.profiler thread %lld", (long long)-id);
-            add_thread(t, p->pid, TRACE_TORCH_TID_BASE + (int)(-id % 1000000), label);
+            add_thread(t, pid, TRACE_TORCH_TID_BASE + (int)(-id % 1000000), label);
         }
     }
 }
@@ -307,7 +315,8 @@ static void gather_processes(struct trace *t) {
         const struct sps_process_data *p = &run->procs[pi];
         char command[TRACE_LABEL_LEN];
         command_label(command, sizeof command, p->argc, p->argv);
-        add_process(t, p->pid, p->rank, pi, command);
+        const int pid = sps__run_unique_pid(run, pi);
+        add_process(t, pid, p, sps__run_several_hosts(run) ? p->hostname : NULL, pi, command);
         struct value_names v = {0};
         if (t->rep->have_events && value_names_init(&v, p) != 0) {
             t->oom = 1;
@@ -315,7 +324,7 @@ static void gather_processes(struct trace *t) {
         }
         for (uint32_t ti = 0; ti < p->nthreads && !t->oom; ti++) {
             const struct sps_thread_data *th = &p->threads[ti];
-            add_thread(t, p->pid, th->tid, th->name);
+            add_thread(t, pid, th->tid, th->name);
             if (!t->rep->have_events)
                 continue;
             gather_zones(t, p, pi, th);
@@ -342,7 +351,7 @@ static void gather_steps(struct trace *t) {
         if (!s)
             return;
         *s = (struct trace_step){
-            .pid = row->process < run->nprocs ? run->procs[row->process].pid : 0,
+            .pid = row->process < run->nprocs ? sps__run_unique_pid(run, row->process) : 0,
             .tid = row->tid,
             .index = row->index,
             .name = row->name >= 0 && (size_t)row->name < run->nnames ? run->names[row->name].name : NULL,
