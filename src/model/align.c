@@ -179,7 +179,7 @@ int sps__merge_plan(const struct sps_run *const *runs, const char *const *dirs, 
             if (a->error_ns <= tolerance_ns || merge->forced)
                 continue;
             snprintf(merge->forced_why, sizeof merge->forced_why,
-                     "rank %d on host %s: clock offset error %.3f ms exceeds the tolerance %.3f ms", a->source_rank,
+                     "rank %d on host %s: clock offset error %.4g ms exceeds the tolerance %.4g ms", a->source_rank,
                      p->hostname, (double)a->error_ns * 1e-6, (double)tolerance_ns * 1e-6);
             if (!force) {
                 snprintf(err, errlen, "%s (--max-clock-error MS to change it, --force to merge anyway)",
