@@ -421,7 +421,51 @@ static void test_end_to_end(void) {
     json_decref(m), json_decref(ra), json_decref(rb), json_decref(re), json_decref(forced);
 }
 
-int main(void) {
+/* 64 simulated ranks, two nodes of 32 processes each: the merged report
+ * has every rank once, on its host.  (bench/bench_merge.c times it.) */
+static void test_64_ranks(void) {
+    const char *root = tmpdir_new("merge_64");
+    char dirs[2][1024], out[1024], err[4096];
+    for (int node = 0; node < 2; node++) {
+        snprintf(dirs[node], sizeof dirs[node], "%s/node%d", root, node);
+        char host[32], hostenv[64], first[16];
+        snprintf(host, sizeof host, "sim%d", node);
+        snprintf(hostenv, sizeof hostenv, "STEPSCOPE_HOSTNAME=%s", host);
+        snprintf(first, sizeof first, "%d", node * 32);
+        char *argv[] = {"/usr/bin/env", hostenv, STEPSCOPE, "run", "-q", "-o", dirs[node], "--", RANK_SIM,
+                        "--ranks", "32", "--first-rank", first, "--world", "64", "--steps", "10", "--spin-us", "20",
+                        NULL};
+        CHECK_MSG(exit_code_of(run_capture(argv, err, sizeof err)) == 0, "node %d: %s", node, err);
+    }
+    snprintf(out, sizeof out, "%s/merged", root);
+    CHECK_MSG(merge(err, sizeof err, (char *[]){dirs[0], dirs[1], "-o", out, "-q", NULL}) == 0, "%s", err);
+    json_t *m = report_load(out);
+    json_t *procs = m ? json_path(m, "processes") : NULL;
+    CHECK_EQ_U(json_array_size(procs), 64);
+    int seen[64] = {0};
+    for (size_t i = 0; i < json_array_size(procs); i++) {
+        json_t *p = json_array_get(procs, i);
+        json_int_t r = json_integer_value(json_object_get(p, "rank"));
+        const char *host = json_string_value(json_object_get(p, "hostname"));
+        if (r >= 0 && r < 64) {
+            seen[r]++;
+            CHECK_STR_HAS(host ? host : "", r < 32 ? "sim0" : "sim1");
+        }
+    }
+    int once = 0;
+    for (int r = 0; r < 64; r++)
+        once += seen[r] == 1;
+    CHECK_EQ_I(once, 64);
+    CHECK_EQ_U(json_integer_value(json_path(m, "steps.count")), 640);
+    json_decref(m);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "64")) {
+        test_64_ranks();
+        printf("test_merge 64: %d passed, %d failed\n", check_passes, check_failures);
+        return check_failures ? 1 : 0;
+    }
     test_offset_arithmetic();
     test_measured_and_realtime();
     test_process_align();
