@@ -25,6 +25,7 @@ import threading as _threading
 from . import _stepscope
 
 START, END = 0, 1
+_ONE_RANK = "one rank: nothing to measure against"
 
 _lock = _threading.Lock()
 _group = None         # the gloo side group, once made
@@ -117,11 +118,11 @@ def measure(when):
                 result = {"measured": False, "reason": "torch.distributed is not initialised"}
             else:
                 rank, world = dist.get_rank(), dist.get_world_size()
-                group = _make_group(dist)
-                if group is None:
+                group = _make_group(dist) if world > 1 else None
+                if world < 2:
+                    result = {"measured": False, "reason": _ONE_RANK}
+                elif group is None:
                     result = {"measured": False, "reason": _group_failed}
-                elif world < 2:
-                    result = {"measured": False, "reason": "one rank: nothing to measure against"}
                 else:
                     result = _exchange(dist, group, rank, world)
         except Exception as exc:  # noqa: BLE001  (a peer gone, a timeout)
@@ -129,7 +130,8 @@ def measure(when):
             result = {"measured": False, "reason": "exchange failed: %s" % first[:100]}
         _done[when] = True
         try:
-            _store(when, result)
+            if result.get("reason") != _ONE_RANK:  # nothing to measure is no failure
+                _store(when, result)
         except Exception:  # noqa: BLE001  (a module without a record)
             pass
         return result
