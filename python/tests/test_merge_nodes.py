@@ -124,3 +124,40 @@ def test_tolerance_refused_then_forced(nodes):
     report = json.loads((nodes / "forced" / "report.json").read_text())
     assert report["merge"]["forced"] is True
     assert "rank 1 on host nodeB" in report["merge"]["forced_reason"]
+
+
+SYNC_SCRIPT = """
+import json, sys
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def main(rank, store):
+    import stepscope.torch
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=2)
+    first = stepscope.torch.sync_clocks()   # the start measurement
+    second = stepscope.torch.sync_clocks()  # the end
+    print(json.dumps({"rank": rank, "first": first, "second": second}), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(main, args=(sys.argv[1],), nprocs=2)
+"""
+
+
+def test_sync_clocks_for_scripts_of_their_own(tmp_path):
+    """stepscope.torch.sync_clocks(): a script that inits the group itself,
+    without stepscope run: both measurements, the true offset (0: one
+    machine, no shift) within the stated error."""
+    script = write_script(tmp_path, SYNC_SCRIPT, "sync.py")
+    r = subprocess.run([PYTHON, str(script), str(tmp_path / "store")], env=script_env(STEPSCOPE_OUT=""),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = {d["rank"]: d for d in map(json.loads, r.stdout.split("\n")[:-1])}
+    assert set(got) == {0, 1}
+    for when in ("first", "second"):
+        assert got[0][when]["measured"] and got[0][when]["offset_ns"] == 0
+        m = got[1][when]
+        assert m["measured"] and m["rounds"] == 16
+        assert abs(m["offset_ns"]) <= m["error_ns"], m
