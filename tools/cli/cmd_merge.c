@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -151,8 +152,6 @@ static int check_paths(const struct merge_options *o) {
                 rc = sps_cli_error("merge", o->dirs[i], why, 1);
             }
     }
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", o->out);
     char *out_real = realpath(o->out, NULL);
     for (size_t i = 0; !rc && out_real && i < o->ndirs; i++) {
         size_t n = real[i] ? strlen(real[i]) : 0;
@@ -324,6 +323,14 @@ static int build_and_render(const struct merge_options *o, const char *ref_dir, 
     return rc;
 }
 
+/* Remove a file or directory of the output this command made. */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 /* ----------------------------------------------------------- the command */
 
 static int plan(const struct merge_options *o, struct sps_run *runs, struct sps_align **aligns,
@@ -381,8 +388,9 @@ int sps_cmd_merge(int argc, char **argv) {
         rc = plan(&o, runs, aligns, &merge);
     char records[PATH_MAX], err[1024];
     size_t ref = rc ? 0 : reference_input(runs, o.ndirs, &merge);
-    if (!rc)
-        rc = make_output(o.out, records, sizeof records);
+    int made_out = 0;
+    if (!rc && !(rc = make_output(o.out, records, sizeof records)))
+        made_out = 1;
     if (!rc && write_records(&o, runs, aligns, &merge, records, err, sizeof err) != 0)
         rc = sps_cli_error("merge", "cannot write", err, 1);
     for (size_t i = 0; runs && i < o.ndirs; i++) {
@@ -392,6 +400,10 @@ int sps_cmd_merge(int argc, char **argv) {
     }
     if (!rc && build_and_render(&o, o.dirs[ref], records, err, sizeof err) != 0)
         rc = sps_cli_error("merge", "report", err, 1);
+    /* a merge that failed after making OUT leaves nothing half-made: OUT
+     * was created empty by this command, so all of it goes */
+    if (rc && made_out)
+        (void)nftw(o.out, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     sps__run_merge_free(&merge);
     free(runs);
     free(aligns);
