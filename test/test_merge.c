@@ -176,6 +176,29 @@ static void test_plan(void) {
     CHECK_STR_HAS(m.forced_why, "rank 1 on host nodeB");
     CHECK(plan(&t, 40000, 0, &m, err, sizeof err) == 0); /* at the tolerance: fine */
 
+    /* two ranks of one host name whose offsets disagree beyond their
+     * errors: two machines, refused (--force takes the best) */
+    struct sps_process_data third = proc("nodeB", 2, 103);
+    measured(&third, 0, -240000000, 30000, 2000);
+    struct sps_process_data pb3[3] = {t.pb[0], t.pb[1], third};
+    t.b.procs = pb3;
+    t.b.nprocs = 3;
+    struct sps_align ab3[3];
+    {
+        const struct sps_run *runs[2] = {&t.a, &t.b};
+        const char *dirs[2] = {"A", "B"};
+        struct sps_align *aligns[2] = {t.aa, ab3};
+        CHECK(sps__merge_plan(runs, dirs, 2, 1000000, 0, aligns, &m, err, sizeof err) == SPS_EINVAL);
+        CHECK_STR_HAS(err, "host nodeB: rank 2's and rank 1's measured clock offsets are 10 ms apart");
+        CHECK(sps__merge_plan(runs, dirs, 2, 1000000, 1, aligns, &m, err, sizeof err) == 0);
+        CHECK_EQ_I(ab3[0].off0_ns, -240000000); /* the best (rank 2's smaller error) for all of the host */
+        third.clock_sync[0].offset_ns = -250050000; /* 50 us apart, within 40 + 30 + 100 us */
+        pb3[2] = third;
+        CHECK(sps__merge_plan(runs, dirs, 2, 1000000, 0, aligns, &m, err, sizeof err) == 0);
+    }
+    t.b.procs = t.pb;
+    t.b.nprocs = 2;
+
     /* nothing measured: the realtime anchors */
     two_runs(&t);
     t.pa[0].start_realtime_ns = 5000;

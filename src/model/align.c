@@ -147,6 +147,36 @@ static int best_measured(const struct sps_run *const *runs, size_t n, const char
     return found ? 0 : -1;
 }
 
+/* Slack on top of two measurements' errors before they count as two
+ * clocks: the interpolation between a start and an end measurement is
+ * exact only for a clock drifting at a constant rate. */
+#define SAME_CLOCK_SLACK_NS 100000
+
+/* Processes of one host name share one clock, so their measured offsets
+ * agree within their errors; ones that do not are two machines with one
+ * name (containers, a copied STEPSCOPE_HOSTNAME), which no offset could
+ * align.  Returns 0, or SPS_EINVAL with err saying which. */
+static int check_one_clock(const struct sps_run *const *runs, size_t n, char *err, size_t errlen) {
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < runs[i]->nprocs; j++) {
+            const struct sps_process_data *p = &runs[i]->procs[j];
+            struct sps_align mine, best;
+            if (sps__align_measured(&mine, p) != 0 || best_measured(runs, n, p->hostname, &best) != 0)
+                continue;
+            int64_t apart = mine.off0_ns - sps__align_offset_at(&best, (uint64_t)mine.at0_ns);
+            uint64_t gap = apart < 0 ? (uint64_t)-apart : (uint64_t)apart;
+            if (gap > mine.error_ns + best.error_ns + SAME_CLOCK_SLACK_NS) {
+                snprintf(err, errlen,
+                         "host %s: rank %d's and rank %d's measured clock offsets are %.4g ms apart (errors %.4g and "
+                         "%.4g ms): two machines with one host name? (STEPSCOPE_HOSTNAME names each)",
+                         p->hostname, best.source_rank, p->rank, (double)gap * 1e-6, (double)best.error_ns * 1e-6,
+                         (double)mine.error_ns * 1e-6);
+                return SPS_EINVAL;
+            }
+        }
+    return 0;
+}
+
 int sps__merge_plan(const struct sps_run *const *runs, const char *const *dirs, size_t n, uint64_t tolerance_ns,
                     int force, struct sps_align *const *aligns, struct sps_run_merge *merge, char *err,
                     size_t errlen) {
@@ -156,6 +186,8 @@ int sps__merge_plan(const struct sps_run *const *runs, const char *const *dirs, 
         return SPS_EINVAL;
     }
     int rc = check_duplicates(runs, dirs, n, err, errlen);
+    if (!rc && !force)
+        rc = check_one_clock(runs, n, err, errlen);
     if (rc)
         return rc;
     const struct sps_process_data *r = &runs[ref.run]->procs[ref.proc];

@@ -29,7 +29,7 @@
 #include "stepscope.h"
 
 static const char merge_usage[] =
-    "usage: stepscope merge DIR... -o OUT [--max-clock-error MS] [--force] [-q]\n"
+    "usage: stepscope merge DIR... -o OUT [--max-clock-error MS] [--force] [--trace-max-mb N] [-q]\n"
     "\n"
     "Join run directories recorded on several machines (one `stepscope run`\n"
     "per node) into one run directory OUT: every rank, its host, one\n"
