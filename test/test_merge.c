@@ -382,6 +382,15 @@ static void test_end_to_end(void) {
         snprintf(path, sizeof path, "%s/%s", out, *f);
         CHECK_MSG(access(path, R_OK) == 0, "%s written", path);
     }
+    char *html = NULL;
+    {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/report.html", out);
+        html = read_whole(path, NULL);
+    }
+    CHECK_STR_HAS(html, "<dt>Merged</dt><dd>2 runs, 2 hosts<small>times on nodeA&#39;s clock; 1 host by measured "
+                        "offsets (error &lt;= 0.002 ms)</small>");
+    free(html);
     /* `stepscope report` on the merged directory reads the same times back */
     char *rargv[] = {STEPSCOPE, "report", out, NULL};
     CHECK(exit_code_of(run_capture(rargv, err, sizeof err)) == 0);

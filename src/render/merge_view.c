@@ -87,6 +87,35 @@ static const struct sps_process_data *first_of_host(const struct sps_run *run, c
     return NULL;
 }
 
+int sps__merge_fact(const struct sps_run *run, char *value, size_t vlen, char *detail, size_t dlen) {
+    const struct sps_run_merge *m = &run->merge;
+    if (!m->ninputs)
+        return 0;
+    size_t hosts = 0, measured = 0, realtime = 0;
+    uint64_t worst = 0;
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        if (first_of_host(run, p->hostname, i))
+            continue;
+        hosts++;
+        measured += p->align.method == SPS_ALIGN_MEASURED;
+        realtime += p->align.method == SPS_ALIGN_REALTIME;
+        if (p->align.method == SPS_ALIGN_MEASURED && p->align.error_ns > worst)
+            worst = p->align.error_ns;
+    }
+    snprintf(value, vlen, "%zu run%s, %zu host%s", m->ninputs, m->ninputs == 1 ? "" : "s", hosts,
+             hosts == 1 ? "" : "s");
+    int n = snprintf(detail, dlen, "times on %s's clock", m->reference_host);
+    if (measured && n >= 0 && (size_t)n < dlen)
+        n += snprintf(detail + n, dlen - (size_t)n, "; %zu host%s by measured offsets (error <= %.3g ms)", measured,
+                      measured == 1 ? "" : "s", (double)worst * 1e-6);
+    if (realtime && n >= 0 && (size_t)n < dlen)
+        n += snprintf(detail + n, dlen - (size_t)n, "; %zu by the realtime clocks (error unknown)", realtime);
+    if (m->forced && n >= 0 && (size_t)n < dlen)
+        snprintf(detail + n, dlen - (size_t)n, "; --force: %s", m->forced_why);
+    return 1;
+}
+
 void sps__merge_summary_print(FILE *f, const struct sps_run *run) {
     const struct sps_run_merge *m = &run->merge;
     if (!m->ninputs)

@@ -24,4 +24,10 @@ void sps__report_json_merge(struct sps_jw *w, const struct sps_run *run);
  * the reference host, and per host how its clock was aligned. */
 void sps__merge_summary_print(FILE *f, const struct sps_run *run);
 
+/* report.html's fact for a merged run: value "2 runs, 2 hosts", detail
+ * which clock and how many hosts by each method (the largest measured
+ * error; --force when used).  Returns 0 (nothing written) for a run that
+ * was not merged. */
+int sps__merge_fact(const struct sps_run *run, char *value, size_t vlen, char *detail, size_t dlen);
+
 #endif
