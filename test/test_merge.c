@@ -391,6 +391,16 @@ static void test_end_to_end(void) {
     CHECK_STR_HAS(html, "<dt>Merged</dt><dd>2 runs, 2 hosts<small>times on nodeA&#39;s clock; 1 host by measured "
                         "offsets (error &lt;= 0.002 ms)</small>");
     free(html);
+    char sum_path[1200];
+    snprintf(sum_path, sizeof sum_path, "%s/summary.txt", root);
+    char *sargv[] = {STEPSCOPE, "report", out, "--format", "summary", NULL};
+    CHECK(exit_code_of(run_capture_to(sargv, sum_path, err, sizeof err)) == 0);
+    char *summary = read_whole(sum_path, NULL);
+    CHECK_STR_HAS(summary, "merged    2 run(s); times on nodeA's clock (rank 0's host)\n"
+                           "          host nodeA: the reference\n"
+                           "          host nodeB: offset -250.000 ms (rank 2 measured it, error <= 0.002 ms, "
+                           "tolerance 1.000 ms)\n");
+    free(summary);
     /* `stepscope report` on the merged directory reads the same times back */
     char *rargv[] = {STEPSCOPE, "report", out, NULL};
     CHECK(exit_code_of(run_capture(rargv, err, sizeof err)) == 0);

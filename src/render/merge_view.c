@@ -122,14 +122,13 @@ void sps__merge_summary_print(FILE *f, const struct sps_run *run) {
         return;
     fprintf(f, "merged    %zu run(s); times on %s's clock (%s)\n", m->ninputs, m->reference_host,
             m->reference_rank == 0 ? "rank 0's host" : "no input held rank 0: the first input's host");
+    fprintf(f, "          host %s: the reference\n", m->reference_host);
     for (size_t i = 0; i < run->nprocs; i++) {
         const struct sps_process_data *p = &run->procs[i];
         if (first_of_host(run, p->hostname, i)) /* one line per host */
             continue;
         const struct sps_align *a = &p->align;
-        if (a->method == SPS_ALIGN_REFERENCE)
-            fprintf(f, "          host %s: the reference\n", p->hostname);
-        else if (a->method == SPS_ALIGN_MEASURED)
+        if (a->method == SPS_ALIGN_MEASURED)
             fprintf(f, "          host %s: offset %+.3f ms (rank %d measured it, error <= %.3f ms, tolerance %.3f ms)\n",
                     p->hostname, (double)a->off0_ns * 1e-6, a->source_rank, (double)a->error_ns * 1e-6,
                     (double)m->tolerance_ns * 1e-6);
