@@ -122,6 +122,23 @@ static void test_process_align(void) {
     CHECK_EQ_U(p.align.method, SPS_ALIGN_MEASURED);
 }
 
+/* trace.json's track ids: equal pids of different hosts never share one */
+static void test_unique_pids(void) {
+    struct sps_process_data p[6] = {proc("A", 0, 100), proc("B", 1, 100), proc("A", -1, 101),
+                                    proc("B", -1, 100), proc("C", 2, 100), proc("A", -1, 100)};
+    struct sps_run run = {.nprocs = 6, .procs = p};
+    int ids[6];
+    sps__run_unique_pids(&run, ids);
+    CHECK_EQ_I(ids[0], 100);
+    CHECK_EQ_I(ids[1], 1 << 22);       /* B's 100: the first id above any pid */
+    CHECK_EQ_I(ids[2], 101);
+    CHECK_EQ_I(ids[3], 1 << 22);       /* B's 100 again (a reused pid): B's track */
+    CHECK_EQ_I(ids[4], (1 << 22) + 1); /* C's 100 */
+    CHECK_EQ_I(ids[5], 100);
+    CHECK(!sps__run_several_hosts(&(struct sps_run){.nprocs = 1, .procs = p}));
+    CHECK(sps__run_several_hosts(&run));
+}
+
 /* ------------------------------------------------------------------ plan */
 
 struct two_runs {
@@ -511,6 +528,7 @@ int main(int argc, char **argv) {
     test_offset_arithmetic();
     test_measured_and_realtime();
     test_process_align();
+    test_unique_pids();
     test_plan();
     test_merge_file();
     test_end_to_end();

@@ -101,21 +101,20 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
     return rc ? rc : sps__merge_file_apply(run, dir, err, errlen);
 }
 
-int sps__run_unique_pid(const struct sps_run *run, size_t pi) {
-    const struct sps_process_data *p = &run->procs[pi];
-    int place = 0;
-    for (size_t i = 0; i < pi; i++) {
-        const struct sps_process_data *q = &run->procs[i];
-        if (q->pid != p->pid)
-            continue;
-        if (!strcmp(q->hostname, p->hostname))
-            return sps__run_unique_pid(run, i); /* the host's place is its first process's */
-        int seen = 0; /* q's host met among the earlier ones of this pid */
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = run->procs[k].pid == p->pid && !strcmp(run->procs[k].hostname, q->hostname);
-        place += !seen;
+void sps__run_unique_pids(const struct sps_run *run, int *out) {
+    int next = 1 << 22; /* above any Linux pid (pid_max is at most 2^22) */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        int same = -1, taken = 0;
+        for (size_t j = 0; j < i && same < 0; j++) {
+            const struct sps_process_data *q = &run->procs[j];
+            if (q->pid == p->pid && !strcmp(q->hostname, p->hostname))
+                same = (int)j; /* one host's pid again (a reused pid): its track */
+            else if (q->pid == p->pid)
+                taken = 1;
+        }
+        out[i] = same >= 0 ? out[same] : taken ? next++ : p->pid;
     }
-    return p->pid + (place << 22);
 }
 
 int sps__run_several_hosts(const struct sps_run *run) {

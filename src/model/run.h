@@ -344,13 +344,15 @@ void sps__run_free(struct sps_run *run);
 size_t sps__warmup_length(const double *durations, size_t n);
 
 /*
- * A pid for run->procs[pi] unique in the run, for views that key processes
- * by pid (trace.json's tracks): its pid, plus 2^22 (above any Linux pid)
- * times the place of its host among the hosts whose processes of that
- * pid come earlier in procs[] (0 for the first), so equal pids of a merged
- * run's hosts never share a track.  Pure.
+ * For each process of run, into out[0..nprocs), an id unique in the run
+ * for views that key processes by pid (trace.json's tracks): its pid,
+ * unless a process of another host with that pid comes earlier in procs[]
+ * (a merged run; containers give every node's trainer the same pid): then
+ * the next of 2^22, 2^22 + 1, ... (above any Linux pid), the same for
+ * every process of that host with that pid.  O(nprocs^2) comparisons at
+ * worst.  Pure.
  */
-int sps__run_unique_pid(const struct sps_run *run, size_t pi);
+void sps__run_unique_pids(const struct sps_run *run, int *out);
 
 /* Whether the run's processes come from more than one host. */
 int sps__run_several_hosts(const struct sps_run *run);

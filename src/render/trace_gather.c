@@ -76,7 +76,7 @@ static void add_meta(struct trace *t, uint8_t what, int pid, int tid, int64_t so
         snprintf(m->label, sizeof m->label, "%s", label);
 }
 
-/* pid: the track's (sps__run_unique_pid); host: named when the run has
+/* pid: the track's (sps__run_unique_pids); host: named when the run has
  * several (a merged run), else NULL. */
 static void add_process(struct trace *t, int pid, const struct sps_process_data *p, const char *host, size_t order,
                         const char *command) {
@@ -152,7 +152,7 @@ static void add_point(struct trace *t, size_t track, int64_t time_ns, double v) 
  * trace's copy of them are never both held whole. */
 static void gather_zones(struct trace *t, const struct sps_process_data *p, size_t pi,
                          const struct sps_thread_data *th) {
-    const int pid = sps__run_unique_pid(&t->rep->run, pi);
+    const int pid = t->pids[pi];
     t->n.zones_recorded += th->offered[SPS_RING_ZONES];
     t->n.zones_dropped_by_rings += th->dropped[SPS_RING_ZONES];
     for (size_t i = 0; i < th->nevents[SPS_RING_ZONES] && !t->oom; i++) {
@@ -247,7 +247,7 @@ static void gather_values(struct trace *t, const struct sps_process_data *p, con
             int is_value = e->kind == SPS_KIND_VALUE;
             v->track_of[e->name] =
                 add_track(t, name, is_value ? "value" : "total", is_value ? C_VALUE : C_COUNTER,
-                          sps__run_unique_pid(&t->rep->run, (size_t)(p - t->rep->run.procs)), th->tid);
+                          t->pids[p - t->rep->run.procs], th->tid);
         }
         if (e->kind == SPS_KIND_COUNTER) {
             v->running[e->name] += (double)e->a;
@@ -267,7 +267,7 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
         const struct sps_torch_capture *c = &run->torch[i];
         if (c->pid != p->pid)
             continue;
-        const int pid = sps__run_unique_pid(run, pi);
+        const int pid = t->pids[pi];
         int named_gpu = 0;
         for (size_t k = 0; k < c->nops && !t->oom; k++) {
             const struct sps_torch_op *op = &c->ops[k];
@@ -310,13 +310,14 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
 /* Every process and thread of the model, named; with the recorded events,
  * their zones, values and counters. */
 static void gather_processes(struct trace *t) {
+    const int several_hosts = sps__run_several_hosts(&t->rep->run);
     const struct sps_run *run = &t->rep->run;
     for (size_t pi = 0; pi < run->nprocs && !t->oom; pi++) {
         const struct sps_process_data *p = &run->procs[pi];
         char command[TRACE_LABEL_LEN];
         command_label(command, sizeof command, p->argc, p->argv);
-        const int pid = sps__run_unique_pid(run, pi);
-        add_process(t, pid, p, sps__run_several_hosts(run) ? p->hostname : NULL, pi, command);
+        const int pid = t->pids[pi];
+        add_process(t, pid, p, several_hosts ? p->hostname : NULL, pi, command);
         struct value_names v = {0};
         if (t->rep->have_events && value_names_init(&v, p) != 0) {
             t->oom = 1;
@@ -351,7 +352,7 @@ static void gather_steps(struct trace *t) {
         if (!s)
             return;
         *s = (struct trace_step){
-            .pid = row->process < run->nprocs ? sps__run_unique_pid(run, row->process) : 0,
+            .pid = row->process < run->nprocs ? t->pids[row->process] : 0,
             .tid = row->tid,
             .index = row->index,
             .name = row->name >= 0 && (size_t)row->name < run->nnames ? run->names[row->name].name : NULL,
@@ -424,6 +425,12 @@ static void gather_series(struct trace *t) {
 
 void sps__trace_gather(struct trace *t) {
     t->origin_ns = sps__report_origin_ns(t->rep);
+    size_t nprocs = t->rep->run.nprocs;
+    if (!(t->pids = malloc((nprocs ? nprocs : 1) * sizeof *t->pids))) {
+        t->oom = 1;
+        return;
+    }
+    sps__run_unique_pids(&t->rep->run, t->pids);
     gather_processes(t);
     gather_steps(t);
     gather_series(t);
