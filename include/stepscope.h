@@ -361,6 +361,37 @@ struct sps_status {
  * SPS_EINVAL when out is NULL. */
 SPS_API int sps_status(struct sps_status *out);
 
+/* ------------------------------------------------------------ clock offsets */
+
+/*
+ * The monotonic clock as this process's record sees it, in ns: what the
+ * record's anchors and event times are on (CLOCK_MONOTONIC, shifted by the
+ * test-only STEPSCOPE_TEST_CLOCK_SHIFT_NS).  A clock-offset measurement
+ * (sps_clock_offset_set) takes its timestamps here.  Any thread.
+ */
+SPS_API uint64_t sps_clock_ns(void);
+
+enum sps_sync_when {
+    SPS_SYNC_START = 0, /* measured when the process group came up */
+    SPS_SYNC_END = 1    /* measured when it went down (or at exit) */
+};
+
+/*
+ * Store a measurement of this process's clock against the reference
+ * process's (rank 0's) in this process's record, for `stepscope merge`:
+ * offset_ns is the reference clock minus sps_clock_ns() at at_ns (this
+ * process's sps_clock_ns() when measured), error_ns a bound on its error
+ * (half the round trip of the exchange it came from), rounds the round
+ * trips made.  With why non-NULL the measurement failed: the slot says
+ * "not measured" and why (offset, error and at are ignored).  Writes
+ * replace the slot's earlier contents.  Returns 0, SPS_EINVAL for a bad
+ * when, or SPS_ESTATE when this process records nothing (nothing is
+ * stored).  Any thread; concurrent calls for one slot are the caller's to
+ * avoid.
+ */
+SPS_API int sps_clock_offset_set(enum sps_sync_when when, int64_t offset_ns, uint64_t error_ns, uint64_t at_ns,
+                                 uint32_t rounds, const char *why);
+
 /* ------------------------------------------------------------------ metrics */
 
 /*

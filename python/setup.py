@@ -48,7 +48,7 @@ def library_sources():
 
 ext = Extension(
     "stepscope._stepscope",
-    sources=[os.path.join("src", n) for n in ("module.c", "zone.c", "gpu_zone.c", "info.c", "face.c", "live.c", "deep.c", "auto_mode.c")] + library_sources(),
+    sources=[os.path.join("src", n) for n in ("module.c", "zone.c", "gpu_zone.c", "info.c", "face.c", "live.c", "deep.c", "auto_mode.c", "clock_sync.c")] + library_sources(),
     include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")],
     define_macros=[("Py_LIMITED_API", "0x03080000"), ("_GNU_SOURCE", None)],
     py_limited_api=True,

@@ -1,6 +1,7 @@
 /* clock.c - choosing and calibrating the recording clock (see clock.h). */
 #include "clock.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,18 @@
 #endif
 
 struct sps__clock sps__clock = {SPS_CLOCK_MONOTONIC, 1e9, (uint64_t)1 << 32};
+int64_t sps__clock_shift_ns;
+
+void sps__clock_shift_init(void) {
+    const char *s = getenv("STEPSCOPE_TEST_CLOCK_SHIFT_NS");
+    if (!s || !*s)
+        return;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!errno && !*end && v >= -1000000000000000LL && v <= 1000000000000000LL)
+        sps__clock_shift_ns = (int64_t)v;
+}
 
 static int tsc_is_invariant(void) {
 #if SPS__HAVE_TSC
@@ -44,6 +57,7 @@ void sps__clock_init(void) {
     if (done)
         return;
     done = 1;
+    sps__clock_shift_init();
 
     const char *want = getenv("STEPSCOPE_CLOCK");
     int use_tsc = tsc_is_invariant();

@@ -37,10 +37,29 @@ extern struct sps__clock sps__clock;
  * pthread_once, before it takes any lock. */
 void sps__clock_init(void);
 
+/* STEPSCOPE_TEST_CLOCK_SHIFT_NS, read once (sps__clock_shift_init): what
+ * every clock read of stepscope's in this process adds, so a test can run
+ * two "nodes" on one machine with a known offset between them.  0 unless
+ * a test sets it. */
+extern int64_t sps__clock_shift_ns;
+
+/* Read STEPSCOPE_TEST_CLOCK_SHIFT_NS into sps__clock_shift_ns (an integer
+ * of at most +-1e15 ns; anything else is ignored).  sps__clock_init calls
+ * it; a process that reads the clock without recording (the stepscope
+ * command) calls it first.  Not thread-safe: before any thread reads. */
+void sps__clock_shift_init(void);
+
 static inline uint64_t sps__mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)sps__clock_shift_ns;
+}
+
+/* CLOCK_REALTIME in ns, shifted like sps__mono_ns. */
+static inline int64_t sps__realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + sps__clock_shift_ns;
 }
 
 static inline uint64_t sps__ticks(void) {

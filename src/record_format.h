@@ -32,6 +32,7 @@
 #define SPS_REC_FUNC_LEN 32u
 #define SPS_REC_THREAD_NAME_LEN 32u
 #define SPS_REC_AUTO_REASON_LEN 120u
+#define SPS_REC_SYNC_REASON_LEN 128u
 /* Frame 0 of a thread's stack is a sentinel, so a zone can always add its
  * duration to its parent's child time without a branch. */
 #define SPS_REC_STACK_FRAMES 64u
@@ -175,6 +176,27 @@ struct sps_rec_header {
     uint32_t py_instrument; /* 1: stepscope.torch.instrument() was called */
     char py_auto_reason[SPS_REC_AUTO_REASON_LEN]; /* why auto stood aside or turned itself off,
                                                      "" when neither (NUL-terminated) */
+    /* This process's clock against rank 0's, measured where
+     * torch.distributed is up (python/stepscope/_clocksync.py, through
+     * sps_clock_offset_set): one slot at start, one at the end.  Written
+     * by the measuring thread only, state last with release order; zero
+     * (SPS_REC_SYNC_NONE) in a record nobody measured (and in one from a
+     * writer that predates them).  stepscope merge maps this process's
+     * times onto rank 0's by them. */
+    struct sps_rec_clock_sync {
+        uint32_t state;    /* enum sps_rec_sync_state */
+        uint32_t rounds;   /* round trips made */
+        int64_t offset_ns; /* rank 0's clock minus this one's, at at_ns */
+        uint64_t error_ns; /* bound on |offset error|: half the best round trip */
+        uint64_t at_ns;    /* this process's monotonic ns (record clock) when measured */
+    } clock_sync[2];       /* SPS_SYNC_START, SPS_SYNC_END */
+    char clock_sync_reason[SPS_REC_SYNC_REASON_LEN]; /* why a slot is FAILED, "" else (NUL-terminated) */
+};
+
+enum sps_rec_sync_state {
+    SPS_REC_SYNC_NONE = 0,     /* not attempted */
+    SPS_REC_SYNC_MEASURED = 1, /* offset_ns and error_ns hold a measurement */
+    SPS_REC_SYNC_FAILED = 2    /* attempted, not measured: clock_sync_reason says why */
 };
 
 enum sps_rec_py_auto {
@@ -313,7 +335,9 @@ _Static_assert(offsetof(struct sps_rec_header, cuda_state) == 2616 &&
                    offsetof(struct sps_rec_header, hook_zone_ns) == 2912 &&
                    offsetof(struct sps_rec_header, end_ns) == 2928 &&
                    offsetof(struct sps_rec_header, py_auto) == 2944 &&
-                   offsetof(struct sps_rec_header, py_auto_reason) == 2952 && sizeof(struct sps_rec_header) == 3072,
+                   offsetof(struct sps_rec_header, py_auto_reason) == 2952 &&
+                   offsetof(struct sps_rec_header, clock_sync) == 3072 &&
+                   offsetof(struct sps_rec_header, clock_sync_reason) == 3136 && sizeof(struct sps_rec_header) == 3264,
                "header layout as documented");
 _Static_assert(sizeof(struct sps_rec_name) == 256, "name entry is 256 bytes");
 _Static_assert(sizeof(struct sps_rec_event) == 32, "event is 32 bytes");

@@ -320,9 +320,7 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
     h->ticks_per_second = sps__clock.ticks_per_second;
     h->ns_mult = sps__clock.ns_mult;
     sps__clock_anchor(&h->anchor0_ticks, &h->anchor0_mono_ns);
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    h->start_realtime_ns = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
+    h->start_realtime_ns = sps__realtime_ns();
     h->names_off = SPS_REC_HEADER_SIZE;
     h->names_cap = names_cap;
     h->threads_off = threads_offset(names_cap);
@@ -330,7 +328,13 @@ static void write_header(uint64_t size, uint32_t names_cap, uint32_t threads_cap
     h->arena_off = arena_offset(names_cap, threads_cap);
     memcpy(h->ring_cap, ring_cap, sizeof h->ring_cap);
     h->hist_buckets = SPS_HIST_BUCKETS;
-    gethostname(h->hostname, sizeof h->hostname - 1);
+    /* STEPSCOPE_HOSTNAME names the host instead: nodes of a test on one
+     * machine, or a host whose name says less than the job's node names */
+    const char *host = getenv("STEPSCOPE_HOSTNAME");
+    if (host && *host)
+        snprintf(h->hostname, sizeof h->hostname, "%s", host);
+    else
+        gethostname(h->hostname, sizeof h->hostname - 1);
     h->cmdline_len = (uint32_t)sps__platform_cmdline(h->cmdline, sizeof h->cmdline);
     h->anchor1_ticks = h->anchor0_ticks;
     h->anchor1_mono_ns = h->anchor0_mono_ns;
@@ -1492,6 +1496,36 @@ int sps_status(struct sps_status *out) {
     }
     unlock_process();
     return 0;
+}
+
+uint64_t sps_clock_ns(void) {
+    pthread_once(&setup_once, setup); /* the shift is read there */
+    return sps__mono_ns();
+}
+
+int sps_clock_offset_set(enum sps_sync_when when, int64_t offset_ns, uint64_t error_ns, uint64_t at_ns,
+                         uint32_t rounds, const char *why) {
+    if (when != SPS_SYNC_START && when != SPS_SYNC_END)
+        return SPS_EINVAL;
+    lock_process();
+    if (P.state == PROC_UNINIT || P.state == PROC_FORKED)
+        (void)proc_open();
+    int rc = SPS_ESTATE;
+    if (P.state == PROC_READY) {
+        struct sps_rec_clock_sync *slot = &P.hdr->clock_sync[when];
+        /* readers take state first: mark the slot unmeasured while it is rewritten */
+        __atomic_store_n(&slot->state, SPS_REC_SYNC_NONE, __ATOMIC_RELEASE);
+        slot->rounds = rounds;
+        slot->offset_ns = why ? 0 : offset_ns;
+        slot->error_ns = why ? 0 : error_ns;
+        slot->at_ns = why ? 0 : at_ns;
+        if (why)
+            snprintf(P.hdr->clock_sync_reason, sizeof P.hdr->clock_sync_reason, "%s", why);
+        __atomic_store_n(&slot->state, why ? SPS_REC_SYNC_FAILED : SPS_REC_SYNC_MEASURED, __ATOMIC_RELEASE);
+        rc = 0;
+    }
+    unlock_process();
+    return rc;
 }
 
 struct sps_rec_header *sps__recorder_header(void) {

@@ -40,7 +40,7 @@ static const char *const sections[] = {"schema",   "stepscope_version", "command
                                        "values",   "cuda",      "counters", "processes",
                                        "records_skipped", "metrics", "gpus", "gpus_unavailable_reason",
                                        "sensors",  "sources",   "series",   "overhead",
-                                       "torch_profile", "analysis"};
+                                       "torch_profile", "merge", "analysis"};
 /* Top-level keys read but not written back whole (none today). */
 static const char *const read_elsewhere[] = {""};
 
@@ -552,13 +552,26 @@ static void test_every_field(void) {
     procs[1].py_auto = SPS_REC_PY_AUTO_STOOD_ASIDE;
     procs[1].py_instrument = 1;
     snprintf(procs[1].py_auto_reason, sizeof procs[1].py_auto_reason, "the script calls stepscope.step()");
+    /* a merged run: the reference host's process, and one measured at
+     * start, not at the end, aligned by a rank of its host */
+    procs[0].align = (struct sps_align){.method = SPS_ALIGN_REFERENCE, .source_rank = -1};
+    procs[1].clock_sync[0] = (struct sps_clock_sync){SPS_REC_SYNC_MEASURED, 16, -250000123, 61234, 0};
+    procs[1].clock_sync[1].state = SPS_REC_SYNC_FAILED;
+    snprintf(procs[1].clock_sync_reason, sizeof procs[1].clock_sync_reason, "exchange failed: \"timeout\"");
+    procs[1].align = (struct sps_align){.method = SPS_ALIGN_MEASURED, .source_rank = 3, .at0_ns = 5,
+                                        .off0_ns = -250000123, .at1_ns = 99, .off1_ns = INT64_MIN + 1,
+                                        .error_ns = 61234};
+    static char *inputs[] = {"runs/node0", "runs/\"node1\""};
     static struct sps_skipped skipped[1] = {{"/r/records/9-0.sps", "offset 24: truncated"}};
 
     struct sps_report rep;
     memset(&rep, 0, sizeof rep);
     rep.run = (struct sps_run){.nprocs = 2, .procs = procs, .nskipped = 1, .skipped = skipped, .nnames = 6,
                                .names = names, .nsteps = 3, .steps = rows, .steps_recorded = 9, .warmup_steps = 1,
-                               .start_ns = t0, .events_recorded = 77, .events_dropped = 6};
+                               .start_ns = t0, .events_recorded = 77, .events_dropped = 6,
+                               .merge = {.ninputs = 2, .inputs = inputs, .reference_host = "node-1",
+                                         .reference_rank = 0, .tolerance_ns = 1000000, .forced = 1,
+                                         .forced_why = "rank 3 on host node-2: clock offset error 0.06 ms"}};
     static char *cmd[] = {"stepscope-test", "--x", NULL};
     rep.info = (struct sps_run_info){.argc = 2, .argv = cmd, .have_exit = 1, .exit_signal = 9, .core_dumped = 1,
                                      .have_times = 1, .wall_s = 12.5, .user_s = 3.25, .sys_s = 0.125, .have_rss = 1,
@@ -577,6 +590,26 @@ static void test_every_field(void) {
         return;
     compare_run("every field", &rep.run, &read.run);
     const char *ctx = "every field";
+    /* the clock facts (their text is compared below too) */
+    SAME_U("merge.ninputs", rep.run.merge.ninputs, read.run.merge.ninputs);
+    for (size_t i = 0; i < rep.run.merge.ninputs && i < read.run.merge.ninputs; i++)
+        SAME_S("merge.inputs", rep.run.merge.inputs[i], read.run.merge.inputs[i]);
+    SAME_S("merge.reference_host", rep.run.merge.reference_host, read.run.merge.reference_host);
+    SAME_I("merge.forced", rep.run.merge.forced, read.run.merge.forced);
+    SAME_U("merge.tolerance_ns", rep.run.merge.tolerance_ns, read.run.merge.tolerance_ns);
+    for (size_t pi = 0; pi < 2 && read.run.nprocs == 2; pi++) {
+        const struct sps_process_data *a = &procs[pi], *b = &read.run.procs[pi];
+        SAME_U("clock_sync[0].state", a->clock_sync[0].state, b->clock_sync[0].state);
+        SAME_U("clock_sync[1].state", a->clock_sync[1].state, b->clock_sync[1].state);
+        SAME_I("clock_sync[0].offset_ns", a->clock_sync[0].offset_ns, b->clock_sync[0].offset_ns);
+        SAME_U("clock_sync[0].error_ns", a->clock_sync[0].error_ns, b->clock_sync[0].error_ns);
+        SAME_S("clock_sync_reason", a->clock_sync_reason, b->clock_sync_reason);
+        SAME_U("align.method", a->align.method, b->align.method);
+        SAME_I("align.source_rank", a->align.source_rank, b->align.source_rank);
+        SAME_I("align.off1_ns", a->align.off1_ns, b->align.off1_ns);
+        SAME_I("align.at1_ns", a->align.at1_ns, b->align.at1_ns);
+        SAME_U("align.error_ns", a->align.error_ns, b->align.error_ns);
+    }
     const struct sps_run_info *x = &rep.info, *y = &read.info;
     SAME_I("argc", x->argc, y->argc);
     for (int i = 0; i < x->argc && i < y->argc; i++)

@@ -40,6 +40,8 @@ typedef struct {
  * pending bare step / micro-step. */
 int sps_py_zone_init(PyObject *module);
 PyObject *sps_py_zone(PyObject *self, PyObject *name);
+PyObject *sps_py_clock_ns(PyObject *self, PyObject *unused);
+PyObject *sps_py_clock_offset_set(PyObject *self, PyObject *args);
 PyObject *sps_py_step(PyObject *self, PyObject *unused);
 PyObject *sps_py_microstep(PyObject *self, PyObject *unused);
 PyObject *sps_py_end_pending(PyObject *self, PyObject *unused);

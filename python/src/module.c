@@ -84,6 +84,11 @@ static PyMethodDef methods[] = {
      "and the process's totals."},
     {"_last_step_json", sps_py_last_step_json, METH_NOARGS,
      "_last_step_json() -> str or None: the calling thread's last completed step as a steps.jsonl line."},
+    {"_clock_ns", sps_py_clock_ns, METH_NOARGS,
+     "_clock_ns() -> int: the monotonic clock as this process's record sees it (ns)."},
+    {"_clock_offset_set", sps_py_clock_offset_set, METH_VARARGS,
+     "_clock_offset_set(when, offset_ns, error_ns, at_ns, rounds, why=None) -> bool: store a clock-offset "
+     "measurement (when 0: start, 1: end) in this process's record; False when it records nothing."},
     {NULL, NULL, 0, NULL},
 };
 

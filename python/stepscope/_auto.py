@@ -98,7 +98,7 @@ from torch.utils.data import dataloader as _dataloader
 from torch.utils.data._utils import fetch as _fetch
 from torch.utils.data._utils import worker as _worker
 
-from . import _collectives, _cost, _stepscope
+from . import _clocksync, _collectives, _cost, _stepscope
 from ._stepscope import instrument_face as _core
 from ._steps import DATA_START, FORWARD_EVAL, StepStructure
 from ._steps import batch_size as _batch_size
@@ -857,6 +857,7 @@ def install():
     Call it with the GIL held from the main thread, before the training
     loop starts (stepscope run's startup hook does)."""
     global _on, _tls, _cuda, _installed_at
+    _clocksync.install()  # its own patches: they stay when auto stands aside
     if _on:
         return True
     if _aside_reason is not None:

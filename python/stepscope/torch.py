@@ -84,14 +84,16 @@ import types
 
 import torch as _torch
 
-from . import _collectives, _cost
+from . import _clocksync, _collectives, _cost
 # instrument's calls are counted apart in the record, to be priced as hooks
 from ._stepscope import _note_instrument
 from ._stepscope import instrument_face as _core
 from ._steps import DATA_START, FORWARD_EVAL, StepStructure
 from ._steps import batch_size as _batch_size
 
-__all__ = ["instrument", "Instrumented", "FORWARD_EVAL", "DATA_START"]
+__all__ = ["instrument", "Instrumented", "sync_clocks", "FORWARD_EVAL", "DATA_START"]
+
+sync_clocks = _clocksync.sync_clocks
 
 _grad_enabled = _torch.is_grad_enabled
 
@@ -318,6 +320,7 @@ def instrument(model, optimizer, loader, accumulation_steps=None, gpu=None):
     # before anything is recorded: stepscope run's auto-instrumentation,
     # if this process has it, stands aside (it would count the same steps)
     _note_instrument()
+    _clocksync.install()  # measured now when the process group is up (every rank calls instrument)
     if Instrumented._backward_owner is None:  # else the constructor says why not
         _cost.measure_hooks(Instrumented)  # once per process, for the report
     return Instrumented(model, optimizer, loader, accumulation_steps, gpu)

@@ -234,6 +234,8 @@ def test_ddp_world_size_one(run_under, tmp_path):
     """.replace("\n        ", "\n") % (tmp_path / "store"))
     assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 6,
                               "data.start": 1}
+    # one rank: no clock offset to measure, and no failure to report
+    assert [p["clock_sync"] for p in r.report["processes"]] == [None]
 
 
 def test_evaluation_is_named_apart(run_under):

@@ -155,6 +155,26 @@ static void setup_clock(struct reader *r, struct sps_process_data *p) {
     p->ticks_per_second = (double)r->clock.ticks_per_second;
 }
 
+/* The clock-offset slots: each one's state last-written with release
+ * order, so a state read here comes with its fields; a state this reader
+ * does not know, or a measurement with no error bound, reads as none. */
+static void copy_clock_sync(const struct sps_rec_header *h, struct sps_process_data *p) {
+    for (int i = 0; i < 2; i++) {
+        const struct sps_rec_clock_sync *s = &h->clock_sync[i];
+        struct sps_clock_sync *d = &p->clock_sync[i];
+        d->state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        d->rounds = s->rounds;
+        d->offset_ns = s->offset_ns;
+        d->error_ns = s->error_ns;
+        d->at_ns = s->at_ns;
+        if (d->state > SPS_REC_SYNC_FAILED || (d->state == SPS_REC_SYNC_MEASURED && d->at_ns == 0))
+            memset(d, 0, sizeof *d);
+    }
+    memcpy(p->clock_sync_reason, h->clock_sync_reason, sizeof p->clock_sync_reason);
+    p->clock_sync_reason[sizeof p->clock_sync_reason - 1] = '\0';
+    p->align.source_rank = -1;
+}
+
 static int copy_header(struct reader *r, struct sps_process_data *p) {
     const struct sps_rec_header *h = r->h;
     p->pid = h->pid;
@@ -209,6 +229,7 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     p->py_instrument = h->py_instrument != 0;
     memcpy(p->py_auto_reason, h->py_auto_reason, sizeof p->py_auto_reason);
     p->py_auto_reason[sizeof p->py_auto_reason - 1] = '\0';
+    copy_clock_sync(h, p);
 
     uint32_t len = h->cmdline_len < sizeof h->cmdline ? h->cmdline_len : (uint32_t)sizeof h->cmdline;
     int argc = len ? 1 : 0;

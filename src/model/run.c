@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/align.h"
 #include "model/torch_ops.h"
 #include "stepscope.h"
 
@@ -92,9 +93,35 @@ int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t er
     free(files);
     if (rc == 0)
         rc = sps__run_load_torch(run, dir);
-    if (rc == SPS_ENOMEM)
+    if (rc == SPS_ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", dir);
-    return rc;
+        return rc;
+    }
+    /* a merged run's records, each onto the reference clock */
+    return rc ? rc : sps__merge_file_apply(run, dir, err, errlen);
+}
+
+void sps__run_unique_pids(const struct sps_run *run, int *out) {
+    int next = 1 << 22; /* above any Linux pid (pid_max is at most 2^22) */
+    for (size_t i = 0; i < run->nprocs; i++) {
+        const struct sps_process_data *p = &run->procs[i];
+        int same = -1, taken = 0;
+        for (size_t j = 0; j < i && same < 0; j++) {
+            const struct sps_process_data *q = &run->procs[j];
+            if (q->pid == p->pid && !strcmp(q->hostname, p->hostname))
+                same = (int)j; /* one host's pid again (a reused pid): its track */
+            else if (q->pid == p->pid)
+                taken = 1;
+        }
+        out[i] = same >= 0 ? out[same] : taken ? next++ : p->pid;
+    }
+}
+
+int sps__run_several_hosts(const struct sps_run *run) {
+    for (size_t i = 1; i < run->nprocs; i++)
+        if (strcmp(run->procs[i].hostname, run->procs[0].hostname))
+            return 1;
+    return 0;
 }
 
 long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind) {
@@ -347,6 +374,7 @@ void sps__run_free(struct sps_run *run) {
     for (size_t i = 0; i < run->ntorch; i++)
         sps__torch_capture_free(&run->torch[i]);
     free(run->torch);
+    sps__run_merge_free(&run->merge);
     memset(run, 0, sizeof *run);
 }
 

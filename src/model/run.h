@@ -59,6 +59,37 @@ struct sps_thread_data {
     struct sps_agg *aggs; /* indexed by name id - 1; count 0 = unused */
 };
 
+/* A measurement of a process's clock against rank 0's (the record's
+ * clock_sync slots; see record_format.h).  at_ns is on the process's own
+ * clock, as recorded. */
+struct sps_clock_sync {
+    uint32_t state;  /* enum sps_rec_sync_state */
+    uint32_t rounds;
+    int64_t offset_ns; /* rank 0's clock minus this one's */
+    uint64_t error_ns;
+    uint64_t at_ns;
+};
+
+/* How `stepscope merge` put a process's times on the reference clock
+ * (rank 0's host's): src/model/align.h. */
+enum sps_align_method {
+    SPS_ALIGN_NONE = 0,      /* not merged: the process's own clock */
+    SPS_ALIGN_REFERENCE = 1, /* on the reference host: its clock is the reference */
+    SPS_ALIGN_MEASURED = 2,  /* by a measured offset (a rank of its host's), error stated */
+    SPS_ALIGN_REALTIME = 3   /* by the realtime anchors (its host's and the reference's
+                                CLOCK_REALTIME): only as good as their NTP, error unknown */
+};
+
+/* A time t on a process's clock maps to t + offset(t) on the reference
+ * clock: offset is off0_ns up to at0_ns, off1_ns from at1_ns, linear
+ * between (clock drift).  at0 == at1 with off0 == off1: one constant. */
+struct sps_align {
+    uint32_t method; /* enum sps_align_method */
+    int source_rank; /* the rank whose measurement it is (MEASURED), else -1 */
+    int64_t at0_ns, off0_ns, at1_ns, off1_ns;
+    uint64_t error_ns; /* the stated bound (MEASURED), else 0 */
+};
+
 struct sps_process_data {
     char *path;
     int pid, ppid, rank, local_rank, world_size;
@@ -95,6 +126,12 @@ struct sps_process_data {
     uint32_t py_auto; /* enum sps_rec_py_auto */
     uint32_t py_instrument;
     char py_auto_reason[SPS_REC_AUTO_REASON_LEN];
+    /* the clock-offset measurements (the header's clock_sync*) and, in a
+     * merged run, how its times were aligned (already applied to every
+     * time above and below) */
+    struct sps_clock_sync clock_sync[2]; /* SPS_SYNC_START, SPS_SYNC_END */
+    char clock_sync_reason[SPS_REC_SYNC_REASON_LEN];
+    struct sps_align align;
     uint32_t nnames;
     struct sps_name_info *names;
     long *summary_of; /* by name id - 1: index into run.names (set by sps__run_build) */
@@ -128,6 +165,18 @@ struct sps_skipped {
     char *error;
 };
 
+/* What `stepscope merge` did (records/merge.tsv, src/model/align.h);
+ * inputs 0 in a run that was not merged. */
+struct sps_run_merge {
+    size_t ninputs;
+    char **inputs;          /* the run directories merged, as given */
+    char reference_host[64];
+    int reference_rank;     /* 0, or -1 when no input held rank 0 (the first input's host) */
+    uint64_t tolerance_ns;  /* --max-clock-error */
+    int forced;             /* --force, and an error exceeded the tolerance */
+    char forced_why[256];   /* which (rank, host, error), "" when not forced */
+};
+
 struct sps_run {
     size_t nprocs;
     struct sps_process_data *procs;
@@ -142,6 +191,7 @@ struct sps_run {
     size_t warmup_steps;     /* rows marked warm-up, all processes */
     uint64_t start_ns;       /* the earliest process start */
     uint64_t events_recorded, events_dropped;
+    struct sps_run_merge merge;
     /* the deep-capture windows (torch_ops.h), one per process that had one */
     size_t ntorch;
     struct sps_torch_capture *torch;
@@ -292,6 +342,20 @@ void sps__run_free(struct sps_run *run);
  * Steps are kept and marked, never dropped.  Needs at least 5 steps.
  */
 size_t sps__warmup_length(const double *durations, size_t n);
+
+/*
+ * For each process of run, into out[0..nprocs), an id unique in the run
+ * for views that key processes by pid (trace.json's tracks): its pid,
+ * unless a process of another host with that pid comes earlier in procs[]
+ * (a merged run; containers give every node's trainer the same pid): then
+ * the next of 2^22, 2^22 + 1, ... (above any Linux pid), the same for
+ * every process of that host with that pid.  O(nprocs^2) comparisons at
+ * worst.  Pure.
+ */
+void sps__run_unique_pids(const struct sps_run *run, int *out);
+
+/* Whether the run's processes come from more than one host. */
+int sps__run_several_hosts(const struct sps_run *run);
 
 /* The summary index of (name, kind), or -1. */
 long sps__run_find(const struct sps_run *run, const char *name, uint32_t kind);

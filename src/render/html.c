@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "render/merge_view.h"
 #include "render/analysis_views.h"
 #include "render/auto_mode.h"
 #include "render/exporters.h"
@@ -173,6 +174,9 @@ static void write_header(FILE *out, const struct sps_report *rep) {
     char mode_detail[SPS_REC_AUTO_REASON_LEN + 64];
     if (sps__auto_fact(rep, value, sizeof value, mode_detail, sizeof mode_detail))
         write_fact(out, "Steps recorded", value, mode_detail, 0);
+    char merged[512];
+    if (sps__merge_fact(run, value, sizeof value, merged, sizeof merged))
+        write_fact(out, "Merged", value, merged, run->merge.forced);
 
     const struct sps__sampler_result *r = info->sampler;
     if (r) {

@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "render/auto_mode.h"
+#include "render/merge_view.h"
 #include "render/json_writer.h"
 #include "platform/atomic_file.h"
 #include "render/render.h"
@@ -269,6 +270,7 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_end(w, '}');
         }
         sps__report_json_process_auto(w, p);
+        sps__report_json_process_clock(w, p);
         sps__jw_array(w, "threads");
         for (uint32_t ti = 0; ti < p->nthreads; ti++) {
             const struct sps_thread_data *t = &p->threads[ti];
@@ -418,6 +420,7 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     write_values(&w, run);
     write_cuda(&w, run);
     write_processes(&w, run);
+    sps__report_json_merge(&w, run);
     sps__report_json_torch(&w, run);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     /* the answers last: they rest on everything above */

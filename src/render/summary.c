@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "render/merge_view.h"
 #include "render/auto_mode.h"
 #include "render/render.h"
 #include "stepscope.h"
@@ -45,6 +46,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     char mode[SPS_REC_AUTO_REASON_LEN + 128];
     if (sps__auto_sentence(rep, mode, sizeof mode))
         fprintf(f, "%s\n", mode);
+    sps__merge_summary_print(f, run);
 
     /* a name whose every zone was taken back (the auto-instrumentation's
      * steps of a run that never stepped an optimizer) has no row */

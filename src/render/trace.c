@@ -19,6 +19,7 @@ static void trace_free(struct trace *t) {
     free(t->points);
     free(t->meta);
     free(t->scratch.p);
+    free(t->pids);
 }
 
 static int export_trace(const struct sps_report *rep, struct sps_report *taking, FILE *out, uint64_t max_bytes,

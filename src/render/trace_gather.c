@@ -76,12 +76,17 @@ static void add_meta(struct trace *t, uint8_t what, int pid, int tid, int64_t so
         snprintf(m->label, sizeof m->label, "%s", label);
 }
 
-static void add_process(struct trace *t, int pid, int rank, size_t order, const char *command) {
+/* pid: the track's (sps__run_unique_pids); host: named when the run has
+ * several (a merged run), else NULL. */
+static void add_process(struct trace *t, int pid, const struct sps_process_data *p, const char *host, size_t order,
+                        const char *command) {
     char label[TRACE_LABEL_LEN];
+    int rank = p->rank;
     if (rank >= 0)
-        snprintf(label, sizeof label, "rank %d (pid %d) %s", rank, pid, command);
+        snprintf(label, sizeof label, "rank %d (pid %d%s%s) %s", rank, p->pid, host ? " on " : "", host ? host : "",
+                 command);
     else
-        snprintf(label, sizeof label, "pid %d %s", pid, command);
+        snprintf(label, sizeof label, "pid %d%s%s %s", p->pid, host ? " on " : "", host ? host : "", command);
     add_meta(t, META_PROCESS_NAME, pid, pid, 0, label);
     /* ranks in rank order; processes without one after them, in start order */
     add_meta(t, META_PROCESS_SORT, pid, pid, rank >= 0 ? rank : 1000000 + (int64_t)order, NULL);
@@ -147,6 +152,7 @@ static void add_point(struct trace *t, size_t track, int64_t time_ns, double v) 
  * trace's copy of them are never both held whole. */
 static void gather_zones(struct trace *t, const struct sps_process_data *p, size_t pi,
                          const struct sps_thread_data *th) {
+    const int pid = t->pids[pi];
     t->n.zones_recorded += th->offered[SPS_RING_ZONES];
     t->n.zones_dropped_by_rings += th->dropped[SPS_RING_ZONES];
     for (size_t i = 0; i < th->nevents[SPS_RING_ZONES] && !t->oom; i++) {
@@ -156,7 +162,7 @@ static void gather_zones(struct trace *t, const struct sps_process_data *p, size
         if ((!sps_kind_is_span(e->kind) && e->kind != SPS_KIND_MICROSTEP) || e->name == 0 || e->name > p->nnames)
             continue;
         enum x_kind kind = e->kind == SPS_KIND_ZONE ? X_ZONE : e->kind == SPS_KIND_WAIT ? X_WAIT : X_MICROSTEP;
-        struct x_item *x = add_x(t, kind, p->pid, th->tid,
+        struct x_item *x = add_x(t, kind, pid, th->tid,
                                  rel_ns(t, (int64_t)e->start_ns), rel_ns(t, (int64_t)e->end_ns));
         if (!x)
             break;
@@ -241,7 +247,8 @@ static void gather_values(struct trace *t, const struct sps_process_data *p, con
                 snprintf(name, sizeof name, "%s", base);
             int is_value = e->kind == SPS_KIND_VALUE;
             v->track_of[e->name] =
-                add_track(t, name, is_value ? "value" : "total", is_value ? C_VALUE : C_COUNTER, p->pid, th->tid);
+                add_track(t, name, is_value ? "value" : "total", is_value ? C_VALUE : C_COUNTER,
+                          t->pids[p - t->rep->run.procs], th->tid);
         }
         if (e->kind == SPS_KIND_COUNTER) {
             v->running[e->name] += (double)e->a;
@@ -261,6 +268,7 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
         const struct sps_torch_capture *c = &run->torch[i];
         if (c->pid != p->pid)
             continue;
+        const int pid = t->pids[pi];
         int named_gpu = 0;
         for (size_t k = 0; k < c->nops && !t->oom; k++) {
             const struct sps_torch_op *op = &c->ops[k];
@@ -268,8 +276,8 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
                       : op->tid > 0 && op->tid <= INT32_MAX ? (int)op->tid
                       : TRACE_TORCH_TID_BASE + (int)(-op->tid % 1000000);
             if (op->gpu && !named_gpu++)
-                add_thread(t, p->pid, tid, "GPU kernels (torch.profiler)");
-            struct x_item *x = add_x(t, X_TORCH_OP, p->pid, tid, rel_ns(t, (int64_t)op->start_ns),
+                add_thread(t, pid, tid, "GPU kernels (torch.profiler)");
+            struct x_item *x = add_x(t, X_TORCH_OP, pid, tid, rel_ns(t, (int64_t)op->start_ns),
                                      rel_ns(t, (int64_t)op->end_ns));
             if (!x)
                 break;
@@ -295,7 +303,7 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
                 named[nnamed++] = id;
             char label[64];
             snprintf(label, sizeof label, "torch.profiler thread %lld", (long long)-id);
-            add_thread(t, p->pid, TRACE_TORCH_TID_BASE + (int)(-id % 1000000), label);
+            add_thread(t, pid, TRACE_TORCH_TID_BASE + (int)(-id % 1000000), label);
         }
     }
 }
@@ -303,12 +311,14 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
 /* Every process and thread of the model, named; with the recorded events,
  * their zones, values and counters. */
 static void gather_processes(struct trace *t) {
+    const int several_hosts = sps__run_several_hosts(&t->rep->run);
     const struct sps_run *run = &t->rep->run;
     for (size_t pi = 0; pi < run->nprocs && !t->oom; pi++) {
         const struct sps_process_data *p = &run->procs[pi];
         char command[TRACE_LABEL_LEN];
         command_label(command, sizeof command, p->argc, p->argv);
-        add_process(t, p->pid, p->rank, pi, command);
+        const int pid = t->pids[pi];
+        add_process(t, pid, p, several_hosts ? p->hostname : NULL, pi, command);
         struct value_names v = {0};
         if (t->rep->have_events && value_names_init(&v, p) != 0) {
             t->oom = 1;
@@ -316,7 +326,7 @@ static void gather_processes(struct trace *t) {
         }
         for (uint32_t ti = 0; ti < p->nthreads && !t->oom; ti++) {
             const struct sps_thread_data *th = &p->threads[ti];
-            add_thread(t, p->pid, th->tid, th->name);
+            add_thread(t, pid, th->tid, th->name);
             if (!t->rep->have_events)
                 continue;
             gather_zones(t, p, pi, th);
@@ -343,7 +353,7 @@ static void gather_steps(struct trace *t) {
         if (!s)
             return;
         *s = (struct trace_step){
-            .pid = row->process < run->nprocs ? run->procs[row->process].pid : 0,
+            .pid = row->process < run->nprocs ? t->pids[row->process] : 0,
             .tid = row->tid,
             .index = row->index,
             .name = row->name >= 0 && (size_t)row->name < run->nnames ? run->names[row->name].name : NULL,
@@ -416,6 +426,12 @@ static void gather_series(struct trace *t) {
 
 void sps__trace_gather(struct trace *t) {
     t->origin_ns = sps__report_origin_ns(t->rep);
+    size_t nprocs = t->rep->run.nprocs;
+    if (!(t->pids = malloc((nprocs ? nprocs : 1) * sizeof *t->pids))) {
+        t->oom = 1;
+        return;
+    }
+    sps__run_unique_pids(&t->rep->run, t->pids);
     gather_processes(t);
     gather_steps(t);
     gather_series(t);

@@ -149,6 +149,7 @@ struct trace {
     size_t nmeta, capmeta;
     struct trace_counts n;
     struct tbuf scratch;
+    int *pids; /* each process's track id (sps__run_unique_pids) */
     int oom;
 };
 

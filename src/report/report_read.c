@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/report_read_merge.h"
 #include "report/report.h"
 #include "report/report_read.h"
 #include "report/report_read_values.h"
@@ -170,6 +171,8 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         return read_recording(s, &rep->run);
     if (KEY("auto"))
         return read_auto(s, info);
+    if (KEY("merge"))
+        return sps__rr_merge(s, &rep->run.merge);
     if (KEY("stepscope_version") || KEY("cuda") || KEY("steps_recorded_by"))
         return sps__jscan_skip(s); /* cuda, steps_recorded_by: what processes[] and steps add up to */
     return 1;
@@ -450,6 +453,11 @@ static int attach_process(struct sps_run *run, struct sps_process_data *p, struc
     p->end_samples = rec->end_samples;
     p->end_sample_ns = rec->end_sample_ns;
     p->end_samples_dropped = rec->end_samples_dropped;
+    /* the measurements with their times (report.json leaves those out), and
+     * the alignment the reader applied to the record's events */
+    memcpy(p->clock_sync, rec->clock_sync, sizeof p->clock_sync);
+    if (rec->align.method != SPS_ALIGN_NONE)
+        p->align = rec->align;
     return 0;
 }
 
@@ -509,6 +517,10 @@ static int attach_records(struct sps_report *rep, const char *dir) {
     }
     if (!rc)
         rc = sps__report_attach_torch(rep, &recs);
+    if (!rc && !rep->run.merge.ninputs && recs.merge.ninputs) { /* a report.json older than the merge */
+        rep->run.merge = recs.merge;
+        memset(&recs.merge, 0, sizeof recs.merge);
+    }
     rep->have_records = recs.nprocs > 0;
     rep->have_events = matched > 0;
     if (recs.nskipped > 0)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/report_read_merge.h"
 #include "report/report_read_run.h"
 #include "stepscope.h"
 
@@ -267,9 +268,10 @@ int sps__rr_process(struct sps_rr *rr) {
     struct sps_process_data *p = &procs[run->nprocs++];
     memset(p, 0, sizeof *p);
     p->rank = p->local_rank = p->world_size = -1; /* absent: not set */
+    p->align.source_rank = -1;
     int rc = OBJECT_BEGIN(s, "processes[]"), more = 1;
     for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
-        if ((rc = read_process_fact(rr, p)) != 1)
+        if ((rc = read_process_fact(rr, p)) != 1 || (rc = sps__rr_process_clock(s, p)) != 1)
             continue;
         if (KEY("command")) {
             rc = sps__rr_command(s, "processes[].command", &p->argc, &p->argv);

@@ -384,7 +384,10 @@ void sps__sampler_tick_now(struct sps__sampler *s) {
     pthread_mutex_unlock(&s->lock);
 }
 
+/* The CLOCK_MONOTONIC deadline of ns on stepscope's clock (sps__mono_ns,
+ * which a test may shift). */
 static struct timespec ts_of_ns(int64_t ns) {
+    ns -= sps__clock_shift_ns;
     return (struct timespec){.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
 }
 

@@ -9,6 +9,7 @@ int sps_cmd_snapshot(int argc, char **argv);
 int sps_cmd_doctor(int argc, char **argv);
 int sps_cmd_report(int argc, char **argv);
 int sps_cmd_compare(int argc, char **argv);
+int sps_cmd_merge(int argc, char **argv);
 
 /* Print "stepscope: CMD: WHAT: WHY" on stderr and return code. */
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code);

@@ -430,7 +430,7 @@ struct workload {
     int tty;        /* the controlling terminal, -1 without one */
     int foreground; /* we held the terminal when it started */
     sigset_t old_mask;
-    struct timespec start_rt;
+    int64_t start_rt_ns; /* CLOCK_REALTIME (sps__realtime_ns) */
     uint64_t t0, t1;          /* its start and end on the monotonic clock */
     int exec_ok;              /* the exec is known to have worked */
     int exec_failed;          /* it failed, and exec_errno says why */
@@ -499,7 +499,7 @@ static int start_workload(struct workload *w, char **cmd) {
     signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap the workload for us */
     w->tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     w->foreground = w->tty >= 0 && tcgetpgrp(w->tty) == getpgrp();
-    clock_gettime(CLOCK_REALTIME, &w->start_rt);
+    w->start_rt_ns = sps__realtime_ns();
     w->t0 = sps__mono_ns();
     /* the run's time origin, for stepscope.last_step() in the workload */
     char t0[32];
@@ -658,7 +658,7 @@ static void fill_run_info(struct sps_run_info *info, const struct run_options *o
         info->trace_max_bytes = (uint64_t)o->trace_mb << 20; /* for `stepscope report` to make it again */
     info->argc = o->cmd_argc;
     info->argv = o->cmd;
-    info->start_realtime_ns = (int64_t)w->start_rt.tv_sec * 1000000000 + w->start_rt.tv_nsec;
+    info->start_realtime_ns = w->start_rt_ns;
     info->start_mono_ns = w->t0;
     info->sampler = w->sampler ? sps__sampler_result(w->sampler) : NULL;
     info->analysis = &o->analysis;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "stepscope.h"
 
 static const char usage[] =
@@ -29,6 +30,11 @@ static const char usage[] =
     "            a t interval from the spread between runs (the run is the unit)\n"
     "            and a verdict (slower, faster, same, inconclusive), for the step\n"
     "            and each zone's self time\n"
+    "  merge DIR... -o OUT [--max-clock-error MS] [--force]\n"
+    "            join run directories recorded on several machines into one run\n"
+    "            (every rank, its host, one timeline on rank 0's host's clock),\n"
+    "            with the usual files for it; refuses when a measured clock\n"
+    "            offset's error exceeds MS (default 1)\n"
     "  doctor [--json]\n"
     "            list every metric source: works or not, why not, cost of a read\n"
     "  help      this text;  stepscope help COMMAND (or COMMAND --help) for its options\n"
@@ -45,6 +51,8 @@ static const char usage[] =
     "  snapshot: 0; 1 when no source gave a reading or --pid names no process.\n"
     "  doctor: 0 when the proc source works, else 1.\n"
     "  compare: 0; 1 with --fail-on when NEW regressed; 2 on a usage or input error.\n"
+    "  merge: 0; 1 for bad input (not a run directory, damaged records, a rank of\n"
+    "  one host twice, a clock error over the tolerance); 2 for a usage error.\n"
     "\n"
     "environment (read by the library in the workload):\n"
     "  STEPSCOPE_DISABLE=1         record nothing\n"
@@ -53,6 +61,10 @@ static const char usage[] =
     "  STEPSCOPE_RING_EVENTS=N     zone events kept per thread (default 65536)\n"
     "  STEPSCOPE_RING_POLICY=keep-latest|keep-first\n"
     "  STEPSCOPE_RECORD_MB=N       size of each process's record file (default 256, sparse)\n"
+    "  STEPSCOPE_HOSTNAME=NAME     the host name records carry (default: gethostname)\n"
+    "  STEPSCOPE_CLOCK_SYNC=0      do not measure clock offsets to rank 0 (torch.distributed)\n"
+    "  STEPSCOPE_CLOCK_SYNC_TIMEOUT_S=S  bound on each offset exchange (default 5)\n"
+    "  STEPSCOPE_TEST_CLOCK_SHIFT_NS=N  tests only: add N ns to every clock stepscope reads\n"
     "\n"
     "environment (read by the sampler: run, snapshot, doctor, sps_capture):\n"
     "  STEPSCOPE_ROOT=DIR          read /proc and /sys under DIR (fixture trees)\n"
@@ -84,6 +96,7 @@ int main(int argc, char **argv) {
         fputs(usage, stderr);
         return 2;
     }
+    sps__clock_shift_init(); /* a test's node: the same clock as its records */
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run"))
         return sps_cmd_run(argc - 1, argv + 1);
@@ -95,8 +108,10 @@ int main(int argc, char **argv) {
         return sps_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare"))
         return sps_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return sps_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") && argc > 2) { /* stepscope help run: run --help */
-        static const char *const commands[] = {"run", "snapshot", "doctor", "report", "compare"};
+        static const char *const commands[] = {"run", "snapshot", "doctor", "report", "compare", "merge"};
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (!strcmp(argv[2], commands[i])) {
                 char *help_argv[] = {argv[0], argv[2], "--help", NULL};
