@@ -570,7 +570,7 @@ static void start_watchers(struct workload *w, const struct run_options *o, cons
             .textfile = o->prom_textfile,
             .records_dir = d->records,
             .published = w->sampler ? sps__sampler_published(w->sampler) : NULL,
-            .start_unix_s = (double)w->start_rt.tv_sec + (double)w->start_rt.tv_nsec * 1e-9,
+            .start_unix_s = (double)w->start_rt_ns * 1e-9,
             .quiet = o->quiet,
         };
         w->prom = sps_run_prom_start(&pc);
