@@ -26,6 +26,7 @@ static const char *kind_name(uint32_t kind) {
     case SPS_KIND_MICROSTEP: return "microstep";
     case SPS_KIND_VALUE: return "value";
     case SPS_KIND_COUNTER: return "counter";
+    case SPS_KIND_WAIT: return "wait";
     default: return "unknown";
     }
 }
@@ -414,6 +415,7 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     write_values(&w, run);
     write_cuda(&w, run);
     write_processes(&w, run);
+    sps__report_json_ranks(&w, &rep->ranks);
     sps__report_json_torch(&w, run);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     /* the answers last: they rest on everything above */

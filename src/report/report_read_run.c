@@ -107,13 +107,13 @@ static int kind_of(struct sps_jscan *s, const char *text, uint32_t *kind) {
         const char *name;
         uint32_t kind;
     } kinds[] = {{"zone", SPS_KIND_ZONE},   {"step", SPS_KIND_STEP},      {"microstep", SPS_KIND_MICROSTEP},
-                 {"value", SPS_KIND_VALUE}, {"counter", SPS_KIND_COUNTER}};
+                 {"value", SPS_KIND_VALUE}, {"counter", SPS_KIND_COUNTER},  {"wait", SPS_KIND_WAIT}};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(text, kinds[i].name)) {
             *kind = kinds[i].kind;
             return 0;
         }
-    return sps__jscan_fail(s, "kind \"%.40s\" is not zone, step, microstep, value or counter", text);
+    return sps__jscan_fail(s, "kind \"%.40s\" is not zone, wait, step, microstep, value or counter", text);
 }
 
 /* ------------------------------------------------- zones, values, counters */
