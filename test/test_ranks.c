@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "model/ranks.h"
+#include "render/exporters.h"
 #include "render/render.h"
 #include "report/report.h"
 #include "stepscope.h"
@@ -37,6 +38,8 @@ static void row(size_t process, long name, double dur, int warmup, double fwd, d
     memset(r, 0, sizeof *r);
     r->process = process;
     r->tid = procs[process].pid;
+    for (size_t i = 0; i < nrows; i++) /* its ordinal on its thread */
+        r->index += rows[i].process == process && rows[i].name == name;
     r->name = name;
     r->start_ns = S(clock_s);
     r->end_ns = S(clock_s + dur);
@@ -365,10 +368,53 @@ static void test_summary_table(void) {
     sps__ranks_free(&rep.ranks);
 }
 
+static char *rendered(const struct sps_report *rep, int html) {
+    char *out = NULL, err[256];
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    int rc = html ? sps__export_html(rep, f, err, sizeof err) : sps__export_steps_csv(rep, f, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    fclose(f);
+    return out;
+}
+
+/* report.html: one line a rank (never the ranks' steps strung together),
+ * the per-rank table; steps.csv: the worker's rank is its parent's, each
+ * rank's step_index its own. */
+static void test_html_and_csv(void) {
+    struct sps_run run = three_ranks();
+    rows[1].process = 2; /* a step the worker recorded: rank 0's */
+    rows[1].tid = 102;
+    struct sps_report rep;
+    report_of(&rep, &run);
+    char *html = rendered(&rep, 1);
+    CHECK_STR_HAS(html, "Step time per step, rank by rank");
+    CHECK(!strstr(html, "<h2>Step time per step</h2>"));
+    /* ranks 0 and 1 have steps: two lines; rank 2 none */
+    const char *chart = strstr(html, "id=\"step-time\""), *end = chart ? strstr(chart, "</section>") : NULL;
+    int lines = 0;
+    for (const char *p = chart; p && end && (p = strstr(p, "<polyline")) && p < end; p++)
+        lines++;
+    CHECK_EQ_I(lines, 2);
+    CHECK_STR_HAS(html, ">rank 2</text>");
+    CHECK_STR_HAS(html, "<section id=\"ranks\">");
+    CHECK_STR_HAS(html, "<tr><td class=\"num\">2</td><td>b</td><td class=\"num\">200</td>");
+    CHECK_STR_HAS(html, "<tr class=\"pooled\"><td>pooled</td>");
+    CHECK_STR_HAS(html, "draw rank 0's steps");
+    free(html);
+    char *csv = rendered(&rep, 0);
+    CHECK_STR_HAS(csv, "\n102,0,102,step,1,"); /* the worker's step: rank 0's */
+    CHECK_STR_HAS(csv, "\n300,,300,step,1,");  /* the launcher: no rank */
+    CHECK_STR_HAS(csv, "\n101,1,101,step,2,"); /* rank 1's third step */
+    free(csv);
+    sps__ranks_free(&rep.ranks);
+}
+
 int main(void) {
     RUN_TEST(test_process_rank);
     RUN_TEST(test_figures);
     RUN_TEST(test_report_json_round_trip);
     RUN_TEST(test_summary_table);
+    RUN_TEST(test_html_and_csv);
     return check_report();
 }
