@@ -30,7 +30,9 @@ static void print_row(FILE *f, const char *label, const struct sps_rank_view *v,
                       size_t ncols) {
     char med[32], p90[32], wait[32], host[24], pid[16];
     snprintf(host, sizeof host, "%s", v->rank >= 0 ? v->hostname : "");
-    snprintf(pid, sizeof pid, v->rank >= 0 ? "%d" : "", v->pid);
+    pid[0] = '\0';
+    if (v->rank >= 0)
+        snprintf(pid, sizeof pid, "%d", v->pid);
     fprintf(f, "%-6s %-16.16s %8s %7llu %10s %10s %10s", label, host, pid, (unsigned long long)v->steps,
             sps__fmt_seconds(v->step_median_s, med, sizeof med), sps__fmt_seconds(v->step_p90_s, p90, sizeof p90),
             sps__fmt_seconds(v->wait_total_s > 0 ? v->wait_median_s : NAN, wait, sizeof wait));
