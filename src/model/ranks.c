@@ -66,54 +66,82 @@ static double percentile(double *x, size_t n, double p) {
     return x[at ? at - 1 : 0];
 }
 
-/* Seconds of the names of kind `kind` (name: only that one, else all of
- * the kind) inside row r; 0 when none. */
-static double in_row(const struct sps_run *run, const struct sps_step_row *r, uint32_t kind, long name) {
-    double sum = 0;
-    for (size_t k = name >= 0 ? (size_t)name : 0; k < run->nnames; k++) {
-        if (run->names[k].kind == kind && !isnan(r->by_name[k]))
-            sum += r->by_name[k];
-        if (name >= 0)
-            break;
-    }
-    return sum;
+/*
+ * The phases (zone names) and the wait of a set of rows, in one pass over
+ * the rows (a pass per name would read the whole step table again for
+ * every name): column c of cols holds name zone[c]'s seconds in each
+ * steady row (the last column: the waits'), 0 where the row has none.
+ */
+struct columns {
+    size_t nzones;
+    size_t *zone;   /* [nzones] indexes into run.names of kind zone */
+    int *present;   /* [nzones] some row of the set holds it */
+    double *total;  /* [nzones + 1] over all the rows */
+    double *cols;   /* [(nzones + 1) * steady rows] */
+};
+
+static void columns_free(struct columns *c) {
+    free(c->zone);
+    free(c->present);
+    free(c->total);
+    free(c->cols);
 }
 
-/* The median over steady rows and the total over all rows of a name's
- * (or a kind's) time; *present: some row has it. */
-static void time_of(const struct row_set *set, int all, uint32_t kind, long name, double *median, double *total,
-                    int *present) {
-    size_t m = 0;
-    *total = 0;
-    *present = 0;
-    for (size_t i = 0; i < set->n; i++) {
-        const struct sps_step_row *r = &set->run->steps[set->rows[i]];
-        double v = in_row(set->run, r, kind, name);
-        *present |= name >= 0 ? !isnan(r->by_name[name]) : v > 0;
-        *total += v;
-        if (steady(set, i, all))
-            set->scratch[m++] = v;
-    }
-    *median = sps__median_inplace(set->scratch, m);
-}
-
-static int fill_phases(const struct row_set *set, int all, struct sps_rank_view *v) {
+static int columns_fill(const struct row_set *set, int all, size_t nsteady, struct columns *c) {
     const struct sps_run *run = set->run;
-    v->phases = calloc(run->nnames ? run->nnames : 1, sizeof *v->phases);
-    if (!v->phases)
+    memset(c, 0, sizeof *c);
+    c->zone = malloc((run->nnames ? run->nnames : 1) * sizeof *c->zone);
+    for (size_t k = 0; c->zone && k < run->nnames; k++)
+        if (run->names[k].kind == SPS_KIND_ZONE)
+            c->zone[c->nzones++] = k;
+    c->present = calloc(c->nzones + 1, sizeof *c->present);
+    c->total = calloc(c->nzones + 1, sizeof *c->total);
+    c->cols = malloc((c->nzones + 1) * (nsteady ? nsteady : 1) * sizeof *c->cols);
+    if (!c->zone || !c->present || !c->total || !c->cols)
         return SPS_ENOMEM;
-    for (size_t k = 0; k < run->nnames; k++) {
-        if (run->names[k].kind != SPS_KIND_ZONE)
-            continue;
-        struct sps_rank_phase *ph = &v->phases[v->nphases];
-        int present;
-        time_of(set, all, SPS_KIND_ZONE, (long)k, &ph->self_median_s, &ph->self_total_s, &present);
-        if (!present)
-            continue;
-        memcpy(ph->name, run->names[k].name, sizeof ph->name);
-        v->nphases++;
+    double *wait_col = c->cols + c->nzones * nsteady;
+    for (size_t i = 0, m = 0; i < set->n; i++) {
+        const double *by = run->steps[set->rows[i]].by_name;
+        int keep = steady(set, i, all);
+        for (size_t z = 0; z < c->nzones; z++) {
+            double v = by[c->zone[z]];
+            c->present[z] |= !isnan(v);
+            v = isnan(v) ? 0.0 : v;
+            c->total[z] += v;
+            if (keep)
+                c->cols[z * nsteady + m] = v;
+        }
+        double wait = 0;
+        for (size_t k = 0; k < run->nnames; k++)
+            if (run->names[k].kind == SPS_KIND_WAIT && !isnan(by[k]))
+                wait += by[k];
+        c->total[c->nzones] += wait;
+        if (keep)
+            wait_col[m++] = wait;
     }
     return 0;
+}
+
+static int fill_phases(const struct row_set *set, int all, size_t nsteady, struct sps_rank_view *v) {
+    const struct sps_run *run = set->run;
+    struct columns c;
+    int rc = columns_fill(set, all, nsteady, &c);
+    if (!rc && !(v->phases = calloc(c.nzones ? c.nzones : 1, sizeof *v->phases)))
+        rc = SPS_ENOMEM;
+    for (size_t z = 0; !rc && z < c.nzones; z++) {
+        if (!c.present[z])
+            continue;
+        struct sps_rank_phase *ph = &v->phases[v->nphases++];
+        memcpy(ph->name, run->names[c.zone[z]].name, sizeof ph->name);
+        ph->self_median_s = sps__median_inplace(c.cols + z * nsteady, nsteady);
+        ph->self_total_s = c.total[z];
+    }
+    if (!rc) {
+        v->wait_median_s = sps__median_inplace(c.cols + c.nzones * nsteady, nsteady);
+        v->wait_total_s = c.total[c.nzones];
+    }
+    columns_free(&c);
+    return rc;
 }
 
 /* The figures of v from the rows of set. */
@@ -135,11 +163,7 @@ static int fill_view(const struct row_set *set, struct sps_rank_view *v) {
         }
     v->step_median_s = sps__median_inplace(set->scratch, nsteady);
     v->step_p90_s = percentile(set->scratch, nsteady, 90);
-    int present;
-    time_of(set, all, SPS_KIND_WAIT, -1, &v->wait_median_s, &v->wait_total_s, &present);
-    if (!set->n)
-        v->wait_median_s = NAN;
-    return fill_phases(set, all, v);
+    return fill_phases(set, all, nsteady, v);
 }
 
 /* Whether no other process of pi's rank is its parent. */
@@ -151,18 +175,103 @@ static int is_root(const struct sps_run *run, const int *proc_rank, size_t pi) {
     return 1;
 }
 
+/* The run's rows grouped by rank, in one pass: the rows of the main step
+ * name of rank ranks[i] are order[start[i] .. start[i + 1]), in row
+ * order; order[0 .. start[n]) is every rank's (the pool). */
+struct grouping {
+    int *proc_rank;    /* [nprocs] sps__run_process_rank */
+    size_t *proc_rows; /* [nprocs] rows of the main step name each process holds */
+    int *ranks;        /* [n] distinct, ascending */
+    size_t n;
+    size_t *start;     /* [n + 1] */
+    size_t *order;     /* [rows] */
+    long step_name;    /* index into run.names; -1 without rows */
+};
+
+static void grouping_free(struct grouping *g) {
+    free(g->proc_rank);
+    free(g->proc_rows);
+    free(g->ranks);
+    free(g->start);
+    free(g->order);
+}
+
+/* The place of rank in g->ranks (bisection); -1 when absent. */
+static long rank_place(const struct grouping *g, int rank) {
+    size_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->ranks[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->n && g->ranks[lo] == rank ? (long)lo : -1;
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ranks of the processes, distinct and ascending. */
+static int group_processes(const struct sps_run *run, struct grouping *g) {
+    size_t np = run->nprocs ? run->nprocs : 1;
+    g->proc_rank = malloc(np * sizeof *g->proc_rank);
+    g->proc_rows = calloc(np, sizeof *g->proc_rows);
+    g->ranks = malloc(np * sizeof *g->ranks);
+    if (!g->proc_rank || !g->proc_rows || !g->ranks)
+        return SPS_ENOMEM;
+    size_t m = 0;
+    for (size_t pi = 0; pi < run->nprocs; pi++)
+        if ((g->proc_rank[pi] = sps__run_process_rank(run, pi)) >= 0)
+            g->ranks[m++] = g->proc_rank[pi];
+    qsort(g->ranks, m, sizeof *g->ranks, cmp_int);
+    for (size_t i = 0; i < m; i++)
+        if (!g->n || g->ranks[g->n - 1] != g->ranks[i])
+            g->ranks[g->n++] = g->ranks[i];
+    return 0;
+}
+
+/* The main step name's rows of each rank (a counting sort by rank). */
+static int group_rows(const struct sps_run *run, struct grouping *g) {
+    g->start = calloc(g->n + 2, sizeof *g->start);
+    g->order = malloc((run->nsteps ? run->nsteps : 1) * sizeof *g->order);
+    long *place = malloc((run->nprocs ? run->nprocs : 1) * sizeof *place);
+    if (!g->start || !g->order || !place) {
+        free(place);
+        return SPS_ENOMEM;
+    }
+    for (size_t pi = 0; pi < run->nprocs; pi++)
+        place[pi] = g->proc_rank[pi] >= 0 ? rank_place(g, g->proc_rank[pi]) : -1;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct sps_step_row *r = &run->steps[i];
+        if (r->name != g->step_name || r->process >= run->nprocs || place[r->process] < 0)
+            continue;
+        g->start[place[r->process] + 2]++;
+        g->proc_rows[r->process]++;
+    }
+    for (size_t k = 2; k < g->n + 2; k++)
+        g->start[k] += g->start[k - 1];
+    for (size_t i = 0; i < run->nsteps; i++) { /* start[k + 1]: the next free place of rank k */
+        const struct sps_step_row *r = &run->steps[i];
+        if (r->name == g->step_name && r->process < run->nprocs && place[r->process] >= 0)
+            g->order[g->start[place[r->process] + 1]++] = i;
+    }
+    free(place);
+    return 0;
+}
+
 /* The rank's main process: the one with the most of its rows, the root
  * of its processes among equals (a rank without rows: its root). */
-static size_t main_process(const struct sps_run *run, const int *proc_rank, int rank, const size_t *rows, size_t n) {
+static size_t main_process(const struct sps_run *run, const struct grouping *g, int rank) {
     size_t best = run->nprocs, best_rows = 0;
     int best_root = 0;
     for (size_t pi = 0; pi < run->nprocs; pi++) {
-        if (proc_rank[pi] != rank)
+        if (g->proc_rank[pi] != rank)
             continue;
-        size_t mine = 0;
-        for (size_t i = 0; i < n; i++)
-            mine += run->steps[rows[i]].process == pi;
-        int root = is_root(run, proc_rank, pi);
+        size_t mine = g->proc_rows[pi];
+        int root = is_root(run, g->proc_rank, pi);
         if (best == run->nprocs || mine > best_rows || (mine == best_rows && root && !best_root)) {
             best = pi;
             best_rows = mine;
@@ -172,52 +281,18 @@ static size_t main_process(const struct sps_run *run, const int *proc_rank, int 
     return best;
 }
 
-static int cmp_int(const void *a, const void *b) {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* The distinct ranks of proc_rank, ascending, into ranks (room for
- * nprocs); returns how many. */
-static size_t distinct_ranks(const int *proc_rank, size_t nprocs, int *ranks) {
-    size_t n = 0;
-    for (size_t pi = 0; pi < nprocs; pi++)
-        if (proc_rank[pi] >= 0)
-            ranks[n++] = proc_rank[pi];
-    qsort(ranks, n, sizeof *ranks, cmp_int);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!u || ranks[u - 1] != ranks[i])
-            ranks[u++] = ranks[i];
-    return u;
-}
-
-/* The rows of the main step name whose process is of rank (any rank:
- * rank < 0) into rows; returns how many. */
-static size_t rows_of(const struct sps_run *run, const int *proc_rank, long step_name, int rank, size_t *rows) {
-    size_t n = 0;
-    for (size_t i = 0; i < run->nsteps; i++) {
-        const struct sps_step_row *r = &run->steps[i];
-        if (r->name != step_name || r->process >= run->nprocs)
-            continue;
-        int pr = proc_rank[r->process];
-        if (pr >= 0 && (rank < 0 || pr == rank))
-            rows[n++] = i;
-    }
-    return n;
-}
-
-static int build_rank(const struct sps_run *run, const int *proc_rank, long step_name, int rank,
-                      struct row_set *set, size_t *rows, struct sps_rank_view *v) {
-    set->rows = rows;
-    set->n = rows_of(run, proc_rank, step_name, rank, rows);
+/* Rank place k's view (k = n: the pool). */
+static int build_rank(const struct sps_run *run, const struct grouping *g, size_t k, struct row_set *set,
+                      struct sps_rank_view *v) {
+    int rank = k < g->n ? g->ranks[k] : -1;
+    set->rows = g->order + (k < g->n ? g->start[k] : 0);
+    set->n = k < g->n ? g->start[k + 1] - g->start[k] : g->start[g->n];
     v->rank = rank;
     v->local_rank = v->world_size = -1;
     for (size_t pi = 0; pi < run->nprocs; pi++)
-        v->processes += proc_rank[pi] >= 0 && (rank < 0 || proc_rank[pi] == rank);
+        v->processes += g->proc_rank[pi] >= 0 && (rank < 0 || g->proc_rank[pi] == rank);
     if (rank >= 0) {
-        size_t main = main_process(run, proc_rank, rank, rows, set->n);
-        const struct sps_process_data *p = &run->procs[main];
+        const struct sps_process_data *p = &run->procs[main_process(run, g, rank)];
         v->pid = p->pid;
         v->local_rank = p->local_rank;
         v->world_size = p->world_size;
@@ -228,32 +303,24 @@ static int build_rank(const struct sps_run *run, const int *proc_rank, long step
 
 int sps__ranks_build(const struct sps_run *run, struct sps_ranks *out) {
     memset(out, 0, sizeof *out);
-    size_t np = run->nprocs ? run->nprocs : 1, ns = run->nsteps ? run->nsteps : 1;
-    int *proc_rank = malloc(np * sizeof *proc_rank), *ranks = malloc(np * sizeof *ranks);
-    size_t *rows = malloc(ns * sizeof *rows);
-    double *scratch = malloc(ns * sizeof *scratch);
-    int rc = proc_rank && ranks && rows && scratch ? 0 : SPS_ENOMEM;
-    size_t nranks = 0;
-    if (!rc) {
-        for (size_t pi = 0; pi < run->nprocs; pi++)
-            proc_rank[pi] = sps__run_process_rank(run, pi);
-        nranks = distinct_ranks(proc_rank, run->nprocs, ranks);
-        if (nranks && !(out->rank = calloc(nranks, sizeof *out->rank)))
-            rc = SPS_ENOMEM;
-    }
-    long step_name = rc ? -1 : main_step_name(run);
-    if (step_name >= 0)
-        memcpy(out->step_name, run->names[step_name].name, sizeof out->step_name);
-    struct row_set set = {run, rows, 0, scratch};
-    for (size_t i = 0; i < nranks && !rc; i++, out->n++)
-        rc = build_rank(run, proc_rank, step_name, ranks[i], &set, rows, &out->rank[i]);
-    if (!rc && nranks) {
+    struct grouping g = {0};
+    double *scratch = malloc((run->nsteps ? run->nsteps : 1) * sizeof *scratch);
+    int rc = scratch ? group_processes(run, &g) : SPS_ENOMEM;
+    if (!rc && g.n && !(out->rank = calloc(g.n, sizeof *out->rank)))
+        rc = SPS_ENOMEM;
+    g.step_name = rc ? -1 : main_step_name(run);
+    if (!rc)
+        rc = group_rows(run, &g);
+    if (g.step_name >= 0)
+        memcpy(out->step_name, run->names[g.step_name].name, sizeof out->step_name);
+    struct row_set set = {run, NULL, 0, scratch};
+    for (size_t k = 0; k < g.n && !rc; k++, out->n++)
+        rc = build_rank(run, &g, k, &set, &out->rank[k]);
+    if (!rc && g.n) {
         out->have_pooled = 1;
-        rc = build_rank(run, proc_rank, step_name, -1, &set, rows, &out->pooled);
+        rc = build_rank(run, &g, g.n, &set, &out->pooled);
     }
-    free(proc_rank);
-    free(ranks);
-    free(rows);
+    grouping_free(&g);
     free(scratch);
     if (rc)
         sps__ranks_free(out);
