@@ -130,3 +130,17 @@ def test_four_standalone_ranks_write_four_reports(tmp_path):
         assert ("report written to %s/rank-%d/report.json" % (out, r)) in proc.stderr
     # the ranks' own files only: no report-<pid>.json beside them
     assert not [p for p in out.rglob("report-*.json")]
+
+
+def test_out_dir_names_the_rank_directory(run_alone, tmp_path):
+    code = "import stepscope\nprint(stepscope.out_dir())\n"
+    out = tmp_path / "stepscope-out"
+    assert run_alone(code, RANK="2", WORLD_SIZE="4").stdout.strip() == str(out / "rank-2")
+    assert run_alone(code, RANK="3").stdout.strip() == str(out / "rank-3")
+    # a job of one process, or no rank: as before
+    assert run_alone(code, RANK="0", WORLD_SIZE="1").stdout.strip() == str(out)
+    assert run_alone(code).stdout.strip() == str(out)
+    assert run_alone(code, RANK="x", WORLD_SIZE="4").stdout.strip() == str(out)
+    # and the report goes where out_dir() says
+    run_alone("import stepscope\nwith stepscope.zone('z'):\n    pass\n", RANK="1", WORLD_SIZE="2")
+    assert json.loads((out / "rank-1" / "report.json").read_text())["processes"][0]["rank"] == 1

@@ -136,9 +136,12 @@ static int fill_phases(const struct row_set *set, int all, size_t nsteady, struc
         ph->self_median_s = sps__median_inplace(c.cols + z * nsteady, nsteady);
         ph->self_total_s = c.total[z];
     }
+    int waits = 0; /* a run that recorded no wait measured none: unknown, not 0 */
+    for (size_t k = 0; k < run->nnames; k++)
+        waits |= run->names[k].kind == SPS_KIND_WAIT;
     if (!rc) {
-        v->wait_median_s = sps__median_inplace(c.cols + c.nzones * nsteady, nsteady);
-        v->wait_total_s = c.total[c.nzones];
+        v->wait_median_s = waits ? sps__median_inplace(c.cols + c.nzones * nsteady, nsteady) : NAN;
+        v->wait_total_s = waits ? c.total[c.nzones] : NAN;
     }
     columns_free(&c);
     return rc;

@@ -47,7 +47,8 @@ struct sps_rank_view {
     double step_median_s, step_p90_s; /* steady steps; NAN without steps */
     double step_total_s;              /* all steps; 0 without */
     /* time blocked in collectives (zones of kind SPS_KIND_WAIT) inside its
-     * steps: per steady step (median), and summed over all steps */
+     * steps: per steady step (median), and summed over all steps; NAN
+     * when the run recorded no wait at all (nothing measured it) */
     double wait_median_s, wait_total_s;
     size_t nphases;
     struct sps_rank_phase *phases; /* in run.names order: largest total first */

@@ -215,7 +215,7 @@ static void table_row(FILE *out, const struct sps_rank_view *v, const struct sps
             (unsigned long long)v->steps);
     cell(out, v->step_median_s);
     cell(out, v->step_p90_s);
-    cell(out, v->wait_total_s > 0 ? v->wait_median_s : NAN);
+    cell(out, v->wait_median_s);
     for (size_t c = 0; c < ncols; c++) {
         const struct sps_rank_phase *ph = phase_of(v, pool->phases[c].name);
         cell(out, ph ? ph->self_median_s : NAN);
@@ -233,7 +233,7 @@ void html_write_rank_table(FILE *out, const struct sps_report *rep) {
           "rank's steps in the last row. Median and p90 are of the rank's steps after warm-up; wait is the time "
           "blocked in collectives (all-reduce, broadcast, barrier) per step, and each phase its self time per "
           "step, both the median over the rank's steps. Processes counts the rank's own and its workers. "
-          "– means none.</p>\n",
+          "– means none, or not measured (no wait recorded).</p>\n",
           out);
     fputs("<table>\n<thead><tr><th>rank</th><th>host</th><th>pid</th><th>processes</th><th>steps</th>"
           "<th>median</th><th>p90</th><th>wait</th>",

@@ -35,7 +35,7 @@ static void print_row(FILE *f, const char *label, const struct sps_rank_view *v,
         snprintf(pid, sizeof pid, "%d", v->pid);
     fprintf(f, "%-6s %-16.16s %8s %7llu %10s %10s %10s", label, host, pid, (unsigned long long)v->steps,
             sps__fmt_seconds(v->step_median_s, med, sizeof med), sps__fmt_seconds(v->step_p90_s, p90, sizeof p90),
-            sps__fmt_seconds(v->wait_total_s > 0 ? v->wait_median_s : NAN, wait, sizeof wait));
+            sps__fmt_seconds(v->wait_median_s, wait, sizeof wait));
     for (size_t c = 0; c < ncols; c++) {
         const struct sps_rank_phase *ph = phase_of(v, pool->phases[c].name);
         char t[32];
