@@ -411,6 +411,10 @@ static void test_html_and_csv(void) {
     CHECK_STR_HAS(html, "<tr><td class=\"num\">2</td><td>b</td><td class=\"num\">200</td>");
     CHECK_STR_HAS(html, "<tr class=\"pooled\"><td>pooled</td>");
     CHECK_STR_HAS(html, "draw rank 0's steps");
+    /* the phases of each rank side by side, the waits among them */
+    const char *bars = strstr(html, "aria-label=\"each rank&#39;s phases per step\"");
+    CHECK(bars != NULL);
+    CHECK(bars && strstr(bars, ">wait (collectives)</text>"));
     free(html);
     char *csv = rendered(&rep, 0);
     CHECK_STR_HAS(csv, "\n102,0,102,step,1,"); /* the worker's step: rank 0's */

@@ -191,16 +191,86 @@ int html_write_step_time_ranks(FILE *out, const struct sps_report *rep) {
     return 0;
 }
 
-static void cell(FILE *out, double seconds) {
-    char buf[48];
-    fprintf(out, "<td class=\"num\">%s</td>", html_fmt_duration(buf, sizeof buf, seconds));
-}
-
 static const struct sps_rank_phase *phase_of(const struct sps_rank_view *v, const char *name) {
     for (size_t i = 0; i < v->nphases; i++)
         if (!strcmp(v->phases[i].name, name))
             return &v->phases[i];
     return NULL;
+}
+
+/* Phases drawn in their own colour in the phases-by-rank chart. */
+#define MAX_CHART_PHASES 6
+#define COLOR_WAIT "#e15759"
+#define COLOR_REST "#c7cbd1"
+
+/* One rank's bar: its phases' self time per step (the mean: total over
+ * steps, so the parts add up to the mean step), its wait, and the rest of
+ * the step, stacked. */
+static void draw_rank_bar(struct svg_chart *c, const struct sps_rank_view *v, const struct sps_rank_view *pool,
+                          size_t ncols, double x, struct html_unit u) {
+    if (!v->steps)
+        return;
+    double steps = (double)v->steps, y = 0, step_mean = v->step_total_s / steps;
+    for (size_t k = 0; k < ncols; k++) {
+        const struct sps_rank_phase *ph = phase_of(v, pool->phases[k].name);
+        double h = ph ? ph->self_total_s / steps : 0;
+        svg_chart_rect(c, x - 0.35, x + 0.35, y / u.div, (y + h) / u.div, html_palette(k));
+        y += h;
+    }
+    double other = 0;
+    for (size_t i = 0; i < v->nphases; i++) {
+        int shown = 0;
+        for (size_t k = 0; k < ncols; k++)
+            shown |= !strcmp(v->phases[i].name, pool->phases[k].name);
+        other += shown ? 0 : v->phases[i].self_total_s / steps;
+    }
+    double wait = isfinite(v->wait_total_s) ? v->wait_total_s / steps : 0;
+    svg_chart_rect(c, x - 0.35, x + 0.35, y / u.div, (y + other) / u.div, "#9aa1ab");
+    y += other;
+    svg_chart_rect(c, x - 0.35, x + 0.35, y / u.div, (y + wait) / u.div, COLOR_WAIT);
+    y += wait;
+    if (step_mean > y)
+        svg_chart_rect(c, x - 0.35, x + 0.35, y / u.div, step_mean / u.div, COLOR_REST);
+}
+
+/* The phases of each rank side by side: where a slow rank loses its time
+ * (a phase the others spend less in), and what the others wait. */
+static void write_rank_phases(FILE *out, const struct sps_ranks *r) {
+    const struct sps_rank_view *pool = &r->pooled;
+    size_t ncols = pool->nphases < MAX_CHART_PHASES ? pool->nphases : MAX_CHART_PHASES;
+    double max_s = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->rank[i].steps && r->rank[i].step_total_s / (double)r->rank[i].steps > max_s)
+            max_s = r->rank[i].step_total_s / (double)r->rank[i].steps;
+    if (!(max_s > 0))
+        return;
+    struct html_unit u = html_duration_unit(max_s);
+    struct svg_legend_item legend[MAX_CHART_PHASES + 3];
+    size_t nl = 0;
+    for (size_t k = 0; k < ncols; k++)
+        legend[nl++] = (struct svg_legend_item){pool->phases[k].name, html_palette(k), 0, 0};
+    legend[nl++] = (struct svg_legend_item){"other zones", "#9aa1ab", 0, 0};
+    if (isfinite(pool->wait_total_s))
+        legend[nl++] = (struct svg_legend_item){"wait (collectives)", COLOR_WAIT, 0, 0};
+    legend[nl++] = (struct svg_legend_item){"not in a zone", COLOR_REST, 0, 0};
+    char y_title[64];
+    snprintf(y_title, sizeof y_title, "time per step, mean (%s)", u.name);
+    struct svg_axes axes = {-0.5, (double)r->n - 0.5, "rank: the table's row (the rank's number when they run from 0)", 1,
+                            0, max_s / u.div, y_title, 1};
+    struct svg_chart c;
+    svg_chart_begin(&c, out, HTML_CHART_WIDTH, HTML_CHART_HEIGHT, "each rank's phases per step", &axes, legend, nl);
+    for (size_t i = 0; i < r->n; i++)
+        draw_rank_bar(&c, &r->rank[i], pool, ncols, (double)i, u);
+    svg_chart_end(&c);
+    html_write_note(out, "One bar a rank, in the table's order: each phase's self time "
+                         "per step and the wait in collectives, as means over all the rank's steps, so the parts "
+                         "add up to its mean step. A rank that spends more in a phase than the others, while they "
+                         "wait more, is the one they wait for.");
+}
+
+static void cell(FILE *out, double seconds) {
+    char buf[48];
+    fprintf(out, "<td class=\"num\">%s</td>", html_fmt_duration(buf, sizeof buf, seconds));
 }
 
 static void table_row(FILE *out, const struct sps_rank_view *v, const struct sps_rank_view *pool, size_t ncols) {
@@ -248,6 +318,7 @@ void html_write_rank_table(FILE *out, const struct sps_report *rep) {
         table_row(out, &r->rank[i], pool, ncols);
     table_row(out, pool, pool, ncols);
     fputs("</tbody>\n</table>\n", out);
+    write_rank_phases(out, r);
     int charted = html_charted_rank(rep);
     fprintf(out,
             "<p class=\"note\">The charts of values, phases and the machine below draw rank %d's steps "
