@@ -322,7 +322,7 @@ static void test_report_json_round_trip(void) {
         same_ranks(&rep.ranks, &read.ranks);
         char *again = json_of(&read);
         const char *r0 = strstr(text, "\n  \"ranks\":"), *r1 = strstr(again, "\n  \"ranks\":");
-        const char *e0 = r0 ? strstr(r0, "\n  \"torch_profile\"") : NULL, *e1 = r1 ? strstr(r1, "\n  \"torch_profile\"") : NULL;
+        const char *e0 = r0 ? strstr(r0, "\n  \"metrics\"") : NULL, *e1 = r1 ? strstr(r1, "\n  \"metrics\"") : NULL;
         CHECK(r0 && r1 && e0 && e1 && e0 - r0 == e1 - r1 && !memcmp(r0, r1, (size_t)(e0 - r0)));
         free(again);
         sps__report_free(&read);
