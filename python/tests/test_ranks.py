@@ -81,6 +81,15 @@ def test_four_ranks_under_stepscope_run(tmp_path):
         assert r["step_name"] == "step"
         assert 0 < r["step_median_s"] <= r["step_p90_s"]
         assert {"forward", "backward"} <= {ph["name"] for ph in r["phases"]}
+    # the wait in collectives: measured where the run recorded waits (auto
+    # times DDP's all-reduce as one where the wait recording is in), else
+    # unknown (null), never a made-up 0
+    waits = any(z["kind"] == "wait" for z in report["zones"])
+    for r in ranks:
+        if waits:
+            assert r["wait_per_step_median_s"] > 0 and r["wait_total_s"] > 0, r
+        else:
+            assert r["wait_per_step_median_s"] is None and r["wait_total_s"] is None, r
     pooled = report["ranks_pooled"]
     assert pooled["steps"] == RANKS * STEPS
     assert "rank" not in pooled
