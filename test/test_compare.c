@@ -43,6 +43,10 @@ struct synth {
     const char *command;   /* the report's command, one argument (NULL: none) */
     double started;        /* started_unix_s (0: none) */
     double gpu_peak;       /* the busier of two GPUs' peak memory in use, bytes (0: no GPU read) */
+    int ranks;             /* processes of ranks 0..ranks-1 (pid 100 + rank), step i on rank i % ranks (0: one
+                              process of no rank) */
+    int slow_rank;         /* the rank whose steps take slow_rank_extra_s longer */
+    double slow_rank_extra_s;
 };
 
 static void add_name(struct sps_run *run, const char *name, uint32_t kind, size_t count) {
@@ -104,23 +108,33 @@ static void write_run(const char *dir, const struct synth *s) {
     add_name(run, "data", SPS_KIND_ZONE, (size_t)total);
     if (s->extra_zone)
         add_name(run, s->extra_zone, SPS_KIND_ZONE, (size_t)total);
-    run->nprocs = 1;
-    run->procs = calloc(1, sizeof *run->procs);
-    struct sps_process_data *p = &run->procs[0];
-    p->pid = p->ppid = 100;
-    p->rank = p->local_rank = p->world_size = -1;
-    p->path = strdup("100-0.sps");
-    p->start_ns = run->start_ns;
-    p->closed = 1;
-    p->ticks_per_second = 1e9;
+    int nprocs = s->ranks > 0 ? s->ranks : 1;
+    run->nprocs = (size_t)nprocs;
+    run->procs = calloc((size_t)nprocs, sizeof *run->procs);
+    for (int k = 0; k < nprocs; k++) {
+        struct sps_process_data *p = &run->procs[k];
+        char rec[32];
+        p->pid = 100 + k;
+        p->ppid = 99;
+        p->rank = p->local_rank = s->ranks > 0 ? k : -1;
+        p->world_size = s->ranks > 0 ? s->ranks : -1;
+        snprintf(rec, sizeof rec, "%d-0.sps", p->pid);
+        p->path = strdup(rec);
+        p->start_ns = run->start_ns;
+        p->closed = 1;
+        p->ticks_per_second = 1e9;
+    }
     run->nsteps = (size_t)total;
     run->steps_recorded = (uint64_t)total;
     run->warmup_steps = (size_t)s->warmup;
     run->steps = calloc((size_t)total + 1, sizeof *run->steps);
     for (int i = 0; i < total; i++) {
         struct sps_step_row *row = &run->steps[i];
-        row->index = (uint64_t)i;
-        row->tid = 100;
+        row->index = (uint64_t)(i / nprocs);
+        row->process = (size_t)(i % nprocs);
+        row->tid = 100 + i % nprocs;
+        if (s->ranks > 0 && i % nprocs == s->slow_rank)
+            step_s[i] += s->slow_rank_extra_s;
         row->name = 0;
         row->start_ns = run->start_ns + ns_of(0.1 * i);
         row->end_ns = row->start_ns + ns_of(step_s[i]);
@@ -441,6 +455,63 @@ static void test_pooled_runs(const char *root) {
     CHECK_STR_HAS(out, "3 runs, 240 steps");
 }
 
+/* Ranks paired: rank r of BASE against rank r of NEW, each with its own
+ * line; rank 1 of NEW 30 ms a step slower; rank 3 only in NEW; the pooled
+ * line stays. */
+static void test_ranks_paired(const char *root) {
+    char a[3][4300], b[3][4300];
+    for (int i = 0; i < 3; i++) {
+        snprintf(a[i], sizeof a[i], "%s/ra%d", root, i);
+        snprintf(b[i], sizeof b[i], "%s/rb%d", root, i);
+        struct synth s = base_run(300 + (uint64_t)i);
+        s.steps = 240;
+        s.ranks = 3;
+        s.level = levels[i];
+        write_run(a[i], &s);
+        s = base_run(400 + (uint64_t)i);
+        s.steps = 320;
+        s.ranks = 4;
+        s.level = levels[(i + 1) % 3];
+        s.slow_rank = 1;
+        s.slow_rank_extra_s = 0.030;
+        write_run(b[i], &s);
+    }
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], b[2], "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    if (j) {
+        json_t *ranks = json_path(j, "ranks");
+        CHECK_EQ_U(json_array_size(ranks), 4);
+        /* unchanged ranks: not slower nor faster (same or inconclusive: the runs' levels differ by 3%) */
+        static const char *const want[4] = {"same|inconclusive", "slower", "same|inconclusive", "none"};
+        static const char *const presence[4] = {"both", "both", "both", "new only"};
+        for (size_t r = 0; r < 4 && r < json_array_size(ranks); r++) {
+            json_t *o = json_array_get(ranks, r);
+            CHECK_EQ_I(json_integer_value(json_object_get(o, "rank")), (int)r);
+            const char *v = json_string_value(json_object_get(o, "verdict"));
+            CHECK_MSG(v && *v && strstr(want[r], v) && !strchr(v, '|'), "rank %zu: %s, want %s", r, v ? v : "(null)",
+                      want[r]);
+            CHECK(!strcmp(json_string_value(json_object_get(o, "presence")), presence[r]));
+            /* every rank's own steps: 80 a run, 3 runs */
+            CHECK_EQ_I(json_integer_value(json_object_get(o, "n_new")), r < 3 ? 240 : 0);
+        }
+        CHECK_NEAR(json_num(j, "ranks.1.ratio"), 1.3, 0.05);
+        CHECK_EQ_I(json_num(j, "step.n_new"), 3 * 4 * 80); /* pooled: every rank's steps after warm-up */
+        json_decref(j);
+    }
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], b[2], NULL), 0);
+    CHECK_STR_HAS(out, "median per step, rank");
+    CHECK_STR_HAS(out, "not in base");
+    CHECK_STR_HAS(out, "the \"step\" line above pools every rank's steps");
+    CHECK_EQ_I(compare(b[0], "--vs", a[0], "--format", "markdown", NULL), 0);
+    CHECK_STR_HAS(out, "| median per step, rank |");
+    CHECK_STR_HAS(out, "| rank 3 |");
+    CHECK_STR_HAS(out, "| not in new |");
+    /* one process of no rank a side: no rank lines */
+    CHECK_EQ_I(compare(base_dir[0], "--vs", slow_dir[0], NULL), 0);
+    CHECK(!strstr(out, "median per step, rank"));
+}
+
 static void test_zone_only_on_one_side(const char *root) {
     char a[4300], b[4300];
     snprintf(a, sizeof a, "%s/za", root);
@@ -753,6 +824,7 @@ int main(void) {
     test_command_warning(root);
     test_pooled_runs(root);
     test_zone_only_on_one_side(root);
+    test_ranks_paired(root);
     test_errors(root);
     test_reader(root);
     test_colour();

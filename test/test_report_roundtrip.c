@@ -38,7 +38,7 @@ static const char *const sections[] = {"schema",   "stepscope_version", "command
                                        "started_unix_s", "started_mono_ns", "trace_max_bytes", "exit",  "timing",
                                        "memory",   "recording", "zones",    "steps", "steps_recorded_by", "auto",
                                        "values",   "cuda",      "counters", "processes",
-                                       "records_skipped", "metrics", "gpus", "gpus_unavailable_reason",
+                                       "records_skipped", "ranks", "ranks_pooled", "metrics", "gpus", "gpus_unavailable_reason",
                                        "sensors",  "sources",   "series",   "overhead",
                                        "torch_profile", "merge", "analysis"};
 /* Top-level keys read but not written back whole (none today). */

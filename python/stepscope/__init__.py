@@ -98,13 +98,28 @@ def _setup_out():
 _setup_out()
 
 
+def _env_count(name):
+    # as the library reads it (standalone_out.c): a non-negative int, else -1
+    import re
+    m = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", _os.environ.get(name, ""))
+    v = int(m.group(1)) if m else -1
+    return v if 0 <= v <= 0x7FFFFFFF else -1
+
+
 def out_dir():
     """The directory this process's report will be written to at exit, or
     None: under ``stepscope run`` (the CLI writes the run's report), or when
-    switched off with ``configure(out=None)`` / STEPSCOPE_OUT=""."""
+    switched off with ``configure(out=None)`` / STEPSCOPE_OUT="".  A rank of
+    a distributed job (RANK set, WORLD_SIZE unset or above 1) writes into
+    ``rank-<RANK>`` under STEPSCOPE_OUT, so that no rank overwrites another's
+    report (docs/distributed.md)."""
     if _os.environ.get("STEPSCOPE_RUN_DIR"):
         return None
-    return _os.environ.get("STEPSCOPE_OUT") or None
+    out = _os.environ.get("STEPSCOPE_OUT") or None
+    rank, world = _env_count("RANK"), _env_count("WORLD_SIZE")
+    if out is None or rank < 0 or world in (0, 1):
+        return out
+    return _os.path.join(out, "rank-%d" % rank)
 
 
 _UNSET = object()

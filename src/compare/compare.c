@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compare/compare.h"
+#include "compare/ranks.h"
 #include "stepscope.h"
 
 /* A side's per-run arrays of one series, as inference.h takes them.  A zone
@@ -334,6 +335,8 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
     if (!rc && out->nzones)
         qsort(out->zones, out->nzones, sizeof *out->zones, cmp_rows);
     if (!rc)
+        rc = sps__cmp_ranks(base, new_side, params, &out->ranks, &out->nranks);
+    if (!rc)
         rc = figures_of(base, new_side, out);
     if (!rc)
         rc = run_summaries(base, longest, &out->runs_base);
@@ -355,6 +358,9 @@ void sps__cmp_result_free(struct sps_cmp_result *r) {
     for (size_t i = 0; i < r->nzones; i++)
         free(r->zones[i].name);
     free(r->zones);
+    for (size_t i = 0; i < r->nranks; i++)
+        free(r->ranks[i].name);
+    free(r->ranks);
     free(r->figures);
     free(r->runs_base);
     free(r->runs_new);

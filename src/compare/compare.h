@@ -25,6 +25,7 @@ struct sps_cmp_row {
     enum sps_cmp_presence presence;
     struct sps_comparison c; /* per step, seconds; a zone's p is Holm-adjusted */
     double p_unadjusted;     /* the run-level test's own p */
+    int rank;                /* a row of compare/ranks.h: its rank (else unused) */
 };
 
 /* A run-level figure: the mean over each side's runs that have it. */
@@ -40,6 +41,11 @@ struct sps_cmp_result {
     struct sps_cmp_row step;
     size_t nzones;
     struct sps_cmp_row *zones; /* largest change of median self time first */
+    /* the step time rank by rank (compare/ranks.h): rank r of BASE against
+     * rank r of NEW, ascending; none unless the sides hold two ranks or
+     * more between them (step is then every rank's steps pooled) */
+    size_t nranks;
+    struct sps_cmp_row *ranks;
     size_t nfigures;
     struct sps_cmp_figure *figures;
     char bottleneck_base[160]; /* "input-bound", or each run's when they differ; "" when none */

@@ -206,15 +206,45 @@ static void figure_cells(const struct sps_cmp_figure *g, char b[32], char n[32],
 
 /* ----------------------------------------------------------------- text */
 
-static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, int colour) {
-    struct row_cells c;
-    row_cells(row, &c);
+/* A rank one side lacks: said, not judged. */
+static void rank_cells(const struct sps_cmp_row *row, struct row_cells *c) {
+    row_cells(row, c);
+    if (row->presence == SPS_CMP_BASE_ONLY)
+        c->verdict = "not in new";
+    else if (row->presence == SPS_CMP_NEW_ONLY)
+        c->verdict = "not in base";
+}
+
+static void text_cells(FILE *f, const struct sps_cmp_row *row, const struct row_cells *c, const char *label,
+                       int colour) {
     const char *on = !colour || row->presence != SPS_CMP_BOTH ? ""
                      : row->c.verdict == SPS_VERDICT_SLOWER  ? RED
                      : row->c.verdict == SPS_VERDICT_FASTER ? GREEN
                                                             : "";
-    fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, c.base, c.new_, c.change, c.interval, c.p,
-            c.noise, on, c.verdict, *on ? RESET : "");
+    fprintf(f, "%-22.22s %9s %9s %8s %18s %9s %6s  %s%s%s\n", label, c->base, c->new_, c->change, c->interval, c->p,
+            c->noise, on, c->verdict, *on ? RESET : "");
+}
+
+static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, int colour) {
+    struct row_cells c;
+    row_cells(row, &c);
+    text_cells(f, row, &c, label, colour);
+}
+
+/* The step time rank by rank, under the pooled line. */
+static void text_ranks(FILE *f, const struct sps_cmp_result *r, int colour) {
+    if (!r->nranks)
+        return;
+    fprintf(f, "\n%-22s %9s %9s %8s %18s %9s %6s  %s\n", "median per step, rank", "base", "new", "change",
+            "95% interval", "p", "noise", "verdict");
+    for (size_t i = 0; i < r->nranks; i++) {
+        struct row_cells c;
+        rank_cells(&r->ranks[i], &c);
+        text_cells(f, &r->ranks[i], &c, r->ranks[i].name, colour);
+    }
+    fprintf(f, "(%s time of rank r of base against rank r of new; the \"%s\" line above pools every rank's steps; "
+               "p adjusted for the number of ranks)\n",
+            r->step.name, r->step.name);
 }
 
 static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
@@ -260,6 +290,7 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
         fprintf(f, "  ... %zu more zones (--format json lists them all)\n", r->nzones - shown);
     if (r->nzones)
         fputs("(zones: self time per step, largest change first; p adjusted for the number of zones)\n", f);
+    text_ranks(f, r, colour);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
         fprintf(f, "\n%-22s %12s %12s %8s\n", "run", "base", "new", "change");
         for (size_t i = 0; i < r->nfigures; i++) {
@@ -289,6 +320,20 @@ static void md_row(FILE *f, const struct sps_cmp_row *row, const char *label) {
                  (row->c.verdict == SPS_VERDICT_SLOWER || row->c.verdict == SPS_VERDICT_FASTER);
     fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", label, c.base, c.new_, c.change, c.interval, c.p,
             c.noise, strong ? "**" : "", c.verdict, strong ? "**" : "");
+}
+
+/* The step time rank by rank: rank r of BASE against rank r of NEW. */
+static void md_ranks(FILE *f, const struct sps_cmp_result *r) {
+    if (!r->nranks)
+        return;
+    fputs("\n| median per step, rank | base | new | change | 95% interval | p | noise | verdict |\n", f);
+    fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+    for (size_t i = 0; i < r->nranks; i++) {
+        struct row_cells c;
+        rank_cells(&r->ranks[i], &c);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r->ranks[i].name, c.base, c.new_, c.change,
+                c.interval, c.p, c.noise, c.verdict);
+    }
 }
 
 /* Markdown table cells: a zone name may hold '|' or markup. */
@@ -328,6 +373,7 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
     }
     if (r->nzones > shown)
         fprintf(f, "\n%zu more zones changed less (`--format json` lists them all).\n", r->nzones - shown);
+    md_ranks(f, r);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
         fputs("\n| run | base | new | change |\n|---|--:|--:|--:|\n", f);
         for (size_t i = 0; i < r->nfigures; i++) {
@@ -446,6 +492,13 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
     for (size_t i = 0; i < r->nzones; i++)
         json_array_append_new(zones, comparison_json(&r->zones[i]));
     json_object_set_new(root, "zones_self", zones);
+    json_t *ranks = json_array();
+    for (size_t i = 0; i < r->nranks; i++) {
+        json_t *o = comparison_json(&r->ranks[i]);
+        json_object_set_new(o, "rank", json_integer(r->ranks[i].rank));
+        json_array_append_new(ranks, o);
+    }
+    json_object_set_new(root, "ranks", ranks);
     json_t *figures = json_array();
     for (size_t i = 0; i < r->nfigures; i++) {
         const struct sps_cmp_figure *g = &r->figures[i];

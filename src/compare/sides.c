@@ -18,6 +18,7 @@
 
 #include "analysis/bottleneck.h"
 #include "compare/sides.h"
+#include "model/ranks.h"
 #include "model/torch_ops.h"
 #include "report/report_read_rows.h"
 #include "sampler/sampler.h"
@@ -217,6 +218,28 @@ static int keep_row(void *ctx, const struct sps_report *rep, const struct sps_st
     return 0;
 }
 
+/* Each kept step's rank, from its pid once the report's processes have
+ * been read (a row names its pid; a worker's rank is its parent's). */
+static int rank_steps(struct sps_cmp_run *run, const struct sps_report *rep, const struct kept_step *kept) {
+    run->step_rank = malloc((run->nsteps ? run->nsteps : 1) * sizeof *run->step_rank);
+    if (!run->step_rank)
+        return SPS_ENOMEM;
+    int last_pid = 0, last_rank = -1;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        if (i == 0 || kept[i].pid != last_pid) {
+            last_pid = kept[i].pid;
+            last_rank = -1;
+            for (size_t pi = 0; pi < rep->run.nprocs; pi++)
+                if (rep->run.procs[pi].pid == last_pid) {
+                    last_rank = sps__run_process_rank(&rep->run, pi);
+                    break;
+                }
+        }
+        run->step_rank[i] = last_rank;
+    }
+    return 0;
+}
+
 /* Leave out the kept steps that ran inside a --torch-profile window (the
  * report's torch_profile section, read after the rows): torch.profiler
  * slows them on purpose, and they would pass for a change of the run. */
@@ -236,6 +259,7 @@ static void leave_out_profiled(struct sps_cmp_run *run, const struct sps_report 
             continue;
         }
         run->step_s[j] = run->step_s[i];
+        run->step_rank[j] = run->step_rank[i];
         for (size_t z = 0; z < run->nzones; z++)
             run->zones[z].self_s[j] = run->zones[z].self_s[i];
         j++;
@@ -310,6 +334,7 @@ static int read_figures(struct sps_cmp_run *run, const struct sps_report *rep) {
 
 static void run_free(struct sps_cmp_run *run) {
     free(run->step_s);
+    free(run->step_rank);
     for (size_t i = 0; i < run->nzones; i++) {
         free(run->zones[i].name);
         free(run->zones[i].self_s);
@@ -335,6 +360,8 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
     const struct sps_report_rows sink = {keep_row, &rr};
     struct sps_report rep;
     rc = sps__report_read_rows(&rep, run.path, &sink, err, errlen);
+    if (!rc && (rc = rank_steps(&run, &rep, rr.kept)) == SPS_ENOMEM)
+        snprintf(err, errlen, "%s: out of memory", run.path);
     if (!rc)
         leave_out_profiled(&run, &rep, rr.kept);
     free(rr.streams);

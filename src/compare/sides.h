@@ -36,6 +36,7 @@ struct sps_cmp_run {
     size_t steps_counted;     /* steps.count: more than rows when rings dropped steps */
     size_t nsteps;
     double *step_s;           /* [nsteps] durations of the kept steps */
+    int *step_rank;           /* [nsteps] the rank each is of (model/ranks.h); -1: of no rank */
     size_t nzones;
     struct sps_cmp_zone *zones;
     double started_unix_s;    /* when the run started; NAN when the report does not say */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranks.h"
 #include "render/exporters.h"
 #include "render/json_writer.h"
 #include "render/machine_series.h"
@@ -266,8 +267,9 @@ static void row_head(FILE *out, const struct sps_run *run, const struct sps_step
     if (p)
         fprintf(out, "%d", p->pid);
     fputc(',', out);
-    if (p && p->rank >= 0)
-        fprintf(out, "%d", p->rank);
+    int rank = p ? sps__run_process_rank(run, row->process) : -1; /* a worker's is its parent's */
+    if (rank >= 0)
+        fprintf(out, "%d", rank);
     fprintf(out, ",%d,", row->tid);
     csv_text(out, row->name >= 0 && (size_t)row->name < run->nnames ? run->names[row->name].name : "");
     fprintf(out, ",%" PRIu64 ",", row->index);

@@ -269,7 +269,9 @@ static void write_zone_table(FILE *out, const struct sps_report *rep) {
 
 int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
     struct html_steps steps;
-    if (html_steps_load(rep, &steps) != 0) {
+    /* two ranks or more: the per-step charts draw one rank's steps */
+    int ranked = rep->ranks.n >= 2;
+    if ((ranked ? html_steps_load_rank(rep, html_charted_rank(rep), &steps) : html_steps_load(rep, &steps)) != 0) {
         snprintf(err, errlen, "report.html: out of memory reading the step table");
         return SPS_ENOMEM;
     }
@@ -285,7 +287,9 @@ int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t 
     write_header(out, rep);
     sps__analysis_html(out, &rep->analysis);
 
-    int rc = html_write_step_time(out, rep, &steps);
+    int rc = ranked ? html_write_step_time_ranks(out, rep) : html_write_step_time(out, rep, &steps);
+    if (!rc && ranked)
+        html_write_rank_table(out, rep);
     if (!rc)
         rc = html_write_values(out, rep, &steps);
     if (!rc)

@@ -67,6 +67,7 @@ void html_steps_free(struct html_steps *s) {
     free(s->start_s);
     free(s->duration_s);
     free(s->warm);
+    free(s->owned_rows);
     memset(s, 0, sizeof *s);
 }
 

@@ -26,6 +26,7 @@ struct html_steps {
     double *duration_s;  /* each row's duration */
     unsigned char *warm; /* 1 for a warm-up row */
     const struct sps_step_row *rows;
+    struct sps_step_row *owned_rows; /* rows when a copy of one rank's (html_steps_load_rank), else NULL */
 };
 
 /* Fill *s from rep's step rows; 0, or SPS_ENOMEM (then *s holds nothing). */
@@ -38,6 +39,17 @@ int html_write_step_time(FILE *out, const struct sps_report *rep, const struct h
 int html_write_values(FILE *out, const struct sps_report *rep, const struct html_steps *s);
 int html_write_phases(FILE *out, const struct sps_report *rep, const struct html_steps *s);
 int html_write_timelines(FILE *out, const struct sps_report *rep, const struct html_steps *s);
+
+/* A run of two ranks or more (html_ranks.c): the rank a step row is of
+ * (-1: none); one rank's rows for the per-step charts (a copy: the ranks'
+ * steps are not one sequence; 0 or SPS_ENOMEM); the rank they draw (the
+ * lowest with steps); the step time as one line a rank; the per-rank
+ * table (nothing with fewer than two ranks). */
+int html_rank_of_row(const struct sps_report *rep, const struct sps_step_row *r);
+int html_steps_load_rank(const struct sps_report *rep, int rank, struct html_steps *s);
+int html_charted_rank(const struct sps_report *rep);
+int html_write_step_time_ranks(FILE *out, const struct sps_report *rep);
+void html_write_rank_table(FILE *out, const struct sps_report *rep);
 
 /* What the chart writers share (html_charts.c): a section's opening
  * (<section>, <h2>title</h2>, a sentence saying what it shows), the

@@ -34,6 +34,12 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width);
 void sps__report_json_metrics(struct sps_jw *w, const struct sps_run_info *info, uint64_t base_ns);
 /* report.json's torch_profile section (report_json_torch.c). */
 void sps__report_json_torch(struct sps_jw *w, const struct sps_run *run);
+/* report.json's "ranks" and "ranks_pooled" (report_json_ranks.c); the
+ * summary's per-rank table, printed with two ranks or more, and the line
+ * that labels the zone table as pooled (summary_ranks.c). */
+void sps__report_json_ranks(struct sps_jw *w, const struct sps_ranks *r);
+void sps__summary_ranks(FILE *f, const struct sps_report *rep);
+void sps__summary_pooled_note(FILE *f, const struct sps_report *rep);
 /* The deep-capture windows: one summary line each (summary_torch.c); a
  * report.html section, nothing without one (html_torch.c). */
 void sps__summary_torch(FILE *f, const struct sps_run *run);

@@ -422,6 +422,7 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     write_processes(&w, run);
     sps__report_json_merge(&w, run);
     sps__report_json_torch(&w, run);
+    sps__report_json_ranks(&w, &rep->ranks);
     sps__report_json_metrics(&w, info, info->start_mono_ns ? info->start_mono_ns : run->nprocs ? run->start_ns : 0);
     /* the answers last: they rest on everything above */
     sps__analysis_json(&w, &rep->analysis);

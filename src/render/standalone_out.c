@@ -19,6 +19,11 @@
  *     that finds another running owner's marker there, or finds OUT holding
  *     a `stepscope run`'s records (whose report.json `stepscope report`
  *     would mix with them), writes report-<pid>.json instead.
+ *   - A distributed rank (RANK set, WORLD_SIZE unset or above 1: what
+ *     torchrun and its peers set) writes into OUT/rank-<RANK>/, so that
+ *     the ranks of one job, all started with one OUT, never overwrite
+ *     each other's report (docs/distributed.md).  Its children find its
+ *     marker there, as above.
  *   - One stderr line at exit says which file the report went to.
  */
 #include <dirent.h>
@@ -88,13 +93,34 @@ static int other_running_owner(const char *out, struct sps_process_id self) {
     return other;
 }
 
+/* A non-negative integer environment variable; -1 when unset or not one. */
+static long env_count(const char *name) {
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return -1;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *end || v < 0 || v > 0x7fffffff ? -1 : v;
+}
+
+/* out, or out/rank-<RANK> for a rank of a job of more than one process,
+ * into buf; NULL when it does not fit. */
+static const char *out_for_rank(const char *out, char *buf, size_t len) {
+    long rank = env_count("RANK"), world = env_count("WORLD_SIZE");
+    if (rank < 0 || world == 0 || world == 1) /* no rank, or a job of one: as a single process */
+        return strlen(out) < len ? out : NULL;
+    int n = snprintf(buf, len, "%s/rank-%ld", out, rank);
+    return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
 /* The recorder's open hook: claim STEPSCOPE_OUT for this process. */
 static void claim_out_dir(void) {
     const char *out = getenv("STEPSCOPE_OUT");
     const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
     if (!out || !*out || (run_dir && *run_dir))
         return; /* no report asked for, or `stepscope run` writes it */
-    if (strlen(out) >= sizeof O.dir || ancestor_owns(out))
+    char ranked[sizeof O.dir];
+    if (!(out = out_for_rank(out, ranked, sizeof ranked)) || ancestor_owns(out))
         return;
     if (sps__platform_mkdirs(out) != 0) { /* said at exit: the run goes on */
         snprintf(O.failed, sizeof O.failed, "%s: %s", out, strerror(errno));

@@ -56,6 +56,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     if (run->nprocs == 0) {
         fprintf(f, "stepscope: nothing was recorded (the command does not use libstepscope or the stepscope module)\n");
     } else if (zones) {
+        sps__summary_pooled_note(f, rep);
         fprintf(f, "%-24s %-9s %9s %10s %10s %10s %10s %10s %6s\n", "zone", "kind", "count", "total", "self", "mean",
                 "p50", "p99", "%wall");
         for (size_t i = 0; i < run->nnames; i++) {
@@ -72,6 +73,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
                     sps__fmt_seconds(n->stats.p99_s, p99, sizeof p99), share);
         }
     }
+    sps__summary_ranks(f, rep);
     for (size_t i = 0; i < run->nnames; i++) {
         const struct sps_name_summary *n = &run->names[i];
         if (n->kind == SPS_KIND_VALUE && n->agg.count)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "analysis/analysis.h"
+#include "model/ranks.h"
 #include "model/run.h"
 #include "model/run_info.h"
 
@@ -41,6 +42,9 @@ struct sps_report {
                                    * says why); info.analysis: &analysis_config */
     struct sps_analysis_config analysis_config;
     struct sps_analysis analysis; /* computed once by sps__report_build, or read */
+    struct sps_ranks ranks;       /* the run rank by rank (model/ranks.h): built by sps__report_build,
+                                   * read from report.json's "ranks" (or, in one without them, built
+                                   * from the rows it holds) */
     char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
     int no_time_anchor;           /* read from a report.json with no monotonic anchor (started_mono_ns,
                                    * series.origin_mono_ns): its times count from 0 */

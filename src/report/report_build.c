@@ -77,6 +77,8 @@ int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct 
     rep->info.analysis = &rep->analysis_config;
     if (sps__analyze(&rep->run, &rep->info, &rep->analysis_config, &rep->analysis) != 0)
         nomem = 1; /* partial: still rendered */
+    if (sps__ranks_build(&rep->run, &rep->ranks) != 0)
+        nomem = 1; /* no per-rank view: the pooled one stands */
     return nomem ? SPS_ENOMEM : 0;
 }
 
@@ -85,6 +87,7 @@ void sps__report_free(struct sps_report *rep) {
         return;
     sps__run_free(&rep->run);
     sps__analysis_free(&rep->analysis);
+    sps__ranks_free(&rep->ranks);
     if (rep->argv_owned) {
         for (size_t i = 0; rep->argv_owned[i]; i++)
             free(rep->argv_owned[i]);

@@ -27,6 +27,7 @@
 #include "sampler/sampler.h"
 #include "report/report_read_rows.h"
 #include "report/report_read_run.h"
+#include "report/report_read_ranks.h"
 #include "report/report_read_torch.h"
 #include "stepscope.h"
 
@@ -257,6 +258,7 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
     struct sps_rr rr = {.s = s, .rep = rep, .sink = rows};
     int rc = read_schema(s), more = 1;
     int anchored = 0, timed = 0; /* started_mono_ns read; a section of times read */
+    int ranks_read = 0;          /* "ranks" read (a report.json from before it has none) */
     char seen[64][40] = {"schema"}; /* the top-level keys read: each once */
     size_t nseen = 1;
     for (int first = 0; !rc && !(rc = sps__jscan_member(s, first, &more)) && more;) {
@@ -289,6 +291,9 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
             continue;
         if ((rc = sps__rr_section(&rr, s->str)) != 1)
             continue;
+        ranks_read |= KEY("ranks");
+        if ((rc = sps__report_read_ranks(s, s->str, rep)) != 1)
+            continue;
         if (KEY("analysis"))
             rc = sps__report_read_analysis(s, rep);
         else if (KEY("torch_profile"))
@@ -302,6 +307,8 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
         rc = sps__rr_finish(&rr);
     if (!rc && !anchored)
         anchor_without_start(rep);
+    if (!rc && !ranks_read && !rows) /* from the rows it holds, as stepscope run would have */
+        rc = sps__ranks_build(&rep->run, &rep->ranks);
     sps__rr_free(&rr);
     if (rc == SPS_ENOMEM || (rc && s->nomem)) {
         snprintf(err, errlen, "%s: out of memory", path);
