@@ -226,8 +226,12 @@ def stepscope_timed_comm_hook(st, bucket):
     hook, or DDP's default all-reduce, with the hand-over and completion
     noted for the backward's wait.  One Python callback a bucket, on the
     thread that completes it."""
+    # the hand-over: the default's as its all-reduce starts (read before,
+    # so that its completion is never earlier); a script's hook's when it
+    # returns (its own work, a compression, is the rank's, not a wait)
     user = st.user
     if user is None:
+        handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
             return fut.then(_unpack)
@@ -236,9 +240,10 @@ def stepscope_timed_comm_hook(st, bucket):
         fut = user[1](user[0], bucket)
         if not _on:
             return fut
+        handed = _clock()
         then = st.completed_user
     try:
-        st.handed = _clock()  # this bucket's gradients are computed and handed over
+        st.handed = handed
         if not _dirty or _dirty[-1] is not st:
             _dirty.append(st)
     except Exception as exc:  # noqa: BLE001
