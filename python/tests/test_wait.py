@@ -31,11 +31,14 @@ def test_wait_nests_like_a_zone(run_under):
                     with stepscope.wait("all_reduce") as w:
                         assert repr(w).startswith("<stepscope.wait 'all_reduce'")
                         time.sleep(0.01)
+        last = stepscope.last_step()  # the live stream's line of the last step
+        print(sorted(last["waits_s"]), "all_reduce" in last["zones_self_s"], last["waits_s"]["all_reduce"] >= 0.01)
         try:
             stepscope.wait("all_reduce")(print)
         except TypeError as e:
             print(e)
     """)
+    assert r.stdout.splitlines()[0] == "['all_reduce'] False True"
     assert "not a decorator" in r.stdout
     w, bw = r.zone("all_reduce"), r.zone("backward")
     assert w["kind"] == "wait" and w["count"] == 3
