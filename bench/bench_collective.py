@@ -16,8 +16,10 @@ for.  Interleaved round after round:
 
 Timed by the wall clock, not the thread's CPU clock: part of the work is
 on gloo's threads (the reduction, the hook's completion callback).
-Reported: median and range over the rounds in microseconds a call, and
-the ratios timed / bare, each computed per round and summarised alike.
+Reported: median and range over the rounds in microseconds a call, the
+ratios timed / bare, each computed per round and summarised alike, and
+the difference between each case's fastest round (on a busy machine, the
+rounds nothing else disturbed).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_collective.py [calls] [rounds]
 
@@ -104,6 +106,10 @@ def main():
     for what in ("all_reduce", "ddp step"):
         ratios = [a / b for a, b in zip(per[what + " timed"], per[what + " bare"])]
         print("%s timed / bare: %.3fx   [%.3f .. %.3f]" % ((what,) + summary(ratios)))
+        # on a busy machine the fastest rounds are the ones nothing else disturbed
+        best_t, best_b = min(per[what + " timed"]), min(per[what + " bare"])
+        print("%s fastest rounds: timed %.2f us - bare %.2f us = %+.2f us a call (%.3fx)"
+              % (what, best_t, best_b, best_t - best_b, best_t / best_b))
     dist.destroy_process_group()
 
 

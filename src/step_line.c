@@ -54,6 +54,15 @@ void sps__step_line_zone(struct sps__step_line *l, uint32_t name, int64_t start,
         e->first = start;
 }
 
+void sps__step_line_wait(struct sps__step_line *l, uint32_t name, int64_t start, uint64_t self_ns) {
+    struct sps__step_named *e = entry(l, l->wait, &l->nwaits, name);
+    if (!e)
+        return;
+    e->ns += self_ns;
+    if (start < e->first)
+        e->first = start;
+}
+
 void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v) {
     struct sps__step_named *e = entry(l, l->value, &l->nvalues, name);
     if (e)

@@ -1,7 +1,7 @@
 /*
  * step_line.h - one completed step as the live stream (DIR/steps.jsonl)
  * and Python's stepscope.last_step() give it: the step's place and times,
- * the self time of each zone it owns, its micro-steps, the last value and
+ * the self time of each zone and wait it owns, its micro-steps, the last value and
  * the summed increments of each name it owns, and the machine readings of
  * its window.  Which events a step owns is report.json's rule
  * (docs/report-format.md, "How a step owns events"), applied by the
@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define SPS_STEP_LINE_NAMES 64 /* zones, values and counters each */
+#define SPS_STEP_LINE_NAMES 64 /* zones, waits, values and counters each */
 #define SPS_STEP_LINE_GPUS 16
 
 /* The host readings a line carries, in this order (enum sps_host_metric
@@ -52,9 +52,10 @@ struct sps__step_line {
     int64_t start_ns, end_ns; /* relative to the run's start (report.json's start_s) */
     uint64_t microsteps;
     int partial;        /* events of its window were overwritten before they were read */
-    uint32_t nzones, nvalues, ncounters;
+    uint32_t nzones, nwaits, nvalues, ncounters;
     uint32_t names_left_out;
     struct sps__step_named zone[SPS_STEP_LINE_NAMES];
+    struct sps__step_named wait[SPS_STEP_LINE_NAMES]; /* waits (SPS_KIND_WAIT), kept as zones are */
     struct sps__step_named value[SPS_STEP_LINE_NAMES];
     struct sps__step_named counter[SPS_STEP_LINE_NAMES];
     struct sps__step_machine machine;
@@ -67,6 +68,7 @@ void sps__step_line_init(struct sps__step_line *l, uint64_t index, uint32_t name
 /* What the step owns, one event at a time, values in the order their
  * thread recorded them (the last one given is the step's value). */
 void sps__step_line_zone(struct sps__step_line *l, uint32_t name, int64_t start, uint64_t self_ns);
+void sps__step_line_wait(struct sps__step_line *l, uint32_t name, int64_t start, uint64_t self_ns);
 void sps__step_line_value(struct sps__step_line *l, uint32_t name, double v);
 void sps__step_line_count(struct sps__step_line *l, uint32_t name, uint64_t inc);
 

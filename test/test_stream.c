@@ -124,17 +124,17 @@ static void retime(unsigned char *b, int n) {
 static const char *const want_lines[] = {
     "{\"step\": 0, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.001, "
     "\"end_s\": 0.00108, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
-    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 1}, \"counters\": {\"samples\": 8}, \"machine\": "
+    "1e-05}, \"waits_s\": {}, \"microsteps\": 0, \"values\": {\"loss\": 1}, \"counters\": {\"samples\": 8}, \"machine\": "
     "{\"workload_cpu_percent\": null, \"workload_rss_bytes\": 200, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
     "{\"step\": 1, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.0011, "
     "\"end_s\": 0.00118, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
-    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.5}, \"counters\": {\"samples\": 8}, \"machine\": "
+    "1e-05}, \"waits_s\": {}, \"microsteps\": 0, \"values\": {\"loss\": 0.5}, \"counters\": {\"samples\": 8}, \"machine\": "
     "{\"workload_cpu_percent\": null, \"workload_rss_bytes\": 500, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
     "{\"step\": 2, \"name\": \"step\", \"pid\": %d, \"rank\": null, \"thread\": %d, \"start_s\": 0.0012, "
     "\"end_s\": 0.00128, \"duration_s\": 8e-05, \"zones_self_s\": {\"data\": 1e-05, \"fwd\": 4e-05, \"inner\": "
-    "1e-05}, \"microsteps\": 0, \"values\": {\"loss\": 0.3333333333333333}, \"counters\": {\"samples\": 8}, "
+    "1e-05}, \"waits_s\": {}, \"microsteps\": 0, \"values\": {\"loss\": 0.3333333333333333}, \"counters\": {\"samples\": 8}, "
     "\"machine\": {\"workload_cpu_percent\": null, \"workload_rss_bytes\": 500, \"system_cpu_percent\": null, "
     "\"system_memory_used_bytes\": null}, \"partial\": false}\n",
 };
@@ -285,8 +285,8 @@ static void test_overwritten_zones_mark_steps_partial(void) {
 
 static const char *names3(void *ctx, uint32_t id) {
     (void)ctx;
-    static const char *const n[] = {"", "step", "say \"hi\"\n", "v"};
-    return id < 4 ? n[id] : NULL;
+    static const char *const n[] = {"", "step", "say \"hi\"\n", "v", "all_reduce"};
+    return id < 5 ? n[id] : NULL;
 }
 
 /* GPU readings as the sampler publishes them (by the index the workload
@@ -326,19 +326,22 @@ static void test_gpu_readings_of_a_window(void) {
 }
 
 
-/* Names are escaped, a value that is not a number is null, and a line
- * without readings says "machine": null. */
+/* Names are escaped, a value that is not a number is null, a line
+ * without readings says "machine": null, and waits are summed apart from
+ * the zones. */
 static void test_json_escapes_and_nulls(void) {
     struct sps__step_line l;
     sps__step_line_init(&l, 7, 1, 10, 3, 11, 1000000000, 1500000000);
     sps__step_line_zone(&l, 2, 5, 250000000);
     sps__step_line_zone(&l, 2, 3, 250000000);
+    sps__step_line_wait(&l, 4, 4, 100000000);
+    sps__step_line_wait(&l, 4, 6, 25000000);
     sps__step_line_value(&l, 3, NAN);
     char buf[1024];
     int n = sps__step_line_json(&l, names3, NULL, buf, sizeof buf);
     const char *want = "{\"step\": 7, \"name\": \"step\", \"pid\": 10, \"rank\": 3, \"thread\": 11, \"start_s\": 1, "
                        "\"end_s\": 1.5, \"duration_s\": 0.5, \"zones_self_s\": {\"say \\\"hi\\\"\\n\": 0.5}, "
-                       "\"microsteps\": 0, \"values\": {\"v\": null}, \"counters\": {}, \"machine\": null, "
+                       "\"waits_s\": {\"all_reduce\": 0.125}, \"microsteps\": 0, \"values\": {\"v\": null}, \"counters\": {}, \"machine\": null, "
                        "\"partial\": false}\n";
     CHECK_MSG(n == (int)strlen(want) && !strcmp(buf, want), "got %s", buf);
     CHECK_EQ_I(sps__step_line_json(&l, names3, NULL, buf, 40), -1);

@@ -22,5 +22,8 @@ void disabled_tu_exercise(void) {
         SPS_COUNT("samples", 32);
         SPS_PHASE("compiled_out_phase");
         SPS_PHASE_END();
+        SPS_WAIT("compiled_out_wait");
+        SPS_WAIT_BEGIN(w, "compiled_out_wait");
+        SPS_WAIT_END(w);
     }
 }

@@ -21,9 +21,9 @@ Three parts:
   these functions.  A DistributedDataParallel made while this is on gets a
   communication hook that does exactly DDP's default (the bucket multiplied
   by 1 / the group's size, then an asynchronous all-reduce of its sum, as
-  the reducer's C++ does without a hook) and notes, on the library's clock, when the last
-  bucket of a backward was handed over and when the last bucket's
-  all-reduce completed.  From the hand-over on, the thread that called
+  the reducer's C++ does without a hook) and notes, on the library's
+  clock, when the last bucket of a backward was handed over and when the
+  last bucket's all-reduce completed.  From the hand-over on, the thread that called
   ``backward()`` has no gradient left to compute and waits for its peers;
   ``flush()``, called by the backward wrappers while their "backward" zone
   is still open, records that interval as the wait ``ddp.all_reduce``
@@ -116,8 +116,8 @@ def _wrap_collective(name, original):
             work = original(*args, **kwargs)
             if work is not None and _on:
                 try:
-                    if len(_pending_works) >= MAX_PENDING_WORKS:
-                        _pending_works.clear()
+                    if len(_pending_works) >= MAX_PENDING_WORKS:  # the oldest, never waited
+                        del _pending_works[next(iter(_pending_works))]
                     _pending_works[id(work)] = name
                 except Exception as exc:  # noqa: BLE001
                     _fail(exc)
@@ -141,7 +141,11 @@ def _wrap_work_wait(original):
         name = _pending_works.pop(id(work), None) if _pending_works else None
         if name is None or not _on:
             return original(work, *args, **kwargs)
-        token = _wait_begin(name)
+        try:
+            token = _wait_begin(name)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(work, *args, **kwargs)
         try:
             return original(work, *args, **kwargs)
         finally:
@@ -172,6 +176,12 @@ class _DDPWaits:
         self.user = None
         self.handed = 0
         self.done = 0
+
+    def __reduce__(self):
+        # torch 2.x keeps (hook, state) in ddp._comm_hooks, which a pickled
+        # or copied DDP carries: a process group cannot be pickled, so a
+        # copy gets a fresh state on the default group
+        return (_DDPWaits, (None, self.as_view))
 
     def _note_done(self):
         try:
@@ -226,8 +236,12 @@ def stepscope_timed_comm_hook(st, bucket):
     hook, or DDP's default all-reduce, with the hand-over and completion
     noted for the backward's wait.  One Python callback a bucket, on the
     thread that completes it."""
+    # the hand-over: the default's as its all-reduce starts (read before,
+    # so that its completion is never earlier); a script's hook's when it
+    # returns (its own work, a compression, is the rank's, not a wait)
     user = st.user
     if user is None:
+        handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
             return fut.then(_unpack)
@@ -236,9 +250,10 @@ def stepscope_timed_comm_hook(st, bucket):
         fut = user[1](user[0], bucket)
         if not _on:
             return fut
+        handed = _clock()
         then = st.completed_user
     try:
-        st.handed = _clock()  # this bucket's gradients are computed and handed over
+        st.handed = handed
         if not _dirty or _dirty[-1] is not st:
             _dirty.append(st)
     except Exception as exc:  # noqa: BLE001

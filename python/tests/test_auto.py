@@ -232,8 +232,10 @@ def test_ddp_world_size_one(run_under, tmp_path):
             inner(x)  # the wrapped module alone is a model of its own
         dist.destroy_process_group()
     """.replace("\n        ", "\n") % (tmp_path / "store"))
+    # DDP's gradient all-reduce: a wait inside each backward (docs/distributed.md)
     assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 6,
-                              "data.start": 1}
+                              "data.start": 1, "ddp.all_reduce": 3}
+    assert r.zone("ddp.all_reduce")["kind"] == "wait"
     # one rank: no clock offset to measure, and no failure to report
     assert [p["clock_sync"] for p in r.report["processes"]] == [None]
 

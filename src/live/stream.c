@@ -278,6 +278,8 @@ static void step_line(struct sps__live_stream *st, const struct rec *f, const st
         const struct ev *e = &th->zones.e[i];
         if (e->kind == SPS_KIND_MICROSTEP)
             l->microsteps++;
+        else if (e->kind == SPS_KIND_WAIT)
+            sps__step_line_wait(l, e->name, e->t, e->a);
         else
             sps__step_line_zone(l, e->name, e->t, e->a);
     }

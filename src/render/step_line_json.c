@@ -152,6 +152,8 @@ int sps__step_line_json(const struct sps__step_line *l, sps__step_name_fn name_o
     seconds(&o, l->end_ns - l->start_ns);
     put(&o, ", ", 2);
     named(&o, "zones_self_s", l->zone, l->nzones, ZONES, name_of, ctx);
+    put(&o, ", ", 2);
+    named(&o, "waits_s", l->wait, l->nwaits, ZONES, name_of, ctx);
     puts_(&o, ", \"microsteps\": ");
     integer(&o, (int64_t)l->microsteps);
     put(&o, ", ", 2);
