@@ -148,6 +148,17 @@ if __name__ == "__main__":
 """
 
 
+def _json_objects(text):
+    """Every JSON object in text: torchrun's --tee can join two ranks' lines
+    into one when their writes cross, so lines are no unit here."""
+    decoder, objects, i = json.JSONDecoder(), [], text.find("{")
+    while i >= 0:
+        obj, end = decoder.raw_decode(text, i)
+        objects.append(obj)
+        i = text.find("{", end)
+    return objects
+
+
 def test_sync_clocks_for_scripts_of_their_own(tmp_path):
     """stepscope.torch.sync_clocks(): a script that inits the group itself,
     without stepscope run: both measurements, the true offset (0: one
@@ -156,7 +167,7 @@ def test_sync_clocks_for_scripts_of_their_own(tmp_path):
     r = subprocess.run([PYTHON, str(script), str(tmp_path / "store")], env=script_env(STEPSCOPE_OUT=""),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    got = {d["rank"]: d for d in map(json.loads, r.stdout.split("\n")[:-1])}
+    got = {d["rank"]: d for d in _json_objects(r.stdout)}
     assert set(got) == {0, 1}
     for when in ("first", "second"):
         assert got[0][when]["measured"] and got[0][when]["offset_ns"] == 0
