@@ -80,7 +80,8 @@ enum sps_kind {
     SPS_KIND_STEP = 2,      /* one iteration of the training/inference loop */
     SPS_KIND_MICROSTEP = 3, /* one micro-step (gradient accumulation) */
     SPS_KIND_VALUE = 4,     /* a sampled number: loss, learning rate, ... */
-    SPS_KIND_COUNTER = 5    /* a running total: samples, tokens, FLOPs, ... */
+    SPS_KIND_COUNTER = 5,   /* a running total: samples, tokens, FLOPs, ... */
+    SPS_KIND_WAIT = 6       /* time blocked waiting for peers (a collective: all-reduce, broadcast, barrier, ...) */
 };
 
 /*

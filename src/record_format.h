@@ -341,7 +341,7 @@ static inline uint64_t sps_rec_used_size(const struct sps_rec_header *h) {
 }
 
 static inline int sps_kind_is_timed(uint32_t kind) {
-    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP;
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP || kind == SPS_KIND_WAIT;
 }
 
 /* The bytes of a (thread, name) aggregate of this kind: the header, and for
