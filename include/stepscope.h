@@ -81,7 +81,9 @@ enum sps_kind {
     SPS_KIND_MICROSTEP = 3, /* one micro-step (gradient accumulation) */
     SPS_KIND_VALUE = 4,     /* a sampled number: loss, learning rate, ... */
     SPS_KIND_COUNTER = 5,   /* a running total: samples, tokens, FLOPs, ... */
-    SPS_KIND_WAIT = 6       /* time blocked waiting for peers (a collective: all-reduce, broadcast, barrier, ...) */
+    SPS_KIND_WAIT = 6       /* time blocked waiting for peers (a collective: all-reduce,
+                               broadcast, barrier, ...); nests like a zone, so the
+                               enclosing zone's self time excludes it */
 };
 
 /*
@@ -181,6 +183,61 @@ SPS_API void sps_phase(struct sps_site *site);
  * micro-step or zone, or of the thread), beginning none; nothing when that
  * scope has no open phase.  One clock read. */
 SPS_API void sps_phase_end(void);
+
+/* ------------------------------------------------------------------ waits */
+
+/*
+ * A wait is a zone of kind SPS_KIND_WAIT: time the thread spent blocked on
+ * its peers (an all-reduce, a broadcast, a barrier).  Begun and ended like
+ * a zone (sps_zone_begin/sps_zone_end on an SPS_KIND_WAIT site, or the
+ * SPS_WAIT macros below), it nests like one: the enclosing zone's self
+ * time excludes it, so a `backward` that holds the gradient all-reduce's
+ * wait keeps only its compute as self time.  Outputs show waits apart
+ * ("kind": "wait" in report.json, a "waits_s" cell per step, a "wait"
+ * category in trace.json).
+ *
+ *     { SPS_ZONE("backward");
+ *       compute_grads();
+ *       { SPS_WAIT("all_reduce"); all_reduce(grads); } }
+ *
+ * A wait observed on another thread (a communication library's completion
+ * callback) is recorded afterwards with explicit times: take timestamps
+ * with sps_clock_now() where the wait starts and ends (any thread), then
+ * call sps_wait_record() on the thread that was blocked.
+ */
+
+/* A timestamp of the library's clock (the invariant TSC or
+ * CLOCK_MONOTONIC: sps_status().clock), in its ticks, comparable across
+ * the threads of this process.  Only for sps_wait_record(): its unit is
+ * the clock's tick, not a nanosecond.  Any thread; no system call with the
+ * TSC. */
+SPS_API uint64_t sps_clock_now(void);
+
+/*
+ * Record on the calling thread a wait on site (an SPS_KIND_WAIT site) that
+ * lasted from start to end, two sps_clock_now() timestamps of this process
+ * (taken on any thread).  The wait becomes a child of the calling thread's
+ * innermost open zone, step or micro-step, as if it had been begun and
+ * ended inside it: it is cut to begin no earlier than that scope began
+ * and end no later than now, and its length is taken out of the scope's
+ * self time.  A wait that is empty after the cut (end <= start) records
+ * nothing.
+ *
+ * Rules (the caller's, not checked):
+ *  - call it while the scope the wait belongs to is still open, from the
+ *    thread that opened it (e.g. right after the blocking call returns,
+ *    before the enclosing zone ends);
+ *  - the wait must not overlap a zone the thread recorded inside the same
+ *    scope: its time would be taken out of the scope's self time twice
+ *    (the self time stays at least 0);
+ *  - the site is the caller's, as for every recording call (static
+ *    storage or sps_site_get()); nothing is retained from the call.
+ * Thread safety: any thread may call it for its own scopes; timestamps may
+ * come from any thread of the process.  Costs what a zone's end costs.
+ * Recording off (sps_set_enabled(0)), a NULL site or one of another kind:
+ * nothing is recorded.
+ */
+SPS_API void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end);
 
 /* Record a value (site->kind must be SPS_KIND_VALUE), e.g. the loss. */
 SPS_API void sps_value(struct sps_site *site, double value);
@@ -607,6 +664,9 @@ SPS_API int sps_report_write(const char *dir, char *errbuf, size_t errlen);
     } while (0)
 #define SPS_STEP_END(var) SPS_ZONE_END(var)
 #define SPS_MICROSTEP_END(var) SPS_ZONE_END(var)
+/* A wait (SPS_KIND_WAIT), explicit form: declares `var` at the begin. */
+#define SPS_WAIT_BEGIN(var, name) SPS__BEGIN_KIND(var, name, SPS_KIND_WAIT)
+#define SPS_WAIT_END(var) SPS_ZONE_END(var)
 
 #if defined(__GNUC__) || defined(__clang__)
 static inline void sps__zone_cleanup(sps_zone_t *token) {
@@ -619,6 +679,8 @@ static inline void sps__zone_cleanup(sps_zone_t *token) {
 #define SPS_STEP() SPS__SCOPED(SPS__UNIQUE(sps__step_), "step", SPS_KIND_STEP)
 #define SPS_STEP_NAMED(name) SPS__SCOPED(SPS__UNIQUE(sps__step_), name, SPS_KIND_STEP)
 #define SPS_MICROSTEP() SPS__SCOPED(SPS__UNIQUE(sps__mstep_), "microstep", SPS_KIND_MICROSTEP)
+/* A wait, scoped: `{ SPS_WAIT("all_reduce"); all_reduce(...); }` */
+#define SPS_WAIT(name) SPS__SCOPED(SPS__UNIQUE(sps__wait_), name, SPS_KIND_WAIT)
 #define SPS__SCOPED(var, name, kind) SPS__SCOPED2(var, name, kind)
 #define SPS__SCOPED2(var, name, kind) \
     SPS__SITE(SPS__CAT(var, _site), name, kind); \
@@ -661,6 +723,9 @@ static inline void sps__zone_cleanup(sps_zone_t *token) {
 #define SPS_ZONE_END(var) ((void)(var))
 #define SPS_STEP_END(var) ((void)(var))
 #define SPS_MICROSTEP_END(var) ((void)(var))
+#define SPS_WAIT_BEGIN(var, name) sps_zone_t var = (SPS__TYPECHECK_NAME(name), (sps_zone_t)0)
+#define SPS_WAIT_END(var) ((void)(var))
+#define SPS_WAIT(name) SPS__TYPECHECK_NAME(name)
 #define SPS_ZONE(name) SPS__TYPECHECK_NAME(name)
 #define SPS_STEP() ((void)0)
 #define SPS_STEP_NAMED(name) SPS__TYPECHECK_NAME(name)

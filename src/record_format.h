@@ -328,8 +328,6 @@ static inline double sps_rec_measured_ns(double ns) {
     return ns > 0 && ns < 1e12 ? ns : 0;
 }
 
-/* Zones, steps and micro-steps: the kinds that measure time (and carry a
- * histogram); values and counters do not. */
 /* The bytes of a record its writer has handed out, rounded up to a page:
  * what a record is cut to when its process has ended (the rest of
  * file_size is a hole nobody will write).  Readers accept a file of at
@@ -340,9 +338,20 @@ static inline uint64_t sps_rec_used_size(const struct sps_rec_header *h) {
     return used < h->file_size ? used : h->file_size;
 }
 
+/* Zones, waits, steps and micro-steps: the kinds that measure time (and
+ * carry a histogram); values and counters do not. */
 static inline int sps_kind_is_timed(uint32_t kind) {
     return kind == SPS_KIND_ZONE || kind == SPS_KIND_STEP || kind == SPS_KIND_MICROSTEP || kind == SPS_KIND_WAIT;
 }
+
+/* Zones and waits: the spans inside a step whose self times fill the step
+ * table's cells (a wait is a zone of time blocked on peers). */
+static inline int sps_kind_is_span(uint32_t kind) {
+    return kind == SPS_KIND_ZONE || kind == SPS_KIND_WAIT;
+}
+
+/* The highest enum sps_kind a record may hold. */
+#define SPS_KIND_LAST SPS_KIND_WAIT
 
 /* The bytes of a (thread, name) aggregate of this kind: the header, and for
  * timed kinds the histogram that follows it. */

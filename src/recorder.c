@@ -673,7 +673,7 @@ static uint32_t intern(const struct sps_site *site) {
 }
 
 static int valid_kind(uint32_t kind) {
-    return kind >= SPS_KIND_ZONE && kind <= SPS_KIND_COUNTER;
+    return kind >= SPS_KIND_ZONE && kind <= SPS_KIND_WAIT;
 }
 
 /* Open the record if needed and give the calling thread its segment.
@@ -1107,6 +1107,37 @@ void sps_zone_end(sps_zone_t token) {
         end(token, 1);
     else
         end_monotonic(token);
+}
+
+uint64_t sps_clock_now(void) {
+    return ticks_now(clock_is_tsc());
+}
+
+/* A wait already over, as a zone begun and ended at the given ticks (see
+ * stepscope.h): begun now through the ordinary path (slow path, overhead
+ * guard and nesting limit included), then its frame's start moved back to
+ * start and ended at end, both cut to [the enclosing frame's start, now]. */
+void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end) {
+    if (!sps__enabled || !site || site->kind != SPS_KIND_WAIT)
+        return;
+    int tsc = clock_is_tsc();
+    sps_zone_t d = begin(site, tsc);
+    struct sps_rec_thread *seg = T.seg;
+    if (!d || !seg)
+        return;
+    struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t now = f->start_ticks;
+    uint64_t floor = d > 1 ? f[-1].start_ticks : 0; /* frame 0 is a sentinel */
+    if (start < floor)
+        start = floor;
+    if (end > now)
+        end = now;
+    if (end <= start) {
+        seg->depth = d - 1; /* nothing of it is left: taken back, as never begun */
+        return;
+    }
+    f->start_ticks = start;
+    end_frame(seg, d, end);
 }
 
 int sps__zone_discard(sps_zone_t token) {

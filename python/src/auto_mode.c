@@ -164,6 +164,8 @@ static const char *const auto_zone_names[] = {"data",         "data.start", "dat
                                               "forward.eval", "backward",   "optimizer",  "h2d"};
 
 void sps_py_auto_user_began(const struct sps_site *site) {
+    if (site && site->kind == SPS_KIND_WAIT)
+        return; /* a wait of the script's nests inside auto's zones, as another zone does */
     if (!site || site->kind != SPS_KIND_ZONE) {
         stand_aside("records steps of its own");
         return;

@@ -44,6 +44,11 @@ PyObject *sps_py_step(PyObject *self, PyObject *unused);
 PyObject *sps_py_microstep(PyObject *self, PyObject *unused);
 PyObject *sps_py_end_pending(PyObject *self, PyObject *unused);
 PyObject *sps_py_zone_begin(PyObject *self, PyObject *name);
+/* waits (SPS_KIND_WAIT): stepscope.wait(), wait_begin(), wait_record(), clock_now() */
+PyObject *sps_py_wait(PyObject *self, PyObject *name);
+PyObject *sps_py_wait_begin(PyObject *self, PyObject *name);
+PyObject *sps_py_wait_record(PyObject *self, PyObject *args);
+PyObject *sps_py_clock_now(PyObject *self, PyObject *unused);
 PyObject *sps_py_zone_end(PyObject *self, PyObject *token);
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused);
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused);

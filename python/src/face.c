@@ -188,6 +188,8 @@ static PyObject *face_getattr(PyObject *self, PyObject *name) {
 static PyMethodDef face_methods[] = {
     {"zone_begin", sps_py_zone_begin, METH_O, "zone_begin(name) -> int token, counted as instrument's."},
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token)"},
+    {"wait_begin", sps_py_wait_begin, METH_O, "wait_begin(name) -> int token, counted as instrument's."},
+    {"wait_record", sps_py_wait_record, METH_VARARGS, "wait_record(name, start, end), counted as instrument's."},
     {"phase", sps_py_phase, METH_O, "phase(name): a chained phase, counted as instrument's."},
     {"phase_end", sps_py_phase_end, METH_NOARGS, "phase_end()"},
     {"_zone_discard", sps_py_zone_discard, METH_O, "_zone_discard(token): instrument's provisional zone taken back."},

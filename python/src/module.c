@@ -56,6 +56,14 @@ static PyMethodDef methods[] = {
      "innermost open step, micro-step or zone ends its open phase."},
     {"phase_end", sps_py_phase_end, METH_NOARGS, "phase_end(): end the calling thread's open phase, beginning none."},
     {"zone_begin", sps_py_zone_begin, METH_O, "zone_begin(name) -> int token (0: nothing recorded)."},
+    {"wait", sps_py_wait, METH_O,
+     "wait(name) -> Zone: `with wait(name):` times the block as a wait (time blocked on peers: a collective); "
+     "it nests like a zone, so the enclosing zone's self time excludes it."},
+    {"wait_begin", sps_py_wait_begin, METH_O, "wait_begin(name) -> int token (0: nothing recorded); end it with zone_end."},
+    {"wait_record", sps_py_wait_record, METH_VARARGS,
+     "wait_record(name, start, end): record on the calling thread a wait that lasted from start to end "
+     "(clock_now() timestamps, taken on any thread), inside the thread's innermost open zone."},
+    {"clock_now", sps_py_clock_now, METH_NOARGS, "clock_now() -> int: the library's clock, in its ticks (for wait_record)."},
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token): end what zone_begin/step_begin/microstep_begin began."},
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token."},

@@ -70,6 +70,7 @@ static PyTypeObject *zone_type;
 static PyTypeObject *zone_method_type;
 static PyTypeObject *step_type;
 static PyObject *zone_cache;    /* str -> Zone (see above) */
+static PyObject *wait_cache;    /* str -> Zone of a wait site (stepscope.wait) */
 static PyObject *value_sites;   /* str -> int (struct sps_site *) */
 static PyObject *counter_sites; /* str -> int (struct sps_site *) */
 static PyObject *phase_sites;   /* str -> int (struct sps_site *) */
@@ -167,8 +168,8 @@ int sps_py_zone_is_free(const ZoneObject *z) {
 
 /* A Zone for name that nobody else is using (see the file comment).
  * Returns a new reference, or NULL with an exception set. */
-static PyObject *zone_for(PyObject *name, const char *fn) {
-    PyObject *cached = PyDict_GetItemWithError(zone_cache, name); /* borrowed */
+static PyObject *zone_for_kind(PyObject *cache, PyObject *name, enum sps_kind kind, const char *fn) {
+    PyObject *cached = PyDict_GetItemWithError(cache, name); /* borrowed */
     if (cached) {
         if (sps_py_zone_is_free((ZoneObject *)cached)) {
             Py_INCREF(cached);
@@ -177,18 +178,66 @@ static PyObject *zone_for(PyObject *name, const char *fn) {
         /* in use: a fresh one, which becomes the cached one so that the
          * common case stays allocation-free when a caller keeps the old */
         PyObject *z = zone_new_object(((ZoneObject *)cached)->site, name);
-        if (z && PyDict_SetItem(zone_cache, name, z) < 0)
+        if (z && PyDict_SetItem(cache, name, z) < 0)
             Py_CLEAR(z);
         return z;
     }
     PyErr_Clear(); /* an unhashable name: new_site says what is wrong */
-    struct sps_site *site = new_site(name, SPS_KIND_ZONE, fn);
+    struct sps_site *site = new_site(name, kind, fn);
     if (!site)
         return NULL;
     PyObject *z = zone_new_object(site, name);
-    if (z && PyDict_SetItem(zone_cache, name, z) < 0)
+    if (z && PyDict_SetItem(cache, name, z) < 0)
         Py_CLEAR(z);
     return z;
+}
+
+static PyObject *zone_for(PyObject *name, const char *fn) {
+    return zone_for_kind(zone_cache, name, SPS_KIND_ZONE, fn);
+}
+
+/* stepscope.wait(name): a Zone whose site is a wait's (SPS_KIND_WAIT). */
+PyObject *sps_py_wait(PyObject *self, PyObject *name) {
+    (void)self;
+    return zone_for_kind(wait_cache, name, SPS_KIND_WAIT, "wait");
+}
+
+/* wait_begin(name) -> token, ended by zone_end (or wait_end). */
+PyObject *sps_py_wait_begin(PyObject *self, PyObject *name) {
+    PyObject *z = zone_for_kind(wait_cache, name, SPS_KIND_WAIT, "wait_begin");
+    if (!z)
+        return NULL;
+    sps_zone_t t = sps_py_begin(((ZoneObject *)z)->site, sps_py_face_of(self));
+    Py_DECREF(z);
+    return PyLong_FromUnsignedLong(t);
+}
+
+/* clock_now() -> int: sps_clock_now(), for wait_record. */
+PyObject *sps_py_clock_now(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(sps_clock_now());
+}
+
+/* wait_record(name, start, end): sps_wait_record on the calling thread,
+ * counted as a zone of the caller's face. */
+PyObject *sps_py_wait_record(PyObject *self, PyObject *args) {
+    PyObject *name;
+    unsigned long long start, end;
+    if (!PyArg_ParseTuple(args, "OKK:wait_record", &name, &start, &end))
+        return NULL;
+    PyObject *z = zone_for_kind(wait_cache, name, SPS_KIND_WAIT, "wait_record");
+    if (!z)
+        return NULL;
+    struct sps_site *site = ((ZoneObject *)z)->site;
+    Py_DECREF(z);
+    int face = sps_py_face_of(self);
+    enum sps_py_note what = face == SPS_PY_FACE_HOOKS ? SPS_PY_NOTE_HOOK_ZONE : SPS_PY_NOTE_ZONE;
+    if (!sps_py_skip_site(what, site)) {
+        sps_wait_record(site, (uint64_t)start, (uint64_t)end);
+        sps_py_note(what);
+    }
+    Py_RETURN_NONE;
 }
 
 PyObject *sps_py_zone(PyObject *self, PyObject *name) {
@@ -265,7 +314,8 @@ static PyObject *zone_call(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 static PyObject *zone_repr(PyObject *self) {
     ZoneObject *z = (ZoneObject *)self;
-    return PyUnicode_FromFormat("<stepscope.zone %R%s>", z->name, z->open ? " (open)" : "");
+    return PyUnicode_FromFormat("<stepscope.%s %R%s>", z->site->kind == SPS_KIND_WAIT ? "wait" : "zone", z->name,
+                                z->open ? " (open)" : "");
 }
 
 PyObject *sps_py_zone_get_name(PyObject *self, void *closure) {
@@ -738,10 +788,11 @@ int sps_py_zone_init(PyObject *module) {
         return -1;
     step_type = (PyTypeObject *)PyType_FromSpec(&step_spec);
     zone_cache = PyDict_New();
+    wait_cache = PyDict_New();
     value_sites = PyDict_New();
     counter_sites = PyDict_New();
     phase_sites = PyDict_New();
-    if (!zone_type || !step_type || !zone_cache || !value_sites || !counter_sites || !phase_sites)
+    if (!zone_type || !step_type || !zone_cache || !wait_cache || !value_sites || !counter_sites || !phase_sites)
         return -1;
     step_site = sps_site_get("step", SPS_KIND_STEP);
     microstep_site = sps_site_get("microstep", SPS_KIND_MICROSTEP);

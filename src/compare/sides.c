@@ -156,7 +156,14 @@ static struct sps_cmp_zone *zone_for(struct rows_reader *rr, const struct sps_re
         rr->zone_of_cap = cap;
     }
     if (!rr->zone_of[k]) {
-        struct sps_cmp_zone *z = zone_get(rr->run, rep->run.names[k].name, rr->g.cap);
+        /* a wait is compared apart from a zone of the same text */
+        char waited[sizeof rep->run.names[k].name + sizeof " (wait)"];
+        const char *name = rep->run.names[k].name;
+        if (rep->run.names[k].kind == SPS_KIND_WAIT) {
+            snprintf(waited, sizeof waited, "%s (wait)", name);
+            name = waited;
+        }
+        struct sps_cmp_zone *z = zone_get(rr->run, name, rr->g.cap);
         if (!z)
             return NULL;
         rr->zone_of[k] = (size_t)(z - rr->run->zones) + 1;
@@ -200,7 +207,7 @@ static int keep_row(void *ctx, const struct sps_report *rep, const struct sps_st
     /* as report.json writes duration_s: the same double */
     run->step_s[at] = (double)(row->end_ns - row->start_ns) / 1e9;
     for (size_t k = 0; k < rep->run.nnames; k++) {
-        if (rep->run.names[k].kind != SPS_KIND_ZONE || isnan(row->by_name[k]))
+        if (!sps_kind_is_span(rep->run.names[k].kind) || isnan(row->by_name[k]))
             continue;
         struct sps_cmp_zone *z = zone_for(rr, rep, k);
         if (!z)

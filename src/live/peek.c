@@ -113,7 +113,7 @@ static int refresh(struct followed *f) {
         for (uint32_t i = 0; i < k; i++) {
             const struct sps_rec_name *e = &batch[i];
             /* published entries are complete; anything else is not used */
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_COUNTER || !memchr(e->name, '\0', sizeof e->name) ||
+            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_LAST || !memchr(e->name, '\0', sizeof e->name) ||
                 !e->name[0])
                 return 0;
             f->kind[f->nnames] = (uint8_t)e->kind;

@@ -138,7 +138,7 @@ static int refresh(struct rec *f) {
             return -1;
         for (uint32_t i = 0; i < k; i++) {
             const struct sps_rec_name *e = &batch[i];
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_COUNTER || !memchr(e->name, '\0', sizeof e->name))
+            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_LAST || !memchr(e->name, '\0', sizeof e->name))
                 return 0; /* not published whole yet */
             f->kind[f->nnames] = (uint8_t)e->kind;
             memcpy(f->name[f->nnames], e->name, SPS_REC_NAME_LEN);
@@ -356,7 +356,8 @@ static void take(struct sps__live_stream *st, struct rec *f, struct thread_follo
         return;
     }
     struct ev v = {to_ns(f, e->start_ticks), e->a, e->name, e->kind};
-    int ok = ring == SPS_RING_ZONES ? named(f, e, SPS_KIND_ZONE) || named(f, e, SPS_KIND_MICROSTEP)
+    int ok = ring == SPS_RING_ZONES ? named(f, e, SPS_KIND_ZONE) || named(f, e, SPS_KIND_WAIT) ||
+                                          named(f, e, SPS_KIND_MICROSTEP)
                                     : named(f, e, SPS_KIND_VALUE) || named(f, e, SPS_KIND_COUNTER);
     if (ok)
         push_ev(ring == SPS_RING_ZONES ? &th->zones : &th->values, &v);

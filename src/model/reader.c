@@ -234,7 +234,7 @@ static int copy_header(struct reader *r, struct sps_process_data *p) {
     const struct sps_rec_name *names = (const void *)(r->data + h->names_off);
     for (uint32_t i = 0; i < p->nnames; i++) {
         uint64_t off = h->names_off + (uint64_t)i * sizeof *names;
-        if (names[i].kind < SPS_KIND_ZONE || names[i].kind > SPS_KIND_COUNTER)
+        if (names[i].kind < SPS_KIND_ZONE || names[i].kind > SPS_KIND_LAST)
             return fail(r, off, "name %u has unknown kind %u", i + 1, names[i].kind);
         if (!memchr(names[i].name, '\0', sizeof names[i].name) || !names[i].name[0])
             return fail(r, off, "name %u is not a terminated string", i + 1);

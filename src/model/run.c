@@ -108,7 +108,8 @@ static int kind_rank(uint32_t kind) {
     switch (kind) {
     case SPS_KIND_STEP: return 0;
     case SPS_KIND_MICROSTEP: return 1;
-    case SPS_KIND_ZONE: return 2;
+    case SPS_KIND_ZONE:
+    case SPS_KIND_WAIT: return 2; /* zones and waits together, by total time */
     case SPS_KIND_VALUE: return 3;
     default: return 4;
     }

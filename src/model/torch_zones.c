@@ -81,7 +81,7 @@ static struct span *spans_of(const struct sps_run *run, const struct sps_process
     for (size_t r = 0; r < sizeof rings / sizeof rings[0]; r++)
         for (size_t k = 0; k < t->nevents[rings[r]]; k++) {
             const struct sps_event *e = &t->events[rings[r]][k];
-            if (e->kind != SPS_KIND_ZONE && e->kind != SPS_KIND_STEP && e->kind != SPS_KIND_MICROSTEP)
+            if (!sps_kind_is_timed(e->kind))
                 continue;
             if (e->end_ns < lo || e->start_ns > hi || !e->name || e->name > p->nnames)
                 continue;

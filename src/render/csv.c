@@ -277,20 +277,24 @@ static void row_head(FILE *out, const struct sps_run *run, const struct sps_step
     fprintf(out, ",%c,%" PRIu32, row->warmup ? '1' : '0', row->microsteps);
 }
 
+enum { NGROUPS = 4 }; /* zones, waits, values, counters: the column groups of steps.csv */
+
 int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
     const struct sps_run *run = &rep->run;
     const int64_t origin_ns = sps__report_origin_ns(rep);
     static const struct {
         uint32_t kind;
         const char *prefix, *suffix;
-    } groups[3] = {{SPS_KIND_ZONE, "zone:", ":self_s"}, {SPS_KIND_VALUE, "value:", ":last"},
-                   {SPS_KIND_COUNTER, "counter:", ":sum"}};
-    size_t *cols[3] = {NULL, NULL, NULL};
-    long ncols[3];
+    } groups[NGROUPS] = {{SPS_KIND_ZONE, "zone:", ":self_s"},
+                         {SPS_KIND_WAIT, "wait:", ":s"},
+                         {SPS_KIND_VALUE, "value:", ":last"},
+                         {SPS_KIND_COUNTER, "counter:", ":sum"}};
+    size_t *cols[NGROUPS] = {NULL, NULL, NULL, NULL};
+    long ncols[NGROUPS];
     struct series *series = NULL;
     size_t nseries = 0;
     int rc = 0;
-    for (int g = 0; g < 3 && rc == 0; g++)
+    for (int g = 0; g < NGROUPS && rc == 0; g++)
         if ((ncols[g] = columns_of(run, groups[g].kind, &cols[g])) < 0)
             rc = SPS_ENOMEM;
     if (rc != 0)
@@ -301,7 +305,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
         goto done;
 
     fputs("pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps", out);
-    for (int g = 0; g < 3; g++)
+    for (int g = 0; g < NGROUPS; g++)
         for (long i = 0; i < ncols[g]; i++)
             header_with(out, groups[g].prefix, run->names[cols[g][i]].name, groups[g].suffix);
     header_series(out, series, nseries);
@@ -312,7 +316,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
         double start_s = ((double)row->start_ns - (double)origin_ns) / 1e9;
         double duration_s = (double)(row->end_ns - row->start_ns) / 1e9;
         row_head(out, run, row, start_s, duration_s);
-        for (int g = 0; g < 3; g++)
+        for (int g = 0; g < NGROUPS; g++)
             for (long i = 0; i < ncols[g]; i++) {
                 fputc(',', out);
                 csv_double(out, row->by_name ? row->by_name[cols[g][i]] : NAN);
@@ -325,7 +329,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
     }
     rc = finish(out, err, errlen, "steps.csv");
 done:
-    for (int g = 0; g < 3; g++)
+    for (int g = 0; g < NGROUPS; g++)
         free(cols[g]);
     series_free(series, nseries);
     return rc;

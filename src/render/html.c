@@ -209,7 +209,10 @@ static void write_cell_duration(FILE *out, double seconds) {
 
 /* "zone", "step", "microstep" for a timed kind. */
 static const char *kind_name(uint32_t kind) {
-    return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
+    return kind == SPS_KIND_STEP        ? "step"
+           : kind == SPS_KIND_MICROSTEP ? "microstep"
+           : kind == SPS_KIND_WAIT      ? "wait"
+                                        : "zone";
 }
 
 static void write_zone_table(FILE *out, const struct sps_report *rep) {

@@ -447,7 +447,7 @@ static long rank_zones(const struct sps_run *run, const struct html_steps *s, st
     if (!list)
         return -1;
     for (size_t k = 0; k < run->nnames; k++) {
-        if (run->names[k].kind != SPS_KIND_ZONE)
+        if (!sps_kind_is_span(run->names[k].kind)) /* waits are a step's time as zones are */
             continue;
         double total = 0;
         int owned = 0;

@@ -26,6 +26,7 @@ static const char *kind_name(uint32_t kind) {
     case SPS_KIND_MICROSTEP: return "microstep";
     case SPS_KIND_VALUE: return "value";
     case SPS_KIND_COUNTER: return "counter";
+    case SPS_KIND_WAIT: return "wait";
     default: return "unknown";
     }
 }
@@ -196,7 +197,10 @@ static void write_steps(struct sps_jw *w, const struct sps_run *run) {
         static const struct {
             const char *key;
             uint32_t kind;
-        } groups[] = {{"zones_self_s", SPS_KIND_ZONE}, {"values", SPS_KIND_VALUE}, {"counters", SPS_KIND_COUNTER}};
+        } groups[] = {{"zones_self_s", SPS_KIND_ZONE},
+                      {"waits_s", SPS_KIND_WAIT},
+                      {"values", SPS_KIND_VALUE},
+                      {"counters", SPS_KIND_COUNTER}};
         for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
             sps__jw_object(w, groups[g].key);
             for (size_t k = 0; k < run->nnames; k++)

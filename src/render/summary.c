@@ -12,7 +12,10 @@
 #include "stepscope.h"
 
 static const char *kind_label(uint32_t kind) {
-    return kind == SPS_KIND_STEP ? "step" : kind == SPS_KIND_MICROSTEP ? "microstep" : "zone";
+    return kind == SPS_KIND_STEP        ? "step"
+           : kind == SPS_KIND_MICROSTEP ? "microstep"
+           : kind == SPS_KIND_WAIT      ? "wait"
+                                        : "zone";
 }
 
 void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {

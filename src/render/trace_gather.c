@@ -153,9 +153,10 @@ static void gather_zones(struct trace *t, const struct sps_process_data *p, size
         if (t->taking && i && i % RELEASE_EVERY == 0) /* never read again: freed after this thread */
             sps__platform_release(th->events[SPS_RING_ZONES], i * sizeof(struct sps_event));
         const struct sps_event *e = &th->events[SPS_RING_ZONES][i];
-        if ((e->kind != SPS_KIND_ZONE && e->kind != SPS_KIND_MICROSTEP) || e->name == 0 || e->name > p->nnames)
+        if ((!sps_kind_is_span(e->kind) && e->kind != SPS_KIND_MICROSTEP) || e->name == 0 || e->name > p->nnames)
             continue;
-        struct x_item *x = add_x(t, e->kind == SPS_KIND_ZONE ? X_ZONE : X_MICROSTEP, p->pid, th->tid,
+        enum x_kind kind = e->kind == SPS_KIND_ZONE ? X_ZONE : e->kind == SPS_KIND_WAIT ? X_WAIT : X_MICROSTEP;
+        struct x_item *x = add_x(t, kind, p->pid, th->tid,
                                  rel_ns(t, (int64_t)e->start_ns), rel_ns(t, (int64_t)e->end_ns));
         if (!x)
             break;

@@ -60,7 +60,7 @@ struct tbuf {
     int failed;
 };
 
-enum x_kind { X_ZONE, X_MICROSTEP, X_STEP, X_TORCH_OP };
+enum x_kind { X_ZONE, X_MICROSTEP, X_STEP, X_TORCH_OP, X_WAIT };
 enum item_state { ITEM_CANDIDATE, ITEM_KEPT, ITEM_OVERLAP, ITEM_BUDGET };
 
 /* A complete event ("X"): a zone, a micro-step or a step.  48 bytes: a

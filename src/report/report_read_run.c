@@ -107,13 +107,13 @@ static int kind_of(struct sps_jscan *s, const char *text, uint32_t *kind) {
         const char *name;
         uint32_t kind;
     } kinds[] = {{"zone", SPS_KIND_ZONE},   {"step", SPS_KIND_STEP},      {"microstep", SPS_KIND_MICROSTEP},
-                 {"value", SPS_KIND_VALUE}, {"counter", SPS_KIND_COUNTER}};
+                 {"value", SPS_KIND_VALUE}, {"counter", SPS_KIND_COUNTER},  {"wait", SPS_KIND_WAIT}};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(text, kinds[i].name)) {
             *kind = kinds[i].kind;
             return 0;
         }
-    return sps__jscan_fail(s, "kind \"%.40s\" is not zone, step, microstep, value or counter", text);
+    return sps__jscan_fail(s, "kind \"%.40s\" is not zone, wait, step, microstep, value or counter", text);
 }
 
 /* ------------------------------------------------- zones, values, counters */
@@ -166,7 +166,7 @@ static int read_zone(struct sps_rr *rr) {
     if (rc)
         return rc;
     if (!sps_kind_is_timed(kind))
-        return sps__jscan_fail(s, "zones[]: \"%s\" is a %s, not a zone, step or microstep", name,
+        return sps__jscan_fail(s, "zones[]: \"%s\" is a %s, not a zone, wait, step or microstep", name,
                                kind == SPS_KIND_VALUE ? "value" : "counter");
     long i = name_at(rr, name, kind, GROUP_ZONES);
     if (i < 0)
@@ -359,6 +359,8 @@ static int read_row(struct sps_rr *rr, struct sps_step_row *row, struct cells *c
                 row->microsteps = (uint32_t)m;
         } else if (KEY("zones_self_s")) {
             rc = read_cells(rr, c, SPS_KIND_ZONE, "steps.rows[].zones_self_s");
+        } else if (KEY("waits_s")) {
+            rc = read_cells(rr, c, SPS_KIND_WAIT, "steps.rows[].waits_s");
         } else if (KEY("values")) {
             rc = read_cells(rr, c, SPS_KIND_VALUE, "steps.rows[].values");
         } else if (KEY("counters")) {
