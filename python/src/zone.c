@@ -222,9 +222,15 @@ PyObject *sps_py_clock_now(PyObject *self, PyObject *unused) {
 /* wait_record(name, start, end): sps_wait_record on the calling thread,
  * counted as a zone of the caller's face. */
 PyObject *sps_py_wait_record(PyObject *self, PyObject *args) {
-    PyObject *name;
-    unsigned long long start, end;
-    if (!PyArg_ParseTuple(args, "OKK:wait_record", &name, &start, &end))
+    PyObject *name, *start_obj, *end_obj;
+    if (!PyArg_ParseTuple(args, "OOO:wait_record", &name, &start_obj, &end_obj))
+        return NULL;
+    /* ints from clock_now(): a negative or too large one is an error, not wrapped */
+    unsigned long long start = PyLong_AsUnsignedLongLong(start_obj);
+    if (start == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    unsigned long long end = PyLong_AsUnsignedLongLong(end_obj);
+    if (end == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
     PyObject *z = zone_for_kind(wait_cache, name, SPS_KIND_WAIT, "wait_record");
     if (!z)

@@ -35,6 +35,7 @@ from ._stepscope import (  # noqa: F401  (the public face)
     Step,
     Zone,
     capture,
+    clock_now,
     count,
     is_enabled,
     metrics,
@@ -48,6 +49,9 @@ from ._stepscope import (  # noqa: F401  (the public face)
     step,
     step_begin,
     thread_name,
+    wait,
+    wait_begin,
+    wait_record,
     write_report,
     zone,
     zone_begin,
@@ -66,6 +70,7 @@ __all__ = [
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
     "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
     "last_step", "status_line",
+    "wait", "wait_begin", "wait_record", "clock_now",
 ]
 
 # GPU zones: CUDA events on a stream, resolved without synchronising (docs/python.md)

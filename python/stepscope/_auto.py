@@ -98,7 +98,7 @@ from torch.utils.data import dataloader as _dataloader
 from torch.utils.data._utils import fetch as _fetch
 from torch.utils.data._utils import worker as _worker
 
-from . import _cost, _stepscope
+from . import _collectives, _cost, _stepscope
 from ._stepscope import instrument_face as _core
 from ._steps import DATA_START, FORWARD_EVAL, StepStructure
 from ._steps import batch_size as _batch_size
@@ -563,6 +563,8 @@ def _wrap_backward(original):
             return original(tensor, *args, **kwargs)
         finally:
             try:
+                if _collectives._dirty:  # DDP's all-reduce ran: its wait, inside backward
+                    _collectives.flush()
                 loop._inside -= 1
                 loop._ze(zone)
                 if not loop._optimizing:
@@ -835,6 +837,7 @@ def install():
             _wrap_copies()
         _watch_cuda()
         _open_discovery()
+        _collectives.install()  # never raises: an error there turns only the collectives' timing off
     except Exception as exc:  # noqa: BLE001  (a torch whose internals differ)
         _fail(exc)
         return False
@@ -848,6 +851,7 @@ def install():
 def _unpatch():
     global _on
     _on = False
+    _collectives.remove()
     _close_discovery()
     while _handles:
         _handles.pop().remove()

@@ -84,7 +84,7 @@ import types
 
 import torch as _torch
 
-from . import _cost
+from . import _collectives, _cost
 # instrument's calls are counted apart in the record, to be priced as hooks
 from ._stepscope import _note_instrument
 from ._stepscope import instrument_face as _core
@@ -137,10 +137,16 @@ class Instrumented(StepStructure):
             try:
                 return original_backward(tensor, *args, **kwargs)
             finally:
+                if _collectives._dirty:  # DDP's all-reduce ran: its wait, inside backward
+                    _collectives.flush()
                 self._end(zone)
 
         _torch.Tensor.backward = backward
         Instrumented._backward_owner = self
+        # collectives as waits; a DDP model gets the hook that times its
+        # gradient all-reduce (stepscope/_collectives.py)
+        self._collectives = _collectives.install()
+        _collectives.attach(model)
         self._original_step = optimizer.step
         self._step_was_own = "step" in vars(optimizer)  # an instance attribute already (a scheduler's wrapper)
         self._removed = False
@@ -286,6 +292,8 @@ class Instrumented(StepStructure):
         self._drop_unstepped("remove()")
         self._pre.remove()
         self._post.remove()
+        if self._collectives:
+            _collectives.remove()
         if Instrumented._backward_owner is self:
             _torch.Tensor.backward = self._original_backward
             Instrumented._backward_owner = None

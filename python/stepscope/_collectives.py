@@ -1,0 +1,390 @@
+"""Collective waits for torch.distributed: the time a rank spends blocked on
+its peers, recorded as waits (stepscope.wait: a zone of kind "wait", so the
+enclosing zone's self time excludes it).  Used by the zero-code
+auto-instrumentation (stepscope._auto) and by stepscope.torch.instrument;
+docs/distributed.md, "Collective wait", says what is timed and what is not.
+
+Three parts:
+
+- Collectives called from Python (``torch.distributed.all_reduce``,
+  ``broadcast``, ``barrier``, ``all_gather`` and its tensor forms,
+  ``reduce_scatter`` and its tensor forms, ``reduce``, ``gather``,
+  ``scatter``, ``all_to_all`` and ``all_to_all_single``): the module
+  attribute is replaced, in ``torch.distributed`` and
+  ``torch.distributed.distributed_c10d``, by a wrapper that times a
+  synchronous call as a wait named after the function.  With
+  ``async_op=True`` the call is not timed (it does not block); the Work it
+  returns is remembered (by id: a Work takes no attributes), and its
+  ``wait()`` is timed as a wait of that collective's name (``Work.wait`` is
+  replaced on the class; a Work of someone else's is passed through).
+- DDP's gradient all-reduce runs in C++ inside ``backward()``, without
+  these functions.  A DistributedDataParallel made while this is on gets a
+  communication hook that does exactly DDP's default (the bucket multiplied
+  by 1 / the group's size, then an asynchronous all-reduce of its sum, as
+  the reducer's C++ does without a hook) and notes, on the library's clock, when the last
+  bucket of a backward was handed over and when the last bucket's
+  all-reduce completed.  From the hand-over on, the thread that called
+  ``backward()`` has no gradient left to compute and waits for its peers;
+  ``flush()``, called by the backward wrappers while their "backward" zone
+  is still open, records that interval as the wait ``ddp.all_reduce``
+  inside it, on the calling thread.  A hook the script registers later
+  (``register_comm_hook``, once, as torch allows) replaces the default
+  behind ours and is timed the same way; a second registration raises as
+  torch does.  A DDP that has a hook of the script's before ours could be
+  registered is not timed, and one line on stderr says so.
+- GPU (NCCL): the futures complete when the work is queued, not when the
+  GPU has reduced, so what is recorded is the CPU's wait, near zero; the
+  GPU's wait is not measured.
+
+An error in this module's own work turns it off (``_fail``) with one line
+on stderr and never reaches the script: the collectives are called as
+before, and a registered hook keeps doing the default all-reduce, untimed.
+"""
+import functools as _functools
+import inspect as _inspect
+import sys as _sys
+import weakref as _weakref
+
+import torch as _torch
+
+from ._stepscope import instrument_face as _core
+
+__all__ = ["install", "remove", "installed", "flush", "COLLECTIVES", "DDP_WAIT"]
+
+#: the collectives timed when called from Python, where torch has them
+COLLECTIVES = ("all_reduce", "broadcast", "barrier", "all_gather", "all_gather_into_tensor", "_all_gather_base",
+               "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "reduce", "gather", "scatter",
+               "all_to_all", "all_to_all_single")
+#: the wait of DDP's gradient all-reduce inside backward()
+DDP_WAIT = "ddp.all_reduce"
+#: async Works remembered until their wait(): beyond this many never waited, the oldest are forgotten
+MAX_PENDING_WORKS = 1024
+
+_on = False           # timing (the patches may outlive it: a registered hook cannot be taken out)
+_users = 0            # install() calls not yet matched by remove()
+_patches = []         # (owner, name, original, wrapper): undone by the last remove()
+_registers = []       # the same for DDP's two registrations: never undone (see install)
+_pending_works = {}   # id(Work) -> collective name, for async_op=True calls
+_states = _weakref.WeakKeyDictionary()  # DDP module -> _DDPWaits, for the DDPs that have our hook
+_dirty = []           # _DDPWaits with a hand-over not yet flushed (a list: the common case is one DDP)
+_clock = _core.clock_now
+_wait_begin = _core.wait_begin
+_zone_end = _core.zone_end
+_dist = None          # torch.distributed, once imported
+_original_all_reduce = None
+_failed = None        # why _fail turned the timing off
+
+
+def installed():
+    """Whether collectives are being timed."""
+    return _on
+
+
+def _fail(exc):
+    """Turn the timing off for good in this process, with one line on stderr."""
+    global _on, _failed
+    if _failed is not None:
+        return
+    _failed = "%s: %s" % (type(exc).__name__, exc)
+    _on = False
+    try:
+        _sys.stderr.write("stepscope: collective waits are no longer timed: an error in stepscope's wrappers (%s)\n"
+                          % _failed)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# -- collectives called from Python ----------------------------------------------
+
+def _async_index(fn):
+    """The position of fn's async_op parameter, or None."""
+    try:
+        names = list(_inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    return names.index("async_op") if "async_op" in names else None
+
+
+def _wrap_collective(name, original):
+    at = _async_index(original)
+
+    @_functools.wraps(original)
+    def collective(*args, **kwargs):
+        if not _on:
+            return original(*args, **kwargs)
+        if kwargs.get("async_op") or (at is not None and len(args) > at and args[at]):
+            work = original(*args, **kwargs)
+            if work is not None and _on:
+                try:
+                    if len(_pending_works) >= MAX_PENDING_WORKS:
+                        _pending_works.clear()
+                    _pending_works[id(work)] = name
+                except Exception as exc:  # noqa: BLE001
+                    _fail(exc)
+            return work
+        try:
+            token = _wait_begin(name)
+        except Exception as exc:  # noqa: BLE001
+            _fail(exc)
+            return original(*args, **kwargs)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _zone_end(token)
+    collective._stepscope_wait = True
+    return collective
+
+
+def _wrap_work_wait(original):
+    @_functools.wraps(original)
+    def wait(work, *args, **kwargs):
+        name = _pending_works.pop(id(work), None) if _pending_works else None
+        if name is None or not _on:
+            return original(work, *args, **kwargs)
+        token = _wait_begin(name)
+        try:
+            return original(work, *args, **kwargs)
+        finally:
+            _zone_end(token)
+    wait._stepscope_wait = True
+    return wait
+
+
+def _patch(owner, name, wrapper, into=_patches):
+    original = getattr(owner, name)
+    setattr(owner, name, wrapper)
+    into.append((owner, name, original, wrapper))
+
+
+# -- DDP's gradient all-reduce ----------------------------------------------------
+
+class _DDPWaits:
+    """The hook's state for one DDP: its process group, the hook the script
+    registered behind ours (None: DDP's default), and the clock at the last
+    hand-over and the last completion of this backward's buckets."""
+
+    __slots__ = ("group", "user", "handed", "done", "__weakref__")
+
+    def __init__(self, group):
+        self.group = group
+        self.user = None
+        self.handed = 0
+        self.done = 0
+
+
+def _default_allreduce(st, bucket):
+    """DDP's default reduction of a bucket, to the bit: the reducer (C++)
+    multiplies each gradient by 1 / world size as it copies it into the
+    bucket and all-reduces the sum; torch's allreduce_hook divides instead,
+    which differs in the last bit."""
+    group = st.group if st.group is not None else _dist.group.WORLD
+    tensor = bucket.buffer()
+    tensor.mul_(1.0 / group.size())
+    work = _original_all_reduce(tensor, group=group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])
+
+
+def stepscope_timed_comm_hook(st, bucket):
+    """The communication hook stepscope registers on a DDP: the script's
+    hook, or DDP's default all-reduce, with the hand-over and completion
+    noted for the backward's wait."""
+    user = st.user
+    fut = _default_allreduce(st, bucket) if user is None else user[1](user[0], bucket)
+    if not _on:
+        return fut
+    try:
+        st.handed = _clock()  # this bucket's gradients are computed and handed over
+        if not _dirty or _dirty[-1] is not st:
+            _dirty.append(st)
+        return fut.then(_completion(st))
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+        return fut
+
+
+def _completion(st):
+    """The callback that notes when a bucket's reduction completed (on the
+    thread that completes it: gloo's), passing its value through."""
+    def done(fut):
+        try:
+            t = _clock()
+            if t > st.done:
+                st.done = t
+        except Exception:  # noqa: BLE001  (never into DDP's backward)
+            pass
+        return fut.value()
+    return done
+
+
+def flush():
+    """Record the DDP waits of the backward that just ran, on the calling
+    thread, inside its innermost open zone (the backward wrappers call it
+    before their "backward" zone ends): from the last bucket's hand-over to
+    the last all-reduce's completion, where that is later."""
+    while _dirty:
+        st = _dirty.pop()
+        handed, done = st.handed, st.done
+        st.handed = st.done = 0
+        if _on and done > handed:
+            try:
+                _core.wait_record(DDP_WAIT, handed, done)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+
+
+def _attach(ddp):
+    """Give ddp our hook (DDP's default behind it); False when it cannot
+    be (a hook is registered already: said on stderr)."""
+    if ddp in _states:
+        return True
+    st = _DDPWaits(getattr(ddp, "process_group", None))
+    try:
+        _original_register[0](ddp, st, stepscope_timed_comm_hook)
+    except RuntimeError as exc:
+        _sys.stderr.write("stepscope: DDP's gradient all-reduce is not timed as a wait: the model has a "
+                          "communication hook of its own already (%s)\n" % (str(exc).splitlines()[0][:120],))
+        return False
+    _states[ddp] = st
+    return True
+
+
+_original_register = [None, None]  # DDP.register_comm_hook, DDP._register_builtin_comm_hook
+
+
+def _wrap_ddp_init(original):
+    @_functools.wraps(original)
+    def __init__(ddp, *args, **kwargs):
+        original(ddp, *args, **kwargs)
+        if _on:
+            try:
+                _attach(ddp)
+            except Exception as exc:  # noqa: BLE001
+                _fail(exc)
+    return __init__
+
+
+def _wrap_register(original):
+    """DDP.register_comm_hook: on a DDP with our hook, the script's hook
+    goes behind ours (once, as torch allows); on another, torch's own."""
+    @_functools.wraps(original)
+    def register_comm_hook(ddp, state, hook):
+        st = _states.get(ddp)
+        if st is None:
+            return original(ddp, state, hook)
+        if st.user is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        ddp._check_comm_hook(hook)
+        logger = getattr(ddp, "logger", None)
+        if logger is not None:
+            logger._set_comm_hook_name(hook.__qualname__)
+        st.user = (state, hook)
+    return register_comm_hook
+
+
+def _wrap_register_builtin(original):
+    """DDP._register_builtin_comm_hook: on a DDP with our hook, the builtin's
+    Python twin goes behind ours (ALLREDUCE is the default already)."""
+    @_functools.wraps(original)
+    def _register_builtin_comm_hook(ddp, comm_hook_type):
+        st = _states.get(ddp)
+        if st is None:
+            return original(ddp, comm_hook_type)
+        if st.user is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        kinds = _dist.BuiltinCommHookType
+        if comm_hook_type == kinds.ALLREDUCE:
+            st.user = (st, _default_allreduce)
+        elif comm_hook_type == kinds.FP16_COMPRESS:
+            st.user = (st.group, default_hooks.fp16_compress_hook)
+        else:
+            raise RuntimeError("stepscope: unknown builtin communication hook %r" % (comm_hook_type,))
+    return _register_builtin_comm_hook
+
+
+# -- on and off ------------------------------------------------------------------
+
+def install():
+    """Time collectives from now on (auto's install(), instrument()).  A
+    call that returns True is matched by a remove(); the patches go at the
+    last.  Returns whether timing is on.  Never raises."""
+    global _on, _users, _dist, _original_all_reduce
+    if _failed is not None:
+        return False
+    if _patches:
+        _users += 1
+        _on = True
+        return True
+    try:
+        import torch.distributed as dist
+        if not dist.is_available():
+            return False
+        from torch.distributed import distributed_c10d as c10d
+        from torch.nn.parallel import distributed as ddp_mod
+        _dist = dist
+        _original_all_reduce = c10d.all_reduce
+        for name in COLLECTIVES:
+            original = getattr(c10d, name, None)
+            if original is None or getattr(original, "_stepscope_wait", False):
+                continue
+            wrapper = _wrap_collective(name, original)
+            _patch(c10d, name, wrapper)
+            if getattr(dist, name, None) is original:
+                _patch(dist, name, wrapper)
+        work = _torch._C._distributed_c10d.Work
+        _patch(work, "wait", _wrap_work_wait(work.wait))
+        ddp = ddp_mod.DistributedDataParallel
+        _patch(ddp, "__init__", _wrap_ddp_init(ddp.__init__))
+        if not _registers:
+            # once for the process: a DDP that has our hook keeps it (torch
+            # cannot take one out), and the script's register_comm_hook must
+            # reach it after remove() too; on any other DDP they call torch's
+            _original_register[0] = ddp.register_comm_hook
+            _original_register[1] = ddp._register_builtin_comm_hook
+            _patch(ddp, "register_comm_hook", _wrap_register(ddp.register_comm_hook), _registers)
+            _patch(ddp, "_register_builtin_comm_hook", _wrap_register_builtin(ddp._register_builtin_comm_hook),
+                   _registers)
+    except Exception as exc:  # noqa: BLE001  (a torch whose internals differ)
+        _unpatch()
+        _fail(exc)
+        return False
+    _users += 1
+    _on = True
+    return True
+
+
+def attach(model):
+    """instrument(model, ...) of a DDP made before install(): give it our
+    hook now, unless it has one.  Never raises."""
+    if not _on:
+        return False
+    try:
+        from torch.nn.parallel import DistributedDataParallel
+        return isinstance(model, DistributedDataParallel) and _attach(model)
+    except Exception as exc:  # noqa: BLE001
+        _fail(exc)
+        return False
+
+
+def _unpatch():
+    while _patches:
+        owner, name, original, wrapper = _patches.pop()
+        if vars(owner).get(name) is wrapper:
+            setattr(owner, name, original)
+        # else wrapped again over ours: ours stays and passes calls through
+
+
+def remove():
+    """Undo one install(): at the last, the collectives are called untimed
+    again.  A DDP that has our hook keeps it (torch cannot take one out):
+    it keeps doing DDP's default all-reduce (or the script's hook), untimed,
+    and a script's register_comm_hook still reaches it."""
+    global _on, _users
+    if _users > 0:
+        _users -= 1
+    if _users:
+        return
+    _on = False
+    _pending_works.clear()
+    del _dirty[:]
+    _unpatch()
