@@ -78,8 +78,9 @@ void sps__analysis_straggler_html(FILE *out, const struct sps_straggler *s) {
         return;
     fputs("<section id=\"straggler\">\n<h2>Stragglers</h2>\n<p class=\"what\">A collective ends at the same moment "
           "on every rank, so wall times cannot say who is slow. Each rank's compute is its step less its time "
-          "waiting in collectives; a rank is named in a window of steps when the median of its compute over the "
-          "other ranks' median is above a threshold both absolute and relative to the noise.</p>\n<p>",
+          "waiting in collectives; a rank is named in a window of steps when the median over the window of its "
+          "compute less the other ranks' median is above a threshold both absolute and relative to the noise."
+          "</p>\n<p>",
           out);
     for (size_t i = 0; sps__straggler_text(s, i, line, sizeof line); i++) {
         fputs(i ? "<br>\n" : "", out);
