@@ -43,6 +43,8 @@ struct plan {
     double slow_ms;
     int record_waits;  /* 0: no wait zones; the wait counts in backward's self time */
     int warmup;        /* leading steps marked warm-up (3x slower on every rank) */
+    int noisy_rank;    /* -1: none; else this rank's forward takes noisy_ms more every other step */
+    double noisy_ms;
 };
 
 /* Small deterministic noise, -0.25..+0.25 ms, different per rank and step. */
@@ -80,6 +82,8 @@ static void build(struct job *j, const struct plan *p) {
             phase[r][BACKWARD] = scale * p->backward + noise(r, s, BACKWARD);
             if (r == p->slow_rank)
                 phase[r][p->slow_phase] += p->slow_ms;
+            if (r == p->noisy_rank && s % 2)
+                phase[r][FORWARD] += p->noisy_ms;
             double c = phase[r][DATA] + phase[r][FORWARD] + phase[r][BACKWARD];
             arrive = c > arrive ? c : arrive;
         }
@@ -116,7 +120,7 @@ static void build(struct job *j, const struct plan *p) {
     j->run.nsteps = n;
 }
 
-static const struct plan BALANCED = {4, 40, 5.0, 10.0, 8.0, -1, DATA, 0, 1, 0};
+static const struct plan BALANCED = {4, 40, 5.0, 10.0, 8.0, -1, DATA, 0, 1, 0, -1, 0};
 
 static void test_balanced(void) {
     struct job *j = calloc(1, sizeof *j);
@@ -199,6 +203,34 @@ static void test_slow_in_data(void) {
 
 static void test_slow_in_forward(void) {
     check_slow(FORWARD, "forward");
+}
+
+/* Rank 1 is 50 ms slower every other step: its median excess (about 25
+ * ms) is larger than rank 2's steady 20 ms, but so is its noise, and it
+ * is not named; each window names rank 2. */
+static void test_noisy_rank_is_not_named(void) {
+    struct job *j = calloc(1, sizeof *j);
+    struct plan p = BALANCED;
+    p.slow_rank = 2;
+    p.slow_ms = 20.0;
+    p.noisy_rank = 1;
+    p.noisy_ms = 50.0;
+    build(j, &p);
+    struct sps_straggler s;
+    CHECK_EQ_I(sps__straggler_analyze(&j->run, &s), 0);
+    CHECK_EQ_I(s.verdict, SPS_STRAGGLER_FOUND);
+    CHECK_EQ_I(s.slowest, 2);
+    CHECK(!s.ranks[1].slow);
+    CHECK_EQ_U(s.ranks[1].windows_named, 0);
+    CHECK(s.ranks[1].excess_ms > s.ranks[2].excess_ms);
+    for (size_t w = 0; w < s.nwindows; w++) {
+        CHECK_EQ_I(s.windows[w].rank, 2);
+        CHECK_EQ_I(s.windows[w].top_rank, 2);
+        CHECK_EQ_U(s.windows[w].named, 1);
+        CHECK_NEAR(s.windows[w].excess_ms, 20.0, 0.5);
+    }
+    sps__straggler_free(&s);
+    free(j);
 }
 
 /* Without wait zones the collective's time is in every rank's
@@ -325,6 +357,7 @@ int main(void) {
     RUN_TEST(test_balanced);
     RUN_TEST(test_slow_in_data);
     RUN_TEST(test_slow_in_forward);
+    RUN_TEST(test_noisy_rank_is_not_named);
     RUN_TEST(test_no_waits);
     RUN_TEST(test_not_judged);
     RUN_TEST(test_json_round_trip);

@@ -330,6 +330,8 @@ static void judge_window(const struct sps_run *run, const struct matched *m, con
     w->step_ms = sps__median_inplace(sc->a, n * nr);
     w->rank = w->top_rank = -1;
     w->excess_ms = w->threshold_ms = w->phase_excess_ms = NAN;
+    /* the named rank with the largest excess; failing that, the largest
+     * excess of any (a noisy rank's can be larger than a named one's) */
     long named = -1;
     for (size_t r = 0; r < nr; r++) {
         double se;
@@ -341,11 +343,13 @@ static void judge_window(const struct sps_run *run, const struct matched *m, con
             w->named++;
             s->ranks[r].windows_named++;
         }
-        if (w->top_rank < 0 || med > w->excess_ms) {
+        int better = named < 0 ? slow || w->top_rank < 0 || med > w->excess_ms : slow && med > w->excess_ms;
+        if (better) {
             w->top_rank = s->ranks[r].rank;
             w->excess_ms = med;
             w->threshold_ms = threshold;
-            named = slow ? (long)r : -1;
+            if (slow)
+                named = (long)r;
         }
     }
     if (named >= 0) {

@@ -92,11 +92,13 @@ struct sps_straggler_window {
     uint64_t first_step, last_step; /* step numbers (sps_step_row.index), inclusive */
     uint32_t steps;
     double step_ms;      /* median step duration, all ranks */
-    int rank;            /* the slowest named rank; -1: none named */
+    int rank;            /* the named rank with the largest excess; -1: none named */
     uint32_t named;      /* ranks named */
-    double excess_ms;    /* the slowest rank's median excess (named or not) */
-    double threshold_ms; /* its threshold */
-    int top_rank;        /* the rank excess_ms is of */
+    /* rank's median excess and threshold; when none was named, those of
+     * the rank with the largest excess (top_rank) */
+    double excess_ms;
+    double threshold_ms;
+    int top_rank;
     char phase[SPS_REC_NAME_LEN]; /* where the named rank loses the time; "" when none named */
     double phase_excess_ms;       /* NAN when none named */
 };
