@@ -343,7 +343,7 @@ static void judge_window(const struct sps_run *run, const struct matched *m, con
             w->named++;
             s->ranks[r].windows_named++;
         }
-        int better = named < 0 ? slow || w->top_rank < 0 || med > w->excess_ms : slow && med > w->excess_ms;
+        int better = slow ? named < 0 || med > w->excess_ms : named < 0 && (w->top_rank < 0 || med > w->excess_ms);
         if (better) {
             w->top_rank = s->ranks[r].rank;
             w->excess_ms = med;
