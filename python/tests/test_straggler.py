@@ -11,6 +11,7 @@ communication hook times the all-reduce) aborted at exit ("terminate
 called without an active exception") in 3 of about 47 runs here, after
 every step was recorded, and never without stepscope (0 of 12), which
 would make this test flaky; its verdicts were the same.
+
 The issue's criteria, computed from analysis.straggler's windows: the
 slow job's windows name that rank and that phase in at least 95% of
 them; the balanced job's name no rank in at least 95%.  No timing
@@ -18,7 +19,6 @@ threshold: the verdict's own statistic carries the noise of this busy
 machine (docs/analysis.md, "Stragglers").
 """
 import json
-import os
 import re
 import socket
 import subprocess
