@@ -126,6 +126,16 @@ static void test_format_unknowns_left_out(void) {
     CHECK_MSG(!strcmp(l[0], "stepscope 1:02:03  step 412  median 305 ms"), "'%s'", l[0]);
     CHECK(!strcmp(l[1], ""));
     CHECK(!strcmp(l[2], ""));
+
+    /* a distributed job: the slowest rank once there are two */
+    st.nranks = 4;
+    st.slowest_rank = 2;
+    st.slowest_excess_ms = 20.06;
+    sps__live_format(&fr, 100, 3, l);
+    CHECK_MSG(!strcmp(l[0], "stepscope 1:02:03  step 412  median 305 ms  slowest rank 2 +20.1 ms"), "'%s'", l[0]);
+    st.nranks = 1;
+    sps__live_format(&fr, 100, 3, l);
+    CHECK_MSG(!strcmp(l[0], "stepscope 1:02:03  step 412  median 305 ms"), "'%s'", l[0]);
 }
 
 static void test_format_units_and_gpus(void) {
@@ -330,6 +340,39 @@ static void test_peek_follows_the_busiest(void) {
     sps__live_peek_close(pk);
 }
 
+/* Two ranks, each waiting in a collective: the one that computes longer
+ * (20 ms more a step in zone "b", waiting 1 ms where the other waits 30,
+ * so its steps are the shorter ones) is the slowest; without a second
+ * rank no slowest is named. */
+static void test_peek_names_the_slowest_rank(void) {
+    char dir[600], records[700];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("live-ranks"));
+    snprintf(records, sizeof records, "%s/records", dir);
+    struct sps__live_peek *pk = sps__live_peek_open(records);
+    char *fast[] = {"--steps", "5", "--wait-ms", "30", NULL};
+    char *slow[] = {"--steps", "5", "--wait-ms", "1", "--zone-sleep-ms", "20", NULL};
+    setenv("RANK", "0", 1);
+    pid_t p0 = start_workload(dir, fast, NULL, NULL);
+    struct sps__live_steps st;
+    sps__live_peek_read(pk, &st);
+    CHECK_EQ_I(st.nranks, 1);
+    CHECK_EQ_I(st.slowest_rank, -1);
+    setenv("RANK", "1", 1);
+    pid_t p1 = start_workload(dir, slow, NULL, NULL);
+    unsetenv("RANK");
+    sps__live_peek_read(pk, &st);
+    CHECK_EQ_I(st.nranks, 2);
+    CHECK_EQ_I(st.slowest_rank, 1);
+    CHECK(st.slowest_excess_ms > 0);
+    struct sps__live_frame fr = {.elapsed_s = 3, .steps = &st, .steps_per_s = NAN};
+    char l[1][SPS_LIVE_LINE_MAX];
+    sps__live_format(&fr, 200, 1, l);
+    CHECK_STR_HAS(l[0], "slowest rank 1 +");
+    CHECK_EQ_I(stop_workload(p0), 42);
+    CHECK_EQ_I(stop_workload(p1), 42);
+    sps__live_peek_close(pk);
+}
+
 /* A ring that wrapped (keep-latest) still gives the latest step; one that
  * refused the latest (keep-first, full) gives no "last" at first, and the
  * mean of the steps since the previous read later. */
@@ -402,6 +445,7 @@ int main(void) {
     RUN_TEST(test_peek_no_records_yet);
     RUN_TEST(test_peek_reads_a_live_record);
     RUN_TEST(test_peek_follows_the_busiest);
+    RUN_TEST(test_peek_names_the_slowest_rank);
     RUN_TEST(test_peek_small_rings);
     RUN_TEST(test_peek_skips_what_is_not_a_record);
     return check_report();

@@ -31,6 +31,8 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
     if (sps__throughput_analyze(run, info, cfg, &out->throughput) != 0)
         rc = SPS_ENOMEM;
     sps__overhead_analyze(run, info, &out->overhead);
+    if (sps__straggler_analyze(run, &out->straggler) != 0)
+        rc = SPS_ENOMEM;
     out->computed = 1;
     return rc;
 }
@@ -41,5 +43,6 @@ void sps__analysis_free(struct sps_analysis *a) {
     free(a->owned_text);
     sps__leaks_free(&a->leaks);
     sps__throughput_free(&a->throughput);
+    sps__straggler_free(&a->straggler);
     memset(a, 0, sizeof *a);
 }

@@ -25,6 +25,7 @@
 #include "analysis/leaks.h"
 #include "analysis/overhead.h"
 #include "analysis/energy.h"
+#include "analysis/straggler.h"
 #include "analysis/throughput.h"
 
 struct sps_run;
@@ -48,6 +49,7 @@ struct sps_analysis {
     struct sps_overhead overhead;
     struct sps_energy energy;
     struct sps_throughput throughput;
+    struct sps_straggler straggler; /* which rank the others wait for */
     /* Text a read analysis owns: where the parts point at static text (the
      * bottleneck's why_* reasons and windows_note, the overhead's
      * unmeasured_reason), an analysis read from report.json

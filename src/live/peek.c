@@ -30,6 +30,8 @@
 /* Step events looked at, newest first, for the latest of the chosen
  * step's name (other step names may be interleaved). */
 #define LAST_STEP_SCAN 8u
+/* Ranks told apart for the slowest (the rest are not looked at). */
+#define MAX_RANKS 1024u
 
 struct followed {
     char *file; /* name within the directory */
@@ -53,8 +55,16 @@ struct candidate {
     struct sps_rec_agg agg;
 };
 
+/* One rank's busiest stepping thread so far. */
+struct rank_steps {
+    int rank;
+    uint64_t count, step_ns, wait_ns;
+};
+
 struct sps__live_peek {
     char *dir;
+    uint32_t nranks;
+    struct rank_steps ranks[MAX_RANKS]; /* this read's */
     struct followed **rec;
     uint32_t nrec;
     uint32_t index[MAX_NAMES + 1];      /* scratch: one thread's aggregate index */
@@ -148,6 +158,65 @@ static int better(const struct candidate *c, const struct candidate *best) {
     return c->rec->h.pid < best->rec->h.pid;
 }
 
+/* Note thread's steps (its most completed step name's, from the
+ * aggregate index in pk->index) and its waits as its rank's, when it has
+ * completed more steps than the rank's busiest thread seen so far. */
+static void note_rank(struct sps__live_peek *pk, const struct followed *f) {
+    struct rank_steps t = {.rank = f->h.rank};
+    struct sps_rec_agg a;
+    if (t.rank < 0)
+        return;
+    for (uint32_t id = 1; id <= f->nnames; id++) {
+        uint32_t kind = f->kind[id - 1];
+        if ((kind != SPS_KIND_STEP && kind != SPS_KIND_WAIT) || pk->index[id] == 0 ||
+            read_agg(f, pk->index[id], id, &a) != 0 || a.count == 0)
+            continue;
+        if (kind == SPS_KIND_WAIT) {
+            t.wait_ns += a.u.z.total_ns;
+        } else if (a.count > t.count) {
+            t.count = a.count;
+            t.step_ns = a.u.z.total_ns;
+        }
+    }
+    if (!t.count)
+        return;
+    uint32_t r = 0;
+    while (r < pk->nranks && pk->ranks[r].rank != t.rank)
+        r++;
+    if (r == pk->nranks && pk->nranks == MAX_RANKS)
+        return;
+    if (r == pk->nranks)
+        pk->ranks[pk->nranks++] = t;
+    else if (t.count > pk->ranks[r].count)
+        pk->ranks[r] = t;
+}
+
+/* The slowest rank (see sps__live_steps) from pk->ranks. */
+static void slowest_rank(struct sps__live_peek *pk, struct sps__live_steps *out) {
+    out->nranks = (int)pk->nranks;
+    out->slowest_rank = -1;
+    uint64_t waits = 0;
+    for (uint32_t r = 0; r < pk->nranks; r++)
+        waits += pk->ranks[r].wait_ns;
+    if (pk->nranks < 2 || !waits)
+        return;
+    double compute[MAX_RANKS], others[MAX_RANKS];
+    uint32_t top = 0;
+    for (uint32_t r = 0; r < pk->nranks; r++) {
+        const struct rank_steps *k = &pk->ranks[r];
+        uint64_t busy = k->step_ns > k->wait_ns ? k->step_ns - k->wait_ns : 0;
+        compute[r] = (double)busy / (double)k->count / 1e6;
+        if (compute[r] > compute[top])
+            top = r;
+    }
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < pk->nranks; r++)
+        if (r != top)
+            others[n++] = compute[r];
+    out->slowest_rank = pk->ranks[top].rank;
+    out->slowest_excess_ms = compute[top] - sps__median_inplace(others, n);
+}
+
 /* Look at every thread of f for step aggregates; keep the best. */
 static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct candidate *best,
                          struct sps__live_steps *out) {
@@ -184,6 +253,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
                 *best = c;
                 memcpy(pk->best_index, pk->index, (f->nnames + 1u) * sizeof(uint32_t));
             }
+            note_rank(pk, f);
         }
     }
 }
@@ -332,6 +402,7 @@ struct sps__live_peek *sps__live_peek_open(const char *records_dir) {
 int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) {
     memset(out, 0, sizeof *out);
     out->rank = -1;
+    pk->nranks = 0;
     discover(pk);
     struct candidate best = {0};
     for (uint32_t i = 0; i < pk->nrec; i++) {
@@ -346,6 +417,7 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
         out->python_ns += python_ns(&f->h);
         scan_threads(pk, f, &best, out);
     }
+    slowest_rank(pk, out);
     if (!best.rec)
         return 0;
     const struct followed *f = best.rec;

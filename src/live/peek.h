@@ -61,6 +61,16 @@ struct sps__live_steps {
      * header's py_* and hook_* fields; a cost not measured counts 0) */
     double python_ns;
     uint32_t thin_level; /* the lowest thin level among the records read */
+    /* A distributed job: the ranks (records with a rank) that completed a
+     * step, and the one the others wait for so far: the highest compute a
+     * step (its busiest stepping thread's step time less its time in wait
+     * zones, over the run so far), by excess_ms over the other ranks'
+     * median.  slowest_rank is -1 with fewer than two ranks or when no
+     * rank recorded a wait (then a collective equalises the ranks' step
+     * times and they cannot name one). */
+    int nranks;
+    int slowest_rank;
+    double slowest_excess_ms;
 };
 
 struct sps__live_peek;

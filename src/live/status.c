@@ -66,6 +66,11 @@ static void progress(const struct sps__live_frame *fr, struct line *l) {
         snprintf(item, sizeof item, "median %s", v);
         add(l, item);
     }
+    if (st->nranks >= 2 && st->slowest_rank >= 0) {
+        /* the rank the others wait for: its compute a step over theirs */
+        snprintf(item, sizeof item, "slowest rank %d %+.1f ms", st->slowest_rank, st->slowest_excess_ms);
+        add(l, item);
+    }
 }
 
 static void phases(const struct sps__live_frame *fr, struct line *l) {

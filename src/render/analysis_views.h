@@ -47,5 +47,11 @@ void sps__analysis_energy_print(FILE *f, const struct sps_energy *e);
 void sps__analysis_energy_html(FILE *out, const struct sps_energy *e);
 void sps__analysis_throughput_print(FILE *f, const struct sps_throughput *t);
 void sps__analysis_throughput_html(FILE *out, const struct sps_throughput *t);
+/* The straggler verdict's i-th line (one per slow rank, or one saying
+ * none or why it is unknown) into buf; 0 when there is no such line
+ * (and none at all for a job of fewer than two ranks). */
+int sps__straggler_text(const struct sps_straggler *s, size_t i, char *buf, size_t len);
+void sps__analysis_straggler_print(FILE *f, const struct sps_straggler *s);
+void sps__analysis_straggler_html(FILE *out, const struct sps_straggler *s);
 
 #endif /* SPS_RENDER_ANALYSIS_VIEWS_H */

@@ -25,6 +25,8 @@ void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__energy_json(w, &a->energy);
     sps__throughput_json(w, &a->throughput);
     sps__overhead_json(w, &a->overhead);
+    if (a->straggler.computed)
+        sps__straggler_json(w, &a->straggler);
     sps__jw_end(w, '}');
 }
 

@@ -53,6 +53,10 @@ int sps__report_read_tree_memory(struct sps_jscan *s, const char *key, struct sp
  */
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep);
 
+/* Read the value of "analysis.straggler" into *g (replacing what it
+ * held; computed set).  Returns 0, SPS_EFORMAT or SPS_ENOMEM. */
+int sps__report_read_straggler(struct sps_jscan *s, struct sps_straggler *g);
+
 /* The analysis's figures before report.json gives them: a section it
  * does not carry (a report cut by hand, or written before the section)
  * leaves them unknown (NAN), as report.json's own null does, never a

@@ -983,6 +983,8 @@ int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
             rc = read_throughput(s, rep);
         else if (!strcmp(key, "overhead"))
             rc = read_overhead(s, rep);
+        else if (!strcmp(key, "straggler"))
+            rc = sps__report_read_straggler(s, &a->straggler);
         else
             rc = sps__jscan_skip(s); /* a part a newer stepscope answers */
     }

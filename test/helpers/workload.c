@@ -31,6 +31,9 @@
  *   --alloc-mb N     first allocate N MiB and touch every page (kept)
  *   --burn-ms N      first burn N ms of CPU time (measured by the kernel)
  *   --sleep-ms N     after the steps sleep N ms
+ *   --zone-sleep-ms N  each step's zone "b" also sleeps N ms
+ *   --wait-ms N      each step ends with a wait zone "all_reduce" that
+ *                    sleeps N ms (a rank waiting for its peers)
  *   --settle-ms N    after the steps, before --capture, sleep N ms
  *   --capture FILE   after the steps write one sps_capture() to FILE as
  *                    "key value" lines
@@ -171,7 +174,7 @@ int main(int argc, char **argv) {
     int steps = 5, die_at = -1, exit_code = 0, kill_sig = 0, wait_fd = -1, fork_n = 0, do_exec = 0;
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0, ready_fd = -1, go_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
-    long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0;
+    long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0, zone_sleep_ms = 0, wait_ms = 0;
     int fine = 0, until_thinned = 0, record_after = 0;
     long spin_us = 0;
     for (int i = 1; i < argc; i++) {
@@ -196,6 +199,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--alloc-mb") && v) alloc_mb = atol(argv[++i]);
         else if (!strcmp(a, "--burn-ms") && v) burn_ms = atol(argv[++i]);
         else if (!strcmp(a, "--sleep-ms") && v) sleep_ms = atol(argv[++i]);
+        else if (!strcmp(a, "--zone-sleep-ms") && v) zone_sleep_ms = atol(argv[++i]);
+        else if (!strcmp(a, "--wait-ms") && v) wait_ms = atol(argv[++i]);
         else if (!strcmp(a, "--settle-ms") && v) settle_ms = atol(argv[++i]);
         else if (!strcmp(a, "--capture") && v) capture = argv[++i];
         else if (!strcmp(a, "--fine") && v) fine = atoi(argv[++i]);
@@ -256,8 +261,14 @@ int main(int argc, char **argv) {
             {
                 SPS_ZONE("b");
                 spin(1000);
+                if (zone_sleep_ms > 0)
+                    sleep_ms_for(zone_sleep_ms);
                 if (i == die_at)
                     raise(SIGKILL);
+            }
+            if (wait_ms > 0) {
+                SPS_WAIT("all_reduce");
+                sleep_ms_for(wait_ms);
             }
             if (!record_after) {
                 SPS_VALUE("loss", 1.0 / (i + 1));
