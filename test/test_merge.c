@@ -452,6 +452,10 @@ static void test_end_to_end(void) {
                               "conv=notrunc status=none",
              a, c, a, damaged, norec, damaged);
     CHECK(system(cmd) == 0);
+    /* an OUT that does not exist yet inside an input: refused before it is made */
+    char inside[1200], inside_records[1200];
+    snprintf(inside, sizeof inside, "%s/sub/merged", a);
+    snprintf(inside_records, sizeof inside_records, "%s/records/x", a);
     struct {
         char *args[6];
         const char *says;
@@ -463,6 +467,8 @@ static void test_end_to_end(void) {
         {{a, "/nonexistent/run", "-o", out2, NULL}, "No such file or directory"},
         {{a, b, "-o", out, NULL}, "exists and is not empty"},
         {{a, b, "-o", a, NULL}, "is an input or inside one"},
+        {{a, b, "-o", inside, NULL}, "is an input or inside one"},
+        {{a, b, "-o", inside_records, NULL}, "is an input or inside one"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char o2[1200];

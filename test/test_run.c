@@ -133,6 +133,9 @@ static void test_usage_errors(void) {
     expect_usage_error(bad_flag, 2, "unknown option '--bogus'");
     char *missing_value[] = {STEPSCOPE, "run", "-o", NULL};
     expect_usage_error(missing_value, 2, "needs a value");
+    /* "--" is never an option's value: the value was forgotten */
+    char *dashes_value[] = {STEPSCOPE, "run", "--prom-textfile", "--", "/bin/true", NULL};
+    expect_usage_error(dashes_value, 2, "'--prom-textfile' needs a value before '--'");
     char *bad_number[] = {STEPSCOPE, "run", "--ring-events", "lots", "--", "/bin/true", NULL};
     expect_usage_error(bad_number, 2, "--ring-events");
     char *bad_policy[] = {STEPSCOPE, "run", "--ring-policy", "random", "--", "/bin/true", NULL};

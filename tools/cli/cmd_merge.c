@@ -139,6 +139,49 @@ static int load_input(const char *dir, struct sps_run *run) {
     return 0;
 }
 
+/* path made absolute with its links resolved, where its last components
+ * need not exist yet (OUT usually does not): the nearest existing ancestor
+ * resolved, the rest appended.  Returns NULL when no ancestor resolves, or
+ * out of memory.  The caller frees. */
+static char *resolve_maybe_missing(const char *path) {
+    char *head = strdup(path);
+    if (!head)
+        return NULL;
+    size_t len = strlen(head);
+    while (len > 1 && head[len - 1] == '/')
+        head[--len] = '\0';
+    char *tail_at = NULL; /* where the missing components start in path */
+    for (;;) {
+        char *real = realpath(*head ? head : ".", NULL);
+        if (real) {
+            const char *tail = tail_at ? path + (tail_at - head) : "";
+            char *joined = malloc(strlen(real) + strlen(tail) + 2);
+            if (joined)
+                sprintf(joined, "%s%s%s", real, *tail && real[strlen(real) - 1] != '/' ? "/" : "", tail);
+            free(real);
+            free(head);
+            return joined;
+        }
+        char *slash = strrchr(head, '/');
+        if (!slash || errno != ENOENT) {
+            if (!slash && errno == ENOENT) { /* a relative name with no slash: under . */
+                tail_at = head;
+                head[0] = '\0';
+                continue;
+            }
+            free(head);
+            return NULL;
+        }
+        tail_at = slash + 1;
+        *slash = '\0';
+        if (slash == head) { /* "/x": the root exists */
+            char *joined = strdup(path);
+            free(head);
+            return joined;
+        }
+    }
+}
+
 /* The same directory given twice, or OUT inside (or the same as) an input. */
 static int check_paths(const struct merge_options *o) {
     char **real = calloc(o->ndirs, sizeof *real);
@@ -152,7 +195,7 @@ static int check_paths(const struct merge_options *o) {
                 rc = sps_cli_error("merge", o->dirs[i], why, 1);
             }
     }
-    char *out_real = realpath(o->out, NULL);
+    char *out_real = resolve_maybe_missing(o->out);
     for (size_t i = 0; !rc && out_real && i < o->ndirs; i++) {
         size_t n = real[i] ? strlen(real[i]) : 0;
         if (n && !strncmp(out_real, real[i], n) && (out_real[n] == '\0' || out_real[n] == '/'))

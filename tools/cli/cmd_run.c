@@ -322,6 +322,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *o) {
         int with_value = takes_value(a);
         if (with_value && i + 1 >= argc)
             return sps_cli_usage_error("run", "option '%s' needs a value", a);
+        /* `--prom-textfile -- train.py` forgot the value: "--" is never one */
+        if (with_value && strcmp(argv[i + 1], "--") == 0)
+            return sps_cli_usage_error("run", "option '%s' needs a value before '--'", a);
         int rc = parse_option(o, a, with_value ? argv[++i] : NULL);
         if (rc >= 0)
             return rc;
