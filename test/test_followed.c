@@ -183,8 +183,13 @@ static void test_record_followed_as_it_grows(void) {
     CHECK_EQ_U(f->nnames, NNAMES);
     publish(fd, NNAMES);
 
-    /* the file grows (a thread allocating after the exit's cut) */
+    /* the file grows (a thread allocating after the exit's cut): looked
+     * at again once the arena handed out reaches past the size known */
     CHECK(ftruncate(fd, (off_t)(len + 65536)) == 0);
+    CHECK(sps__followed_refresh(f));
+    CHECK_EQ_U(f->size, len);
+    uint64_t used = len + 65536 - h.arena_off;
+    CHECK(pwrite(fd, &used, sizeof used, offsetof(struct sps_rec_header, arena_used)) == (ssize_t)sizeof used);
     CHECK(sps__followed_refresh(f));
     CHECK_EQ_U(f->size, len + 65536);
     CHECK(sps__followed_in_arena(f, h.arena_off, 8));

@@ -73,10 +73,15 @@ int sps__followed_read_header(struct sps__followed *f) {
     if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
         return -1;
     /* a file cut at its process's exit grows again when a thread still
-     * running allocates: its new segments lie past the size first seen */
-    struct stat sb;
-    if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->size)
-        f->size = (uint64_t)sb.st_size;
+     * running allocates: its new segments lie past the size first seen.
+     * The writer extends the file before it counts the bytes in
+     * arena_used, so the file is looked at again only then (an fstat at
+     * every read would cost the view a tenth of its time). */
+    if (f->size < f->h.arena_off || f->h.arena_used > f->size - f->h.arena_off) {
+        struct stat sb;
+        if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->size)
+            f->size = (uint64_t)sb.st_size;
+    }
     return 0;
 }
 

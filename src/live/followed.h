@@ -58,7 +58,8 @@ void sps__followed_discover(struct sps__followed_dir *d);
  * what it added to its records first.  d may be zeroed (never inited). */
 void sps__followed_dir_close(struct sps__followed_dir *d);
 
-/* The header's mutable part, and the file's size when it has grown.
+/* The header's mutable part, and the file's size when the arena the
+ * writer has handed out (arena_used) reaches past the size known.
  * 0, or -1 when the record cannot be read now. */
 int sps__followed_read_header(struct sps__followed *f);
 
