@@ -2,9 +2,10 @@
  * test_followed.c - the records of a directory as the live readers follow
  * them (src/live/followed.c): a record appearing in the directory after
  * the first look, its header not written yet, its names published in
- * batches, an entry not published whole, and the file growing.  The
- * record is one a child process made; the test copies it and plays its
- * publication back by rewriting names_count and name entries in place.
+ * batches, an entry not published whole, its threads, and the file
+ * growing.  The record is one a child process made; the test copies it
+ * and plays its publication back by rewriting its header and name
+ * entries in place.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -176,6 +177,16 @@ static void test_record_followed_as_it_grows(void) {
     CHECK(sps__followed_refresh(f));
     CHECK_EQ_U(f->nnames, NNAMES);
     CHECK(has_name(f, 39, 38) && has_name(f, 40, 39));
+
+    /* the child's one thread, its segment in the arena */
+    CHECK_EQ_U(sps__followed_threads(f), 1);
+    uint64_t seg = 0;
+    CHECK(sps__followed_thread_seg(f, 0, &seg) == 0);
+    CHECK(seg >= h.arena_off && seg < len);
+    put_u32(fd, offsetof(struct sps_rec_header, threads_count), h.threads_cap + 1u);
+    CHECK(sps__followed_refresh(f));
+    CHECK_EQ_U(sps__followed_threads(f), 0);
+    put_u32(fd, offsetof(struct sps_rec_header, threads_count), 1);
 
     /* a count past the table: not readable this time, the names kept */
     publish(fd, h.names_cap + 1u);

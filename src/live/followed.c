@@ -129,6 +129,20 @@ int sps__followed_read_names(struct sps__followed *f) {
     return 0;
 }
 
+uint32_t sps__followed_threads(const struct sps__followed *f) {
+    uint32_t n = f->h.threads_count;
+    if (n > f->h.threads_cap)
+        return 0;
+    return n < SPS_LIVE_MAX_THREADS ? n : SPS_LIVE_MAX_THREADS;
+}
+
+int sps__followed_thread_seg(const struct sps__followed *f, uint32_t i, uint64_t *off) {
+    if (sps__live_pread(f->fd, off, sizeof *off, f->h.threads_off + (uint64_t)i * sizeof *off) != 0 ||
+        !sps__followed_in_arena(f, *off, sizeof(struct sps_rec_thread)))
+        return -1;
+    return 0;
+}
+
 int sps__followed_refresh(struct sps__followed *f) {
     if (f->state == SPS_LIVE_REC_PENDING)
         f->state = sps__live_rec_header(f->fd, &f->h, &f->size);

@@ -25,6 +25,8 @@
  * at most 4096 names; names past the bound are not followed. */
 #define SPS_LIVE_MAX_RECORDS 1024u
 #define SPS_LIVE_MAX_NAMES 8192u
+/* A recorder follows at most 1024 threads; threads past this are not read. */
+#define SPS_LIVE_MAX_THREADS 4096u
 
 struct sps__followed {
     char *file; /* name within the directory */
@@ -78,6 +80,14 @@ int sps__followed_read_names(struct sps__followed *f);
 static inline int sps__followed_in_arena(const struct sps__followed *f, uint64_t off, uint64_t len) {
     return off >= f->h.arena_off && off % 8 == 0 && off <= f->size && len <= f->size - off;
 }
+
+/* The threads f has published as of the last refresh, at most
+ * SPS_LIVE_MAX_THREADS; 0 while the count is past the table. */
+uint32_t sps__followed_threads(const struct sps__followed *f);
+
+/* The offset of thread i's segment in *off: 0, or -1 while it is not
+ * readable (published, but its entry or segment not in the file yet). */
+int sps__followed_thread_seg(const struct sps__followed *f, uint32_t i, uint64_t *off);
 
 /* One read's look at f: its header checked if still PENDING, then the
  * mutable part and the new names.  1 when f can be read this time, else 0. */

@@ -21,13 +21,12 @@
 #include "record_format.h"
 #include "stats.h"
 
-/* Bounds on what one read looks at, so a huge or hostile record costs the
- * view a bounded amount of work.  Real workloads are far below them. */
-#define MAX_THREADS 1024u
 /* Step events looked at, newest first, for the latest of the chosen
  * step's name (other step names may be interleaved). */
 #define LAST_STEP_SCAN 8u
-/* Ranks told apart for the slowest (the rest are not looked at). */
+/* Ranks told apart for the slowest (the rest are not looked at): as
+ * followed.h's bounds on records, names and threads, so a huge or hostile
+ * run costs the view a bounded amount of work.  Real runs are far below. */
 #define MAX_RANKS 1024u
 
 /* The busiest step found so far in one read. */
@@ -156,11 +155,7 @@ static void slowest_rank(struct sps__live_peek *pk, struct sps__live_steps *out)
 /* Look at every thread of f for step aggregates; keep the best. */
 static void scan_threads(struct sps__live_peek *pk, struct sps__followed *f, struct candidate *best,
                          struct sps__live_steps *out) {
-    uint32_t n = f->h.threads_count;
-    if (n > f->h.threads_cap)
-        return;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(f);
     uint64_t dir[64];
     for (uint32_t base = 0; base < n; base += 64) {
         uint32_t k = n - base < 64u ? n - base : 64u;

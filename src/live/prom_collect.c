@@ -15,10 +15,6 @@
 #include "live/record_file.h"
 #include "record_format.h"
 
-/* A bound on what one read looks at, so a huge or hostile record costs a
- * bounded amount of work (peek.c's; followed.h bounds records and names). */
-#define MAX_THREADS 1024u
-
 /* The part of a thread segment before its stack. */
 #define SEG_HEAD_SIZE offsetof(struct sps_rec_thread, stack)
 
@@ -238,11 +234,7 @@ static int take_thread(struct sps__prom_collect *c, struct sps__prom_snapshot *s
 
 /* Follow the threads the record has published since the last read. */
 static int grow_threads(struct followed *f) {
-    uint32_t n = f->r.h.threads_count;
-    if (n > f->r.h.threads_cap)
-        return 0;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(&f->r);
     if (n <= f->nth)
         return 0;
     struct thread_seen *grown = realloc(f->th, n * sizeof *grown);
@@ -251,8 +243,7 @@ static int grow_threads(struct followed *f) {
     f->th = grown;
     while (f->nth < n) {
         uint64_t off;
-        if (sps__live_pread(f->r.fd, &off, sizeof off, f->r.h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
-            !sps__followed_in_arena(&f->r, off, sizeof(struct sps_rec_thread)))
+        if (sps__followed_thread_seg(&f->r, f->nth, &off) != 0)
             break; /* published but not readable yet: next time */
         memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
         f->th[f->nth++].seg_off = off;

@@ -21,7 +21,6 @@
 #include "record_clock.h"
 #include "step_line.h"
 
-#define MAX_THREADS 4096u
 #define CHUNK 256u
 /* Events that start this long before a poll began may still belong to a
  * step that opens later only if the clocks disagree by more: they never do
@@ -445,11 +444,7 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
 static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t now, int final) {
     if (refresh(f) != 0)
         return;
-    uint32_t n = f->r.h.threads_count;
-    if (n > f->r.h.threads_cap)
-        return;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(&f->r);
     if (n > f->nth) {
         struct thread_follow *grown = realloc(f->th, n * sizeof *grown);
         if (!grown)
@@ -457,8 +452,7 @@ static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t no
         f->th = grown;
         while (f->nth < n) {
             uint64_t off;
-            if (sps__live_pread(f->r.fd, &off, sizeof off, f->r.h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
-                !sps__followed_in_arena(&f->r, off, sizeof(struct sps_rec_thread)))
+            if (sps__followed_thread_seg(&f->r, f->nth, &off) != 0)
                 break; /* published but not readable yet: next time */
             memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
             f->th[f->nth].seg_off = off;
