@@ -25,7 +25,8 @@
  * at most 4096 names; names past the bound are not followed. */
 #define SPS_LIVE_MAX_RECORDS 1024u
 #define SPS_LIVE_MAX_NAMES 8192u
-/* A recorder follows at most 1024 threads; threads past this are not read. */
+/* A stepscope recorder gives at most 1024 threads a segment; threads
+ * past the bound are not read. */
 #define SPS_LIVE_MAX_THREADS 4096u
 
 struct sps__followed {
