@@ -5,7 +5,6 @@
  * header not written yet, an event being overwritten) the value is simply
  * not used this time.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -17,37 +16,22 @@
 
 #include "clock.h"
 #include "live/peek.h"
+#include "live/followed.h"
 #include "live/record_file.h"
-#include "model/run.h"
 #include "record_format.h"
 #include "stats.h"
 
-/* Bounds on what one read looks at, so a huge or hostile record costs the
- * view a bounded amount of work.  Real workloads are far below them. */
-#define MAX_RECORDS 1024u
-#define MAX_THREADS 1024u
-#define MAX_NAMES 8192u
 /* Step events looked at, newest first, for the latest of the chosen
  * step's name (other step names may be interleaved). */
 #define LAST_STEP_SCAN 8u
-/* Ranks told apart for the slowest (the rest are not looked at). */
+/* Ranks told apart for the slowest (the rest are not looked at): as
+ * followed.h's bounds on records, names and threads, so a huge or hostile
+ * run costs the view a bounded amount of work.  Real runs are far below. */
 #define MAX_RANKS 1024u
-
-struct followed {
-    char *file; /* name within the directory */
-    int fd;
-    enum sps__live_rec_state state;
-    uint64_t size;          /* of the file when its header was accepted */
-    struct sps_rec_header h; /* immutable part checked once; mutable part refreshed */
-    uint32_t nnames;        /* names cached below */
-    uint32_t names_alloc;   /* entries kind and name have room for */
-    uint8_t *kind;          /* by name id - 1 */
-    char (*name)[SPS_LIVE_NAME_LEN];
-};
 
 /* The busiest step found so far in one read. */
 struct candidate {
-    struct followed *rec;
+    struct sps__followed *rec;
     uint64_t seg_off;
     struct sps_rec_thread seg; /* up to the stack */
     uint32_t id;
@@ -62,18 +46,16 @@ struct rank_steps {
 };
 
 struct sps__live_peek {
-    char *dir;
+    struct sps__followed_dir recs;
     uint32_t nranks;
     struct rank_steps ranks[MAX_RANKS]; /* this read's */
-    struct followed **rec;
-    uint32_t nrec;
-    uint32_t index[MAX_NAMES + 1];      /* scratch: one thread's aggregate index */
-    uint32_t best_index[MAX_NAMES + 1]; /* the stepping thread's */
-    uint64_t hist[SPS_HIST_BUCKETS];    /* scratch */
-    struct sps__live_phase zones[MAX_NAMES];
+    uint32_t index[SPS_LIVE_MAX_NAMES + 1];      /* scratch: one thread's aggregate index */
+    uint32_t best_index[SPS_LIVE_MAX_NAMES + 1]; /* the stepping thread's */
+    uint64_t hist[SPS_HIST_BUCKETS];             /* scratch */
+    struct sps__live_phase zones[SPS_LIVE_MAX_NAMES];
     /* the previous read's step, to reuse its median and to fall back on
      * the mean of the steps since then when the latest event is not kept */
-    const struct followed *prev_rec;
+    const struct sps__followed *prev_rec;
     uint64_t prev_seg_off;
     uint32_t prev_id;
     uint64_t prev_count, prev_total_ns, prev_median_ns, prev_last_ns;
@@ -82,66 +64,19 @@ struct sps__live_peek {
 /* The part of a thread segment before its stack: all a peek needs. */
 #define SEG_HEAD_SIZE offsetof(struct sps_rec_thread, stack)
 
-static int in_file(const struct followed *f, uint64_t off, uint64_t len) {
-    return off <= f->size && len <= f->size - off;
-}
-
-/* Is this a place where the writer could have put len bytes of a thing
- * that lives in the arena? */
-static int in_arena(const struct followed *f, uint64_t off, uint64_t len) {
-    return off >= f->h.arena_off && off % 8 == 0 && in_file(f, off, len);
-}
-
-/* Refresh the header's mutable fields and cache the names published
- * since the last read.  -1 when the record cannot be read now. */
-static int refresh(struct followed *f) {
-    const size_t mut = offsetof(struct sps_rec_header, state);
-    if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
-        return -1;
-    uint32_t n = f->h.names_count;
-    if (n > f->h.names_cap)
-        return -1;
-    if (n > MAX_NAMES)
-        n = MAX_NAMES;
-    if (n > f->names_alloc) {
-        uint32_t want = n < 64u ? 64u : n;
-        uint8_t *kind = realloc(f->kind, want);
-        if (kind)
-            f->kind = kind;
-        char(*name)[SPS_LIVE_NAME_LEN] = realloc(f->name, (size_t)want * sizeof *name);
-        if (name)
-            f->name = name;
-        if (!kind || !name)
-            return -1;
-        f->names_alloc = want;
-    }
-    struct sps_rec_name batch[32];
-    while (f->nnames < n) {
-        uint32_t k = n - f->nnames < 32u ? n - f->nnames : 32u;
-        if (sps__live_pread(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
-            return -1;
-        for (uint32_t i = 0; i < k; i++) {
-            const struct sps_rec_name *e = &batch[i];
-            /* published entries are complete; anything else is not used */
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_LAST || !memchr(e->name, '\0', sizeof e->name) ||
-                !e->name[0])
-                return 0;
-            f->kind[f->nnames] = (uint8_t)e->kind;
-            size_t len = strlen(e->name);
-            if (len >= SPS_LIVE_NAME_LEN)
-                len = SPS_LIVE_NAME_LEN - 1;
-            memcpy(f->name[f->nnames], e->name, len);
-            f->name[f->nnames][len] = '\0';
-            f->nnames++;
-        }
-    }
-    return 0;
+/* A record's name as the view shows it: cut to SPS_LIVE_NAME_LEN - 1 bytes. */
+static void shown_name(char dst[SPS_LIVE_NAME_LEN], const char *name) {
+    size_t len = strlen(name);
+    if (len >= SPS_LIVE_NAME_LEN)
+        len = SPS_LIVE_NAME_LEN - 1;
+    memcpy(dst, name, len);
+    dst[len] = '\0';
 }
 
 /* Read the aggregate of name id at off; -1 unless it is that name's. */
-static int read_agg(const struct followed *f, uint64_t off, uint32_t id, struct sps_rec_agg *a) {
+static int read_agg(const struct sps__followed *f, uint64_t off, uint32_t id, struct sps_rec_agg *a) {
     uint32_t kind = f->kind[id - 1];
-    if (!in_arena(f, off, sps_rec_agg_size(kind)) || sps__live_pread(f->fd, a, sizeof *a, off) != 0)
+    if (!sps__followed_in_arena(f, off, sps_rec_agg_size(kind)) || sps__live_pread(f->fd, a, sizeof *a, off) != 0)
         return -1;
     return a->name == id && a->kind == kind ? 0 : -1;
 }
@@ -161,7 +96,7 @@ static int better(const struct candidate *c, const struct candidate *best) {
 /* Note thread's steps (its most completed step name's, from the
  * aggregate index in pk->index) and its waits as its rank's, when it has
  * completed more steps than the rank's busiest thread seen so far. */
-static void note_rank(struct sps__live_peek *pk, const struct followed *f) {
+static void note_rank(struct sps__live_peek *pk, const struct sps__followed *f) {
     struct rank_steps t = {.rank = f->h.rank};
     struct sps_rec_agg a;
     if (t.rank < 0)
@@ -218,13 +153,9 @@ static void slowest_rank(struct sps__live_peek *pk, struct sps__live_steps *out)
 }
 
 /* Look at every thread of f for step aggregates; keep the best. */
-static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct candidate *best,
+static void scan_threads(struct sps__live_peek *pk, struct sps__followed *f, struct candidate *best,
                          struct sps__live_steps *out) {
-    uint32_t n = f->h.threads_count;
-    if (n > f->h.threads_cap)
-        return;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(f);
     uint64_t dir[64];
     for (uint32_t base = 0; base < n; base += 64) {
         uint32_t k = n - base < 64u ? n - base : 64u;
@@ -232,7 +163,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
             return;
         for (uint32_t t = 0; t < k; t++) {
             struct candidate c = {.rec = f, .seg_off = dir[t]};
-            if (!in_arena(f, c.seg_off, sizeof(struct sps_rec_thread)) ||
+            if (!sps__followed_in_arena(f, c.seg_off, sizeof(struct sps_rec_thread)) ||
                 sps__live_pread(f->fd, &c.seg, SEG_HEAD_SIZE, c.seg_off) != 0 || c.seg.magic != SPS_REC_THREAD_MAGIC ||
                 c.seg.index != base + t)
                 continue;
@@ -240,7 +171,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
             out->values_offered += c.seg.head[SPS_RING_VALUES];
             out->zones_thinned += c.seg.zones_thinned;
             uint64_t index_len = ((uint64_t)f->h.names_cap + 2u) * sizeof(uint32_t);
-            if (!f->nnames || !in_arena(f, c.seg.agg_index_off, index_len) ||
+            if (!f->nnames || !sps__followed_in_arena(f, c.seg.agg_index_off, index_len) ||
                 sps__live_pread(f->fd, pk->index, (f->nnames + 1u) * sizeof(uint32_t), c.seg.agg_index_off) != 0)
                 continue;
             for (uint32_t id = 1; id <= f->nnames; id++) {
@@ -261,7 +192,7 @@ static void scan_threads(struct sps__live_peek *pk, struct followed *f, struct c
 /* The median of the chosen step's durations, from its histogram (with
  * the latest duration the recorder has not added to it yet). */
 static uint64_t median_of(struct sps__live_peek *pk, const struct candidate *c) {
-    const struct followed *f = c->rec;
+    const struct sps__followed *f = c->rec;
     if (sps__live_pread(f->fd, pk->hist, sizeof pk->hist, c->agg_off + sizeof(struct sps_rec_agg)) != 0)
         return 0;
     uint64_t in_hist = 0;
@@ -277,11 +208,11 @@ static uint64_t median_of(struct sps__live_peek *pk, const struct candidate *c) 
 
 /* The latest kept event of the chosen step's name: its duration, or 0. */
 static uint64_t last_from_ring(const struct candidate *c) {
-    const struct followed *f = c->rec;
+    const struct sps__followed *f = c->rec;
     uint64_t cap = f->h.ring_cap[SPS_RING_STEPS];
     uint64_t ring_off = c->seg.ring_off[SPS_RING_STEPS];
     uint64_t head = c->seg.head[SPS_RING_STEPS];
-    if (!in_arena(f, ring_off, cap * sizeof(struct sps_rec_event)))
+    if (!sps__followed_in_arena(f, ring_off, cap * sizeof(struct sps_rec_event)))
         return 0;
     for (uint64_t k = 1; k <= LAST_STEP_SCAN && k <= head; k++) {
         uint64_t i = head - k;
@@ -313,7 +244,7 @@ static int by_self_desc(const void *a, const void *b) {
 
 /* Self time by zone on the stepping thread (see struct sps__live_steps). */
 static void phases_of(struct sps__live_peek *pk, const struct candidate *c, struct sps__live_steps *out) {
-    const struct followed *f = c->rec;
+    const struct sps__followed *f = c->rec;
     uint64_t other = 0;
     uint32_t nz = 0;
     for (uint32_t id = 1; id <= f->nnames; id++) {
@@ -325,7 +256,7 @@ static void phases_of(struct sps__live_peek *pk, const struct candidate *c, stru
             other += a.u.z.self_ns;
             continue;
         }
-        memcpy(pk->zones[nz].name, f->name[id - 1], SPS_LIVE_NAME_LEN);
+        shown_name(pk->zones[nz].name, f->name[id - 1]);
         pk->zones[nz++].self_ns = a.u.z.self_ns;
     }
     qsort(pk->zones, nz, sizeof *pk->zones, by_self_desc);
@@ -344,39 +275,6 @@ static void phases_of(struct sps__live_peek *pk, const struct candidate *c, stru
     }
 }
 
-/* Start following the record files that appeared since the last read. */
-static void discover(struct sps__live_peek *pk) {
-    DIR *d = opendir(pk->dir);
-    if (!d)
-        return; /* not created yet */
-    struct dirent *e;
-    while ((e = readdir(d)) && pk->nrec < MAX_RECORDS) {
-        if (!sps__is_record_name(e->d_name))
-            continue;
-        uint32_t i = 0;
-        while (i < pk->nrec && strcmp(pk->rec[i]->file, e->d_name) != 0)
-            i++;
-        if (i < pk->nrec)
-            continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-            continue;
-        struct followed *f = calloc(1, sizeof *f);
-        struct followed **grown = realloc(pk->rec, (pk->nrec + 1u) * sizeof *grown);
-        if (grown)
-            pk->rec = grown;
-        if (!f || !grown || !(f->file = strdup(e->d_name))) {
-            free(f);
-            close(fd);
-            break;
-        }
-        f->fd = fd;
-        f->state = SPS_LIVE_REC_PENDING;
-        pk->rec[pk->nrec++] = f;
-    }
-    closedir(d);
-}
-
 /* What a record's Python face has cost so far (see sps__live_steps). */
 static double python_ns(const struct sps_rec_header *h) {
     double sum = 0;
@@ -392,7 +290,7 @@ static double python_ns(const struct sps_rec_header *h) {
 
 struct sps__live_peek *sps__live_peek_open(const char *records_dir) {
     struct sps__live_peek *pk = calloc(1, sizeof *pk);
-    if (!pk || !(pk->dir = strdup(records_dir))) {
+    if (!pk || sps__followed_dir_init(&pk->recs, records_dir, sizeof(struct sps__followed)) != 0) {
         free(pk);
         return NULL;
     }
@@ -403,13 +301,11 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
     memset(out, 0, sizeof *out);
     out->rank = -1;
     pk->nranks = 0;
-    discover(pk);
+    sps__followed_discover(&pk->recs);
     struct candidate best = {0};
-    for (uint32_t i = 0; i < pk->nrec; i++) {
-        struct followed *f = pk->rec[i];
-        if (f->state == SPS_LIVE_REC_PENDING)
-            f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
-        if (f->state != SPS_LIVE_REC_OK || refresh(f) != 0)
+    for (uint32_t i = 0; i < pk->recs.nrec; i++) {
+        struct sps__followed *f = pk->recs.rec[i];
+        if (!sps__followed_refresh(f))
             continue;
         if (out->records++ == 0 || f->h.thin_level < out->thin_level)
             out->thin_level = f->h.thin_level;
@@ -420,10 +316,10 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
     slowest_rank(pk, out);
     if (!best.rec)
         return 0;
-    const struct followed *f = best.rec;
+    const struct sps__followed *f = best.rec;
     int same = f == pk->prev_rec && best.seg_off == pk->prev_seg_off && best.id == pk->prev_id;
     out->have_step = 1;
-    memcpy(out->step_name, f->name[best.id - 1], SPS_LIVE_NAME_LEN);
+    shown_name(out->step_name, f->name[best.id - 1]);
     out->pid = f->h.pid;
     out->rank = f->h.rank;
     out->count = best.agg.count;
@@ -448,12 +344,12 @@ int sps__live_peek_read(struct sps__live_peek *pk, struct sps__live_steps *out) 
 
 int sps__live_peek_set_thin(struct sps__live_peek *pk, uint32_t level, uint64_t since_ns) {
     int written = 0;
-    for (uint32_t i = 0; i < pk->nrec; i++) {
-        struct followed *f = pk->rec[i];
+    for (uint32_t i = 0; i < pk->recs.nrec; i++) {
+        struct sps__followed *f = pk->recs.rec[i];
         if (f->state != SPS_LIVE_REC_OK || f->h.thin_level >= level)
             continue;
         char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", pk->dir, f->file) >= (int)sizeof path)
+        if (snprintf(path, sizeof path, "%s/%s", pk->recs.dir, f->file) >= (int)sizeof path)
             continue;
         /* O_NOFOLLOW and the inode check: write only into the file this
          * peek validated, never through a link planted since */
@@ -483,14 +379,6 @@ int sps__live_peek_set_thin(struct sps__live_peek *pk, uint32_t level, uint64_t 
 void sps__live_peek_close(struct sps__live_peek *pk) {
     if (!pk)
         return;
-    for (uint32_t i = 0; i < pk->nrec; i++) {
-        close(pk->rec[i]->fd);
-        free(pk->rec[i]->kind);
-        free(pk->rec[i]->name);
-        free(pk->rec[i]->file);
-        free(pk->rec[i]);
-    }
-    free(pk->rec);
-    free(pk->dir);
+    sps__followed_dir_close(&pk->recs);
     free(pk);
 }

@@ -5,23 +5,14 @@
  */
 #include "live/prom_collect.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "live/followed.h"
 #include "live/record_file.h"
-#include "model/run.h"
 #include "record_format.h"
-
-/* Bounds on what one read looks at, so a huge or hostile record costs a
- * bounded amount of work (peek.c's). */
-#define MAX_RECORDS 1024u
-#define MAX_THREADS 1024u
-#define MAX_NAMES 8192u
 
 /* The part of a thread segment before its stack. */
 #define SEG_HEAD_SIZE offsetof(struct sps_rec_thread, stack)
@@ -43,15 +34,9 @@ struct thread_seen {
     uint32_t nagg;
 };
 
+/* A record as the collector follows it. */
 struct followed {
-    char *file;
-    int fd;
-    enum sps__live_rec_state state;
-    uint64_t size;
-    struct sps_rec_header h;
-    uint32_t nnames, names_alloc;
-    uint8_t *kind;
-    char (*name)[SPS_REC_NAME_LEN];
+    struct sps__followed r; /* first: the records directory allocates it */
     struct thread_seen *th;
     uint32_t nth;
     int32_t owner_rank; /* its rank, or its nearest ancestor's among the records; -1: none */
@@ -59,95 +44,21 @@ struct followed {
 };
 
 struct sps__prom_collect {
-    char *dir;
-    struct followed **rec;
-    uint32_t nrec;
-    uint32_t index[MAX_NAMES + 1];        /* scratch: a thread's aggregate index */
-    uint64_t hist[SPS_HIST_BUCKETS];      /* scratch */
-    uint8_t bound_of[SPS_HIST_BUCKETS];   /* recorder bucket -> exposition bound (SPS_PROM_BOUNDS: +Inf) */
+    struct sps__followed_dir recs;
+    uint32_t index[SPS_LIVE_MAX_NAMES + 1]; /* scratch: a thread's aggregate index */
+    uint64_t hist[SPS_HIST_BUCKETS];        /* scratch */
+    uint8_t bound_of[SPS_HIST_BUCKETS];     /* recorder bucket -> exposition bound (SPS_PROM_BOUNDS: +Inf) */
     /* the series being built: an open-addressing index into s->series */
     uint32_t *slot;
     size_t nslots;
     size_t cap_series, cap_procs;
 };
 
-static int in_arena(const struct followed *f, uint64_t off, uint64_t len) {
-    return off >= f->h.arena_off && off % 8 == 0 && off <= f->size && len <= f->size - off;
+static struct followed *rec_at(const struct sps__prom_collect *c, uint32_t i) {
+    return (struct followed *)c->recs.rec[i];
 }
 
 /* ------------------------------------------------------------ records */
-
-/* The header's mutable part and the names published since the last read. */
-static int refresh(struct followed *f) {
-    const size_t mut = offsetof(struct sps_rec_header, state);
-    if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
-        return -1;
-    uint32_t n = f->h.names_count;
-    if (n > f->h.names_cap)
-        return -1;
-    if (n > MAX_NAMES)
-        n = MAX_NAMES;
-    if (n > f->names_alloc) {
-        uint32_t want = n < 64u ? 64u : n;
-        uint8_t *kind = realloc(f->kind, want);
-        if (kind)
-            f->kind = kind;
-        char(*name)[SPS_REC_NAME_LEN] = realloc(f->name, (size_t)want * sizeof *name);
-        if (name)
-            f->name = name;
-        if (!kind || !name)
-            return -1;
-        f->names_alloc = want;
-    }
-    struct sps_rec_name batch[16];
-    while (f->nnames < n) {
-        uint32_t k = n - f->nnames < 16u ? n - f->nnames : 16u;
-        if (sps__live_pread(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
-            return -1;
-        for (uint32_t i = 0; i < k; i++) {
-            const struct sps_rec_name *e = &batch[i];
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_WAIT || !memchr(e->name, '\0', sizeof e->name) ||
-                !e->name[0])
-                return 0; /* not published whole yet */
-            f->kind[f->nnames] = (uint8_t)e->kind;
-            memcpy(f->name[f->nnames], e->name, SPS_REC_NAME_LEN);
-            f->nnames++;
-        }
-    }
-    return 0;
-}
-
-static void discover(struct sps__prom_collect *c) {
-    DIR *d = opendir(c->dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) && c->nrec < MAX_RECORDS) {
-        if (!sps__is_record_name(e->d_name))
-            continue;
-        uint32_t i = 0;
-        while (i < c->nrec && strcmp(c->rec[i]->file, e->d_name) != 0)
-            i++;
-        if (i < c->nrec)
-            continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-            continue;
-        struct followed *f = calloc(1, sizeof *f);
-        struct followed **grown = realloc(c->rec, (c->nrec + 1u) * sizeof *grown);
-        if (grown)
-            c->rec = grown;
-        if (!f || !grown || !(f->file = strdup(e->d_name))) {
-            free(f);
-            close(fd);
-            break;
-        }
-        f->fd = fd;
-        f->state = SPS_LIVE_REC_PENDING;
-        c->rec[c->nrec++] = f;
-    }
-    closedir(d);
-}
 
 /* ------------------------------------------------------------- series */
 
@@ -170,8 +81,8 @@ static int grow_index(struct sps__prom_collect *c, const struct sps__prom_snapsh
  * without one), made when new.  NULL when out of memory. */
 static struct sps__prom_series *series_for(struct sps__prom_collect *c, struct sps__prom_snapshot *s,
                                            const struct followed *f, int kind, uint32_t id) {
-    const char *name = f->name[id - 1];
-    int32_t rank = f->owner_rank, pid = f->h.pid;
+    const char *name = f->r.name[id - 1];
+    int32_t rank = f->owner_rank, pid = f->r.h.pid;
     if ((s->nseries + 1) * 2 > c->nslots && grow_index(c, s) != 0)
         return NULL;
     size_t mask = c->nslots - 1, i = key_hash(kind, rank, pid, name) & mask;
@@ -194,12 +105,12 @@ static struct sps__prom_series *series_for(struct sps__prom_collect *c, struct s
     struct sps__prom_series *x = &s->series[s->nseries++];
     memset(x, 0, sizeof *x);
     x->kind = (uint8_t)kind;
-    x->rec_kind = f->kind[id - 1];
+    x->rec_kind = f->r.kind[id - 1];
     x->rank = rank;
     x->pid = pid;
     x->value = NAN;
     memcpy(x->name, name, SPS_REC_NAME_LEN);
-    memcpy(x->host, f->h.hostname, sizeof x->host);
+    memcpy(x->host, f->r.h.hostname, sizeof x->host);
     x->host[sizeof x->host - 1] = '\0';
     c->slot[i] = (uint32_t)s->nseries;
     return x;
@@ -235,7 +146,7 @@ static void read_hist(struct sps__prom_collect *c, const struct followed *f, con
     if (hi >= SPS_HIST_BUCKETS || lo > hi)
         return;
     uint64_t off = seen->off + sizeof(struct sps_rec_agg) + (uint64_t)lo * sizeof(uint64_t);
-    if (sps__live_pread(f->fd, c->hist + lo, (size_t)(hi - lo + 1u) * sizeof(uint64_t), off) != 0)
+    if (sps__live_pread(f->r.fd, c->hist + lo, (size_t)(hi - lo + 1u) * sizeof(uint64_t), off) != 0)
         return;
     for (uint32_t b = lo; b <= hi; b++) {
         seen->bucket[c->bound_of[b]] += c->hist[b];
@@ -259,11 +170,11 @@ static void add_timed(struct sps__prom_series *x, const struct sps_rec_agg *a, c
 /* One aggregate of thread th into the snapshot. */
 static int take_agg(struct sps__prom_collect *c, struct sps__prom_snapshot *s, const struct followed *f,
                     const struct sps_rec_thread *seg, struct thread_seen *th, uint32_t id) {
-    uint32_t kind = f->kind[id - 1];
+    uint32_t kind = f->r.kind[id - 1];
     uint64_t off = c->index[id];
     struct sps_rec_agg a;
-    if (!in_arena(f, off, sps_rec_agg_size(kind)) || sps__live_pread(f->fd, &a, sizeof a, off) != 0 ||
-        a.name != id || a.kind != kind || a.count == 0)
+    if (!sps__followed_in_arena(&f->r, off, sps_rec_agg_size(kind)) ||
+        sps__live_pread(f->r.fd, &a, sizeof a, off) != 0 || a.name != id || a.kind != kind || a.count == 0)
         return 0;
     int pkind = kind == SPS_KIND_STEP       ? SPS_PROM_STEP
                 : sps_kind_is_timed(kind)   ? SPS_PROM_ZONE
@@ -300,21 +211,21 @@ static int take_agg(struct sps__prom_collect *c, struct sps__prom_snapshot *s, c
 static int take_thread(struct sps__prom_collect *c, struct sps__prom_snapshot *s, const struct followed *f,
                        struct thread_seen *th) {
     struct sps_rec_thread seg;
-    if (sps__live_pread(f->fd, &seg, SEG_HEAD_SIZE, th->seg_off) != 0 || seg.magic != SPS_REC_THREAD_MAGIC)
+    if (sps__live_pread(f->r.fd, &seg, SEG_HEAD_SIZE, th->seg_off) != 0 || seg.magic != SPS_REC_THREAD_MAGIC)
         return 0;
-    uint64_t index_len = ((uint64_t)f->h.names_cap + 2u) * sizeof(uint32_t);
-    if (!f->nnames || !in_arena(f, seg.agg_index_off, index_len) ||
-        sps__live_pread(f->fd, c->index, (f->nnames + 1u) * sizeof(uint32_t), seg.agg_index_off) != 0)
+    uint64_t index_len = ((uint64_t)f->r.h.names_cap + 2u) * sizeof(uint32_t);
+    if (!f->r.nnames || !sps__followed_in_arena(&f->r, seg.agg_index_off, index_len) ||
+        sps__live_pread(f->r.fd, c->index, (f->r.nnames + 1u) * sizeof(uint32_t), seg.agg_index_off) != 0)
         return 0;
-    if (th->nagg < f->nnames) {
-        struct agg_seen *grown = realloc(th->agg, f->nnames * sizeof *grown);
+    if (th->nagg < f->r.nnames) {
+        struct agg_seen *grown = realloc(th->agg, f->r.nnames * sizeof *grown);
         if (!grown)
             return -1;
-        memset(grown + th->nagg, 0, (f->nnames - th->nagg) * sizeof *grown);
+        memset(grown + th->nagg, 0, (f->r.nnames - th->nagg) * sizeof *grown);
         th->agg = grown;
-        th->nagg = f->nnames;
+        th->nagg = f->r.nnames;
     }
-    for (uint32_t id = 1; id <= f->nnames; id++)
+    for (uint32_t id = 1; id <= f->r.nnames; id++)
         if (c->index[id] && take_agg(c, s, f, &seg, th, id) != 0)
             return -1;
     return 0;
@@ -322,11 +233,7 @@ static int take_thread(struct sps__prom_collect *c, struct sps__prom_snapshot *s
 
 /* Follow the threads the record has published since the last read. */
 static int grow_threads(struct followed *f) {
-    uint32_t n = f->h.threads_count;
-    if (n > f->h.threads_cap)
-        return 0;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(&f->r);
     if (n <= f->nth)
         return 0;
     struct thread_seen *grown = realloc(f->th, n * sizeof *grown);
@@ -335,8 +242,7 @@ static int grow_threads(struct followed *f) {
     f->th = grown;
     while (f->nth < n) {
         uint64_t off;
-        if (sps__live_pread(f->fd, &off, sizeof off, f->h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
-            !in_arena(f, off, sizeof(struct sps_rec_thread)))
+        if (sps__followed_thread_seg(&f->r, f->nth, &off) != 0)
             break; /* published but not readable yet: next time */
         memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
         f->th[f->nth++].seg_off = off;
@@ -354,12 +260,12 @@ static int add_process(struct sps__prom_collect *c, struct sps__prom_snapshot *s
         c->cap_procs = want;
     }
     struct sps__prom_process *p = &s->procs[s->nprocs++];
-    p->pid = f->h.pid;
-    p->ppid = f->h.ppid;
-    p->rank = f->h.rank;
-    p->local_rank = f->h.local_rank;
-    p->world_size = f->h.world_size;
-    memcpy(p->host, f->h.hostname, sizeof p->host);
+    p->pid = f->r.h.pid;
+    p->ppid = f->r.h.ppid;
+    p->rank = f->r.h.rank;
+    p->local_rank = f->r.h.local_rank;
+    p->world_size = f->r.h.world_size;
+    memcpy(p->host, f->r.h.hostname, sizeof p->host);
     p->host[sizeof p->host - 1] = '\0';
     return 0;
 }
@@ -368,7 +274,7 @@ static int add_process(struct sps__prom_collect *c, struct sps__prom_snapshot *s
 
 struct sps__prom_collect *sps__prom_collect_open(const char *records_dir) {
     struct sps__prom_collect *c = calloc(1, sizeof *c);
-    if (!c || !(c->dir = strdup(records_dir))) {
+    if (!c || sps__followed_dir_init(&c->recs, records_dir, sizeof(struct followed)) != 0) {
         free(c);
         return NULL;
     }
@@ -390,19 +296,19 @@ struct sps__prom_collect *sps__prom_collect_open(const char *records_dir) {
  * one belongs to that rank: a DataLoader worker started with a fresh
  * environment is still its rank's, as in the report's per-rank figures. */
 static void owner_ranks(struct sps__prom_collect *c) {
-    for (uint32_t i = 0; i < c->nrec; i++) {
-        struct followed *f = c->rec[i];
-        f->owner_rank = f->ok && f->h.rank >= 0 ? f->h.rank : -1;
-        int32_t ppid = f->h.ppid;
+    for (uint32_t i = 0; i < c->recs.nrec; i++) {
+        struct followed *f = rec_at(c, i);
+        f->owner_rank = f->ok && f->r.h.rank >= 0 ? f->r.h.rank : -1;
+        int32_t ppid = f->r.h.ppid;
         for (int depth = 0; f->ok && f->owner_rank < 0 && ppid > 1 && depth < 16; depth++) {
             const struct followed *parent = NULL;
-            for (uint32_t k = 0; k < c->nrec && !parent; k++)
-                if (c->rec[k]->ok && c->rec[k]->h.pid == ppid)
-                    parent = c->rec[k];
+            for (uint32_t k = 0; k < c->recs.nrec && !parent; k++)
+                if (rec_at(c, k)->ok && rec_at(c, k)->r.h.pid == ppid)
+                    parent = rec_at(c, k);
             if (!parent)
                 break;
-            f->owner_rank = parent->h.rank >= 0 ? parent->h.rank : -1;
-            ppid = parent->h.ppid;
+            f->owner_rank = parent->r.h.rank >= 0 ? parent->r.h.rank : -1;
+            ppid = parent->r.h.ppid;
         }
     }
 }
@@ -414,17 +320,15 @@ int sps__prom_collect_read(struct sps__prom_collect *c, struct sps__prom_snapsho
     c->cap_series = c->cap_procs = 0;
     if (c->slot)
         memset(c->slot, 0, c->nslots * sizeof *c->slot);
-    discover(c);
-    for (uint32_t i = 0; i < c->nrec; i++) {
-        struct followed *f = c->rec[i];
-        if (f->state == SPS_LIVE_REC_PENDING)
-            f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
-        f->ok = f->state == SPS_LIVE_REC_OK && refresh(f) == 0;
+    sps__followed_discover(&c->recs);
+    for (uint32_t i = 0; i < c->recs.nrec; i++) {
+        struct followed *f = rec_at(c, i);
+        f->ok = sps__followed_refresh(&f->r);
     }
     owner_ranks(c);
     int rc = 0;
-    for (uint32_t i = 0; i < c->nrec && rc == 0; i++) {
-        struct followed *f = c->rec[i];
+    for (uint32_t i = 0; i < c->recs.nrec && rc == 0; i++) {
+        struct followed *f = rec_at(c, i);
         if (!f->ok)
             continue;
         rc = add_process(c, s, f);
@@ -440,20 +344,14 @@ int sps__prom_collect_read(struct sps__prom_collect *c, struct sps__prom_snapsho
 void sps__prom_collect_close(struct sps__prom_collect *c) {
     if (!c)
         return;
-    for (uint32_t i = 0; i < c->nrec; i++) {
-        struct followed *f = c->rec[i];
+    for (uint32_t i = 0; i < c->recs.nrec; i++) {
+        struct followed *f = rec_at(c, i);
         for (uint32_t t = 0; t < f->nth; t++)
             free(f->th[t].agg);
         free(f->th);
-        close(f->fd);
-        free(f->kind);
-        free(f->name);
-        free(f->file);
-        free(f);
     }
-    free(c->rec);
+    sps__followed_dir_close(&c->recs);
     free(c->slot);
-    free(c->dir);
     free(c);
 }
 

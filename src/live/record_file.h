@@ -1,6 +1,6 @@
 /*
  * record_file.h - reading a record another process is still writing, by
- * pread: what the live view (peek.c) and the live stream (stream.c) share.
+ * pread: what the live readers (followed.c and the readers on it) share.
  * The checks mirror src/model/reader.c's for the header; a header the
  * writer has not finished is "pending", never an error.
  */

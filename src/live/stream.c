@@ -6,25 +6,21 @@
  */
 #include "live/stream.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "live/followed.h"
 #include "live/record_file.h"
 #include "live/stream_machine.h"
-#include "model/run.h"
 #include "record_format.h"
 #include "render/step_line_json.h"
 #include "record_clock.h"
 #include "step_line.h"
 
-#define MAX_RECORDS 1024u
-#define MAX_THREADS 4096u
 #define CHUNK 256u
 /* Events that start this long before a poll began may still belong to a
  * step that opens later only if the clocks disagree by more: they never do
@@ -60,26 +56,18 @@ struct thread_follow {
     int gap;                       /* events were lost just before the next one taken from the ring read now */
 };
 
+/* A record as the stream follows it. */
 struct rec {
-    char *file;
-    int fd;
-    enum sps__live_rec_state state;
-    uint64_t size;
-    struct sps_rec_header h;
-    uint32_t nnames, names_alloc;
-    uint8_t *kind;
-    char (*name)[SPS_REC_NAME_LEN];
+    struct sps__followed r; /* first: the records directory allocates it */
     struct sps__rec_clock clock;
     struct thread_follow *th;
     uint32_t nth;
 };
 
 struct sps__live_stream {
-    char *dir;
+    struct sps__followed_dir recs;
     int fd;
     int64_t origin;
-    struct rec **rec;
-    uint32_t nrec;
     struct sps__stream_machine machine;
     char *out; /* this poll's lines, written at its end */
     size_t outlen, outcap;
@@ -91,103 +79,36 @@ struct sps__live_stream {
     char text[SPS_STEP_LINE_JSON_MAX];
 };
 
-static int in_arena(const struct rec *f, uint64_t off, uint64_t len) {
-    return off >= f->h.arena_off && off % 8 == 0 && off <= f->size && len <= f->size - off;
-}
-
 /* ------------------------------------------------------------ records */
 
 static int64_t to_ns(const struct rec *f, uint64_t ticks) {
     return sps__rec_clock_ns(&f->clock, ticks);
 }
 
-/* The header's mutable part (read twice around the anchor so a pair
- * being rewritten is not used: the copy's anchor_seq is then made odd)
- * and the names published since. */
+/* The header's mutable part (its anchor read again after, so a pair
+ * being rewritten is not used: the copy's anchor_seq is then made odd) and
+ * the names published since.  -1 when the record cannot be read now. */
 static int refresh(struct rec *f) {
-    const size_t mut = offsetof(struct sps_rec_header, state);
-    if (sps__live_pread(f->fd, (char *)&f->h + mut, sizeof f->h - mut, mut) != 0)
+    if (f->r.state == SPS_LIVE_REC_PENDING)
+        f->r.state = sps__live_rec_header(f->r.fd, &f->r.h, &f->r.size);
+    if (f->r.state != SPS_LIVE_REC_OK || sps__followed_read_header(&f->r) != 0)
         return -1;
     uint32_t again;
-    if (sps__live_pread(f->fd, &again, sizeof again, offsetof(struct sps_rec_header, anchor_seq)) != 0 ||
-        again != f->h.anchor_seq)
-        f->h.anchor_seq = 1; /* odd: the calibrated rate alone */
-    sps__rec_clock_setup(&f->clock, &f->h);
-    struct stat sb;
-    if (fstat(f->fd, &sb) == 0 && (uint64_t)sb.st_size > f->size)
-        f->size = (uint64_t)sb.st_size;
-    uint32_t n = f->h.names_count;
-    if (n > f->h.names_cap)
-        return -1;
-    if (n > f->names_alloc) {
-        uint32_t want = n < 64u ? 64u : n;
-        uint8_t *kind = realloc(f->kind, want);
-        if (kind)
-            f->kind = kind;
-        char(*name)[SPS_REC_NAME_LEN] = realloc(f->name, (size_t)want * sizeof *name);
-        if (name)
-            f->name = name;
-        if (!kind || !name)
-            return -1;
-        f->names_alloc = want;
-    }
-    struct sps_rec_name batch[16];
-    while (f->nnames < n) {
-        uint32_t k = n - f->nnames < 16u ? n - f->nnames : 16u;
-        if (sps__live_pread(f->fd, batch, k * sizeof *batch, f->h.names_off + (uint64_t)f->nnames * sizeof *batch) != 0)
-            return -1;
-        for (uint32_t i = 0; i < k; i++) {
-            const struct sps_rec_name *e = &batch[i];
-            if (e->kind < SPS_KIND_ZONE || e->kind > SPS_KIND_LAST || !memchr(e->name, '\0', sizeof e->name))
-                return 0; /* not published whole yet */
-            f->kind[f->nnames] = (uint8_t)e->kind;
-            memcpy(f->name[f->nnames], e->name, SPS_REC_NAME_LEN);
-            f->nnames++;
-        }
-    }
-    return 0;
+    if (sps__live_pread(f->r.fd, &again, sizeof again, offsetof(struct sps_rec_header, anchor_seq)) != 0 ||
+        again != f->r.h.anchor_seq)
+        f->r.h.anchor_seq = 1; /* odd: the calibrated rate alone */
+    sps__rec_clock_setup(&f->clock, &f->r.h);
+    return sps__followed_read_names(&f->r);
 }
 
 static const char *name_of(void *ctx, uint32_t id) {
     const struct rec *f = ctx;
-    return id >= 1 && id <= f->nnames ? f->name[id - 1] : NULL;
+    return id >= 1 && id <= f->r.nnames ? f->r.name[id - 1] : NULL;
 }
 
 /* A known name of this kind? */
 static int named(const struct rec *f, const struct sps_rec_event *e, uint32_t kind) {
-    return e->name >= 1 && e->name <= f->nnames && f->kind[e->name - 1] == kind && e->kind == kind;
-}
-
-static void discover(struct sps__live_stream *st) {
-    DIR *d = opendir(st->dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) && st->nrec < MAX_RECORDS) {
-        if (!sps__is_record_name(e->d_name))
-            continue;
-        uint32_t i = 0;
-        while (i < st->nrec && strcmp(st->rec[i]->file, e->d_name) != 0)
-            i++;
-        if (i < st->nrec)
-            continue;
-        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-            continue;
-        struct rec *f = calloc(1, sizeof *f);
-        struct rec **grown = realloc(st->rec, (st->nrec + 1u) * sizeof *grown);
-        if (grown)
-            st->rec = grown;
-        if (!f || !grown || !(f->file = strdup(e->d_name))) {
-            free(f);
-            close(fd);
-            break;
-        }
-        f->fd = fd;
-        f->state = SPS_LIVE_REC_PENDING;
-        st->rec[st->nrec++] = f;
-    }
-    closedir(d);
+    return e->name >= 1 && e->name <= f->r.nnames && f->r.kind[e->name - 1] == kind && e->kind == kind;
 }
 
 /* ------------------------------------------------------------- output */
@@ -235,7 +156,7 @@ static void lost_line(struct sps__live_stream *st, const struct rec *f, const st
     if (!count)
         return;
     st->stats.steps_lost += count;
-    emit(st, st->text, sps__steps_lost_json(count, first, f->h.pid, f->h.rank, th->tid, st->text, sizeof st->text));
+    emit(st, st->text, sps__steps_lost_json(count, first, f->r.h.pid, f->r.h.rank, th->tid, st->text, sizeof st->text));
 }
 
 /* The first event of b (in start order) that starts at or after t. */
@@ -272,7 +193,7 @@ static void sort_from(struct evbuf *b, size_t sorted) {
 static void step_line(struct sps__live_stream *st, const struct rec *f, const struct thread_follow *th,
                       const struct pstep *p, int64_t until) {
     struct sps__step_line *l = &st->line;
-    sps__step_line_init(l, p->index, p->name, f->h.pid, f->h.rank, th->tid, p->start - st->origin,
+    sps__step_line_init(l, p->index, p->name, f->r.h.pid, f->r.h.rank, th->tid, p->start - st->origin,
                         p->end - st->origin);
     for (size_t i = first_from(&th->zones, p->start); i < th->zones.n && th->zones.e[i].t < p->end; i++) {
         const struct ev *e = &th->zones.e[i];
@@ -388,7 +309,7 @@ static void ring_lost(struct sps__live_stream *st, const struct rec *f, struct t
 
 static uint64_t head_now(const struct rec *f, const struct thread_follow *th, int ring) {
     uint64_t h = 0;
-    if (sps__live_pread(f->fd, &h, sizeof h,
+    if (sps__live_pread(f->r.fd, &h, sizeof h,
                    th->seg_off + offsetof(struct sps_rec_thread, head) + (uint64_t)ring * sizeof(uint64_t)) != 0)
         return UINT64_MAX;
     return h;
@@ -397,12 +318,12 @@ static uint64_t head_now(const struct rec *f, const struct thread_follow *th, in
 /* Take the ring's events from the thread's cursor to head. */
 static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int ring,
                       const struct sps_rec_thread *seg, int64_t now) {
-    uint64_t cap = f->h.ring_cap[ring], head = seg->head[ring];
+    uint64_t cap = f->r.h.ring_cap[ring], head = seg->head[ring];
     uint64_t ring_off = seg->ring_off[ring];
-    if (head <= th->next[ring] || !in_arena(f, ring_off, cap * sizeof(struct sps_rec_event)))
+    if (head <= th->next[ring] || !sps__followed_in_arena(&f->r, ring_off, cap * sizeof(struct sps_rec_event)))
         return;
-    int keep_first = f->h.ring_policy == SPS_POLICY_KEEP_FIRST;
-    uint64_t kept = sps_rec_ring_kept(head, cap, f->h.ring_policy);
+    int keep_first = f->r.h.ring_policy == SPS_POLICY_KEEP_FIRST;
+    uint64_t kept = sps_rec_ring_kept(head, cap, f->r.h.ring_policy);
     uint64_t lo = keep_first ? 0 : head - kept;
     uint64_t hi = keep_first ? (head < seg->limit[ring] ? head : seg->limit[ring]) : head;
     if (keep_first && hi > cap)
@@ -417,7 +338,7 @@ static void read_ring(struct sps__live_stream *st, struct rec *f, struct thread_
         uint64_t slot = i & (cap - 1);
         if (slot + n > cap)
             n = cap - slot;
-        if (sps__live_pread(f->fd, st->batch, n * sizeof *st->batch, ring_off + slot * sizeof *st->batch) != 0)
+        if (sps__live_pread(f->r.fd, st->batch, n * sizeof *st->batch, ring_off + slot * sizeof *st->batch) != 0)
             break;
         /* the writer may have lapped these slots while they were read */
         uint64_t first_good = i;
@@ -480,11 +401,11 @@ static void trim(struct evbuf *b, int64_t bound, int64_t *lost_until) {
 static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thread_follow *th, int64_t now,
                           int final) {
     struct sps_rec_thread *seg = &st->seg;
-    if (sps__live_pread(f->fd, seg, sizeof *seg, th->seg_off) != 0 || seg->magic != SPS_REC_THREAD_MAGIC)
+    if (sps__live_pread(f->r.fd, seg, sizeof *seg, th->seg_off) != 0 || seg->magic != SPS_REC_THREAD_MAGIC)
         return;
     th->tid = seg->tid;
     int64_t open = open_step_start(f, seg);
-    int ended = final || seg->state == SPS_REC_THREAD_EXITED || f->h.state == SPS_REC_STATE_CLOSED;
+    int ended = final || seg->state == SPS_REC_THREAD_EXITED || f->r.h.state == SPS_REC_STATE_CLOSED;
     read_ring(st, f, th, SPS_RING_STEPS, seg, now);
     if (!th->nsteps && open == INT64_MAX) {
         /* no step to write and none open when the segment was read: what
@@ -521,15 +442,9 @@ static void follow_thread(struct sps__live_stream *st, struct rec *f, struct thr
 }
 
 static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t now, int final) {
-    if (f->state == SPS_LIVE_REC_PENDING)
-        f->state = sps__live_rec_header(f->fd, &f->h, &f->size);
-    if (f->state != SPS_LIVE_REC_OK || refresh(f) != 0)
+    if (refresh(f) != 0)
         return;
-    uint32_t n = f->h.threads_count;
-    if (n > f->h.threads_cap)
-        return;
-    if (n > MAX_THREADS)
-        n = MAX_THREADS;
+    uint32_t n = sps__followed_threads(&f->r);
     if (n > f->nth) {
         struct thread_follow *grown = realloc(f->th, n * sizeof *grown);
         if (!grown)
@@ -537,8 +452,7 @@ static void follow_record(struct sps__live_stream *st, struct rec *f, int64_t no
         f->th = grown;
         while (f->nth < n) {
             uint64_t off;
-            if (sps__live_pread(f->fd, &off, sizeof off, f->h.threads_off + (uint64_t)f->nth * sizeof off) != 0 ||
-                !in_arena(f, off, sizeof(struct sps_rec_thread)))
+            if (sps__followed_thread_seg(&f->r, f->nth, &off) != 0)
                 break; /* published but not readable yet: next time */
             memset(&f->th[f->nth], 0, sizeof f->th[f->nth]);
             f->th[f->nth].seg_off = off;
@@ -558,7 +472,7 @@ struct sps__live_stream *sps__live_stream_open(const char *records_dir, const ch
     if (!st)
         return NULL;
     st->fd = -1;
-    if (!(st->dir = strdup(records_dir))) {
+    if (sps__followed_dir_init(&st->recs, records_dir, sizeof(struct rec)) != 0) {
         free(st);
         errno = ENOMEM;
         return NULL;
@@ -566,7 +480,7 @@ struct sps__live_stream *sps__live_stream_open(const char *records_dir, const ch
     st->fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
     if (st->fd < 0) {
         int e = errno;
-        free(st->dir);
+        sps__followed_dir_close(&st->recs);
         free(st);
         errno = e;
         return NULL;
@@ -582,9 +496,9 @@ void sps__live_stream_sample(struct sps__live_stream *st, const struct sps__samp
 int sps__live_stream_poll(struct sps__live_stream *st, uint64_t now_mono_ns, int final) {
     uint64_t before = st->stats.lines;
     st->stats.polls++;
-    discover(st);
-    for (uint32_t i = 0; i < st->nrec; i++)
-        follow_record(st, st->rec[i], (int64_t)now_mono_ns, final);
+    sps__followed_discover(&st->recs);
+    for (uint32_t i = 0; i < st->recs.nrec; i++)
+        follow_record(st, (struct rec *)st->recs.rec[i], (int64_t)now_mono_ns, final);
     flush_out(st);
     return (int)(st->stats.lines - before);
 }
@@ -594,23 +508,17 @@ void sps__live_stream_close(struct sps__live_stream *st, struct sps__live_stream
         return;
     if (stats)
         *stats = st->stats;
-    for (uint32_t i = 0; i < st->nrec; i++) {
-        struct rec *f = st->rec[i];
+    for (uint32_t i = 0; i < st->recs.nrec; i++) {
+        struct rec *f = (struct rec *)st->recs.rec[i];
         for (uint32_t t = 0; t < f->nth; t++) {
             free(f->th[t].steps);
             free(f->th[t].zones.e);
             free(f->th[t].values.e);
         }
         free(f->th);
-        close(f->fd);
-        free(f->kind);
-        free(f->name);
-        free(f->file);
-        free(f);
     }
-    free(st->rec);
+    sps__followed_dir_close(&st->recs);
     free(st->out);
-    free(st->dir);
     if (st->fd >= 0)
         close(st->fd);
     free(st);
