@@ -245,7 +245,10 @@ class _Then:
         return self.fn(fut)
 
     def __del__(self):
-        next(_thens_gone)
+        try:
+            next(_thens_gone)
+        except Exception:  # noqa: BLE001  (freed while the interpreter tears the module down)
+            pass
 
 
 def _thens_held():
