@@ -257,14 +257,14 @@ def _thens_held():
 
 
 def _drain(limit_s=None):
-    """At exit, before the interpreter finalizes: wait, with the GIL released,
-    until the threads that completed our futures have released our
-    callbacks (at most DRAIN_AT_EXIT_S: a future that never completes keeps
-    its callback; nothing is left to wait for then), and a moment more for
-    what they release after it.  Returns how many were still held."""
+    """At exit, before the interpreter finalizes (registered once a DDP has
+    our hook): wait, with the GIL released, until the threads that
+    completed our futures have released our callbacks (at most
+    DRAIN_AT_EXIT_S: a future that never completes keeps its callback;
+    nothing is left to wait for then), and a moment more for what they
+    release after them (a script's hook's callback, chained under ours).
+    Returns how many were still held."""
     held = _thens_held()
-    if held <= 0:
-        return 0
     deadline = _time.monotonic() + (DRAIN_AT_EXIT_S if limit_s is None else limit_s)
     while held > 0 and _time.monotonic() < deadline:
         _time.sleep(0.001)
