@@ -774,6 +774,11 @@ def _wrap_init(original):
 
 
 def _step_pre_hook(optimizer, args, kwargs):
+    # torch 2.x's global step hooks stay registered while auto is off (the
+    # bare rounds of _price_hooks, a stand_aside): off, an optimizer step is
+    # the script's alone, as torch 1.13's class wrappers pass it through
+    if not _on:
+        return
     try:
         loop = _tls.loop
         if loop._opt_zones:

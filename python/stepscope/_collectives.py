@@ -40,9 +40,13 @@ An error in this module's own work turns it off (``_fail``) with one line
 on stderr and never reaches the script: the collectives are called as
 before, and a registered hook keeps doing the default all-reduce, untimed.
 """
+import atexit as _atexit
 import functools as _functools
 import inspect as _inspect
+import itertools as _itertools
+import os as _os
 import sys as _sys
+import time as _time
 import weakref as _weakref
 
 import torch as _torch
@@ -73,6 +77,9 @@ _zone_end = _core.zone_end
 _dist = None          # torch.distributed, once imported
 _original_all_reduce = None
 _failed = None        # why _fail turned the timing off
+#: how long the exit waits, at most, for gloo's threads to let go of our callbacks (_drain)
+DRAIN_AT_EXIT_S = 2.0
+_drain_registered = False
 
 
 def installed():
@@ -207,6 +214,75 @@ def _unpack(fut):
     return fut.value()[0]
 
 
+# -- callbacks on the threads that complete the futures -----------------------------
+#
+# Future.then(callback) keeps the callback in a guard that, after the
+# callback ran on the thread completing the future (a gloo worker), takes
+# the GIL once more to release it.  That thread is not Python's: when the
+# backward that waited for the future returns and the interpreter
+# finalizes within the GIL's switch interval (5 ms: a rank that exits right
+# after its last step), the thread still waiting for the GIL is ended by
+# Python with pthread_exit, whose unwinding through that guard's noexcept
+# destructor aborts the process ("terminate called without an active
+# exception", SIGABRT).  So every callback of ours is a _Then, which counts
+# its release, and the exit waits (GIL released) until gloo's threads have
+# released them all (_drain).
+
+_thens_made = _itertools.count()   # next() is atomic under the GIL, from any thread
+_thens_gone = _itertools.count()
+
+
+class _Then:
+    """A Future.then() callback of ours: fn(fut), counted made and released."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+        next(_thens_made)
+
+    def __call__(self, fut):
+        return self.fn(fut)
+
+    def __del__(self):
+        try:
+            next(_thens_gone)
+        except Exception:  # noqa: BLE001  (freed while the interpreter tears the module down)
+            pass
+
+
+def _thens_held():
+    """How many of our callbacks torch still holds (reading moves both counts by one)."""
+    return next(_thens_made) - next(_thens_gone)
+
+
+def _drain(limit_s=None):
+    """At exit, before the interpreter finalizes (registered once a DDP has
+    our hook): wait, with the GIL released, until the threads that
+    completed our futures have released our callbacks (at most
+    DRAIN_AT_EXIT_S: a future that never completes keeps its callback;
+    nothing is left to wait for then), and a moment more for what they
+    release after them (a script's hook's callback, chained under ours).
+    Returns how many were still held."""
+    held = _thens_held()
+    deadline = _time.monotonic() + (DRAIN_AT_EXIT_S if limit_s is None else limit_s)
+    while held > 0 and _time.monotonic() < deadline:
+        _time.sleep(0.001)
+        held = _thens_held()
+    _time.sleep(0.005)  # the same callback's last releases, after the count
+    return held
+
+
+def _forget_thens_after_fork():
+    # a forked child (a DataLoader worker) has no gloo thread: nothing of the
+    # parent's is held for it
+    global _thens_made, _thens_gone
+    _thens_made, _thens_gone = _itertools.count(), _itertools.count()
+
+
+_os.register_at_fork(after_in_child=_forget_thens_after_fork)
+
+
 def _default_allreduce(st, bucket):
     """DDP's default reduction of a bucket, as a Work's future (its value
     [tensor]).  The reducer (C++) without a hook multiplies each gradient
@@ -228,7 +304,7 @@ def _default_allreduce(st, bucket):
 
 def _builtin_allreduce(st, bucket):
     """_register_builtin_comm_hook(ALLREDUCE) behind ours: the default."""
-    return _default_allreduce(st, bucket).then(_unpack)
+    return _default_allreduce(st, bucket).then(_Then(_unpack))
 
 
 def stepscope_timed_comm_hook(st, bucket):
@@ -244,7 +320,7 @@ def stepscope_timed_comm_hook(st, bucket):
         handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
-            return fut.then(_unpack)
+            return fut.then(_Then(_unpack))
         then = st.completed_work
     else:
         fut = user[1](user[0], bucket)
@@ -258,7 +334,7 @@ def stepscope_timed_comm_hook(st, bucket):
             _dirty.append(st)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
-    return fut.then(then)
+    return fut.then(_Then(then))
 
 
 def flush():
@@ -290,6 +366,10 @@ def _attach(ddp):
                           "communication hook of its own already (%s)\n" % (str(exc).splitlines()[0][:120],))
         return False
     _states[ddp] = st
+    global _drain_registered
+    if not _drain_registered:
+        _drain_registered = True
+        _atexit.register(_drain)
     return True
 
 

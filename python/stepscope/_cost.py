@@ -15,6 +15,7 @@ the same loop without the call subtracted.  A figure that comes out at zero
 or below (a machine too busy to measure) is not given: the report then says
 that kind was not priced.
 """
+import sys as _sys
 import time as _time
 
 from . import _stepscope
@@ -100,11 +101,17 @@ def measure_hooks(instrument):
     instrumentation."""
     global _hooks_measured
     if _hooks_measured:
-        return _stepscope._costs()["hook_zone_ns"]
+        return _stepscope._costs().get("hook_zone_ns")
     _hooks_measured = True
     try:
         ns = _time_hooks(instrument)
-    except Exception:  # a torch without what the loop needs: not measured
+    except Exception as exc:  # noqa: BLE001  (a torch without what the loop needs: not measured, and why)
+        first = (str(exc).splitlines() or [""])[0][:160]
+        try:
+            _sys.stderr.write("stepscope: the hooks' cost was not measured (the report leaves them unpriced): "
+                              "%s: %s\n" % (type(exc).__name__, first))
+        except Exception:  # noqa: BLE001
+            pass
         return None
     if ns is not None:
         _stepscope._set_costs(hook_zone_ns=ns)

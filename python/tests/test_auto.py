@@ -626,6 +626,32 @@ def test_the_hooks_are_counted_apart_and_priced_at_exit(run_under):
     assert short.report["analysis"]["overhead"]["recording_by_kind"]["instrument_hooks"]["cost_ns"] is None
 
 
+def test_the_pricing_bare_rounds_run_no_hook_under_torch2_step_hooks(run_under):
+    # torch 2.x's global optimizer step hooks stay registered while auto is
+    # off; the pricing's bare rounds (auto off) must be bare there too, or
+    # their optimizer steps pay for auto's step bookkeeping and the hooks'
+    # price comes out at zero or below (unpriced: torch 2.11 on an H200).
+    # Only the hooked rounds' optimizer steps may reach auto's step hooks.
+    from stepscope import _cost
+    r = run_under("import torch\n" + TORCH2_STEP_HOOKS + INSTALL + """
+        import stepscope._cost
+        calls = [0]
+        begin = stepscope._auto._Loop.optimizer_begin
+        def counted(loop, *args, **kwargs):
+            calls[0] += 1
+            return begin(loop, *args, **kwargs)
+        stepscope._auto._Loop.optimizer_begin = counted
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        model(torch.ones(2, 4)).sum().backward()
+        opt.step()
+        before = calls[0]
+        stepscope._auto._price_hooks()
+        print(before, calls[0] - before, stepscope._cost._hooks_measured)
+    """.replace("\n        ", "\n"), run_args=("--no-auto",))
+    assert r.stdout.split() == ["1", str(_cost._HOOK_ROUNDS * _cost._STEPS), "True"]
+
+
 def test_steps_tile_a_loop_without_a_dataloader(run_under, tmp_path):
     # The optimizer's step() ends a step and opens the next at once: the
     # script's own work between two optimizer steps (a batch built by hand,
