@@ -53,7 +53,7 @@ static int add_zones(struct sps__step_line *l, const struct sps_rec_header *h, c
             continue;
         if (e->kind == SPS_KIND_MICROSTEP)
             l->microsteps++;
-        else if (sps_kind_is_span(e->kind))
+        else if (e->kind == SPS_KIND_ZONE)
             sps__step_line_zone(l, e->name, (int64_t)e->start_ticks, e->a);
         else if (e->kind == SPS_KIND_WAIT)
             sps__step_line_wait(l, e->name, (int64_t)e->start_ticks, e->a);
