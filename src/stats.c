@@ -184,6 +184,14 @@ static double select_kth(double *x, size_t n, size_t k) {
     return x[k];
 }
 
+double sps__percentile_inplace(double *x, size_t n, double p) {
+    if (n == 0)
+        return NAN;
+    double at = ceil(p / 100 * (double)n);
+    size_t k = at < 1 ? 0 : at > (double)n ? n - 1 : (size_t)at - 1;
+    return select_kth(x, n, k);
+}
+
 double sps__median_inplace(double *x, size_t n) {
     if (n == 0)
         return NAN;

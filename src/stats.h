@@ -65,4 +65,8 @@ int sps__cmp_double(const void *a, const void *b);
  * Pure; thread-safe. */
 double sps__median_inplace(double *x, size_t n);
 
+/* The nearest-rank p-th percentile (0 < p <= 100) of x[0..n) in O(n)
+ * expected time, reordering x; NAN when n is 0.  Pure; thread-safe. */
+double sps__percentile_inplace(double *x, size_t n, double p);
+
 #endif /* SPS_STATS_H */

@@ -47,6 +47,7 @@ struct synth {
                               process of no rank) */
     int slow_rank;         /* the rank whose steps take slow_rank_extra_s longer */
     double slow_rank_extra_s;
+    int slow_in_data;      /* that rank's extra time is its data zone's self time */
 };
 
 static void add_name(struct sps_run *run, const char *name, uint32_t kind, size_t count) {
@@ -143,6 +144,8 @@ static void write_run(const char *dir, const struct synth *s) {
         row->by_name[0] = NAN;
         row->by_name[1] = d[i] * s->forward_frac + s->forward_extra_s;
         row->by_name[2] = d[i] * (1 - s->forward_frac) * 0.5;
+        if (s->slow_in_data && s->ranks > 0 && i % nprocs == s->slow_rank)
+            row->by_name[2] += s->slow_rank_extra_s;
         if (s->extra_zone)
             row->by_name[3] = 0.001;
     }
@@ -512,6 +515,82 @@ static void test_ranks_paired(const char *root) {
     CHECK(!strstr(out, "median per step, rank"));
 }
 
+/* The reviewer's DDP case in miniature: 4 ranks a side, 3 runs a side,
+ * NEW's rank 2 spends 20 ms more a step in data.  Rank by rank, each
+ * phase is compared: rank 2's data is the one conclusive change; no other
+ * rank's phase, nor rank 2's forward, is called slower or faster. */
+static void test_rank_phases(const char *root) {
+    char a[3][4300], b[3][4300];
+    for (int i = 0; i < 3; i++) {
+        snprintf(a[i], sizeof a[i], "%s/pa%d", root, i);
+        snprintf(b[i], sizeof b[i], "%s/pb%d", root, i);
+        struct synth s = base_run(500 + (uint64_t)i);
+        s.steps = 320;
+        s.ranks = 4;
+        s.level = levels[i];
+        write_run(a[i], &s);
+        s = base_run(600 + (uint64_t)i);
+        s.steps = 320;
+        s.ranks = 4;
+        s.level = levels[(i + 1) % 3];
+        s.slow_rank = 2;
+        s.slow_rank_extra_s = 0.020;
+        s.slow_in_data = 1;
+        write_run(b[i], &s);
+    }
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], b[2], "--format", "json", NULL), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    CHECK(j != NULL);
+    size_t conclusive = 0;
+    for (size_t r = 0; j && r < 4; r++) {
+        json_t *o = json_array_get(json_path(j, "ranks"), r);
+        json_t *phases = json_object_get(o, "phases");
+        CHECK_EQ_U(json_array_size(phases), 2); /* forward, data */
+        CHECK_EQ_U(json_array_size(json_object_get(o, "waits")), 0);
+        CHECK(json_number_value(json_object_get(o, "step_p90_new_s")) > 0.1);
+        size_t k;
+        json_t *ph;
+        json_array_foreach(phases, k, ph) {
+            const char *name = json_string_value(json_object_get(ph, "name"));
+            const char *v = json_string_value(json_object_get(ph, "verdict"));
+            int is_data = name && !strcmp(name, "data");
+            if (r == 2 && is_data) {
+                CHECK_MSG(v && !strcmp(v, "slower"), "rank 2 data: %s", v ? v : "(null)");
+                /* 30 ms a step before (0.1 s x 0.6 x 0.5), 50 ms after */
+                CHECK_NEAR(json_number_value(json_object_get(ph, "ratio")), 50.0 / 30, 0.1);
+                CHECK(json_number_value(json_object_get(ph, "p_value")) >=
+                      json_number_value(json_object_get(ph, "p_value_unadjusted")));
+            }
+            conclusive += v && (!strcmp(v, "slower") || !strcmp(v, "faster"));
+        }
+    }
+    CHECK_EQ_U(conclusive, 1);
+    json_decref(j);
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], b[2], NULL), 0);
+    const char *by = strstr(out, "\nby rank ");
+    CHECK(by != NULL);
+    if (by) {
+        const char *r2 = strstr(by, "\nrank 2 "), *r3 = strstr(by, "\nrank 3 ");
+        CHECK(r2 && r3);
+        if (r2 && r3) {
+            char line[512];
+            snprintf(line, sizeof line, "%.*s", (int)(r3 - r2), r2);
+            CHECK_STR_HAS(line, "data 29.9 ms -> 50.2 ms +68% slower");
+            CHECK_STR_HAS(line, "slower");
+            CHECK(!strstr(line, "forward"));
+        }
+        CHECK_STR_HAS(by, "\nrank 0 ");
+        CHECK_STR_HAS(by, "no phase or wait changed conclusively");
+    }
+    CHECK_EQ_I(compare(a[0], a[1], a[2], "--vs", b[0], b[1], b[2], "--format", "markdown", NULL), 0);
+    CHECK_STR_HAS(out, "| rank | p90 base | p90 new |");
+    CHECK_STR_HAS(out, " **slower** |");
+    /* one run a side: no slower, yet rank 2's data clears the runs' drift */
+    CHECK_EQ_I(compare(a[0], "--vs", b[0], NULL), 0);
+    by = strstr(out, "\nby rank ");
+    CHECK(by && strstr(by, "data 29.") && strstr(by, "beyond drift"));
+}
+
 static void test_zone_only_on_one_side(const char *root) {
     char a[4300], b[4300];
     snprintf(a, sizeof a, "%s/za", root);
@@ -825,6 +904,7 @@ int main(void) {
     test_pooled_runs(root);
     test_zone_only_on_one_side(root);
     test_ranks_paired(root);
+    test_rank_phases(root);
     test_errors(root);
     test_reader(root);
     test_colour();

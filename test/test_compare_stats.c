@@ -58,6 +58,9 @@ static void test_student_t(void) {
     CHECK_NEAR(sps__t_quantile_two_sided(0.05, 4), 2.7764451, 1e-5);
     CHECK_NEAR(sps__t_quantile_two_sided(0.05, 30), 2.0422725, 1e-5);
     CHECK_NEAR(sps__t_quantile_two_sided(0.01, 14), 2.9768427, 1e-5);
+    /* the normal past df 1e6, and a tail past the middle */
+    CHECK_NEAR(sps__t_quantile_two_sided(0.05, 2e6), 1.9599640, 1e-5);
+    CHECK_NEAR(sps__t_quantile_two_sided(0.5, 3), 0.7648923, 1e-5);
 }
 
 /* A run summary on numbers worked by hand: 32 steps, 8 blocks of 4. */

@@ -64,6 +64,17 @@ static int side_has_zone(const struct sps_cmp_side *side, const char *name) {
     return 0;
 }
 
+/* Whether the zone named name is a collective wait in a run of either side. */
+static int zone_is_wait(const struct sps_cmp_side *const sides[2], const char *name) {
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->nruns; i++) {
+            const struct sps_cmp_zone *z = sps__cmp_run_zone(&sides[s]->runs[i], name);
+            if (z && z->wait)
+                return 1;
+        }
+    return 0;
+}
+
 /* Add name to the list of zone names unless it is there. */
 static int add_name(char ***names, size_t *n, const char *name) {
     for (size_t i = 0; i < *n; i++)
@@ -324,6 +335,7 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
         row->presence = !side_has_zone(new_side, row->name)  ? SPS_CMP_BASE_ONLY
                         : !side_has_zone(base, row->name) ? SPS_CMP_NEW_ONLY
                                                           : SPS_CMP_BOTH;
+        row->wait = zone_is_wait(sides, row->name);
         rc = compare_series(base, new_side, row->name, zeros, params, &row->c);
     }
     for (size_t i = 0; i < nnames; i++)
@@ -335,7 +347,7 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
     if (!rc && out->nzones)
         qsort(out->zones, out->nzones, sizeof *out->zones, cmp_rows);
     if (!rc)
-        rc = sps__cmp_ranks(base, new_side, params, &out->ranks, &out->nranks);
+        rc = sps__cmp_ranks(base, new_side, params, out->zones, out->nzones, &out->ranks, &out->nranks);
     if (!rc)
         rc = figures_of(base, new_side, out);
     if (!rc)
@@ -358,9 +370,7 @@ void sps__cmp_result_free(struct sps_cmp_result *r) {
     for (size_t i = 0; i < r->nzones; i++)
         free(r->zones[i].name);
     free(r->zones);
-    for (size_t i = 0; i < r->nranks; i++)
-        free(r->ranks[i].name);
-    free(r->ranks);
+    sps__cmp_rank_rows_free(r->ranks, r->nranks);
     free(r->figures);
     free(r->runs_base);
     free(r->runs_new);

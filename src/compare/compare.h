@@ -25,7 +25,17 @@ struct sps_cmp_row {
     enum sps_cmp_presence presence;
     struct sps_comparison c; /* per step, seconds; a zone's p is Holm-adjusted */
     double p_unadjusted;     /* the run-level test's own p */
-    int rank;                /* a row of compare/ranks.h: its rank (else unused) */
+    int wait;                /* a zone row: time blocked in a collective (kind wait) */
+    /* a row of compare/ranks.h (else 0, NULL): its rank; the nearest-rank
+     * p90 of the rank's steps on each side (NAN where a side lacks it);
+     * each zone's self time per step in the rank's steps, phases and
+     * collective waits alike, compared the same way (p Holm-adjusted over
+     * every rank's phases), largest change of median first; none for a
+     * rank one side lacks */
+    int rank;
+    double p90_base, p90_new;
+    size_t nphases;
+    struct sps_cmp_row *phases;
 };
 
 /* A run-level figure: the mean over each side's runs that have it. */

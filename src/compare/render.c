@@ -247,6 +247,32 @@ static void text_ranks(FILE *f, const struct sps_cmp_result *r, int colour) {
             r->step.name, r->step.name);
 }
 
+/* Each rank's step p90 and the phases and waits that stand out in it. */
+static void text_rank_phases(FILE *f, const struct sps_cmp_result *r, int colour) {
+    if (!r->nranks)
+        return;
+    int drift = 0;
+    fprintf(f, "\n%-10s %9s %9s  %s\n", "by rank", "base p90", "new p90",
+            "changes of a phase's self time or a collective wait, median per step");
+    for (size_t i = 0; i < r->nranks; i++) {
+        const struct sps_cmp_row *rk = &r->ranks[i];
+        char b[32], n[32], line[1024];
+        fmt_seconds(rk->p90_base, b, sizeof b);
+        fmt_seconds(rk->p90_new, n, sizeof n);
+        size_t named = sps__cmp_rank_line(&r->params, rk, 0, line, sizeof line);
+        for (size_t k = 0; k < rk->nphases; k++)
+            drift |= sps__cmp_phase_standing(&r->params, &rk->phases[k]) == SPS_CMP_BEYOND_DRIFT;
+        fprintf(f, "%-10.10s %9s %9s  %s%s%s\n", rk->name, b, n, colour && named ? BOLD : "", line,
+                colour && named ? RESET : "");
+    }
+    fprintf(f, "(%s p90 of each rank's steps; each phase and wait of rank r against rank r, p adjusted for ranks x "
+               "phases%s)\n",
+            r->step.name,
+            drift ? "; beyond drift: one run a side cannot be slower or faster, but the change clears each run's "
+                    "own drift"
+                  : "");
+}
+
 static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
                         const struct sps_cmp_side *new_side) {
     char line[1024];
@@ -291,6 +317,7 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
     if (r->nzones)
         fputs("(zones: self time per step, largest change first; p adjusted for the number of zones)\n", f);
     text_ranks(f, r, colour);
+    text_rank_phases(f, r, colour);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
         fprintf(f, "\n%-22s %12s %12s %8s\n", "run", "base", "new", "change");
         for (size_t i = 0; i < r->nfigures; i++) {
@@ -336,6 +363,23 @@ static void md_ranks(FILE *f, const struct sps_cmp_result *r) {
     }
 }
 
+/* Each rank's step p90 and the phases and waits that stand out in it. */
+static void md_rank_phases(FILE *f, const struct sps_cmp_result *r) {
+    if (!r->nranks)
+        return;
+    fputs("\n| rank | p90 base | p90 new | changes of a phase's self time or a collective wait (median per step) |\n",
+          f);
+    fputs("|---|--:|--:|---|\n", f);
+    for (size_t i = 0; i < r->nranks; i++) {
+        const struct sps_cmp_row *rk = &r->ranks[i];
+        char b[32], n[32], line[1400];
+        fmt_seconds(rk->p90_base, b, sizeof b);
+        fmt_seconds(rk->p90_new, n, sizeof n);
+        sps__cmp_rank_line(&r->params, rk, 1, line, sizeof line);
+        fprintf(f, "| %s | %s | %s | %s |\n", rk->name, b, n, line);
+    }
+}
+
 /* Markdown table cells: a zone name may hold '|' or markup. */
 static void md_escape(const char *s, char *out, size_t len) {
     size_t o = 0;
@@ -374,6 +418,7 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
     if (r->nzones > shown)
         fprintf(f, "\n%zu more zones changed less (`--format json` lists them all).\n", r->nzones - shown);
     md_ranks(f, r);
+    md_rank_phases(f, r);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
         fputs("\n| run | base | new | change |\n|---|--:|--:|--:|\n", f);
         for (size_t i = 0; i < r->nfigures; i++) {
@@ -496,6 +541,18 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
     for (size_t i = 0; i < r->nranks; i++) {
         json_t *o = comparison_json(&r->ranks[i]);
         json_object_set_new(o, "rank", json_integer(r->ranks[i].rank));
+        json_object_set_new(o, "step_p90_base_s", num_or_null(r->ranks[i].p90_base));
+        json_object_set_new(o, "step_p90_new_s", num_or_null(r->ranks[i].p90_new));
+        json_t *phases = json_array(), *waits = json_array();
+        for (size_t k = 0; k < r->ranks[i].nphases; k++) {
+            const struct sps_cmp_row *ph = &r->ranks[i].phases[k];
+            json_t *p = comparison_json(ph);
+            json_object_set_new(p, "beyond_drift",
+                                json_boolean(sps__cmp_phase_standing(&r->params, ph) == SPS_CMP_BEYOND_DRIFT));
+            json_array_append_new(ph->wait ? waits : phases, p);
+        }
+        json_object_set_new(o, "phases", phases);
+        json_object_set_new(o, "waits", waits);
         json_array_append_new(ranks, o);
     }
     json_object_set_new(root, "ranks", ranks);

@@ -167,6 +167,7 @@ static struct sps_cmp_zone *zone_for(struct rows_reader *rr, const struct sps_re
         struct sps_cmp_zone *z = zone_get(rr->run, name, rr->g.cap);
         if (!z)
             return NULL;
+        z->wait = rep->run.names[k].kind == SPS_KIND_WAIT;
         rr->zone_of[k] = (size_t)(z - rr->run->zones) + 1;
     }
     return &rr->run->zones[rr->zone_of[k] - 1];

@@ -18,6 +18,7 @@
 struct sps_cmp_zone {
     char *name;
     double *self_s; /* [nsteps] of its run */
+    int wait;       /* time blocked in a collective (a span of kind wait; its name ends " (wait)") */
 };
 
 /* A counter's run rate (analysis.throughput.counters[].per_second). */
