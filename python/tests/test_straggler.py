@@ -152,7 +152,9 @@ def test_balanced_job_has_no_straggler(tmp_path):
     assert len(clean) >= 0.95 * len(windows), [(w["rank"], w["excess_ms"], w["threshold_ms"]) for w in windows]
     assert g["verdict"] == "none", g
     line = straggler_lines(proc.stderr)[0]
-    assert re.match(r"straggler +none: ranks within [0-9.]+ ms", line), line
+    # "within" when every rank is close; else the rank furthest above the others and how rarely it was named
+    assert re.match(r"straggler +none: (ranks within [0-9.]+ ms|rank [0-3] .* but is named in only [0-9]+% of windows)",
+                    line), line
     assert straggler_lines(summary_of(out)) == straggler_lines(proc.stderr)
 
 
