@@ -31,11 +31,13 @@ torch = pytest.importorskip("torch")
 
 STEPS = 200
 SWITCH = 100  # the slow job's steps from here on are slow in forward on rank 1
+INTERMITTENT_STEPS = 100
 
 # Both jobs time their own phases and sum the gradients with an explicit
 # all_reduce in a wait zone.  In the slowed one (SLOW=1) rank 2 sleeps
 # 20 ms a step in data loading for the first SWITCH steps, then rank 1
-# 20 ms a step in forward.
+# 20 ms a step in forward.  In the intermittent one (SLOW=every4) rank 3
+# sleeps 30 ms in data loading on every 4th step only.
 TRAIN = """
 import os, time
 import torch
@@ -45,6 +47,7 @@ import stepscope
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 slow = os.environ["SLOW"] == "1"
+intermittent = os.environ["SLOW"] == "every4"
 steps, switch = int(os.environ["STEPS"]), int(os.environ["SWITCH"])
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -57,6 +60,8 @@ for i in range(steps):
             xb = x + 0.01 * (i % 7)
             if slow and rank == 2 and i < switch:
                 time.sleep(0.02)
+            if intermittent and rank == 3 and i % 4 == 0:
+                time.sleep(0.03)
         with stepscope.zone("forward"):
             loss = torch.nn.functional.mse_loss(model(xb), y)
             if slow and rank == 1 and i >= switch:
@@ -81,14 +86,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_job(tmp_path, name, slow):
+def run_job(tmp_path, name, slow, steps=STEPS):
     script = write_script(tmp_path, TRAIN, name="train_%s.py" % name)
     out = tmp_path / name
     proc = subprocess.run([STEPSCOPE_BIN, "run", "-o", str(out), "--", PYTHON, "-m", "torch.distributed.run",
                            "--redirects", "9:0", "--tee", "9:0", "--nnodes", "1", "--nproc_per_node", "4",
                            "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:%d" % free_port(),
                            "--rdzv_id", name, str(script)],
-                          cwd=str(tmp_path), env=script_env(SLOW="1" if slow else "0", STEPS=str(STEPS), SWITCH=str(SWITCH),
+                          cwd=str(tmp_path), env=script_env(SLOW=slow if isinstance(slow, str) else "1" if slow else "0", STEPS=str(steps), SWITCH=str(SWITCH),
                                                             OMP_NUM_THREADS="1"),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, "rc %d\nstdout:\n%s\nstderr:\n%s" % (proc.returncode, proc.stdout, proc.stderr)
@@ -147,5 +152,28 @@ def test_balanced_job_has_no_straggler(tmp_path):
     assert len(clean) >= 0.95 * len(windows), [(w["rank"], w["excess_ms"], w["threshold_ms"]) for w in windows]
     assert g["verdict"] == "none", g
     line = straggler_lines(proc.stderr)[0]
-    assert re.match(r"straggler +none: ranks within [0-9.]+ ms", line), line
+    # "within" when every rank is close; else the rank furthest above the others and how rarely it was named
+    assert re.match(r"straggler +none: (ranks within [0-9.]+ ms|rank [0-3] .* but is named in only [0-9]+% of windows)",
+                    line), line
     assert straggler_lines(summary_of(out)) == straggler_lines(proc.stderr)
+
+
+def test_intermittent_straggler_named(tmp_path):
+    """A rank slow on every 4th step only costs the job a quarter of its
+    slowdown a step on average: the windows' medians hide it, their
+    (trimmed) means do not, and every window of 10 steps holds two or
+    three of its slow steps.  30 ms rather than 20, and 80% of windows
+    rather than 95%: a window with two slow steps keeps one after the
+    trim (30 / 8 ms a step), and on this busy machine a rank descheduled
+    for several steps in a row costs the job about that much too."""
+    proc, out, g = run_job(tmp_path, "every4", slow="every4", steps=INTERMITTENT_STEPS)
+    assert g["verdict"] == "found", g
+    assert g["slowest_rank"] == 3, g
+    windows = g["windows"]
+    named = [w for w in windows if (w["rank"], w["phase"]) == (3, "data")]
+    assert len(named) >= 0.8 * len(windows), [(w["rank"], w["phase"], w["excess_ms"], w["threshold_ms"])
+                                              for w in windows]
+    # what the job waits for it: about 30 ms on a quarter of the steps
+    assert 3.75 < g["cost_ms"] < 15, g["cost_ms"]
+    line = straggler_lines(proc.stderr)[0]
+    assert re.match(r"straggler +rank 3 \(.*\) loses [0-9.]+ ms a step in data", line), line

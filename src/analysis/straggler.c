@@ -15,10 +15,6 @@
 #include "stats.h"
 #include "stepscope.h"
 
-/* Scale from a MAD to a normal standard deviation, and from a standard
- * deviation to the standard error of a median of n samples (x 1/sqrt(n)). */
-#define MAD_TO_SIGMA 1.4826
-#define MEDIAN_SE 1.2533
 
 const char *sps__straggler_verdict_name(int verdict) {
     static const char *const names[SPS_STRAGGLER_VERDICTS] = {"not_distributed", "no_wait", "too_few_steps", "none",
@@ -252,9 +248,10 @@ static void figures_free(struct figures *f) {
 
 /* ------------------------------------------------------------- judging */
 
-/* Scratch for the medians of a window or of the run. */
+/* Scratch for the figures of a window or of the run. */
 struct scratch {
     double *a, *b, *sorted, *x, *ex;
+    double *sd, *sd_sorted, *wait, *wait_sorted; /* per rank, one window */
 };
 
 /* The median of column r of v (rows [first, first + n) of nr columns). */
@@ -264,21 +261,51 @@ static double column_median(const double *v, size_t nr, size_t first, size_t n, 
     return sps__median_inplace(tmp, n);
 }
 
-/* Median and standard error of that median for column r of excess. */
-static double noisy_median(const double *excess, size_t nr, size_t first, size_t n, size_t r, double *tmp,
-                           double *se) {
-    double med = column_median(excess, nr, first, n, r, tmp);
+/* The mean of v[0..n) less its trim smallest and trim largest values
+ * (v is sorted in place). */
+static double trimmed_mean(double *v, size_t n, size_t trim) {
+    if (trim && n > 2 * trim)
+        qsort(v, n, sizeof *v, sps__cmp_double);
+    else
+        trim = 0;
+    double sum = 0;
+    for (size_t i = trim; i < n - trim; i++)
+        sum += v[i];
+    return n > 2 * trim ? sum / (double)(n - 2 * trim) : NAN;
+}
+
+/* Steps a window's trimmed mean leaves out at each end: one in ten, so
+ * that one step's noise (a rank descheduled once) does not count. */
+static size_t window_trim(size_t n) {
+    size_t t = n / SPS_STRAGGLER_TRIM_PER;
+    return t ? t : (n >= SPS_STRAGGLER_MIN_STEPS ? 1 : 0);
+}
+
+/* The trimmed mean of column r of v over rows [first, first + n). */
+static double column_mean(const double *v, size_t nr, size_t first, size_t n, size_t r, size_t trim, double *tmp) {
     for (size_t s = 0; s < n; s++)
-        tmp[s] = fabs(excess[(first + s) * nr + r] - med);
-    double sigma = MAD_TO_SIGMA * sps__median_inplace(tmp, n);
-    *se = MEDIAN_SE * sigma / sqrt((double)n);
-    return med;
+        tmp[s] = v[(first + s) * nr + r];
+    return trimmed_mean(tmp, n, trim);
+}
+
+/* The standard deviation of column r of v over rows [first, first + n). */
+static double column_sd(const double *v, size_t nr, size_t first, size_t n, size_t r) {
+    double mean = 0, ss = 0;
+    for (size_t s = 0; s < n; s++)
+        mean += v[(first + s) * nr + r];
+    mean /= (double)n;
+    for (size_t s = 0; s < n; s++) {
+        double d = v[(first + s) * nr + r] - mean;
+        ss += d * d;
+    }
+    return n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
 }
 
 /* Rank r's excess self time in zone name over the other ranks' median,
- * per step, and its median over steps [first, first + n): ms. */
+ * per step, and its mean over steps [first, first + n) less trim steps
+ * at each end: ms. */
 static double phase_excess(const struct sps_run *run, const struct matched *m, const struct figures *f, size_t first,
-                           size_t n, size_t r, long name, struct scratch *sc) {
+                           size_t n, size_t trim, size_t r, long name, struct scratch *sc) {
     size_t nr = m->nranks;
     for (size_t s = first; s < first + n; s++) {
         for (size_t q = 0; q < nr; q++) {
@@ -296,24 +323,52 @@ static double phase_excess(const struct sps_run *run, const struct matched *m, c
         excess_over_others(sc->x, nr, sc->sorted, sc->ex);
         sc->b[s - first] = sc->ex[r];
     }
-    return sps__median_inplace(sc->b, n);
+    return trimmed_mean(sc->b, n, trim);
 }
 
 /* Where rank r loses its time over steps [first, first + n): the phase
- * with the largest median excess. */
+ * with the largest (trimmed) mean excess. */
 static void losing_phase(const struct sps_run *run, const struct matched *m, const struct figures *f, size_t first,
-                         size_t n, size_t r, struct scratch *sc, char *phase, size_t len, double *excess_ms) {
-    *excess_ms = phase_excess(run, m, f, first, n, r, -1, sc);
+                         size_t n, size_t trim, size_t r, struct scratch *sc, char *phase, size_t len,
+                         double *excess_ms) {
+    *excess_ms = phase_excess(run, m, f, first, n, trim, r, -1, sc);
     snprintf(phase, len, "%s", SPS_STRAGGLER_OUTSIDE_ZONES);
     for (size_t k = 0; k < run->nnames; k++) {
         if (run->names[k].kind != SPS_KIND_ZONE)
             continue;
-        double e = phase_excess(run, m, f, first, n, r, (long)k, sc);
+        double e = phase_excess(run, m, f, first, n, trim, r, (long)k, sc);
         if (e > *excess_ms) {
             *excess_ms = e;
             snprintf(phase, len, "%s", run->names[k].name);
         }
     }
+}
+
+/* Per rank over steps [first, first + n): the standard deviation of its
+ * compute from step to step (sc->sd) and its mean wait (sc->wait), each
+ * also sorted, so that the others' median can leave one rank out. */
+static void window_spreads(const struct figures *f, size_t nr, size_t first, size_t n, struct scratch *sc) {
+    for (size_t q = 0; q < nr; q++) {
+        sc->sd[q] = column_sd(f->compute, nr, first, n, q);
+        sc->wait[q] = column_mean(f->wait, nr, first, n, q, 0, sc->a);
+    }
+    memcpy(sc->sd_sorted, sc->sd, nr * sizeof *sc->sd);
+    memcpy(sc->wait_sorted, sc->wait, nr * sizeof *sc->wait);
+    qsort(sc->sd_sorted, nr, sizeof *sc->sd_sorted, sps__cmp_double);
+    qsort(sc->wait_sorted, nr, sizeof *sc->wait_sorted, sps__cmp_double);
+}
+
+/* Rank r's threshold in a window: the largest of the absolute floor, the
+ * share of the window's median step, and SPS_STRAGGLER_SE standard
+ * errors of its trimmed mean excess were it a balanced rank.  A balanced
+ * rank's compute varies from step to step as much as the others' do
+ * (their median standard deviation, sigma), and its excess is its
+ * compute less the median of the k others: variance about
+ * sigma^2 (1 + 1/k), over the kept steps. */
+static double window_threshold(size_t nr, size_t kept, size_t r, double step_ms, const struct scratch *sc) {
+    double sigma = median_without(sc->sd_sorted, nr, sc->sd[r]);
+    double se = sigma * sqrt((1.0 + 1.0 / (double)(nr - 1)) / (double)kept);
+    return fmax(SPS_STRAGGLER_ABS_MS, fmax(SPS_STRAGGLER_REL * step_ms, SPS_STRAGGLER_SE * se));
 }
 
 /* Judge steps [first, first + n) as one window. */
@@ -333,20 +388,23 @@ static void judge_window(const struct sps_run *run, const struct matched *m, con
     /* the named rank with the largest excess; failing that, the largest
      * excess of any (a noisy rank's can be larger than a named one's) */
     long named = -1;
+    size_t trim = window_trim(n);
+    window_spreads(f, nr, first, n, sc);
     for (size_t r = 0; r < nr; r++) {
-        double se;
-        double med = noisy_median(f->excess, nr, first, n, r, sc->a, &se);
-        double threshold = fmax(SPS_STRAGGLER_ABS_MS, fmax(SPS_STRAGGLER_REL * w->step_ms, SPS_STRAGGLER_SE * se));
+        double mean = column_mean(f->excess, nr, first, n, r, trim, sc->a);
+        double threshold = window_threshold(nr, n - 2 * trim, r, w->step_ms, sc);
         thresholds[s->nwindows * nr + r] = threshold;
-        int slow = med > threshold;
+        /* corroborated by the waits: the others wait longer than it does */
+        int waited_for = sc->wait[r] < median_without(sc->wait_sorted, nr, sc->wait[r]);
+        int slow = mean > threshold && waited_for;
         if (slow) {
             w->named++;
             s->ranks[r].windows_named++;
         }
-        int better = slow ? named < 0 || med > w->excess_ms : named < 0 && (w->top_rank < 0 || med > w->excess_ms);
+        int better = slow ? named < 0 || mean > w->excess_ms : named < 0 && (w->top_rank < 0 || mean > w->excess_ms);
         if (better) {
             w->top_rank = s->ranks[r].rank;
-            w->excess_ms = med;
+            w->excess_ms = mean;
             w->threshold_ms = threshold;
             if (slow)
                 named = (long)r;
@@ -354,7 +412,7 @@ static void judge_window(const struct sps_run *run, const struct matched *m, con
     }
     if (named >= 0) {
         w->rank = s->ranks[named].rank;
-        losing_phase(run, m, f, first, n, (size_t)named, sc, w->phase, sizeof w->phase, &w->phase_excess_ms);
+        losing_phase(run, m, f, first, n, trim, (size_t)named, sc, w->phase, sizeof w->phase, &w->phase_excess_ms);
     }
     s->nwindows++;
 }
@@ -375,9 +433,9 @@ static void judge_run(const struct sps_run *run, const struct matched *m, const 
     for (size_t r = 0; r < nr; r++) {
         struct sps_straggler_rank *k = &s->ranks[r];
         k->step_ms = column_median(f->step, nr, 0, ns, r, sc->a);
-        k->wait_ms = column_median(f->wait, nr, 0, ns, r, sc->a);
-        k->compute_ms = column_median(f->compute, nr, 0, ns, r, sc->a);
-        k->excess_ms = column_median(f->excess, nr, 0, ns, r, sc->a);
+        k->wait_ms = column_mean(f->wait, nr, 0, ns, r, 0, sc->a);
+        k->compute_ms = column_mean(f->compute, nr, 0, ns, r, 0, sc->a);
+        k->excess_ms = column_mean(f->excess, nr, 0, ns, r, 0, sc->a);
         for (size_t w = 0; w < s->nwindows; w++)
             sc->a[w] = thresholds[w * nr + r];
         k->threshold_ms = sps__median_inplace(sc->a, s->nwindows);
@@ -388,7 +446,7 @@ static void judge_run(const struct sps_run *run, const struct matched *m, const 
             s->spread_ms = fabs(k->excess_ms);
         if (!k->slow)
             continue;
-        losing_phase(run, m, f, 0, ns, r, sc, k->phase, sizeof k->phase, &k->phase_excess_ms);
+        losing_phase(run, m, f, 0, ns, 0, r, sc, k->phase, sizeof k->phase, &k->phase_excess_ms);
         k->confidence = k->share * fmin(1.0, k->excess_ms / (2.0 * k->threshold_ms));
         if (s->slowest < 0 || k->excess_ms > s->ranks[s->slowest].excess_ms)
             s->slowest = (long)r;
@@ -408,9 +466,16 @@ static int judge(const struct sps_run *run, const struct matched *m, const struc
     sc.sorted = malloc(nr * sizeof *sc.sorted);
     sc.x = malloc(nr * sizeof *sc.x);
     sc.ex = malloc(nr * sizeof *sc.ex);
+    double *per_rank = malloc(4 * nr * sizeof *per_rank);
+    if (per_rank) {
+        sc.sd = per_rank;
+        sc.sd_sorted = per_rank + nr;
+        sc.wait = per_rank + 2 * nr;
+        sc.wait_sorted = per_rank + 3 * nr;
+    }
     double *thresholds = malloc(nw * nr * sizeof *thresholds);
     s->windows = calloc(nw, sizeof *s->windows);
-    int rc = sc.a && sc.b && sc.sorted && sc.x && sc.ex && thresholds && s->windows ? 0 : SPS_ENOMEM;
+    int rc = sc.a && sc.b && sc.sorted && sc.x && sc.ex && per_rank && thresholds && s->windows ? 0 : SPS_ENOMEM;
     for (size_t w = 0; !rc && w < nw; w++) {
         size_t first = w * SPS_STRAGGLER_WINDOW;
         size_t n = w + 1 == nw ? ns - first : SPS_STRAGGLER_WINDOW; /* the last takes a short tail */
@@ -423,6 +488,7 @@ static int judge(const struct sps_run *run, const struct matched *m, const struc
     free(sc.sorted);
     free(sc.x);
     free(sc.ex);
+    free(per_rank);
     free(thresholds);
     return rc;
 }

@@ -14,9 +14,11 @@
  * For each step every rank completed (matched by step number, warm-up
  * left out): each rank's compute time and its excess over the median of
  * the other ranks' compute in that step.  Over windows of
- * SPS_STRAGGLER_WINDOW steps a rank is named when the median of its
- * excess is above a threshold that is both absolute and relative to the
- * noise (docs/analysis.md: "Stragglers" gives the rule and why).  The
+ * SPS_STRAGGLER_WINDOW steps a rank is named when the mean of its excess
+ * (what the others wait for it a step; one step in ten trimmed at each
+ * end) is above a threshold that is both absolute and relative to how
+ * much balanced ranks differ, and the others waited longer than it did
+ * (docs/analysis.md: "Stragglers" gives the rule and why).  The
  * run's verdict names the ranks named in at least half of the windows,
  * each with the phase whose self time exceeds the other ranks' median
  * most, what it costs the job a step, the share of windows naming it and
@@ -40,12 +42,15 @@ struct sps_jw;
 /* A window's last steps that are fewer than this join the window before
  * them; a run with fewer judged steps than this is not judged. */
 #define SPS_STRAGGLER_MIN_STEPS 5u
-/* A window names a rank whose median excess compute is above all of:
- * this many ms, this share of the window's median step, and this many
- * standard errors of that median (from the rank's MAD over the window). */
+/* A window names a rank whose trimmed mean excess compute is above all
+ * of: this many ms, this share of the window's median step, and this many
+ * standard errors of that mean were the rank balanced (from the other
+ * ranks' step-to-step spread of compute over the window). */
 #define SPS_STRAGGLER_ABS_MS 1.0
 #define SPS_STRAGGLER_REL 0.05
 #define SPS_STRAGGLER_SE 3.0
+/* A window's trimmed mean leaves out one step in this many at each end. */
+#define SPS_STRAGGLER_TRIM_PER 10u
 /* The run names the ranks named in at least this share of its windows. */
 #define SPS_STRAGGLER_STEADY 0.5
 
@@ -65,21 +70,21 @@ const char *sps__straggler_verdict_name(int verdict);
 /* The phase name given to compute in no zone (the step's own self time). */
 #define SPS_STRAGGLER_OUTSIDE_ZONES "(outside zones)"
 
-/* One rank over the judged steps.  Times in ms a step (medians). */
+/* One rank over the judged steps.  Times in ms a step. */
 struct sps_straggler_rank {
     int rank;
     int pid;  /* the process whose steps stand for the rank */
     char host[64];
     uint64_t steps;    /* its step rows (after warm-up) */
     double step_ms;    /* median step duration over the judged steps */
-    double wait_ms;    /* median time waiting in collectives */
-    double compute_ms; /* median of step - wait */
-    double excess_ms;  /* median over the judged steps of compute - the others' median compute */
+    double wait_ms;    /* mean time waiting in collectives */
+    double compute_ms; /* mean of step - wait */
+    double excess_ms;  /* mean over the judged steps of compute - the others' median compute */
     uint32_t windows_named; /* windows that named it */
     double share;      /* windows_named / the windows judged */
     int slow;          /* the run names it */
     /* for a slow rank: the phase (a zone's name, or SPS_STRAGGLER_OUTSIDE_ZONES)
-     * whose self time exceeds the other ranks' median most, by phase_excess_ms;
+     * whose self time exceeds the other ranks' median most on average, by phase_excess_ms;
      * "" and NAN otherwise */
     char phase[SPS_REC_NAME_LEN];
     double phase_excess_ms;
@@ -94,8 +99,8 @@ struct sps_straggler_window {
     double step_ms;      /* median step duration, all ranks */
     int rank;            /* the named rank with the largest excess; -1: none named */
     uint32_t named;      /* ranks named */
-    /* rank's median excess and threshold; when none was named, those of
-     * the rank with the largest excess (top_rank) */
+    /* rank's trimmed mean excess and threshold; when none was named,
+     * those of the rank with the largest excess (top_rank) */
     double excess_ms;
     double threshold_ms;
     int top_rank;
@@ -115,8 +120,8 @@ struct sps_straggler {
     uint64_t steps_judged;  /* steps every rank completed, after warm-up */
     double step_ms;         /* median step duration, all ranks, judged steps */
     /* found: the slowest slow rank (index into ranks) and what the job
-     * waits for it each step (its excess); none: the largest |excess| of
-     * any rank and the share of windows that named no rank */
+     * waits for it each step (its mean excess); none: the largest |mean
+     * excess| of any rank and the share of windows that named no rank */
     long slowest;
     double cost_ms;
     double spread_ms;

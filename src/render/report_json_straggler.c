@@ -64,7 +64,8 @@ void sps__straggler_json(struct sps_jw *w, const struct sps_straggler *s) {
         sps__jw_null(w, "reason");
     sps__jw_string(w, "method",
                    "compute = step - time waiting in collectives; excess = compute - the other ranks' median, per "
-                   "step; windows of window_steps steps");
+                   "step; a window names a rank whose trimmed mean excess is above its threshold and whose waits "
+                   "are below the others'");
     sps__jw_uint(w, "window_steps", s->window_steps);
     sps__jw_object(w, "thresholds");
     sps__jw_number(w, "abs_ms", SPS_STRAGGLER_ABS_MS);
