@@ -22,6 +22,7 @@
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
 #define RANK_SIM SPS_BIN_DIR "/rank_sim"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
 
 /* ------------------------------------------------------------ arithmetic */
 
@@ -525,6 +526,38 @@ static void test_64_ranks(void) {
     json_decref(m);
 }
 
+/* A rank's children inherit RANK (DataLoader workers do): one input holds
+ * several processes of one rank, which is no duplicate; the same rank of
+ * the same host in two inputs still is. */
+static void test_rank_with_children(void) {
+    const char *root = tmpdir_new("merge_children");
+    char dirs[2][1024], out[1024], again[1024], err[4096];
+    for (int node = 0; node < 2; node++) {
+        snprintf(dirs[node], sizeof dirs[node], "%s/node%d", root, node);
+        char hostenv[64], rankenv[32];
+        snprintf(hostenv, sizeof hostenv, "STEPSCOPE_HOSTNAME=kids%d", node);
+        snprintf(rankenv, sizeof rankenv, "RANK=%d", node);
+        char *argv[] = {"/usr/bin/env", hostenv, rankenv, "WORLD_SIZE=2", STEPSCOPE, "run", "-q", "-o", dirs[node],
+                        "--", WORKLOAD, "--steps", "4", "--fork", "1", NULL};
+        CHECK_MSG(exit_code_of(run_capture(argv, err, sizeof err)) == 0, "node %d: %s", node, err);
+    }
+    snprintf(out, sizeof out, "%s/merged", root);
+    CHECK_MSG(merge(err, sizeof err, (char *[]){dirs[0], dirs[1], "-o", out, "-q", NULL}) == 0, "%s", err);
+    json_t *m = report_load(out);
+    json_t *procs = m ? json_path(m, "processes") : NULL;
+    int per_rank[2] = {0, 0};
+    for (size_t i = 0; i < json_array_size(procs); i++) {
+        json_int_t r = json_integer_value(json_object_get(json_array_get(procs, i), "rank"));
+        if (r == 0 || r == 1)
+            per_rank[r]++;
+    }
+    CHECK_MSG(per_rank[0] >= 2 && per_rank[1] >= 2, "each rank with its child: %d and %d processes", per_rank[0],
+              per_rank[1]);
+    json_decref(m);
+    snprintf(again, sizeof again, "%s/again", root);
+    CHECK(merge(err, sizeof err, (char *[]){dirs[0], out, "-o", again, NULL}) == 1);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "64")) {
         test_64_ranks();
@@ -538,6 +571,7 @@ int main(int argc, char **argv) {
     test_plan();
     test_merge_file();
     test_end_to_end();
+    test_rank_with_children();
     printf("test_merge: %d passed, %d failed\n", check_passes, check_failures);
     return check_failures ? 1 : 0;
 }

@@ -106,7 +106,10 @@ static int find_reference(const struct sps_run *const *runs, size_t n, struct wh
     return -1;
 }
 
-/* A rank of one host in two inputs (or twice in one). */
+/* A rank of one host in two inputs: the same run given twice, or two runs
+ * of one job.  Within one input a rank has several processes as a rule
+ * (DataLoader workers and other children inherit RANK), so only pairs
+ * across inputs are compared. */
 static int check_duplicates(const struct sps_run *const *runs, const char *const *dirs, size_t n, char *err,
                             size_t errlen) {
     for (size_t i = 0; i < n; i++)
@@ -114,16 +117,12 @@ static int check_duplicates(const struct sps_run *const *runs, const char *const
             const struct sps_process_data *p = &runs[i]->procs[j];
             if (p->rank < 0)
                 continue;
-            for (size_t k = i; k < n; k++)
-                for (size_t l = k == i ? j + 1 : 0; l < runs[k]->nprocs; l++) {
+            for (size_t k = i + 1; k < n; k++)
+                for (size_t l = 0; l < runs[k]->nprocs; l++) {
                     const struct sps_process_data *q = &runs[k]->procs[l];
                     if (q->rank == p->rank && !strcmp(q->hostname, p->hostname)) {
-                        if (k == i)
-                            snprintf(err, errlen, "rank %d of host %s is in %s twice (pids %d and %d)", p->rank,
-                                     p->hostname, dirs[i], p->pid, q->pid);
-                        else
-                            snprintf(err, errlen, "rank %d of host %s is in both %s and %s (the same run twice?)",
-                                     p->rank, p->hostname, dirs[i], dirs[k]);
+                        snprintf(err, errlen, "rank %d of host %s is in both %s and %s (the same run twice?)",
+                                 p->rank, p->hostname, dirs[i], dirs[k]);
                         return SPS_EINVAL;
                     }
                 }
