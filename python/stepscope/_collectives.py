@@ -68,6 +68,9 @@ _pending_works = {}   # id(Work) -> collective name, for async_op=True calls
 _states = _weakref.WeakKeyDictionary()  # DDP module -> _DDPWaits, for the DDPs that have our hook
 _dirty = []           # _DDPWaits with a hand-over not yet flushed (a list: the common case is one DDP)
 _clock = _core.clock_now
+_ddp_completed = _core._ddp_completed
+#: a Work's future's [tensor] unpacked, noting nothing (the same C callback)
+_UNPACK = _functools.partial(_ddp_completed, None, True)
 _wait_begin = _core.wait_begin
 _zone_end = _core.zone_end
 _dist = None          # torch.distributed, once imported
@@ -165,10 +168,13 @@ def _patch(owner, name, wrapper, into=_patches):
 class _DDPWaits:
     """The hook's state for one DDP: its process group, whether its
     gradients are views of the buckets, the hook the script registered
-    behind ours (None: DDP's default), and the clock at the last hand-over
-    and the last completion of this backward's buckets."""
+    behind ours (None: DDP's default), the clock at the last hand-over
+    and the last completion of this backward's buckets, and the Future.then
+    callbacks that note a completion and pass the value on: then_work for
+    a Work's future (its [tensor] unpacked), then_user for a script's hook's
+    (its value as is)."""
 
-    __slots__ = ("group", "as_view", "user", "handed", "done", "__weakref__")
+    __slots__ = ("group", "as_view", "user", "handed", "done", "then_work", "then_user", "__weakref__")
 
     def __init__(self, group, as_view):
         self.group = group
@@ -176,35 +182,17 @@ class _DDPWaits:
         self.user = None
         self.handed = 0
         self.done = 0
+        # C (_stepscope._ddp_completed) bound by functools.partial, so that
+        # no frame of stepscope's runs in the callback: a failed all-reduce's
+        # error reaches DDP as torch raised it, and nothing of ours can raise
+        self.then_work = _functools.partial(_ddp_completed, self, True)
+        self.then_user = _functools.partial(_ddp_completed, self, False)
 
     def __reduce__(self):
         # torch 2.x keeps (hook, state) in ddp._comm_hooks, which a pickled
         # or copied DDP carries: a process group cannot be pickled, so a
         # copy gets a fresh state on the default group
         return (_DDPWaits, (None, self.as_view))
-
-    def _note_done(self):
-        try:
-            t = _clock()
-            if t > self.done:
-                self.done = t
-        except Exception:  # noqa: BLE001  (never into DDP's backward)
-            pass
-
-    def completed_work(self, fut):
-        """A default bucket's all-reduce completed (on gloo's thread): its
-        time, and the Work's [tensor] unpacked, in one callback."""
-        self._note_done()
-        return fut.value()[0]
-
-    def completed_user(self, fut):
-        """The script's hook's future completed: its time, its value as is."""
-        self._note_done()
-        return fut.value()
-
-
-def _unpack(fut):
-    return fut.value()[0]
 
 
 def _default_allreduce(st, bucket):
@@ -228,14 +216,15 @@ def _default_allreduce(st, bucket):
 
 def _builtin_allreduce(st, bucket):
     """_register_builtin_comm_hook(ALLREDUCE) behind ours: the default."""
-    return _default_allreduce(st, bucket).then(_unpack)
+    return _default_allreduce(st, bucket).then(_UNPACK)
 
 
 def stepscope_timed_comm_hook(st, bucket):
     """The communication hook stepscope registers on a DDP: the script's
     hook, or DDP's default all-reduce, with the hand-over and completion
-    noted for the backward's wait.  One Python callback a bucket, on the
-    thread that completes it."""
+    noted for the backward's wait.  One callback a bucket (C: it never
+    raises an error of its own, and a failed all-reduce's error reaches DDP
+    as torch raised it), on the thread that completes it."""
     # the hand-over: the default's as its all-reduce starts (read before,
     # so that its completion is never earlier); a script's hook's when it
     # returns (its own work, a compression, is the rank's, not a wait)
@@ -244,14 +233,14 @@ def stepscope_timed_comm_hook(st, bucket):
         handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
-            return fut.then(_unpack)
-        then = st.completed_work
+            return fut.then(_UNPACK)
+        then = st.then_work
     else:
         fut = user[1](user[0], bucket)
         if not _on:
             return fut
         handed = _clock()
-        then = st.completed_user
+        then = st.then_user
     try:
         st.handed = handed
         if not _dirty or _dirty[-1] is not st:
