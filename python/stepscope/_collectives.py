@@ -168,13 +168,10 @@ def _patch(owner, name, wrapper, into=_patches):
 class _DDPWaits:
     """The hook's state for one DDP: its process group, whether its
     gradients are views of the buckets, the hook the script registered
-    behind ours (None: DDP's default), the clock at the last hand-over
-    and the last completion of this backward's buckets, and the Future.then
-    callbacks that note a completion and pass the value on: then_work for
-    a Work's future (its [tensor] unpacked), then_user for a script's hook's
-    (its value as is)."""
+    behind ours (None: DDP's default), and the clock at the last hand-over
+    and the last completion of this backward's buckets."""
 
-    __slots__ = ("group", "as_view", "user", "handed", "done", "then_work", "then_user", "__weakref__")
+    __slots__ = ("group", "as_view", "user", "handed", "done", "__weakref__")
 
     def __init__(self, group, as_view):
         self.group = group
@@ -182,11 +179,6 @@ class _DDPWaits:
         self.user = None
         self.handed = 0
         self.done = 0
-        # C (_stepscope._ddp_completed) bound by functools.partial, so that
-        # no frame of stepscope's runs in the callback: a failed all-reduce's
-        # error reaches DDP as torch raised it, and nothing of ours can raise
-        self.then_work = _functools.partial(_ddp_completed, self, True)
-        self.then_user = _functools.partial(_ddp_completed, self, False)
 
     def __reduce__(self):
         # torch 2.x keeps (hook, state) in ddp._comm_hooks, which a pickled
@@ -227,20 +219,25 @@ def stepscope_timed_comm_hook(st, bucket):
     as torch raised it), on the thread that completes it."""
     # the hand-over: the default's as its all-reduce starts (read before,
     # so that its completion is never earlier); a script's hook's when it
-    # returns (its own work, a compression, is the rank's, not a wait)
+    # returns (its own work, a compression, is the rank's, not a wait).
+    # The callback: C (_stepscope._ddp_completed) bound by functools.partial,
+    # so that no frame of stepscope's runs in it: a failed all-reduce's error
+    # reaches DDP as torch raised it, and nothing of ours can raise.  Made a
+    # bucket, not kept on st: st holding it would be a reference cycle, and
+    # the collector may free a cycle on gloo's thread, in this callback
     user = st.user
     if user is None:
         handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
             return fut.then(_UNPACK)
-        then = st.then_work
+        then = _functools.partial(_ddp_completed, st, True)
     else:
         fut = user[1](user[0], bucket)
         if not _on:
             return fut
         handed = _clock()
-        then = st.then_user
+        then = _functools.partial(_ddp_completed, st, False)
     try:
         st.handed = handed
         if not _dirty or _dirty[-1] is not st:
