@@ -6,10 +6,11 @@ over a gloo side group, NTP-style: several round trips, the one with the
 smallest round-trip time kept, offset = t_rank0 - (t_send + t_recv) / 2,
 error bound = rtt / 2.  Once when the process group comes up (the side
 group is created collectively right after ``init_process_group``), once
-when it goes down (``destroy_process_group``, or at exit; not at an
-exit on an uncaught exception, whose peers are gone: stored as skipped).  The result
-goes into the record's header (``_stepscope._clock_offset_set``), where
-``stepscope merge`` finds it; docs/distributed.md says how it is used.
+when it goes down (``destroy_process_group``, or at exit; not at an exit
+on an uncaught exception, whose peers are gone: stored as skipped).  The
+result goes into the record's header (``_stepscope._clock_offset_set``),
+where ``stepscope merge`` finds it; docs/distributed.md says how it is
+used.
 
 Never slows or hangs the script for long: every exchange is bounded by
 the side group's timeout (STEPSCOPE_CLOCK_SYNC_TIMEOUT_S, default 5 s),
