@@ -51,6 +51,8 @@ PyObject *sps_py_wait(PyObject *self, PyObject *name);
 PyObject *sps_py_wait_begin(PyObject *self, PyObject *name);
 PyObject *sps_py_wait_record(PyObject *self, PyObject *args);
 PyObject *sps_py_clock_now(PyObject *self, PyObject *unused);
+/* DDP's hook: a bucket's completion noted, its value passed on (stepscope/_collectives.py) */
+PyObject *sps_py_ddp_completed(PyObject *self, PyObject *args);
 PyObject *sps_py_zone_end(PyObject *self, PyObject *token);
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused);
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused);

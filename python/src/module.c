@@ -64,6 +64,9 @@ static PyMethodDef methods[] = {
      "wait_record(name, start, end): record on the calling thread a wait that lasted from start to end "
      "(clock_now() timestamps, taken on any thread), inside the thread's innermost open zone."},
     {"clock_now", sps_py_clock_now, METH_NOARGS, "clock_now() -> int: the library's clock, in its ticks (for wait_record)."},
+    {"_ddp_completed", sps_py_ddp_completed, METH_VARARGS,
+     "_ddp_completed(state, unpack, fut): DDP's hook's Future.then callback: state.done = clock_now() where later, "
+     "then fut.value() ([0] where unpack); a failed future's error passes through as torch raised it."},
     {"zone_end", sps_py_zone_end, METH_O, "zone_end(token): end what zone_begin/step_begin/microstep_begin began."},
     {"step_begin", sps_py_step_begin, METH_NOARGS, "step_begin() -> int token: begin a step, no pending bookkeeping."},
     {"microstep_begin", sps_py_microstep_begin, METH_NOARGS, "microstep_begin() -> int token."},

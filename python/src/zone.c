@@ -246,6 +246,48 @@ PyObject *sps_py_wait_record(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The completion time of a DDP bucket's all-reduce onto state.done, where
+ * later.  Never fails: an attribute that cannot be read or written leaves
+ * the completion unnoted (the wait unrecorded), never an error in DDP. */
+static void ddp_note_done(PyObject *state) {
+    unsigned long long now = sps_clock_now();
+    PyObject *done = PyObject_GetAttrString(state, "done");
+    if (done) {
+        unsigned long long before = PyLong_AsUnsignedLongLong(done);
+        Py_DECREF(done);
+        if (!PyErr_Occurred() && now > before) {
+            PyObject *value = PyLong_FromUnsignedLongLong(now);
+            if (value) {
+                PyObject_SetAttrString(state, "done", value);
+                Py_DECREF(value);
+            }
+        }
+    }
+    PyErr_Clear();
+}
+
+/* _ddp_completed(state, unpack, fut): the callback of Future.then that
+ * stepscope's DDP hook chains to a bucket's future (bound by
+ * functools.partial): notes the completion on state (None: nothing), then returns
+ * fut.value(), or fut.value()[0] where unpack (a Work's [tensor]).  In C so
+ * that a failed all-reduce's error reaches DDP as torch raised it, with no
+ * frame of stepscope's in it; it never raises an error of its own. */
+PyObject *sps_py_ddp_completed(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *state, *fut;
+    int unpack;
+    if (!PyArg_ParseTuple(args, "OpO:_ddp_completed", &state, &unpack, &fut))
+        return NULL;
+    if (state != Py_None)
+        ddp_note_done(state);
+    PyObject *value = PyObject_CallMethod(fut, "value", NULL);
+    if (!value || !unpack)
+        return value;
+    PyObject *first = PySequence_GetItem(value, 0);
+    Py_DECREF(value);
+    return first;
+}
+
 PyObject *sps_py_zone(PyObject *self, PyObject *name) {
     (void)self;
     return zone_for(name, "zone");

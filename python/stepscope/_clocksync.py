@@ -6,9 +6,11 @@ over a gloo side group, NTP-style: several round trips, the one with the
 smallest round-trip time kept, offset = t_rank0 - (t_send + t_recv) / 2,
 error bound = rtt / 2.  Once when the process group comes up (the side
 group is created collectively right after ``init_process_group``), once
-when it goes down (``destroy_process_group``, or at exit).  The result
-goes into the record's header (``_stepscope._clock_offset_set``), where
-``stepscope merge`` finds it; docs/distributed.md says how it is used.
+when it goes down (``destroy_process_group``, or at exit; not at an exit
+on an uncaught exception, whose peers are gone: stored as skipped).  The
+result goes into the record's header (``_stepscope._clock_offset_set``),
+where ``stepscope merge`` finds it; docs/distributed.md says how it is
+used.
 
 Never slows or hangs the script for long: every exchange is bounded by
 the side group's timeout (STEPSCOPE_CLOCK_SYNC_TIMEOUT_S, default 5 s),
@@ -20,6 +22,7 @@ import atexit as _atexit
 import datetime as _datetime
 import functools as _functools
 import os as _os
+import sys as _sys
 import threading as _threading
 
 from . import _stepscope
@@ -137,9 +140,29 @@ def measure(when):
         return result
 
 
+def _failing():
+    """Why this process is exiting on an error, or None.  An uncaught
+    exception: Python sets sys.last_value before the atexit handlers run.
+    Its peers are gone or going (torchrun ends them), so an end exchange
+    would only wait out the timeout."""
+    exc = getattr(_sys, "last_value", None)
+    if exc is None:
+        return None
+    return "skipped: the process is exiting on an uncaught %s" % type(exc).__name__
+
+
 def _at_end():
     if not _done[END] and _done[START] and _enabled() and _os.getpid() == _pid:
-        measure(END)
+        failing = _failing()
+        if failing is None:
+            measure(END)
+            return
+        _done[END] = True
+        _last[END] = {"measured": False, "reason": failing}
+        try:
+            _store(END, _last[END])
+        except Exception:  # noqa: BLE001  (a module without a record)
+            pass
 
 
 def _wrap_init(original):

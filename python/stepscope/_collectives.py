@@ -72,6 +72,7 @@ _pending_works = {}   # id(Work) -> collective name, for async_op=True calls
 _states = _weakref.WeakKeyDictionary()  # DDP module -> _DDPWaits, for the DDPs that have our hook
 _dirty = []           # _DDPWaits with a hand-over not yet flushed (a list: the common case is one DDP)
 _clock = _core.clock_now
+_ddp_completed = _core._ddp_completed
 _wait_begin = _core.wait_begin
 _zone_end = _core.zone_end
 _dist = None          # torch.distributed, once imported
@@ -190,29 +191,6 @@ class _DDPWaits:
         # copy gets a fresh state on the default group
         return (_DDPWaits, (None, self.as_view))
 
-    def _note_done(self):
-        try:
-            t = _clock()
-            if t > self.done:
-                self.done = t
-        except Exception:  # noqa: BLE001  (never into DDP's backward)
-            pass
-
-    def completed_work(self, fut):
-        """A default bucket's all-reduce completed (on gloo's thread): its
-        time, and the Work's [tensor] unpacked, in one callback."""
-        self._note_done()
-        return fut.value()[0]
-
-    def completed_user(self, fut):
-        """The script's hook's future completed: its time, its value as is."""
-        self._note_done()
-        return fut.value()
-
-
-def _unpack(fut):
-    return fut.value()[0]
-
 
 # -- callbacks on the threads that complete the futures -----------------------------
 #
@@ -232,17 +210,20 @@ _thens_made = _itertools.count()   # next() is atomic under the GIL, from any th
 _thens_gone = _itertools.count()
 
 
-class _Then:
-    """A Future.then() callback of ours: fn(fut), counted made and released."""
+class _Then(_functools.partial):
+    """A Future.then() callback of ours: a functools.partial of the C
+    callback (_stepscope._ddp_completed), which partial's own C code calls,
+    so no frame of stepscope's runs on gloo's thread and a failed
+    all-reduce's error reaches DDP as torch raised it; counted when made
+    and when torch releases it (_drain).  One a callback: a shared one
+    would be released without being freed, uncounted."""
 
-    __slots__ = ("fn",)
+    __slots__ = ()
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __new__(cls, *args):
+        self = super().__new__(cls, *args)
         next(_thens_made)
-
-    def __call__(self, fut):
-        return self.fn(fut)
+        return self
 
     def __del__(self):
         try:
@@ -304,37 +285,43 @@ def _default_allreduce(st, bucket):
 
 def _builtin_allreduce(st, bucket):
     """_register_builtin_comm_hook(ALLREDUCE) behind ours: the default."""
-    return _default_allreduce(st, bucket).then(_Then(_unpack))
+    return _default_allreduce(st, bucket).then(_Then(_ddp_completed, None, True))
 
 
 def stepscope_timed_comm_hook(st, bucket):
     """The communication hook stepscope registers on a DDP: the script's
     hook, or DDP's default all-reduce, with the hand-over and completion
-    noted for the backward's wait.  One Python callback a bucket, on the
-    thread that completes it."""
+    noted for the backward's wait.  One callback a bucket (C: it never
+    raises an error of its own, and a failed all-reduce's error reaches DDP
+    as torch raised it), on the thread that completes it."""
     # the hand-over: the default's as its all-reduce starts (read before,
     # so that its completion is never earlier); a script's hook's when it
-    # returns (its own work, a compression, is the rank's, not a wait)
+    # returns (its own work, a compression, is the rank's, not a wait).
+    # The callback: C (_stepscope._ddp_completed) bound by functools.partial,
+    # so that no frame of stepscope's runs in it: a failed all-reduce's error
+    # reaches DDP as torch raised it, and nothing of ours can raise.  Made a
+    # bucket, not kept on st: st holding it would be a reference cycle, and
+    # the collector may free a cycle on gloo's thread, in this callback
     user = st.user
     if user is None:
         handed = _clock() if _on else 0
         fut = _default_allreduce(st, bucket)
         if not _on:
-            return fut.then(_Then(_unpack))
-        then = st.completed_work
+            return fut.then(_Then(_ddp_completed, None, True))
+        then = _Then(_ddp_completed, st, True)
     else:
         fut = user[1](user[0], bucket)
         if not _on:
             return fut
         handed = _clock()
-        then = st.completed_user
+        then = _Then(_ddp_completed, st, False)
     try:
         st.handed = handed
         if not _dirty or _dirty[-1] is not st:
             _dirty.append(st)
     except Exception as exc:  # noqa: BLE001
         _fail(exc)
-    return fut.then(_Then(then))
+    return fut.then(then)
 
 
 def flush():
