@@ -13,7 +13,7 @@
  *
  * Each round runs every case for N iterations, in an order that rotates
  * from round to round, so a busy machine's slow spells fall on all of
- * them alike; each is timed by the thread's CPU clock (see now_ns).
+ * them alike; each is timed by the thread's CPU clock (see bench_rounds.h).
  * Reported per case: the median and the range (min..max)
  * over the rounds, in ns per step.  Then the ratios, each computed per
  * round and summarised the same way:
@@ -39,22 +39,13 @@
 
 #include <stepscope.h>
 
+#include "bench_rounds.h"
+
 #define DEFAULT_ITERATIONS 200000u
 #define DEFAULT_ROUNDS 21
-#define MAX_ROUNDS 201
 #define TARGET_RATIO 0.6
 
 #define NOINLINE __attribute__((noinline))
-
-/* The thread's CPU time, not the wall clock: on a shared machine the time
- * the thread spent waiting for a CPU is not what a case costs, and with it
- * left out the spread between rounds falls from tens of percent to a few
- * (the caches other processes disturb still count). */
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------- cases */
 
@@ -96,50 +87,10 @@ static const struct {
 
 /* -------------------------------------------------------------- measuring */
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-struct summary {
-    double median, min, max;
-};
-
-static struct summary summarise(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    struct summary s = {v[n / 2], v[0], v[n - 1]};
-    return s;
-}
-
-static int parse_args(int argc, char **argv, uint64_t *iterations, int *rounds) {
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (*end || v < 1000) {
-                fprintf(stderr, "bench_phase: --iterations wants a number >= 1000, not %s\n", argv[i]);
-                return -1;
-            }
-            *iterations = v;
-        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 3 || v > MAX_ROUNDS) {
-                fprintf(stderr, "bench_phase: --rounds wants 3..%d, not %s\n", MAX_ROUNDS, argv[i]);
-                return -1;
-            }
-            *rounds = (int)v;
-        } else {
-            fprintf(stderr, "usage: bench_phase [--iterations N] [--rounds R]\n");
-            return -1;
-        }
-    }
-    return 0;
-}
-
 int main(int argc, char **argv) {
     uint64_t n = DEFAULT_ITERATIONS;
     int rounds = DEFAULT_ROUNDS;
-    if (parse_args(argc, argv, &n, &rounds) != 0)
+    if (bench_parse_rounds("bench_phase", argc, argv, &n, &rounds) != 0)
         return 2;
 
     /* warm up: the record, the thread's segment, every site */
@@ -151,13 +102,13 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    static double ns[N_CASES][MAX_ROUNDS], parts[MAX_ROUNDS], whole[MAX_ROUNDS];
+    static double ns[N_CASES][BENCH_MAX_ROUNDS], parts[BENCH_MAX_ROUNDS], whole[BENCH_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < N_CASES; k++) {
             int c = (r + k) % N_CASES; /* rotate the order */
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bench_thread_ns();
             cases[c].fn(n);
-            ns[c][r] = (double)(now_ns() - t0) / (double)n;
+            ns[c][r] = (double)(bench_thread_ns() - t0) / (double)n;
         }
         parts[r] = (ns[PHASES][r] - ns[EMPTY][r]) / (ns[ZONES][r] - ns[EMPTY][r]);
         whole[r] = ns[PHASES][r] / ns[ZONES][r];
@@ -166,14 +117,14 @@ int main(int argc, char **argv) {
     printf("bench_phase: %d rounds x %llu steps per case, interleaved, thread CPU time "
            "(ns per step: median, range)\n",
            rounds, (unsigned long long)n);
-    struct summary s[N_CASES];
+    struct bench_summary s[N_CASES];
     for (int c = 0; c < N_CASES; c++) {
-        s[c] = summarise(ns[c], rounds);
+        s[c] = bench_summarise(ns[c], rounds);
         printf("  %-26s %8.1f ns   [%.1f .. %.1f]\n", cases[c].name, s[c].median, s[c].min, s[c].max);
     }
     printf("  %-26s %8.1f ns\n", "4 zones alone", s[ZONES].median - s[EMPTY].median);
     printf("  %-26s %8.1f ns\n", "4 phases alone", s[PHASES].median - s[EMPTY].median);
-    struct summary p = summarise(parts, rounds), w = summarise(whole, rounds);
+    struct bench_summary p = bench_summarise(parts, rounds), w = bench_summarise(whole, rounds);
     printf("four phases / four zones: %.2fx   [%.2f .. %.2f]   (target <= %.1fx)\n", p.median, p.min, p.max,
            TARGET_RATIO);
     printf("whole step (phases / zones): %.2fx   [%.2f .. %.2f]\n", w.median, w.min, w.max);

@@ -32,17 +32,12 @@
 
 #include <stepscope.h>
 
+#include "bench_rounds.h"
+
 #define DEFAULT_ITERATIONS 200000u
 #define DEFAULT_ROUNDS 21
-#define MAX_ROUNDS 201
 
 #define NOINLINE __attribute__((noinline))
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static struct sps_site *record_site;
 
@@ -76,50 +71,10 @@ static const struct {
     [RECORD] = {"wait_record (2 clock reads)", case_wait_record},
 };
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-struct summary {
-    double median, min, max;
-};
-
-static struct summary summarise(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    struct summary s = {v[n / 2], v[0], v[n - 1]};
-    return s;
-}
-
-static int parse_args(int argc, char **argv, uint64_t *iterations, int *rounds) {
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (*end || v < 1000) {
-                fprintf(stderr, "bench_wait: --iterations wants a number >= 1000, not %s\n", argv[i]);
-                return -1;
-            }
-            *iterations = v;
-        } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 3 || v > MAX_ROUNDS) {
-                fprintf(stderr, "bench_wait: --rounds wants 3..%d, not %s\n", MAX_ROUNDS, argv[i]);
-                return -1;
-            }
-            *rounds = (int)v;
-        } else {
-            fprintf(stderr, "usage: bench_wait [--iterations N] [--rounds R]\n");
-            return -1;
-        }
-    }
-    return 0;
-}
-
 int main(int argc, char **argv) {
     uint64_t n = DEFAULT_ITERATIONS;
     int rounds = DEFAULT_ROUNDS;
-    if (parse_args(argc, argv, &n, &rounds) != 0)
+    if (bench_parse_rounds("bench_wait", argc, argv, &n, &rounds) != 0)
         return 2;
     record_site = sps_site_get("w_record", SPS_KIND_WAIT);
     if (!record_site) {
@@ -135,13 +90,13 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    static double ns[N_CASES][MAX_ROUNDS], wait_ratio[MAX_ROUNDS], record_ratio[MAX_ROUNDS];
+    static double ns[N_CASES][BENCH_MAX_ROUNDS], wait_ratio[BENCH_MAX_ROUNDS], record_ratio[BENCH_MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < N_CASES; k++) {
             int c = (r + k) % N_CASES;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = bench_thread_ns();
             cases[c].fn(n);
-            ns[c][r] = (double)(now_ns() - t0) / (double)n;
+            ns[c][r] = (double)(bench_thread_ns() - t0) / (double)n;
         }
         wait_ratio[r] = ns[WAIT][r] / ns[ZONE][r];
         record_ratio[r] = ns[RECORD][r] / ns[ZONE][r];
@@ -151,10 +106,10 @@ int main(int argc, char **argv) {
     printf("bench_wait: %d rounds x %llu per case, interleaved, thread CPU time (ns each: median, range)\n", rounds,
            (unsigned long long)n);
     for (int c = 0; c < N_CASES; c++) {
-        struct summary s = summarise(ns[c], rounds);
+        struct bench_summary s = bench_summarise(ns[c], rounds);
         printf("  %-28s %7.2f ns   [%.2f .. %.2f]\n", cases[c].name, s.median, s.min, s.max);
     }
-    struct summary w = summarise(wait_ratio, rounds), rr = summarise(record_ratio, rounds);
+    struct bench_summary w = bench_summarise(wait_ratio, rounds), rr = bench_summarise(record_ratio, rounds);
     printf("wait / zone:        %.2fx   [%.2f .. %.2f]\n", w.median, w.min, w.max);
     printf("wait_record / zone: %.2fx   [%.2f .. %.2f]\n", rr.median, rr.min, rr.max);
     return 0;
