@@ -15,11 +15,10 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+from conftest import PYTHON, STEPSCOPE_BIN, script_env, torchrun_prefix, write_script
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
-TORCHRUN = [PYTHON, "-m", "torch.distributed.run", "--redirects", "9:0", "--tee", "9:0", "--standalone"]
 
 
 def test_wait_nests_like_a_zone(run_under):
@@ -117,7 +116,7 @@ dist.destroy_process_group()
 def _torchrun(tmp_path, nproc, steps, under, **env):
     script = write_script(tmp_path, DDP_SCRIPT.replace("STEPS", str(steps)), name="ddp.py")
     out = tmp_path / "out"
-    cmd = TORCHRUN + ["--nproc_per_node", str(nproc), str(script)]
+    cmd = torchrun_prefix() + ["--nproc_per_node", str(nproc), str(script)]
     if under:
         cmd = [STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--"] + cmd
     proc = subprocess.run(cmd, cwd=str(tmp_path), env=script_env(**env), capture_output=True, text=True,
@@ -220,7 +219,7 @@ def test_instrument_times_a_ddp_made_before_it(tmp_path):
     # --no-auto: the DDP exists before anything of stepscope's patched torch
     script = write_script(tmp_path, INSTRUMENT_SCRIPT, name="inst.py")
     out = tmp_path / "out"
-    cmd = [STEPSCOPE_BIN, "run", "-q", "--no-auto", "-o", str(out), "--"] + TORCHRUN + [
+    cmd = [STEPSCOPE_BIN, "run", "-q", "--no-auto", "-o", str(out), "--"] + torchrun_prefix() + [
         "--nproc_per_node", "2", str(script)]
     # the script imports stepscope itself (no startup hook with --no-auto)
     import stepscope
