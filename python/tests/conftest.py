@@ -52,16 +52,20 @@ EXAMPLE_LAUNCH = ("import sys, runpy, torch, stepscope._auto\n"
                   "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def torchrun_prefix():
     """`python -m torch.distributed.run` for one node, on a rendezvous port
     of its own: --standalone's is fixed (29400), and two tests (or any other
     job on the machine) running at once collide on it.  --redirects 9:0
     --tee 9:0: Debian 12's torchrun fails without them (docs/distributed.md)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     return [PYTHON, "-m", "torch.distributed.run", "--redirects", "9:0", "--tee", "9:0", "--nnodes", "1",
-            "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:%d" % port]
+            "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:%d" % free_port()]
 
 
 def script_env(**extra):

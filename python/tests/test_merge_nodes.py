@@ -6,12 +6,11 @@ puts both ranks on one timeline where every all-reduce overlaps on the two
 ranks (it cannot end on one before it began on the other), names both
 hosts, refuses a tolerance violation with one line and takes --force."""
 import json
-import socket
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+from conftest import PYTHON, STEPSCOPE_BIN, free_port, script_env, write_script
 
 torch = pytest.importorskip("torch")
 
@@ -34,11 +33,6 @@ for i in range(8):
 dist.destroy_process_group()
 """
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ No timing thresholds: what is asserted is what the record and the ranks'
 output say.
 """
 import json
-import socket
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+from conftest import STEPSCOPE_BIN, script_env, torchrun_prefix, write_script
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -37,19 +36,13 @@ dist.destroy_process_group()
 """
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.mark.parametrize("clock_sync", ["1", "0"])
 def test_a_rank_raising_midway(tmp_path, clock_sync):
     script = write_script(tmp_path, CRASH_SCRIPT, name="crash.py")
     out = tmp_path / "out"
-    cmd = [STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--", PYTHON, "-m", "torch.distributed.run",
-           "--redirects", "9:0", "--tee", "9:0", "--nnodes", "1", "--rdzv_backend", "c10d",
-           "--rdzv_endpoint", "127.0.0.1:%d" % _free_port(), "--nproc_per_node", "2", str(script)]
+    cmd = [STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--"] + torchrun_prefix() + ["--nproc_per_node", "2",
+                                                                                      str(script)]
     proc = subprocess.run(cmd, cwd=str(tmp_path), env=script_env(STEPSCOPE_CLOCK_SYNC=clock_sync),
                           capture_output=True, text=True, timeout=300)
     both = proc.stdout + proc.stderr

@@ -4,12 +4,11 @@ and without it (each rank writes its own report into a directory of its
 own).  Debian 12's torchrun (torch 1.13, Python 3.11) needs
 `--redirects 9:0 --tee 9:0` (docs/distributed.md)."""
 import json
-import socket
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+from conftest import STEPSCOPE_BIN, script_env, torchrun_prefix, write_script
 
 torch = pytest.importorskip("torch")
 pd = pytest.importorskip("pandas")
@@ -44,19 +43,12 @@ dist.destroy_process_group()
 """ % STEPS
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def torchrun(script):
     # --standalone's rendezvous port is fixed (29400): other jobs on this
     # machine may hold it, so a free one of its own, as a user running two
     # jobs side by side would (docs/distributed.md)
-    return [PYTHON, "-m", "torch.distributed.run", "--redirects", "9:0", "--tee", "9:0", "--nnodes", "1",
-            "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:%d" % free_port(),
-            "--nproc_per_node", str(RANKS), str(script)]
+    return torchrun_prefix() + ["--nproc_per_node", str(RANKS), str(script)]
 
 
 def check(proc):

@@ -20,12 +20,11 @@ machine (docs/analysis.md, "Stragglers").
 """
 import json
 import re
-import socket
 import subprocess
 
 import pytest
 
-from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+from conftest import STEPSCOPE_BIN, script_env, torchrun_prefix, write_script
 
 torch = pytest.importorskip("torch")
 
@@ -78,21 +77,12 @@ dist.destroy_process_group()
 """
 
 
-def free_port():
-    """A port nobody listens on now: torchrun --standalone's fixed 29400
-    would collide with another job on this machine."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def run_job(tmp_path, name, slow, steps=STEPS):
     script = write_script(tmp_path, TRAIN, name="train_%s.py" % name)
     out = tmp_path / name
-    proc = subprocess.run([STEPSCOPE_BIN, "run", "-o", str(out), "--", PYTHON, "-m", "torch.distributed.run",
-                           "--redirects", "9:0", "--tee", "9:0", "--nnodes", "1", "--nproc_per_node", "4",
-                           "--rdzv_backend", "c10d", "--rdzv_endpoint", "127.0.0.1:%d" % free_port(),
-                           "--rdzv_id", name, str(script)],
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "-o", str(out), "--"] + torchrun_prefix() +
+                          ["--nproc_per_node", "4", "--rdzv_id", name, str(script)],
                           cwd=str(tmp_path), env=script_env(SLOW=slow if isinstance(slow, str) else "1" if slow else "0", STEPS=str(steps), SWITCH=str(SWITCH),
                                                             OMP_NUM_THREADS="1"),
                           capture_output=True, text=True, timeout=300)
