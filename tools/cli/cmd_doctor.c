@@ -24,16 +24,16 @@ static const char doctor_usage[] =
     "\n"
     "Open every metric source on its own (proc, thermal, rapl, nvml, drm,\n"
     "nvidia-smi, sched), read it a few times, and print whether it works, why\n"
-    "not, what one read costs, and how many readings it gives.  The GPU\n"
-    "sources form a chain: the sampler uses the first one that works.  sched\n"
+    "not, what one read costs, and how many readings it gives. The GPU\n"
+    "sources form a chain: the sampler uses the first one that works. sched\n"
     "reads CPU pressure (PSI) and run delay; its detail names what this\n"
     "kernel lacks (no /proc/pressure/cpu: a kernel without PSI).\n"
     "\n"
     "options:\n"
-    "  --json       print the findings as JSON\n"
-    "  -h, --help   this help\n"
+    "      --json              print the findings as JSON\n"
+    "  -h, --help              this help\n"
     "\n"
-    "exit status: 0 when the proc source works, 1 otherwise; 2 for a usage error.\n";
+    "exit status: 0 when the proc source works, 1 otherwise, 2 for a usage error.\n";
 
 struct finding {
     int available;

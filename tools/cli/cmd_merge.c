@@ -29,29 +29,32 @@
 #include "stepscope.h"
 
 static const char merge_usage[] =
-    "usage: stepscope merge DIR... -o OUT [--max-clock-error MS] [--force] [--trace-max-mb N] [-q]\n"
+    "usage: stepscope merge DIR... -o OUT [options]\n"
     "\n"
     "Join run directories recorded on several machines (one `stepscope run`\n"
     "per node) into one run directory OUT: every rank, its host, one\n"
     "timeline; then OUT/report.json, report.html, steps.csv, timeline.csv and\n"
-    "trace.json for the whole job.  Times are put on rank 0's host's clock:\n"
+    "trace.json for the whole job. Times are put on rank 0's host's clock:\n"
     "a process on another host by the clock offset a rank of its host\n"
     "measured to rank 0 (torch.distributed jobs, at start and end, with an\n"
     "error bound), else by the realtime clocks (the report says so).\n"
     "\n"
     "options:\n"
-    "  -o, --output OUT       the merged run directory (must not exist, or be empty)\n"
-    "  --max-clock-error MS   refuse when a measured offset's error bound exceeds\n"
-    "                         MS milliseconds (default 1)\n"
-    "  --force                merge anyway; the report says which error exceeded it\n"
-    "  --trace-max-mb N       size budget of trace.json (default 100)\n"
-    "  -q, --quiet            no summary\n"
-    "  -h, --help             this help\n"
+    "  -o, --output OUT        the merged run directory, which must not exist\n"
+    "                          or must be empty\n"
+    "      --max-clock-error MS\n"
+    "                          refuse when a measured offset's error bound\n"
+    "                          exceeds MS milliseconds (default 1)\n"
+    "      --force             merge anyway; the report says which error\n"
+    "                          exceeded the tolerance\n"
+    "      --trace-max-mb N    size budget of trace.json in MiB (default 100)\n"
+    "  -q, --quiet             no summary\n"
+    "  -h, --help              this help\n"
     "\n"
     "exit status: 0; 1 when an input is not a run directory, holds no or\n"
     "damaged records, holds a rank of a host another input holds, a clock\n"
     "error exceeds the tolerance, or OUT cannot be written (one line says\n"
-    "which); 2 for a usage error.  The inputs are never modified.\n";
+    "which); 2 for a usage error. The inputs are never modified.\n";
 
 struct merge_options {
     const char **dirs;

@@ -26,15 +26,17 @@ static const char snapshot_usage[] =
     "system CPU, memory, swap and network; CPU temperatures and RAPL energy;\n"
     "every visible GPU's memory, utilisation, temperature, power and clocks;\n"
     "and, with --pid, the CPU, memory and disk I/O of that process and its\n"
-    "descendants.  A reading that cannot be had is null, with the reason.\n"
+    "descendants. A reading that cannot be had is null, with the reason.\n"
     "\n"
     "options:\n"
-    "  --pid PID    also read the process tree rooted at PID\n"
-    "  --wait MS    time between the two reads that percentages and rates\n"
-    "               need (default 100; 0: one read, no percentages or rates)\n"
-    "  -h, --help   this help\n"
+    "      --pid PID           also read the process tree rooted at PID\n"
+    "      --wait MS           time between the two reads that percentages and\n"
+    "                          rates need, 0 to 60000 (default 100; 0: one read,\n"
+    "                          no percentages or rates)\n"
+    "  -h, --help              this help\n"
     "\n"
-    "exit status: 0; 2 for a usage error; 1 when nothing could be read.\n";
+    "exit status: 0; 1 when nothing could be read or PID does not exist; 2 for\n"
+    "a usage error.\n";
 
 static void write_reading(struct sps_jw *w, const struct sps_metric_info *m, const char *source,
                           const struct sps_reading *r, const char *why) {
