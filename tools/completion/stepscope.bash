@@ -1,0 +1,299 @@
+# bash completion for stepscope                             -*- shell-script -*-
+#
+# Completes the commands, each command's options and the values of those
+# that take a fixed set, directories for the options that name one, run
+# directories (a directory holding report.json or records/) for report,
+# compare and merge, and after `stepscope run [options] [--]` the workload's
+# own command line through that command's completion.
+#
+# Works with bash-completion's helpers (_init_completion, _command_offset)
+# and without them (plain bash: compgen and complete only).  The option
+# lists are those of tools/cli/cmd_*.c; test/cli_docs_test.py keeps them,
+# `stepscope CMD --help`, docs/cli.md and docs/stepscope.1 the same.
+
+_stepscope_commands="run snapshot report compare merge doctor help"
+
+# Each command's options; those in _stepscope_takes_value take a value.
+_stepscope_opts_top="-h --help -V --version"
+_stepscope_opts_run="-o --output -q --quiet --no-live --no-stream --ring-events --ring-policy
+    --interval --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue
+    --peak-flops --max-overhead --torch-profile --no-auto --serve --prom-textfile
+    --tensorboard -h --help"
+_stepscope_opts_report="--format -o --output --trace-max-mb -h --help"
+# --resamples and --seed are accepted and ignored: not offered
+_stepscope_opts_compare="--vs --skip --step --threshold --alpha --fail-on --format -o -h --help"
+_stepscope_opts_merge="-o --output --max-clock-error --force --trace-max-mb -q --quiet -h --help"
+_stepscope_opts_snapshot="--pid --wait -h --help"
+_stepscope_opts_doctor="--json -h --help"
+
+# Whether option $2 of command $1 takes a value (the word after it).
+_stepscope_takes_value() {
+    case "$1 $2" in
+    "run -o" | "run --output" | "run --ring-events" | "run --ring-policy" | "run --interval" | \
+        "run --machine-interval" | "run --trace-max-mb" | "run --carbon-intensity" | "run --pue" | \
+        "run --peak-flops" | "run --max-overhead" | "run --torch-profile" | "run --serve" | \
+        "run --prom-textfile" | "run --tensorboard")
+        return 0 ;;
+    "report --format" | "report -o" | "report --output" | "report --trace-max-mb")
+        return 0 ;;
+    "compare --skip" | "compare --step" | "compare --threshold" | "compare --alpha" | \
+        "compare --fail-on" | "compare --format" | "compare --resamples" | "compare --seed" | \
+        "compare -o")
+        return 0 ;;
+    "merge -o" | "merge --output" | "merge --max-clock-error" | "merge --trace-max-mb")
+        return 0 ;;
+    "snapshot --pid" | "snapshot --wait")
+        return 0 ;;
+    esac
+    return 1
+}
+
+# Whether $1 is a run directory: what `stepscope run` or a program with
+# STEPSCOPE_OUT wrote (report.json), or records alone.
+_stepscope_is_run_dir() {
+    [[ -f $1/report.json || -d $1/records ]]
+}
+
+# Whether directory $1 holds a run directory one or two levels down, so
+# that completing through it can reach one.
+_stepscope_leads_to_run_dir() {
+    local d
+    for d in "$1"/*/ "$1"/*/*/; do
+        [[ -d $d ]] && _stepscope_is_run_dir "${d%/}" && return 0
+    done
+    return 1
+}
+
+# COMPREPLY += run directories matching $1, and the directories that lead
+# to one; with $2 = files, also report files (report.json, report-PID.json)
+# that compare and report take in place of a directory.
+_stepscope_complete_runs() {
+    local cur=$1 want_files=${2-} d f
+    while IFS= read -r d; do
+        if _stepscope_is_run_dir "$d" || _stepscope_leads_to_run_dir "$d"; then
+            COMPREPLY+=("$d")
+        fi
+    done < <(compgen -d -- "$cur")
+    if [[ $want_files == files ]]; then
+        while IFS= read -r f; do
+            [[ -f $f && ${f##*/} == report*.json ]] && COMPREPLY+=("$f")
+        done < <(compgen -f -- "$cur")
+    fi
+    compopt -o filenames 2>/dev/null
+}
+
+_stepscope_complete_dirs() {
+    local d
+    while IFS= read -r d; do
+        COMPREPLY+=("$d")
+    done < <(compgen -d -- "$1")
+    compopt -o filenames 2>/dev/null
+}
+
+_stepscope_complete_files() {
+    local f
+    while IFS= read -r f; do
+        COMPREPLY+=("$f")
+    done < <(compgen -f -- "$1")
+    compopt -o filenames 2>/dev/null
+}
+
+_stepscope_complete_pids() {
+    if declare -F _pids >/dev/null; then
+        _pids # bash-completion's: from ps, matching $cur
+    else
+        local p pids=()
+        for p in /proc/[0-9]*; do
+            pids+=("${p#/proc/}")
+        done
+        COMPREPLY+=($(compgen -W "${pids[*]}" -- "$1"))
+    fi
+}
+
+# COMPREPLY for the value of option $2 of command $1, the word being $3.
+# Returns 1 when the value is free text (nothing to offer).
+_stepscope_complete_value() {
+    local cmd=$1 opt=$2 cur=$3
+    case "$cmd $opt" in
+    "run -o" | "run --output" | "run --tensorboard" | "merge -o" | "merge --output")
+        _stepscope_complete_dirs "$cur" ;;
+    "report -o" | "report --output" | "compare -o" | "run --prom-textfile")
+        _stepscope_complete_files "$cur" ;;
+    "run --ring-policy")
+        COMPREPLY+=($(compgen -W "keep-latest keep-first" -- "$cur")) ;;
+    "run --torch-profile")
+        COMPREPLY+=($(compgen -W "auto" -- "$cur")) ;;
+    "report --format")
+        COMPREPLY+=($(compgen -W "html csv trace json summary tensorboard" -- "$cur")) ;;
+    "compare --format")
+        COMPREPLY+=($(compgen -W "text markdown json" -- "$cur")) ;;
+    "compare --fail-on")
+        COMPREPLY+=($(compgen -W "slower" -- "$cur")) ;;
+    "snapshot --pid")
+        _stepscope_complete_pids "$cur" ;;
+    *)
+        return 1 ;;
+    esac
+    return 0
+}
+
+# The command line as words, into the caller's words, cword and cur (the
+# current word up to the cursor), with "host:port" and "3:5" one word as
+# stepscope sees them (bash splits them at COMP_WORDBREAKS' colon).
+# _stepscope_word_at[k] is the index in COMP_WORDS where words[k] begins,
+# for _command_offset, and _stepscope_word_start[k] its offset in COMP_LINE.
+_stepscope_split_words() {
+    words=() _stepscope_word_at=() _stepscope_word_start=()
+    cword=-1
+    local i pos=0 start prev_end=-1 piece k=-1 cur_start=0 rest before
+    for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+        piece=${COMP_WORDS[i]}
+        # where the piece lies in COMP_LINE (the current word may be empty)
+        start=$pos
+        if [[ -n $piece ]]; then
+            rest=${COMP_LINE:pos}
+            before=${rest%%"$piece"*}
+            [[ $before == "$rest" ]] || start=$((pos + ${#before}))
+        elif ((i == COMP_CWORD)); then
+            start=$COMP_POINT
+        fi
+        if ((k >= 0 && start == prev_end)) && [[ $piece == :* || ${words[k]} == *: ]]; then
+            words[k]+=$piece
+        else
+            words[++k]=$piece
+            _stepscope_word_at[k]=$i
+            _stepscope_word_start[k]=$start
+            ((i <= COMP_CWORD)) && cur_start=$start
+        fi
+        ((i == COMP_CWORD)) && cword=$k
+        pos=$((start + ${#piece}))
+        prev_end=$pos
+    done
+    ((cword >= 0)) || cword=$k
+    cur=${words[cword]}
+    if ((COMP_POINT >= cur_start && COMP_POINT - cur_start < ${#cur})); then
+        cur=${COMP_LINE:cur_start:COMP_POINT-cur_start}
+    fi
+}
+
+# Completions of a word holding a colon: readline replaces only what
+# follows its last colon (a COMP_WORDBREAKS character), so drop the rest.
+_stepscope_trim_colon() {
+    [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]] || return
+    local prefix=${cur%"${cur##*:}"} i
+    for i in "${!COMPREPLY[@]}"; do
+        COMPREPLY[i]=${COMPREPLY[i]#"$prefix"}
+    done
+}
+
+# Complete the workload's command line, which begins at words[$1]: its
+# command's own completion (bash-completion's _command_offset, else the
+# command's `complete -F` function called as bash would), else files.
+_stepscope_complete_workload() {
+    local at=$1 c
+    _stepscope_workload=1
+    if declare -F _command_offset >/dev/null; then
+        _command_offset "${_stepscope_word_at[at]}"
+        return
+    fi
+    if ((cword == at)); then
+        while IFS= read -r c; do
+            COMPREPLY+=("$c")
+        done < <(compgen -c -- "$cur")
+        return
+    fi
+    local spec
+    spec=$(complete -p -- "${words[at]}" 2>/dev/null)
+    if [[ $spec =~ \ -F\ ([^ ]+) ]]; then
+        local func=${BASH_REMATCH[1]} off=${_stepscope_word_at[at]}
+        local start=${_stepscope_word_start[at]}
+        COMP_LINE=${COMP_LINE:start}
+        ((COMP_POINT -= start))
+        COMP_WORDS=("${COMP_WORDS[@]:off}")
+        ((COMP_CWORD -= off))
+        "$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+    else
+        _stepscope_complete_files "$cur"
+    fi
+}
+
+_stepscope() {
+    local cur prev words cword _stepscope_word_at _stepscope_word_start _stepscope_workload=0
+    COMPREPLY=()
+    if declare -F _init_completion >/dev/null; then
+        # bash-completion's handling of redirections (it completes the
+        # file after > itself and returns 1)
+        _init_completion -n : || return
+    fi
+    _stepscope_split_words
+    _stepscope_main
+    # the workload's own completion has dealt with its colons
+    ((_stepscope_workload)) || _stepscope_trim_colon
+    return 0
+} &&
+    complete -F _stepscope stepscope
+
+# COMPREPLY for words, cword and cur.
+_stepscope_main() {
+    if ((cword == 1)); then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$_stepscope_opts_top" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$_stepscope_commands" -- "$cur"))
+        fi
+        return 0
+    fi
+    local cmd=${words[1]} opts
+    case $cmd in
+    help)
+        ((cword == 2)) && COMPREPLY=($(compgen -W "${_stepscope_commands% help}" -- "$cur"))
+        return 0 ;;
+    run | snapshot | report | compare | merge | doctor)
+        opts=_stepscope_opts_$cmd
+        opts=${!opts} ;;
+    *)
+        return 0 ;;
+    esac
+
+    # walk the words before the cursor: an option's value, the end of
+    # run's options (at -- or its first word that is not an option)
+    local i=2 w
+    while ((i < cword)); do
+        w=${words[i]}
+        if [[ $cmd == run ]]; then
+            if [[ $w == -- ]]; then
+                _stepscope_complete_workload $((i + 1))
+                return 0
+            elif [[ $w != -* ]]; then
+                _stepscope_complete_workload "$i"
+                return 0
+            fi
+        fi
+        if _stepscope_takes_value "$cmd" "$w"; then
+            if ((i + 1 == cword)); then
+                _stepscope_complete_value "$cmd" "$w" "$cur"
+                return 0
+            fi
+            ((i += 2))
+            continue
+        fi
+        ((i++))
+    done
+
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        return 0
+    fi
+    case $cmd in
+    run)
+        # the workload's command
+        _stepscope_complete_workload "$cword" ;;
+    report | compare)
+        _stepscope_complete_runs "$cur" files ;;
+    merge)
+        _stepscope_complete_runs "$cur" ;;
+    esac
+    return 0
+}
+
+# ex: filetype=sh
