@@ -274,6 +274,15 @@ def check_same(what, a_name, a, b_name, b):
         fail("%s: %s has %s, %s does not" % (what, b_name, x, a_name))
 
 
+def completion_takes_value(cmd, options):
+    """The options of cmd that the completion takes to have a value."""
+    script = os.path.join(SRC, "tools/completion/stepscope.bash")
+    line = ". %s; for o in %s; do _stepscope_takes_value %s $o && echo $o; done" % (
+        script, " ".join(sorted(options)), cmd)
+    p = subprocess.run(["bash", "-c", line], capture_output=True, text=True)
+    return set(p.stdout.split())
+
+
 def completion_lists():
     script = os.path.join(SRC, "tools/completion/stepscope.bash")
     cmd = ". %s; echo \"$_stepscope_commands\"; echo $_stepscope_opts_top" % script
@@ -502,6 +511,12 @@ def main():
             pending = PENDING_OPTIONS.get(cmd, set()) - set(parsed[cmd])
             offered = set(parsed[cmd]) - DEPRECATED.get(cmd, set()) | pending
             check_same(cmd, "stepscope %s --help" % cmd, offered, "the completion", comp[cmd])
+            # an option's value is never taken for the next option or COMMAND
+            with_value = {o for o, meta in parsed[cmd].items() if meta}
+            if cmd == "run":
+                with_value |= pending  # --tensorboard DIR
+            check_same(cmd + ": options with a value", "stepscope %s --help" % cmd, with_value,
+                       "the completion", completion_takes_value(cmd, set(parsed[cmd]) | pending))
             for d in sorted(DEPRECATED.get(cmd, set()) - set(parsed[cmd])):
                 fail("%s %s is no longer in --help: drop it from DEPRECATED" % (cmd, d))
         check_same("report --format", "the parser", report_formats | PENDING_REPORT_FORMATS,

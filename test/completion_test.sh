@@ -193,6 +193,14 @@ expect "stepscope report out -o n" notes.txt
 expect "stepscope compare a b -o r" report-123.json
 expect "stepscope run --prom-textfile no" notes.txt
 
+# the user's glob options are theirs: failglob (an unmatched glob is an
+# error) does not break the walk through directories, and stays set
+shopt -s failglob
+expect "stepscope report " base exp out report-123.json
+expect "stepscope merge " base exp out
+shopt -q failglob && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: failglob was reset"; }
+shopt -u failglob
+
 # ---------------------------------------- the workload after run's options
 # fakecmd: a command with a completion function of its own, which says
 # what it was called with (the line from its command on: bash-completion's

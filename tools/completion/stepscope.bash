@@ -57,11 +57,18 @@ _stepscope_is_run_dir() {
 # Whether directory $1 holds a run directory one or two levels down, so
 # that completing through it can reach one.
 _stepscope_leads_to_run_dir() {
-    local d
+    local d found=1 globs
+    globs=$(shopt -p nullglob failglob) # the user's, put back below
+    shopt -s nullglob
+    shopt -u failglob
     for d in "$1"/*/ "$1"/*/*/; do
-        [[ -d $d ]] && _stepscope_is_run_dir "${d%/}" && return 0
+        if _stepscope_is_run_dir "${d%/}"; then
+            found=0
+            break
+        fi
     done
-    return 1
+    eval "$globs"
+    return $found
 }
 
 # COMPREPLY += run directories matching $1, and the directories that lead
@@ -104,7 +111,7 @@ _stepscope_complete_pids() {
     else
         local p pids=()
         for p in /proc/[0-9]*; do
-            pids+=("${p#/proc/}")
+            [[ -d $p ]] && pids+=("${p#/proc/}")
         done
         COMPREPLY+=($(compgen -W "${pids[*]}" -- "$1"))
     fi
