@@ -18,10 +18,11 @@ documentation say the same thing.
   trailing blank, option descriptions in one column (26) with their
   continuation lines, no doubled space outside that alignment, no word
   left alone on a paragraph's last line.
-- The man page renders without a warning (groff -ww, mandoc -Tlint), and
-  its examples fit 80 columns.
+- The man page renders without a warning (groff -ww, mandoc -Tlint), its
+  examples fit 80 columns, and man-db's lexgrog reads its whatis entry.
 
-Exit 77 (skip) when groff or mandoc is missing, after the other checks.
+Exit 77 (skip) when groff, mandoc or lexgrog is missing, after the other
+checks.
 """
 import glob
 import os
@@ -559,6 +560,14 @@ def main():
             fail("mandoc -Tlint: %s%s" % (p.stdout.strip(), p.stderr.strip()))
     else:
         missing.append("mandoc (Debian package mandoc)")
+
+    # man-db's whatis entry (apropos, man -k) from the NAME section
+    if shutil.which("lexgrog"):
+        p = subprocess.run(["lexgrog", os.path.join(SRC, "docs/stepscope.1")], capture_output=True, text=True)
+        if p.returncode != 0 or '"stepscope - ' not in p.stdout:
+            fail("lexgrog (man-db) finds no whatis entry: %s%s" % (p.stdout.strip(), p.stderr.strip()))
+    else:
+        missing.append("lexgrog (Debian package man-db)")
 
     for n in notes:
         print("NOTE: " + n)
