@@ -363,7 +363,10 @@ def env_variables():
     return {n for n in names if n != "STEPSCOPE_H"}  # the header's include guard
 
 
-def main():
+def check_help():
+    """Parser against --help, and --help's metavariables.  Returns
+    ({command: {option: metavar}}, {command: [lines]}); "" is the bare
+    stepscope."""
     main_cmds, main_opts = main_commands_and_options()
     if set(main_cmds) != set(COMMANDS):
         fail("main.c dispatches %s, this test knows %s" % (sorted(main_cmds), COMMANDS))
@@ -403,8 +406,11 @@ def main():
                 if opt in seen and seen[opt][1] != meta:
                     fail("%s takes %s in %s, %s in %s" % (opt, seen[opt][1], seen[opt][0], meta, cmd))
                 seen.setdefault(opt, (cmd, meta))
+    return parsed, help_lines
 
-    # ---------------------------------------------------- the man page
+
+def check_man_options(man_src, sections, parsed):
+    """The man page's commands, options and metavariables against --help."""
     man_src = read("docs/stepscope.1")
     sections = man_sections(man_src)
     for need in ("NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "EXIT STATUS",
@@ -451,7 +457,10 @@ def main():
                     if parsed[cmd].get(opt, meta) != meta:
                         fail("docs/stepscope.1 SYNOPSIS: %s %s %s, --help %s"
                              % (cmd, opt, meta, parsed[cmd].get(opt)))
+    return by_cmd
 
+
+def check_man_exit_statuses(sections, help_lines):
     # exit statuses
     exits = dict((tag, body) for tag, body in man_tp_entries(sections.get("EXIT STATUS", [])))
     all_man_exit = " ".join(exits.values())
@@ -470,6 +479,8 @@ def main():
         if code not in exit_codes(all_man_exit):
             fail("exit status %s of stepscope --help is not in the man page's EXIT STATUS" % code)
 
+
+def check_man_files_and_environment(sections):
     # files
     files_text = " ".join(roff_line(x) for x in sections.get("FILES", []))
     names = code_file_names()
@@ -490,6 +501,9 @@ def main():
         if not re.search(r"\b%s\b" % v, env_text):
             fail("the code reads %s; docs/stepscope.1 ENVIRONMENT does not name it" % v)
 
+
+def check_report_formats(by_cmd):
+    """Returns the report formats and compare's, as the parsers know them."""
     # report formats: the parser's, in the man page and the completion
     fmt_src = read("src/render/export_dir.c")
     m = re.search(r"format_names\[[^\]]*\]\s*=\s*\{([^}]*)\}", fmt_src)
@@ -502,8 +516,10 @@ def main():
         if not re.search(r"\b%s\b" % f, report_man):
             fail("report --format %s is not in docs/stepscope.1" % f)
     compare_formats = set(re.findall(r'strcmp\(v, "(\w+)"\)', read(PARSERS["compare"]))) - {"slower"}
+    return report_formats, compare_formats
 
-    # --------------------------------------------------- the completion
+
+def check_completion(parsed, report_formats, compare_formats):
     comp = completion_lists()
     if comp:
         check_same("commands", "main.c", set(COMMANDS) | {"help"}, "the completion", comp["commands"])
@@ -525,7 +541,8 @@ def main():
         check_same("compare --format", "the parser", compare_formats - {"md"},  # md: markdown's alias
                    "the completion", comp["compare formats"])
 
-    # ------------------------------------------------------- docs/cli.md
+
+def check_cli_md(parsed):
     md_text, md = cli_md_sections()
     synopsis_block = md_text.split("```")[1] if "```" in md_text else ""
     for cmd in COMMANDS:
@@ -544,7 +561,9 @@ def main():
         if opt not in synopsis_block:
             fail("docs/cli.md's synopsis has no stepscope %s" % opt)
 
-    # ----------------------------------------- the man page renders clean
+
+def check_rendering():
+    """groff, mandoc and lexgrog on the page.  Returns the tools missing."""
     missing = []
     if shutil.which("groff"):
         p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", os.path.join(SRC, "docs/stepscope.1")],
@@ -568,6 +587,20 @@ def main():
             fail("lexgrog (man-db) finds no whatis entry: %s%s" % (p.stdout.strip(), p.stderr.strip()))
     else:
         missing.append("lexgrog (Debian package man-db)")
+    return missing
+
+
+def main():
+    parsed, help_lines = check_help()
+    man_src = read("docs/stepscope.1")
+    sections = man_sections(man_src)
+    by_cmd = check_man_options(man_src, sections, parsed)
+    check_man_exit_statuses(sections, help_lines)
+    check_man_files_and_environment(sections)
+    report_formats, compare_formats = check_report_formats(by_cmd)
+    check_completion(parsed, report_formats, compare_formats)
+    check_cli_md(parsed)
+    missing = check_rendering()
 
     for n in notes:
         print("NOTE: " + n)
