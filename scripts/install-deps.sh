@@ -7,10 +7,11 @@ set -eu
 # it; python3-venv and python3-pip test the documented pip install of it;
 # libmicrohttpd-dev serves `stepscope run --serve`, and prometheus (its
 # server and promtool) tests it; bash-completion tests the completion with
-# its helpers and says where to install it, mandoc lints the man page
+# its helpers and says where to install it, shellcheck lints it, mandoc,
+# groff and man-db's lexgrog check the man page
 PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libmicrohttpd-dev python3-psutil chromium
           python3-dev python3-pytest python3-torch python3-venv python3-pip prometheus
-          bash-completion mandoc groff-base man-db"
+          bash-completion shellcheck mandoc groff-base man-db"
 
 missing=""
 for p in $PACKAGES; do

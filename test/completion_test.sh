@@ -198,7 +198,12 @@ expect "stepscope run --prom-textfile no" notes.txt
 shopt -s failglob
 expect "stepscope report " base exp out report-123.json
 expect "stepscope merge " base exp out
-shopt -q failglob && passed=$((passed + 1)) || { failed=$((failed + 1)); echo "FAIL: failglob was reset"; }
+if shopt -q failglob; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+    echo "FAIL: failglob was reset"
+fi
 shopt -u failglob
 
 # ---------------------------------------- the workload after run's options

@@ -48,6 +48,14 @@ _stepscope_takes_value() {
     return 1
 }
 
+# COMPREPLY += the words of list $1 that begin with $2.
+_stepscope_add_words() {
+    local w
+    while IFS= read -r w; do
+        COMPREPLY+=("$w")
+    done < <(compgen -W "$1" -- "$2")
+}
+
 # Whether $1 is a run directory: what `stepscope run` or a program with
 # STEPSCOPE_OUT wrote (report.json), or records alone.
 _stepscope_is_run_dir() {
@@ -113,7 +121,7 @@ _stepscope_complete_pids() {
         for p in /proc/[0-9]*; do
             [[ -d $p ]] && pids+=("${p#/proc/}")
         done
-        COMPREPLY+=($(compgen -W "${pids[*]}" -- "$1"))
+        _stepscope_add_words "${pids[*]}" "$1"
     fi
 }
 
@@ -127,15 +135,15 @@ _stepscope_complete_value() {
     "report -o" | "report --output" | "compare -o" | "run --prom-textfile")
         _stepscope_complete_files "$cur" ;;
     "run --ring-policy")
-        COMPREPLY+=($(compgen -W "keep-latest keep-first" -- "$cur")) ;;
+        _stepscope_add_words "keep-latest keep-first" "$cur" ;;
     "run --torch-profile")
-        COMPREPLY+=($(compgen -W "auto" -- "$cur")) ;;
+        _stepscope_add_words "auto" "$cur" ;;
     "report --format")
-        COMPREPLY+=($(compgen -W "html csv trace json summary tensorboard" -- "$cur")) ;;
+        _stepscope_add_words "html csv trace json summary tensorboard" "$cur" ;;
     "compare --format")
-        COMPREPLY+=($(compgen -W "text markdown json" -- "$cur")) ;;
+        _stepscope_add_words "text markdown json" "$cur" ;;
     "compare --fail-on")
-        COMPREPLY+=($(compgen -W "slower" -- "$cur")) ;;
+        _stepscope_add_words "slower" "$cur" ;;
     "snapshot --pid")
         _stepscope_complete_pids "$cur" ;;
     *)
@@ -225,6 +233,8 @@ _stepscope_complete_workload() {
 }
 
 _stepscope() {
+    # prev: _init_completion sets it (the words are walked here instead)
+    # shellcheck disable=SC2034
     local cur prev words cword _stepscope_word_at _stepscope_word_start _stepscope_workload=0
     COMPREPLY=()
     if declare -F _init_completion >/dev/null; then
@@ -244,16 +254,16 @@ _stepscope() {
 _stepscope_main() {
     if ((cword == 1)); then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "$_stepscope_opts_top" -- "$cur"))
+            _stepscope_add_words "$_stepscope_opts_top" "$cur"
         else
-            COMPREPLY=($(compgen -W "$_stepscope_commands" -- "$cur"))
+            _stepscope_add_words "$_stepscope_commands" "$cur"
         fi
         return 0
     fi
     local cmd=${words[1]} opts
     case $cmd in
     help)
-        ((cword == 2)) && COMPREPLY=($(compgen -W "${_stepscope_commands% help}" -- "$cur"))
+        ((cword == 2)) && _stepscope_add_words "${_stepscope_commands% help}" "$cur"
         return 0 ;;
     run | snapshot | report | compare | merge | doctor)
         opts=_stepscope_opts_$cmd
@@ -288,7 +298,7 @@ _stepscope_main() {
     done
 
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        _stepscope_add_words "$opts" "$cur"
         return 0
     fi
     case $cmd in
