@@ -31,10 +31,12 @@ static const char report_usage[] =
     "\n"
     "options:\n"
     "  --format FORMAT   only one: html, csv (steps.csv and timeline.csv),\n"
-    "                    trace, json (report.json, checked and indented) or\n"
-    "                    summary (the terminal summary)\n"
-    "  -o, --output OUT  where: a file, - for standard output, or for csv a\n"
-    "                    directory (default: the usual name in DIR)\n"
+    "                    trace, json (report.json, checked and indented),\n"
+    "                    summary (the terminal summary) or tensorboard\n"
+    "                    (TensorBoard event files; needs -o DIR)\n"
+    "  -o, --output OUT  where: a file, - for standard output, or for csv\n"
+    "                    and tensorboard a directory (default: the usual\n"
+    "                    name in DIR)\n"
     "  --trace-max-mb N  size budget of trace.json (default: the run's own\n"
     "                    --trace-max-mb, else 100)\n"
     "  -h, --help        this help\n"
@@ -85,7 +87,7 @@ int sps_cmd_report(int argc, char **argv) {
         } else if (!strcmp(a, "--format")) {
             format = sps__export_format_parse(argv[++i]);
             if (format < 0)
-                return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json or summary",
+                return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json, summary or tensorboard",
                                            argv[i]);
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             out = argv[++i];
@@ -108,6 +110,9 @@ int sps_cmd_report(int argc, char **argv) {
         return sps_cli_usage_error("report", "which run directory? (stepscope report DIR)");
     if (out && format < 0)
         return sps_cli_usage_error("report", "-o needs --format (without it every file goes into DIR)");
+    if (format == SPS_EXPORT_TENSORBOARD && (!out || !strcmp(out, "-")))
+        return sps_cli_usage_error("report", "--format tensorboard writes event files into a directory: name it "
+                                             "with -o DIR (then tensorboard --logdir DIR)");
     if (out && format == SPS_EXPORT_CSV && !strcmp(out, "-"))
         return sps_cli_usage_error("report", "csv makes two files (steps.csv, timeline.csv): -o takes a directory, not -");
 

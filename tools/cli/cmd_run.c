@@ -114,6 +114,11 @@ static const char run_usage[] =
     "                          write the same metrics to PATH for node_exporter's\n"
     "                          textfile collector (name it *.prom) every 5 s and\n"
     "                          when COMMAND ends, replaced atomically\n"
+    "      --tensorboard DIR   also write TensorBoard event files into DIR when\n"
+    "                          COMMAND ends: per-step scalars (step time, phase\n"
+    "                          self times, waits, values such as loss, machine\n"
+    "                          readings) under stepscope/ tags; DIR/rank-N/ per\n"
+    "                          rank; view with tensorboard --logdir DIR\n"
     "  -h, --help              this help\n"
     "\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
@@ -222,6 +227,7 @@ struct run_options {
     double max_overhead; /* a fraction; 0: no budget */
     const char *torch_profile; /* --torch-profile's spec, NULL: none */
     const char *serve, *prom_textfile; /* --serve, --prom-textfile; NULL: none */
+    const char *tensorboard;           /* --tensorboard DIR; NULL: none */
     struct sps_analysis_config analysis;
     char **cmd; /* the workload's argv, NULL-terminated */
     int cmd_argc;
@@ -232,7 +238,7 @@ static int takes_value(const char *a) {
     static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
                                              "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
                                              "--peak-flops", "--max-overhead", "--torch-profile",
-                                             "--serve", "--prom-textfile"};
+                                             "--serve", "--prom-textfile", "--tensorboard"};
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]))
             return 1;
@@ -286,6 +292,10 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         if (!*v)
             return sps_cli_usage_error("run", "--prom-textfile: the file name is empty");
         o->prom_textfile = v;
+    } else if (!strcmp(a, "--tensorboard")) {
+        if (!*v)
+            return sps_cli_usage_error("run", "--tensorboard: the directory name is empty");
+        o->tensorboard = v;
     } else if (!strcmp(a, "--no-live")) {
         o->live = 0;
     } else if (!strcmp(a, "--no-stream")) {
@@ -725,7 +735,10 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         rc = sps__report_json_write(&rep, path, err, errlen);
     }
     sps__run_free(&run);
-    /* every other file renders from the same model: nothing is read back */
+    /* every other file renders from the same model: nothing is read back;
+     * the event files before trace.json, which takes the rows' cells */
+    if (rc == 0 && o->tensorboard)
+        rc = sps__export_one(&rep, d->abs, SPS_EXPORT_TENSORBOARD, o->tensorboard, 0, err, errlen);
     if (rc == 0) {
         rc = sps__export_all(&rep, d->abs, (uint64_t)o->trace_mb << 20, err, errlen);
         if (!o->quiet && rc == 0) {
@@ -741,6 +754,8 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         sps__report_free(&rep);
     if (!o->quiet && rc == 0)
         fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", o->out_dir);
+    if (!o->quiet && rc == 0 && o->tensorboard)
+        fprintf(stderr, "tensorboard: %s (tensorboard --logdir %s)\n", o->tensorboard, o->tensorboard);
     return rc;
 }
 
