@@ -262,8 +262,9 @@ struct tb_writer {
     struct sps__tfevent_scalar *scalars; /* [cols->n] */
 };
 
-/* The scalars of one step row; returns how many. */
-static size_t row_scalars(struct tb_writer *w, const struct sps_step_row *row) {
+/* The scalars of one step row (the machine's readings only when
+ * machine is set); returns how many. */
+static size_t row_scalars(struct tb_writer *w, const struct sps_step_row *row, int machine) {
     double duration_s = (double)(row->end_ns - row->start_ns) / 1e9;
     double start_s = ((double)row->start_ns - (double)w->origin_ns) / 1e9;
     size_t n = 0;
@@ -281,6 +282,8 @@ static size_t row_scalars(struct tb_writer *w, const struct sps_step_row *row) {
             v = row->by_name && duration_s > 0 ? row->by_name[c->idx] / duration_s : NAN;
             break;
         case COL_SERIES: {
+            if (!machine)
+                break;
             size_t first, stop;
             double mean = NAN, max;
             sps__step_series_span(&w->series[c->idx], start_s, start_s + duration_s, &first, &stop);
@@ -301,14 +304,22 @@ static double row_wall_time(const struct tb_writer *w, const struct sps_step_row
     return w->start_unix_s + ((double)row->end_ns - (double)w->origin_ns) / 1e9;
 }
 
+/* Whether the sampler read the machine stream s ran on: every process's
+ * in a run of one machine; in a merged run (stepscope merge), whose
+ * sampler is the reference host's, only that host's processes'. */
+static int sampled_host(const struct sps_run *run, const struct stream *s) {
+    return run->merge.ninputs == 0 || strcmp(run->procs[s->process].hostname, run->merge.reference_host) == 0;
+}
+
 static int write_stream(struct tb_writer *w, const struct stream *s, FILE *f) {
     const struct sps_run *run = &w->rep->run;
+    int machine = sampled_host(run, s);
     if (sps__tfevent_file_version(&w->buf, w->start_unix_s) != 0)
         return SPS_ENOMEM;
     fwrite(w->buf.p, 1, w->buf.len, f);
     for (size_t k = 0; k < s->nrows; k++) {
         const struct sps_step_row *row = &run->steps[s->rows[k]];
-        size_t n = row_scalars(w, row);
+        size_t n = row_scalars(w, row, machine);
         if (sps__tfevent_scalars(&w->buf, row_wall_time(w, row), (int64_t)row->index, w->scalars, n) != 0)
             return SPS_ENOMEM;
         fwrite(w->buf.p, 1, w->buf.len, f);
