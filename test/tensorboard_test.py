@@ -269,6 +269,21 @@ def main():
         check("-o DIR" in p.stderr and p.stderr.count("\n") <= 2, f"a clear usage error: {p.stderr!r}")
         run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", "-"], expect=2)
         p = run([STEPSCOPE, "run", "--tensorboard"], expect=2)
+        # a directory that cannot be made (below a file): one line, exit 1,
+        # and every other file of the run still written
+        blocker = os.path.join(tmp, "a-file")
+        open(blocker, "w").close()
+        bad = os.path.join(tmp, "bad")
+        p = run([STEPSCOPE, "run", "-q", "-o", bad, "--tensorboard", os.path.join(blocker, "tb"), "--",
+                 WORKLOAD, "--steps", "2"], expect=1)
+        check("--tensorboard" in p.stderr and "a-file" in p.stderr and p.stderr.count("\n") == 1,
+              f"one line naming the directory: {p.stderr!r}")
+        check(all(os.path.exists(os.path.join(bad, f)) for f in ("report.json", "report.html", "trace.json")),
+              "the run's other files are written")
+        # a run without steps: a note, no file, exit 0
+        p = run([STEPSCOPE, "run", "-q", "-o", os.path.join(tmp, "nosteps"), "--tensorboard",
+                 os.path.join(tmp, "tb0"), "--", WORKLOAD, "--steps", "0"])
+        check("no step" in p.stderr and not event_files(os.path.join(tmp, "tb0")), f"no steps: {p.stderr!r}")
 
         tb2 = os.path.join(tmp, "tb2")
         run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", tb2])

@@ -703,6 +703,17 @@ static void fill_run_info(struct sps_run_info *info, const struct run_options *o
 
 /* ----------------------------------------------- phase 5: the model, rendered */
 
+/* --tensorboard's event files (render/tensorboard.h), with a note when
+ * the run made no step to write.  Returns 0, or an SPS_E* code with err
+ * set. */
+static int write_tensorboard(const struct run_options *o, const struct run_dir *d, struct sps_report *rep,
+                             char *err, size_t errlen) {
+    if (rep->run.nsteps == 0)
+        fprintf(stderr, "stepscope: run: note: --tensorboard: the run made no step: no event file in %s\n",
+                o->tensorboard);
+    return sps__export_one(rep, d->abs, SPS_EXPORT_TENSORBOARD, o->tensorboard, 0, err, errlen);
+}
+
 /* Build the model once from the records and the run's facts, write
  * report.json from it, then the other files and the summary.  Returns 0,
  * or an SPS_E* code with err set. */
@@ -736,9 +747,10 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
     }
     sps__run_free(&run);
     /* every other file renders from the same model: nothing is read back;
-     * the event files before trace.json, which takes the rows' cells */
-    if (rc == 0 && o->tensorboard)
-        rc = sps__export_one(&rep, d->abs, SPS_EXPORT_TENSORBOARD, o->tensorboard, 0, err, errlen);
+     * the event files before trace.json, which takes the rows' cells, and
+     * a failure of theirs stops none of the others */
+    char tb_err[1024] = "";
+    int tb_rc = rc == 0 && o->tensorboard ? write_tensorboard(o, d, &rep, tb_err, sizeof tb_err) : 0;
     if (rc == 0) {
         rc = sps__export_all(&rep, d->abs, (uint64_t)o->trace_mb << 20, err, errlen);
         if (!o->quiet && rc == 0) {
@@ -754,8 +766,12 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         sps__report_free(&rep);
     if (!o->quiet && rc == 0)
         fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", o->out_dir);
-    if (!o->quiet && rc == 0 && o->tensorboard)
+    if (!o->quiet && rc == 0 && o->tensorboard && tb_rc == 0)
         fprintf(stderr, "tensorboard: %s (tensorboard --logdir %s)\n", o->tensorboard, o->tensorboard);
+    if (rc == 0 && tb_rc != 0) {
+        snprintf(err, errlen, "--tensorboard: %s", tb_err);
+        rc = tb_rc;
+    }
     return rc;
 }
 
