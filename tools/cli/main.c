@@ -22,9 +22,10 @@ static const char usage[] =
     "  snapshot [--pid PID] [--wait MS]\n"
     "            read every metric source (twice, MS apart, for rates); print\n"
     "            the readings as JSON\n"
-    "  report DIR [--format html|csv|trace|json|summary] [-o OUT]\n"
+    "  report DIR [--format html|csv|trace|json|summary|tensorboard] [-o OUT]\n"
     "            make a run directory's report.html, steps.csv, timeline.csv and\n"
-    "            trace.json again (or one of them, or the summary)\n"
+    "            trace.json again (or one of them, the summary, or TensorBoard\n"
+    "            event files)\n"
     "  compare BASE NEW | BASE... --vs NEW... [--fail-on slower|PCT] [--format F]\n"
     "            did NEW make the steps faster or slower? each run's median step,\n"
     "            a t interval from the spread between runs (the run is the unit)\n"
@@ -74,7 +75,8 @@ static const char usage[] =
     "\n"
     "docs: README.md, docs/cli.md, docs/api.md, docs/python.md, docs/analysis.md,\n"
     "      docs/compare.md, docs/metrics.md, docs/report-format.md, docs/trace-format.md,\n"
-    "      docs/csv-format.md, docs/html-report.md, docs/record-format.md\n";
+    "      docs/csv-format.md, docs/html-report.md, docs/record-format.md,\n"
+    "      docs/tensorboard.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
