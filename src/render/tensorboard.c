@@ -213,6 +213,13 @@ static int streams_build(const struct sps_run *run, struct streams *ss) {
     return 0;
 }
 
+/* The process of stream s; a process of nothing (pid 0, no host) for a
+ * row that names none of the run's. */
+static const struct sps_process_data *process_of(const struct sps_run *run, const struct stream *s) {
+    static const struct sps_process_data none = {.rank = -1};
+    return s->process < run->nprocs ? &run->procs[s->process] : &none;
+}
+
 /* A step name as one path component: letters, digits, '.', '-' and '_'
  * kept, anything else '_' (a name never climbs out of DIR). */
 static void path_component(const char *name, char *out, size_t len) {
@@ -244,7 +251,7 @@ static int stream_dir(const struct sps_run *run, const struct streams *ss, size_
             shared = 1;
     char comp[SPS_REC_NAME_LEN + 8];
     path_component(name, comp, sizeof comp);
-    const struct sps_process_data *p = &run->procs[s->process];
+    const struct sps_process_data *p = process_of(run, s);
     int m = shared ? snprintf(out + n, len - (size_t)n, "/%s-pid%d-tid%d", comp, p->pid, s->tid)
                    : snprintf(out + n, len - (size_t)n, "/%s", comp);
     return m < 0 || (size_t)m >= len - (size_t)n ? -1 : 0;
@@ -308,7 +315,7 @@ static double row_wall_time(const struct tb_writer *w, const struct sps_step_row
  * in a run of one machine; in a merged run (stepscope merge), whose
  * sampler is the reference host's, only that host's processes'. */
 static int sampled_host(const struct sps_run *run, const struct stream *s) {
-    return run->merge.ninputs == 0 || strcmp(run->procs[s->process].hostname, run->merge.reference_host) == 0;
+    return run->merge.ninputs == 0 || strcmp(process_of(run, s)->hostname, run->merge.reference_host) == 0;
 }
 
 static int write_stream(struct tb_writer *w, const struct stream *s, FILE *f) {
@@ -341,7 +348,7 @@ static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, c
         snprintf(err, errlen, "%s: %s", sub, strerror(errno));
         return SPS_EIO;
     }
-    const struct sps_process_data *p = &run->procs[s->process];
+    const struct sps_process_data *p = process_of(run, s);
     char host[sizeof p->hostname];
     path_component(p->hostname[0] ? p->hostname : "localhost", host, sizeof host);
     long long secs = (long long)floor(w->start_unix_s);
