@@ -5,7 +5,8 @@
 
 `stepscope run --tensorboard DIR` on the test workload (zones "a" and
 "b", the value "loss", the counter "samples", a collective wait
-"all_reduce"), then every record of every event file read back with a
+"all_reduce", one GPU of the fake NVML) and on a Python script using
+the stepscope module, then every record of every event file read back with a
 TFRecord reader written here (its own bit-at-a-time CRC-32C) and decoded
 with a schema declared here and compiled by protoc (Debian's
 protobuf-compiler, python3-protobuf): both CRCs of every record, the
@@ -17,8 +18,9 @@ tensorboard` of the same run gives the same events; without -o it is a
 usage error.  A two-rank job (two processes with RANK set) writes
 DIR/rank-0 and DIR/rank-1.
 
-Without protoc or the protobuf module the test says so and exits 77
-(skipped) after the checks that need neither.
+Without protoc or the protobuf module, or without the Python module (a
+sanitizer build), the test says so and exits 77 (skipped) after the
+checks it could make.
 """
 import csv
 import glob
@@ -34,8 +36,15 @@ import tempfile
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 STEPSCOPE = os.path.join(BUILD, "stepscope")
 WORKLOAD = os.path.join(BUILD, "test_workload")
+FAKE_NVML = os.path.join(BUILD, "fakes", "libfake_nvml.so")
 
 passed = failed = 0
+skipped = []
+
+
+def skip(why):
+    skipped.append(why)
+    print("SKIP:", why, flush=True)
 
 
 def check(cond, what):
@@ -70,6 +79,19 @@ message Summary {
   }
   repeated Value value = 1;
 }
+"""
+
+
+PY_WORKLOAD = """
+import time, stepscope
+for i in range(6):
+    with stepscope.step():
+        with stepscope.zone("forward"):
+            time.sleep(0.004)
+        with stepscope.zone("backward"):
+            time.sleep(0.002)
+        stepscope.record("loss", 2.0 / (i + 1))
+        stepscope.count("samples", 32)
 """
 
 
@@ -168,7 +190,7 @@ def scalars(e):
     return {v.tag: v.simple_value for v in e.summary.value}
 
 
-def check_against_report(dec, tb, rundir):
+def check_against_report(dec, tb, rundir, nsteps, waits=True):
     """One process, no rank: one file in tb itself, its events the rows
     of report.json and steps.csv."""
     files = event_files(tb)
@@ -184,7 +206,7 @@ def check_against_report(dec, tb, rundir):
         table = list(csv.DictReader(f))
     evs = dec.events(files[0])
     check([e.step for e in evs] == [r["index"] for r in rows], "the events' steps are report.json's rows, in order")
-    check(len(rows) == 12, f"12 steps ({len(rows)})")
+    check(len(rows) == nsteps, f"{nsteps} steps ({len(rows)})")
     started = rep["started_unix_s"]
     compared = {"step": 0, "phase": 0, "wait": 0, "loss": 0, "samples": 0, "machine": 0}
     for e, row, line in zip(evs, rows, table):
@@ -231,9 +253,15 @@ def check_against_report(dec, tb, rundir):
             compared["machine"] += 1
         got_machine = {t for t in s if t.startswith("stepscope/machine/")}
         check(got_machine == want_tags, f"step {e.step}: machine tags {sorted(got_machine ^ want_tags)} differ")
-    check(compared["wait"] == len(rows) and compared["phase"] >= 2 * len(rows), f"compared {compared}")
+    check(compared["wait"] == (len(rows) if waits else 0) and compared["phase"] >= 2 * len(rows),
+          f"compared {compared}")
     check(compared["machine"] > 0, "some machine reading compared (workload_rss_mib at least)")
     check(any("stepscope/machine/workload_rss_mib" in scalars(e) for e in evs), "workload_rss_mib is written")
+    gpu = [scalars(e) for e in evs if "stepscope/machine/gpu0/gpu_utilization_percent" in scalars(e)]
+    check(not waits or len(gpu) > 0, "the fake GPU is read in the C workload's run")
+    check(all(s["stepscope/machine/gpu0/gpu_utilization_percent"] == 10.0 and
+                               s["stepscope/machine/gpu0/gpu_memory_used_mib"] == 1024.0 for s in gpu),
+          f"the fake GPU's utilisation (10 %) and memory used (1024 MiB) in {len(gpu)} events")
     print("compared:", compared, flush=True)
     return evs
 
@@ -260,8 +288,11 @@ def main():
     try:
         dec = Decoder(tmp)
         rundir, tb = os.path.join(tmp, "run"), os.path.join(tmp, "tb")
-        run([STEPSCOPE, "run", "-q", "-o", rundir, "--interval", "10", "--tensorboard", tb, "--",
-             WORKLOAD, "--steps", "12", "--wait-ms", "2", "--zone-sleep-ms", "5"])
+        # one GPU, the fake NVML's (utilisation 10 %, 1 GiB used), read every 10 ms
+        gpu_env = dict(os.environ, STEPSCOPE_NVML_LIBRARY=FAKE_NVML, FAKE_NVML_GPUS="1")
+        run([STEPSCOPE, "run", "-q", "-o", rundir, "--interval", "10", "--machine-interval", "10",
+             "--tensorboard", tb, "--", WORKLOAD, "--steps", "12", "--wait-ms", "2", "--zone-sleep-ms", "5"],
+            env=gpu_env)
         check(len(event_files(tb)) == 1, f"stepscope run --tensorboard wrote one file: {event_files(tb)}")
 
         # the usage errors: no -o, -o -
@@ -301,11 +332,18 @@ def main():
               f"rank-0/ and rank-1/: {files}")
 
         if dec.Event is None:
-            print("SKIP:", dec.why, flush=True)
-            print(f"{passed} passed, {failed} failed")
-            sys.exit(1 if failed else 77)
+            skip(dec.why)
+            return
 
-        check_against_report(dec, tb, rundir)
+        check_against_report(dec, tb, rundir, 12)
+        # the Python module's steps, zones, loss and samples
+        pyrun, tbpy = os.path.join(tmp, "py"), os.path.join(tmp, "tbpy")
+        if os.path.isdir(os.path.join(BUILD, "python", "stepscope")):
+            run([STEPSCOPE, "run", "-q", "-o", pyrun, "--interval", "10", "--tensorboard", tbpy, "--",
+                 "/usr/bin/python3", "-c", PY_WORKLOAD], env=dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python")))
+            check_against_report(dec, tbpy, pyrun, 6, waits=False)
+        else:
+            skip(f"the Python run: no Python module in {BUILD}/python (a sanitizer build makes none)")
         same_events(dec, tb, tb2)
         with open(os.path.join(job, "report.json")) as f:
             rows = json.load(f)["steps"]["rows"]
@@ -324,8 +362,8 @@ def main():
         same_events(dec, tbr, tbr2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+        print(f"{passed} passed, {failed} failed" + (f", skipped: {'; '.join(skipped)}" if skipped else ""))
+    sys.exit(1 if failed else 77 if skipped else 0)
 
 
 if __name__ == "__main__":
