@@ -298,6 +298,17 @@ static void test_layout_and_tags(void) {
     snprintf(sub, sizeof sub, "%s/rank-2/train-pid100-tid102", out);
     CHECK_EQ_I(count_records(only_event_file(sub, name, sizeof name)), 1 + 1);
 
+    /* two names of one thread that make the same directory name: apart */
+    m.rows[2].tid = 101, m.rows[2].name = 1;                   /* "eval/x", one step */
+    m.rows[3].name = 5, m.names[5].kind = SPS_KIND_STEP;       /* and a step row "all_reduce"... */
+    snprintf(m.names[5].name, sizeof m.names[5].name, "eval_x"); /* ...named "eval_x" */
+    snprintf(out, sizeof out, "%s/clash", dir);
+    CHECK(sps__export_tensorboard(&m.rep, out, err, sizeof err) == 0);
+    snprintf(sub, sizeof sub, "%s/rank-2/eval_x-pid100-tid101-1", out);
+    CHECK_EQ_I(count_records(only_event_file(sub, name, sizeof name)), 1 + 1);
+    snprintf(sub, sizeof sub, "%s/rank-2/eval_x-pid100-tid101-2", out);
+    CHECK_EQ_I(count_records(only_event_file(sub, name, sizeof name)), 1 + 1);
+
     /* a file where the directory should be: one line, an error */
     snprintf(out, sizeof out, "%s/tb/new/rank-2/events.out.tfevents.1700000000.a.100.101.stepscope", dir);
     rc = sps__export_tensorboard(&m.rep, out, err, sizeof err);

@@ -152,7 +152,6 @@ struct stream {
 struct streams {
     size_t n, cap;
     struct stream *s;
-    int any_rank; /* some stream has a rank: rank-N directories */
 };
 
 static void streams_free(struct streams *ss) {
@@ -199,8 +198,6 @@ static int streams_build(const struct sps_run *run, struct streams *ss) {
             s->cap = cap;
         }
         s->rows[s->nrows++] = r;
-        if (rank >= 0)
-            ss->any_rank = 1;
     }
     for (size_t i = 0; i < ss->n; i++) {
         size_t best = i;
@@ -235,25 +232,39 @@ static void path_component(const char *name, char *out, size_t len) {
     out[n] = '\0';
 }
 
+/* Stream s's step name as a path component. */
+static void stream_component(const struct sps_run *run, const struct stream *s, char *out, size_t len) {
+    path_component(s->name >= 0 && (size_t)s->name < run->nnames ? run->names[s->name].name : "", out, len);
+}
+
 /* The directory of stream i under dir: DIR, DIR/rank-N for a rank's main
- * stream, and below that the step name for any other (with its pid and
- * tid when another such stream of the rank has the same name). */
+ * stream, and below that the step name for any other; with its pid and
+ * tid when another stream of the rank has a name that makes the same
+ * component, and with its ordinal when that one is even of the same
+ * thread (two names that differ only where a path cannot hold them). */
 static int stream_dir(const struct sps_run *run, const struct streams *ss, size_t i, const char *dir, char *out,
                       size_t len) {
     const struct stream *s = &ss->s[i];
     int n = s->rank >= 0 ? snprintf(out, len, "%s/rank-%d", dir, s->rank) : snprintf(out, len, "%s", dir);
     if (s->main || n < 0 || (size_t)n >= len)
         return n < 0 || (size_t)n >= len ? -1 : 0;
-    const char *name = s->name >= 0 && (size_t)s->name < run->nnames ? run->names[s->name].name : "";
-    int shared = 0;
-    for (size_t j = 0; j < ss->n; j++)
-        if (j != i && ss->s[j].rank == s->rank && ss->s[j].name == s->name)
+    char comp[SPS_REC_NAME_LEN + 8], other[SPS_REC_NAME_LEN + 8];
+    stream_component(run, s, comp, sizeof comp);
+    int shared = 0, same_thread = 0;
+    for (size_t j = 0; j < ss->n; j++) {
+        const struct stream *t = &ss->s[j];
+        if (j == i || t->rank != s->rank)
+            continue;
+        stream_component(run, t, other, sizeof other);
+        if (strcmp(comp, other) == 0) {
             shared = 1;
-    char comp[SPS_REC_NAME_LEN + 8];
-    path_component(name, comp, sizeof comp);
+            same_thread |= t->process == s->process && t->tid == s->tid;
+        }
+    }
     const struct sps_process_data *p = process_of(run, s);
-    int m = shared ? snprintf(out + n, len - (size_t)n, "/%s-pid%d-tid%d", comp, p->pid, s->tid)
-                   : snprintf(out + n, len - (size_t)n, "/%s", comp);
+    int m = !shared        ? snprintf(out + n, len - (size_t)n, "/%s", comp)
+            : !same_thread ? snprintf(out + n, len - (size_t)n, "/%s-pid%d-tid%d", comp, p->pid, s->tid)
+                           : snprintf(out + n, len - (size_t)n, "/%s-pid%d-tid%d-%zu", comp, p->pid, s->tid, i);
     return m < 0 || (size_t)m >= len - (size_t)n ? -1 : 0;
 }
 
