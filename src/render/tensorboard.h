@@ -11,9 +11,12 @@
  * TensorBoard shows the ranks as runs over the same tags); without ranks
  * the main stream goes into DIR itself.  Any other stream of a rank goes
  * into a subdirectory named after its step name.  File names are
- * events.out.tfevents.<run start, Unix s>.<host>.<pid>.<tid>.stepscope:
- * the same run rendered again (stepscope report) replaces its files
- * rather than adding a second copy of every step.
+ * events.out.tfevents.<run start, Unix s>.<host>.<pid>.<tid>.stepscope,
+ * the shape TensorBoard's own EventFileWriter gives its files
+ * ("events.out.tfevents.%010d.%s.%s.%s" of time, host, pid and a
+ * per-process uid, then a suffix): two runs or two streams do not share a
+ * path, and the same run rendered again (stepscope report) replaces its
+ * files rather than adding a second copy of every step.
  *
  * Reads the report, never changes it; not thread-safe per report.
  */
