@@ -289,9 +289,11 @@ def main():
         dec = Decoder(tmp)
         rundir, tb = os.path.join(tmp, "run"), os.path.join(tmp, "tb")
         # one GPU, the fake NVML's (utilisation 10 %, 1 GiB used), read every 10 ms
+        # over steps of about 17 ms: readings over the steps even when a busy
+        # machine delays the sampler's thread by several intervals
         gpu_env = dict(os.environ, STEPSCOPE_NVML_LIBRARY=FAKE_NVML, FAKE_NVML_GPUS="1")
         run([STEPSCOPE, "run", "-q", "-o", rundir, "--interval", "10", "--machine-interval", "10",
-             "--tensorboard", tb, "--", WORKLOAD, "--steps", "12", "--wait-ms", "2", "--zone-sleep-ms", "5"],
+             "--tensorboard", tb, "--", WORKLOAD, "--steps", "12", "--wait-ms", "2", "--zone-sleep-ms", "15"],
             env=gpu_env)
         check(len(event_files(tb)) == 1, f"stepscope run --tensorboard wrote one file: {event_files(tb)}")
 
