@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
             int do_tb = which == 0 ? tb_first : !tb_first;
             double w0 = wall_ns();
             uint64_t c0 = bench_thread_ns();
-            int rc = do_tb ? sps__export_tensorboard(&m.rep, tb, err, sizeof err)
+            int rc = do_tb ? sps__export_tensorboard(&m.rep, tb, NULL, err, sizeof err)
                            : write_csv(&m.rep, csv, err, sizeof err);
             double cpu = (double)(bench_thread_ns() - c0), wall = wall_ns() - w0;
             if (rc != 0) {

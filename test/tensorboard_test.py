@@ -321,8 +321,17 @@ def main():
         tb2 = os.path.join(tmp, "tb2")
         run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", tb2])
         # again into the same directory: its file is replaced, not doubled
-        run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", tb2])
+        p = run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", tb2])
         check(len(event_files(tb2)) == 1, f"rendered twice into one directory: one file {event_files(tb2)}")
+        check(p.stderr == "", f"the same run again: no note {p.stderr!r}")
+        # another run into a directory that holds the first's: a note
+        other = os.path.join(tmp, "other")
+        shutil.copytree(tb2, other)
+        p = run([STEPSCOPE, "run", "-q", "-o", os.path.join(tmp, "run2"), "--tensorboard", other, "--",
+                 WORKLOAD, "--steps", "3"])
+        check("1 other event file beside these" in p.stderr and p.stderr.count("\n") == 1,
+              f"a note about the other run's file: {p.stderr!r}")
+        check(len(event_files(other)) == 2, "both runs' files are kept")
 
         # two ranks: two processes of one job, each with RANK set
         job, tbr = os.path.join(tmp, "job"), os.path.join(tmp, "tbr")

@@ -254,7 +254,7 @@ static void test_layout_and_tags(void) {
     char out[1024], sub[1200], name[512];
     snprintf(out, sizeof out, "%s/tb/new", dir); /* made with its parent */
     char err[512] = "";
-    int rc = sps__export_tensorboard(&m.rep, out, err, sizeof err);
+    int rc = sps__export_tensorboard(&m.rep, out, NULL, err, sizeof err);
     CHECK_MSG(rc == 0, "export: %s", err);
 
     /* rank 2's main stream: "train", three steps */
@@ -284,7 +284,7 @@ static void test_layout_and_tags(void) {
     m.rep.run.merge.ninputs = 2;
     snprintf(m.rep.run.merge.reference_host, sizeof m.rep.run.merge.reference_host, "a");
     snprintf(out, sizeof out, "%s/merged", dir);
-    CHECK(sps__export_tensorboard(&m.rep, out, err, sizeof err) == 0);
+    CHECK(sps__export_tensorboard(&m.rep, out, NULL, err, sizeof err) == 0);
     size = only_event_file(out, name, sizeof name);
     CHECK(has(size, "stepscope/step_ms") && !has(size, "stepscope/machine/"));
     snprintf(sub, sizeof sub, "%s/rank-2", out);
@@ -294,7 +294,7 @@ static void test_layout_and_tags(void) {
     m.rep.run.merge.ninputs = 0;
     m.rows[2].name = 0, m.rows[2].tid = 102;
     snprintf(out, sizeof out, "%s/threads", dir);
-    CHECK(sps__export_tensorboard(&m.rep, out, err, sizeof err) == 0);
+    CHECK(sps__export_tensorboard(&m.rep, out, NULL, err, sizeof err) == 0);
     snprintf(sub, sizeof sub, "%s/rank-2/train-pid100-tid102", out);
     CHECK_EQ_I(count_records(only_event_file(sub, name, sizeof name)), 1 + 1);
 
@@ -303,7 +303,7 @@ static void test_layout_and_tags(void) {
     m.rows[3].name = 5, m.names[5].kind = SPS_KIND_STEP;       /* and a step row "all_reduce"... */
     snprintf(m.names[5].name, sizeof m.names[5].name, "eval_x"); /* ...named "eval_x" */
     snprintf(out, sizeof out, "%s/clash", dir);
-    CHECK(sps__export_tensorboard(&m.rep, out, err, sizeof err) == 0);
+    CHECK(sps__export_tensorboard(&m.rep, out, NULL, err, sizeof err) == 0);
     snprintf(sub, sizeof sub, "%s/rank-2/eval_x-pid100-tid101-1", out);
     CHECK_EQ_I(count_records(only_event_file(sub, name, sizeof name)), 1 + 1);
     snprintf(sub, sizeof sub, "%s/rank-2/eval_x-pid100-tid101-2", out);
@@ -311,7 +311,7 @@ static void test_layout_and_tags(void) {
 
     /* a file where the directory should be: one line, an error */
     snprintf(out, sizeof out, "%s/tb/new/rank-2/events.out.tfevents.1700000000.a.100.101.stepscope", dir);
-    rc = sps__export_tensorboard(&m.rep, out, err, sizeof err);
+    rc = sps__export_tensorboard(&m.rep, out, NULL, err, sizeof err);
     CHECK(rc != 0 && strchr(err, '\n') == NULL && strstr(err, "events.out.tfevents"));
 }
 

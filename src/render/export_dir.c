@@ -119,7 +119,7 @@ int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_for
             snprintf(err, errlen, "tensorboard makes a directory of event files: -o takes a directory");
             return SPS_EINVAL;
         }
-        return sps__export_tensorboard(rep, out_path, err, errlen);
+        return sps__export_tensorboard(rep, out_path, NULL, err, errlen);
     case SPS_EXPORT_HTML:
     case SPS_EXPORT_TRACE:
     case SPS_EXPORT_JSON: {

@@ -11,6 +11,7 @@
  */
 #include "render/tensorboard.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -278,6 +279,7 @@ struct tb_writer {
     double start_unix_s; /* the run's start on the Unix clock; 0 when unknown */
     struct sps__tfevent_buf buf;
     struct sps__tfevent_scalar *scalars; /* [cols->n] */
+    size_t others; /* other event files in the directories written into */
 };
 
 /* The scalars of one step row (the machine's readings only when
@@ -345,6 +347,18 @@ static int write_stream(struct tb_writer *w, const struct stream *s, FILE *f) {
     return 0;
 }
 
+/* The event files in dir other than name (none when dir cannot be read:
+ * writing into it then fails with the reason). */
+static size_t other_event_files(const char *dir, const char *name) {
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, "events.out.tfevents.", 20) == 0 && strcmp(e->d_name, name) != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* One stream's file: created in its directory, written, committed. */
 static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, const char *dir, char *err,
                       size_t errlen) {
@@ -368,6 +382,7 @@ static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, c
         snprintf(err, errlen, "%s: path too long", sub);
         return SPS_EINVAL;
     }
+    w->others += other_event_files(sub, strrchr(path, '/') + 1);
     struct sps_out o;
     int rc = sps__out_open(&o, path, err, errlen);
     if (rc != 0)
@@ -381,7 +396,8 @@ static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, c
     return sps__out_commit(&o, err, errlen);
 }
 
-int sps__export_tensorboard(const struct sps_report *rep, const char *dir, char *err, size_t errlen) {
+int sps__export_tensorboard(const struct sps_report *rep, const char *dir, size_t *others, char *err,
+                            size_t errlen) {
     struct tb_writer w = {.rep = rep, .origin_ns = sps__report_origin_ns(rep)};
     w.start_unix_s = rep->info.start_realtime_ns > 0 ? (double)rep->info.start_realtime_ns / 1e9 : 0;
     struct cols cols = {0};
@@ -404,6 +420,8 @@ int sps__export_tensorboard(const struct sps_report *rep, const char *dir, char 
     }
     for (size_t i = 0; i < ss.n && rc == 0; i++)
         rc = write_file(&w, &ss, i, dir, err, errlen);
+    if (others)
+        *others = w.others;
 done:
     free(w.scalars);
     sps__tfevent_buf_free(&w.buf);

@@ -29,8 +29,12 @@
 
 /* Every step stream of rep into dir (created with its parents when
  * missing), each file written atomically (a temporary renamed over it).
- * Returns 0, or an SPS_E* code with err set to one line; files written
- * before a failure stay (each one whole). */
-int sps__export_tensorboard(const struct sps_report *rep, const char *dir, char *err, size_t errlen);
+ * *others (when others is not NULL) gets how many other event files the
+ * directories written into already held: TensorBoard would show them as
+ * part of the same runs, and the caller may say so.  Returns 0, or an
+ * SPS_E* code with err set to one line; files written before a failure
+ * stay (each one whole). */
+int sps__export_tensorboard(const struct sps_report *rep, const char *dir, size_t *others, char *err,
+                            size_t errlen);
 
 #endif /* SPS_RENDER_TENSORBOARD_H */

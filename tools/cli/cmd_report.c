@@ -16,6 +16,7 @@
 #include "render/export_dir.h"
 #include "render/exporters.h"
 #include "render/output_file.h"
+#include "render/tensorboard.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
@@ -45,6 +46,14 @@ static const char report_usage[] =
     "exit status: 0; 1 when DIR cannot be read (a missing or malformed\n"
     "report.json: the message names the file, line and column) or a file\n"
     "cannot be written; 2 for a usage error.\n";
+
+void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others) {
+    if (others)
+        fprintf(stderr,
+                "stepscope: %s: note: %s: %zu other event file%s beside these: TensorBoard shows a directory's "
+                "files as one run (give each run a directory of its own)\n",
+                cmd, dir, others, others == 1 ? "" : "s");
+}
 
 static int print_summary(const struct sps_report *rep, const char *out_path, char *err, size_t errlen) {
     FILE *f = stdout;
@@ -138,12 +147,17 @@ int sps_cmd_report(int argc, char **argv) {
         fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
     if (format == SPS_EXPORT_TENSORBOARD && rep.run.nsteps == 0)
         fprintf(stderr, "stepscope: report: note: the run made no step: no TensorBoard event file in %s\n", out);
-    if (format < 0)
+    if (format == SPS_EXPORT_TENSORBOARD) {
+        size_t others = 0;
+        rc = sps__export_tensorboard(&rep, out, &others, err, sizeof err);
+        sps_cli_tensorboard_note("report", out, others);
+    } else if (format < 0) {
         rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
-    else if (format == SPS_EXPORT_SUMMARY)
+    } else if (format == SPS_EXPORT_SUMMARY) {
         rc = print_summary(&rep, out, err, sizeof err);
-    else
+    } else {
         rc = sps__export_one(&rep, dir, (enum sps_export_format)format, out, trace_max, err, sizeof err);
+    }
     sps__report_free(&rep);
     if (rc != 0)
         return sps_cli_error("report", "cannot write", err, 1);

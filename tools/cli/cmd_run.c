@@ -46,6 +46,7 @@
 #include "analysis/analysis.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
+#include "render/tensorboard.h"
 #include "live/stream.h"
 #include "render/exporters.h"
 #include "platform/platform.h"
@@ -704,14 +705,16 @@ static void fill_run_info(struct sps_run_info *info, const struct run_options *o
 /* ----------------------------------------------- phase 5: the model, rendered */
 
 /* --tensorboard's event files (render/tensorboard.h), with a note when
- * the run made no step to write.  Returns 0, or an SPS_E* code with err
- * set. */
-static int write_tensorboard(const struct run_options *o, const struct run_dir *d, struct sps_report *rep,
-                             char *err, size_t errlen) {
+ * the run made no step to write or when other event files share their
+ * directories.  Returns 0, or an SPS_E* code with err set. */
+static int write_tensorboard(const struct run_options *o, const struct sps_report *rep, char *err, size_t errlen) {
     if (rep->run.nsteps == 0)
         fprintf(stderr, "stepscope: run: note: --tensorboard: the run made no step: no event file in %s\n",
                 o->tensorboard);
-    return sps__export_one(rep, d->abs, SPS_EXPORT_TENSORBOARD, o->tensorboard, 0, err, errlen);
+    size_t others = 0;
+    int rc = sps__export_tensorboard(rep, o->tensorboard, &others, err, errlen);
+    sps_cli_tensorboard_note("run", o->tensorboard, others);
+    return rc;
 }
 
 /* Build the model once from the records and the run's facts, write
@@ -750,7 +753,7 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
      * the event files before trace.json, which takes the rows' cells, and
      * a failure of theirs stops none of the others */
     char tb_err[1024] = "";
-    int tb_rc = rc == 0 && o->tensorboard ? write_tensorboard(o, d, &rep, tb_err, sizeof tb_err) : 0;
+    int tb_rc = rc == 0 && o->tensorboard ? write_tensorboard(o, &rep, tb_err, sizeof tb_err) : 0;
     if (rc == 0) {
         rc = sps__export_all(&rep, d->abs, (uint64_t)o->trace_mb << 20, err, errlen);
         if (!o->quiet && rc == 0) {
