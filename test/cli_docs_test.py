@@ -37,15 +37,8 @@ PARSERS = {c: "tools/cli/cmd_%s.c" % c for c in COMMANDS}
 OPTION_COLUMN = 26  # where every --help's option descriptions start
 # Accepted and ignored: in --help and the man page, never offered.
 DEPRECATED = {"compare": {"--resamples", "--seed"}}
-# Options another branch of issue 19 adds to the parser and --help while
-# this one documents and completes them already (tboard: `run
-# --tensorboard DIR`, `report --format tensorboard`).  Once the parser has
-# one it is checked like any other; the note below asks to drop it here.
-PENDING_OPTIONS = {"run": {"--tensorboard"}}
-PENDING_REPORT_FORMATS = {"tensorboard"}
 
 failures = []
-notes = []
 
 
 def fail(msg):
@@ -379,10 +372,7 @@ def check_help():
     check_same("stepscope", "main.c", main_opts, "stepscope --help", set(parsed[""]))
 
     for cmd in COMMANDS:
-        pending = PENDING_OPTIONS.get(cmd, set())
         parser = parser_options(PARSERS[cmd])
-        for p in sorted(pending & parser):
-            notes.append("%s %s is in the parser now: drop it from PENDING_OPTIONS" % (cmd, p))
         check_same(cmd, PARSERS[cmd], parser, "stepscope %s --help" % cmd, set(parsed[cmd]))
         # usage line metavariables = option list's
         for opt, meta in usage_metavars(help_lines[cmd][0] + "\n" + "\n".join(help_lines[cmd][1:3])).items():
@@ -443,8 +433,7 @@ def check_man_options(man_src, sections, parsed):
         man_opts = {}
         for tag, _ in man_tp_entries(by_cmd.get(cmd, [])):
             man_opts.update(tag_options(tag))
-        pending = PENDING_OPTIONS.get(cmd, set()) - set(parsed[cmd])
-        check_same(cmd, "stepscope %s --help" % cmd, set(parsed[cmd]) | pending,
+        check_same(cmd, "stepscope %s --help" % cmd, set(parsed[cmd]),
                    "docs/stepscope.1", set(man_opts))
         for opt, meta in man_opts.items():
             want = parsed[cmd].get(opt)
@@ -512,7 +501,7 @@ def check_report_formats(by_cmd):
         fail("src/render/export_dir.c: no format_names to read the report formats from")
     report_man = " ".join(body for tag, body in man_tp_entries(by_cmd.get("report", []))
                           if tag.startswith("--format"))
-    for f in sorted(report_formats | PENDING_REPORT_FORMATS):
+    for f in sorted(report_formats):
         if not re.search(r"\b%s\b" % f, report_man):
             fail("report --format %s is not in docs/stepscope.1" % f)
     compare_formats = set(re.findall(r'strcmp\(v, "(\w+)"\)', read(PARSERS["compare"]))) - {"slower"}
@@ -525,18 +514,15 @@ def check_completion(parsed, report_formats, compare_formats):
         check_same("commands", "main.c", set(COMMANDS) | {"help"}, "the completion", comp["commands"])
         check_same("stepscope", "stepscope --help", set(parsed[""]), "the completion", comp["top"])
         for cmd in COMMANDS:
-            pending = PENDING_OPTIONS.get(cmd, set()) - set(parsed[cmd])
-            offered = set(parsed[cmd]) - DEPRECATED.get(cmd, set()) | pending
+            offered = set(parsed[cmd]) - DEPRECATED.get(cmd, set())
             check_same(cmd, "stepscope %s --help" % cmd, offered, "the completion", comp[cmd])
             # an option's value is never taken for the next option or COMMAND
             with_value = {o for o, meta in parsed[cmd].items() if meta}
-            if cmd == "run":
-                with_value |= pending  # --tensorboard DIR
             check_same(cmd + ": options with a value", "stepscope %s --help" % cmd, with_value,
-                       "the completion", completion_takes_value(cmd, set(parsed[cmd]) | pending))
+                       "the completion", completion_takes_value(cmd, set(parsed[cmd])))
             for d in sorted(DEPRECATED.get(cmd, set()) - set(parsed[cmd])):
                 fail("%s %s is no longer in --help: drop it from DEPRECATED" % (cmd, d))
-        check_same("report --format", "the parser", report_formats | PENDING_REPORT_FORMATS,
+        check_same("report --format", "the parser", report_formats,
                    "the completion", comp["report formats"])
         check_same("compare --format", "the parser", compare_formats - {"md"},  # md: markdown's alias
                    "the completion", comp["compare formats"])
@@ -554,8 +540,7 @@ def check_cli_md(parsed):
         named, table = md_options(md[cmd])
         for opt in sorted(set(parsed[cmd]) - named):
             fail("docs/cli.md's section of %s does not name %s" % (cmd, opt))
-        pending = PENDING_OPTIONS.get(cmd, set())
-        for opt in sorted(table - set(parsed[cmd]) - pending):
+        for opt in sorted(table - set(parsed[cmd])):
             fail("docs/cli.md's table of %s has %s, which stepscope %s --help does not" % (cmd, opt, cmd))
     for opt in ("--help", "--version"):
         if opt not in synopsis_block:
@@ -602,8 +587,6 @@ def main():
     check_cli_md(parsed)
     missing = check_rendering()
 
-    for n in notes:
-        print("NOTE: " + n)
     print("cli_docs: %d failures" % len(failures))
     if failures:
         return 1

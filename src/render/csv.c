@@ -25,6 +25,7 @@
 #include "render/exporters.h"
 #include "render/json_writer.h"
 #include "render/machine_series.h"
+#include "render/step_series.h"
 #include "stepscope.h"
 
 /* ------------------------------------------------------------ CSV cells */
@@ -56,156 +57,18 @@ static void csv_double(FILE *out, double v) {
 
 /* -------------------------------------------------------------- series */
 
-/* One series of the sampler (report.json's series.metrics[]), its points
- * as doubles (exactly as report.json holds them; NAN where a point
- * has no number), for the binary searches of steps.csv and the merge of
- * timeline.csv. */
-struct series {
-    char column[256]; /* the column stem, e.g. "gpu0:gpu_utilization_percent" */
-    size_t n;         /* points */
-    double *t, *mean, *max;
-    double last_span_s; /* how long the last point covers: readings_per_point intervals */
-    /* steps.csv's cells for the last span of points written: consecutive
-     * steps shorter than a sampling interval cover the same points, and
-     * formatting their numbers again was most of the file's time */
-    size_t cached_first, cached_stop; /* cached_stop 0: nothing cached */
-    size_t cached_len;
-    char cached[72]; /* ",mean,max" */
-};
-
-static int ends_with(const char *s, const char *suffix) {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && !strcmp(s + ls - lx, suffix);
-}
-
-/* The column stem of a series (docs/csv-format.md, "Metric columns"):
- * the catalogue name, which ends in its unit ("workload_rss_bytes"), with
- * "_<unit>" added where it does not ("workload_processes_count"), so that
- * every column states its unit; "gpu<index>:" before a GPU's metrics;
- * "sensor:<label>:<unit>" for a temperature sensor. */
-static void series_column(const struct sps__machine_series *m, char *col, size_t len) {
-    const char *unit = m->unit ? m->unit : "";
-    char suffix[64];
-    snprintf(suffix, sizeof suffix, "_%s", unit);
-    int named_with_unit = !*unit || ends_with(m->metric, suffix);
-    if (m->sensor)
-        snprintf(col, len, "sensor:%s:%s", m->sensor, *unit ? unit : "celsius");
-    else if (m->gpu >= 0)
-        snprintf(col, len, "gpu%d:%s%s", m->gpu, m->metric, named_with_unit ? "" : suffix);
-    else
-        snprintf(col, len, "%s%s", m->metric, named_with_unit ? "" : suffix);
-}
-
-static void series_free(struct series *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        free(s[i].t);
-        free(s[i].mean);
-        free(s[i].max);
-    }
-    free(s);
-}
-
-/* Every machine series of the report, in report.json's order, times in
- * seconds after origin_ns.  *out is malloc'd (free with series_free); *n
- * may be 0.  Returns 0 or SPS_ENOMEM (err set). */
-static int series_load(const struct sps_report *rep, int64_t origin_ns, struct series **out, size_t *n, char *err,
-                       size_t errlen) {
-    struct sps__machine_series list[SPS_MACHINE_SERIES_MAX];
-    size_t count = sps__machine_series_list(rep->info.sampler, list);
-    *out = NULL;
-    *n = 0;
-    struct series *all = calloc(count ? count : 1, sizeof *all);
-    if (!all)
-        goto nomem;
-    for (size_t i = 0; i < count; i++) {
-        const struct sps__series *src = list[i].s;
-        struct series *s = &all[i];
-        series_column(&list[i], s->column, sizeof s->column);
-        size_t pts = src->count;
-        s->n = pts;
-        s->t = malloc((pts ? pts : 1) * sizeof *s->t);
-        s->mean = malloc((pts ? pts : 1) * sizeof *s->mean);
-        s->max = malloc((pts ? pts : 1) * sizeof *s->max);
-        if (!s->t || !s->mean || !s->max) {
-            series_free(all, count);
-            goto nomem;
-        }
-        for (size_t p = 0; p < pts; p++) {
-            s->t[p] = ((double)src->points[p].t_ns - (double)origin_ns) / 1e9;
-            s->mean[p] = src->points[p].mean;
-            s->max[p] = src->points[p].max;
-        }
-        s->last_span_s = (double)list[i].interval_ms * 1e-3 * (double)src->per_point;
-    }
-    *out = all;
-    *n = count;
-    return 0;
-nomem:
-    snprintf(err, errlen, "out of memory reading the sampler's series");
-    return SPS_ENOMEM;
-}
-
-/* The points of a series that a step over [start, end] covers
- * (docs/csv-format.md, "Metric columns"): every point whose span
- * overlaps the step, a point's span running from its t_s to the next
- * point's t_s (the last point: readings_per_point intervals).  They are
- * [*first, *stop); none when *first == *stop. */
-static void series_span(const struct series *s, double start, double end, size_t *first, size_t *stop) {
-    *first = *stop = 0;
-    if (s->n == 0 || !isfinite(start) || !isfinite(end))
-        return;
-    /* the first point whose span ends after start: the last point with
-     * t <= start, found by binary search over the increasing times */
-    size_t lo = 0, hi = s->n; /* answer in [lo, hi): first index with t > start */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->t[mid] <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t from = lo > 0 ? lo - 1 : 0;
-    if (lo > 0 && lo == s->n && s->t[from] + s->last_span_s <= start)
-        return; /* the step began after the last point's span */
-    size_t to = from;
-    while (to < s->n && s->t[to] <= end)
-        to++;
-    *first = from;
-    *stop = to;
-}
-
-/* The mean of the covered points' means and the largest of their
- * maxima (points without numbers skipped); both NAN when none counts. */
-static void series_over(const struct series *s, size_t first, size_t stop, double *mean, double *max) {
-    *mean = *max = NAN;
-    double sum = 0, top = -INFINITY;
-    size_t used = 0;
-    for (size_t i = first; i < stop; i++) {
-        if (!isfinite(s->mean[i]) || !isfinite(s->max[i]))
-            continue;
-        sum += s->mean[i];
-        if (s->max[i] > top)
-            top = s->max[i];
-        used++;
-    }
-    if (used) {
-        *mean = sum / (double)used;
-        *max = top;
-    }
-}
-
 /* ",mean,max" of a series over a step (cells empty where unknown), from
  * the cache when the step covers the same points as the step before. */
-static void series_cells(FILE *out, struct series *s, double start, double end) {
+static void series_cells(FILE *out, struct sps__step_series *s, double start, double end) {
     size_t first, stop;
-    series_span(s, start, end, &first, &stop);
+    sps__step_series_span(s, start, end, &first, &stop);
     if (first == stop) {
         fputs(",,", out);
         return;
     }
     if (stop != s->cached_stop || first != s->cached_first) {
         double mean, max;
-        series_over(s, first, stop, &mean, &max);
+        sps__step_series_over(s, first, stop, &mean, &max);
         char *c = s->cached;
         size_t len = 0;
         c[len++] = ',';
@@ -230,7 +93,7 @@ static void header_with(FILE *out, const char *prefix, const char *name, const c
     csv_text(out, buf);
 }
 
-static void header_series(FILE *out, const struct series *s, size_t n) {
+static void header_series(FILE *out, const struct sps__step_series *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         header_with(out, "", s[i].column, ":mean");
         header_with(out, "", s[i].column, ":max");
@@ -293,7 +156,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
                          {SPS_KIND_COUNTER, "counter:", ":sum"}};
     size_t *cols[NGROUPS] = {NULL, NULL, NULL, NULL};
     long ncols[NGROUPS];
-    struct series *series = NULL;
+    struct sps__step_series *series = NULL;
     size_t nseries = 0;
     int rc = 0;
     for (int g = 0; g < NGROUPS && rc == 0; g++)
@@ -302,7 +165,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
     if (rc != 0)
         snprintf(err, errlen, "out of memory listing the columns of steps.csv");
     else
-        rc = series_load(rep, origin_ns, &series, &nseries, err, errlen);
+        rc = sps__step_series_load(rep, origin_ns, &series, &nseries, err, errlen);
     if (rc != 0)
         goto done;
 
@@ -333,7 +196,7 @@ int sps__export_steps_csv(const struct sps_report *rep, FILE *out, char *err, si
 done:
     for (int g = 0; g < NGROUPS; g++)
         free(cols[g]);
-    series_free(series, nseries);
+    sps__step_series_free(series, nseries);
     return rc;
 }
 
@@ -345,9 +208,9 @@ static int compare_doubles(const void *a, const void *b) {
 }
 
 int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err, size_t errlen) {
-    struct series *series = NULL;
+    struct sps__step_series *series = NULL;
     size_t nseries = 0;
-    int rc = series_load(rep, sps__report_origin_ns(rep), &series, &nseries, err, errlen);
+    int rc = sps__step_series_load(rep, sps__report_origin_ns(rep), &series, &nseries, err, errlen);
     if (rc != 0)
         return rc;
 
@@ -382,7 +245,7 @@ int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err,
             /* each series' times increase, so one cursor per series walks
              * it once over the whole file; a time it lacks is two empty
              * cells */
-            const struct series *s = &series[i];
+            const struct sps__step_series *s = &series[i];
             while (cursor[i] < s->n && !(s->t[cursor[i]] >= times[k]))
                 cursor[i]++;
             if (cursor[i] < s->n && s->t[cursor[i]] == times[k]) {
@@ -401,6 +264,6 @@ int sps__export_timeline_csv(const struct sps_report *rep, FILE *out, char *err,
 done:
     free(times);
     free(cursor);
-    series_free(series, nseries);
+    sps__step_series_free(series, nseries);
     return rc;
 }

@@ -8,9 +8,11 @@
 
 #include "render/exporters.h"
 #include "render/render.h"
+#include "render/tensorboard.h"
 #include "stepscope.h"
 
-static const char *const format_names[SPS_EXPORT_FORMATS] = {"html", "csv", "trace", "json", "summary"};
+static const char *const format_names[SPS_EXPORT_FORMATS] = {"html", "csv", "trace", "json", "summary",
+                                                                   "tensorboard"};
 
 int sps__export_format_parse(const char *name) {
     for (int i = 0; i < SPS_EXPORT_FORMATS; i++)
@@ -112,6 +114,12 @@ int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_for
             rc = write_file(rep, write_timeline, path, trace_max_bytes, err, errlen);
         return rc;
     }
+    case SPS_EXPORT_TENSORBOARD:
+        if (!out_path || strcmp(out_path, "-") == 0) {
+            snprintf(err, errlen, "tensorboard makes a directory of event files: -o takes a directory");
+            return SPS_EINVAL;
+        }
+        return sps__export_tensorboard(rep, out_path, NULL, err, errlen);
     case SPS_EXPORT_HTML:
     case SPS_EXPORT_TRACE:
     case SPS_EXPORT_JSON: {

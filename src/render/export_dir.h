@@ -17,6 +17,7 @@ enum sps_export_format {
     SPS_EXPORT_TRACE,   /* trace.json */
     SPS_EXPORT_JSON,    /* report.json, rendered again from the model */
     SPS_EXPORT_SUMMARY, /* the terminal summary */
+    SPS_EXPORT_TENSORBOARD, /* TensorBoard event files, into a directory (render/tensorboard.h) */
     SPS_EXPORT_FORMATS
 };
 
@@ -26,8 +27,10 @@ int sps__export_format_parse(const char *name);
 /*
  * Write format, rendered from rep (the report of run directory dir), to
  * out_path: a file (for CSV a directory that gets
- * steps.csv and timeline.csv), "-" for standard output (not for CSV), or
- * NULL for the format's usual place in the run directory.  Files are
+ * steps.csv and timeline.csv; for TensorBoard a directory, created when
+ * missing, that gets the event files), "-" for standard output (not for
+ * CSV or TensorBoard), or NULL for the format's usual place in the run
+ * directory (TensorBoard has none: out_path is required).  Files are
  * replaced atomically; on failure nothing is half-written and err says why.
  * Returns 0 or an SPS_E* code.  trace.json takes the report's zone
  * events (sps__export_trace_taking_events): render it last.

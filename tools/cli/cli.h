@@ -2,6 +2,8 @@
 #ifndef SPS_CLI_H
 #define SPS_CLI_H
 
+#include <stddef.h>
+
 /* Each subcommand gets argv from its own name on and returns the exit
  * status. */
 int sps_cmd_run(int argc, char **argv);
@@ -16,5 +18,10 @@ int sps_cli_error(const char *cmd, const char *what, const char *why, int code);
 
 /* Print "stepscope: CMD: MESSAGE" for a usage error and return 2. */
 int sps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The note, on stderr, that the TensorBoard event files just written into
+ * dir share their directories with that many other event files (nothing
+ * when others is 0); cmd_report.c. */
+void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others);
 
 #endif

@@ -16,6 +16,7 @@
 #include "render/export_dir.h"
 #include "render/exporters.h"
 #include "render/output_file.h"
+#include "render/tensorboard.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
@@ -30,20 +31,40 @@ static const char report_usage[] =
     "for anything but the summary, say what to make and where.\n"
     "\n"
     "options:\n"
-    "      --format FORMAT     only one: html, csv (steps.csv and timeline.csv),\n"
-    "                          trace, json (report.json, checked and indented)\n"
-    "                          or summary (the terminal summary)\n"
-    "  -o, --output OUT        where: a file, - for standard output, or for csv\n"
-    "                          a directory (default: the usual name in DIR)\n"
-    "      --trace-max-mb N    size budget of trace.json in MiB (default: the\n"
-    "                          run's own --trace-max-mb, else 100)\n"
-    "  -h, --help              this help\n"
+    "      --format FORMAT     only one: html, csv (steps.csv and timeline.csv),
+"
+    "                          trace, json (report.json, checked and indented),
+"
+    "                          summary (the terminal summary) or tensorboard
+"
+    "                          (TensorBoard event files; needs -o DIR)
+"
+    "  -o, --output OUT        where: a file, - for standard output, or for csv
+"
+    "                          and tensorboard a directory (default: the usual
+"
+    "                          name in DIR)
+"
+    "      --trace-max-mb N    size budget of trace.json in MiB (default: the
+"
+    "                          run's own --trace-max-mb, else 100)
+"
+    "  -h, --help              this help
+"
     "\n"
     "Files are replaced whole: a failure leaves the earlier file as it was.\n"
     "\n"
     "exit status: 0; 1 when DIR cannot be read (a missing or malformed\n"
     "report.json: the message names the file, line and column) or a file\n"
     "cannot be written; 2 for a usage error.\n";
+
+void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others) {
+    if (others)
+        fprintf(stderr,
+                "stepscope: %s: note: %s: %zu other event file%s beside these: TensorBoard shows a directory's "
+                "files as one run (give each run a directory of its own)\n",
+                cmd, dir, others, others == 1 ? "" : "s");
+}
 
 static int print_summary(const struct sps_report *rep, const char *out_path, char *err, size_t errlen) {
     FILE *f = stdout;
@@ -86,7 +107,7 @@ int sps_cmd_report(int argc, char **argv) {
         } else if (!strcmp(a, "--format")) {
             format = sps__export_format_parse(argv[++i]);
             if (format < 0)
-                return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json or summary",
+                return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json, summary or tensorboard",
                                            argv[i]);
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             out = argv[++i];
@@ -109,6 +130,9 @@ int sps_cmd_report(int argc, char **argv) {
         return sps_cli_usage_error("report", "which run directory? (stepscope report DIR)");
     if (out && format < 0)
         return sps_cli_usage_error("report", "-o needs --format (without it every file goes into DIR)");
+    if (format == SPS_EXPORT_TENSORBOARD && (!out || !strcmp(out, "-")))
+        return sps_cli_usage_error("report", "--format tensorboard writes event files into a directory: name it "
+                                             "with -o DIR (then tensorboard --logdir DIR)");
     if (out && format == SPS_EXPORT_CSV && !strcmp(out, "-"))
         return sps_cli_usage_error("report", "csv makes two files (steps.csv, timeline.csv): -o takes a directory, not -");
 
@@ -132,12 +156,19 @@ int sps_cmd_report(int argc, char **argv) {
      * then holds no zones) */
     if (format < 0 && !rep.have_events && rep.records_note[0] && !rep.info.standalone_reason)
         fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
-    if (format < 0)
+    if (format == SPS_EXPORT_TENSORBOARD && rep.run.nsteps == 0)
+        fprintf(stderr, "stepscope: report: note: the run made no step: no TensorBoard event file in %s\n", out);
+    if (format == SPS_EXPORT_TENSORBOARD) {
+        size_t others = 0;
+        rc = sps__export_tensorboard(&rep, out, &others, err, sizeof err);
+        sps_cli_tensorboard_note("report", out, others);
+    } else if (format < 0) {
         rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
-    else if (format == SPS_EXPORT_SUMMARY)
+    } else if (format == SPS_EXPORT_SUMMARY) {
         rc = print_summary(&rep, out, err, sizeof err);
-    else
+    } else {
         rc = sps__export_one(&rep, dir, (enum sps_export_format)format, out, trace_max, err, sizeof err);
+    }
     sps__report_free(&rep);
     if (rc != 0)
         return sps_cli_error("report", "cannot write", err, 1);

@@ -46,6 +46,7 @@
 #include "analysis/analysis.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
+#include "render/tensorboard.h"
 #include "live/stream.h"
 #include "render/exporters.h"
 #include "platform/platform.h"
@@ -115,6 +116,11 @@ static const char run_usage[] =
     "                          write the same metrics to PATH for node_exporter's\n"
     "                          textfile collector (name it *.prom) every 5 s and\n"
     "                          when COMMAND ends, replaced atomically\n"
+    "      --tensorboard DIR   also write TensorBoard event files into DIR when\n"
+    "                          COMMAND ends: per-step scalars (step time, phase\n"
+    "                          self times, waits, values such as loss, machine\n"
+    "                          readings) under stepscope/ tags; DIR/rank-N/ per\n"
+    "                          rank; view with tensorboard --logdir DIR\n"
     "  -h, --help              this help\n"
     "\n"
     "Options end at -- or at the first argument that does not start with -.\n"
@@ -224,6 +230,7 @@ struct run_options {
     double max_overhead; /* a fraction; 0: no budget */
     const char *torch_profile; /* --torch-profile's spec, NULL: none */
     const char *serve, *prom_textfile; /* --serve, --prom-textfile; NULL: none */
+    const char *tensorboard;           /* --tensorboard DIR; NULL: none */
     struct sps_analysis_config analysis;
     char **cmd; /* the workload's argv, NULL-terminated */
     int cmd_argc;
@@ -234,7 +241,7 @@ static int takes_value(const char *a) {
     static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
                                              "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
                                              "--peak-flops", "--max-overhead", "--torch-profile",
-                                             "--serve", "--prom-textfile"};
+                                             "--serve", "--prom-textfile", "--tensorboard"};
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]))
             return 1;
@@ -288,6 +295,10 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         if (!*v)
             return sps_cli_usage_error("run", "--prom-textfile: the file name is empty");
         o->prom_textfile = v;
+    } else if (!strcmp(a, "--tensorboard")) {
+        if (!*v)
+            return sps_cli_usage_error("run", "--tensorboard: the directory name is empty");
+        o->tensorboard = v;
     } else if (!strcmp(a, "--no-live")) {
         o->live = 0;
     } else if (!strcmp(a, "--no-stream")) {
@@ -695,6 +706,19 @@ static void fill_run_info(struct sps_run_info *info, const struct run_options *o
 
 /* ----------------------------------------------- phase 5: the model, rendered */
 
+/* --tensorboard's event files (render/tensorboard.h), with a note when
+ * the run made no step to write or when other event files share their
+ * directories.  Returns 0, or an SPS_E* code with err set. */
+static int write_tensorboard(const struct run_options *o, const struct sps_report *rep, char *err, size_t errlen) {
+    if (rep->run.nsteps == 0)
+        fprintf(stderr, "stepscope: run: note: --tensorboard: the run made no step: no event file in %s\n",
+                o->tensorboard);
+    size_t others = 0;
+    int rc = sps__export_tensorboard(rep, o->tensorboard, &others, err, errlen);
+    sps_cli_tensorboard_note("run", o->tensorboard, others);
+    return rc;
+}
+
 /* Build the model once from the records and the run's facts, write
  * report.json from it, then the other files and the summary.  Returns 0,
  * or an SPS_E* code with err set. */
@@ -727,7 +751,11 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         rc = sps__report_json_write(&rep, path, err, errlen);
     }
     sps__run_free(&run);
-    /* every other file renders from the same model: nothing is read back */
+    /* every other file renders from the same model: nothing is read back;
+     * the event files before trace.json, which takes the rows' cells, and
+     * a failure of theirs stops none of the others */
+    char tb_err[1024] = "";
+    int tb_rc = rc == 0 && o->tensorboard ? write_tensorboard(o, &rep, tb_err, sizeof tb_err) : 0;
     if (rc == 0) {
         rc = sps__export_all(&rep, d->abs, (uint64_t)o->trace_mb << 20, err, errlen);
         if (!o->quiet && rc == 0) {
@@ -743,6 +771,12 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         sps__report_free(&rep);
     if (!o->quiet && rc == 0)
         fprintf(stderr, "report: %s/report.html (also report.json, steps.csv, timeline.csv, trace.json)\n", o->out_dir);
+    if (!o->quiet && rc == 0 && o->tensorboard && tb_rc == 0)
+        fprintf(stderr, "tensorboard: %s (tensorboard --logdir %s)\n", o->tensorboard, o->tensorboard);
+    if (rc == 0 && tb_rc != 0) {
+        snprintf(err, errlen, "--tensorboard: %s", tb_err);
+        rc = tb_rc;
+    }
     return rc;
 }
 

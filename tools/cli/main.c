@@ -24,7 +24,8 @@ static const char usage[] =
     "            the readings as JSON\n"
     "  report DIR [--format FORMAT] [-o OUT]\n"
     "            make a run directory's report.html, steps.csv, timeline.csv\n"
-    "            and trace.json again (or one of them, or the summary)\n"
+    "            and trace.json again (or one of them, the summary, or\n"
+    "            TensorBoard event files)\n"
     "  compare BASE NEW | BASE... --vs NEW... [options]\n"
     "            did NEW make the steps faster or slower? each run's median\n"
     "            step, a t interval from the spread between runs (the run is\n"
@@ -74,7 +75,8 @@ static const char usage[] =
     "\n"
     "docs: man stepscope (every option, file and variable), README.md, and in\n"
     "      docs/: cli.md, api.md, python.md, analysis.md, compare.md, metrics.md,\n"
-    "      distributed.md, prometheus.md, report-format.md, trace-format.md\n";
+    "      distributed.md, prometheus.md, report-format.md, trace-format.md,\n"
+    "      tensorboard.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
