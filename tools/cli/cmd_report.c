@@ -31,26 +31,16 @@ static const char report_usage[] =
     "for anything but the summary, say what to make and where.\n"
     "\n"
     "options:\n"
-    "      --format FORMAT     only one: html, csv (steps.csv and timeline.csv),
-"
-    "                          trace, json (report.json, checked and indented),
-"
-    "                          summary (the terminal summary) or tensorboard
-"
-    "                          (TensorBoard event files; needs -o DIR)
-"
-    "  -o, --output OUT        where: a file, - for standard output, or for csv
-"
-    "                          and tensorboard a directory (default: the usual
-"
-    "                          name in DIR)
-"
-    "      --trace-max-mb N    size budget of trace.json in MiB (default: the
-"
-    "                          run's own --trace-max-mb, else 100)
-"
-    "  -h, --help              this help
-"
+    "      --format FORMAT     only one: html, csv (steps.csv and timeline.csv),\n"
+    "                          trace, json (report.json, checked and indented),\n"
+    "                          summary (the terminal summary) or tensorboard\n"
+    "                          (TensorBoard event files; needs -o DIR)\n"
+    "  -o, --output OUT        where: a file, - for standard output, or for csv\n"
+    "                          and tensorboard a directory (default: the usual\n"
+    "                          name in DIR)\n"
+    "      --trace-max-mb N    size budget of trace.json in MiB (default: the\n"
+    "                          run's own --trace-max-mb, else 100)\n"
+    "  -h, --help              this help\n"
     "\n"
     "Files are replaced whole: a failure leaves the earlier file as it was.\n"
     "\n"

@@ -74,9 +74,9 @@ static const char usage[] =
     "  CUDA_VISIBLE_DEVICES        which GPUs are sampled, numbered as CUDA does\n"
     "\n"
     "docs: man stepscope (every option, file and variable), README.md, and in\n"
-    "      docs/: cli.md, api.md, python.md, analysis.md, compare.md, metrics.md,\n"
-    "      distributed.md, prometheus.md, report-format.md, trace-format.md,\n"
-    "      tensorboard.md\n";
+    "      docs/: cli.md, api.md, python.md, analysis.md, compare.md,\n"
+    "      metrics.md, distributed.md, prometheus.md, tensorboard.md,\n"
+    "      report-format.md, trace-format.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
