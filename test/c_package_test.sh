@@ -1,0 +1,209 @@
+#!/bin/sh
+# c_package_test.sh - stepscope as a C user gets it after `cmake --install`.
+#
+# Installs this build into a fresh prefix, then builds test/consumer/ four
+# ways against that prefix alone:
+#   find_package(stepscope), stepscope::stepscope         (shared)
+#   find_package(stepscope), stepscope::stepscope_static  (static)
+#   pkg-config --cflags --libs stepscope                  (shared)
+#   pkg-config --static --cflags --libs stepscope         (static)
+# and runs each under the installed `stepscope run`, checking the steps and
+# zones report.json holds.  The static builds must not need libstepscope.so
+# (no DT_NEEDED) and must keep the STEPSCOPE_OUT exporter (the linker option
+# the package carries); the shared ones must load the prefix's library.
+#
+# usage: c_package_test.sh BUILD_DIR SOURCE_DIR CMAKE C_COMPILER VERSION [SANITIZE]
+# SANITIZE is the build's -fsanitize list (empty for none): an instrumented
+# library links only into an instrumented program.
+# Exit 0 passed, 1 failed, 77 skipped (a tool it needs is missing).
+set -u
+
+build=$1 src=$2 cmake=$3 cc=$4 version=$5 sanitize=${6:-}
+
+for tool in "$cmake" pkg-config readelf ldd /usr/bin/python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "SKIP: $tool not found (needed to build and check the consumer)"
+        exit 77
+    fi
+done
+
+work=$build/c_package_test
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+log=$work/log.txt
+: >"$log"
+failed=0
+passed=0
+
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+pass() { echo "ok: $*"; passed=$((passed + 1)); }
+# run a command, its output into the log; on failure show the log's tail
+step() {
+    what=$1
+    shift
+    echo "+ $*" >>"$log"
+    if "$@" >>"$log" 2>&1; then
+        return 0
+    fi
+    fail "$what: $*"
+    tail -n 30 "$log"
+    return 1
+}
+
+cflags="-Wall -Wextra -Werror"
+ldflags=""
+if [ -n "$sanitize" ]; then
+    cflags="$cflags -fsanitize=$sanitize -fno-omit-frame-pointer"
+    ldflags="-fsanitize=$sanitize"
+fi
+
+# ------------------------------------------------------------------ install
+step "install" "$cmake" --install "$build" --prefix "$prefix" || { echo "0 passed, $failed failed"; exit 1; }
+libdir=$prefix/lib
+for f in bin/stepscope include/stepscope.h lib/libstepscope.a lib/libstepscope.so lib/pkgconfig/stepscope.pc \
+         lib/cmake/stepscope/stepscope-config.cmake lib/cmake/stepscope/stepscope-config-version.cmake \
+         lib/cmake/stepscope/stepscope-targets.cmake; do
+    if [ -e "$prefix/$f" ]; then pass "installed $f"; else fail "not installed: $f"; fi
+done
+stepscope=$prefix/bin/stepscope
+
+# ----------------------------------------------------------------- pkg-config
+# Only the prefix's own stepscope.pc: PKG_CONFIG_LIBDIR replaces the default
+# search path, so a stepscope installed on this machine cannot answer.
+PKG_CONFIG_LIBDIR=$libdir/pkgconfig
+PKG_CONFIG_PATH=
+export PKG_CONFIG_LIBDIR PKG_CONFIG_PATH
+step "pkg-config --validate" pkg-config --validate stepscope && pass "pkg-config --validate stepscope"
+modversion=$(pkg-config --modversion stepscope 2>>"$log")
+if [ "$modversion" = "$version" ]; then pass "pkg-config --modversion: $modversion"; else fail "pkg-config --modversion: '$modversion', expected $version"; fi
+# the prefix found from the file's own place: --libs names the prefix's lib
+pc_libdir=$(cd "$(pkg-config --variable=libdir stepscope)" 2>/dev/null && pwd -P)
+if [ "$pc_libdir" = "$(cd "$libdir" && pwd -P)" ]; then pass "pkg-config libdir is the prefix's"; else fail "pkg-config libdir: '$pc_libdir', expected $libdir"; fi
+static_libs=$(pkg-config --static --libs stepscope)
+for want in -lstepscope -lpthread -ldl -lm -Wl,--undefined=sps__standalone_out_linked; do
+    case " $static_libs " in
+        *" $want "*) pass "pkg-config --static --libs has $want" ;;
+        *) fail "pkg-config --static --libs lacks $want: $static_libs" ;;
+    esac
+done
+# shellcheck disable=SC2046 # the flags are words
+step "pkg-config shared build" "$cc" -std=c11 $cflags -o "$work/pc_shared" "$src/test/consumer/consumer.c" \
+    $(pkg-config --cflags --libs stepscope) $ldflags
+# libstepscope.so sits beside libstepscope.a in the prefix, and a linker
+# given -lstepscope takes the shared one: name the archive (-l:) and keep
+# everything else pkg-config --static prints (docs/api.md says the same).
+pc_static=$(pkg-config --static --libs stepscope | sed 's/-lstepscope\b/-l:libstepscope.a/')
+# shellcheck disable=SC2046
+step "pkg-config static build" "$cc" -std=c11 $cflags -o "$work/pc_static" "$src/test/consumer/consumer.c" \
+    $(pkg-config --cflags stepscope) $pc_static $ldflags
+
+# ------------------------------------------------------------ find_package
+cm_args="-DCMAKE_PREFIX_PATH=$prefix -DCMAKE_C_COMPILER=$cc -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+major_minor=$(echo "$version" | cut -d. -f1-2)
+# shellcheck disable=SC2086
+step "find_package configure" "$cmake" -S "$src/test/consumer" -B "$work/cm" $cm_args \
+    "-DCMAKE_C_FLAGS=$cflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" -DCONSUMER_STEPSCOPE_VERSION="$major_minor" &&
+    step "find_package build" "$cmake" --build "$work/cm"
+cli_path=$(cat "$work/cm/stepscope_cli_path.txt" 2>/dev/null)
+if [ "$cli_path" = "$stepscope" ]; then pass "stepscope::cli is the prefix's stepscope"; else fail "stepscope::cli: '$cli_path', expected $stepscope"; fi
+# An older release line is refused, which an older request does not show by
+# itself (a newer one is refused by every rule): before 1.0 each minor
+# version is its own line (SameMinorVersion: 0.2.x is not asked for as 0.1),
+# from 1.0 each major version (SameMajorVersion).
+older=$(echo "$version" | awk -F. '{ if ($1 == 0) printf "0.%d", $2 - 1; else printf "%d.0", $1 - 1 }')
+case $older in
+*-*) echo "note: $version has no older release line to refuse" ;;
+*)
+    # shellcheck disable=SC2086
+    if "$cmake" -S "$src/test/consumer" -B "$work/cm_refused" $cm_args -DCONSUMER_STEPSCOPE_VERSION="$older" \
+        >"$work/refused.txt" 2>&1; then
+        fail "find_package(stepscope $older) accepted version $version"
+    elif grep -q "compatible with requested version" "$work/refused.txt" && grep -q "version: $version" "$work/refused.txt"; then
+        pass "find_package(stepscope $older) refuses $version"
+    else
+        fail "find_package(stepscope $older) failed for another reason:"
+        tail -n 20 "$work/refused.txt"
+    fi
+    ;;
+esac
+
+# -------------------------------------------------------------- the binaries
+needs_libstepscope() { readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*\[libstepscope\.so'; }
+real_libdir=$(cd "$libdir" && pwd -P)
+
+check_report() {
+    /usr/bin/python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+zones = sorted((z["name"], z["kind"], z["count"]) for z in r["zones"])
+want = sorted([("consumer_step", "step", 7), ("consumer_load", "zone", 7), ("consumer_compute", "zone", 7)])
+problems = []
+if zones != want:
+    problems.append("zones %s, expected %s" % (zones, want))
+if r["steps"]["count"] != 7:
+    problems.append("steps.count %s, expected 7" % r["steps"]["count"])
+values = {v["name"]: v["count"] for v in r["values"]}
+if values != {"consumer_loss": 7}:
+    problems.append("values %s, expected consumer_loss x7" % values)
+print("; ".join(problems) if problems else "7 steps; zones consumer_load, consumer_compute")
+sys.exit(1 if problems else 0)
+EOF
+}
+
+for b in cm/consumer_shared cm/consumer_static pc_shared pc_static; do
+    exe=$work/$b
+    name=$(echo "$b" | tr / _)
+    if [ ! -x "$exe" ]; then
+        fail "$b was not built"
+        continue
+    fi
+    case $b in
+    *static)
+        if needs_libstepscope "$exe"; then fail "$b needs libstepscope.so"; else pass "$b: no DT_NEEDED libstepscope"; fi
+        # the exporter kept: STEPSCOPE_OUT alone writes a report
+        rm -rf "$work/out_$name"
+        if STEPSCOPE_OUT=$work/out_$name "$exe" >>"$log" 2>&1 && [ -f "$work/out_$name/report.json" ]; then
+            pass "$b: STEPSCOPE_OUT wrote report.json"
+        else
+            fail "$b: STEPSCOPE_OUT wrote no report.json (the --undefined option lost?)"
+        fi
+        ;;
+    *shared)
+        if needs_libstepscope "$exe"; then pass "$b: DT_NEEDED libstepscope"; else fail "$b does not need libstepscope.so"; fi
+        ;;
+    esac
+    # Which libstepscope.so a shared build loads, and how it finds it: the
+    # CMake build gets a RUNPATH to the imported library from CMake (what a
+    # CMake user's build tree has); the pkg-config link line names no run
+    # path, so that build is run with LD_LIBRARY_PATH set to the prefix's
+    # lib, as a program using a library outside the system's directories
+    # is.  Either way the library must be the prefix's, never this build's.
+    env=""
+    case $b in
+    cm/*shared)
+        if readelf -d "$exe" | grep -q "R.*PATH.*$libdir"; then pass "$b: RUNPATH has $libdir"; else fail "$b: no RUNPATH to $libdir"; fi
+        ;;
+    pc_shared) env=LD_LIBRARY_PATH=$libdir ;;
+    esac
+    case $b in
+    *shared)
+        lib=$(env $env ldd "$exe" 2>/dev/null | awk '/libstepscope\.so/ { print $3 }' | xargs -r realpath)
+        if [ "$lib" = "$real_libdir/libstepscope.so.$version" ]; then
+            pass "$b loads $lib"
+        else
+            fail "$b loads '$lib', expected $real_libdir/libstepscope.so.$version"
+        fi
+        ;;
+    esac
+    run=$work/run_$name
+    if env $env "$stepscope" run -q -o "$run" -- "$exe" >>"$log" 2>&1; then
+        if out=$(check_report "$run/report.json" 2>&1); then pass "$b under stepscope run: $out"; else fail "$b under stepscope run: $out"; fi
+    else
+        fail "stepscope run -- $b failed"
+        tail -n 20 "$log"
+    fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
