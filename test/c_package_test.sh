@@ -231,6 +231,24 @@ install_mode() {
     check_binary pc_shared "$libdir" "$stepscope" "LD_LIBRARY_PATH=$libdir"
     check_binary pc_static "$libdir" "$stepscope"
     check_consumer_ctest "$work/cm" "$stepscope"
+
+    # --------------------------------------------------------- a moved prefix
+    # Both descriptions find the prefix from their own place, so the tree
+    # moved elsewhere still builds programs, which use the moved library.
+    moved=$work/moved
+    mv "$prefix" "$moved"
+    PKG_CONFIG_LIBDIR=$moved/lib/pkgconfig
+    # shellcheck disable=SC2046
+    step "pkg-config build from the moved prefix" "$cc" -std=c11 $cflags -o "$work/moved_pc_shared" \
+        "$src/test/consumer/consumer.c" $(pkg-config --cflags --libs stepscope) $ldflags
+    # shellcheck disable=SC2086
+    step "find_package configure from the moved prefix" "$cmake" -S "$src/test/consumer" -B "$work/moved_cm" \
+        -DCMAKE_PREFIX_PATH="$moved" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_C_FLAGS=$cflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" &&
+        step "find_package build from the moved prefix" "$cmake" --build "$work/moved_cm"
+    ln -s "$work/moved_cm/consumer_shared" "$work/moved_cm_shared"
+    check_binary moved_pc_shared "$moved/lib" "$moved/bin/stepscope" "LD_LIBRARY_PATH=$moved/lib"
+    check_binary moved_cm_shared "$moved/lib" "$moved/bin/stepscope"
 }
 
 # ------------------------------------------------------------- subdirectory
