@@ -135,6 +135,7 @@ check_binary() {
 check_consumer_ctest() {
     cli_path=$(cat "$1/stepscope_cli_path.txt" 2>/dev/null)
     if [ "$cli_path" = "$2" ]; then pass "stepscope::cli is $2"; else fail "stepscope::cli: '$cli_path', expected $2"; fi
+    # shellcheck disable=SC2016 # $1 is sh -c's own argument
     step "the consumer's ctest (stepscope::cli run)" sh -c 'cd "$1" && ctest --output-on-failure' sh "$1"
     if out=$(check_report "$1/profile-out/report.json" 2>&1); then
         pass "the consumer's ctest under stepscope::cli: $out"
@@ -175,14 +176,14 @@ install_mode() {
         *) fail "pkg-config --static --libs lacks $want: $static_libs" ;;
         esac
     done
-    # shellcheck disable=SC2046 # the flags are words
+    # shellcheck disable=SC2046,SC2086 # the flags are words
     step "pkg-config shared build" "$cc" -std=c11 $cflags -o "$work/pc_shared" "$src/test/consumer/consumer.c" \
         $(pkg-config --cflags --libs stepscope) $ldflags
     # libstepscope.so sits beside libstepscope.a in the prefix, and a linker
     # given -lstepscope takes the shared one: name the archive (-l:) and keep
     # everything else pkg-config --static prints (docs/api.md says the same).
     pc_static=$(pkg-config --static --libs stepscope | sed 's/-lstepscope\b/-l:libstepscope.a/')
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086
     step "pkg-config static build" "$cc" -std=c11 $cflags -o "$work/pc_static" "$src/test/consumer/consumer.c" \
         $(pkg-config --cflags stepscope) $pc_static $ldflags
 
@@ -238,7 +239,7 @@ install_mode() {
     moved=$work/moved
     mv "$prefix" "$moved"
     PKG_CONFIG_LIBDIR=$moved/lib/pkgconfig
-    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086
     step "pkg-config build from the moved prefix" "$cc" -std=c11 $cflags -o "$work/moved_pc_shared" \
         "$src/test/consumer/consumer.c" $(pkg-config --cflags --libs stepscope) $ldflags
     # shellcheck disable=SC2086
