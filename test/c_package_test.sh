@@ -155,6 +155,10 @@ install_mode() {
         if [ -e "$prefix/$f" ]; then pass "installed $f"; else fail "not installed: $f"; fi
     done
     stepscope=$prefix/bin/stepscope
+    # the soname names the ABI line: MAJOR.MINOR before 1.0, MAJOR after
+    soname=libstepscope.so.$(echo "$version" | awk -F. '{ if ($1 == 0) printf "0.%d", $2; else printf "%d", $1 }')
+    got=$(readelf -d "$libdir/libstepscope.so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+    if [ "$got" = "$soname" ] && [ -e "$libdir/$soname" ]; then pass "soname $soname, installed"; else fail "soname '$got', expected $soname (installed too)"; fi
 
     # -------------------------------------------------------------- pkg-config
     # Only the prefix's own stepscope.pc: PKG_CONFIG_LIBDIR replaces the
@@ -181,8 +185,8 @@ install_mode() {
         $(pkg-config --cflags --libs stepscope) $ldflags
     # libstepscope.so sits beside libstepscope.a in the prefix, and a linker
     # given -lstepscope takes the shared one: name the archive (-l:) and keep
-    # everything else pkg-config --static prints (docs/api.md says the same).
-    pc_static=$(pkg-config --static --libs stepscope | sed 's/-lstepscope\b/-l:libstepscope.a/')
+    # everything else pkg-config --static prints, as docs/api.md shows.
+    pc_static=$(pkg-config --static --libs stepscope | sed 's/-lstepscope/-l:libstepscope.a/')
     # shellcheck disable=SC2046,SC2086
     step "pkg-config static build" "$cc" -std=c11 $cflags -o "$work/pc_static" "$src/test/consumer/consumer.c" \
         $(pkg-config --cflags stepscope) $pc_static $ldflags
