@@ -7,7 +7,9 @@
 #   find_package(stepscope), stepscope::stepscope_static  (static)
 #   pkg-config --cflags --libs stepscope                  (shared)
 #   pkg-config --static --cflags --libs stepscope         (static)
-# and runs each under the installed `stepscope run`.
+# and test/consumer_cxx/ (a C++-only project) with find_package both ways,
+# and runs each under the installed `stepscope run`; then moves the prefix
+# and builds from it again.
 # subdirectory: builds test/consumer/ with stepscope's source tree inside
 # it (add_subdirectory, as FetchContent does) and runs both programs under
 # the CLI built there.
@@ -198,6 +200,20 @@ install_mode() {
     step "find_package configure" "$cmake" -S "$src/test/consumer" -B "$work/cm" $cm_args \
         "-DCMAKE_C_FLAGS=$cflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" -DCONSUMER_STEPSCOPE_VERSION="$major_minor" &&
         step "find_package build" "$cmake" --build "$work/cm"
+    # A C++-only project: the header as C++, the C library linked by a C++
+    # linker.  Its compiler is the C compiler's partner (gcc-12: g++-12,
+    # clang: clang++, cc: c++), so that a sanitizer's runtime is the
+    # library's; build-essential and clang install both.
+    cxx=$(echo "$cc" | sed 's/gcc\(-[0-9.]*\)\{0,1\}$/g++\1/; s/clang\(-[0-9.]*\)\{0,1\}$/clang++\1/; s/\/cc$/\/c++/')
+    if [ "$cxx" != "$cc" ] && command -v "$cxx" >/dev/null 2>&1; then
+        # shellcheck disable=SC2086
+        step "C++ find_package configure" "$cmake" -S "$src/test/consumer_cxx" -B "$work/cxx" \
+            -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            "-DCMAKE_CXX_FLAGS=$cflags" "-DCMAKE_EXE_LINKER_FLAGS=$ldflags" &&
+            step "C++ find_package build" "$cmake" --build "$work/cxx"
+    else
+        fail "no C++ compiler beside $cc (looked for $cxx)"
+    fi
     # An older release line is refused, which an older request does not
     # show by itself (a newer one is refused by every rule): before 1.0 each
     # minor version is its own line (SameMinorVersion: 0.2.x is not asked
@@ -235,6 +251,8 @@ install_mode() {
     check_binary cm/consumer_static "$libdir" "$stepscope"
     check_binary pc_shared "$libdir" "$stepscope" "LD_LIBRARY_PATH=$libdir"
     check_binary pc_static "$libdir" "$stepscope"
+    check_binary cxx/consumer_cxx_shared "$libdir" "$stepscope"
+    check_binary cxx/consumer_cxx_static "$libdir" "$stepscope"
     check_consumer_ctest "$work/cm" "$stepscope"
 
     # --------------------------------------------------------- a moved prefix
