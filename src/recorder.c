@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "crc32.h"
+#include "nvtx.h"
 #include "platform/platform.h"
 #include "record_format.h"
 
@@ -120,12 +121,39 @@ struct tls_state {
      * (thin_max_depth), so an unthinned begin pays one compare. */
     uint32_t max_depth;
     int refused; /* this thread cannot record (record full or failed) */
+    int nvtx;    /* an NVTX tool is attached: zones take the announcing paths */
     /* the rings' first pages, to fault in once the thread is registered
      * (prefault_rings), outside P.lock */
     unsigned char *prefault_at;
     size_t prefault_len;
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
+
+/*
+ * NVTX (nvtx.h): with a tool attached, a thread's T.nvtx is 1 and its zone
+ * begins, ends and phases take announcing copies of their paths, which
+ * also push and pop the tool's ranges; without one, the hot paths pay one
+ * load of T.nvtx (in the cache line they read anyway) and a branch never
+ * taken.  SPS_NVTX_HOOK=0 compiles even that out: bench/bench_nvtx.c
+ * builds the recorder both ways to measure the difference.
+ */
+#ifndef SPS_NVTX_HOOK
+#define SPS_NVTX_HOOK 1
+#endif
+#define NVTX_ANNOUNCE() (SPS_NVTX_HOOK && UNLIKELY(T.nvtx))
+
+/* The ranges this thread has pushed: the (name, start) of the frame each
+ * level stands for.  Whatever changed the stack (an end, a chained phase,
+ * a zone taken back, inner zones ended implicitly by an outer end), the
+ * ranges are brought back in line with the open frames by popping the
+ * levels that no longer match and pushing what is open above them
+ * (nvtx_sync).  Touched only with a tool attached, so it needs no
+ * initial-exec slot. */
+static __thread struct {
+    uint32_t depth;
+    uint32_t name[SPS_REC_STACK_FRAMES];
+    uint64_t start[SPS_REC_STACK_FRAMES];
+} N;
 
 /* ------------------------------------------------------------- configuration */
 
@@ -700,6 +728,11 @@ static uint32_t prepare(struct sps_site *site) {
         T.refused = 1;
         return 0;
     }
+#if SPS_NVTX_HOOK
+    /* the process's first event looks for an NVTX tool, outside the lock
+     * (the tool's initialisation runs code of its own) */
+    T.nvtx = sps__nvtx_attach();
+#endif
     uint32_t id = 0;
     lock_process();
     if (attach_locked() != 0)
@@ -814,6 +847,54 @@ static inline int clock_is_tsc(void) {
     return SPS__HAVE_TSC && sps__clock.source == SPS_CLOCK_TSC;
 }
 
+/* --------------------------------------------------------- NVTX ranges */
+
+/* The name a frame's range shows: its interned name; a frame carried
+ * across fork() (the sink's id) shows "stepscope". */
+static const char *frame_name(uint32_t id) {
+    const struct sps_rec_header *h = P.hdr;
+    if (!h || id == 0 || id > h->names_count)
+        return "stepscope";
+    return ((const struct sps_rec_name *)(P.base + h->names_off))[id - 1].name;
+}
+
+/* Push frame d of seg as level d.  A step carries its number: the steps
+ * its thread has ended so far, which is its index in the report's step
+ * rows (steps.rows[].index) for steps that do not nest. */
+static COLD void nvtx_push_frame(const struct sps_rec_thread *seg, uint32_t d) {
+    const struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t step = f->kind == SPS_KIND_STEP ? seg->head[SPS_RING_STEPS] : SPS_NVTX_NO_STEP;
+    sps__nvtx_push(frame_name(f->name), f->kind, step);
+    N.name[d] = f->name;
+    N.start[d] = f->start_ticks;
+    N.depth = d;
+}
+
+/* Make levels 1..d of the pushed ranges stand for seg's frames 1..d. */
+static COLD void nvtx_sync_to(const struct sps_rec_thread *seg, uint32_t d) {
+    uint32_t same = 0, both = N.depth < d ? N.depth : d;
+    while (same < both && N.name[same + 1] == seg->stack[same + 1].name &&
+           N.start[same + 1] == seg->stack[same + 1].start_ticks)
+        same++;
+    for (; N.depth > same; N.depth--)
+        sps__nvtx_pop();
+    while (N.depth < d)
+        nvtx_push_frame(seg, N.depth + 1);
+}
+
+/* After any change to the calling thread's stack: the ranges follow it. */
+static COLD void nvtx_sync(void) {
+    const struct sps_rec_thread *seg = T.seg;
+    nvtx_sync_to(seg, seg ? seg->depth : 0);
+}
+
+/* A begin on frame d (its start not yet taken): what is open below it,
+ * then its own range. */
+static COLD void nvtx_begin(const struct sps_rec_thread *seg, uint32_t d) {
+    nvtx_sync_to(seg, d - 1);
+    nvtx_push_frame(seg, d);
+}
+
 /* A begin at depth d beyond T.max_depth: record it, or refuse it because
  * the stack is full or the overhead guard thins at this depth (counted
  * either way). */
@@ -840,7 +921,9 @@ static COLD int deep_begin_allowed(struct sps_rec_thread *seg, uint32_t d, uint3
     return 0;
 }
 
-static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc) {
+/* announce: push the tool's range too (a compile-time constant in the hot
+ * copies, so the copy without a tool has no trace of it) */
+static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc, int announce) {
     uint32_t d = seg->depth + 1;
     if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, kind))
         return 0;
@@ -852,17 +935,24 @@ static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint3
     f->ring = kind == SPS_KIND_STEP ? SPS_RING_STEPS : SPS_RING_ZONES;
     f->child_ns = 0;
     seg->depth = d;
+    /* the tool's push before the timestamp, outside the zone's time */
+    if (announce)
+        nvtx_begin(seg, d);
     /* the timestamp last, so the zone's own bookkeeping stays outside it */
     f->start_ticks = ticks_now(tsc);
+    if (announce)
+        N.start[d] = f->start_ticks;
     return d;
 }
 
-static COLD sps_zone_t begin_slow(struct sps_site *site) {
-    uint32_t id = prepare(site);
-    return id ? begin_at(T.seg, id, site->kind, clock_is_tsc()) : 0;
+/* may_announce: 0 for a wait recorded after the fact (sps_wait_record),
+ * which no range can stand for. */
+static COLD sps_zone_t begin_slow(struct sps_site *site, int may_announce) {
+    uint32_t id = prepare(site); /* the first one attaches the NVTX tool */
+    return id ? begin_at(T.seg, id, site->kind, clock_is_tsc(), may_announce && NVTX_ANNOUNCE()) : 0;
 }
 
-static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+static inline sps_zone_t begin_core(struct sps_site *site, int tsc, int announce, int may_announce) {
     if (UNLIKELY(!site))
         return 0;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -872,8 +962,18 @@ static inline sps_zone_t begin(struct sps_site *site, int tsc) {
     if (UNLIKELY(!sps_kind_is_timed(site->kind)))
         return 0;
     if (UNLIKELY(!seg || !id || !T.agg_index[id]))
-        return begin_slow(site);
-    return begin_at(seg, id, site->kind, tsc);
+        return begin_slow(site, may_announce);
+    return begin_at(seg, id, site->kind, tsc, announce);
+}
+
+static COLD sps_zone_t begin_announced(struct sps_site *site, int tsc) {
+    return begin_core(site, tsc, 1, 1);
+}
+
+static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+    if (NVTX_ANNOUNCE())
+        return begin_announced(site, tsc);
+    return begin_core(site, tsc, 0, 1);
 }
 
 static COLD sps_zone_t begin_monotonic(struct sps_site *site) {
@@ -1092,7 +1192,7 @@ static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64
     end_slow(token, now);
 }
 
-static inline void end(sps_zone_t token, int tsc) {
+static inline void end_core(sps_zone_t token, int tsc) {
     uint64_t now = ticks_now(tsc);
     struct sps_rec_thread *seg = T.seg;
     if (UNLIKELY(!seg || !token || token != seg->depth)) {
@@ -1100,6 +1200,20 @@ static inline void end(sps_zone_t token, int tsc) {
         return;
     }
     end_at(seg, token, now);
+}
+
+/* the tool's pop after the timestamp, outside the zone's time */
+static COLD void end_announced(sps_zone_t token, int tsc) {
+    end_core(token, tsc);
+    nvtx_sync();
+}
+
+static inline void end(sps_zone_t token, int tsc) {
+    if (NVTX_ANNOUNCE()) {
+        end_announced(token, tsc);
+        return;
+    }
+    end_core(token, tsc);
 }
 
 static COLD void end_monotonic(sps_zone_t token) {
@@ -1125,7 +1239,7 @@ void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end) {
     if (!sps__enabled || !site || site->kind != SPS_KIND_WAIT)
         return;
     int tsc = clock_is_tsc();
-    sps_zone_t d = begin(site, tsc);
+    sps_zone_t d = begin_core(site, tsc, 0, 0);
     struct sps_rec_thread *seg = T.seg;
     if (!d || !seg)
         return;
@@ -1142,6 +1256,7 @@ void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end) {
     }
     f->start_ticks = start;
     end_frame(seg, d, end);
+    /* its range would be pushed now and popped at once: none */
 }
 
 int sps__zone_discard(sps_zone_t token) {
@@ -1155,6 +1270,8 @@ int sps__zone_discard(sps_zone_t token) {
         f[0] = f[1];
         f[1].phase_mark = 0;
         seg->depth = token;
+        if (NVTX_ANNOUNCE())
+            nvtx_sync(); /* a range cannot be taken back: it ends here */
         return 1;
     }
     if (!seg || !token || token != seg->depth) {
@@ -1164,6 +1281,8 @@ int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_frame *f = &seg->stack[token];
     f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
     seg->depth = token - 1;
+    if (NVTX_ANNOUNCE())
+        nvtx_sync();
     return 1;
 }
 
@@ -1245,6 +1364,8 @@ void sps_phase_end(void) {
     uint32_t d = seg->depth;
     if (sps_rec_frame_is_phase(&seg->stack[d]))
         end_phase_at(seg, d, sps__ticks());
+    if (NVTX_ANNOUNCE())
+        nvtx_sync();
 }
 
 static COLD void phase_slow(struct sps_site *site) {
@@ -1257,9 +1378,11 @@ static COLD void phase_slow(struct sps_site *site) {
         phase_at(T.seg, id, sps__ticks());
     else
         sps_phase_end();
+    if (NVTX_ANNOUNCE())
+        nvtx_sync(); /* prepare may just have attached the tool */
 }
 
-static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
+static ALWAYS_INLINE void phase_core(struct sps_site *site, int tsc) {
     if (UNLIKELY(!site)) {
         phase_slow(site);
         return;
@@ -1271,6 +1394,21 @@ static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
         return;
     }
     phase_at(seg, id, ticks_now(tsc));
+}
+
+/* A phase's range begins after its timestamp: the one timestamp ends the
+ * phase before it too, so the pop and push cannot both stay outside. */
+static COLD void phase_announced(struct sps_site *site, int tsc) {
+    phase_core(site, tsc);
+    nvtx_sync();
+}
+
+static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
+    if (NVTX_ANNOUNCE()) {
+        phase_announced(site, tsc);
+        return;
+    }
+    phase_core(site, tsc);
 }
 
 static COLD void phase_monotonic(struct sps_site *site) {
@@ -1435,6 +1573,7 @@ static void atfork_child(void) {
     if (P.key_created)
         pthread_setspecific(P.thread_key, NULL);
     memset(&T, 0, sizeof T);
+    memset(&N, 0, sizeof N); /* the parent's ranges are the parent's */
     P.anchor_busy = 0;
 }
 
