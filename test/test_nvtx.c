@@ -263,6 +263,76 @@ static void test_bad_tools(void) {
     check_refused(FAKE_NVTX_PATH, "none", "implements no NVTX range push/pop");
 }
 
+/* `stepscope doctor`'s nvtx line (text and JSON) for each way of being
+ * run: no tool, a tool that attaches, a path that does not load. */
+static void doctor(const char *tool, char *out, size_t cap, int json) {
+    char path[4200], bin[4200], err[2048];
+    snprintf(path, sizeof path, "%s/doctor.txt", tmpdir_new("nvtx-doctor"));
+    snprintf(bin, sizeof bin, "%s/stepscope", SPS_BIN_DIR);
+    if (tool)
+        setenv("NVTX_INJECTION64_PATH", tool, 1);
+    else
+        unsetenv("NVTX_INJECTION64_PATH");
+    unsetenv("FAKE_NVTX_LOG");
+    unsetenv("FAKE_NVTX_MODE");
+    char *argv[] = {bin, "doctor", json ? "--json" : NULL, NULL};
+    int st = run_capture_to(argv, path, err, sizeof err);
+    unsetenv("NVTX_INJECTION64_PATH");
+    CHECK_MSG(exit_code_of(st) == 0 || exit_code_of(st) == 1, "doctor ran: %s", err);
+    read_file(path, out, cap);
+}
+
+static const char *line_of(const char *text, const char *head) {
+    static char line[2048];
+    const char *at = strstr(text, head);
+    if (!at)
+        return "";
+    at += head[0] == '\n'; /* the line, not the newline before it */
+    size_t n = strcspn(at, "\n");
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1), at);
+    return line;
+}
+
+static void test_doctor(void) {
+    static char out[65536];
+    doctor(NULL, out, sizeof out, 0);
+    CHECK_MSG(strcmp(line_of(out, "\nnvtx "),
+                     "nvtx        off                   -         -  no NVTX tool injected (NVTX_INJECTION64_PATH "
+                     "unset); run under nsys profile to see stepscope's zones in Nsight") == 0,
+              "%s", line_of(out, "\nnvtx "));
+    doctor(FAKE_NVTX_PATH, out, sizeof out, 0);
+    char want[4096];
+    snprintf(want, sizeof want,
+             "nvtx        ok                    -         -  tool %s loaded: zones, steps and GPU zones show as NVTX "
+             "ranges (nvtxDomainRangePushEx/nvtxDomainRangePop in domain \"stepscope\")",
+             FAKE_NVTX_PATH);
+    CHECK_MSG(strcmp(line_of(out, "\nnvtx "), want) == 0, "%s", line_of(out, "\nnvtx "));
+    doctor("/nonexistent/libnvtx.so", out, sizeof out, 0);
+    CHECK_STR_HAS(line_of(out, "\nnvtx "), "unavailable           -         -  tool /nonexistent/libnvtx.so not used: "
+                                           "cannot load it (");
+
+    doctor(FAKE_NVTX_PATH, out, sizeof out, 1);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    CHECK_MSG(j != NULL, "doctor --json parses: %s", e.text);
+    json_t *n = json_object_get(j, "nvtx");
+    CHECK(json_is_true(json_object_get(n, "requested")));
+    CHECK(json_is_true(json_object_get(n, "attached")));
+    CHECK(json_is_string(json_object_get(n, "library")) &&
+          strcmp(json_string_value(json_object_get(n, "library")), FAKE_NVTX_PATH) == 0);
+    CHECK(json_is_null(json_object_get(n, "reason")));
+    json_decref(j);
+    doctor(NULL, out, sizeof out, 1);
+    j = json_loads(out, 0, &e);
+    n = json_object_get(j, "nvtx");
+    CHECK(json_is_false(json_object_get(n, "requested")));
+    CHECK(json_is_false(json_object_get(n, "attached")));
+    CHECK(json_is_null(json_object_get(n, "library")));
+    CHECK(json_is_string(json_object_get(n, "reason")) &&
+          strcmp(json_string_value(json_object_get(n, "reason")), "NVTX_INJECTION64_PATH unset") == 0);
+    json_decref(j);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "workload") == 0)
         return workload();
@@ -276,5 +346,6 @@ int main(int argc, char **argv) {
     RUN_TEST(test_ranges_core_calls);
     RUN_TEST(test_no_tool);
     RUN_TEST(test_bad_tools);
+    RUN_TEST(test_doctor);
     return check_report();
 }
