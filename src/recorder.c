@@ -526,13 +526,15 @@ static uint32_t thin_max_depth(uint32_t level) {
     return level == SPS_THIN_STEPS ? 0u : level == SPS_THIN_PHASES ? 1u : SPS_REC_MAX_DEPTH;
 }
 
-/* Pick up the thin level the overhead guard wrote into the header (it
- * writes from another process: a relaxed load is all the ordering needed,
- * the level only has to arrive eventually). */
+/* The depth beyond which begins take the cold path: the thin level's, or
+ * 0 with an NVTX tool attached (see T.max_depth). */
 static void set_depth_limit(void) {
     T.max_depth = NVTX_ANNOUNCE() ? 0 : T.thin_depth;
 }
 
+/* Pick up the thin level the overhead guard wrote into the header (it
+ * writes from another process: a relaxed load is all the ordering needed,
+ * the level only has to arrive eventually). */
 static void reread_thin_level(void) {
     T.thin_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
     set_depth_limit();
@@ -1020,7 +1022,6 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
         return begin(site, 1);
     return begin_monotonic(site);
 }
-
 
 /* Close frame d of seg at time now: aggregates, then the event.  The zone
  * and step ends take it through end_at, the compiler's choice; a step's
