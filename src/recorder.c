@@ -872,7 +872,9 @@ static inline int clock_is_tsc(void) {
  * across fork() (the sink's id) shows "stepscope". */
 static const char *frame_name(uint32_t id) {
     const struct sps_rec_header *h = P.hdr;
-    if (!h || id == 0 || id > h->names_count)
+    /* other threads intern names meanwhile: the count is published after
+     * the entry (intern), so an id within it has its name written */
+    if (!h || id == 0 || id > __atomic_load_n(&h->names_count, __ATOMIC_ACQUIRE))
         return "stepscope";
     return ((const struct sps_rec_name *)(P.base + h->names_off))[id - 1].name;
 }

@@ -69,6 +69,40 @@ static int workload(void) {
     return 0;
 }
 
+/* Threads whose first zones race (the tool is looked for once, by
+ * whichever comes first), each with steps of its own. */
+enum { RACERS = 4, RACER_STEPS = 50 };
+static pthread_barrier_t start_line, end_line;
+
+static void *racer(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&start_line);
+    for (int i = 0; i < RACER_STEPS; i++) {
+        SPS_STEP();
+        SPS_ZONE("work");
+    }
+    /* none exits before all are done: a thread that did would leave its
+     * segment, and its step numbers, to the next (report-format.md) */
+    pthread_barrier_wait(&end_line);
+    return NULL;
+}
+
+static int racing_workload(void) {
+    /* the clock calibrated first: threads racing the process's very first
+     * zone read sps__clock while the first of them sets it up (a race of
+     * the recorder's, not of NVTX: the tool is looked for after it) */
+    (void)sps_clock_ns();
+    pthread_t t[RACERS];
+    pthread_barrier_init(&start_line, NULL, RACERS);
+    pthread_barrier_init(&end_line, NULL, RACERS);
+    for (int i = 0; i < RACERS; i++)
+        if (pthread_create(&t[i], NULL, racer, NULL) != 0)
+            return 2;
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+
 /* --------------------------------------------------------------- the cases */
 
 static char self[4096];
@@ -81,9 +115,10 @@ struct outcome {
     char out[4096];  /* its stdout */
 };
 
-/* Run the workload with NVTX_INJECTION64_PATH = tool (NULL: unset) and the
- * fake in mode (NULL: its default). */
-static struct outcome run_workload(const char *tool, const char *mode) {
+/* Run the workload (which: "workload" or "racing") with
+ * NVTX_INJECTION64_PATH = tool (NULL: unset) and the fake in mode (NULL:
+ * its default). */
+static struct outcome run_which(const char *which, const char *tool, const char *mode) {
     struct outcome o;
     memset(&o, 0, sizeof o);
     const char *dir = tmpdir_new("nvtx");
@@ -102,7 +137,7 @@ static struct outcome run_workload(const char *tool, const char *mode) {
     setenv("FAKE_NVTX_LOG", log, 1);
     setenv("STEPSCOPE_OUT", out_dir, 1);
     setenv("STEPSCOPE_LIBCUDA", FAKE_CUDA_PATH, 1);
-    char *argv[] = {self, "workload", NULL};
+    char *argv[] = {self, (char *)which, NULL};
     o.status = run_capture_to(argv, out_file, o.err, sizeof o.err);
     /* the standalone report's own line is not the workload's to check */
     char *said = strstr(o.err, "stepscope: report written to ");
@@ -118,6 +153,10 @@ static struct outcome run_workload(const char *tool, const char *mode) {
     o.report = report_load(out_dir);
     read_file(out_file, o.out, sizeof o.out);
     return o;
+}
+
+static struct outcome run_workload(const char *tool, const char *mode) {
+    return run_which("workload", tool, mode);
 }
 
 static void outcome_free(struct outcome *o) {
@@ -263,6 +302,35 @@ static void test_bad_tools(void) {
     check_refused(FAKE_NVTX_PATH, "none", "implements no NVTX range push/pop");
 }
 
+/* Threads whose first zones race: each gets its own ranges, whole and in
+ * order, whatever the interleaving. */
+static void test_racing_threads(void) {
+    struct outcome o = run_which("racing", FAKE_NVTX_PATH, NULL);
+    CHECK_EQ_I(exit_code_of(o.status), 0);
+    CHECK_MSG(strcmp(o.err, "") == 0, "nothing on stderr: %s", o.err);
+    for (int t = 1; t <= RACERS; t++) {
+        char want[65536], got[65536], prefix[16];
+        size_t w = 0, g = 0;
+        for (int i = 0; i < RACER_STEPS; i++)
+            w += (size_t)snprintf(want + w, sizeof want - w,
+                                  "dpush step %d payload=%d\ndpush work\ndpop\ndpop\n", i, i);
+        int n = snprintf(prefix, sizeof prefix, "t%d ", t);
+        for (const char *line = o.ranges; *line;) {
+            const char *eol = strchr(line, '\n');
+            size_t len = eol ? (size_t)(eol - line) + 1 : strlen(line);
+            if (strncmp(line, prefix, (size_t)n) == 0 && g + len < sizeof got) {
+                memcpy(got + g, line + n, len - (size_t)n);
+                g += len - (size_t)n;
+            }
+            line += len;
+        }
+        got[g] = '\0';
+        CHECK_MSG(strcmp(got, want) == 0, "thread t%d's ranges:\n%s", t, got);
+    }
+    CHECK_EQ_I(json_num(o.report, "steps.count"), RACERS * RACER_STEPS);
+    outcome_free(&o);
+}
+
 /* `stepscope doctor`'s nvtx line (text and JSON) for each way of being
  * run: no tool, a tool that attaches, a path that does not load. */
 static void doctor(const char *tool, char *out, size_t cap, int json) {
@@ -336,6 +404,8 @@ static void test_doctor(void) {
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "workload") == 0)
         return workload();
+    if (argc >= 2 && strcmp(argv[1], "racing") == 0)
+        return racing_workload();
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
         fprintf(stderr, "cannot find this program (/proc/self/exe)\n");
@@ -346,6 +416,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_ranges_core_calls);
     RUN_TEST(test_no_tool);
     RUN_TEST(test_bad_tools);
+    RUN_TEST(test_racing_threads);
     RUN_TEST(test_doctor);
     return check_report();
 }
