@@ -102,7 +102,8 @@ static sps_nvtx_fn slot(int module, int cbid) {
 
 /* Pick the calls ranges go through among what the tool filled. */
 static enum nvtx_api choose_api(void) {
-    sps_nvtx_domain_create_a create = (sps_nvtx_domain_create_a)slot(SPS_NVTX_MODULE_CORE2, SPS_NVTX_CBID_CORE2_DomainCreateA);
+    sps_nvtx_domain_create_a create =
+        (sps_nvtx_domain_create_a)slot(SPS_NVTX_MODULE_CORE2, SPS_NVTX_CBID_CORE2_DomainCreateA);
     S.domain_push = (sps_nvtx_domain_range_push_ex)slot(SPS_NVTX_MODULE_CORE2, SPS_NVTX_CBID_CORE2_DomainRangePushEx);
     S.domain_pop = (sps_nvtx_domain_range_pop)slot(SPS_NVTX_MODULE_CORE2, SPS_NVTX_CBID_CORE2_DomainRangePop);
     S.push_ex = (sps_nvtx_range_push_ex)slot(SPS_NVTX_MODULE_CORE, SPS_NVTX_CBID_CORE_RangePushEx);

@@ -200,7 +200,8 @@ static int attach(get_export_table_fn get, const char *mode) {
         }
         /* entry 0 and the entry at size are NULL */
         int ends_ok = tables[m][0] == NULL && tables[m][sizes[m]] == NULL;
-        at += snprintf(seen + at, sizeof seen - (size_t)at, " %s=%u%s", names[m], sizes[m], ends_ok ? "" : "(bad ends)");
+        at += snprintf(seen + at, sizeof seen - (size_t)at, " %s=%u%s", names[m], sizes[m],
+                       ends_ok ? "" : "(bad ends)");
     }
     fn_ptr **unknown = NULL;
     unsigned unknown_size = 0;

@@ -276,8 +276,8 @@ int sps_cmd_doctor(int argc, char **argv) {
         /* not a source either: where zones go besides the record */
         char nvtx_detail[1024];
         if (nvtx.attached)
-            snprintf(nvtx_detail, sizeof nvtx_detail, "tool %s loaded: zones, steps and GPU zones show as NVTX ranges (%s)",
-                     nvtx.library, nvtx.api);
+            snprintf(nvtx_detail, sizeof nvtx_detail,
+                     "tool %s loaded: zones, steps and GPU zones show as NVTX ranges (%s)", nvtx.library, nvtx.api);
         else if (nvtx.requested)
             snprintf(nvtx_detail, sizeof nvtx_detail, "tool %s not used: %s", nvtx.library, nvtx.reason);
         else
