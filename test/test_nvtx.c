@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "recorder.h" /* sps__zone_discard */
+#include "record_format.h" /* SPS_THIN_STEPS */
+#include "recorder.h"      /* sps__zone_discard, sps__recorder_header */
 #include "stepscope.h"
 #include "support.h"
 
@@ -100,6 +101,22 @@ static int racing_workload(void) {
             return 2;
     for (int i = 0; i < RACERS; i++)
         pthread_join(t[i], NULL);
+    return 0;
+}
+
+/* The overhead guard thinning to steps only (as `stepscope run` does to a
+ * workload whose zones cost too much): a zone it leaves out has no range. */
+static int thinned_workload(void) {
+    SPS_ZONE_BEGIN(before, "before");
+    SPS_ZONE_END(before);
+    __atomic_store_n(&sps__recorder_header()->thin_level, SPS_THIN_STEPS, __ATOMIC_RELAXED);
+    {
+        SPS_STEP(); /* its end is where the thread rereads the level */
+    }
+    {
+        SPS_STEP();
+        SPS_ZONE("thinned");
+    }
     return 0;
 }
 
@@ -331,6 +348,20 @@ static void test_racing_threads(void) {
     outcome_free(&o);
 }
 
+static void test_thinned_zones(void) {
+    struct outcome o = run_which("thinned", FAKE_NVTX_PATH, NULL);
+    CHECK_EQ_I(exit_code_of(o.status), 0);
+    const char *want = TABLES_LINE "domain stepscope\n"
+                                   "t1 dpush before\nt1 dpop\n"
+                                   "t1 dpush step 0 payload=0\nt1 dpop\n"
+                                   "t1 dpush step 1 payload=1\nt1 dpop\n";
+    CHECK_MSG(strcmp(o.ranges, want) == 0, "ranges:\n%s\nexpected:\n%s", o.ranges, want);
+    CHECK_EQ_I(json_num(o.report, "steps.count"), 2);
+    json_t *z = report_find(o.report, "zones", "thinned");
+    CHECK_MSG(!z || json_integer_value(json_object_get(z, "count")) == 0, "the thinned zone is not counted");
+    outcome_free(&o);
+}
+
 /* `stepscope doctor`'s nvtx line (text and JSON) for each way of being
  * run: no tool, a tool that attaches, a path that does not load. */
 static void doctor(const char *tool, char *out, size_t cap, int json) {
@@ -406,6 +437,8 @@ int main(int argc, char **argv) {
         return workload();
     if (argc >= 2 && strcmp(argv[1], "racing") == 0)
         return racing_workload();
+    if (argc >= 2 && strcmp(argv[1], "thinned") == 0)
+        return thinned_workload();
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
         fprintf(stderr, "cannot find this program (/proc/self/exe)\n");
@@ -417,6 +450,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_no_tool);
     RUN_TEST(test_bad_tools);
     RUN_TEST(test_racing_threads);
+    RUN_TEST(test_thinned_zones);
     RUN_TEST(test_doctor);
     return check_report();
 }
