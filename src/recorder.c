@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "crc32.h"
+#include "nvtx.h"
 #include "platform/platform.h"
 #include "record_format.h"
 
@@ -34,10 +35,12 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define COLD __attribute__((noinline, cold))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define UNLIKELY(x) (x)
 #define LIKELY(x) (x)
 #define COLD
+#define ALWAYS_INLINE inline
 #endif
 
 /* The capacities of every record this library writes. */
@@ -117,15 +120,49 @@ struct tls_state {
     uint64_t mask[SPS_RING_SLOTS];
     /* Begins deeper than this take the cold path: SPS_REC_MAX_DEPTH, or
      * while the overhead guard thins, the levels it allows below a step
-     * (thin_max_depth), so an unthinned begin pays one compare. */
+     * (thin_max_depth), so an unthinned begin pays one compare; 0 with an
+     * NVTX tool attached, so that every begin and phase takes the cold
+     * path, which announces it (set_depth_limit). */
     uint32_t max_depth;
+    uint32_t thin_depth; /* the levels the overhead guard allows (thin_max_depth) */
     int refused; /* this thread cannot record (record full or failed) */
+    int nvtx;    /* an NVTX tool is attached: zones push and pop its ranges */
     /* the rings' first pages, to fault in once the thread is registered
      * (prefault_rings), outside P.lock */
     unsigned char *prefault_at;
     size_t prefault_len;
+    struct nvtx_stack *nvtx_stack; /* with a tool attached: the ranges pushed */
 };
 static __thread struct tls_state T __attribute__((tls_model("initial-exec")));
+
+/*
+ * NVTX (nvtx.h): with a tool attached, a thread's T.nvtx is 1 and its
+ * T.max_depth 0, so its begins and phases leave the hot path at the depth
+ * check they make anyway, and its ends at the check for an end that is not
+ * the innermost frame's, which also reads T.nvtx; the cold paths push and
+ * pop the tool's ranges.  Without a tool, begins and phases pay nothing and
+ * an end one load of T.nvtx (the cache line T.seg is in) and a branch
+ * never taken.  SPS_NVTX_HOOK=0 compiles that out: bench/bench_nvtx.c
+ * builds the recorder both ways to measure the difference.
+ */
+#ifndef SPS_NVTX_HOOK
+#define SPS_NVTX_HOOK 1
+#endif
+#define NVTX_ANNOUNCE() (SPS_NVTX_HOOK && UNLIKELY(T.nvtx))
+
+/* The ranges a thread has pushed: the (name, start) of the frame each
+ * level stands for.  Whatever changed the stack (an end, a chained phase,
+ * a zone taken back, inner zones ended implicitly by an outer end), the
+ * ranges are brought back in line with the open frames by popping the
+ * levels that no longer match and pushing what is open above them
+ * (nvtx_sync).  On the heap, made on the thread's first range: in TLS it
+ * would grow the library's static TLS block, which a dlopen()ed copy (the
+ * Python module) must find room for beside everything else loaded. */
+struct nvtx_stack {
+    uint32_t depth;
+    uint32_t name[SPS_REC_STACK_FRAMES];
+    uint64_t start[SPS_REC_STACK_FRAMES];
+};
 
 /* ------------------------------------------------------------- configuration */
 
@@ -489,11 +526,18 @@ static uint32_t thin_max_depth(uint32_t level) {
     return level == SPS_THIN_STEPS ? 0u : level == SPS_THIN_PHASES ? 1u : SPS_REC_MAX_DEPTH;
 }
 
+/* The depth beyond which begins take the cold path: the thin level's, or
+ * 0 with an NVTX tool attached (see T.max_depth). */
+static void set_depth_limit(void) {
+    T.max_depth = NVTX_ANNOUNCE() ? 0 : T.thin_depth;
+}
+
 /* Pick up the thin level the overhead guard wrote into the header (it
  * writes from another process: a relaxed load is all the ordering needed,
  * the level only has to arrive eventually). */
 static void reread_thin_level(void) {
-    T.max_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
+    T.thin_depth = thin_max_depth(__atomic_load_n(&P.hdr->thin_level, __ATOMIC_RELAXED));
+    set_depth_limit();
 }
 
 /* A new thread's rings, up to SPS_PREFAULT_MAX bytes (all of them with the
@@ -628,6 +672,8 @@ static void thread_exit_handler(void *seg) {
     T.seg = NULL;
     T.refused = 1;
     unlock_process();
+    free(T.nvtx_stack);
+    T.nvtx_stack = NULL;
 }
 
 /* ------------------------------------------------------------------- names */
@@ -700,6 +746,11 @@ static uint32_t prepare(struct sps_site *site) {
         T.refused = 1;
         return 0;
     }
+#if SPS_NVTX_HOOK
+    /* the process's first event looks for an NVTX tool, outside the lock
+     * (the tool's initialisation runs code of its own) */
+    T.nvtx = sps__nvtx_attach();
+#endif
     uint32_t id = 0;
     lock_process();
     if (attach_locked() != 0)
@@ -715,6 +766,7 @@ static uint32_t prepare(struct sps_site *site) {
 out:
     unlock_process();
     prefault_rings();
+    set_depth_limit(); /* T.nvtx may have just been set */
     return id;
 }
 
@@ -814,7 +866,66 @@ static inline int clock_is_tsc(void) {
     return SPS__HAVE_TSC && sps__clock.source == SPS_CLOCK_TSC;
 }
 
-/* A begin at depth d beyond T.max_depth: record it, or refuse it because
+/* --------------------------------------------------------- NVTX ranges */
+
+/* The name a frame's range shows: its interned name; a frame carried
+ * across fork() (the sink's id) shows "stepscope". */
+static const char *frame_name(uint32_t id) {
+    const struct sps_rec_header *h = P.hdr;
+    /* other threads intern names meanwhile: the count is published after
+     * the entry (intern), so an id within it has its name written */
+    if (!h || id == 0 || id > __atomic_load_n(&h->names_count, __ATOMIC_ACQUIRE))
+        return "stepscope";
+    return ((const struct sps_rec_name *)(P.base + h->names_off))[id - 1].name;
+}
+
+/* Push frame d of seg as level d of n.  A step carries its number: the
+ * steps its thread has ended so far, which is its index in the report's
+ * step rows (steps.rows[].index) for steps that do not nest. */
+static void nvtx_push_frame(struct nvtx_stack *n, const struct sps_rec_thread *seg, uint32_t d) {
+    const struct sps_rec_frame *f = &seg->stack[d];
+    uint64_t step = f->kind == SPS_KIND_STEP ? seg->head[SPS_RING_STEPS] : SPS_NVTX_NO_STEP;
+    sps__nvtx_push(frame_name(f->name), f->kind, step);
+    n->name[d] = f->name;
+    n->start[d] = f->start_ticks;
+    n->depth = d;
+}
+
+/* Make levels 1..d of the pushed ranges stand for seg's frames 1..d.
+ * Returns the thread's stack of ranges, NULL when it cannot have one (no
+ * memory: no ranges, the zones are recorded all the same). */
+static struct nvtx_stack *nvtx_sync_to(const struct sps_rec_thread *seg, uint32_t d) {
+    struct nvtx_stack *n = T.nvtx_stack;
+    if (!n && !(n = T.nvtx_stack = calloc(1, sizeof *n)))
+        return NULL;
+    uint32_t same = 0, both = n->depth < d ? n->depth : d;
+    while (same < both && n->name[same + 1] == seg->stack[same + 1].name &&
+           n->start[same + 1] == seg->stack[same + 1].start_ticks)
+        same++;
+    for (; n->depth > same; n->depth--)
+        sps__nvtx_pop();
+    while (n->depth < d)
+        nvtx_push_frame(n, seg, n->depth + 1);
+    return n;
+}
+
+/* After any change to the calling thread's stack: the ranges follow it. */
+static COLD void nvtx_sync(void) {
+    const struct sps_rec_thread *seg = T.seg;
+    if (seg)
+        nvtx_sync_to(seg, seg->depth);
+}
+
+/* A begin on frame d (its start not yet taken): what is open below it,
+ * then its own range. */
+static COLD void nvtx_begin(const struct sps_rec_thread *seg, uint32_t d) {
+    struct nvtx_stack *n = nvtx_sync_to(seg, d - 1);
+    if (n)
+        nvtx_push_frame(n, seg, d);
+}
+
+/* A begin at depth d beyond T.max_depth (any depth with an NVTX tool):
+ * record it, or refuse it because
  * the stack is full or the overhead guard thins at this depth (counted
  * either way). */
 static COLD int deep_begin_allowed(struct sps_rec_thread *seg, uint32_t d, uint32_t kind) {
@@ -831,7 +942,7 @@ static COLD int deep_begin_allowed(struct sps_rec_thread *seg, uint32_t d, uint3
             break;
         }
     }
-    if (d - base <= T.max_depth)
+    if (d - base <= T.thin_depth)
         return 1;
     if (++seg->zones_thinned == 1u << 31) { /* carry before the 32 bits wrap */
         __atomic_add_fetch(&P.hdr->zones_thinned, (uint64_t)seg->zones_thinned, __ATOMIC_RELAXED);
@@ -840,10 +951,10 @@ static COLD int deep_begin_allowed(struct sps_rec_thread *seg, uint32_t d, uint3
     return 0;
 }
 
-static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc) {
-    uint32_t d = seg->depth + 1;
-    if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, kind))
-        return 0;
+/* Frame d begins.  announce: push the tool's range too (a constant in
+ * the hot copy, which has no trace of it). */
+static ALWAYS_INLINE sps_zone_t begin_frame(struct sps_rec_thread *seg, uint32_t d, uint32_t id, uint32_t kind,
+                                            int tsc, int announce) {
     struct sps_rec_frame *f = &seg->stack[d];
     f->name = id;
     f->kind = (uint16_t)kind;
@@ -852,17 +963,41 @@ static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint3
     f->ring = kind == SPS_KIND_STEP ? SPS_RING_STEPS : SPS_RING_ZONES;
     f->child_ns = 0;
     seg->depth = d;
+    /* the tool's push before the timestamp, outside the zone's time */
+    if (announce)
+        nvtx_begin(seg, d);
     /* the timestamp last, so the zone's own bookkeeping stays outside it */
     f->start_ticks = ticks_now(tsc);
+    if (announce && T.nvtx_stack)
+        T.nvtx_stack->start[d] = f->start_ticks;
     return d;
 }
 
-static COLD sps_zone_t begin_slow(struct sps_site *site) {
-    uint32_t id = prepare(site);
-    return id ? begin_at(T.seg, id, site->kind, clock_is_tsc()) : 0;
+/* A begin beyond T.max_depth.  may_announce: 0 for a wait recorded after
+ * the fact (sps_wait_record), which no range can stand for. */
+static COLD sps_zone_t begin_beyond(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc,
+                                    int may_announce) {
+    uint32_t d = seg->depth + 1;
+    if (!deep_begin_allowed(seg, d, kind))
+        return 0;
+    if (may_announce && NVTX_ANNOUNCE())
+        return begin_frame(seg, d, id, kind, tsc, 1);
+    return begin_frame(seg, d, id, kind, tsc, 0);
 }
 
-static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+static inline sps_zone_t begin_at(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, int tsc, int may_announce) {
+    uint32_t d = seg->depth + 1;
+    if (UNLIKELY(d > T.max_depth))
+        return begin_beyond(seg, id, kind, tsc, may_announce);
+    return begin_frame(seg, d, id, kind, tsc, 0);
+}
+
+static COLD sps_zone_t begin_slow(struct sps_site *site, int may_announce) {
+    uint32_t id = prepare(site); /* the first one attaches the NVTX tool */
+    return id ? begin_at(T.seg, id, site->kind, clock_is_tsc(), may_announce) : 0;
+}
+
+static inline sps_zone_t begin_core(struct sps_site *site, int tsc, int may_announce) {
     if (UNLIKELY(!site))
         return 0;
     uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -872,8 +1007,12 @@ static inline sps_zone_t begin(struct sps_site *site, int tsc) {
     if (UNLIKELY(!sps_kind_is_timed(site->kind)))
         return 0;
     if (UNLIKELY(!seg || !id || !T.agg_index[id]))
-        return begin_slow(site);
-    return begin_at(seg, id, site->kind, tsc);
+        return begin_slow(site, may_announce);
+    return begin_at(seg, id, site->kind, tsc, may_announce);
+}
+
+static inline sps_zone_t begin(struct sps_site *site, int tsc) {
+    return begin_core(site, tsc, 1);
 }
 
 static COLD sps_zone_t begin_monotonic(struct sps_site *site) {
@@ -885,12 +1024,6 @@ sps_zone_t sps_zone_begin(struct sps_site *site) {
         return begin(site, 1);
     return begin_monotonic(site);
 }
-
-#if defined(__GNUC__) || defined(__clang__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
 
 /* Close frame d of seg at time now: aggregates, then the event.  The zone
  * and step ends take it through end_at, the compiler's choice; a step's
@@ -1092,11 +1225,25 @@ static __attribute__((noinline)) void end_not_innermost(sps_zone_t token, uint64
     end_slow(token, now);
 }
 
+/* An end with an NVTX tool attached: the end, then the tool's pop (after
+ * the timestamp, outside the zone's time). */
+static COLD void end_announced(sps_zone_t token, uint64_t now) {
+    struct sps_rec_thread *seg = T.seg;
+    if (seg && token && token == seg->depth)
+        end_at(seg, token, now);
+    else
+        end_not_innermost(token, now);
+    nvtx_sync();
+}
+
 static inline void end(sps_zone_t token, int tsc) {
     uint64_t now = ticks_now(tsc);
     struct sps_rec_thread *seg = T.seg;
-    if (UNLIKELY(!seg || !token || token != seg->depth)) {
-        end_not_innermost(token, now);
+    if (UNLIKELY(!seg || !token || token != seg->depth || NVTX_ANNOUNCE())) {
+        if (NVTX_ANNOUNCE())
+            end_announced(token, now);
+        else
+            end_not_innermost(token, now);
         return;
     }
     end_at(seg, token, now);
@@ -1125,7 +1272,7 @@ void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end) {
     if (!sps__enabled || !site || site->kind != SPS_KIND_WAIT)
         return;
     int tsc = clock_is_tsc();
-    sps_zone_t d = begin(site, tsc);
+    sps_zone_t d = begin_core(site, tsc, 0);
     struct sps_rec_thread *seg = T.seg;
     if (!d || !seg)
         return;
@@ -1142,6 +1289,7 @@ void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end) {
     }
     f->start_ticks = start;
     end_frame(seg, d, end);
+    /* its range would be pushed now and popped at once: none */
 }
 
 int sps__zone_discard(sps_zone_t token) {
@@ -1155,6 +1303,8 @@ int sps__zone_discard(sps_zone_t token) {
         f[0] = f[1];
         f[1].phase_mark = 0;
         seg->depth = token;
+        if (NVTX_ANNOUNCE())
+            nvtx_sync(); /* a range cannot be taken back: it ends here */
         return 1;
     }
     if (!seg || !token || token != seg->depth) {
@@ -1164,6 +1314,8 @@ int sps__zone_discard(sps_zone_t token) {
     struct sps_rec_frame *f = &seg->stack[token];
     f[-1].child_ns += f->child_ns; /* frame 0 is a sentinel */
     seg->depth = token - 1;
+    if (NVTX_ANNOUNCE())
+        nvtx_sync();
     return 1;
 }
 
@@ -1195,15 +1347,20 @@ static COLD void phase_any(struct sps_rec_thread *seg, uint32_t id, uint64_t now
     if (UNLIKELY(d > T.max_depth) && !deep_begin_allowed(seg, d, SPS_KIND_ZONE)) {
         if (d <= SPS_REC_MAX_DEPTH)
             f->phase_mark = 0; /* the phase just ended there, if any */
-        return;
+    } else {
+        f->name = id;
+        f->kind = SPS_KIND_ZONE;
+        f->ring = SPS_RING_ZONES;
+        f->child_ns = 0;
+        f->start_ticks = now;
+        f->phase_mark = ~now;
+        seg->depth = d;
     }
-    f->name = id;
-    f->kind = SPS_KIND_ZONE;
-    f->ring = SPS_RING_ZONES;
-    f->child_ns = 0;
-    f->start_ticks = now;
-    f->phase_mark = ~now;
-    seg->depth = d;
+    /* with an NVTX tool every phase comes here (T.max_depth is 0): the
+     * range of the phase that ended goes, the new one's comes, after the
+     * timestamp, which ends the one phase and begins the other */
+    if (NVTX_ANNOUNCE())
+        nvtx_sync();
 }
 
 static ALWAYS_INLINE void phase_at(struct sps_rec_thread *seg, uint32_t id, uint64_t now) {
@@ -1245,6 +1402,8 @@ void sps_phase_end(void) {
     uint32_t d = seg->depth;
     if (sps_rec_frame_is_phase(&seg->stack[d]))
         end_phase_at(seg, d, sps__ticks());
+    if (NVTX_ANNOUNCE())
+        nvtx_sync();
 }
 
 static COLD void phase_slow(struct sps_site *site) {
@@ -1257,6 +1416,8 @@ static COLD void phase_slow(struct sps_site *site) {
         phase_at(T.seg, id, sps__ticks());
     else
         sps_phase_end();
+    if (NVTX_ANNOUNCE())
+        nvtx_sync(); /* prepare may just have attached the tool */
 }
 
 static ALWAYS_INLINE void phase(struct sps_site *site, int tsc) {
@@ -1434,7 +1595,12 @@ static void atfork_child(void) {
     }
     if (P.key_created)
         pthread_setspecific(P.thread_key, NULL);
+    struct nvtx_stack *ranges = T.nvtx_stack;
     memset(&T, 0, sizeof T);
+    if (ranges) { /* the parent's ranges are the parent's */
+        ranges->depth = 0;
+        T.nvtx_stack = ranges;
+    }
     P.anchor_busy = 0;
 }
 

@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "clock.h"
+#include "nvtx.h"
 #include "render/json_writer.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
@@ -27,7 +28,9 @@ static const char doctor_usage[] =
     "not, what one read costs, and how many readings it gives. The GPU\n"
     "sources form a chain: the sampler uses the first one that works. sched\n"
     "reads CPU pressure (PSI) and run delay; its detail names what this\n"
-    "kernel lacks (no /proc/pressure/cpu: a kernel without PSI).\n"
+    "kernel lacks (no /proc/pressure/cpu: a kernel without PSI).  The cuda\n"
+    "and nvtx lines are not sources: whether GPU zones can time GPU work, and\n"
+    "whether an NVTX tool (nsys profile) receives stepscope's zones as ranges.\n"
     "\n"
     "options:\n"
     "      --json              print the findings as JSON\n"
@@ -171,6 +174,10 @@ int sps_cmd_doctor(int argc, char **argv) {
      * cost, only whether libcuda loads and initialises here */
     struct sps_cuda_status cuda;
     (void)sps_cuda_status(&cuda);
+    /* an NVTX tool (nsys profile sets NVTX_INJECTION64_PATH): loaded here
+     * as a workload's first zone would load it */
+    struct sps__nvtx_status nvtx;
+    sps__nvtx_status(&nvtx);
     /* where `stepscope run` takes the Python startup hook from */
     char hook[PATH_MAX];
     int have_hook = sps_auto_hook_dir(hook);
@@ -214,6 +221,22 @@ int sps_cmd_doctor(int argc, char **argv) {
         else
             sps__jw_null(&w, "reason");
         sps__jw_end(&w, '}');
+        sps__jw_object(&w, "nvtx");
+        sps__jw_bool(&w, "requested", nvtx.requested);
+        sps__jw_bool(&w, "attached", nvtx.attached);
+        if (nvtx.requested)
+            sps__jw_string(&w, "library", nvtx.library);
+        else
+            sps__jw_null(&w, "library");
+        if (nvtx.attached)
+            sps__jw_string(&w, "calls", nvtx.api);
+        else
+            sps__jw_null(&w, "calls");
+        if (nvtx.attached)
+            sps__jw_null(&w, "reason");
+        else
+            sps__jw_string(&w, "reason", nvtx.reason);
+        sps__jw_end(&w, '}');
         if (have_hook)
             sps__jw_string(&w, "auto_hook_dir", hook);
         else
@@ -250,6 +273,19 @@ int sps_cmd_doctor(int argc, char **argv) {
         else
             snprintf(cuda_detail, sizeof cuda_detail, "GPU zones are CPU zones only: %s", cuda.reason);
         printf("%-11s %-12s %10s %9s  %s\n", "cuda", cuda.available ? "ok" : "unavailable", "-", "-", cuda_detail);
+        /* not a source either: where zones go besides the record */
+        char nvtx_detail[1024];
+        if (nvtx.attached)
+            snprintf(nvtx_detail, sizeof nvtx_detail,
+                     "tool %s loaded: zones, steps and GPU zones show as NVTX ranges (%s)", nvtx.library, nvtx.api);
+        else if (nvtx.requested)
+            snprintf(nvtx_detail, sizeof nvtx_detail, "tool %s not used: %s", nvtx.library, nvtx.reason);
+        else
+            snprintf(nvtx_detail, sizeof nvtx_detail,
+                     "no NVTX tool injected (NVTX_INJECTION64_PATH unset); run under nsys profile to see "
+                     "stepscope's zones in Nsight");
+        printf("%-11s %-12s %10s %9s  %s\n", "nvtx", nvtx.attached ? "ok" : nvtx.requested ? "unavailable" : "off", "-",
+               "-", nvtx_detail);
         char auto_detail[PATH_MAX + 128];
         if (have_hook)
             snprintf(auto_detail, sizeof auto_detail,

@@ -93,6 +93,10 @@ int sps_measure_record_cost(double *zone_ns, double *value_ns, double *thinned_z
     }
     if (pid == 0) {
         close(fds[0]);
+        /* the recorder's cost, not an NVTX tool's: under nsys profile the
+         * probe's zones would otherwise reach Nsight as ranges by the
+         * hundred thousand (and a bad tool's warning be said twice) */
+        unsetenv("NVTX_INJECTION64_PATH");
         measure_child(fds[1]);
     }
     close(fds[1]);
