@@ -28,7 +28,7 @@ static const char doctor_usage[] =
     "not, what one read costs, and how many readings it gives. The GPU\n"
     "sources form a chain: the sampler uses the first one that works. sched\n"
     "reads CPU pressure (PSI) and run delay; its detail names what this\n"
-    "kernel lacks (no /proc/pressure/cpu: a kernel without PSI).  The cuda\n"
+    "kernel lacks (no /proc/pressure/cpu: a kernel without PSI). The cuda\n"
     "and nvtx lines are not sources: whether GPU zones can time GPU work, and\n"
     "whether an NVTX tool (nsys profile) receives stepscope's zones as ranges.\n"
     "\n"
