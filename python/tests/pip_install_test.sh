@@ -108,19 +108,25 @@ grep -q "forward" summary.txt || { cat summary.txt; fail "the summary has no for
 
 # --- the CLI took the wrapper's place (exec: no Python between it and the
 # workload), found its startup hook in the package and hands the hook the
-# installed package; the standalone default STEPSCOPE_OUT stays out
+# installed package; the standalone default STEPSCOPE_OUT that importing
+# the package set is not in the CLI's environment
 "$bin/stepscope" run -q -o C -- "$vpy" -c '
 import os
 ppid = os.getppid()
 print(os.readlink("/proc/%d/exe" % ppid))
 print(os.environ.get("PYTHONPATH", "").split(":")[0])
 print(os.environ.get("STEPSCOPE_PYTHON_PATH"))
-print(os.environ.get("STEPSCOPE_OUT"))
+with open("/proc/%d/environ" % ppid) as f:
+    print([e for e in f.read().split("\0") if e.startswith("STEPSCOPE_OUT=")])
 ' >env.txt || fail "stepscope run -o C failed"
 [ "$(sed -n 1p env.txt)" = "$pkg/_bin/stepscope" ] || fail "the workload's parent is $(sed -n 1p env.txt)"
 [ "$(sed -n 2p env.txt)" = "$pkg/_hook" ] || fail "the startup hook on PYTHONPATH: $(sed -n 2p env.txt)"
 [ "$(sed -n 3p env.txt)" = "$site" ] || fail "STEPSCOPE_PYTHON_PATH=$(sed -n 3p env.txt)"
-[ "$(sed -n 4p env.txt)" = "None" ] || fail "the workload inherited STEPSCOPE_OUT=$(sed -n 4p env.txt)"
+[ "$(sed -n 4p env.txt)" = "[]" ] || fail "the CLI's environment has $(sed -n 4p env.txt)"
+# its exit status is the workload's, through the console script
+rc=0
+"$bin/stepscope" run -q -o E -- "$vpy" -c 'raise SystemExit(3)' || rc=$?
+[ "$rc" = 3 ] || fail "stepscope run of a workload exiting 3: exit $rc"
 
 # --- --serve: not in the wheel's CLI, said in one line; the job runs on
 "$bin/stepscope" run -q -o D --serve 127.0.0.1:0 -- true 2>serve.err || fail "stepscope run --serve: exit $?"
