@@ -25,7 +25,6 @@ libdl and libpthread.  The platform tag is computed from them
 import concurrent.futures
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -63,6 +62,11 @@ def version():
     if not m:
         fail("SPS_VERSION_STRING not found in include/stepscope.h")
     return m.group(1)
+
+
+def readme():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        return f.read()
 
 
 def read_targets():
@@ -215,7 +219,7 @@ setup(
     version=version(),
     description="Where each step of a training loop spends its time: a C step profiler, its Python module "
                 "and the stepscope command",
-    long_description=open(os.path.join(ROOT, "README.md")).read(),
+    long_description=readme(),
     long_description_content_type="text/markdown",
     package_dir={"": "python"},
     packages=["stepscope"],
