@@ -54,6 +54,13 @@ else
         { cat "$work/sdist.log"; fail "setup.py sdist failed"; }
 fi
 sdist=$(ls "$work"/sdist/stepscope-*.tar.gz)
+# what it carries (MANIFEST.in): the build's inputs, nothing else
+top=$(tar tzf "$sdist" | cut -d/ -f2 | LC_ALL=C sort -u | tr '\n' ' ')
+[ "$top" = " CMakeLists.txt MANIFEST.in PKG-INFO README.md docs include pyproject.toml python setup.cfg setup.py src tools " ] ||
+    fail "the sdist's top level: $top"
+sub=$(tar tzf "$sdist" | cut -d/ -f2,3 | grep -e '^python/.' -e '^tools/.' -e '^docs/.' | LC_ALL=C sort -u | tr '\n' ' ')
+[ "$sub" = "docs/stepscope.1 python/CMakeLists.txt python/auto python/src python/stepscope python/stepscope.egg-info tools/cli tools/pip " ] ||
+    fail "the sdist's docs/, python/ and tools/: $sub"
 
 # --- pip install of the sdist: it builds in a copy under $work/tmp (TMPDIR),
 # which the installed files must not name. -q keeps the compiler quiet

@@ -47,6 +47,16 @@ def test_every_cli_source_is_listed():
     assert on_disk - set(files) == {"tools/cli/prom_http_none.c"}
 
 
+def test_pip_builds_every_library_source():
+    # a source given to CMake some other way (target_sources, a variable
+    # set in a loop) would be missing from the pip build: every C file
+    # under src/ is reached from the CLI's target
+    cm = cmake_sources.CMakeLists(str(ROOT), CMAKE_FILES)
+    files, _ = cm.closure("stepscope")
+    on_disk = {str(p.relative_to(ROOT)) for p in (ROOT / "src").rglob("*.c")}
+    assert sorted(on_disk - set(files)) == []
+
+
 def tree(tmp_path, cmake):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.c").write_text("int a;\n")
