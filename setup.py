@@ -112,11 +112,26 @@ class build_ext(_build_ext):
         lib_objects = self.compile_all(lib, [("_GNU_SOURCE", None)])
         for ext in self.extensions:
             ext.extra_objects = lib_objects + list(ext.extra_objects or [])
+            ext.extra_compile_args = list(ext.extra_compile_args) + self.gcc_only_flags()
         _build_ext.build_extensions(self)
         self.build_cli(cli, links, lib_objects)
 
+    def gcc_only_flags(self):
+        # as CMakeLists.txt: messages are cut to fixed buffers on purpose,
+        # which gcc's -Wformat-truncation (in -Wall) warns about; clang has
+        # no such warning and would warn about the option
+        if not hasattr(self, "_sps_gcc_flags"):
+            try:
+                out = subprocess.run([self.compiler.compiler_so[0], "--version"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, universal_newlines=True).stdout
+            except OSError:
+                out = ""
+            self._sps_gcc_flags = ["-Wno-format-truncation"] if "Free Software Foundation" in out else []
+        return self._sps_gcc_flags
+
     def compile_all(self, sources, macros, extra=()):
         cc = self.compiler
+        extra = self.gcc_only_flags() + list(extra)
         out = os.path.join(self.build_temp, "sps")
         includes = [os.path.join(ROOT, "include"), os.path.join(ROOT, "src")]
         rel = [os.path.relpath(os.path.join(ROOT, s)) for s in sources]

@@ -116,7 +116,7 @@ def platform_tag(paths, arch):
                 if m:
                     glibc = max(glibc, (int(m.group(1)), int(m.group(2))))
                 elif not v.startswith("GCC_"):
-                    why_not.append("%s needs %s from %s" % (name, v, lib))
+                    why_not.append("%s needs symbol version %s of %s" % (name, v, lib))
     if why_not:
         return "linux_%s" % arch, why_not
     return "manylinux_%d_%d_%s" % (glibc[0], glibc[1], arch), []
