@@ -44,7 +44,11 @@ if ! "$vpy" -c 'import setuptools, wheel' >"$work/setuptools.log" 2>&1; then
     exit 77
 fi
 
-# --- the sdist, from the checkout (what a release would publish)
+# --- the sdist, from the checkout (what a release would publish). The
+# egg-info an earlier build left in python/ goes first: setuptools adds
+# the files its SOURCES.txt lists to the next sdist, whatever MANIFEST.in
+# says now
+rm -rf "$src/python/stepscope.egg-info"
 if "$py" -c 'import build' 2>/dev/null; then
     (cd "$src" && "$py" -m build --sdist --no-isolation -o "$work/sdist" .) >"$work/sdist.log" 2>&1 ||
         { cat "$work/sdist.log"; fail "python -m build --sdist failed"; }
