@@ -129,11 +129,11 @@ class build_ext(_build_ext):
             self._sps_gcc_flags = ["-Wno-format-truncation"] if "Free Software Foundation" in out else []
         return self._sps_gcc_flags
 
-    def compile_all(self, sources, macros, extra=()):
+    def compile_all(self, sources, macros, include_dirs=()):
         cc = self.compiler
-        extra = self.gcc_only_flags() + list(extra)
+        extra = self.gcc_only_flags()
         out = os.path.join(self.build_temp, "sps")
-        includes = [os.path.join(ROOT, "include"), os.path.join(ROOT, "src")]
+        includes = [os.path.join(ROOT, "include"), os.path.join(ROOT, "src")] + list(include_dirs)
         rel = [os.path.relpath(os.path.join(ROOT, s)) for s in sources]
         for o in cc.object_filenames(rel, output_dir=out):
             os.makedirs(os.path.dirname(o), exist_ok=True)
@@ -147,7 +147,7 @@ class build_ext(_build_ext):
             return list(pool.map(one, rel))
 
     def build_cli(self, sources, links, lib_objects):
-        libraries, archives = [], []
+        libraries, archives, include_dirs = [], [], []
         for item in links:
             if item in SYSTEM_LIBS:
                 libraries.append(SYSTEM_LIBS[item])
@@ -157,6 +157,7 @@ class build_ext(_build_ext):
                     fail("CMakeLists.txt links %s into stepscope, but %s is not among its sources" % (item, real))
                 sources = [stand_in if s == real else s for s in sources]
             elif item in STATIC:
+                include_dirs.extend(f[2:] for f in pkg_config("--cflags-only-I", STATIC[item]))
                 archive = static_archive(STATIC[item])
                 if archive:
                     archives.append(archive)
@@ -168,11 +169,11 @@ class build_ext(_build_ext):
         defines = [("_GNU_SOURCE", None),
                    # the hook and the package, relative to stepscope/_bin/
                    ("SPS_AUTO_INSTALL_REL", '"../_hook"'), ("SPS_PYTHON_INSTALL_REL", '"../.."')]
-        objects = self.compile_all(sources, defines)
+        objects = self.compile_all(sources, defines, include_dirs)
         pkg_dir = self.get_ext_fullpath("stepscope._stepscope")
         bin_dir = os.path.join(os.path.dirname(pkg_dir), "_bin")
         self.compiler.link_executable(objects + lib_objects + archives, "stepscope", output_dir=bin_dir,
-                                     libraries=libraries, extra_postargs=["-Wl,--as-needed"])
+                                     libraries=libraries, extra_preargs=["-Wl,--as-needed"])
 
 
 class build_py(_build_py):
@@ -247,7 +248,7 @@ setup(
         extra_compile_args=CFLAGS,
         # export PyInit__stepscope only (see python/CMakeLists.txt)
         extra_link_args=["-Wl,--version-script=" + os.path.join(ROOT, "python", "src", "exports.map"),
-                         "-Wl,-Bsymbolic", "-Wl,--as-needed"],
+                         "-Wl,-Bsymbolic"],
         libraries=["pthread", "dl", "m"],
     )],
     entry_points={"console_scripts": ["stepscope = stepscope.__main__:main"]},
