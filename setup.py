@@ -57,10 +57,17 @@ def fail(msg):
 
 
 def version():
+    """SPS_VERSION_STRING (what `stepscope --version` and __version__ say),
+    checked against CMakeLists.txt's project() version."""
     with open(os.path.join(ROOT, "include", "stepscope.h")) as f:
         m = re.search(r'#define SPS_VERSION_STRING "([^"]+)"', f.read())
-    if not m:
-        fail("SPS_VERSION_STRING not found in include/stepscope.h")
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        p = re.search(r"\bproject\(\s*stepscope\s+VERSION\s+([0-9.]+)", f.read())
+    if not m or not p:
+        fail("no version: SPS_VERSION_STRING in include/stepscope.h or project(stepscope VERSION ...) in "
+             "CMakeLists.txt not found")
+    if m.group(1) != p.group(1):
+        fail("include/stepscope.h says version %s, CMakeLists.txt %s" % (m.group(1), p.group(1)))
     return m.group(1)
 
 
