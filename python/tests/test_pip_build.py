@@ -87,6 +87,17 @@ def test_comments_and_transitive_links(tmp_path):
     assert cm.closure("tool") == (["src/a.c"], ["PkgConfig::X"])
 
 
+def test_aliases_and_interface_libraries(tmp_path):
+    # what a CMake package's exported names look like (stepscope::...)
+    root = tree(tmp_path, "add_library(base STATIC src/a.c)\nadd_library(ns::base ALIAS base)\n"
+                          "add_library(deps INTERFACE)\ntarget_link_libraries(deps INTERFACE m)\n"
+                          "add_library(ext SHARED IMPORTED)\n"
+                          "add_executable(tool src/a.c)\ntarget_link_libraries(tool PRIVATE ns::base deps ext)\n")
+    cm = cmake_sources.CMakeLists(root, ["CMakeLists.txt"])
+    assert cm.closure("tool") == (["src/a.c"], ["m", "ext"])
+    assert cm.sources("ns::base") == ["src/a.c"]
+
+
 def readelf(*args):
     if not shutil.which("readelf"):
         pytest.skip("no readelf (binutils)")

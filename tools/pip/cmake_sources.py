@@ -13,6 +13,9 @@ import os
 import re
 
 
+LIBRARY_KINDS = ("STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "ALIAS", "IMPORTED")
+
+
 class CMakeParseError(Exception):
     pass
 
@@ -32,6 +35,7 @@ class CMakeLists:
         self.vars = {}
         self.targets = {}  # name -> (kind, [tokens], directory)
         self.links = {}  # name -> [tokens]
+        self.aliases = {}  # alias (stepscope::stepscope) -> target
         for rel in files:
             path = os.path.join(root, rel)
             try:
@@ -44,12 +48,15 @@ class CMakeLists:
     def _parse(self, text, subdir):
         for m in re.finditer(r"\bset\(\s*(\w+)\s+([^)]*)\)", text):
             self.vars.setdefault(m.group(1), (m.group(2).split(), subdir))
-        for m in re.finditer(r"\badd_(library|executable)\(\s*([\w-]+)\s+([^)]*(?:\$<[^>]*>[^)]*)*)\)", text):
+        for m in re.finditer(r"\badd_(library|executable)\(\s*([\w:-]+)\s*([^)]*(?:\$<[^>]*>[^)]*)*)\)", text):
             tokens = m.group(3).split()
             kind = "EXECUTABLE"
             if m.group(1) == "library":
-                kind = tokens.pop(0) if tokens and tokens[0] in ("STATIC", "SHARED", "MODULE", "OBJECT") else "STATIC"
-            self.targets[m.group(2)] = (kind, tokens, subdir)
+                kind = tokens.pop(0) if tokens and tokens[0] in LIBRARY_KINDS else "STATIC"
+            if kind == "ALIAS":
+                self.aliases[m.group(2)] = tokens[0] if tokens else ""
+            elif kind != "IMPORTED" and "IMPORTED" not in tokens:
+                self.targets[m.group(2)] = (kind, tokens, subdir)
         for m in re.finditer(r"\btarget_link_libraries\(\s*([\w-]+)\s+([^)]*)\)", text):
             self.links.setdefault(m.group(1), []).extend(
                 t for t in m.group(2).split() if t not in ("PRIVATE", "PUBLIC", "INTERFACE"))
@@ -80,11 +87,12 @@ class CMakeLists:
 
     def sources(self, target):
         """The target's own C sources (paths relative to root), in order."""
+        target = self.aliases.get(target, target)
         if target not in self.targets:
             raise CMakeParseError("no add_library/add_executable(%s ...) found" % target)
         kind, tokens, subdir = self.targets[target]
         files = self._expand(tokens, subdir, target)
-        if not files:
+        if not files and kind != "INTERFACE":
             raise CMakeParseError("%s has no C sources" % target)
         return files
 
@@ -103,6 +111,7 @@ class CMakeLists:
         files, external, seen = [], [], set()
 
         def visit(name):
+            name = self.aliases.get(name, name)
             if name in seen:
                 return
             seen.add(name)
@@ -110,7 +119,7 @@ class CMakeLists:
                 if f not in files:
                     files.append(f)
             for dep in self._link_items(self.links.get(name, [])):
-                if dep in self.targets:
+                if self.aliases.get(dep, dep) in self.targets:
                     visit(dep)
                 elif dep not in external:
                     external.append(dep)
