@@ -57,6 +57,7 @@ else
     (cd "$src" && "$py" setup.py -q sdist -d "$work/sdist") >"$work/sdist.log" 2>&1 ||
         { cat "$work/sdist.log"; fail "setup.py sdist failed"; }
 fi
+rm -rf "$src/python/stepscope.egg-info" # made for the sdist; the checkout stays as it was
 sdist=$(ls "$work"/sdist/stepscope-*.tar.gz)
 # what it carries (MANIFEST.in): the build's inputs, nothing else
 top=$(tar tzf "$sdist" | cut -d/ -f2 | LC_ALL=C sort -u | tr '\n' ' ')
