@@ -15,6 +15,12 @@
 
 #define HOOK_FILE "sitecustomize.py"
 
+#ifdef SPS_AUTO_BUILD_DIR
+const char sps_auto_hook_places[] = "STEPSCOPE_AUTO_DIR, the build tree, " SPS_AUTO_INSTALL_REL;
+#else
+const char sps_auto_hook_places[] = "STEPSCOPE_AUTO_DIR, " SPS_AUTO_INSTALL_REL;
+#endif
+
 /* dir, made absolute, into out when it holds the hook. */
 static int hook_dir_at(const char *dir, char *out) {
     char file[PATH_MAX + 32];
@@ -150,8 +156,12 @@ int sps_auto_inject_env(int no_auto, char *const *cmd) {
         if (cmd[0] && is_python_command(cmd[0])) {
             const char *env = getenv("STEPSCOPE_AUTO_DIR");
             char why[PATH_MAX + 128];
-            snprintf(why, sizeof why, "no startup hook (" HOOK_FILE ") in %s: the run goes on without it",
-                     env && *env ? env : "the build or install tree (set STEPSCOPE_AUTO_DIR)");
+            if (env && *env)
+                snprintf(why, sizeof why, "no startup hook (" HOOK_FILE ") in %s: the run goes on without it", env);
+            else
+                snprintf(why, sizeof why,
+                         "no startup hook (" HOOK_FILE ") where this stepscope looks (%s): the run goes on without it",
+                         sps_auto_hook_places);
             sps_cli_error("run", "auto-instrumentation", why, 0);
         }
         return SPS_AUTO_INJECT_MISSING;

@@ -39,4 +39,9 @@ int sps_auto_inject_env(int no_auto, char *const *cmd);
  */
 int sps_auto_hook_dir(char *out);
 
+/* Where this build looks for the hook, in words, for messages:
+ * "STEPSCOPE_AUTO_DIR, the build tree, ../share/stepscope/auto" (the pip
+ * wheel's CLI has no build tree: "STEPSCOPE_AUTO_DIR, ../_hook"). */
+extern const char sps_auto_hook_places[];
+
 #endif
