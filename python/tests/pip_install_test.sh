@@ -139,6 +139,23 @@ with open("/proc/%d/environ" % ppid) as f:
 rc=0
 "$bin/stepscope" run -q -o E -- "$vpy" -c 'raise SystemExit(3)' || rc=$?
 [ "$rc" = 3 ] || fail "stepscope run of a workload exiting 3: exit $rc"
+# a signal sent to the pid the shell started `stepscope` as reaches the
+# workload: that pid is stepscope run's (exec), which forwards it. (A
+# Python wrapper with the CLI as its child would die of it instead, and
+# the workload would sleep on.)
+"$bin/stepscope" run -q -o F -- "$vpy" -c '
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))
+open("started", "w").close()
+time.sleep(120)
+' &
+cli=$!
+n=0
+while [ ! -e started ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done
+kill -TERM "$cli"
+rc=0
+wait "$cli" || rc=$?
+[ "$rc" = 7 ] || fail "SIGTERM to the stepscope command: exit $rc, not the workload's 7 from its SIGTERM handler"
 
 # --- --serve: not in the wheel's CLI, said in one line; the job runs on
 "$bin/stepscope" run -q -o D --serve 127.0.0.1:0 -- true 2>serve.err || fail "stepscope run --serve: exit $?"
