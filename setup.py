@@ -40,7 +40,8 @@ import elf_tag  # noqa: E402
 
 # CMake's link items the pip build knows how to satisfy (pkg-config
 # modules by their imported target; the rest is libc's)
-SYSTEM_LIBS = {"Threads::Threads": "pthread", "${CMAKE_DL_LIBS}": "dl", "m": "m"}
+SYSTEM_LIBS = {"Threads::Threads": "pthread", "${CMAKE_DL_LIBS}": "dl", "m": "m", "dl": "dl", "pthread": "pthread",
+               "rt": "rt"}
 # libmicrohttpd cannot be linked statically on Debian (gnutls's own
 # dependencies ship no static libraries), and a wheel needing libmicrohttpd.so
 # would be linux_* only: the CLI is built with the stand-in instead
