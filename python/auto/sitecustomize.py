@@ -76,10 +76,11 @@ def _start_stepscope():
         auto = _import_auto()
     except ImportError as e:
         if e.name == "stepscope._auto":
-            _warn("the stepscope module found first (%s) has none; install this stepscope's (pip install ./python)"
-                  % (getattr(_sys.modules.get("stepscope"), "__file__", "?"),))
+            _warn("the stepscope module found first (%s) has none; install this stepscope's "
+                  "(pip install, docs/python.md)" % (getattr(_sys.modules.get("stepscope"), "__file__", "?"),))
         else:
-            _warn("the stepscope module cannot be imported (%s); pip install ./python, or put it on PYTHONPATH" % (e,))
+            _warn("the stepscope module cannot be imported (%s); pip install it (docs/python.md), "
+                  "or put it on PYTHONPATH" % (e,))
         return
     except BaseException as e:  # noqa: B902 - the script must never see it
         _warn("importing stepscope: %s: %s" % (type(e).__name__, e))

@@ -89,10 +89,17 @@ def _setup_out():
     # (absolute, so a chdir does not move it) also tells programs this one
     # starts that the report is taken: the library leaves a marker in OUT
     # and a descendant that sees it does not write over the parent's report.
+    global _OUT_DEFAULTED
     if _os.environ.get("STEPSCOPE_RUN_DIR"):
         return  # under `stepscope run`: the CLI writes the report
     if "STEPSCOPE_OUT" not in _os.environ:
         _os.environ["STEPSCOPE_OUT"] = _os.path.abspath(DEFAULT_OUT)
+        _OUT_DEFAULTED = True
+
+
+#: whether _setup_out put STEPSCOPE_OUT into os.environ (the `stepscope`
+#: command, __main__.py, takes it out again: it is no recording process)
+_OUT_DEFAULTED = False
 
 
 _setup_out()

@@ -507,7 +507,7 @@ def test_stepscope_from_stepscope_python_path(env, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "calls 1\n"
     assert proc.stderr == ("stepscope: auto-instrumentation off: the stepscope module found first (%s) has none; "
-                           "install this stepscope's (pip install ./python)\n" % (old / "__init__.py"))
+                           "install this stepscope's (pip install, docs/python.md)\n" % (old / "__init__.py"))
 
 
 def test_stepscope_imported_before_torch_comes_from_stepscope_python_path(env, tmp_path):

@@ -15,6 +15,12 @@
 
 #define HOOK_FILE "sitecustomize.py"
 
+#ifdef SPS_AUTO_BUILD_DIR
+const char sps_auto_hook_places[] = "STEPSCOPE_AUTO_DIR, the build tree, " SPS_AUTO_INSTALL_REL;
+#else
+const char sps_auto_hook_places[] = "STEPSCOPE_AUTO_DIR, " SPS_AUTO_INSTALL_REL;
+#endif
+
 /* dir, made absolute, into out when it holds the hook. */
 static int hook_dir_at(const char *dir, char *out) {
     char file[PATH_MAX + 32];
@@ -23,20 +29,29 @@ static int hook_dir_at(const char *dir, char *out) {
     return access(file, R_OK) == 0 && realpath(dir, out) != NULL;
 }
 
-/* The install tree's hook: SPS_AUTO_INSTALL_REL from the executable's
- * directory. */
-static int installed_hook_dir(char *out) {
-    char exe[PATH_MAX], dir[PATH_MAX + sizeof SPS_AUTO_INSTALL_REL + 1];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+/* The directory of this executable, into out (PATH_MAX bytes). */
+static int exe_dir(char *out) {
+    ssize_t n = readlink("/proc/self/exe", out, PATH_MAX - 1);
     if (n <= 0)
         return 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
     if (!slash)
         return 0;
     *slash = '\0';
-    snprintf(dir, sizeof dir, "%s/%s", exe, SPS_AUTO_INSTALL_REL);
-    return hook_dir_at(dir, out);
+    return 1;
+}
+
+/* rel from the executable's directory, made absolute, into out when it
+ * holds probe (a file, relative to it). */
+static int beside_exe(const char *rel, const char *probe, char *out) {
+    char exe[PATH_MAX], dir[PATH_MAX * 2 + 2], file[PATH_MAX * 3];
+    if (!exe_dir(exe))
+        return 0;
+    snprintf(dir, sizeof dir, "%s/%s", exe, rel);
+    if (snprintf(file, sizeof file, "%s/%s", dir, probe) >= (int)sizeof file)
+        return 0;
+    return access(file, R_OK) == 0 && realpath(dir, out) != NULL;
 }
 
 /* Where the hook is (see auto_inject.h); 0 when nowhere.  A
@@ -46,7 +61,32 @@ static int find_hook_dir(char *out) {
     const char *env = getenv("STEPSCOPE_AUTO_DIR");
     if (env && *env)
         return hook_dir_at(env, out);
-    return hook_dir_at(SPS_AUTO_BUILD_DIR, out) || installed_hook_dir(out);
+#ifdef SPS_AUTO_BUILD_DIR
+    if (hook_dir_at(SPS_AUTO_BUILD_DIR, out))
+        return 1;
+#endif
+    /* the install tree's (SPS_AUTO_INSTALL_REL: CMake's share/stepscope/
+     * auto, the wheel's stepscope/_hook) */
+    return beside_exe(SPS_AUTO_INSTALL_REL, HOOK_FILE, out);
+}
+
+/* The directory holding the stepscope package this CLI came with, into
+ * out: the build tree's python/ (SPS_PYTHON_BUILD_DIR), or the one the
+ * wheel installed it in (SPS_PYTHON_INSTALL_REL from the executable: its
+ * site-packages).  0 when neither (a CMake install has no package). */
+static int python_package_dir(char *out) {
+#ifdef SPS_PYTHON_BUILD_DIR
+    char pkg[PATH_MAX + 32];
+    snprintf(pkg, sizeof pkg, "%s/stepscope/__init__.py", SPS_PYTHON_BUILD_DIR);
+    if (access(pkg, R_OK) == 0 && snprintf(out, PATH_MAX, "%s", SPS_PYTHON_BUILD_DIR) < PATH_MAX)
+        return 1;
+#endif
+#ifdef SPS_PYTHON_INSTALL_REL
+    if (beside_exe(SPS_PYTHON_INSTALL_REL, "stepscope/__init__.py", out))
+        return 1;
+#endif
+    (void)out;
+    return 0;
 }
 
 int sps_auto_hook_dir(char *out) {
@@ -116,16 +156,19 @@ int sps_auto_inject_env(int no_auto, char *const *cmd) {
         if (cmd[0] && is_python_command(cmd[0])) {
             const char *env = getenv("STEPSCOPE_AUTO_DIR");
             char why[PATH_MAX + 128];
-            snprintf(why, sizeof why, "no startup hook (" HOOK_FILE ") in %s: the run goes on without it",
-                     env && *env ? env : "the build or install tree (set STEPSCOPE_AUTO_DIR)");
+            if (env && *env)
+                snprintf(why, sizeof why, "no startup hook (" HOOK_FILE ") in %s: the run goes on without it", env);
+            else
+                snprintf(why, sizeof why,
+                         "no startup hook (" HOOK_FILE ") where this stepscope looks (%s): the run goes on without it",
+                         sps_auto_hook_places);
             sps_cli_error("run", "auto-instrumentation", why, 0);
         }
         return SPS_AUTO_INJECT_MISSING;
     }
     setenv("STEPSCOPE_AUTO", "1", 1);
-    char pkg[PATH_MAX + 32];
-    snprintf(pkg, sizeof pkg, "%s/stepscope/__init__.py", SPS_PYTHON_BUILD_DIR);
-    if (access(pkg, R_OK) == 0)
-        setenv("STEPSCOPE_PYTHON_PATH", SPS_PYTHON_BUILD_DIR, 1);
+    char pkg[PATH_MAX];
+    if (python_package_dir(pkg))
+        setenv("STEPSCOPE_PYTHON_PATH", pkg, 1);
     return SPS_AUTO_INJECT_ON;
 }

@@ -13,14 +13,17 @@
  *    left as it is.
  *  - else the hook's directory goes first on PYTHONPATH (the user's
  *    PYTHONPATH after it), STEPSCOPE_AUTO=1, and STEPSCOPE_PYTHON_PATH
- *    names the build tree's stepscope package when there is one (the hook
- *    falls back on it when the interpreter cannot import stepscope).
+ *    names the directory of the stepscope package this CLI came with when
+ *    there is one: the build tree's python/, or for the pip wheel's CLI
+ *    the site-packages it was installed in (the hook falls back on it
+ *    when the interpreter cannot import stepscope).
  *
  * The environment is the whole tree's, whatever cmd is: `bash train.sh`
  * reaches the Python it starts, and programs that are not Python never
  * read these variables.  The hook's directory: STEPSCOPE_AUTO_DIR when
- * set, else the build tree's, else share/stepscope/auto next to the
- * executable's bin/.  When there is none, nothing is injected, and one
+ * set, else the build tree's, else SPS_AUTO_INSTALL_REL from the
+ * executable's directory (a CMake install's ../share/stepscope/auto, the
+ * wheel's ../_hook beside stepscope/_bin/).  When there is none, nothing is injected, and one
  * line on stderr says so when cmd is a Python program (an interpreter, or
  * a script whose #! names one); other commands get no message.
  *
@@ -35,5 +38,10 @@ int sps_auto_inject_env(int no_auto, char *const *cmd);
  * doctor`).  Returns 1, or 0 when there is none (out undefined).
  */
 int sps_auto_hook_dir(char *out);
+
+/* Where this build looks for the hook, in words, for messages:
+ * "STEPSCOPE_AUTO_DIR, the build tree, ../share/stepscope/auto" (the pip
+ * wheel's CLI has no build tree: "STEPSCOPE_AUTO_DIR, ../_hook"). */
+extern const char sps_auto_hook_places[];
 
 #endif

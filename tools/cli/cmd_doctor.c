@@ -292,8 +292,9 @@ int sps_cmd_doctor(int argc, char **argv) {
                      "stepscope run auto-instruments PyTorch scripts with the startup hook in %s", hook);
         else
             snprintf(auto_detail, sizeof auto_detail,
-                     "no startup hook (STEPSCOPE_AUTO_DIR, the build tree, ../share/stepscope/auto): Python "
-                     "scripts run uninstrumented unless they use stepscope themselves");
+                     "no startup hook (%s): Python scripts run uninstrumented unless they use stepscope "
+                     "themselves",
+                     sps_auto_hook_places);
         printf("%-11s %-12s %10s %9s  %s\n", "auto", have_hook ? "ok" : "unavailable", "-", "-", auto_detail);
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
         if (found[SPS_SOURCE_PROC].available && !isnan(found[SPS_SOURCE_PROC].interval_read_s)) {
