@@ -11,6 +11,7 @@ reason), and the job runs as without --serve: its exit status passes
 through, its run directory holds the same files with its exact step
 count, and --prom-textfile, which needs no server, is written.  Pointed
 at the real library by its full path, the metrics are served.
+`stepscope doctor`'s serve line and its JSON say the same in each case.
 
 Needs no Prometheus.  Where libmicrohttpd.so.12 is not installed, the
 served check is skipped, said on stdout, and the test exits 77 after the
@@ -35,6 +36,7 @@ HANG_S = 240  # only a hang limit: a loaded machine needs a fraction of it
 NEEDS = ("stepscope: run: --serve: needs libmicrohttpd (Debian/Ubuntu: libmicrohttpd12; Fedora/RHEL: "
          "libmicrohttpd; Arch, Alpine: libmicrohttpd): ")
 AFTER = "; the job runs without /metrics; --prom-textfile FILE writes the same metrics"
+NEEDS_DOCTOR = NEEDS.replace("stepscope: run: --serve: ", "--serve ")
 
 passed = failed = 0
 skipped = []
@@ -98,6 +100,25 @@ def missing(tmp, reference, tag, library, reason):
     check(steps_total(textfile) == [3.0], "%s: --prom-textfile has the 3 steps: %r" % (tag, steps_total(textfile)))
 
 
+def doctor(tag, library, available, where):
+    """stepscope doctor with STEPSCOPE_LIBMICROHTTPD=library: its serve
+    object, and its serve line, say available and where (a regular
+    expression: the library's file, or why --serve cannot load it)."""
+    r = subprocess.run([STEPSCOPE, "doctor", "--json"], env=env(library), capture_output=True, text=True,
+                       timeout=HANG_S)
+    serve = json.loads(r.stdout).get("serve") if r.stdout else None
+    key = "library" if available else "reason"
+    check(serve is not None and serve["available"] == available and re.fullmatch(where, serve[key] or "")
+          and serve["reason" if available else "library"] is None, "%s: doctor --json's serve: %r" % (tag, serve))
+    r = subprocess.run([STEPSCOPE, "doctor"], env=env(library), capture_output=True, text=True, timeout=HANG_S)
+    lines = [l for l in r.stdout.splitlines() if l.startswith("serve ")]
+    if available:
+        want = r"serve +ok +- +- +stepscope run --serve answers /metrics with " + where
+    else:
+        want = r"serve +unavailable +- +- +" + where + re.escape("; --prom-textfile FILE writes the same metrics")
+    check(len(lines) == 1 and re.fullmatch(want, lines[0]), "%s: doctor's serve line: %r" % (tag, lines))
+
+
 def installed_library():
     """The full path of the installed libmicrohttpd.so.12, or None."""
     name = ctypes.util.find_library("microhttpd")  # its soname, from ldconfig's cache
@@ -155,13 +176,17 @@ def main():
         check(r.returncode == 7 and r.stderr == "", "the reference run: exit %d, %r" % (r.returncode, r.stderr))
         check(steps_total(textfile) == [3.0], "the reference textfile has the 3 steps")
         gone = os.path.join(tmp, "no-such-dir", "libmicrohttpd.so.12")
-        missing(tmp, reference, "nonexistent", gone,
-                re.escape("%s: cannot open shared object file: No such file or directory" % gone))
+        gone_why = re.escape("%s: cannot open shared object file: No such file or directory" % gone)
+        missing(tmp, reference, "nonexistent", gone, gone_why)
+        doctor("nonexistent", gone, False, re.escape(NEEDS_DOCTOR) + gone_why)
         # a real library, without libmicrohttpd's calls: the first is missing
-        missing(tmp, reference, "libm", "libm.so.6", r"/\S*/libm\.so\.6: undefined symbol: MHD_start_daemon")
+        libm_why = r"/\S*/libm\.so\.6: undefined symbol: MHD_start_daemon"
+        missing(tmp, reference, "libm", "libm.so.6", libm_why)
+        doctor("libm", "libm.so.6", False, re.escape(NEEDS_DOCTOR) + libm_why)
         library = installed_library()
         if library:
             served(tmp, library)
+            doctor("installed", library, True, re.escape(library))
         else:
             skipped.append("libmicrohttpd.so.12 is not installed (Debian: apt-get install libmicrohttpd12): "
                            "no scrape through STEPSCOPE_LIBMICROHTTPD")

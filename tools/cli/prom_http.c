@@ -21,6 +21,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -82,9 +83,11 @@ struct sps_mhd_api {
 
 /* Loaded once, and kept for the life of the process (it brings gnutls,
  * which is not made to be unloaded); mhd.start_daemon is NULL when it
- * could not be, and mhd_error says why. */
+ * could not be, and mhd_error says why.  mhd_file: where the loader
+ * found it. */
 static struct sps_mhd_api mhd;
 static char mhd_error[512];
+static char mhd_file[PATH_MAX];
 static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 
 /* One symbol into *slot; -1 (with mhd_error set) when the library lacks it. */
@@ -121,7 +124,24 @@ static void load_mhd(void) {
         dlclose(lib);
         return;
     }
+    Dl_info info;
+    void *start;
+    memcpy(&start, &api.start_daemon, sizeof start);
+    snprintf(mhd_file, sizeof mhd_file, "%s", dladdr(start, &info) && info.dli_fname ? info.dli_fname : path);
     mhd = api;
+}
+
+/* what to install, where it is missing */
+#define MHD_NEEDED                                                                                                     \
+    "needs libmicrohttpd (Debian/Ubuntu: libmicrohttpd12; Fedora/RHEL: libmicrohttpd; Arch, Alpine: libmicrohttpd)"
+
+int sps_prom_http_library(char *where, size_t cap) {
+    pthread_once(&mhd_once, load_mhd);
+    if (mhd.start_daemon)
+        snprintf(where, cap, "%s", mhd_file);
+    else
+        snprintf(where, cap, "--serve " MHD_NEEDED ": %s", mhd_error);
+    return mhd.start_daemon != NULL;
 }
 
 /* The library's calls, or NULL after one line on stderr saying what is
@@ -132,9 +152,7 @@ static const struct sps_mhd_api *mhd_api(void) {
         return &mhd;
     char why[768];
     snprintf(why, sizeof why,
-             "needs libmicrohttpd (Debian/Ubuntu: libmicrohttpd12; Fedora/RHEL: libmicrohttpd; Arch, Alpine: "
-             "libmicrohttpd): %s; the job runs without /metrics; --prom-textfile FILE writes the same metrics",
-             mhd_error);
+             MHD_NEEDED ": %s; the job runs without /metrics; --prom-textfile FILE writes the same metrics", mhd_error);
     sps_cli_error("run", "--serve", why, 0);
     return NULL;
 }
