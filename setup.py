@@ -16,10 +16,9 @@ What the wheel holds (docs/python.md, "Build and install"):
                                   finds at ../_hook from its executable
     share/man/man1/stepscope.1    the manual page
 
-The CLI links jansson statically (libjansson.a), and is built without
-libmicrohttpd (tools/cli/prom_http_none.c: `run --serve` says so in one
-line; --prom-textfile works), so both ELF files need only libc, libm,
-libdl and libpthread.  The platform tag is computed from them
+The CLI links jansson statically (libjansson.a) and loads libmicrohttpd
+at run time for `run --serve` (dlopen, where the system has it), so both
+ELF files need only libc, libm, libdl and libpthread.  The platform tag is computed from them
 (tools/pip/elf_tag.py): manylinux_2_Y when they qualify, else linux.
 """
 import concurrent.futures
@@ -42,10 +41,6 @@ import elf_tag  # noqa: E402
 # modules by their imported target; the rest is libc's)
 SYSTEM_LIBS = {"Threads::Threads": "pthread", "${CMAKE_DL_LIBS}": "dl", "m": "m", "dl": "dl", "pthread": "pthread",
                "rt": "rt"}
-# libmicrohttpd cannot be linked statically on Debian (gnutls's own
-# dependencies ship no static libraries), and a wheel needing libmicrohttpd.so
-# would be linux_* only: the CLI is built with the stand-in instead
-WITHOUT = {"PkgConfig::MHD": ("tools/cli/prom_http.c", "tools/cli/prom_http_none.c")}
 STATIC = {"PkgConfig::JANSSON": "jansson"}
 
 CFLAGS = ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-missing-field-initializers",
@@ -159,11 +154,6 @@ class build_ext(_build_ext):
         for item in links:
             if item in SYSTEM_LIBS:
                 libraries.append(SYSTEM_LIBS[item])
-            elif item in WITHOUT:
-                real, stand_in = WITHOUT[item]
-                if real not in sources:
-                    fail("CMakeLists.txt links %s into stepscope, but %s is not among its sources" % (item, real))
-                sources = [stand_in if s == real else s for s in sources]
             elif item in STATIC:
                 include_dirs.extend(f[2:] for f in pkg_config("--cflags-only-I", STATIC[item]))
                 archive = static_archive(STATIC[item])
@@ -173,7 +163,7 @@ class build_ext(_build_ext):
                     libraries.extend(n[2:] for n in pkg_config("--libs-only-l", STATIC[item]))
             else:
                 fail("CMakeLists.txt links %s into stepscope; setup.py does not know how to (see SYSTEM_LIBS, "
-                     "STATIC, WITHOUT)" % item)
+                     "STATIC)" % item)
         defines = [("_GNU_SOURCE", None),
                    # the hook and the package, relative to stepscope/_bin/
                    ("SPS_AUTO_INSTALL_REL", '"../_hook"'), ("SPS_PYTHON_INSTALL_REL", '"../.."')]

@@ -6,12 +6,13 @@ set -eu
 # python3-dev builds the Python module; python3-pytest and python3-torch test
 # it; python3-venv and python3-pip test the documented pip install of it,
 # from the sdist python3-build makes;
-# libmicrohttpd-dev serves `stepscope run --serve`, and prometheus (its
-# server and promtool) tests it; bash-completion tests the completion with
+# libmicrohttpd12 serves `stepscope run --serve` (loaded at run time: no
+# -dev package is needed to build), and prometheus (its server and
+# promtool) tests it; bash-completion tests the completion with
 # its helpers and says where to install it, shellcheck lints it, mandoc,
 # groff and man-db's lexgrog check the man page; protobuf-compiler and
 # python3-protobuf decode the TensorBoard event files (test/tensorboard_test.py)
-PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libmicrohttpd-dev python3-psutil chromium
+PACKAGES="build-essential cmake pkg-config clang libclang-rt-14-dev libjansson-dev libmicrohttpd12 python3-psutil chromium
           python3-dev python3-pytest python3-torch python3-venv python3-pip python3-build prometheus
           bash-completion shellcheck mandoc groff-base man-db protobuf-compiler python3-protobuf"
 

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "nvtx.h"
+#include "prom_http.h"
 #include "render/json_writer.h"
 #include "render/render.h"
 #include "sampler/sampler.h"
@@ -30,7 +31,8 @@ static const char doctor_usage[] =
     "reads CPU pressure (PSI) and run delay; its detail names what this\n"
     "kernel lacks (no /proc/pressure/cpu: a kernel without PSI). The cuda\n"
     "and nvtx lines are not sources: whether GPU zones can time GPU work, and\n"
-    "whether an NVTX tool (nsys profile) receives stepscope's zones as ranges.\n"
+    "whether an NVTX tool (nsys profile) receives stepscope's zones as ranges;\n"
+    "nor is serve: whether run --serve's libmicrohttpd loads here.\n"
     "\n"
     "options:\n"
     "      --json              print the findings as JSON\n"
@@ -181,6 +183,9 @@ int sps_cmd_doctor(int argc, char **argv) {
     /* where `stepscope run` takes the Python startup hook from */
     char hook[PATH_MAX];
     int have_hook = sps_auto_hook_dir(hook);
+    /* the library `stepscope run --serve` loads, loaded as it would be */
+    char serve[PATH_MAX + 512];
+    int have_serve = sps_prom_http_library(serve, sizeof serve);
 
     if (json) {
         struct sps_jw w;
@@ -241,6 +246,16 @@ int sps_cmd_doctor(int argc, char **argv) {
             sps__jw_string(&w, "auto_hook_dir", hook);
         else
             sps__jw_null(&w, "auto_hook_dir");
+        sps__jw_object(&w, "serve");
+        sps__jw_bool(&w, "available", have_serve);
+        if (have_serve) {
+            sps__jw_string(&w, "library", serve);
+            sps__jw_null(&w, "reason");
+        } else {
+            sps__jw_null(&w, "library");
+            sps__jw_string(&w, "reason", serve);
+        }
+        sps__jw_end(&w, '}');
         /* warm reads only: the thread's wake-ups and cold caches come on top */
         sps__jw_number(&w, "sampler_cpu_percent_of_one_core", core_percent);
         sps__jw_end(&w, '}');
@@ -296,6 +311,12 @@ int sps_cmd_doctor(int argc, char **argv) {
                      "themselves",
                      sps_auto_hook_places);
         printf("%-11s %-12s %10s %9s  %s\n", "auto", have_hook ? "ok" : "unavailable", "-", "-", auto_detail);
+        if (have_serve)
+            printf("%-11s %-12s %10s %9s  stepscope run --serve answers /metrics with %s\n", "serve", "ok", "-", "-",
+                   serve);
+        else
+            printf("%-11s %-12s %10s %9s  %s; --prom-textfile FILE writes the same metrics\n", "serve", "unavailable",
+                   "-", "-", serve);
         printf("\nGPUs: %s\n", gpu_source >= 0 ? sps__source_get(gpu_source)->name : "none of nvml, drm, nvidia-smi works here");
         if (found[SPS_SOURCE_PROC].available && !isnan(found[SPS_SOURCE_PROC].interval_read_s)) {
             char cost[32];

@@ -10,6 +10,8 @@
 #ifndef SPS_CLI_PROM_HTTP_H
 #define SPS_CLI_PROM_HTTP_H
 
+#include <stddef.h>
+
 struct sps_run_prom;
 struct sps_prom_http;
 
@@ -23,5 +25,11 @@ struct sps_prom_http *sps_prom_http_start(const char *addr, struct sps_run_prom 
 /* Stop serving (a scrape under way finishes first) and free h.  NULL is
  * a no-op. */
 void sps_prom_http_stop(struct sps_prom_http *h);
+
+/* Whether --serve's libmicrohttpd loads here (stepscope doctor): 1 with
+ * the file it was loaded from in where, else 0 with a line saying what
+ * --serve needs and the loader's reason.  Loads it as --serve does, once
+ * per process; thread-safe. */
+int sps_prom_http_library(char *where, size_t cap);
 
 #endif /* SPS_CLI_PROM_HTTP_H */
