@@ -66,6 +66,8 @@ static const char usage[] =
     "  STEPSCOPE_CLOCK_SYNC=0      no clock offsets to rank 0 (torch.distributed)\n"
     "  STEPSCOPE_CLOCK_SYNC_TIMEOUT_S=S\n"
     "                              bound on each offset exchange (default 5 s)\n"
+    "  NVTX_INJECTION64_PATH=LIB   an NVTX tool (nsys profile sets it): zones,\n"
+    "                              steps and GPU zones are also NVTX ranges\n"
     "\n"
     "environment (read by the sampler: run, snapshot, doctor, sps_capture):\n"
     "  STEPSCOPE_ROOT=DIR          read /proc and /sys under DIR (fixture trees)\n"
@@ -75,7 +77,7 @@ static const char usage[] =
     "\n"
     "docs: man stepscope (every option, file and variable), README.md, and in\n"
     "      docs/: cli.md, api.md, python.md, analysis.md, compare.md,\n"
-    "      metrics.md, distributed.md, prometheus.md, tensorboard.md,\n"
+    "      metrics.md, distributed.md, prometheus.md, tensorboard.md, nvtx.md,\n"
     "      report-format.md, trace-format.md\n";
 
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
