@@ -28,6 +28,9 @@ import tempfile
 import time
 import urllib.request
 
+import tally
+from tally import check, skip
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 STEPSCOPE = os.path.join(BUILD, "stepscope")
 PROM_WORKLOAD = os.path.join(BUILD, "prom_workload")
@@ -37,18 +40,6 @@ NEEDS = ("stepscope: run: --serve: needs libmicrohttpd (Debian/Ubuntu: libmicroh
          "libmicrohttpd; Arch, Alpine: libmicrohttpd): ")
 AFTER = "; the job runs without /metrics; --prom-textfile FILE writes the same metrics"
 NEEDS_DOCTOR = NEEDS.replace("stepscope: run: --serve: ", "--serve ")
-
-passed = failed = 0
-skipped = []
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
 
 
 def env(library=None):
@@ -188,15 +179,11 @@ def main():
             served(tmp, library)
             doctor("installed", library, True, re.escape(library))
         else:
-            skipped.append("libmicrohttpd.so.12 is not installed (Debian: apt-get install libmicrohttpd12): "
-                           "no scrape through STEPSCOPE_LIBMICROHTTPD")
-            print("SKIP:", skipped[-1], flush=True)
+            skip("libmicrohttpd.so.12 is not installed (Debian: apt-get install libmicrohttpd12): "
+                 "no scrape through STEPSCOPE_LIBMICROHTTPD")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    if failed:
-        return 1
-    return 77 if skipped else 0
+    return tally.exit_status()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ import time
 import urllib.parse
 import urllib.request
 
+import tally
+from tally import check, skip
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 STEPSCOPE = os.path.join(BUILD, "stepscope")
 PROM_WORKLOAD = os.path.join(BUILD, "prom_workload")
@@ -39,22 +42,6 @@ TEST_WORKLOAD = os.path.join(BUILD, "test_workload")
 FAKE_NVML = os.path.join(BUILD, "fakes", "libfake_nvml.so")
 HANG_S = 240  # only a hang limit: a loaded machine needs a fraction of it
 
-passed = failed = 0
-skipped = []
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-
-
-def skip(why):
-    skipped.append(why)
-    print("SKIP:", why, flush=True)
 
 
 def free_port():
@@ -373,10 +360,7 @@ def main():
         bad_serve(tmp, "127.0.0.1:99999", "not HOST:PORT", "port-too-big")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    if failed:
-        return 1
-    return 77 if skipped else 0
+    return tally.exit_status()
 
 
 if __name__ == "__main__":

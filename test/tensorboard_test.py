@@ -33,27 +33,13 @@ import subprocess
 import sys
 import tempfile
 
+import tally
+from tally import check, skip
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 STEPSCOPE = os.path.join(BUILD, "stepscope")
 WORKLOAD = os.path.join(BUILD, "test_workload")
 FAKE_NVML = os.path.join(BUILD, "fakes", "libfake_nvml.so")
-
-passed = failed = 0
-skipped = []
-
-
-def skip(why):
-    skipped.append(why)
-    print("SKIP:", why, flush=True)
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
 
 
 # The schema: only the fields stepscope writes, with TensorBoard's field
@@ -373,8 +359,7 @@ def main():
         same_events(dec, tbr, tbr2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        print(f"{passed} passed, {failed} failed" + (f", skipped: {'; '.join(skipped)}" if skipped else ""))
-    sys.exit(1 if failed else 77 if skipped else 0)
+    sys.exit(tally.exit_status())
 
 
 if __name__ == "__main__":
