@@ -213,7 +213,9 @@ expect "stepscope compare a --vs b --v"
 expect "stepscope merge " base out
 expect "stepscope merge out -o "  base deep exp out plain
 expect "stepscope merge out --trace-max-mb 10 b" base
-expect "stepscope merge out -o merged " base out
+expect "stepscope merge out -o merged " base
+expect "stepscope merge base out/ "
+expect "stepscope merge base --force o" out
 expect "stepscope run -o " base deep exp out plain
 expect "stepscope run -q --output p" plain
 expect "stepscope run --tensorboard " base deep exp out plain

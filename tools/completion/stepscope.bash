@@ -88,10 +88,16 @@ _stepscope_leads_to_run_dir() {
 # COMPREPLY += run directories of command $2 matching $1, and the
 # directories that lead to one; with $3 = files, also report files
 # (report.json, report-PID.json) that compare (and report, given what to
-# make) take in place of a directory.
+# make) take in place of a directory.  merge refuses a directory given
+# twice: those on the line (_stepscope_given) are not offered again.
 _stepscope_complete_runs() {
-    local cur=$1 cmd=$2 want_files=${3-} d f
+    local cur=$1 cmd=$2 want_files=${3-} d f g
     while IFS= read -r d; do
+        if [[ $cmd == merge ]]; then
+            for g in "${_stepscope_given[@]}"; do
+                [[ ${d%/} == "$g" ]] && continue 2
+            done
+        fi
         if _stepscope_is_run_dir "$d" "$cmd" || _stepscope_leads_to_run_dir "$d" "$cmd"; then
             COMPREPLY+=("$d")
         fi
@@ -268,7 +274,8 @@ _stepscope() {
     complete -F _stepscope stepscope
 
 # What the words of command $1 other than the current one say, into the
-# caller's _stepscope_npos (positional arguments), _stepscope_nbase (those
+# caller's _stepscope_npos (positional arguments; _stepscope_given: them,
+# without a trailing slash), _stepscope_nbase (those
 # before --vs), _stepscope_vs_at (the index of --vs, -1 without),
 # _stepscope_format (the last --format's value) and _stepscope_has_out
 # (-o or --output given).  The current word counts as none of these: the
@@ -276,6 +283,7 @@ _stepscope() {
 _stepscope_scan_line() {
     local cmd=$1 i=2 w
     _stepscope_npos=0 _stepscope_nbase=0 _stepscope_vs_at=-1 _stepscope_format="" _stepscope_has_out=0
+    _stepscope_given=()
     while ((i < ${#words[@]})); do
         w=${words[i]}
         if ((i == cword)); then
@@ -293,6 +301,7 @@ _stepscope_scan_line() {
             _stepscope_vs_at=$i
         elif [[ $w != -?* ]]; then
             ((_stepscope_npos++))
+            _stepscope_given+=("${w%/}")
             ((_stepscope_vs_at >= 0)) || ((_stepscope_nbase++))
         fi
         ((i++))
@@ -322,6 +331,7 @@ _stepscope_main() {
     fi
     local cmd=${words[1]}
     local _stepscope_npos=0 _stepscope_nbase=0 _stepscope_vs_at=-1 _stepscope_format="" _stepscope_has_out=0
+    local _stepscope_given=()
     case $cmd in
     help)
         ((cword == 2)) && _stepscope_add_words "${_stepscope_commands% help}" "$cur"
