@@ -166,7 +166,8 @@ expect_has "stepscope snapshot --pid " "$$"
 
 # ------------------------------------------- run directories, files, dirs
 # out: a run (report.json, records/, a rank's own run directory in rank-1);
-# base: records only; exp/2026/r1: a run two levels down; plain: a
+# base: records only (merge reads it, report and compare need report.json);
+# exp/2026/r1: a report.json two levels down (not merge's); plain: a
 # directory with no run; a report file of a standalone process; a file.
 mkdir -p "$tree/runs"
 tree=$tree/runs
@@ -175,17 +176,46 @@ mkdir -p "$tree/out/records" "$tree/out/rank-1" "$tree/base/records" "$tree/exp/
 touch "$tree/out/report.json" "$tree/out/rank-1/report.json" "$tree/exp/2026/r1/report.json" \
     "$tree/report-123.json" "$tree/notes.txt" "$tree/deep/a/b/c/report.json"
 cd "$tree" || exit 1
-expect "stepscope report " base exp out report-123.json
+# report: one DIR holding report.json; a report file only where the line
+# says what to make and where (report refuses it otherwise)
+expect "stepscope report " exp out
 expect "stepscope report o" out
-expect "stepscope report out/" out/rank-1 out/report.json
+expect "stepscope report out/" out/rank-1
 expect "stepscope report exp/" exp/2026
-expect "stepscope report --format csv " base exp out report-123.json
-expect "stepscope compare out base --vs " base exp out report-123.json
-expect "stepscope compare --skip 0 " base exp out report-123.json
-expect "stepscope compare --threshold 5% b" base
-expect "stepscope merge " base exp out
+expect "stepscope report --format csv " exp out
+expect "stepscope report --format csv -o x " exp out report-123.json
+expect "stepscope report -o x.html --format html out/" out/rank-1 out/report.json
+expect "stepscope report --format summary " exp out report-123.json
+# ... and after it options only
+report_opts=(--format -o --output --trace-max-mb -h --help)
+expect "stepscope report out3 " "${report_opts[@]}"
+expect "stepscope report --format html out " "${report_opts[@]}"
+expect "stepscope report out -o x.html --format html o"
+# -o: what the format writes (tensorboard a directory; csv a directory or
+# a file; the others a file)
+expect "stepscope report out --format tensorboard -o " base deep exp out plain
+expect "stepscope report out --format tensorboard --output n"
+expect "stepscope report out --format csv -o " base deep exp notes.txt out plain report-123.json
+expect "stepscope report out --format html -o n" notes.txt
+# compare: BASE NEW, or BASE... --vs NEW...; --vs once
+expect "stepscope compare " exp out report-123.json
+expect "stepscope compare out " exp out report-123.json
+expect "stepscope compare out exp " --vs exp out report-123.json
+expect "stepscope compare out base --vs " exp out report-123.json
+expect "stepscope compare a --vs b " exp out report-123.json
+expect "stepscope compare --skip 0 " exp out report-123.json
+expect "stepscope compare --threshold 5% e" exp
+compare_opts_no_vs=(--skip --step --threshold --alpha --fail-on --format -o -h --help)
+expect "stepscope compare a --vs b -" "${compare_opts_no_vs[@]}"
+expect "stepscope compare a b c --vs d e --" --skip --step --threshold --alpha --fail-on --format --help
+expect "stepscope compare a --vs b --v"
+# merge: DIR... holding records/
+expect "stepscope merge " base out
 expect "stepscope merge out -o "  base deep exp out plain
-expect "stepscope merge out base --trace-max-mb 10 e" exp
+expect "stepscope merge out --trace-max-mb 10 b" base
+expect "stepscope merge out -o merged " base
+expect "stepscope merge base out/ "
+expect "stepscope merge base --force o" out
 expect "stepscope run -o " base deep exp out plain
 expect "stepscope run -q --output p" plain
 expect "stepscope run --tensorboard " base deep exp out plain
@@ -196,8 +226,8 @@ expect "stepscope run --prom-textfile no" notes.txt
 # the user's glob options are theirs: failglob (an unmatched glob is an
 # error) does not break the walk through directories, and stays set
 shopt -s failglob
-expect "stepscope report " base exp out report-123.json
-expect "stepscope merge " base exp out
+expect "stepscope report " exp out
+expect "stepscope merge " base out
 if shopt -q failglob; then
     passed=$((passed + 1))
 else

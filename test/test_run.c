@@ -156,6 +156,29 @@ static void test_help(void) {
     CHECK_EQ_I(exit_code_of(run_capture(argv, NULL, 0)), 0);
     char *argv2[] = {STEPSCOPE, "run", "--help", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv2, NULL, 0)), 0);
+    /* stepscope help CMD: CMD's help; help is a command too, so `help
+     * help` (and `help --help`) is the general help, not an error */
+    char path[700], err[512];
+    snprintf(path, sizeof path, "%s.help", out);
+    struct {
+        const char *of, *first_line;
+    } helps[] = {{"run", "usage: stepscope run "},
+                 {"report", "usage: stepscope report "},
+                 {"help", "usage: stepscope <command>"},
+                 {"--help", "usage: stepscope <command>"},
+                 {"-h", "usage: stepscope <command>"}};
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        char *argv3[] = {STEPSCOPE, "help", (char *)helps[i].of, NULL};
+        int code = exit_code_of(run_capture_to(argv3, path, err, sizeof err));
+        char text[256] = "";
+        read_file(path, text, sizeof text);
+        CHECK_MSG(code == 0 && !err[0], "stepscope help %s: exit %d, stderr '%s'", helps[i].of, code, err);
+        CHECK_MSG(!strncmp(text, helps[i].first_line, strlen(helps[i].first_line)),
+                  "stepscope help %s prints '%.60s', want '%s...'", helps[i].of, text, helps[i].first_line);
+    }
+    unlink(path);
+    char *no_such[] = {STEPSCOPE, "help", "nosuch", NULL};
+    expect_usage_error(no_such, 2, "no command 'nosuch'");
 }
 
 static void test_crash_safety_sigkill_mid_step(void) {

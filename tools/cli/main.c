@@ -115,13 +115,19 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "merge"))
         return sps_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") && argc > 2) { /* stepscope help run: run --help */
+        const char *of = argv[2];
+        if (!strcmp(of, "help") || !strcmp(of, "-h") || !strcmp(of, "--help")) {
+            /* help is a command too: its own help is this text */
+            fputs(usage, stdout);
+            return 0;
+        }
         static const char *const commands[] = {"run", "snapshot", "doctor", "report", "compare", "merge"};
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (!strcmp(argv[2], commands[i])) {
+            if (!strcmp(of, commands[i])) {
                 char *help_argv[] = {argv[0], argv[2], "--help", NULL};
                 return main(3, help_argv);
             }
-        fprintf(stderr, "stepscope: help: no command '%s' (see stepscope --help)\n", argv[2]);
+        fprintf(stderr, "stepscope: help: no command '%s' (see stepscope --help)\n", of);
         return 2;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {

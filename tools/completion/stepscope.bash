@@ -2,9 +2,10 @@
 #
 # Completes the commands, each command's options and the values of those
 # that take a fixed set, directories for the options that name one, run
-# directories (a directory holding report.json or records/) for report,
-# compare and merge, and after `stepscope run [options] [--]` the workload's
-# own command line through that command's completion.
+# directories for report and compare (holding report.json, which is what
+# they read) and for merge (holding records/), as many as each command
+# takes, and after `stepscope run [options] [--]` the workload's own
+# command line through that command's completion.
 #
 # Works with bash-completion's helpers (_init_completion, _command_offset)
 # and without them (plain bash: compgen and complete only).  The option
@@ -56,21 +57,26 @@ _stepscope_add_words() {
     done < <(compgen -W "$1" -- "$2")
 }
 
-# Whether $1 is a run directory: what `stepscope run` or a program with
-# STEPSCOPE_OUT wrote (report.json), or records alone.
+# Whether $1 is a run directory as command $2 reads it: report and
+# compare read report.json (what `stepscope run` or a program with
+# STEPSCOPE_OUT wrote), merge the records.
 _stepscope_is_run_dir() {
-    [[ -f $1/report.json || -d $1/records ]]
+    if [[ $2 == merge ]]; then
+        [[ -d $1/records ]]
+    else
+        [[ -f $1/report.json ]]
+    fi
 }
 
-# Whether directory $1 holds a run directory one or two levels down, so
-# that completing through it can reach one.
+# Whether directory $1 holds a run directory (for command $2) one or two
+# levels down, so that completing through it can reach one.
 _stepscope_leads_to_run_dir() {
     local d found=1 globs
     globs=$(shopt -p nullglob failglob) # the user's, put back below
     shopt -s nullglob
     shopt -u failglob
     for d in "$1"/*/ "$1"/*/*/; do
-        if _stepscope_is_run_dir "${d%/}"; then
+        if _stepscope_is_run_dir "${d%/}" "$2"; then
             found=0
             break
         fi
@@ -79,13 +85,20 @@ _stepscope_leads_to_run_dir() {
     return $found
 }
 
-# COMPREPLY += run directories matching $1, and the directories that lead
-# to one; with $2 = files, also report files (report.json, report-PID.json)
-# that compare and report take in place of a directory.
+# COMPREPLY += run directories of command $2 matching $1, and the
+# directories that lead to one; with $3 = files, also report files
+# (report.json, report-PID.json) that compare (and report, given what to
+# make) take in place of a directory.  merge refuses a directory given
+# twice: those on the line (_stepscope_given) are not offered again.
 _stepscope_complete_runs() {
-    local cur=$1 want_files=${2-} d f
+    local cur=$1 cmd=$2 want_files=${3-} d f g
     while IFS= read -r d; do
-        if _stepscope_is_run_dir "$d" || _stepscope_leads_to_run_dir "$d"; then
+        if [[ $cmd == merge ]]; then
+            for g in "${_stepscope_given[@]}"; do
+                [[ ${d%/} == "$g" ]] && continue 2
+            done
+        fi
+        if _stepscope_is_run_dir "$d" "$cmd" || _stepscope_leads_to_run_dir "$d" "$cmd"; then
             COMPREPLY+=("$d")
         fi
     done < <(compgen -d -- "$cur")
@@ -126,13 +139,23 @@ _stepscope_complete_pids() {
 }
 
 # COMPREPLY for the value of option $2 of command $1, the word being $3.
-# Returns 1 when the value is free text (nothing to offer).
+# Returns 1 when the value is free text (nothing to offer).  report's -o
+# follows the line's --format (_stepscope_format, from
+# _stepscope_scan_line): tensorboard takes a directory only; csv a
+# directory or a file, the others a file (compgen -f: the files and the
+# directories on the way to one).
 _stepscope_complete_value() {
     local cmd=$1 opt=$2 cur=$3
     case "$cmd $opt" in
     "run -o" | "run --output" | "run --tensorboard" | "merge -o" | "merge --output")
         _stepscope_complete_dirs "$cur" ;;
-    "report -o" | "report --output" | "compare -o" | "run --prom-textfile")
+    "report -o" | "report --output")
+        if [[ ${_stepscope_format-} == tensorboard ]]; then
+            _stepscope_complete_dirs "$cur"
+        else
+            _stepscope_complete_files "$cur"
+        fi ;;
+    "compare -o" | "run --prom-textfile")
         _stepscope_complete_files "$cur" ;;
     "run --ring-policy")
         _stepscope_add_words "keep-latest keep-first" "$cur" ;;
@@ -250,6 +273,52 @@ _stepscope() {
 } &&
     complete -F _stepscope stepscope
 
+# What the words of command $1 other than the current one say, into the
+# caller's _stepscope_npos (positional arguments; _stepscope_given: them,
+# without a trailing slash), _stepscope_nbase (those
+# before --vs), _stepscope_vs_at (the index of --vs, -1 without),
+# _stepscope_format (the last --format's value) and _stepscope_has_out
+# (-o or --output given).  The current word counts as none of these: the
+# word being completed is what this decides.
+_stepscope_scan_line() {
+    local cmd=$1 i=2 w
+    _stepscope_npos=0 _stepscope_nbase=0 _stepscope_vs_at=-1 _stepscope_format="" _stepscope_has_out=0
+    _stepscope_given=()
+    while ((i < ${#words[@]})); do
+        w=${words[i]}
+        if ((i == cword)); then
+            :
+        elif _stepscope_takes_value "$cmd" "$w"; then
+            # (a value being completed says nothing yet)
+            if ((i + 1 != cword)); then
+                case $w in
+                --format) _stepscope_format=${words[i + 1]-} ;;
+                -o | --output) _stepscope_has_out=1 ;;
+                esac
+            fi
+            ((i++))
+        elif [[ $cmd == compare && $w == --vs ]]; then
+            _stepscope_vs_at=$i
+        elif [[ $w != -?* ]]; then
+            ((_stepscope_npos++))
+            _stepscope_given+=("${w%/}")
+            ((_stepscope_vs_at >= 0)) || ((_stepscope_nbase++))
+        fi
+        ((i++))
+    done
+}
+
+# COMPREPLY += command $1's options matching $2, less those already given
+# that the command takes once (compare's --vs).
+_stepscope_add_opts() {
+    local list=_stepscope_opts_$1 o opts=()
+    for o in ${!list}; do
+        [[ $o == --vs ]] && ((_stepscope_vs_at >= 0)) && continue
+        opts+=("$o")
+    done
+    _stepscope_add_words "${opts[*]}" "$2"
+}
+
 # COMPREPLY for words, cword and cur.
 _stepscope_main() {
     if ((cword == 1)); then
@@ -260,18 +329,19 @@ _stepscope_main() {
         fi
         return 0
     fi
-    local cmd=${words[1]} opts
+    local cmd=${words[1]}
+    local _stepscope_npos=0 _stepscope_nbase=0 _stepscope_vs_at=-1 _stepscope_format="" _stepscope_has_out=0
+    local _stepscope_given=()
     case $cmd in
     help)
         ((cword == 2)) && _stepscope_add_words "${_stepscope_commands% help}" "$cur"
         return 0 ;;
-    run | snapshot | report | compare | merge | doctor)
-        opts=_stepscope_opts_$cmd
-        opts=${!opts} ;;
+    run | snapshot | report | compare | merge | doctor) ;;
     *)
         return 0 ;;
     esac
 
+    [[ $cmd == run ]] || _stepscope_scan_line "$cmd"
     # walk the words before the cursor: an option's value, the end of
     # run's options (at -- or its first word that is not an option)
     local i=2 w
@@ -298,17 +368,34 @@ _stepscope_main() {
     done
 
     if [[ $cur == -* ]]; then
-        _stepscope_add_words "$opts" "$cur"
+        _stepscope_add_opts "$cmd" "$cur"
         return 0
     fi
     case $cmd in
     run)
         # the workload's command
         _stepscope_complete_workload "$cword" ;;
-    report | compare)
-        _stepscope_complete_runs "$cur" files ;;
+    report)
+        # DIR, one only; a report file (report-PID.json) is taken where
+        # the line says what to make (--format) and where (-o; the
+        # summary needs no -o)
+        if ((_stepscope_npos > 0)); then
+            _stepscope_add_opts "$cmd" "$cur"
+        elif [[ $_stepscope_format == summary ]] ||
+            [[ -n $_stepscope_format && $_stepscope_has_out == 1 ]]; then
+            _stepscope_complete_runs "$cur" report files
+        else
+            _stepscope_complete_runs "$cur" report
+        fi ;;
+    compare)
+        # BASE NEW, or BASE... --vs NEW...: without --vs a third run needs
+        # one (after it), so it is offered beside the runs
+        _stepscope_complete_runs "$cur" compare files
+        if ((_stepscope_vs_at < 0 && _stepscope_nbase >= 2)); then
+            _stepscope_add_words "--vs" "$cur"
+        fi ;;
     merge)
-        _stepscope_complete_runs "$cur" ;;
+        _stepscope_complete_runs "$cur" merge ;;
     esac
     return 0
 }
