@@ -219,6 +219,7 @@ install_mode() {
     # A project with neither C nor C++ enabled (project(x NONE)), which
     # FindThreads refuses: the package is still found and stepscope::cli
     # runs from the project's own test.
+    # shellcheck disable=SC2016 # $1 is sh -c's own argument
     step "NONE-language find_package configure" "$cmake" -S "$src/test/consumer_none" -B "$work/none" \
         -DCMAKE_PREFIX_PATH="$prefix" &&
         step "NONE-language project's ctest (stepscope::cli --version)" \
