@@ -324,6 +324,27 @@ def main():
         p = run([STEPSCOPE, "run", "-q", "-o", bad, "--tensorboard", made, "--", "sh", "-c",
                  f"test -d {made} && touch {marker}"])
         check(os.path.exists(marker), "the missing --tensorboard directory existed when the workload started")
+        os.unlink(marker)
+        # a directory this user cannot write into (root writes anywhere: as
+        # root the run is made as nobody, through setpriv)
+        ro_home = os.path.join(tmp, "ro-home")
+        os.makedirs(os.path.join(ro_home, "ro"))
+        os.chmod(os.path.join(ro_home, "ro"), 0o555)
+        os.chmod(ro_home, 0o777)
+        os.chmod(tmp, 0o711)
+        as_user = []
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            as_user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else None
+        if as_user is None:
+            print("note: running as root without setpriv: the read-only --tensorboard directory is not checked")
+        else:
+            ro_marker = os.path.join(ro_home, "workload-ran")
+            p = run(as_user + [STEPSCOPE, "run", "-q", "-o", os.path.join(ro_home, "out"), "--tensorboard",
+                               os.path.join(ro_home, "ro"), "--", "sh", "-c", f"touch {ro_marker}"], expect=1)
+            check("cannot write into it: Permission denied" in p.stderr and p.stderr.count("\n") == 1,
+                  f"one line for a directory it cannot write into: {p.stderr!r}")
+            check(not os.path.exists(ro_marker), "a read-only --tensorboard directory: the workload ran")
         # a run without steps: a note, no file, exit 0
         p = run([STEPSCOPE, "run", "-q", "-o", os.path.join(tmp, "nosteps"), "--tensorboard",
                  os.path.join(tmp, "tb0"), "--", WORKLOAD, "--steps", "0"])

@@ -419,8 +419,11 @@ static int prepare_tensorboard_dir(const char *dir) {
         return sps_cli_error("run", what, strerror(errno), 1);
     if (!S_ISDIR(st.st_mode))
         return sps_cli_error("run", what, "not a directory", 1);
-    if (access(dir, W_OK | X_OK) != 0)
-        return sps_cli_error("run", what, "cannot write into it (permission denied or read-only)", 1);
+    if (access(dir, W_OK | X_OK) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot write into it: %s", strerror(errno));
+        return sps_cli_error("run", what, why, 1);
+    }
     return -1;
 }
 
