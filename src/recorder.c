@@ -1621,6 +1621,22 @@ static void cut_to_used_size(void) {
     pthread_mutex_unlock(&P.lock);
 }
 
+/* STEPSCOPE_OUT asks for a report, and nothing registered the hook that
+ * writes it: a program linked with the static library by hand, without
+ * the reference that keeps the report writer (render/standalone.h).  One
+ * line says so rather than nothing at all; the records are as they were. */
+static void say_out_writer_missing(void) {
+    const char *out = getenv("STEPSCOPE_OUT");
+    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
+    if (!out || !*out || (run_dir && *run_dir))
+        return; /* no report asked for, or `stepscope run` writes it */
+    fprintf(stderr,
+            "stepscope: report not written: STEPSCOPE_OUT=%s is set, but this program was linked without "
+            "stepscope's report writer (libstepscope.a without -Wl,--undefined=sps__standalone_out_linked: link "
+            "with `pkg-config --static --libs stepscope` or CMake's stepscope::stepscope_static, which add it)\n",
+            out);
+}
+
 static void on_exit_handler(void) {
     if (P.state != PROC_READY || P.pid != getpid())
         return;
@@ -1633,6 +1649,8 @@ static void on_exit_handler(void) {
     sps__recorder_hook hook = __atomic_load_n(&exit_hook, __ATOMIC_RELAXED);
     if (hook)
         hook(); /* e.g. the standalone report (STEPSCOPE_OUT) */
+    else
+        say_out_writer_missing();
 }
 
 /* --------------------------------------------------------------- inspection */

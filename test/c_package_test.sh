@@ -8,8 +8,10 @@
 #   pkg-config --cflags --libs stepscope                  (shared)
 #   pkg-config --static --cflags --libs stepscope         (static)
 # and test/consumer_cxx/ (a C++-only project) with find_package both ways,
-# and runs each under the installed `stepscope run`; then moves the prefix
-# and builds from it again.
+# and runs each under the installed `stepscope run`; test/consumer_none/ (a
+# project with no language enabled) runs stepscope::cli; a static link by
+# hand without the --undefined option says on stderr, under STEPSCOPE_OUT,
+# that it writes no report; then moves the prefix and builds from it again.
 # subdirectory: builds test/consumer/ with stepscope's source tree inside
 # it (add_subdirectory, as FetchContent does) and runs both programs under
 # the CLI built there.
@@ -213,6 +215,39 @@ install_mode() {
             step "C++ find_package build" "$cmake" --build "$work/cxx"
     else
         fail "no C++ compiler beside $cc (looked for $cxx)"
+    fi
+    # A project with neither C nor C++ enabled (project(x NONE)), which
+    # FindThreads refuses: the package is still found and stepscope::cli
+    # runs from the project's own test.
+    # shellcheck disable=SC2016 # $1 is sh -c's own argument
+    step "NONE-language find_package configure" "$cmake" -S "$src/test/consumer_none" -B "$work/none" \
+        -DCMAKE_PREFIX_PATH="$prefix" &&
+        step "NONE-language project's ctest (stepscope::cli --version)" \
+            sh -c 'cd "$1" && ctest --output-on-failure' sh "$work/none" &&
+        pass "project(x NONE): find_package(stepscope) and stepscope::cli --version"
+    none_cli=$(cat "$work/none/stepscope_cli_path.txt" 2>/dev/null)
+    if [ "$none_cli" = "$prefix/bin/stepscope" ]; then pass "NONE project's stepscope::cli is the prefix's"; else fail "NONE project's stepscope::cli: '$none_cli'"; fi
+    # A static link by hand without the --undefined option (what neither
+    # pkg-config --static nor the CMake target gives): the report writer is
+    # left out, and STEPSCOPE_OUT says so on stderr instead of nothing; the
+    # program's exit status stays its own.
+    # shellcheck disable=SC2046,SC2086
+    step "hand-linked static build (no --undefined)" "$cc" -std=c11 $cflags -o "$work/hand_static" \
+        "$src/test/consumer/consumer.c" $(pkg-config --cflags stepscope) -L"$libdir" -l:libstepscope.a -lpthread \
+        -ldl -lm $ldflags
+    STEPSCOPE_OUT=$work/out_hand "$work/hand_static" >"$work/hand_static.out" 2>"$work/hand_static.err"
+    hand_rc=$?
+    hand_lines=$(grep -c "STEPSCOPE_OUT=$work/out_hand is set, but this program was linked without stepscope's report writer" "$work/hand_static.err")
+    if [ "$hand_rc" -eq 0 ] && [ "$hand_lines" -eq 1 ] && grep -q "sps__standalone_out_linked" "$work/hand_static.err"; then
+        pass "hand-linked static program: one stderr line says the report writer is missing, exit 0"
+    else
+        fail "hand-linked static program: exit $hand_rc, $hand_lines line(s) about the missing report writer:"
+        cat "$work/hand_static.err"
+    fi
+    if env -u STEPSCOPE_OUT "$work/hand_static" 2>&1 | grep -q "report writer"; then
+        fail "hand-linked static program: the line appears without STEPSCOPE_OUT"
+    else
+        pass "hand-linked static program: no line without STEPSCOPE_OUT"
     fi
     # An older release line is refused, which an older request does not
     # show by itself (a newer one is refused by every rule): before 1.0 each

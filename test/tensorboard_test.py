@@ -16,7 +16,10 @@ phase self times, the wait, loss, samples) and steps.csv's (the machine
 readings) within float32 rounding.  `stepscope report --format
 tensorboard` of the same run gives the same events; without -o it is a
 usage error.  A two-rank job (two processes with RANK set) writes
-DIR/rank-0 and DIR/rank-1.
+DIR/rank-0 and DIR/rank-1.  A --tensorboard DIR that cannot be a
+directory stops the run before COMMAND starts (which would make a marker
+file); `stepscope run -o D` removes the event files an earlier run wrote
+into D and leaves another writer's.
 
 Without protoc or the protobuf module, or without the Python module (a
 sanitizer build), the test says so and exits 77 (skipped) after the
@@ -288,17 +291,46 @@ def main():
         check("-o DIR" in p.stderr and p.stderr.count("\n") <= 2, f"a clear usage error: {p.stderr!r}")
         run([STEPSCOPE, "report", rundir, "--format", "tensorboard", "-o", "-"], expect=2)
         p = run([STEPSCOPE, "run", "--tensorboard"], expect=2)
-        # a directory that cannot be made (below a file): one line, exit 1,
-        # and every other file of the run still written
+        # --tensorboard DIR is checked before COMMAND runs, as -o is: one
+        # line, exit 1, and the workload never starts (it would make its
+        # marker); the -o directory's earlier files are left as they were
         blocker = os.path.join(tmp, "a-file")
         open(blocker, "w").close()
-        bad = os.path.join(tmp, "bad")
-        p = run([STEPSCOPE, "run", "-q", "-o", bad, "--tensorboard", os.path.join(blocker, "tb"), "--",
-                 WORKLOAD, "--steps", "2"], expect=1)
-        check("--tensorboard" in p.stderr and "a-file" in p.stderr and p.stderr.count("\n") == 1,
-              f"one line naming the directory: {p.stderr!r}")
-        check(all(os.path.exists(os.path.join(bad, f)) for f in ("report.json", "report.html", "trace.json")),
-              "the run's other files are written")
+        bad, marker = os.path.join(tmp, "bad"), os.path.join(tmp, "workload-ran")
+        for tbdir, why in ((os.path.join(blocker, "tb"), "Not a directory"), (blocker, "not a directory"),
+                           ("/proc/nope", "No such file or directory")):
+            p = run([STEPSCOPE, "run", "-q", "-o", bad, "--tensorboard", tbdir, "--", "sh", "-c", f"touch {marker}"],
+                    expect=1)
+            check(f"--tensorboard {tbdir}: {why}" in p.stderr and p.stderr.count("\n") == 1,
+                  f"one line naming {tbdir}: {p.stderr!r}")
+            check(not os.path.exists(marker), f"--tensorboard {tbdir}: the workload ran")
+            check(not os.path.exists(bad), f"--tensorboard {tbdir}: the -o directory was made")
+        # a missing directory is made, with its parents, before the workload
+        made = os.path.join(tmp, "made", "tb")
+        p = run([STEPSCOPE, "run", "-q", "-o", bad, "--tensorboard", made, "--", "sh", "-c",
+                 f"test -d {made} && touch {marker}"])
+        check(os.path.exists(marker), "the missing --tensorboard directory existed when the workload started")
+        os.unlink(marker)
+        # a directory this user cannot write into (root writes anywhere: as
+        # root the run is made as nobody, through setpriv)
+        ro_home = os.path.join(tmp, "ro-home")
+        os.makedirs(os.path.join(ro_home, "ro"))
+        os.chmod(os.path.join(ro_home, "ro"), 0o555)
+        os.chmod(ro_home, 0o777)
+        os.chmod(tmp, 0o711)
+        as_user = []
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            as_user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else None
+        if as_user is None:
+            print("note: running as root without setpriv: the read-only --tensorboard directory is not checked")
+        else:
+            ro_marker = os.path.join(ro_home, "workload-ran")
+            p = run(as_user + [STEPSCOPE, "run", "-q", "-o", os.path.join(ro_home, "out"), "--tensorboard",
+                               os.path.join(ro_home, "ro"), "--", "sh", "-c", f"touch {ro_marker}"], expect=1)
+            check("cannot write into it: Permission denied" in p.stderr and p.stderr.count("\n") == 1,
+                  f"one line for a directory it cannot write into: {p.stderr!r}")
+            check(not os.path.exists(ro_marker), "a read-only --tensorboard directory: the workload ran")
         # a run without steps: a note, no file, exit 0
         p = run([STEPSCOPE, "run", "-q", "-o", os.path.join(tmp, "nosteps"), "--tensorboard",
                  os.path.join(tmp, "tb0"), "--", WORKLOAD, "--steps", "0"])
@@ -318,6 +350,23 @@ def main():
         check("1 other event file beside these" in p.stderr and p.stderr.count("\n") == 1,
               f"a note about the other run's file: {p.stderr!r}")
         check(len(event_files(other)) == 2, "both runs' files are kept")
+
+        # `run -o D --tensorboard D`, then `run -o D` again: D is the run's, and
+        # the earlier run's event file goes with its other files; another
+        # writer's event file in D stays.  Again with --tensorboard D: one
+        # file, this run's, not two
+        same = os.path.join(tmp, "same")
+        run([STEPSCOPE, "run", "-q", "-o", same, "--tensorboard", same, "--", WORKLOAD, "--steps", "2"])
+        first = event_files(same)
+        check(len(first) == 1 and first[0].endswith(".stepscope"), f"run -o D --tensorboard D: one file {first}")
+        theirs = os.path.join(same, "events.out.tfevents.1700000000.host.99.0")
+        open(theirs, "wb").close()
+        run([STEPSCOPE, "run", "-q", "-o", same, "--", WORKLOAD, "--steps", "2"])
+        check(event_files(same) == [theirs], f"run -o D again: the earlier run's event file is gone: {event_files(same)}")
+        run([STEPSCOPE, "run", "-q", "-o", same, "--tensorboard", same, "--", WORKLOAD, "--steps", "3"])
+        run([STEPSCOPE, "run", "-q", "-o", same, "--tensorboard", same, "--", WORKLOAD, "--steps", "3"])
+        ours = [f for f in event_files(same) if f != theirs]
+        check(len(ours) == 1 and theirs in event_files(same), f"twice with --tensorboard D: one file of ours {ours}")
 
         # two ranks: two processes of one job, each with RANK set
         job, tbr = os.path.join(tmp, "job"), os.path.join(tmp, "tbr")

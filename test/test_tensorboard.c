@@ -6,15 +6,21 @@
  * here, TFRecord's mask, and one Event record encoded byte for byte as
  * the protobuf wire format lays it out; then the directory layout and the
  * tags of a report model made by hand (ranks, a process of no rank, a
- * second step name, a GPU, a sensor, a merged run's other host).
+ * second step name, a GPU, a sensor, a merged run's other host); the
+ * temporary of an event file, whose name must not hold "tfevents"
+ * (TensorBoard would load it), and the removal of stepscope's own earlier
+ * event files.
  * tensorboard_test.py decodes whole files of real runs with protoc.
  */
 #include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "platform/platform.h"
 #include "render/crc32c.h"
 #include "render/tensorboard.h"
 #include "render/tfevent.h"
@@ -315,11 +321,115 @@ static void test_layout_and_tags(void) {
     CHECK(rc != 0 && strchr(err, '\n') == NULL && strstr(err, "events.out.tfevents"));
 }
 
+/* The entries of dir other than . and .., names joined by '|' into out;
+ * returns how many. */
+static int dir_entries(const char *dir, char *out, size_t len) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    size_t used = 0;
+    out[0] = '\0';
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        int w = snprintf(out + used, len - used, "%s%s", n ? "|" : "", e->d_name);
+        if (w > 0 && (size_t)w < len - used)
+            used += (size_t)w;
+        n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* While an event file is written, its temporary must not be a name
+ * TensorBoard loads ("tfevents" anywhere in it: io_wrapper's
+ * IsTensorFlowEventsFile): a TensorBoard watching the directory would read
+ * the temporary and then the committed file, every step twice. */
+static void test_temporary_name(void) {
+    const char *dir = tmpdir_new("tb-temp");
+    char path[4096], names[1024], want[4200];
+    snprintf(path, sizeof path, "%s/events.out.tfevents.0000000001.host.12.34.stepscope", dir);
+    char err[512] = "";
+    struct sps_out o;
+    /* written and abandoned: the temporary alone, then nothing */
+    CHECK_EQ_I(sps__tensorboard_open(&o, path, err, sizeof err), 0);
+    fputs("partial", o.f);
+    CHECK_EQ_I(dir_entries(dir, names, sizeof names), 1);
+    CHECK_MSG(!strstr(names, "tfevents"), "the temporary's name holds tfevents: %s", names);
+    CHECK_MSG(!strncmp(names, ".stepscope-events.tmp-", 22), "the temporary: %s", names);
+    sps__out_abort(&o);
+    CHECK_EQ_I(dir_entries(dir, names, sizeof names), 0);
+    /* written and committed: the final name alone */
+    CHECK_EQ_I(sps__tensorboard_open(&o, path, err, sizeof err), 0);
+    fputs("whole", o.f);
+    CHECK_EQ_I(dir_entries(dir, names, sizeof names), 1);
+    CHECK_MSG(!strstr(names, "tfevents"), "the temporary's name holds tfevents: %s", names);
+    CHECK_EQ_I(sps__out_commit(&o, err, sizeof err), 0);
+    CHECK_EQ_I(dir_entries(dir, names, sizeof names), 1);
+    snprintf(want, sizeof want, "%s", strrchr(path, '/') + 1);
+    CHECK_MSG(!strcmp(names, want), "after the commit: %s", names);
+    char buf[16];
+    CHECK_EQ_I(read_file(path, buf, sizeof buf), 5);
+}
+
+/* `stepscope run -o DIR` removes the event files an earlier run of its own
+ * left in DIR and in the directories the layout makes (rank-N/, a step
+ * name's below it), never another writer's, never through a symlink. */
+static void test_remove_own(void) {
+    const char *tmp = tmpdir_new("tb-remove");
+    char dir[4096], p[4200];
+    snprintf(dir, sizeof dir, "%s", tmp);
+    static const char *const ours[] = {"events.out.tfevents.0000000001.h.1.1.stepscope",
+                                       "rank-0/events.out.tfevents.0000000001.h.2.2.stepscope",
+                                       "rank-0/loader/events.out.tfevents.0000000001.h.2.3.stepscope"};
+    static const char *const theirs[] = {"events.out.tfevents.1700000000.h.99.0",       /* a SummaryWriter's */
+                                         "rank-0/events.out.tfevents.1700000000.h.98.0.v2",
+                                         "notes.stepscope", "rank-0/a/b/events.out.tfevents.1.h.1.1.stepscope"};
+    snprintf(p, sizeof p, "%s/rank-0/loader", dir);
+    CHECK_EQ_I(sps__platform_mkdirs(p), 0);
+    snprintf(p, sizeof p, "%s/rank-0/a/b", dir);
+    CHECK_EQ_I(sps__platform_mkdirs(p), 0);
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, ours[i]);
+        write_file(p, "x", 1);
+    }
+    for (size_t i = 0; i < sizeof theirs / sizeof theirs[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, theirs[i]);
+        write_file(p, "x", 1);
+    }
+    /* a link named like ours, to a file elsewhere: neither removed nor followed */
+    char target[4200], link[4200];
+    snprintf(target, sizeof target, "%s/rank-0/a/target", dir);
+    write_file(target, "keep", 4);
+    snprintf(link, sizeof link, "%s/events.out.tfevents.0000000002.h.1.1.stepscope", dir);
+    CHECK_EQ_I(symlink(target, link), 0);
+    char err[512] = "";
+    CHECK_EQ_I(sps__tensorboard_remove_own(dir, err, sizeof err), 3);
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, ours[i]);
+        CHECK_MSG(access(p, F_OK) != 0, "%s is still there", ours[i]);
+    }
+    for (size_t i = 0; i < sizeof theirs / sizeof theirs[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, theirs[i]);
+        CHECK_MSG(access(p, F_OK) == 0, "%s was removed", theirs[i]);
+    }
+    char buf[8];
+    CHECK_EQ_I(read_file(target, buf, sizeof buf), 4);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    /* nothing of ours left: 0; a directory that does not exist: 0 */
+    CHECK_EQ_I(sps__tensorboard_remove_own(dir, err, sizeof err), 0);
+    snprintf(p, sizeof p, "%s/none", dir);
+    CHECK_EQ_I(sps__tensorboard_remove_own(p, err, sizeof err), 0);
+}
+
 int main(void) {
     RUN_TEST(test_crc32c_vectors);
     RUN_TEST(test_crc32c_slicing);
     RUN_TEST(test_mask);
     RUN_TEST(test_event_bytes);
     RUN_TEST(test_layout_and_tags);
+    RUN_TEST(test_temporary_name);
+    RUN_TEST(test_remove_own);
     return check_report();
 }

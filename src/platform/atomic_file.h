@@ -44,6 +44,12 @@ enum {
  * "PATH: reason" (then nothing needs aborting). */
 int sps__atomic_open(struct sps_atomic_file *a, const char *path, char *err, size_t errlen);
 
+/* As sps__atomic_open, the temporary named ".STEM.tmp-XXXXXXXXXXXX" instead
+ * of after path's own name (stem NULL or "": path's name): for a file whose
+ * name a reader watching the directory picks files by (TensorBoard loads
+ * every name holding "tfevents"), which must never see the temporary. */
+int sps__atomic_open_as(struct sps_atomic_file *a, const char *path, const char *stem, char *err, size_t errlen);
+
 /* A stdio stream over the temporary (owned by a: commit and abort close
  * it); NULL with err set when it cannot be made. */
 FILE *sps__atomic_stream(struct sps_atomic_file *a, char *err, size_t errlen);

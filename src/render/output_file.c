@@ -14,6 +14,10 @@
 #include "stepscope.h"
 
 int sps__out_open(struct sps_out *o, const char *path, char *err, size_t errlen) {
+    return sps__out_open_as(o, path, NULL, err, errlen);
+}
+
+int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
     /* a device, a FIFO or a socket (-o /dev/null, -o /dev/stdout, a pipe
      * by name) is written into: renaming a file over it would replace it */
@@ -34,7 +38,7 @@ int sps__out_open(struct sps_out *o, const char *path, char *err, size_t errlen)
         snprintf(o->direct_path, sizeof o->direct_path, "%s", path);
         return 0;
     }
-    if (sps__atomic_open(&o->file, path, err, errlen) != 0)
+    if (sps__atomic_open_as(&o->file, path, stem, err, errlen) != 0)
         return SPS_EIO;
     o->f = sps__atomic_stream(&o->file, err, errlen);
     if (!o->f) {

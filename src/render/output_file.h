@@ -30,6 +30,10 @@ struct sps_out {
 /* Returns 0, or SPS_EIO with err set ("PATH: reason"). */
 int sps__out_open(struct sps_out *o, const char *path, char *err, size_t errlen);
 
+/* As sps__out_open, the temporary named after stem, not after path's own
+ * name (sps__atomic_open_as). */
+int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen);
+
 /* Returns 0, or SPS_EIO with err set; o is closed either way. */
 int sps__out_commit(struct sps_out *o, char *err, size_t errlen);
 

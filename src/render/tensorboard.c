@@ -9,6 +9,7 @@
  * a step does not have is no scalar in its event, never a 0.  Times are
  * written in milliseconds, bytes in MiB: what a person reads off a chart.
  */
+#define _POSIX_C_SOURCE 200809L /* lstat */
 #include "render/tensorboard.h"
 
 #include <dirent.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/ranks.h"
 #include "platform/platform.h"
@@ -359,6 +362,55 @@ static size_t other_event_files(const char *dir, const char *name) {
     return n;
 }
 
+/* The temporary's stem: without "tfevents" (tensorboard.h). */
+#define TEMP_STEM "stepscope-events"
+
+int sps__tensorboard_open(struct sps_out *o, const char *path, char *err, size_t errlen) {
+    return sps__out_open_as(o, path, TEMP_STEM, err, errlen);
+}
+
+/* Whether name is an event file stepscope writes. */
+static int own_event_file(const char *name) {
+    return strncmp(name, "events.out.tfevents.", 20) == 0 && ends_with(name, ".stepscope");
+}
+
+/* sps__tensorboard_remove_own's walk: dir's own event files, then those
+ * of its subdirectories down to depth more levels (symlinks not
+ * followed: d_type, else lstat). */
+static int remove_own_in(const char *dir, int depth, char *err, size_t errlen) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* nothing there (or nothing readable): nothing of ours to remove */
+    int removed = 0;
+    for (struct dirent *e; removed >= 0 && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        if (S_ISREG(st.st_mode) && own_event_file(e->d_name)) {
+            if (unlink(path) != 0 && errno != ENOENT) {
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                removed = -1;
+            } else {
+                removed++;
+            }
+        } else if (S_ISDIR(st.st_mode) && depth > 0) {
+            int n = remove_own_in(path, depth - 1, err, errlen);
+            removed = n < 0 ? -1 : removed + n;
+        }
+    }
+    closedir(d);
+    return removed;
+}
+
+int sps__tensorboard_remove_own(const char *dir, char *err, size_t errlen) {
+    return remove_own_in(dir, 2, err, errlen); /* DIR, DIR/rank-N or DIR/NAME, DIR/rank-N/NAME */
+}
+
 /* One stream's file: created in its directory, written, committed. */
 static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, const char *dir, char *err,
                       size_t errlen) {
@@ -384,7 +436,7 @@ static int write_file(struct tb_writer *w, const struct streams *ss, size_t i, c
     }
     w->others += other_event_files(sub, strrchr(path, '/') + 1);
     struct sps_out o;
-    int rc = sps__out_open(&o, path, err, errlen);
+    int rc = sps__tensorboard_open(&o, path, err, errlen);
     if (rc != 0)
         return rc;
     rc = write_stream(w, s, o.f);

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "render/output_file.h"
 #include "report/report.h"
 
 /* Every step stream of rep into dir (created with its parents when
@@ -36,5 +37,21 @@
  * stay (each one whole). */
 int sps__export_tensorboard(const struct sps_report *rep, const char *dir, size_t *others, char *err,
                             size_t errlen);
+
+/* Open the event file path for writing (render/output_file.h), its
+ * temporary named ".stepscope-events.tmp-XXXXXXXXXXXX": TensorBoard loads
+ * every file whose name holds "tfevents" (io_wrapper's
+ * IsTensorFlowEventsFile), so a temporary named after the event file would
+ * be read by a TensorBoard watching dir, and then the committed file
+ * again: every step twice.  Returns 0, or SPS_EIO with err set. */
+int sps__tensorboard_open(struct sps_out *o, const char *path, char *err, size_t errlen);
+
+/* Remove the event files stepscope wrote into dir and the directories its
+ * layout makes under it (rank-N/ and a step name's subdirectory below
+ * that): regular files named events.out.tfevents.*.stepscope, never
+ * another writer's event files, never through a symlink.  For `stepscope
+ * run -o DIR`, which replaces what an earlier run left in DIR.  Returns
+ * how many it removed, or -1 with err set when one could not be removed. */
+int sps__tensorboard_remove_own(const char *dir, char *err, size_t errlen);
 
 #endif /* SPS_RENDER_TENSORBOARD_H */

@@ -386,6 +386,12 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
         if (unlink(old_report) != 0 && errno != ENOENT)
             return sps_cli_error("run", old_report, strerror(errno), 1);
     }
+    /* the event files an earlier run wrote here (--tensorboard DIR, or a
+     * directory under it): TensorBoard would show them as this run's;
+     * other writers' event files stay */
+    char tb_err[PATH_MAX + 64];
+    if (sps__tensorboard_remove_own(d->abs, tb_err, sizeof tb_err) < 0)
+        return sps_cli_error("run", "cannot remove an earlier run's event file", tb_err, 1);
     snprintf(d->capture, sizeof d->capture, "%s/%s", d->abs, SPS_PUBLISHED_FILE);
     unlink(d->capture); /* an earlier run's must not pass for this one's */
     setenv("STEPSCOPE_RUN_DIR", d->abs, 1);
@@ -396,6 +402,28 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
         setenv("STEPSCOPE_RING_POLICY", o->ring_policy, 1);
     if (o->torch_profile)
         setenv(SPS_TORCH_PROFILE_ENV, o->torch_profile, 1);
+    return -1;
+}
+
+/* --tensorboard DIR before COMMAND runs, as -o's: made when missing, and
+ * refused unless it is a directory this process can write into, so that a
+ * directory that cannot take the event files stops the run before the
+ * job, not after it.  Returns -1 to go on, else the exit status. */
+static int prepare_tensorboard_dir(const char *dir) {
+    char what[PATH_MAX + 32];
+    snprintf(what, sizeof what, "--tensorboard %s", dir);
+    if (sps__platform_mkdirs(dir) != 0)
+        return sps_cli_error("run", what, strerror(errno), 1);
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return sps_cli_error("run", what, strerror(errno), 1);
+    if (!S_ISDIR(st.st_mode))
+        return sps_cli_error("run", what, "not a directory", 1);
+    if (access(dir, W_OK | X_OK) != 0) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot write into it: %s", strerror(errno));
+        return sps_cli_error("run", what, why, 1);
+    }
     return -1;
 }
 
@@ -786,6 +814,8 @@ int sps_cmd_run(int argc, char **argv) {
     struct run_options o;
     int rc = parse_run_options(argc, argv, &o);
     if (rc >= 0)
+        return rc;
+    if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard)) >= 0)
         return rc;
     struct run_dir d;
     rc = prepare_run_dir(&o, &d);

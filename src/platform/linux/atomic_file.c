@@ -44,6 +44,10 @@ static void dir_of(const char *path, char *buf, size_t cap) {
 }
 
 int sps__atomic_open(struct sps_atomic_file *a, const char *path, char *err, size_t errlen) {
+    return sps__atomic_open_as(a, path, NULL, err, errlen);
+}
+
+int sps__atomic_open_as(struct sps_atomic_file *a, const char *path, const char *stem, char *err, size_t errlen) {
     a->fd = -1;
     a->f = NULL;
     a->tmp[0] = '\0';
@@ -58,6 +62,8 @@ int sps__atomic_open(struct sps_atomic_file *a, const char *path, char *err, siz
         return SPS_EIO;
     }
     int dir_len = slash ? (int)(slash - path + 1) : 0;
+    if (stem && *stem)
+        base = stem;
     for (int i = 0; i < NAME_TRIES; i++) {
         snprintf(a->tmp, sizeof a->tmp, "%.*s.%s.tmp-%012llx", dir_len, path, base,
                  (unsigned long long)(random_bits() & 0xFFFFFFFFFFFFull));
