@@ -110,19 +110,13 @@ _stepscope_complete_runs() {
     compopt -o filenames 2>/dev/null
 }
 
-_stepscope_complete_dirs() {
-    local d
-    while IFS= read -r d; do
-        COMPREPLY+=("$d")
-    done < <(compgen -d -- "$1")
-    compopt -o filenames 2>/dev/null
-}
-
-_stepscope_complete_files() {
-    local f
-    while IFS= read -r f; do
-        COMPREPLY+=("$f")
-    done < <(compgen -f -- "$1")
+# _stepscope_complete_paths -d|-f CUR: directories, or files (and
+# directories), one word each however they are spelt
+_stepscope_complete_paths() {
+    local p
+    while IFS= read -r p; do
+        COMPREPLY+=("$p")
+    done < <(compgen "$1" -- "$2")
     compopt -o filenames 2>/dev/null
 }
 
@@ -148,15 +142,15 @@ _stepscope_complete_value() {
     local cmd=$1 opt=$2 cur=$3
     case "$cmd $opt" in
     "run -o" | "run --output" | "run --tensorboard" | "merge -o" | "merge --output")
-        _stepscope_complete_dirs "$cur" ;;
+        _stepscope_complete_paths -d "$cur" ;;
     "report -o" | "report --output")
         if [[ ${_stepscope_format-} == tensorboard ]]; then
-            _stepscope_complete_dirs "$cur"
+            _stepscope_complete_paths -d "$cur"
         else
-            _stepscope_complete_files "$cur"
+            _stepscope_complete_paths -f "$cur"
         fi ;;
     "compare -o" | "run --prom-textfile")
-        _stepscope_complete_files "$cur" ;;
+        _stepscope_complete_paths -f "$cur" ;;
     "run --ring-policy")
         _stepscope_add_words "keep-latest keep-first" "$cur" ;;
     "run --torch-profile")
@@ -251,7 +245,7 @@ _stepscope_complete_workload() {
         ((COMP_CWORD -= off))
         "$func" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
     else
-        _stepscope_complete_files "$cur"
+        _stepscope_complete_paths -f "$cur"
     fi
 }
 
