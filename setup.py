@@ -24,6 +24,7 @@ ELF files need only libc, libm, libdl and libpthread.  The platform tag is compu
 import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -112,12 +113,31 @@ class build_ext(_build_ext):
     def build_extensions(self):
         # called by build_ext.run() once self.compiler is set up
         lib, _, cli, links = read_targets()
+        self.drop_run_paths()
         lib_objects = self.compile_all(lib, [("_GNU_SOURCE", None)])
         for ext in self.extensions:
             ext.extra_objects = lib_objects + list(ext.extra_objects or [])
+            # setuptools relinks an extension only when its sources or
+            # depends are newer than it: the library's objects, compiled
+            # again just now, must count, or a change in src/ or include/
+            # would leave a stale module beside a fresh CLI
+            ext.depends = list(ext.depends or []) + lib_objects
             ext.extra_compile_args = list(ext.extra_compile_args) + self.gcc_only_flags()
         _build_ext.build_extensions(self)
         self.build_cli(cli, links, lib_objects)
+
+    def drop_run_paths(self):
+        # An interpreter built with a run path into its own prefix (pyenv's
+        # LDSHARED has -Wl,-rpath,~/.pyenv/versions/X/lib) would write that
+        # build machine's directory into the module; the module needs no
+        # libpython (abi3, resolved by the interpreter that loads it)
+        def keep(arg):
+            return not (arg.startswith(("-Wl,-rpath", "-Wl,-R", "-Wl,--rpath", "-Wl,--enable-new-dtags"))
+                        or (arg.startswith("-R") and len(arg) > 2))
+        for attr in ("linker_so", "linker_exe"):
+            args = getattr(self.compiler, attr, None)
+            if args:
+                setattr(self.compiler, attr, [a for a in args if keep(a)])
 
     def gcc_only_flags(self):
         # as CMakeLists.txt: messages are cut to fixed buffers on purpose,
@@ -180,6 +200,10 @@ class build_py(_build_py):
     so it holds nothing else)."""
 
     def run(self):
+        # the package is built afresh each time: a file left in the
+        # persistent build-pip/ tree by an earlier build (one since
+        # removed from python/stepscope) would otherwise be shipped
+        shutil.rmtree(os.path.join(self.build_lib, "stepscope"), ignore_errors=True)
         _build_py.run(self)
         hook = os.path.join(self.build_lib, "stepscope", "_hook")
         self.mkpath(hook)
@@ -224,7 +248,9 @@ try:
 
     cmdclass["bdist_wheel"] = bdist_wheel
 except ImportError:
-    pass
+    if {"bdist_wheel", "dist_info"} & set(sys.argv):
+        fail("building a wheel needs the wheel package, which this Python lacks (Debian: apt-get install "
+             "python3-wheel, and a venv made with --system-site-packages; elsewhere: pip install wheel)")
 
 _, ext_sources, _, _ = read_targets()
 

@@ -141,3 +141,23 @@ def test_not_elf(tmp_path):
     assert not elf_tag.is_elf(str(p))
     with pytest.raises(elf_tag.ElfError, match="not an ELF file"):
         elf_tag.ElfInfo(str(p))
+
+
+def test_a_run_path_of_the_build_machine_is_not_manylinux(tmp_path):
+    # pyenv's LDSHARED passes -Wl,-rpath,<its prefix>/lib: a file carrying
+    # such a path is not what a manylinux tag promises; $ORIGIN is
+    if not shutil.which("cc"):
+        pytest.skip("no cc to link the test's libraries with")
+    src = tmp_path / "f.c"
+    src.write_text("int f(void) { return 1; }\n")
+    arch = os.uname().machine
+    tags = {}
+    for name, flag in (("build", "-Wl,-rpath,/opt/build-machine/lib"), ("origin", "-Wl,-rpath,$ORIGIN/lib"),
+                       ("none", None)):
+        out = tmp_path / ("lib%s.so" % name)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", str(out), str(src)] + ([flag] if flag else []), check=True)
+        tags[name] = elf_tag.platform_tag([str(out)], arch)
+    assert tags["build"][0] == "linux_" + arch
+    assert tags["build"][1] == ["libbuild.so has the run path /opt/build-machine/lib, a directory of the build machine"]
+    assert tags["origin"][0].startswith("manylinux_") and tags["origin"][1] == []
+    assert tags["none"][0].startswith("manylinux_")

@@ -110,6 +110,12 @@ def platform_tag(paths, arch):
         for lib in info.needed:
             if lib not in MANYLINUX_LIBS:
                 why_not.append("%s needs %s, which is not in the manylinux policy" % (name, lib))
+        # a run path that is not relative to the file ($ORIGIN) names a
+        # directory of the machine it was built on
+        for rpath in info.rpaths:
+            for d in rpath.split(":"):
+                if d and not d.startswith(("$ORIGIN", "${ORIGIN}")):
+                    why_not.append("%s has the run path %s, a directory of the build machine" % (name, d))
         for lib, names in sorted(info.versions.items()):
             for v in sorted(names):
                 m = re.fullmatch(r"GLIBC_(\d+)\.(\d+)(?:\.\d+)?", v)
