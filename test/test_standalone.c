@@ -3,7 +3,8 @@
  * (render/standalone_out.c): the directory never holds a report.json
  * beside another run's HTML, CSV or trace; two processes reporting into one
  * directory both keep their reports; a `stepscope run` directory's report
- * is left to it; one stderr line says where the report went.
+ * is left to it; one stderr line says where the report went; markers
+ * planted by another user, or links at their names, change nothing.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "platform/platform.h"
 #include "support.h"
 
 #define WORKLOAD SPS_BIN_DIR "/test_workload"
@@ -211,6 +213,116 @@ static void test_dead_owner_marker(void) {
     CHECK(access(marker, F_OK) != 0);
 }
 
+/* A link at dir/name to victim, as any user who can write into dir can
+ * plant. */
+static void plant(const char *dir, const char *name, const char *victim) {
+    char p[900];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    CHECK(symlink(victim, p) == 0);
+}
+
+/* An empty regular file at dir/name owned by nobody (root only). */
+static void plant_foreign_file(const char *dir, const char *name) {
+    char p[900];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    write_file(p, "", 0);
+    CHECK(chown(p, 65534, 65534) == 0);
+}
+
+/* Markers planted in a shared STEPSCOPE_OUT before the process starts, by
+ * another user or as links: one at an ancestor's name (this test is the
+ * workload's parent), one at a running stranger's name.  Neither is this
+ * user's marker: the report is report.json, and nothing planted is
+ * followed. */
+static void test_planted_markers_do_not_suppress(void) {
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    pid_t stranger = fork();
+    if (stranger == 0) { /* a running process that is no ancestor */
+        struct sps_process_id id = sps__platform_self();
+        if (write(pipefd[1], &id, sizeof id) != (ssize_t)sizeof id)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(pipefd[1]);
+    struct sps_process_id other, self = sps__platform_self();
+    CHECK(read(pipefd[0], &other, sizeof other) == (ssize_t)sizeof other);
+    close(pipefd[0]);
+    char victim[800];
+    snprintf(victim, sizeof victim, "%s/victim", base);
+    write_file(victim, "keep", 4);
+    char ancestor_name[80], other_name[80];
+    snprintf(ancestor_name, sizeof ancestor_name, ".owner-%d-%llu", self.pid, self.start);
+    snprintf(other_name, sizeof other_name, ".owner-%d-%llu", other.pid, other.start);
+
+    for (int as_file = 0; as_file <= 1; as_file++) {
+        if (as_file && geteuid() != 0) {
+            printf("note: not root: markers owned by another user are not planted (links are)\n");
+            break;
+        }
+        char dir[700];
+        snprintf(dir, sizeof dir, "%s/planted-%d", base, as_file);
+        mkdir(dir, 0777);
+        if (as_file) {
+            plant_foreign_file(dir, ancestor_name);
+            plant_foreign_file(dir, other_name);
+        } else {
+            plant(dir, ancestor_name, victim);
+            plant(dir, other_name, victim);
+        }
+        char err[2048];
+        CHECK_EQ_I(run_alone(dir, "3", err, sizeof err), 0);
+        CHECK_EQ_I(steps_in(dir, "report.json"), 3);
+        char name[256];
+        per_process_report(dir, name, sizeof name);
+        CHECK_MSG(!name[0], "no report-<pid>.json in %s (found %s)", dir, name);
+        CHECK_STR_HAS(err, "report written to");
+        CHECK(strstr(err, "another running process") == NULL);
+    }
+    kill(stranger, SIGKILL);
+    waitpid(stranger, NULL, 0);
+    char buf[16] = "";
+    CHECK_EQ_I((int)read_file(victim, buf, sizeof buf), 4);
+    CHECK_STR_HAS(buf, "keep");
+}
+
+/* A link planted at the process's own marker name (its pid and start time
+ * stay across exec) is not followed: the victim is untouched, the report
+ * is report.json and the link is gone. */
+static void test_link_at_own_marker_not_followed(void) {
+    char dir[700], victim[800], victim_dir[800];
+    snprintf(dir, sizeof dir, "%s/own-link", base);
+    snprintf(victim, sizeof victim, "%s/own-victim", base);
+    snprintf(victim_dir, sizeof victim_dir, "%s/nowhere", base);
+    mkdir(dir, 0777);
+    write_file(victim, "keep", 4);
+    char err_path[800];
+    snprintf(err_path, sizeof err_path, "%s/own-link-stderr.txt", base);
+    pid_t p = fork();
+    if (p == 0) {
+        struct sps_process_id me = sps__platform_self();
+        char m[900];
+        snprintf(m, sizeof m, "%s/.owner-%d-%llu", dir, me.pid, me.start);
+        if (symlink(victim, m) != 0)
+            _exit(126);
+        int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+            dup2(fd, 2);
+        setenv("STEPSCOPE_OUT", dir, 1);
+        char *argv[] = {WORKLOAD, "--steps", "2", NULL};
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    CHECK(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK_EQ_I(steps_in(dir, "report.json"), 2);
+    char buf[16] = "";
+    CHECK_EQ_I((int)read_file(victim, buf, sizeof buf), 4);
+    CHECK_STR_HAS(buf, "keep");
+    CHECK_EQ_I(files_named(dir, ".owner-"), 0);
+}
+
 int main(void) {
     snprintf(base, sizeof base, "%s", tmpdir_new("standalone"));
     RUN_TEST(test_earlier_exports_are_removed);
@@ -218,5 +330,7 @@ int main(void) {
     RUN_TEST(test_two_processes_keep_both_reports);
     RUN_TEST(test_run_directory_keeps_its_report);
     RUN_TEST(test_dead_owner_marker);
+    RUN_TEST(test_planted_markers_do_not_suppress);
+    RUN_TEST(test_link_at_own_marker_not_followed);
     return check_report();
 }

@@ -14,7 +14,12 @@
  *     inherits the variable.  The owner leaves OUT/.owner-<pid>-<start time>
  *     while it runs, and a process with such an ancestor writes nothing
  *     (the start time keeps a crashed owner's marker from matching a later
- *     process with its pid; such stale markers are removed).
+ *     process with its pid; such stale markers are removed).  Only a
+ *     marker this user's processes made counts: a regular file (never a
+ *     link) owned by the effective uid.  A marker another user planted in
+ *     a shared OUT, or a link at its name, neither suppresses the report
+ *     nor turns it into report-<pid>.json; the owner creates its own with
+ *     O_EXCL|O_NOFOLLOW, removing whatever was planted at the name first.
  *   - Two unrelated processes in one OUT both keep their reports: the one
  *     that finds another running owner's marker there, or finds OUT holding
  *     a `stepscope run`'s records (whose report.json `stepscope report`
@@ -38,6 +43,7 @@
 #include "platform/platform.h"
 #include "recorder.h"
 #include "render/standalone.h"
+#include "platform/env_path.h"
 
 const int sps__standalone_out_linked = 1;
 
@@ -52,15 +58,22 @@ static struct {
     pid_t owner;     /* the process that writes it (a fork child does not) */
 } O;
 
+/* 1 when st is a marker this user's process made: a regular file (lstat:
+ * a link planted at the name is not one) owned by the effective uid. */
+static int own_marker(const struct stat *st) {
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
 /* 1 when one of the calling process's ancestors owns out (its marker is
  * there): then the report is that ancestor's to write. */
 static int ancestor_owns(const char *out) {
     struct sps_process_id ancestors[64];
     int n = sps__platform_ancestors(ancestors, 64);
     char marker[600];
+    struct stat st;
     for (int i = 0; i < n; i++) {
         snprintf(marker, sizeof marker, "%s/.owner-%d-%llu", out, ancestors[i].pid, ancestors[i].start);
-        if (access(marker, F_OK) == 0)
+        if (lstat(marker, &st) == 0 && own_marker(&st))
             return 1;
     }
     return 0;
@@ -79,8 +92,11 @@ static int other_running_owner(const char *out, struct sps_process_id self) {
         char tail;
         if (sscanf(e->d_name, ".owner-%d-%llu%c", &id.pid, &id.start, &tail) != 2)
             continue;
+        struct stat st;
         if (id.pid == self.pid && id.start == self.start)
             continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !own_marker(&st))
+            continue; /* planted: neither another owner nor ours to remove */
         if (sps__platform_process_running(id)) {
             other = id.pid;
         } else {
@@ -115,9 +131,8 @@ static const char *out_for_rank(const char *out, char *buf, size_t len) {
 
 /* The recorder's open hook: claim STEPSCOPE_OUT for this process. */
 static void claim_out_dir(void) {
-    const char *out = getenv("STEPSCOPE_OUT");
-    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-    if (!out || !*out || (run_dir && *run_dir))
+    const char *out = sps__env_path("STEPSCOPE_OUT");
+    if (!out || sps__env_path("STEPSCOPE_RUN_DIR"))
         return; /* no report asked for, or `stepscope run` writes it */
     char ranked[sizeof O.dir];
     if (!(out = out_for_rank(out, ranked, sizeof ranked)) || ancestor_owns(out))
@@ -136,8 +151,11 @@ static void claim_out_dir(void) {
     snprintf(O.dir, sizeof O.dir, "%s", out);
     O.owner = getpid();
     snprintf(O.marker, sizeof O.marker, "%s/.owner-%d-%llu", out, self.pid, self.start);
-    /* O_EXCL|O_NOFOLLOW: never through a link planted at the name */
+    /* O_EXCL|O_NOFOLLOW: never through a link planted at the name; what
+     * was planted there before this process started is not its marker */
     int fd = open(O.marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(O.marker) == 0)
+        fd = open(O.marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0)
         close(fd);
     snprintf(O.name, sizeof O.name, "report.json");
