@@ -25,6 +25,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "sampler/sampler.h"
+#include "platform/env_path.h"
 
 static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Where captures read from; set once under cap_lock, then read without it. */
@@ -61,8 +62,8 @@ static const struct sps__published *find_parent(void) {
     if (looked_for_parent)
         return parent;
     looked_for_parent = 1;
-    const char *dir = getenv("STEPSCOPE_RUN_DIR");
-    if (!dir || !*dir)
+    const char *dir = sps__env_path("STEPSCOPE_RUN_DIR");
+    if (!dir)
         return NULL;
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", dir, SPS_PUBLISHED_FILE) >= (int)sizeof path)
@@ -86,10 +87,9 @@ static const struct sps__published *find_parent(void) {
 }
 
 void sps__sampler_config_from_env(struct sps__sampler_config *cfg) {
-    const char *v;
-    cfg->root = getenv("STEPSCOPE_ROOT");
-    cfg->nvml_path = (v = getenv("STEPSCOPE_NVML_LIBRARY")) && *v ? v : NULL;
-    cfg->smi_path = (v = getenv("STEPSCOPE_NVIDIA_SMI")) && *v ? v : NULL;
+    cfg->root = sps__env_path("STEPSCOPE_ROOT");
+    cfg->nvml_path = sps__env_path("STEPSCOPE_NVML_LIBRARY");
+    cfg->smi_path = sps__env_path("STEPSCOPE_NVIDIA_SMI");
     cfg->cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES");
 }
 

@@ -25,6 +25,7 @@
 #include "nvtx_abi.h"
 #include "record_format.h"
 #include "stepscope.h"
+#include "platform/env_path.h"
 
 /* The client's function-pointer slots, per module, by callback id, and the
  * tables of pointers to them that GetModuleFunctionTable hands out: entry
@@ -133,9 +134,10 @@ static void attach(void) {
     for (int m = 1; m < SPS_NVTX_MODULE_COUNT; m++)
         for (unsigned i = 1; i < module_size[m]; i++)
             tables[m][i] = &slots[m][i];
-    const char *path = getenv(SPS_NVTX_PATH_VAR);
-    if (!path || !*path) {
-        snprintf(S.reason, sizeof S.reason, "%s unset", SPS_NVTX_PATH_VAR);
+    const char *path = sps__env_path(SPS_NVTX_PATH_VAR);
+    if (!path) {
+        snprintf(S.reason, sizeof S.reason, "%s unset%s", SPS_NVTX_PATH_VAR,
+                 getenv(SPS_NVTX_PATH_VAR) ? " (ignored: a privileged process)" : "");
         return;
     }
     S.requested = 1;

@@ -30,6 +30,7 @@
 #include "nvtx.h"
 #include "platform/platform.h"
 #include "record_format.h"
+#include "platform/env_path.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -445,8 +446,8 @@ static int proc_open(void) {
     P.path[0] = '\0';
     P.reason[0] = '\0';
     P.fd = -1; /* a fork child closed the parent's in atfork_child */
-    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-    if (run_dir && *run_dir) {
+    const char *run_dir = sps__env_path("STEPSCOPE_RUN_DIR");
+    if (run_dir) {
         if (open_record_file(run_dir, size, arena_offset(names_cap, threads_cap)) == 0)
             P.mode = SPS_MODE_FILE;
     } else {
@@ -1626,9 +1627,8 @@ static void cut_to_used_size(void) {
  * the reference that keeps the report writer (render/standalone.h).  One
  * line says so rather than nothing at all; the records are as they were. */
 static void say_out_writer_missing(void) {
-    const char *out = getenv("STEPSCOPE_OUT");
-    const char *run_dir = getenv("STEPSCOPE_RUN_DIR");
-    if (!out || !*out || (run_dir && *run_dir))
+    const char *out = sps__env_path("STEPSCOPE_OUT");
+    if (!out || sps__env_path("STEPSCOPE_RUN_DIR"))
         return; /* no report asked for, or `stepscope run` writes it */
     fprintf(stderr,
             "stepscope: report not written: STEPSCOPE_OUT=%s is set, but this program was linked without "

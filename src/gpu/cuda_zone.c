@@ -39,6 +39,7 @@
 #include "record_format.h"
 #include "recorder.h"
 #include "stepscope.h"
+#include "platform/env_path.h"
 
 typedef sps_cu_result (*cu_init_fn)(unsigned int flags);
 typedef sps_cu_result (*cu_version_fn)(int *version);
@@ -142,8 +143,8 @@ static void *sym(const char *const *names) {
 
 /* Load libcuda and initialise the driver.  Called with G.lock held. */
 static void load_locked(void) {
-    const char *path = getenv("STEPSCOPE_LIBCUDA");
-    if (!path || !*path)
+    const char *path = sps__env_path("STEPSCOPE_LIBCUDA");
+    if (!path)
         path = "libcuda.so.1";
     if (G.in_fork_child) {
         /* loaded before the fork (PyTorch loads it when it initialises

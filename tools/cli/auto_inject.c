@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "model/run_info.h"
+#include "platform/env_path.h"
 
 #define HOOK_FILE "sitecustomize.py"
 
@@ -58,8 +59,8 @@ static int beside_exe(const char *rel, const char *probe, char *out) {
  * STEPSCOPE_AUTO_DIR that holds no hook is not passed over: the user
  * asked for that one. */
 static int find_hook_dir(char *out) {
-    const char *env = getenv("STEPSCOPE_AUTO_DIR");
-    if (env && *env)
+    const char *env = sps__env_path("STEPSCOPE_AUTO_DIR");
+    if (env)
         return hook_dir_at(env, out);
 #ifdef SPS_AUTO_BUILD_DIR
     if (hook_dir_at(SPS_AUTO_BUILD_DIR, out))
@@ -154,9 +155,9 @@ int sps_auto_inject_env(int no_auto, char *const *cmd) {
     if (!find_hook_dir(dir) || prepend_pythonpath(dir) != 0) {
         unsetenv("STEPSCOPE_AUTO");
         if (cmd[0] && is_python_command(cmd[0])) {
-            const char *env = getenv("STEPSCOPE_AUTO_DIR");
+            const char *env = sps__env_path("STEPSCOPE_AUTO_DIR");
             char why[PATH_MAX + 128];
-            if (env && *env)
+            if (env)
                 snprintf(why, sizeof why, "no startup hook (" HOOK_FILE ") in %s: the run goes on without it", env);
             else
                 snprintf(why, sizeof why,

@@ -36,6 +36,7 @@
 #include "cli.h"
 #include "render/prom_text.h"
 #include "run_prom.h"
+#include "platform/env_path.h"
 
 /* ------------------------------------------------ libmicrohttpd's ABI
  * The part of libmicrohttpd's interface used here, declared here (nothing
@@ -104,8 +105,8 @@ static int resolve(void *lib, const char *name, void *slot) {
 }
 
 static void load_mhd(void) {
-    const char *path = secure_getenv("STEPSCOPE_LIBMICROHTTPD");
-    if (!path || !*path)
+    const char *path = sps__env_path("STEPSCOPE_LIBMICROHTTPD");
+    if (!path)
         path = SPS_MHD_SONAME;
     dlerror();
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
