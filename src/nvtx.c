@@ -136,8 +136,9 @@ static void attach(void) {
             tables[m][i] = &slots[m][i];
     const char *path = sps__env_path(SPS_NVTX_PATH_VAR);
     if (!path) {
+        const char *set = getenv(SPS_NVTX_PATH_VAR); /* only to say why it is not used */
         snprintf(S.reason, sizeof S.reason, "%s unset%s", SPS_NVTX_PATH_VAR,
-                 getenv(SPS_NVTX_PATH_VAR) ? " (ignored: a privileged process)" : "");
+                 set && *set ? " (ignored: a privileged process)" : "");
         return;
     }
     S.requested = 1;

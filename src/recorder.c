@@ -447,9 +447,13 @@ static int proc_open(void) {
     P.reason[0] = '\0';
     P.fd = -1; /* a fork child closed the parent's in atfork_child */
     const char *run_dir = sps__env_path("STEPSCOPE_RUN_DIR");
+    const char *asked = getenv("STEPSCOPE_RUN_DIR"); /* set, but privileged: only to say why */
+    int run_asked = asked && *asked;
     if (run_dir) {
         if (open_record_file(run_dir, size, arena_offset(names_cap, threads_cap)) == 0)
             P.mode = SPS_MODE_FILE;
+    } else if (run_asked) {
+        set_reason("STEPSCOPE_RUN_DIR ignored in a privileged process (setuid, setgid or capabilities)");
     } else {
         set_reason("no run directory (STEPSCOPE_RUN_DIR unset): recording in memory");
     }
@@ -467,7 +471,7 @@ static int proc_open(void) {
         }
         P.base = m;
         P.mode = SPS_MODE_MEMORY;
-        if (run_dir && *run_dir) {
+        if (run_asked) {
             /* a run was asked for and this process will be missing from
              * its report: say so once, where the user will see it */
             snprintf(P.reason, sizeof P.reason, "%s; recording in memory", why);

@@ -58,5 +58,22 @@ for prog in plain setgid; do
         echo "ok   STEPSCOPE_OUT $prog"
     fi
 done
+# STEPSCOPE_RUN_DIR: the records go there only unprivileged; the privileged
+# process records in memory and its one stderr line says why
+for prog in plain setgid; do
+    run="$t/w/run-$prog"
+    mkdir "$run" && chmod 0777 "$run"   # as `stepscope run` makes it
+    run_as_nobody "$t/$prog" "STEPSCOPE_RUN_DIR=$run" ||
+        { echo "FAIL: $prog probe with STEPSCOPE_RUN_DIR exited non-zero:"; cat "$t/w/err"; fail=1; }
+    if [ "$prog" = plain ] && [ ! -d "$run/records" ]; then
+        echo "FAIL: unprivileged, nothing recorded into $run"; cat "$t/w/err"; fail=1
+    elif [ "$prog" = setgid ] && [ -n "$(ls -A "$run")" ]; then
+        echo "FAIL: setgid, STEPSCOPE_RUN_DIR was followed: $(ls -A "$run")"; fail=1
+    elif [ "$prog" = setgid ] && ! grep -q 'STEPSCOPE_RUN_DIR ignored in a privileged process' "$t/w/err"; then
+        echo "FAIL: setgid, stderr does not say STEPSCOPE_RUN_DIR was ignored: $(cat "$t/w/err")"; fail=1
+    else
+        echo "ok   STEPSCOPE_RUN_DIR $prog"
+    fi
+done
 [ "$fail" = 0 ] && echo "privileged_env_test: all passed"
 exit "$fail"
