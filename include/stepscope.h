@@ -104,9 +104,10 @@ struct sps_site {
 /*
  * A site for a name known only at run time (bindings, generated names).
  * Returns a site owned by the library that lives until the process exits;
- * the same (name, kind) always returns the same site.  Takes a lock: call it
- * once and keep the pointer, not once per event.  Returns NULL when out of
- * memory or when name is NULL or empty.
+ * the same (name, kind) always returns the same site.  Thread safe: takes
+ * the process's lock (a hash lookup, the same cost however many names came
+ * before): call it once and keep the pointer, not once per event.  Returns
+ * NULL when out of memory or when name is NULL or empty.
  */
 SPS_API struct sps_site *sps_site_get(const char *name, enum sps_kind kind);
 

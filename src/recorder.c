@@ -56,10 +56,19 @@ enum proc_state {
     PROC_FAILED      /* recording is off for this process (see reason) */
 };
 
-/* A site made at run time by sps_site_get(). */
+/* Open addressing over the record's names (intern): twice their cap, so
+ * a probe meets an empty slot within a few steps even when the table is
+ * full.  Slots hold ids (1..NAMES_CAP), 0 is empty. */
+enum { NAME_SLOTS = 2 * NAMES_CAP };
+_Static_assert((NAME_SLOTS & (NAME_SLOTS - 1)) == 0, "NAME_SLOTS is a power of two");
+_Static_assert(NAMES_CAP <= UINT16_MAX, "a name slot holds an id in 16 bits");
+
+/* A site made at run time by sps_site_get(), chained in its hash bucket.
+ * Never freed or moved: callers keep the pointer for the process's life. */
 struct dyn_site {
     struct sps_site site;
-    struct dyn_site *next;
+    struct dyn_site *next; /* the next in its bucket */
+    uint64_t hash;         /* of (name, kind): regrowing does not rehash the name */
     char name[];
 };
 
@@ -85,7 +94,15 @@ static struct {
     struct sps_rec_frame fork_stack[SPS_REC_STACK_FRAMES];
     uint32_t fork_depth;
     void *fork_thread; /* the TLS block of the thread that forked */
-    struct dyn_site *dyn_sites;
+    /* sps_site_get()'s sites by (name, kind): a program that makes a site
+     * per generated name (the Python module does, per new name) must not
+     * pay for every earlier one.  Grown (doubled) at a load of 1. */
+    struct dyn_site **dyn_buckets;
+    size_t dyn_nbuckets; /* a power of two, or 0 before the first site */
+    size_t dyn_count;
+    /* the record's names by (name, kind), ids in the record (intern);
+     * rebuilt from the record when one is opened (proc_open) */
+    uint16_t name_slots[NAME_SLOTS];
     /* segments of exited threads, by directory index, for the next new
      * thread: a program that starts a thread per request or per epoch
      * would otherwise run out of record after a few dozen */
@@ -385,6 +402,7 @@ static void on_exit_handler(void);
 static void thread_exit_handler(void *seg);
 static void end_root_phase(void);
 static void atfork_prepare(void);
+static void index_record_names(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
@@ -491,6 +509,7 @@ static int proc_open(void) {
         munmap(P.inherited_base, P.inherited_size);
         P.inherited_base = NULL;
     }
+    index_record_names();
     P.sink_id = names_cap + 1;
     P.nfree = 0;
 
@@ -702,6 +721,39 @@ static void copy_trunc(char *dst, size_t cap, const char *src) {
     dst[i] = '\0';
 }
 
+/* FNV-1a over the name's bytes, then the kind: the key of both tables. */
+static uint64_t name_hash(const char *name, uint32_t kind) {
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    h = (h ^ kind) * 1099511628211ull;
+    return h ^ (h >> 29); /* the low bits pick the slot: fold the high ones in */
+}
+
+/* The slot of key (a name as the record stores it) in P.name_slots: the
+ * one holding its id, or the empty one where it would go.  P.lock held. */
+static uint32_t name_slot(const struct sps_rec_name *names, const char *key, uint32_t kind) {
+    uint32_t i = (uint32_t)name_hash(key, kind) & (NAME_SLOTS - 1u);
+    for (;; i = (i + 1u) & (NAME_SLOTS - 1u)) {
+        uint32_t id = P.name_slots[i];
+        if (!id || (names[id - 1].kind == kind && strcmp(names[id - 1].name, key) == 0))
+            return i;
+    }
+}
+
+/* Index the names the record holds (a fork child's come from its parent).
+ * Called with P.lock held, once the record's names are in place. */
+static void index_record_names(void) {
+    const struct sps_rec_header *h = P.hdr;
+    const struct sps_rec_name *names = (const struct sps_rec_name *)(P.base + h->names_off);
+    memset(P.name_slots, 0, sizeof P.name_slots);
+    for (uint32_t i = 0; i < h->names_count; i++) {
+        uint32_t slot = name_slot(names, names[i].name, names[i].kind);
+        if (!P.name_slots[slot]) /* a duplicate keeps the first id, as a scan would */
+            P.name_slots[slot] = (uint16_t)(i + 1);
+    }
+}
+
 /* The id of (name, kind) in this process's record, interning it if new;
  * the sink id when the table is full.  Called with P.lock held. */
 static uint32_t intern(const struct sps_site *site) {
@@ -709,9 +761,9 @@ static uint32_t intern(const struct sps_site *site) {
     struct sps_rec_name *names = (struct sps_rec_name *)(P.base + h->names_off);
     char key[SPS_REC_NAME_LEN];
     copy_trunc(key, sizeof key, site->name);
-    for (uint32_t i = 0; i < h->names_count; i++)
-        if (names[i].kind == site->kind && strcmp(names[i].name, key) == 0)
-            return i + 1;
+    uint32_t slot = name_slot(names, key, site->kind);
+    if (P.name_slots[slot])
+        return P.name_slots[slot];
     if (h->names_count >= h->names_cap) {
         snprintf(h->problem, sizeof h->problem, "more than %u distinct names", h->names_cap);
         __atomic_add_fetch(&h->names_refused, 1, __ATOMIC_RELAXED);
@@ -724,6 +776,7 @@ static uint32_t intern(const struct sps_site *site) {
     copy_trunc(n->file, sizeof n->file, site->file);
     copy_trunc(n->func, sizeof n->func, site->func);
     __atomic_store_n(&h->names_count, h->names_count + 1, __ATOMIC_RELEASE);
+    P.name_slots[slot] = (uint16_t)h->names_count;
     return h->names_count;
 }
 
@@ -775,27 +828,61 @@ out:
     return id;
 }
 
+/* Double the buckets of sps_site_get()'s table (the first time: make
+ * them).  Out of memory, the table keeps its size: chains grow longer,
+ * lookups stay right.  P.lock held. */
+static void grow_dyn_sites(void) {
+    size_t n = P.dyn_nbuckets ? P.dyn_nbuckets * 2 : 256;
+    struct dyn_site **b = calloc(n, sizeof *b);
+    if (!b)
+        return;
+    for (size_t i = 0; i < P.dyn_nbuckets; i++) {
+        for (struct dyn_site *d = P.dyn_buckets[i], *next; d; d = next) {
+            next = d->next;
+            d->next = b[d->hash & (n - 1)];
+            b[d->hash & (n - 1)] = d;
+        }
+    }
+    free(P.dyn_buckets);
+    P.dyn_buckets = b;
+    P.dyn_nbuckets = n;
+}
+
+/* A new site for (name, kind) in bucket hash's chain; NULL out of memory.
+ * P.lock held. */
+static struct dyn_site *add_dyn_site(const char *name, uint32_t kind, uint64_t hash) {
+    if (P.dyn_count >= P.dyn_nbuckets)
+        grow_dyn_sites();
+    if (!P.dyn_nbuckets)
+        return NULL;
+    size_t len = strlen(name);
+    struct dyn_site *d = calloc(1, sizeof *d + len + 1);
+    if (!d)
+        return NULL;
+    memcpy(d->name, name, len + 1);
+    d->site.name = d->name;
+    d->site.file = "";
+    d->site.func = "";
+    d->site.kind = kind;
+    d->hash = hash;
+    struct dyn_site **head = &P.dyn_buckets[hash & (P.dyn_nbuckets - 1)];
+    d->next = *head;
+    *head = d;
+    P.dyn_count++;
+    return d;
+}
+
 struct sps_site *sps_site_get(const char *name, enum sps_kind kind) {
     if (!name || !name[0] || !valid_kind((uint32_t)kind))
         return NULL;
+    uint64_t hash = name_hash(name, (uint32_t)kind); /* outside the lock */
     lock_process();
-    struct dyn_site *d = P.dyn_sites;
+    struct dyn_site *d = P.dyn_nbuckets ? P.dyn_buckets[hash & (P.dyn_nbuckets - 1)] : NULL;
     for (; d; d = d->next)
-        if (d->site.kind == (uint32_t)kind && strcmp(d->name, name) == 0)
+        if (d->hash == hash && d->site.kind == (uint32_t)kind && strcmp(d->name, name) == 0)
             break;
-    if (!d) {
-        size_t len = strlen(name);
-        d = calloc(1, sizeof *d + len + 1);
-        if (d) {
-            memcpy(d->name, name, len + 1);
-            d->site.name = d->name;
-            d->site.file = "";
-            d->site.func = "";
-            d->site.kind = (uint32_t)kind;
-            d->next = P.dyn_sites;
-            P.dyn_sites = d;
-        }
-    }
+    if (!d)
+        d = add_dyn_site(name, (uint32_t)kind, hash);
     unlock_process();
     return d ? &d->site : NULL;
 }
