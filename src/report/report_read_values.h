@@ -95,6 +95,15 @@ static inline int sps__jread_u64(struct sps_jscan *s, const char *key, uint64_t 
         *out = 0;
         return sps__jscan_skip(s);
     }
+    if (c == '-') { /* say which value, as for one too large */
+        long long neg;
+        int rc = sps__jscan_int(s, &neg);
+        if (rc)
+            return sps__jread_keyed(s, key, rc);
+        char what[96];
+        snprintf(what, sizeof what, "%lld is out of range: a count from 0 to %llu", neg, (unsigned long long)UINT64_MAX);
+        return sps__jread_fail(s, what, key);
+    }
     if (!(c >= '0' && c <= '9'))
         return sps__jread_fail(s, "a count or null", key);
     unsigned long long v;
