@@ -439,7 +439,8 @@ static void test_out_of_range_numbers(void) {
          "\"started_mono_ns\": 9223372036854775808 is out of range: a count from 0 to 4611686018427387904"},
         {"{", "started_mono_ns", "18446744073709551615", "\"started_mono_ns\": 18446744073709551615 is out of range"},
         {"{", "started_mono_ns", "18446744073709551616", "\"started_mono_ns\": 18446744073709551616 is out of range"},
-        {"{", "started_mono_ns", "-1", "\"started_mono_ns\": -1 is out of range: a count from 0 to 18446744073709551615"},
+        {"{", "started_mono_ns", "-1",
+         "\"started_mono_ns\": -1 is out of range: a count from 0 to 18446744073709551615"},
         {"{", "started_mono_ns", "1e300", "\"started_mono_ns\""},
         {"\"threads\"", "tid", "2147483648",
          "\"threads[].tid\": 2147483648 is out of range: an integer from -2147483648 to 2147483647"},
@@ -473,8 +474,8 @@ static void test_out_of_range_numbers(void) {
                       cases[i].key, cases[i].value, err);
             if (cases[i].says) {
                 /* compare's exit 1 is a slower verdict: a side it cannot read is 2 */
-                CHECK_MSG(rc == (c ? 2 : 1) && strstr(err, cases[i].says) && count_lines(err) == 1, "%s %s=%s: rc %d: %s",
-                          argvs[c][1], cases[i].key, cases[i].value, rc, err);
+                CHECK_MSG(rc == (c ? 2 : 1) && strstr(err, cases[i].says) && count_lines(err) == 1,
+                          "%s %s=%s: rc %d: %s", argvs[c][1], cases[i].key, cases[i].value, rc, err);
             } else {
                 /* compare reads both sides: its verdict on three steps is no matter here */
                 CHECK_MSG(c ? rc != 2 : rc == 0, "%s %s=%s: rc %d: %s", argvs[c][1], cases[i].key, cases[i].value, rc,

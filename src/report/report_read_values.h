@@ -101,7 +101,8 @@ static inline int sps__jread_u64(struct sps_jscan *s, const char *key, uint64_t 
         if (rc)
             return sps__jread_keyed(s, key, rc);
         char what[96];
-        snprintf(what, sizeof what, "%lld is out of range: a count from 0 to %llu", neg, (unsigned long long)UINT64_MAX);
+        snprintf(what, sizeof what, "%lld is out of range: a count from 0 to %llu", neg,
+                 (unsigned long long)UINT64_MAX);
         return sps__jread_fail(s, what, key);
     }
     if (!(c >= '0' && c <= '9'))
