@@ -719,6 +719,12 @@ static void test_units_and_ticks(void) {
     CHECK(lo <= 0.0031 && hi >= 0.0123 && n >= 4 && n <= 8);
     n = svg_nice_ticks(42, 42, 6, &lo, &hi, &step); /* one value still gets an axis */
     CHECK(lo < 42 && hi > 42 && n >= 2);
+    /* figures from a report.json as far apart as doubles go: the span
+     * overflowed to inf and the tick count was NaN cast to int (UBSan) */
+    n = svg_nice_ticks(-1.7e308, 1.7e308, 6, &lo, &hi, &step);
+    CHECK(isfinite(lo) && isfinite(hi) && isfinite(step) && step > 0 && n >= 2 && n <= 12);
+    n = svg_nice_ticks(1.7e308, 1.7e308, 6, &lo, &hi, &step);
+    CHECK(isfinite(lo) && isfinite(hi) && lo < hi && n >= 2 && n <= 12);
 }
 
 /* A page that stresses the tables' layout (html_layout_test.sh measures

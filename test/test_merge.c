@@ -50,6 +50,42 @@ static void test_offset_arithmetic(void) {
     /* drift over an hour: 3.6 s apart, 36 us apart in offset (10 ppm) */
     struct sps_align d = {.at0_ns = 1000000000, .off0_ns = -7000, .at1_ns = 3601000000000, .off1_ns = 29000};
     CHECK_EQ_I(sps__align_offset_at(&d, 1801000000000), 11000);
+    /* the widest merge.tsv allows (SPS_ALIGN_NS_MAX either way): the
+     * offsets' change (2^63) overflowed int64_t (UBSan) */
+    struct sps_align e = {.at0_ns = -SPS_ALIGN_NS_MAX, .off0_ns = -SPS_ALIGN_NS_MAX, .at1_ns = SPS_ALIGN_NS_MAX,
+                          .off1_ns = SPS_ALIGN_NS_MAX};
+    CHECK_EQ_I(sps__align_offset_at(&e, 0), 0);
+    CHECK_EQ_I(sps__align_offset_at(&e, SPS_ALIGN_NS_MAX / 2), SPS_ALIGN_NS_MAX / 2);
+    CHECK_EQ_U(sps__align_map(&e, SPS_ALIGN_NS_MAX / 2), (uint64_t)SPS_ALIGN_NS_MAX);
+}
+
+/* records/merge.tsv's numbers past what the clock arithmetic holds:
+ * refused with the line and the value, never applied. */
+static void test_merge_file_out_of_range(void) {
+    static const char *const lines[] = {
+        "record\tr.sps\tmeasured\t0\t0\t-4611686018427387905\t10\t0\t0\n",
+        "record\tr.sps\tmeasured\t0\t0\t0\t10\t9223372036854775807\t0\n",
+        "record\tr.sps\tmeasured\t0\t-9223372036854775808\t0\t10\t0\t0\n",
+        "record\tr.sps\tmeasured\t0\t0\t0\t10\t0\t9223372036854775807\n",
+        "record\tr.sps\tmeasured\t0\t0\t0\t10\t0\t-1\n",
+    };
+    static const char *const says[] = {
+        "'-4611686018427387905' is out of range", "'9223372036854775807' is out of range",
+        "'-9223372036854775808' is out of range", "'9223372036854775807' is out of range", "'-1' is out of range"};
+    const char *dir = tmpdir_new("merge-range");
+    char path[1200], text[512], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, SPS_MERGE_FILE);
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        snprintf(text, sizeof text, "stepscope-merge\t1\ninput\t/a\n%s", lines[i]);
+        write_file(path, text, strlen(text));
+        struct sps_run run;
+        memset(&run, 0, sizeof run);
+        err[0] = '\0';
+        CHECK_EQ_I(sps__merge_file_apply(&run, dir, err, sizeof err), SPS_EFORMAT);
+        CHECK_STR_HAS(err, says[i]);
+        CHECK_STR_HAS(err, "line 3");
+        sps__run_merge_free(&run.merge);
+    }
 }
 
 static struct sps_process_data proc(const char *host, int rank, int pid) {
@@ -565,6 +601,7 @@ int main(int argc, char **argv) {
         return check_failures ? 1 : 0;
     }
     test_offset_arithmetic();
+    test_merge_file_out_of_range();
     test_measured_and_realtime();
     test_process_align();
     test_unique_pids();

@@ -394,6 +394,97 @@ static void test_time_anchor(void) {
     CHECK_EQ_I(count_lines(err), 1);
 }
 
+/* A copy of the shared run (records too) whose report.json has the value
+ * of the first "KEY": after the first occurrence of `after` replaced by
+ * value; NULL on failure. */
+static const char *value_edited_copy(const char *after, const char *key, const char *value) {
+    static char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tmpdir_new("reportcmd-range"));
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "cp -r '%s'/. '%s'/", run_dir(), dir);
+    if (system(cmd) != 0)
+        return NULL;
+    char *json = whole(dir, "report.json"), quoted[128];
+    snprintf(quoted, sizeof quoted, "\"%s\": ", key);
+    char *from = json ? strstr(json, after) : NULL;
+    char *at = from ? strstr(from, quoted) : NULL;
+    if (!at) {
+        free(json);
+        return NULL;
+    }
+    at += strlen(quoted);
+    size_t old_len = strcspn(at, ",\n}]");
+    size_t head = (size_t)(at - json), tail = strlen(at + old_len);
+    char *out = malloc(head + strlen(value) + tail + 1);
+    snprintf(out, head + strlen(value) + tail + 1, "%.*s%s%s", (int)head, json, value, at + old_len);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    write_file(path, out, strlen(out));
+    free(json);
+    free(out);
+    return dir;
+}
+
+/* Numbers out of range anywhere in report.json: a count past what its
+ * users count in is refused with one line naming the key and the value
+ * (by stepscope report and by stepscope compare, which reads the rows
+ * alone); a time in seconds past 9e9 s is read as the run's start, as
+ * docs/report-format.md says.  Under -fsanitize=undefined a started_mono_ns
+ * of 2^63 overflowed trace.json's times (trace_gather.c rel_ns). */
+static void test_out_of_range_numbers(void) {
+    static const struct {
+        const char *after, *key, *value, *says; /* says: NULL where it is read (clamped) */
+    } cases[] = {
+        {"{", "started_mono_ns", "9223372036854775808",
+         "\"started_mono_ns\": 9223372036854775808 is out of range: a count from 0 to 4611686018427387904"},
+        {"{", "started_mono_ns", "18446744073709551615", "\"started_mono_ns\": 18446744073709551615 is out of range"},
+        {"{", "started_mono_ns", "18446744073709551616", "\"started_mono_ns\": 18446744073709551616 is out of range"},
+        {"{", "started_mono_ns", "-1",
+         "\"started_mono_ns\": -1 is out of range: a count from 0 to 18446744073709551615"},
+        {"{", "started_mono_ns", "1e300", "\"started_mono_ns\""},
+        {"\"threads\"", "tid", "2147483648",
+         "\"threads[].tid\": 2147483648 is out of range: an integer from -2147483648 to 2147483647"},
+        {"\"threads\"", "tid", "-9223372036854775809", "\"threads[].tid\": -9223372036854775809 is out of range"},
+        {"\"zones\"", "count", "18446744073709551616", "\"zones[].count\": 18446744073709551616 is out of range"},
+        {"\"zones\"", "count", "-1", "\"zones[].count\": -1 is out of range"},
+        {"\"steps\"", "count", "-1", "\"steps.count\": -1 is out of range"},
+        {"\"steps\"", "rows_kept", "1e300", "\"steps.rows_kept\""},
+        {"\"exit\"", "code", "4294967296", "\"exit.code\": 4294967296 is out of range"},
+        {"\"rows\"", "start_s", "1e300", NULL},
+        {"\"rows\"", "start_s", "-1e300", NULL},
+        {"\"rows\"", "duration_s", "1e300", NULL},
+        {"\"processes\"", "start_s", "1e300", NULL},
+        {"{", "started_unix_s", "-1e300", NULL},
+        {"{", "started_mono_ns", "4611686018427387904", NULL}, /* the latest start read */
+        /* a thread of no record: its record's zone tables were leaked (LeakSanitizer) */
+        {"\"threads\"", "tid", "-1", NULL},
+    };
+    char err[4096];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *dir = value_edited_copy(cases[i].after, cases[i].key, cases[i].value);
+        CHECK_MSG(dir != NULL, "no \"%s\" after %s in report.json", cases[i].key, cases[i].after);
+        if (!dir)
+            continue;
+        char *report[] = {STEPSCOPE, "report", (char *)dir, NULL};
+        char *compare[] = {STEPSCOPE, "compare", (char *)run_dir(), (char *)dir, NULL};
+        char *const *argvs[] = {report, compare};
+        for (int c = 0; c < 2; c++) {
+            int rc = exit_code_of(run_capture((char **)argvs[c], err, sizeof err));
+            CHECK_MSG(!strstr(err, "runtime error") && !strstr(err, "Sanitizer"), "%s %s=%s: %s", argvs[c][1],
+                      cases[i].key, cases[i].value, err);
+            if (cases[i].says) {
+                /* compare's exit 1 is a slower verdict: a side it cannot read is 2 */
+                CHECK_MSG(rc == (c ? 2 : 1) && strstr(err, cases[i].says) && count_lines(err) == 1,
+                          "%s %s=%s: rc %d: %s", argvs[c][1], cases[i].key, cases[i].value, rc, err);
+            } else {
+                /* compare reads both sides: its verdict on three steps is no matter here */
+                CHECK_MSG(c ? rc != 2 : rc == 0, "%s %s=%s: rc %d: %s", argvs[c][1], cases[i].key, cases[i].value, rc,
+                          err);
+            }
+        }
+    }
+}
+
 /* A run made with --trace-max-mb keeps that budget in report.json, and
  * stepscope report makes trace.json again with it (unless told another). */
 static void test_trace_budget_kept(void) {
@@ -440,6 +531,7 @@ int main(void) {
     RUN_TEST(test_summary_without_records);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_time_anchor);
+    RUN_TEST(test_out_of_range_numbers);
     RUN_TEST(test_trace_budget_kept);
     RUN_TEST(test_usage_errors);
     return check_report();

@@ -1242,7 +1242,8 @@ static void test_malformed_sections_fail(void) {
         {"{\"series\": {\"interval_ms\": 100, \"metrics\": [{\"metric\": \"no_such_metric\", \"t_s\": [0], "
          "\"mean\": [1], \"max\": [1]}]}}",
          "lists"},
-        {"{\"metrics\": {\"workload_cpu_percent\": {\"samples\": -3}}}", "a count or null expected"},
+        {"{\"metrics\": {\"workload_cpu_percent\": {\"samples\": -3}}}",
+         "\"samples\": -3 is out of range: a count from 0"},
         {"{\"sources\": [{\"name\": \"proc\", \"tried\": \"yes\"}]}", "true or false"},
         {"{\"analysis\": {\"bottleneck\": {\"verdict\": \"slow\"}}}", "a name stepscope writes"},
         {"{\"analysis\": {\"throughput\": {\"counters\": [], \"flops\": {\"counter\": \"flops\"}}}}",

@@ -18,7 +18,10 @@ int64_t sps__align_offset_at(const struct sps_align *a, uint64_t t) {
         return a->off0_ns;
     if ((int64_t)t >= a->at1_ns)
         return a->off1_ns;
-    __int128 num = (__int128)(a->off1_ns - a->off0_ns) * ((int64_t)t - a->at0_ns);
+    /* in __int128: the change and the time since at0 each pass int64_t
+     * at merge.tsv's widest (SPS_ALIGN_NS_MAX), their product stays
+     * under 2^127 */
+    __int128 num = ((__int128)a->off1_ns - a->off0_ns) * ((__int128)(int64_t)t - a->at0_ns);
     return a->off0_ns + div_round(num, (__int128)a->at1_ns - a->at0_ns);
 }
 

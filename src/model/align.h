@@ -25,6 +25,9 @@
 #include "model/run.h"
 
 #define SPS_MERGE_FILE "merge.tsv" /* in a merged run's records/ */
+/* The widest time or offset, in ns, records/merge.tsv may hold (146 years
+ * either way): the clock arithmetic's products then fit in __int128. */
+#define SPS_ALIGN_NS_MAX ((int64_t)1 << 62)
 /* The default --max-clock-error: see docs/distributed.md ("Several
  * nodes: merge") for why 1 ms. */
 #define SPS_MERGE_DEFAULT_TOLERANCE_NS 1000000u

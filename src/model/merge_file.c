@@ -108,8 +108,12 @@ static int apply_record(struct parse *ps, struct sps_run *run, char **f, int n) 
     for (int k = 0; k < 6; k++)
         if (to_i64(f[3 + k], &v[k]) != 0)
             return bad(ps, "'%s' is not an integer", f[3 + k]);
-    if (v[0] < -1 || v[0] > INT32_MAX || v[5] < 0)
-        return bad(ps, "source rank or error out of range");
+    if (v[0] < -1 || v[0] > INT32_MAX)
+        return bad(ps, "source rank '%s' is out of range (-1 to %d)", f[3], INT32_MAX);
+    for (int k = 1; k < 6; k++) /* times and offsets either way, the error from 0 */
+        if (v[k] > SPS_ALIGN_NS_MAX || v[k] < (k == 5 ? 0 : -SPS_ALIGN_NS_MAX))
+            return bad(ps, "'%s' is out of range (%s%" PRId64 " to %" PRId64 " ns)", f[3 + k], k == 5 ? "" : "-",
+                       k == 5 ? (int64_t)0 : SPS_ALIGN_NS_MAX, SPS_ALIGN_NS_MAX);
     a.source_rank = (int)v[0];
     a.at0_ns = v[1];
     a.off0_ns = v[2];

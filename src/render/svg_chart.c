@@ -1,6 +1,7 @@
 /* svg_chart.c - inline SVG charts for report.html (see svg_chart.h). */
 #include "render/svg_chart.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -58,6 +59,11 @@ int svg_nice_ticks(double lo, double hi, int target, double *first, double *last
         lo = hi;
         hi = t;
     }
+    /* figures read from a file may span more than a double holds
+     * (-1.7e308 to 1.7e308): hi - lo would be infinite and the tick count
+     * NaN, outside an int */
+    lo = fmin(fmax(lo, -DBL_MAX / 4), DBL_MAX / 4);
+    hi = fmin(fmax(hi, -DBL_MAX / 4), DBL_MAX / 4);
     if (hi - lo < 1e-12 * (fabs(hi) + 1e-300) || hi == lo) {
         /* one value: a range around it that still reads as a number */
         double pad = lo == 0 ? 1 : fabs(lo) * 0.1;
@@ -73,7 +79,8 @@ int svg_nice_ticks(double lo, double hi, int target, double *first, double *last
     *first = floor(lo / d) * d;
     *last = ceil(hi / d) * d;
     *step = d;
-    return (int)floor((*last - *first) / d + 0.5) + 1;
+    double ticks = floor((*last - *first) / d + 0.5) + 1;
+    return ticks >= 2 && ticks <= 1000 ? (int)ticks : 2; /* nice_number keeps it near target */
 }
 
 /* Decimals enough to tell ticks step apart (0 for whole steps). */

@@ -158,7 +158,7 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         return rc;
     }
     if (KEY("started_mono_ns")) {
-        int rc = sps__jread_u64(s, "started_mono_ns", &rep->run.start_ns);
+        int rc = sps__jread_u64_upto(s, "started_mono_ns", SPS_REPORT_MONO_NS_MAX, &rep->run.start_ns);
         info->start_mono_ns = rep->run.start_ns;
         return rc;
     }
@@ -419,8 +419,7 @@ static int attach_process(struct sps_run *run, struct sps_process_data *p, struc
     free(p->summary_of);
     p->names = rec->names;
     p->nnames = rec->nnames;
-    rec->names = NULL;
-    rec->nnames = 0;
+    rec->names = NULL; /* rec->nnames stays: its threads' aggs not taken below are freed by it */
     p->summary_of = malloc((p->nnames ? p->nnames : 1) * sizeof *p->summary_of);
     if (!p->summary_of)
         return SPS_ENOMEM;

@@ -14,12 +14,12 @@
 #include "stepscope.h"
 
 static uint64_t mono_of(const struct sps_report *rep, double s) {
-    return isfinite(s) ? rep->run.start_ns + (uint64_t)llround(s * 1e9) : 0;
+    return isfinite(s) && fabs(s) < 9e9 ? rep->run.start_ns + (uint64_t)llround(s * 1e9) : 0;
 }
 
 /* The file gives whole ns: seconds back to them exactly. */
 static double ns_of(double s) {
-    return isfinite(s) ? (double)llround(s * 1e9) : 0;
+    return isfinite(s) && fabs(s) < 9e9 ? (double)llround(s * 1e9) : 0; /* llround's range: 292 years */
 }
 
 static int read_cost(struct sps_jscan *s, struct sps_torch_capture *c) {

@@ -18,6 +18,11 @@
 #include "report/jscan.h"
 #include "stepscope.h"
 
+/* The latest CLOCK_MONOTONIC reading a report.json may hold as the run's
+ * start (146 years of uptime): the renderers count in int64_t from it, and
+ * a start near 2^64 overflowed them (trace.json's times). */
+#define SPS_REPORT_MONO_NS_MAX ((uint64_t)1 << 62)
+
 /* Fail naming what was expected where (the scanner's first error stays). */
 static inline int sps__jread_fail(struct sps_jscan *s, const char *what, const char *key) {
     if (!s->err[0]) {
@@ -26,6 +31,17 @@ static inline int sps__jread_fail(struct sps_jscan *s, const char *what, const c
         s->err_col = (unsigned long)(s->consumed + s->pos - s->line_start + 1);
     }
     return SPS_EFORMAT;
+}
+
+/* Name key in the scanner's own failure ("1e999 is out of range" says
+ * which value, not where it sat). */
+static inline int sps__jread_keyed(struct sps_jscan *s, const char *key, int rc) {
+    char was[sizeof s->err];
+    if (rc == SPS_EFORMAT && key && s->err[0] && s->err[0] != '"') {
+        snprintf(was, sizeof was, "%s", s->err);
+        snprintf(s->err, sizeof s->err, "\"%s\": %.*s", key, (int)(sizeof s->err - strlen(key) - 5), was);
+    }
+    return rc;
 }
 
 /* Whether the next value is null (then consumed). */
@@ -43,7 +59,7 @@ static inline int sps__jread_number(struct sps_jscan *s, const char *key, double
     }
     if (c != '-' && !(c >= '0' && c <= '9'))
         return sps__jread_fail(s, "a number or null", key);
-    return sps__jscan_number(s, out);
+    return sps__jread_keyed(s, key, sps__jscan_number(s, out));
 }
 
 /* An integer that fits in [lo, hi], read exactly (not through a double);
@@ -60,9 +76,13 @@ static inline int sps__jread_int(struct sps_jscan *s, const char *key, int64_t l
     long long v;
     int rc = sps__jscan_int(s, &v);
     if (rc)
-        return rc;
-    if (v < lo || v > hi)
-        return sps__jread_fail(s, "an integer in range", key);
+        return sps__jread_keyed(s, key, rc);
+    if (v < lo || v > hi) {
+        char what[96];
+        snprintf(what, sizeof what, "%lld is out of range: an integer from %lld to %lld", v, (long long)lo,
+                 (long long)hi);
+        return sps__jread_fail(s, what, key);
+    }
     *out = (int64_t)v;
     return 0;
 }
@@ -75,12 +95,36 @@ static inline int sps__jread_u64(struct sps_jscan *s, const char *key, uint64_t 
         *out = 0;
         return sps__jscan_skip(s);
     }
+    if (c == '-') { /* say which value, as for one too large */
+        long long neg;
+        int rc = sps__jscan_int(s, &neg);
+        if (rc)
+            return sps__jread_keyed(s, key, rc);
+        char what[96];
+        snprintf(what, sizeof what, "%lld is out of range: a count from 0 to %llu", neg,
+                 (unsigned long long)UINT64_MAX);
+        return sps__jread_fail(s, what, key);
+    }
     if (!(c >= '0' && c <= '9'))
         return sps__jread_fail(s, "a count or null", key);
     unsigned long long v;
     int rc = sps__jscan_uint(s, &v);
     if (!rc)
         *out = v;
+    return sps__jread_keyed(s, key, rc);
+}
+
+/* A count of 0 to max, exactly; null reads as 0.  For a count the
+ * readers' users turn into a signed figure (a time in nanoseconds). */
+static inline int sps__jread_u64_upto(struct sps_jscan *s, const char *key, uint64_t max, uint64_t *out) {
+    int rc = sps__jread_u64(s, key, out);
+    if (!rc && *out > max) {
+        char what[96];
+        snprintf(what, sizeof what, "%llu is out of range: a count from 0 to %llu", (unsigned long long)*out,
+                 (unsigned long long)max);
+        *out = 0;
+        return sps__jread_fail(s, what, key);
+    }
     return rc;
 }
 
