@@ -293,6 +293,10 @@ static uint64_t arena_alloc(uint64_t size, uint64_t align) {
     return off;
 }
 
+/* A record is named <pid>-<seq>.sps with seq below this: an image that
+ * finds them all taken (its pid exec'd that often) records in memory. */
+#define SPS_RECORDS_PER_PID 1000
+
 static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
     char dir[512];
     if (snprintf(dir, sizeof dir, "%s/records", run_dir) >= (int)sizeof dir) {
@@ -303,7 +307,8 @@ static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
         set_reason("cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
-    for (int seq = 0; seq < 1000; seq++) {
+    int seq;
+    for (seq = 0; seq < SPS_RECORDS_PER_PID; seq++) {
         if (snprintf(P.path, sizeof P.path, "%s/%d-%d.sps", dir, (int)getpid(), seq) >= (int)sizeof P.path) {
             set_reason("run directory path too long: %s", run_dir);
             break;
@@ -343,6 +348,8 @@ static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
         P.fd_ino = st.st_ino;
         return 0;
     }
+    if (seq == SPS_RECORDS_PER_PID) /* every name taken: a process that exec'd itself that often */
+        set_reason("%d record files of pid %d already in %s", SPS_RECORDS_PER_PID, (int)getpid(), dir);
     P.path[0] = '\0';
     return -1;
 }

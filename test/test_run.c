@@ -4,6 +4,7 @@
  * status, several processes are joined, and a workload killed with SIGKILL
  * in the middle of a step still leaves every completed zone in report.json.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "model/run.h"
+#include "stepscope.h"
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
@@ -460,6 +463,59 @@ static void test_record_fallback_to_memory(void) {
     CHECK_STR_HAS(err, "recording in memory");
 }
 
+/* A pid whose 1000 record names are all taken (a process that exec'd
+ * itself that often): the image records in memory and says why, naming
+ * the pid and the folder, in one line.  The child takes the names itself,
+ * so that its own first zone finds none left. */
+static void test_record_names_exhausted(void) {
+    char dir[700], records[800], errpath[800], expect[2048];
+    snprintf(dir, sizeof dir, "%s/exhausted", out);
+    mkdir(dir, 0777);
+    snprintf(records, sizeof records, "%s/records", dir);
+    mkdir(records, 0777);
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+    pid_t child = fork();
+    if (child == 0) {
+        char path[900];
+        for (int seq = 0; seq < 1000; seq++) {
+            snprintf(path, sizeof path, "%s/%d-%d.sps", records, (int)getpid(), seq);
+            write_file(path, "", 0);
+        }
+        setenv("STEPSCOPE_RUN_DIR", dir, 1);
+        int saved = dup(2), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        for (int i = 0; i < 3; i++)
+            sps_zone_end(sps_zone_begin(sps_site_get("after_exhaustion", SPS_KIND_ZONE)));
+        fflush(stderr);
+        dup2(saved, 2);
+        struct sps_status st;
+        CHECK_EQ_I(sps_status(&st), 0);
+        CHECK_EQ_I(st.mode, SPS_MODE_MEMORY);
+        snprintf(expect, sizeof expect, "1000 record files of pid %d already in %s; recording in memory",
+                 (int)getpid(), records);
+        CHECK_MSG(!strcmp(st.reason, expect), "reason \"%s\"", st.reason);
+        struct sps_run run;
+        run_of_this_process(&run);
+        long i = sps__run_find(&run, "after_exhaustion", SPS_KIND_ZONE);
+        CHECK(i >= 0);
+        if (i >= 0)
+            CHECK_EQ_U(run.names[i].agg.count, 3);
+        sps__run_free(&run);
+        _exit(check_failures ? 1 : 0);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    CHECK_EQ_I(exit_code_of(status), 0);
+    char err[2048];
+    read_file(errpath, err, sizeof err);
+    snprintf(expect, sizeof expect, "stepscope: 1000 record files of pid %d already in %s; recording in memory\n",
+             (int)child, records);
+    CHECK_MSG(!strcmp(err, expect), "stderr \"%s\"", err);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%d-", (int)child);
+    CHECK_EQ_I(files_named(records, prefix), 1000); /* no 1001st file */
+}
+
 int main(void) {
     snprintf(out, sizeof out, "%s/out", tmpdir_new("run"));
     RUN_TEST(test_exit_code_passthrough);
@@ -482,5 +538,6 @@ int main(void) {
     RUN_TEST(test_standalone_ownership);
     RUN_TEST(test_unwritable_output);
     RUN_TEST(test_record_fallback_to_memory);
+    RUN_TEST(test_record_names_exhausted);
     return check_report();
 }
