@@ -361,6 +361,40 @@ static void test_utf8_names(void) {
     json_decref(r);
 }
 
+/* The record keeps a cut name's bytes as copy_trunc cuts them
+ * (record-format.md, conventions): a character that does not fit is
+ * dropped whole, found at most 3 bytes back; bytes that are not UTF-8
+ * keep the full 119. */
+static void test_name_cut_in_record(void) {
+    char emoji[200], kept_emoji[200], junk[200], kept_junk[200], stray[200], kept_stray[200];
+    memset(emoji, 'a', 117);
+    memcpy(emoji + 117, "\xf0\x9f\x98\x80", 5); /* U+1F600 over bytes 117-120 */
+    memcpy(kept_emoji, emoji, 117);
+    kept_emoji[117] = '\0';
+    memset(junk, 0x80, 139); /* continuation bytes only: no lead byte to find */
+    junk[139] = '\0';
+    memcpy(kept_junk, junk, 119);
+    kept_junk[119] = '\0';
+    memset(stray, 'b', 115); /* a lead byte 4 back from the cut: too far, kept */
+    stray[115] = (char)0xf0;
+    memset(stray + 116, 0x80, 10);
+    stray[126] = '\0';
+    memcpy(kept_stray, stray, 119);
+    kept_stray[119] = '\0';
+    const char *in[] = {emoji, junk, stray}, *want[] = {kept_emoji, kept_junk, kept_stray};
+    for (int k = 0; k < 3; k++)
+        sps_zone_end(sps_zone_begin(sps_site_get(in[k], SPS_KIND_ZONE)));
+    struct sps_run run;
+    run_of_this_process(&run);
+    for (int k = 0; k < 3; k++) {
+        long i = sps__run_find(&run, want[k], SPS_KIND_ZONE);
+        CHECK_MSG(i >= 0, "name %d kept as %zu bytes", k, strlen(want[k]));
+        if (i >= 0)
+            CHECK_EQ_U(strlen(run.names[i].name), strlen(want[k]));
+    }
+    sps__run_free(&run);
+}
+
 static void test_status(void) {
     struct sps_status s;
     CHECK_EQ_I(sps_status(NULL), SPS_EINVAL);
@@ -397,6 +431,7 @@ int main(void) {
     RUN_TEST(test_compile_time_disable);
     RUN_TEST(test_phase_durations_on_the_real_clock);
     RUN_TEST(test_utf8_names);
+    RUN_TEST(test_name_cut_in_record);
     RUN_TEST(test_status);
     RUN_TEST(test_thread_name);
     return check_report();
