@@ -552,8 +552,9 @@ static void test_formula_names(void) {
         return;
     snprintf(path, sizeof path, "%s/steps.csv", dir);
     const char *got = slurp(path);
-    const char *want = "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps,\"zone:fwd,\"\"x\"\":self_s\","
-                       "zone:@SUM(A1):self_s,zone:late:self_s,value:loss:last,counter:samples:sum\n"
+    const char *want = "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps,"
+                       "\"zone:fwd,\"\"x\"\":self_s\",zone:@SUM(A1):self_s,zone:late:self_s,"
+                       "value:loss:last,counter:samples:sum\n"
                        "100,3,101,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",0,0.05,0.1,1,2,0.06,0.01,,-1.5,64\n"
                        "100,3,101,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",1,0.15,0.1,0,0,,0.02,,,64\n"
                        "200,,201,\"'-2+3\",0,0.5,0.02,0,0,,,0.001,0.25,\n";
