@@ -535,6 +535,52 @@ static void test_no_series(void) {
     CHECK(got && !strcmp(got, "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps\n"));
 }
 
+/* A name that a spreadsheet would run as a formula (=, +, -, @, tab, CR
+ * first) is written '-prefixed and quoted (OWASP), while a negative
+ * number stays a number: pandas still reads the numeric columns as
+ * numbers, and a CSV reader gets the name back behind one '. */
+static void test_formula_names(void) {
+    const char *dir = tmpdir_new("csvformula");
+    char path[1200];
+    struct fixture f;
+    fixture_build(&f, 0);
+    snprintf(f.names[0].name, sizeof f.names[0].name, "=HYPERLINK(\"http://evil\",\"x\")");
+    snprintf(f.names[1].name, sizeof f.names[1].name, "-2+3");
+    snprintf(f.names[3].name, sizeof f.names[3].name, "@SUM(A1)");
+    f.cells[0][5] = -1.5;
+    if (export_model(&f.rep, dir) != 0)
+        return;
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    const char *got = slurp(path);
+    const char *want = "pid,rank,tid,step_name,step_index,start_s,duration_s,warmup,microsteps,"
+                       "\"zone:fwd,\"\"x\"\":self_s\",zone:@SUM(A1):self_s,zone:late:self_s,"
+                       "value:loss:last,counter:samples:sum\n"
+                       "100,3,101,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",0,0.05,0.1,1,2,0.06,0.01,,-1.5,64\n"
+                       "100,3,101,\"'=HYPERLINK(\"\"http://evil\"\",\"\"x\"\")\",1,0.15,0.1,0,0,,0.02,,,64\n"
+                       "200,,201,\"'-2+3\",0,0.5,0.02,0,0,,,0.001,0.25,\n";
+    CHECK_MSG(got && !strcmp(got, want), "steps.csv is\n%s\nnot\n%s", got ? got : "(missing)", want);
+    static const char leads[] = {'+', '\t', '\r'};
+    for (size_t i = 0; i < sizeof leads; i++) {
+        snprintf(f.names[1].name, sizeof f.names[1].name, "%cx", leads[i]);
+        if (export_model(&f.rep, dir) != 0)
+            return;
+        char row[64];
+        snprintf(row, sizeof row, "\n200,,201,\"'%cx\",0,", leads[i]);
+        got = slurp(path);
+        CHECK_MSG(got && strstr(got, row), "a name led by 0x%02x is '-prefixed and quoted:\n%s", leads[i],
+                  got ? got : "(missing)");
+    }
+    json_t *parsed = python_parse(dir);
+    if (!parsed)
+        return;
+    json_t *steps = json_object_get(parsed, "steps");
+    check_rectangular(steps, "steps.csv");
+    CHECK(cell(steps, 1, 3) && !strcmp(cell(steps, 1, 3), "'=HYPERLINK(\"http://evil\",\"x\")"));
+    CHECK(cell(steps, 1, 12) && !strcmp(cell(steps, 1, 12), "-1.5"));
+    check_dtypes(json_object_get(parsed, "dtypes"), "steps.csv");
+    json_decref(parsed);
+}
+
 /* A value and a count recorded just after each step has ended (the shape
  * of `opt.step(); record("loss", ...)`) belong to that step: in
  * report.json's rows, in steps.csv and in the throughput. */
@@ -591,6 +637,7 @@ int main(void) {
     }
     RUN_TEST(test_fixture_exact);
     RUN_TEST(test_no_series);
+    RUN_TEST(test_formula_names);
     RUN_TEST(test_real_run);
     RUN_TEST(test_values_after_the_step);
     return check_report();

@@ -332,6 +332,13 @@ th { background: #f0f0f0; }
 """
 
 
+def _csv_text(name):
+    """A name that a spreadsheet would run as a formula (=, +, -, @, tab or
+    CR first: OWASP's CSV-injection list) with a ' in front, as steps.csv
+    writes it; the csv module quotes what else needs quoting."""
+    return "'" + name if name[:1] in ("=", "+", "-", "@", "\t", "\r") else name
+
+
 def _cell(x):
     if x is None:
         return "-"
@@ -377,11 +384,13 @@ class Reporter:
     def save_csv(self, path):
         """One row per timed section, metric, counter, memory and
         throughput figure: section,name,unit, then the stats (empty where a
-        column does not apply or nothing was measured)."""
+        column does not apply or nothing was measured).  A name that would
+        start a spreadsheet formula gets a leading ' (numbers never do)."""
         with open(path, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=_CSV_FIELDS, restval="")
             w.writeheader()
             for row in self._rows():
+                row["name"] = _csv_text(row["name"])
                 w.writerow({k: ("" if v is None else v) for k, v in row.items()})
 
     def save_html(self, path):

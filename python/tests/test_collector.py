@@ -244,6 +244,25 @@ def test_save_json_reads_back(tmp_path):
     assert d["timing"]["<b>fwd</b>"]["mean"] == pytest.approx(2.0)
 
 
+def test_save_csv_neutralises_formula_names(tmp_path):
+    # a name a spreadsheet would run as a formula gets a leading ' (OWASP),
+    # while a negative number stays a number for pandas
+    c = collector_with_clock(*[0.001 * i for i in range(20)])
+    with c.measure_time('=HYPERLINK("http://evil","x")'):
+        pass
+    for lead in "+-@\t\r":
+        c.record(lead + "x", -1.5)
+    stepscope.Reporter(c).save_csv(tmp_path / "metrics.csv")
+    with open(tmp_path / "metrics.csv", newline="") as f:
+        names = [r["name"] for r in csv.DictReader(f)]
+    assert "'=HYPERLINK(\"http://evil\",\"x\")" in names
+    for lead in "+-@\t\r":
+        assert "'" + lead + "x" in names
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.read_csv(tmp_path / "metrics.csv")
+    assert str(frame["mean"].dtype).startswith("float")
+    assert frame.loc[frame["name"] == "'-x", "mean"].iloc[0] == -1.5
+
 def test_save_csv_reads_back(tmp_path):
     stepscope.Reporter(filled_collector()).save_csv(tmp_path / "metrics.csv")
     with open(tmp_path / "metrics.csv", newline="") as f:

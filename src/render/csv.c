@@ -8,7 +8,8 @@
  *
  * Both files are RFC 4180: one header row, comma-separated, a field
  * quoted when it holds a comma, a quote or a line break (quotes inside
- * doubled), "\n" line ends.  Numbers are written as
+ * doubled), "\n" line ends; a name that would start a spreadsheet formula
+ * gets a leading ' (csv_text).  Numbers are written as
  * report.json writes them (integers exactly).  A cell with nothing to say
  * is empty, never 0.
  *
@@ -30,13 +31,25 @@
 
 /* ------------------------------------------------------------ CSV cells */
 
-/* One field, quoted only when RFC 4180 requires it. */
+/* A text cell that a spreadsheet would take for a formula (OWASP's "CSV
+ * injection" list: =, +, -, @, tab, carriage return first): a step named
+ * =HYPERLINK(...) must not become a live link in whoever opens the file. */
+static int formula_lead(const char *s) {
+    return *s && strchr("=+-@\t\r", *s) != NULL;
+}
+
+/* One text field (a name, never a number), quoted only when RFC 4180
+ * requires it, or prefixed with ' and quoted when it would start a
+ * formula, as OWASP recommends. */
 static void csv_text(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
+    int formula = formula_lead(s);
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    if (formula)
+        fputc('\'', out);
     for (const char *p = s; *p; p++) {
         if (*p == '"')
             fputc('"', out);
