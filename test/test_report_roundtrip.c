@@ -34,7 +34,7 @@
 
 /* Top-level keys whose text must survive the round trip byte for byte.
  * (the machine half and the analysis included). */
-static const char *const sections[] = {"schema",   "stepscope_version", "command",  "written_by",
+static const char *const sections[] = {"schema",   "stepscope_version", "command",  "written_by", "rebuilt_from_records",
                                        "started_unix_s", "started_mono_ns", "trace_max_bytes", "exit",  "timing",
                                        "memory",   "recording", "zones",    "steps", "steps_recorded_by", "auto",
                                        "values",   "cuda",      "counters", "processes",

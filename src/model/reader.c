@@ -178,6 +178,7 @@ static void copy_clock_sync(const struct sps_rec_header *h, struct sps_process_d
 static int copy_header(struct reader *r, struct sps_process_data *p) {
     const struct sps_rec_header *h = r->h;
     p->pid = h->pid;
+    p->header_crc = h->header_crc;
     p->ppid = h->ppid;
     p->rank = h->rank;
     p->local_rank = h->local_rank;

@@ -92,6 +92,9 @@ struct sps_align {
 
 struct sps_process_data {
     char *path;
+    uint32_t header_crc; /* the record header's CRC (record_format.h): with the file name, which
+                          * process's record this is, told apart from another run's record of the
+                          * same name; 0: unknown (a report.json that predates it) */
     int pid, ppid, rank, local_rank, world_size;
     char hostname[64];
     int argc;

@@ -34,6 +34,10 @@ struct sps_run_info {
     int64_t start_realtime_ns;
     uint64_t start_mono_ns; /* when the run began, CLOCK_MONOTONIC; 0: unknown */
     const char *standalone_reason; /* non-NULL: written by the library itself */
+    /* non-NULL: `stepscope report` rebuilt the report from the records
+     * alone, and why (report.json was missing, or another run's): what
+     * only the watcher knew is absent (sps__report_missing lists it) */
+    const char *rebuilt_reason;
     /* the machine metrics; NULL when no sampler ran (then absent_reason
      * says why, e.g. "no sampler ran in this process") */
     const struct sps__sampler_result *sampler;

@@ -24,6 +24,18 @@ void sps__platform_thread_name(char *buf, size_t cap);
  * cannot (the caller then counts only what its children reap). */
 int sps__platform_become_subreaper(void);
 
+/* In a fork child, before exec: have the OS send sig to the calling
+ * process when the thread that forked it dies (Linux's parent-death
+ * signal: the thread, not the process, so fork from a thread that lives
+ * as long as the child should be watched; it survives exec, except of a
+ * set-user-ID program, and only this process gets it, not its own
+ * children).  parent_pid is the forking process's pid, read before the
+ * fork: a parent that died before the request took effect is caught by
+ * comparing it with getppid().  Returns 0, 1 when the parent is already
+ * gone (the caller should not go on), or -1 where the OS has no such
+ * signal. */
+int sps__platform_die_with_parent(int parent_pid, int sig);
+
 /* A process named so that a recycled pid does not match it: its pid and
  * its start time (in the OS's own units; 0 when unknown). */
 struct sps_process_id {

@@ -148,6 +148,23 @@ static void write_cost_facts(FILE *out, const struct sps_run_info *info) {
                    "the process tree, shared pages counted once", 0);
 }
 
+/* A report `stepscope report` rebuilt from the records alone says so
+ * first: why, and what it lacks. */
+static void write_rebuilt_note(FILE *out, const struct sps_run_info *info) {
+    const char *parts[16];
+    size_t n = sps__report_missing(info, parts, sizeof parts / sizeof parts[0]);
+    if (!info->rebuilt_reason)
+        return;
+    fputs("<p class=\"note rebuilt\"><strong>Rebuilt from the records alone</strong> by stepscope report (", out);
+    svg_write_escaped(out, info->rebuilt_reason);
+    fputs("). Not known without the report.json stepscope run writes: ", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? "; " : "", out);
+        svg_write_escaped(out, parts[i]);
+    }
+    fputs(".</p>\n", out);
+}
+
 static void write_header(FILE *out, const struct sps_report *rep) {
     const struct sps_run *run = &rep->run;
     const struct sps_run_info *info = &rep->info;
@@ -203,7 +220,9 @@ static void write_header(FILE *out, const struct sps_report *rep) {
         if (gmtime_r(&t, &tm) && strftime(value, sizeof value, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
             write_fact(out, "Started", value, NULL, 0);
     }
-    fputs("</dl>\n</header>\n", out);
+    fputs("</dl>\n", out);
+    write_rebuilt_note(out, info);
+    fputs("</header>\n", out);
 }
 
 static void write_cell_duration(FILE *out, double seconds) {

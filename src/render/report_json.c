@@ -234,6 +234,10 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_string(w, NULL, p->argv[i]);
         sps__jw_end(w, ']');
         sps__jw_string(w, "record", p->path);
+        if (p->header_crc) /* what tells this record from another run's of the same name */
+            sps__jw_uint(w, "record_header_crc", p->header_crc);
+        else
+            sps__jw_null(w, "record_header_crc");
         /* the library marks a record closed in its exit handler; anything
          * else (a signal, _exit, a crash) leaves it live */
         sps__jw_string(w, "ended", p->closed ? "exit" : "without exit (killed, crashed or still running)");
@@ -361,6 +365,24 @@ static void write_tree_memory(struct sps_jw *w, const struct sps__sampler_result
     sps__jw_string(w, "workload_pss_unavailable_reason", why);
 }
 
+/* Whether `stepscope report` rebuilt this report from the records alone,
+ * why, and what it therefore lacks; null in every other report. */
+static void write_rebuilt(struct sps_jw *w, const struct sps_run_info *info) {
+    if (!info->rebuilt_reason) {
+        sps__jw_null(w, "rebuilt_from_records");
+        return;
+    }
+    sps__jw_object(w, "rebuilt_from_records");
+    sps__jw_string(w, "reason", info->rebuilt_reason);
+    sps__jw_array(w, "missing");
+    const char *parts[16];
+    size_t n = sps__report_missing(info, parts, sizeof parts / sizeof parts[0]);
+    for (size_t i = 0; i < n; i++)
+        sps__jw_string(w, NULL, parts[i]);
+    sps__jw_end(w, ']');
+    sps__jw_end(w, '}');
+}
+
 void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     const struct sps_run *run = &rep->run;
     const struct sps_run_info *info = &rep->info;
@@ -372,6 +394,7 @@ void sps__report_json_print(FILE *f, const struct sps_report *rep) {
     write_command(&w, run, info);
     if (info->standalone_reason)
         sps__jw_string(&w, "written_by", info->standalone_reason);
+    write_rebuilt(&w, info);
     sps__jw_number(&w, "started_unix_s", (double)info->start_realtime_ns / 1e9);
     /* the anchor between the two clocks: events and series are on the
      * monotonic clock, relative to this */

@@ -24,7 +24,10 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     const struct sps_run_info *info = &rep->info;
     char a[32], b[32], c[32], d[32];
     (void)width;
-    fprintf(f, "\nstepscope: ");
+    /* a report rebuilt from the records knows none of these: its own line
+     * below says so */
+    int known = info->have_exit || info->have_times || info->have_rss;
+    fprintf(f, known || !info->rebuilt_reason ? "\nstepscope: " : "\n");
     const char *sep = ""; /* two spaces between the parts, none before the first (a standalone run has no exit) */
     if (info->have_exit) {
         if (info->exit_signal)
@@ -41,7 +44,16 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     }
     if (info->have_rss)
         fprintf(f, "%speak RSS %s", sep, sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
-    fputc('\n', f);
+    if (known || !info->rebuilt_reason)
+        fputc('\n', f);
+    if (info->rebuilt_reason) {
+        const char *parts[16];
+        size_t n = sps__report_missing(info, parts, sizeof parts / sizeof parts[0]);
+        fprintf(f, "stepscope: rebuilt from the records alone (%s); not known: ", info->rebuilt_reason);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s%s", i ? "; " : "", parts[i]);
+        fputc('\n', f);
+    }
     sps__summary_metrics(f, info);
     char mode[SPS_REC_AUTO_REASON_LEN + 128];
     if (sps__auto_sentence(rep, mode, sizeof mode))

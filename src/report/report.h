@@ -46,13 +46,19 @@ struct sps_report {
                                    * read from report.json's "ranks" (or, in one without them, built
                                    * from the rows it holds) */
     char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
+    char stale_reason[512];       /* set by sps__report_load_dir: why DIR/report.json is not about the
+                                   * records DIR/records holds ("" when it is) */
     int no_time_anchor;           /* read from a report.json with no monotonic anchor (started_mono_ns,
                                    * series.origin_mono_ns): its times count from 0 */
     /* storage the report owns */
     char **argv_owned;
-    char *strings_owned[6];
+    char *strings_owned[7]; /* info's strings; [SPS_REPORT_REBUILT_REASON_SLOT]: rebuilt_reason */
     struct sps__sampler_result *machine_owned;
 };
+
+/* rep->strings_owned slot of info.rebuilt_reason, for the builder and the
+ * reader alike (0-3 are the builder's others, 4-5 the reader's) */
+#define SPS_REPORT_REBUILT_REASON_SLOT 6
 
 /*
  * Build the model from a built Run (moved in: *run is emptied and the
@@ -88,6 +94,39 @@ int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, siz
 /* records_note for the records run skipped (how many, the first's
  * error); nothing when it skipped none. */
 void sps__report_note_skipped(struct sps_report *rep, const struct sps_run *run);
+
+/*
+ * Rebuild the model of run directory DIR from DIR/records alone, for when
+ * DIR/report.json is missing or stale (why says which, in a few words; it
+ * is copied into info.rebuilt_reason).  What only stepscope run knew (the
+ * exit status, times, peak RSS, the sampler's series, the options it was
+ * given) is absent and sps__report_missing names it; times count from the
+ * first record's start.  Records are read, never trimmed or changed (a
+ * process may still be writing one).  Damaged records are skipped and
+ * named (run.skipped, records_note).  Errors: SPS_EIO naming DIR/records
+ * when it cannot be read or holds no readable record, SPS_ENOMEM.  On
+ * failure *rep holds nothing to free.
+ */
+int sps__report_rebuild_dir(struct sps_report *rep, const char *dir, const char *why, char *err, size_t errlen);
+
+/*
+ * Whether report.json (read into reported) is about other records than
+ * the ones DIR/records holds (read into recs): 1 with why set when it is
+ * stale, i.e. when records/ holds a record file of a name report.json
+ * lists but with another header CRC (another process's record under a
+ * recycled pid), or when report.json lists records, records/ holds some,
+ * and none of them is one it lists.  Record files report.json does not
+ * list (a process that started after it was written) do not make it
+ * stale: it keeps the exit status and the machine series a rebuild would
+ * lose.  Modification times are not used (a record is written through a
+ * mapping, whose mtime the kernel updates late, and a copy resets them).
+ */
+int sps__report_records_stale(const struct sps_run *reported, const struct sps_run *recs, char *why,
+                              size_t whylen);
+
+/* What a rebuilt report (info.rebuilt_reason set) lacks, as up to cap
+ * phrases into parts ("exit status", ...).  Returns how many. */
+size_t sps__report_missing(const struct sps_run_info *info, const char **parts, size_t cap);
 
 /* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */
 void sps__report_free(struct sps_report *rep);

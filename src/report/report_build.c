@@ -70,6 +70,7 @@ int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct 
     rep->info.standalone_reason = own_string(rep, 1, info->standalone_reason, &nomem);
     rep->info.sampler_absent_reason = own_string(rep, 2, info->sampler_absent_reason, &nomem);
     rep->info.record_cost_absent_reason = own_string(rep, 3, info->record_cost_absent_reason, &nomem);
+    rep->info.rebuilt_reason = own_string(rep, SPS_REPORT_REBUILT_REASON_SLOT, info->rebuilt_reason, &nomem);
     if (info->analysis)
         rep->analysis_config = *info->analysis;
     else

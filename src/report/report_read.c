@@ -136,6 +136,28 @@ static int read_auto(struct sps_jscan *s, struct sps_run_info *info) {
     return rc;
 }
 
+/* rebuilt_from_records: null, or why `stepscope report` rebuilt the
+ * report from the records ("missing" follows from what the report lacks:
+ * sps__report_missing). */
+static int read_rebuilt(struct sps_jscan *s, struct sps_report *rep) {
+    int is_null, rc = sps__jread_null(s, &is_null), more = 1;
+    if (rc || is_null)
+        return rc;
+    rc = object_begin(s, "rebuilt_from_records");
+    for (int first = 1; !rc && !(rc = sps__jscan_member(s, first, &more)) && more; first = 0) {
+        char **reason = &rep->strings_owned[SPS_REPORT_REBUILT_REASON_SLOT];
+        if (KEY("reason") && !*reason) {
+            rc = sps__jread_strdup(s, "rebuilt_from_records.reason", reason);
+            rep->info.rebuilt_reason = *reason;
+        } else {
+            rc = sps__jscan_skip(s);
+        }
+    }
+    if (!rc && !rep->info.rebuilt_reason) /* rebuilt, reason unsaid */
+        rc = sps__jscan_fail(s, "rebuilt_from_records: \"reason\" is missing");
+    return rc;
+}
+
 /* A top-level key of the run's facts; 1 when key is not one of them. */
 static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_run_info *info = &rep->info;
@@ -149,6 +171,8 @@ static int read_fact(struct sps_jscan *s, struct sps_report *rep) {
         info->standalone_reason = rep->strings_owned[1];
         return rc;
     }
+    if (KEY("rebuilt_from_records"))
+        return read_rebuilt(s, rep);
     if (KEY("trace_max_bytes")) /* null: the default budget */
         return sps__jread_u64(s, "trace_max_bytes", &info->trace_max_bytes);
     if (KEY("started_unix_s")) {
@@ -505,6 +529,12 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         if (rc == SPS_ENOMEM)
             return rc;
         snprintf(rep->records_note, sizeof rep->records_note, "records unreadable: %s", rerr);
+        return 0;
+    }
+    /* another run's report.json: the caller rebuilds from the records
+     * (sps__report_rebuild_dir) rather than mix the two */
+    if (sps__report_records_stale(&rep->run, &recs, rep->stale_reason, sizeof rep->stale_reason)) {
+        sps__run_free(&recs);
         return 0;
     }
     if (rep->no_time_anchor && !anchor_from_records(rep, &recs)) {

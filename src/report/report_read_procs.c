@@ -223,6 +223,13 @@ static int read_process_fact(struct sps_rr *rr, struct sps_process_data *p) {
         return sps__jread_text(s, "processes[].hostname", p->hostname, sizeof p->hostname);
     if (KEY("record"))
         return sps__jread_strdup(s, "processes[].record", &p->path);
+    if (KEY("record_header_crc")) { /* null: not known */
+        int is_null, rc = sps__jread_null(s, &is_null);
+        uint64_t crc = 0;
+        if (!rc && !is_null && !(rc = sps__jread_u64_upto(s, "processes[].record_header_crc", UINT32_MAX, &crc)))
+            p->header_crc = (uint32_t)crc;
+        return rc;
+    }
     if (KEY("ended")) {
         char ended[64];
         int rc = sps__jread_text(s, "processes[].ended", ended, sizeof ended);

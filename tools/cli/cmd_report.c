@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "report_recover.h"
 #include "render/render.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
@@ -22,13 +23,22 @@
 #include "stepscope.h"
 
 static const char report_usage[] =
-    "usage: stepscope report DIR [--format FORMAT] [-o OUT] [--trace-max-mb N]\n"
+    "usage: stepscope report DIR [--format FORMAT] [-o OUT] [--from-records]\n"
+    "                            [--trace-max-mb N]\n"
     "\n"
     "Make a run directory's files again from its report.json and records:\n"
     "with no --format, report.html, steps.csv, timeline.csv and trace.json\n"
     "in DIR (what `stepscope run` writes). DIR may also be a report file\n"
     "itself (a standalone run's report-PID.json): then --format, and -o\n"
     "for anything but the summary, say what to make and where.\n"
+    "\n"
+    "When DIR/report.json is missing (stepscope run was killed, or could not\n"
+    "write it on a full disk) or is another run's (it lists none of the\n"
+    "records in DIR/records, or one of them with another header), the\n"
+    "report is rebuilt from DIR/records alone, report.json included, and\n"
+    "says so: the exit status, the times, peak RSS, the machine series and\n"
+    "stepscope run's options are then not known. Damaged records are\n"
+    "skipped and named.\n"
     "\n"
     "options:\n"
     "      --format FORMAT     only one: html, csv (steps.csv and timeline.csv),\n"
@@ -40,13 +50,17 @@ static const char report_usage[] =
     "                          name in DIR)\n"
     "      --trace-max-mb N    size budget of trace.json in MiB (default: the\n"
     "                          run's own --trace-max-mb, else 100)\n"
+    "      --from-records      rebuild from DIR/records even though report.json\n"
+    "                          is there (e.g. to take in a record written after\n"
+    "                          it); report.json is replaced\n"
     "  -h, --help              this help\n"
     "\n"
     "Files are replaced whole: a failure leaves the earlier file as it was.\n"
     "\n"
-    "exit status: 0; 1 when DIR cannot be read (a missing or malformed\n"
-    "report.json: the message names the file, line and column) or a file\n"
-    "cannot be written; 2 for a usage error.\n";
+    "exit status: 0; 1 when DIR cannot be read (neither report.json nor\n"
+    "records, no readable record, or a malformed report.json: the message\n"
+    "names the file, line and column) or a file cannot be written; 2 for a\n"
+    "usage error.\n";
 
 void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others) {
     if (others)
@@ -81,9 +95,21 @@ static int print_summary(const struct sps_report *rep, const char *out_path, cha
     return 0;
 }
 
+/* DIR/report.json from a rebuilt report, atomically (the other files
+ * follow from the same model). */
+static int write_report_json(const struct sps_report *rep, const char *dir, char *err, size_t errlen) {
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return SPS_EINVAL;
+    }
+    return sps__report_json_write(rep, path, err, errlen);
+}
+
 int sps_cmd_report(int argc, char **argv) {
     const char *dir = NULL, *out = NULL;
     int format = -1;
+    int from_records = 0;
     unsigned long trace_mb = 0; /* 0: the budget the run was made with, else the default */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -99,6 +125,8 @@ int sps_cmd_report(int argc, char **argv) {
             if (format < 0)
                 return sps_cli_usage_error("report", "--format: '%s' is not html, csv, trace, json, summary or tensorboard",
                                            argv[i]);
+        } else if (!strcmp(a, "--from-records")) {
+            from_records = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             out = argv[++i];
         } else if (!strcmp(a, "--trace-max-mb")) {
@@ -134,7 +162,11 @@ int sps_cmd_report(int argc, char **argv) {
         return sps_cli_usage_error("report", "%s is a file: name what to make with --format and where with -o", dir);
     struct sps_report rep;
     char err[1024];
-    int rc = is_file ? sps__report_read(&rep, dir, err, sizeof err) : sps__report_load_dir(&rep, dir, err, sizeof err);
+    if (is_file && from_records)
+        return sps_cli_usage_error("report", "--from-records needs a run directory, and %s is a file", dir);
+    int rebuilt = 0; /* from the records, now */
+    int rc = is_file ? sps__report_read(&rep, dir, err, sizeof err)
+                     : sps_cli_report_load(&rep, dir, from_records, &rebuilt, err, sizeof err);
     if (rc != 0)
         return sps_cli_error("report", "cannot read the run", err, 1);
     if (is_file)
@@ -146,6 +178,16 @@ int sps_cmd_report(int argc, char **argv) {
      * then holds no zones) */
     if (format < 0 && !rep.have_events && rep.records_note[0] && !rep.info.standalone_reason)
         fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
+    if (rebuilt) {
+        if (format != SPS_EXPORT_SUMMARY) /* the summary's own first line says it */
+            sps_cli_report_rebuilt_note(&rep);
+        /* every file, or DIR/report.json itself, writes the rebuilt
+         * report.json; one other file alone leaves it as it is */
+        if (format >= 0 && !(format == SPS_EXPORT_JSON && !out))
+            fprintf(stderr, "stepscope: report: note: %s/report.json not written (stepscope report %s, with no "
+                            "--format, writes it and every other file)\n",
+                    dir, dir);
+    }
     if (format == SPS_EXPORT_TENSORBOARD && rep.run.nsteps == 0)
         fprintf(stderr, "stepscope: report: note: the run made no step: no TensorBoard event file in %s\n", out);
     if (format == SPS_EXPORT_TENSORBOARD) {
@@ -153,7 +195,9 @@ int sps_cmd_report(int argc, char **argv) {
         rc = sps__export_tensorboard(&rep, out, &others, err, sizeof err);
         sps_cli_tensorboard_note("report", out, others);
     } else if (format < 0) {
-        rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
+        rc = rebuilt ? write_report_json(&rep, dir, err, sizeof err) : 0;
+        if (rc == 0)
+            rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
     } else if (format == SPS_EXPORT_SUMMARY) {
         rc = print_summary(&rep, out, err, sizeof err);
     } else {

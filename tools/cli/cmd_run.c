@@ -39,6 +39,7 @@
 #include "run_stream.h"
 #include "torch_profile_opt.h"
 #include "record_cost.h"
+#include "run_finish.h"
 #include "clock.h"
 #include "render/render.h"
 #include "model/run.h"
@@ -142,9 +143,16 @@ static void note_continued(int sig) {
     continued = 1;
 }
 
+/* While the workload's group lives, sig is its; once the workload is
+ * reaped (or its group is gone: a signal between the reap and child_pgid's
+ * reset), it is stepscope's own, which then finishes the report before it
+ * stops (run_finish.h). */
 static void forward_signal(int sig) {
-    if (child_pgid > 0)
-        kill(-(pid_t)child_pgid, sig);
+    int saved = errno;
+    pid_t pgid = (pid_t)child_pgid;
+    if (pgid <= 0 || (kill(-pgid, sig) != 0 && errno == ESRCH))
+        sps_run_finish_signal(sig);
+    errno = saved;
 }
 
 /* Make pgid the terminal's foreground group.  A process outside the
@@ -487,9 +495,17 @@ struct workload {
     struct sps_run_prom *prom;
 };
 
-/* The forked child: its own process group (with the terminal when we hold
- * it), then exec; errno goes up errpipe when exec fails. */
-static void exec_child(const struct workload *w, char **cmd, int errpipe[2]) {
+/* The forked child: SIGTERM when stepscope dies (a SIGKILL leaves no one
+ * to forward signals or write the report: the workload must not run on
+ * orphaned; only the workload itself gets it, not its own children), its
+ * own process group (with the terminal when we hold it), then exec; errno
+ * goes up errpipe when exec fails.  parent: stepscope's pid. */
+static void exec_child(const struct workload *w, char **cmd, int errpipe[2], pid_t parent) {
+    /* stepscope forks from its main thread, which lives until it exits:
+     * the parent-death signal, sent when the forking thread dies, is
+     * stepscope's death */
+    if (sps__platform_die_with_parent(parent, SIGTERM) == 1)
+        _exit(128 + SIGTERM); /* stepscope is already gone */
     setpgid(0, 0);
     if (w->foreground) /* before exec, so the workload can read the terminal at once */
         give_terminal(w->tty, getpid());
@@ -512,7 +528,9 @@ static void install_forwarding(void) {
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
     sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
+    sigemptyset(&sa.sa_mask); /* one handler at a time: run_finish counts them */
+    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
+        sigaddset(&sa.sa_mask, forwarded[k]);
     for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
         sigaction(forwarded[k], &sa, NULL);
     struct sigaction cont;
@@ -550,13 +568,14 @@ static int start_workload(struct workload *w, char **cmd) {
     snprintf(t0, sizeof t0, "%llu", (unsigned long long)w->t0);
     setenv("STEPSCOPE_RUN_START_NS", t0, 1);
     fflush(NULL);
+    pid_t parent = getpid();
     w->pid = fork();
     if (w->pid < 0) {
         sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
         return sps_cli_error("run", "fork", strerror(errno), 1);
     }
     if (w->pid == 0)
-        exec_child(w, cmd, errpipe);
+        exec_child(w, cmd, errpipe, parent);
     setpgid(w->pid, w->pid); /* also here: whichever runs first */
     if (w->foreground)
         give_terminal(w->tty, w->pid);
@@ -678,9 +697,8 @@ static void stop_watchers(struct workload *w, struct sps_run_info *info) {
     w->stream = NULL;
     sps_run_prom_stop(w->prom); /* the textfile's last write: every step the workload made */
     w->prom = NULL;
-    /* from here on, signals mean what they usually do: stop stepscope */
-    for (size_t k = 0; k < sizeof forwarded / sizeof forwarded[0]; k++)
-        signal(forwarded[k], SIG_DFL);
+    /* the forwarded signals keep their handler: with the workload gone it
+     * has stepscope finish the report before stopping (run_finish.h) */
     signal(SIGCONT, SIG_DFL);
     if (w->tty >= 0) {
         if (tcgetpgrp(w->tty) == w->pid) /* only if the workload still held it */
@@ -777,6 +795,8 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
         char path[PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/report.json", d->abs);
         rc = sps__report_json_write(&rep, path, err, errlen);
+        if (rc == 0)
+            sps_run_finish_written(); /* a second signal may stop stepscope now */
     }
     sps__run_free(&run);
     /* every other file renders from the same model: nothing is read back;
@@ -822,6 +842,7 @@ int sps_cmd_run(int argc, char **argv) {
     if (rc >= 0)
         return rc;
 
+    sps_run_finish_prepare(o.out_dir);
     struct workload w = {.tty = -1};
     struct sps_run_info info = {0};
     info.record_cost_absent_reason = "the measuring process could not run";
@@ -857,7 +878,12 @@ int sps_cmd_run(int argc, char **argv) {
     rc = build_and_render(&o, &d, &info, err, sizeof err);
     sps__sampler_close(w.sampler);
     if (rc != 0) {
-        sps_cli_error("run", "report", err, 0);
+        /* the records stay: `stepscope report DIR` rebuilds the report once
+         * the cause (a full disk, say) is gone */
+        char why[sizeof err + PATH_MAX + 128];
+        snprintf(why, sizeof why, "%s (the records are kept: once that is fixed, `stepscope report %s` makes it)",
+                 err, o.out_dir);
+        sps_cli_error("run", "report", why, 0);
         return exit_code ? exit_code : 1;
     }
     return exit_code;

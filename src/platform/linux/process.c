@@ -56,6 +56,14 @@ int sps__platform_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : -1;
 }
 
+int sps__platform_die_with_parent(int parent_pid, int sig) {
+    if (prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) != 0)
+        return -1;
+    /* the parent may have died between fork and prctl: then nothing
+     * will be sent, and the child has been reparented already */
+    return getppid() == (pid_t)parent_pid ? 0 : 1;
+}
+
 /* pid's state letter, parent and start time from /proc/<pid>/stat; -1
  * when unreadable. */
 static int read_stat_state(int pid, char *state, int *ppid, unsigned long long *start) {

@@ -1,0 +1,75 @@
+/*
+ * report_recover.c - a run directory read for `stepscope report`, rebuilt
+ * from its records when its report.json is missing or another run's
+ * (report_recover.h).
+ */
+#include "report_recover.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/report.h"
+#include "stepscope.h"
+
+int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_records, int *rebuilt, char *err,
+                        size_t errlen) {
+    char path[4200];
+    *rebuilt = 1; /* unless report.json is read below */
+    struct stat st;
+    if (!from_records) {
+        if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
+            snprintf(err, errlen, "%s: path too long", dir);
+            return SPS_EINVAL;
+        }
+        int missing = lstat(path, &st) != 0 && errno == ENOENT;
+        if (!missing) {
+            int rc = sps__report_load_dir(rep, dir, err, errlen);
+            if (rc != 0 || !rep->stale_reason[0]) {
+                *rebuilt = 0;
+                return rc;
+            }
+            char why[sizeof rep->stale_reason];
+            snprintf(why, sizeof why, "%s", rep->stale_reason);
+            sps__report_free(rep);
+            return sps__report_rebuild_dir(rep, dir, why, err, errlen);
+        }
+        /* no report.json: the records, if there are any */
+        snprintf(path, sizeof path, "%s/records", dir);
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && stat(path, &st) != 0 && errno == ENOENT) {
+            memset(rep, 0, sizeof *rep);
+            *rebuilt = 0;
+            snprintf(err, errlen, "%s: neither report.json nor records/ (is it a run directory?)", dir);
+            return SPS_EIO;
+        }
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            *rebuilt = 0;
+            return sps__report_load_dir(rep, dir, err, errlen); /* its one-line error about dir */
+        }
+        return sps__report_rebuild_dir(rep, dir, "report.json was missing", err, errlen);
+    }
+    return sps__report_rebuild_dir(rep, dir, "asked for with --from-records", err, errlen);
+}
+
+void sps_cli_report_rebuilt_note(const struct sps_report *rep) {
+    const char *parts[16];
+    size_t n = sps__report_missing(&rep->info, parts, sizeof parts / sizeof parts[0]);
+    fprintf(stderr, "stepscope: report: note: rebuilt from the records alone (%s); not known: ",
+            rep->info.rebuilt_reason);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i ? "; " : "", parts[i]);
+    fputc('\n', stderr);
+    /* each damaged record by name, up to a screenful; report.json's
+     * records_skipped lists every one */
+    const size_t shown = 8;
+    for (size_t i = 0; i < rep->run.nskipped && i < shown; i++) {
+        const char *path = rep->run.skipped[i].path, *error = rep->run.skipped[i].error;
+        int named = strncmp(error, path, strlen(path)) == 0; /* a reader's error names its file */
+        fprintf(stderr, "stepscope: report: skipped a damaged record: %s%s%s\n", named ? "" : path,
+                named ? "" : ": ", error);
+    }
+    if (rep->run.nskipped > shown)
+        fprintf(stderr, "stepscope: report: and %zu more damaged records (report.json's records_skipped lists "
+                        "them)\n", rep->run.nskipped - shown);
+}
