@@ -14,7 +14,10 @@
  * stepscope), and every signal stepscope receives (kill, a scheduler's
  * SIGTERM, a signal to stepscope's whole group) is forwarded to the
  * workload's group exactly once.  Ctrl-Z stops the workload and then
- * stepscope, so the shell's job control works as usual.
+ * stepscope, so the shell's job control works as usual.  Once the
+ * workload is gone, those signals let stepscope finish the report first
+ * (run_finish.h); if stepscope is killed, the workload gets SIGTERM (the
+ * parent-death signal set in exec_child).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -127,6 +130,11 @@ static const char run_usage[] =
     "Options end at -- or at the first argument that does not start with -.\n"
     "COMMAND runs in a process group of its own and gets the terminal; every\n"
     "signal stepscope receives is forwarded to it once, and Ctrl-Z stops both.\n"
+    "Once COMMAND has ended, a signal no longer stops stepscope before the\n"
+    "report is written: the first is said and the report finished, a second\n"
+    "stops stepscope as soon as report.json is written. If stepscope is\n"
+    "killed, COMMAND gets SIGTERM, and `stepscope report DIR` makes the\n"
+    "report from the records.\n"
     "\n"
     "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
