@@ -565,7 +565,8 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         snprintf(rep->records_note, sizeof rep->records_note, "%s holds no record", records);
     else if (matched < recs.nprocs)
         snprintf(rep->records_note, sizeof rep->records_note,
-                 "%zu of %zu record(s) in %s are not in report.json (written after it?): left out",
+                 "%zu of %zu record(s) in %s are not in report.json (written after it?): left out "
+                 "(stepscope report --from-records takes them in)",
                  recs.nprocs - matched, recs.nprocs, records);
     sps__run_free(&recs);
     return rc;

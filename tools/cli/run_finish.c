@@ -17,8 +17,10 @@ static size_t line_len;
 static volatile sig_atomic_t signals_seen; /* since the workload ended */
 static volatile sig_atomic_t json_written;
 static volatile sig_atomic_t held; /* a second signal, waiting for report.json */
+static pid_t stepscope_pid;        /* a fork child of stepscope (the cost measurement) is not it */
 
 void sps_run_finish_prepare(const char *out_dir) {
+    stepscope_pid = getpid();
     int n = snprintf(line, sizeof line,
                      "stepscope: run: finishing the report in %s before stopping (a second signal stops it as soon "
                      "as report.json is written)\n",
@@ -39,7 +41,9 @@ static void stop_by(int sig) {
 
 void sps_run_finish_signal(int sig) {
     int saved = errno;
-    if (signals_seen++ == 0) {
+    if (getpid() != stepscope_pid) /* a child forked after the workload: the signal's usual effect */
+        stop_by(sig);
+    else if (signals_seen++ == 0) {
         ssize_t n = write(STDERR_FILENO, line, line_len);
         (void)n;
     } else if (json_written) {
