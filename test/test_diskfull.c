@@ -65,7 +65,7 @@ int main(void) {
     /* the line says how to get the report once there is room, and once
      * there is, `stepscope report DIR` makes it from the records */
     char hint[800];
-    snprintf(hint, sizeof hint, "the records are kept: once that is fixed, `stepscope report %s` makes it", out);
+    snprintf(hint, sizeof hint, "the records are kept: once that is fixed, `stepscope report %s` makes the report from them", out);
     CHECK_STR_HAS(err, hint);
     CHECK(mount("tmpfs", mnt, NULL, MS_REMOUNT, "size=64m") == 0);
     char *argv4[] = {SPS_BIN_DIR "/stepscope", "report", out, NULL};

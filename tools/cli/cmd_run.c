@@ -836,6 +836,27 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
     return rc;
 }
 
+/* The line for a report that could not be written (err), with the way to
+ * make it once the cause (a full disk, say) is gone: the records stay, and
+ * `stepscope report` makes what is missing from them. */
+static void report_failed(const struct run_options *o, const struct run_dir *d, const char *err) {
+    char json[PATH_MAX + 32], why[1024 + 2 * PATH_MAX + 160];
+    struct stat st;
+    snprintf(json, sizeof json, "%s/report.json", d->abs);
+    if (!strncmp(err, "--tensorboard: ", 15))
+        snprintf(why, sizeof why, "%s (once that is fixed, `stepscope report %s --format tensorboard -o %s` writes them)",
+                 err, o->out_dir, o->tensorboard);
+    else if (lstat(json, &st) == 0)
+        snprintf(why, sizeof why, "%s (report.json is written: once that is fixed, `stepscope report %s` makes the "
+                                  "other files)",
+                 err, o->out_dir);
+    else
+        snprintf(why, sizeof why, "%s (the records are kept: once that is fixed, `stepscope report %s` makes the "
+                                  "report from them)",
+                 err, o->out_dir);
+    sps_cli_error("run", "report", why, 0);
+}
+
 /* ---------------------------------------------------------------- the command */
 
 int sps_cmd_run(int argc, char **argv) {
@@ -886,12 +907,7 @@ int sps_cmd_run(int argc, char **argv) {
     rc = build_and_render(&o, &d, &info, err, sizeof err);
     sps__sampler_close(w.sampler);
     if (rc != 0) {
-        /* the records stay: `stepscope report DIR` rebuilds the report once
-         * the cause (a full disk, say) is gone */
-        char why[sizeof err + PATH_MAX + 128];
-        snprintf(why, sizeof why, "%s (the records are kept: once that is fixed, `stepscope report %s` makes it)",
-                 err, o.out_dir);
-        sps_cli_error("run", "report", why, 0);
+        report_failed(&o, &d, err);
         return exit_code ? exit_code : 1;
     }
     return exit_code;
