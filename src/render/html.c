@@ -196,6 +196,14 @@ static void write_header(FILE *out, const struct sps_report *rep) {
     snprintf(value, sizeof value, "%llu dropped", (unsigned long long)run->events_dropped);
     snprintf(detail, sizeof detail, "of %llu recorded", (unsigned long long)run->events_recorded);
     write_fact(out, "Events", value, detail, run->events_dropped > 0);
+    char skipped[1200];
+    if (sps__report_skipped_text(rep, skipped, sizeof skipped)) {
+        /* "K of N records skipped: FIRST": the count as the value, the first's error below */
+        char *why = strstr(skipped, ": ");
+        if (why)
+            *why = '\0';
+        write_fact(out, "Records", skipped, why ? why + 2 : NULL, 1);
+    }
 
     if (info->start_realtime_ns > 0) {
         time_t t = (time_t)(info->start_realtime_ns / 1000000000);

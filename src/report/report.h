@@ -46,6 +46,8 @@ struct sps_report {
                                    * read from report.json's "ranks" (or, in one without them, built
                                    * from the rows it holds) */
     char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
+    size_t records_total;         /* record files read (loaded and skipped); 0 when none were read
+                                   * (report.json alone: run.nprocs + run.nskipped stand for them) */
     int no_time_anchor;           /* read from a report.json with no monotonic anchor (started_mono_ns,
                                    * series.origin_mono_ns): its times count from 0 */
     /* storage the report owns */
@@ -88,6 +90,17 @@ int sps__report_load_dir(struct sps_report *rep, const char *dir, char *err, siz
 /* records_note for the records run skipped (how many, the first's
  * error); nothing when it skipped none. */
 void sps__report_note_skipped(struct sps_report *rep, const struct sps_run *run);
+
+/* Add to rep->run.skipped the records recs (DIR/records read again)
+ * skipped that it does not list yet (by file name: report.json's paths
+ * are the run's), moving them out of recs; records_total becomes the
+ * files recs read.  Returns 0 or SPS_ENOMEM. */
+int sps__report_merge_skipped(struct sps_report *rep, struct sps_run *recs);
+
+/* "K of N records skipped: FIRST" into buf, FIRST the first skipped
+ * record's error (naming its file), for the summary, report.html and the
+ * CLI's line on stderr.  Returns 0 (buf "") when no record was skipped. */
+int sps__report_skipped_text(const struct sps_report *rep, char *buf, size_t len);
 
 /* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */
 void sps__report_free(struct sps_report *rep);

@@ -537,6 +537,8 @@ static int attach_records(struct sps_report *rep, const char *dir) {
         snprintf(rep->records_note, sizeof rep->records_note,
                  "%zu of %zu record(s) in %s are not in report.json (written after it?): left out",
                  recs.nprocs - matched, recs.nprocs, records);
+    if (!rc)
+        rc = sps__report_merge_skipped(rep, &recs); /* after the note: it moves recs' entries out */
     sps__run_free(&recs);
     return rc;
 }

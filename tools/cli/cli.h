@@ -24,4 +24,10 @@ int sps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((fo
  * when others is 0); cmd_report.c. */
 void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others);
 
+/* One line on stderr, "stepscope: CMD: warning: ...", for each thing the
+ * report rep lacks: records it skipped (how many of how many, the first's
+ * reason).  Nothing when it lacks nothing; report_notes.c. */
+struct sps_report;
+void sps_cli_report_notes(const char *cmd, const struct sps_report *rep);
+
 #endif

@@ -794,6 +794,8 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
                                 "processes that import stepscope and make steps do)\n",
                         o->torch_profile);
         }
+        if (o->quiet && rc == 0)
+            sps_cli_report_notes("run", &rep); /* what the summary says of what the report lacks */
     }
     if (built)
         sps__report_free(&rep);
