@@ -4,8 +4,10 @@
  * stderr of `stepscope run -q` and of `stepscope report DIR` in every
  * format, a line of the summary, a fact of report.html and
  * report.json's records_skipped, all with how many of how many and the
- * first one's reason.
+ * first one's reason; a process the workload started that is still
+ * running when the report is built is named as such, everywhere too.
  */
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -148,9 +150,63 @@ static void test_damaged_later(void) {
     CHECK_STR_HAS(err, "/records/");
 }
 
+/* The workload (sh) starts a recording child and exits once the child has
+ * made its steps (it writes a byte to the pipe head reads); the child then
+ * waits for a SIGTERM only this test sends, after the report is made: it
+ * is running while `stepscope run` builds the report, whatever the load. */
+static const char outlive[] =
+    "( \"$0\" --steps 3 --wait-term 3 3>&1 >/dev/null 2>&1 & ) | head -c 1 >/dev/null";
+
+static void test_outlived(void) {
+    char dir[1024], err[16384], line[2048], out[1100];
+    const char *base = tmpdir_new("notes-outlive");
+    snprintf(dir, sizeof dir, "%s/run", base);
+    snprintf(out, sizeof out, "%s/summary.txt", base);
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", "sh", "-c", (char *)outlive, WORKLOAD, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    json_t *rep = report_load(dir);
+    json_t *procs = rep ? json_object_get(rep, "processes") : NULL;
+    CHECK_EQ_I(json_array_size(procs), 1);
+    json_t *p = json_array_get(procs, 0);
+    int pid = (int)json_integer_value(json_object_get(p, "pid"));
+    CHECK(pid > 0);
+    CHECK(json_is_true(json_object_get(p, "running_at_report")));
+    const char *ended = json_string_value(json_object_get(p, "ended"));
+    CHECK_MSG(ended && !strcmp(ended, "still running when the report was taken"), "ended: %s", ended ? ended : "");
+    json_decref(rep);
+    /* -q: one line, naming it, its command and what to do */
+    snprintf(line, sizeof line,
+             "stepscope: run: warning: the report was taken while pid %d (%s --steps 3 --wait-term 3) was still "
+             "running: its numbers stop at that moment; run `stepscope report %s` once it has exited for the whole "
+             "run\n",
+             pid, WORKLOAD, dir);
+    CHECK_MSG(!strcmp(err, line), "run -q's stderr:\n%s\nnot\n%s", err, line);
+    /* report DIR says it again, and so do its summary and report.html */
+    char *summary[] = {STEPSCOPE, "report", dir, "--format", "summary", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture_to(summary, out, err, sizeof err)), 0);
+    snprintf(line, sizeof line, "stepscope: report: warning: the report was taken while pid %d (", pid);
+    CHECK_STR_HAS(err, line);
+    char *text = read_whole(out, NULL);
+    snprintf(line, sizeof line,
+             "\nwarning: the report was taken while pid %d (%s --steps 3 --wait-term 3) was still running: its numbers "
+             "stop at that moment; run `stepscope report` on this run directory once it has exited for the whole "
+             "run\n",
+             pid, WORKLOAD);
+    CHECK_MSG(text && strstr(text, line), "the summary:\n%s\nwithout\n%s", text ? text : "", line);
+    free(text);
+    snprintf(out, sizeof out, "%s/report.html", dir);
+    text = read_whole(out, NULL);
+    snprintf(line, sizeof line, "<dt>Report taken</dt><dd>early: pid %d still running<small>the report was taken", pid);
+    CHECK_MSG(text && strstr(text, line), "report.html without %s", line);
+    free(text);
+    if (pid > 0)
+        kill(pid, SIGTERM);
+}
+
 int main(void) {
     RUN_TEST(test_run);
     RUN_TEST(test_report);
     RUN_TEST(test_damaged_later);
+    RUN_TEST(test_outlived);
     return check_report();
 }

@@ -115,6 +115,9 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
                     p->problem[0] ? p->problem : "the record was full");
     }
     sps__summary_torch(f, run);
+    char running[512];
+    if (sps__report_running_text(rep, NULL, running, sizeof running))
+        fprintf(f, "warning: %s\n", running);
     char skipped[1200];
     if (sps__report_skipped_text(rep, skipped, sizeof skipped))
         fprintf(f, "warning: %s%s\n", skipped,

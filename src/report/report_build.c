@@ -91,6 +91,36 @@ int sps__report_skipped_text(const struct sps_report *rep, char *buf, size_t len
     return 1;
 }
 
+int sps__report_running_text(const struct sps_report *rep, const char *dir, char *buf, size_t len) {
+    const struct sps_run *run = &rep->run;
+    const struct sps_process_data *first = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (run->procs[i].running_at_report && n++ == 0)
+            first = &run->procs[i];
+    if (len)
+        buf[0] = '\0';
+    if (!first)
+        return 0;
+    char cmd[96] = "";
+    size_t used = 0;
+    for (int i = 0; i < first->argc && used + 1 < sizeof cmd; i++) {
+        int w = snprintf(cmd + used, sizeof cmd - used, "%s%s", i ? " " : "", first->argv[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (used >= sizeof cmd - 1) /* cut: say so */
+        memcpy(cmd + sizeof cmd - 4, "...", 4);
+    char others[64] = "";
+    if (n > 1)
+        snprintf(others, sizeof others, " and %zu other process%s", n - 1, n == 2 ? "" : "es");
+    snprintf(buf, len,
+             "the report was taken while pid %d (%s)%s %s still running: %s numbers stop at that moment; run "
+             "`stepscope report%s%s`%s once %s exited for the whole run",
+             first->pid, cmd[0] ? cmd : "command unknown", others, n > 1 ? "were" : "was", n > 1 ? "their" : "its",
+             dir ? " " : "", dir ? dir : "", dir ? "" : " on this run directory", n > 1 ? "they have" : "it has");
+    return 1;
+}
+
 int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info) {
     memset(rep, 0, sizeof *rep);
     rep->run = *run;

@@ -146,7 +146,7 @@ int sps_cmd_report(int argc, char **argv) {
      * then holds no zones) */
     if (format < 0 && !rep.have_events && rep.records_note[0] && !rep.info.standalone_reason)
         fprintf(stderr, "stepscope: report: note: %s\n", rep.records_note);
-    sps_cli_report_notes("report", &rep);
+    sps_cli_report_notes("report", dir, &rep);
     if (format == SPS_EXPORT_TENSORBOARD && rep.run.nsteps == 0)
         fprintf(stderr, "stepscope: report: note: the run made no step: no TensorBoard event file in %s\n", out);
     if (format == SPS_EXPORT_TENSORBOARD) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int sps__platform_tid(void) {
@@ -92,6 +93,22 @@ int sps__platform_process_running(struct sps_process_id id) {
     /* a zombie has exited (its exit handlers ran); only its parent's
      * wait is missing */
     return start == id.start && state != 'Z' && state != 'X';
+}
+
+int sps__platform_running_age(int pid, uint64_t *age_ns) {
+    char state;
+    int ppid;
+    unsigned long long start;
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec now;
+    if (pid <= 0 || hz <= 0 || read_stat_state(pid, &state, &ppid, &start) != 0 || state == 'Z' || state == 'X' ||
+        clock_gettime(CLOCK_BOOTTIME, &now) != 0) /* starttime counts clock ticks since boot */
+        return 0;
+    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    uint64_t start_ns = start / (unsigned long long)hz * 1000000000u +
+                        start % (unsigned long long)hz * 1000000000u / (unsigned long long)hz;
+    *age_ns = now_ns > start_ns ? now_ns - start_ns : 0;
+    return 1;
 }
 
 struct sps_process_id sps__platform_self(void) {
