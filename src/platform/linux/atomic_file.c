@@ -82,14 +82,17 @@ static int is_temp_of(const char *name, const char *stem) {
 /* Remove name (in dfd) if it is a dead writer's temporary: a regular file
  * of this user, unchanged for STALE_SECONDS, whose flock nobody holds (a
  * live writer holds its own until it closes the file; the kernel drops it
- * when the writer dies, SIGKILL included).  Anything else stays. */
+ * when the writer dies, SIGKILL included).  Anything else stays, and only
+ * a regular file is ever opened (a device's open can act). */
 static void remove_if_dead(int dfd, const char *name, time_t now) {
+    struct stat st, opened, again;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        st.st_mtime > now - STALE_SECONDS)
+        return;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return;
-    struct stat st, again;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-        st.st_mtime <= now - STALE_SECONDS &&
+    if (fstat(fd, &opened) == 0 && opened.st_dev == st.st_dev && opened.st_ino == st.st_ino &&
         flock(fd, LOCK_EX | LOCK_NB) == 0 &&
         /* the name still the file locked: not replaced since it was opened */
         fstatat(dfd, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_dev == st.st_dev &&
