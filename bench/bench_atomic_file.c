@@ -13,8 +13,9 @@
  *              target being there).
  *
  * Each writes a 4 KiB file over the same target in a directory holding 16
- * other files (a run directory's outputs), ITER times a round; rounds
- * interleave the three (on a busy machine interleaving shares its noise).
+ * other files (a run directory's outputs), N times a round, the three
+ * interleaved file by file (on a busy machine interleaving shares its
+ * noise, a disk's stall included).
  * Printed: the median and range over the rounds of the microseconds per
  * file, of the thread's CPU time without the fsyncs (SPS_ATOMIC_NO_SYNC:
  * the sampler's and the Prometheus textfile's commits) and of the wall
@@ -101,17 +102,23 @@ static int write_one(int way, int sync) {
     return write_now(sync, way == NAMED ? SPS_ATOMIC_NAMED_TEMP : 0);
 }
 
-/* Microseconds per file of way over n files: the thread's CPU time, or
- * the wall time when sync. */
-static double per_file_us(int way, int sync, uint64_t n) {
-    uint64_t t0 = sync ? wall_ns() : bench_thread_ns();
+/* One round: n files of each way, the ways interleaved file by file (a
+ * disk's stall lands on all three alike); the microseconds per file of
+ * each into us[way]: the thread's CPU time, or the wall time when sync. */
+static void round_of(int sync, uint64_t n, int first, double us[WAYS]) {
+    uint64_t spent[WAYS] = {0};
     for (uint64_t i = 0; i < n; i++)
-        if (write_one(way, sync) != 0) {
-            fprintf(stderr, "bench_atomic_file: %s: %s\n", way_name[way], strerror(errno));
-            exit(1);
+        for (int k = 0; k < WAYS; k++) {
+            int way = (first + k) % WAYS;
+            uint64_t t0 = sync ? wall_ns() : bench_thread_ns();
+            if (write_one(way, sync) != 0) {
+                fprintf(stderr, "bench_atomic_file: %s: %s\n", way_name[way], strerror(errno));
+                exit(1);
+            }
+            spent[way] += (sync ? wall_ns() : bench_thread_ns()) - t0;
         }
-    uint64_t t1 = sync ? wall_ns() : bench_thread_ns();
-    return (double)(t1 - t0) / 1e3 / (double)n;
+    for (int way = 0; way < WAYS; way++)
+        us[way] = (double)spent[way] / 1e3 / (double)n;
 }
 
 static void run(int sync, uint64_t iterations, int rounds) {
@@ -119,13 +126,13 @@ static void run(int sync, uint64_t iterations, int rounds) {
     uint64_t n = sync ? iterations / 20 : iterations; /* an fsync costs ms */
     if (n < 20)
         n = 20;
-    for (int way = 0; way < WAYS; way++)
-        (void)per_file_us(way, sync, n / 10 + 1); /* warm the caches */
-    for (int r = 0; r < rounds; r++)
-        for (int k = 0; k < WAYS; k++) {
-            int way = (r + k) % WAYS; /* each goes first in turn */
-            us[way][r] = per_file_us(way, sync, n);
-        }
+    double one[WAYS];
+    round_of(sync, n / 10 + 1, 0, one); /* warm the caches */
+    for (int r = 0; r < rounds; r++) {
+        round_of(sync, n, r % WAYS, one); /* each goes first in turn */
+        for (int way = 0; way < WAYS; way++)
+            us[way][r] = one[way];
+    }
     struct bench_summary s[WAYS];
     for (int way = 0; way < WAYS; way++)
         s[way] = bench_summarise(us[way], rounds);
