@@ -7,12 +7,15 @@
  * first one's reason; a process the workload started that is still
  * running when the report is built is named as such, everywhere too.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "platform/platform.h"
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
@@ -203,10 +206,37 @@ static void test_outlived(void) {
         kill(pid, SIGTERM);
 }
 
+/* What tells the process that wrote a record from a recycled pid: it maps
+ * the record; by another path to the same file too; not once unmapped. */
+static void test_maps_file(void) {
+    const char *dir = tmpdir_new("notes-maps");
+    char path[600], other[600], link_path[600];
+    snprintf(path, sizeof path, "%s/1-0.sps", dir);
+    snprintf(other, sizeof other, "%s/2-0.sps", dir);
+    snprintf(link_path, sizeof link_path, "%s/link.sps", dir);
+    write_file(path, "0123456789abcdef", 16);
+    write_file(other, "0123456789abcdef", 16);
+    CHECK(symlink(path, link_path) == 0);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    void *m = fd >= 0 ? mmap(NULL, 16, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    CHECK(m != MAP_FAILED);
+    if (fd >= 0)
+        close(fd); /* a daemon closes every descriptor: the mapping stays */
+    CHECK_EQ_I(sps__platform_maps_file(getpid(), path), 1);
+    CHECK_EQ_I(sps__platform_maps_file(getpid(), link_path), 1);
+    CHECK_EQ_I(sps__platform_maps_file(getpid(), other), 0);
+    CHECK_EQ_I(sps__platform_maps_file(getppid(), path), 0);
+    if (m != MAP_FAILED)
+        munmap(m, 16);
+    CHECK_EQ_I(sps__platform_maps_file(getpid(), path), 0);
+    CHECK_EQ_I(sps__platform_maps_file(getpid(), "/nonexistent/3-0.sps"), 0);
+}
+
 int main(void) {
     RUN_TEST(test_run);
     RUN_TEST(test_report);
     RUN_TEST(test_damaged_later);
     RUN_TEST(test_outlived);
+    RUN_TEST(test_maps_file);
     return check_report();
 }

@@ -48,6 +48,11 @@ int sps__platform_process_running(struct sps_process_id id);
  * Linux); 0 otherwise. */
 int sps__platform_running_age(int pid, uint64_t *age_ns);
 
+/* 1 when process pid has the file at path mapped (the same device and
+ * inode, or the same absolute path: overlayfs shows maps the device under
+ * it), 0 when it has not or that cannot be read. */
+int sps__platform_maps_file(int pid, const char *path);
+
 /* CPUs the calling process may run on (its affinity mask, which a child
  * inherits), else the online CPUs; 0 when unknown. */
 /* mkdir -p: path and its missing parents (0777 less the umask).

@@ -31,16 +31,12 @@ static uint64_t created_at(uint64_t age_ns) {
 void sps_cli_mark_running(struct sps_run *run) {
     for (size_t i = 0; i < run->nprocs; i++) {
         struct sps_process_data *p = &run->procs[i];
-        if (p->closed)
-            continue;
-        /* a later image of the pid (it called exec) is the one that may run */
-        int later = 0;
-        for (size_t j = 0; j < run->nprocs && !later; j++)
-            later = j != i && run->procs[j].pid == p->pid && run->procs[j].start_ns > p->start_ns;
         uint64_t age;
-        /* the same process, not a recycled pid: created before its record
-         * began (to a clock tick: 10 ms, 20 allowed) */
-        p->running_at_report = !later && sps__platform_running_age(p->pid, &age) &&
-                               created_at(age) <= p->start_ns + 20000000u;
+        /* the process that wrote this record, not a recycled pid nor one
+         * of another pid namespace: created before its record began (to a
+         * clock tick: 10 ms, 20 allowed) and mapping it still (an image
+         * that called exec has let it go) */
+        p->running_at_report = !p->closed && p->path && sps__platform_running_age(p->pid, &age) &&
+                               created_at(age) <= p->start_ns + 20000000u && sps__platform_maps_file(p->pid, p->path);
     }
 }

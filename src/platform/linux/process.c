@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -109,6 +110,44 @@ int sps__platform_running_age(int pid, uint64_t *age_ns) {
                         start % (unsigned long long)hz * 1000000000u / (unsigned long long)hz;
     *age_ns = now_ns > start_ns ? now_ns - start_ns : 0;
     return 1;
+}
+
+/* The rest of a line fgets cut short. */
+static void skip_line(FILE *f) {
+    int c;
+    while ((c = fgetc(f)) != EOF && c != '\n')
+        ;
+}
+
+int sps__platform_maps_file(int pid, const char *path) {
+    char real[PATH_MAX], maps[64], line[PATH_MAX + 128];
+    struct stat st;
+    if (pid <= 0 || !realpath(path, real) || stat(real, &st) != 0)
+        return 0;
+    snprintf(maps, sizeof maps, "/proc/%d/maps", pid);
+    FILE *f = fopen(maps, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        int whole = len > 0 && line[len - 1] == '\n';
+        if (whole)
+            line[--len] = '\0';
+        else
+            skip_line(f);
+        /* "start-end perms offset major:minor inode   pathname" */
+        unsigned major_no, minor_no;
+        unsigned long long inode;
+        int at = 0;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &major_no, &minor_no, &inode, &at) < 3 || inode == 0)
+            continue;
+        found = (inode == (unsigned long long)st.st_ino && major_no == major(st.st_dev) &&
+                 minor_no == minor(st.st_dev)) ||
+                (whole && at > 0 && !strcmp(line + at, real));
+    }
+    fclose(f);
+    return found;
 }
 
 struct sps_process_id sps__platform_self(void) {
