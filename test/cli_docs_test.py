@@ -356,6 +356,29 @@ def env_variables():
     return {n for n in names if n != "STEPSCOPE_H"}  # the header's include guard
 
 
+def check_bare():
+    """Bare `stepscope`: a short usage on stderr (the usage line, every
+    command with a few words, where the rest is), exit 2, not --help's
+    whole text."""
+    p = subprocess.run([STEPSCOPE], capture_output=True, text=True)
+    lines = p.stderr.rstrip("\n").split("\n")
+    if p.returncode != 2 or p.stdout:
+        fail("bare stepscope: exit %d (2 expected), stdout %r" % (p.returncode, p.stdout))
+    if len(lines) > 12:
+        fail("bare stepscope: %d lines on stderr, at most 12 expected" % len(lines))
+    if not lines[0].startswith("usage: stepscope <command>"):
+        fail("bare stepscope: the first line is not the usage: %r" % lines[0])
+    for cmd in COMMANDS:
+        if not any(re.match(r"  %s\b" % cmd, line) for line in lines):
+            fail("bare stepscope: no line for the command %s" % cmd)
+    for needed in ("stepscope --help", "stepscope help COMMAND"):
+        if needed not in p.stderr:
+            fail("bare stepscope: does not say %r" % needed)
+    for line in lines:
+        if len(line) > 80:
+            fail("bare stepscope: a line over 80 columns: %r" % line)
+
+
 def check_help():
     """Parser against --help, and --help's metavariables.  Returns
     ({command: {option: metavar}}, {command: [lines]}); "" is the bare
@@ -576,6 +599,7 @@ def check_rendering():
 
 
 def main():
+    check_bare()
     parsed, help_lines = check_help()
     man_src = read("docs/stepscope.1")
     sections = man_sections(man_src)

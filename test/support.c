@@ -66,8 +66,12 @@ int run_capture_to(char *const argv[], const char *out_path, char *err, size_t e
     if (pid == 0) {
         close(fds[0]);
         dup2(fds[1], 2);
+        if (fds[1] != 2) /* else a process the command leaves behind holds the pipe: no EOF here */
+            close(fds[1]);
         int out = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open("/dev/null", O_WRONLY);
         dup2(out, 1);
+        if (out > 2)
+            close(out);
         execv(argv[0], argv);
         _exit(126);
     }

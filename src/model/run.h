@@ -106,6 +106,8 @@ struct sps_process_data {
     int64_t start_realtime_ns;
     uint64_t start_ns; /* monotonic */
     int closed;        /* exited through exit(); else killed (or still running) */
+    int running_at_report; /* still running when the report was built (stepscope run saw it): its
+                            * numbers stop there */
     uint64_t end_ns;   /* monotonic, when closed */
     uint64_t threads_refused, names_refused;
     char problem[256]; /* why something was refused, "" if nothing was */

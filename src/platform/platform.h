@@ -7,6 +7,7 @@
 #define SPS_PLATFORM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The calling thread's kernel id (what `top -H` and /proc show). */
 int sps__platform_tid(void);
@@ -53,6 +54,16 @@ int sps__platform_ancestors(struct sps_process_id *ids, int max);
 /* 1 when process id is running: its pid exists, has id's start time (a
  * recycled pid does not match) and has not exited (a zombie has). */
 int sps__platform_process_running(struct sps_process_id id);
+
+/* 1 when pid is running (it exists and has not exited: a zombie has), with
+ * *age_ns how long ago it was created (to the OS's clock tick, 10 ms on
+ * Linux); 0 otherwise. */
+int sps__platform_running_age(int pid, uint64_t *age_ns);
+
+/* 1 when process pid has the file at path mapped (the same device and
+ * inode, or the same absolute path: overlayfs shows maps the device under
+ * it), 0 when it has not or that cannot be read. */
+int sps__platform_maps_file(int pid, const char *path);
 
 /* CPUs the calling process may run on (its affinity mask, which a child
  * inherits), else the online CPUs; 0 when unknown. */

@@ -213,6 +213,24 @@ static void write_header(FILE *out, const struct sps_report *rep) {
     snprintf(value, sizeof value, "%llu dropped", (unsigned long long)run->events_dropped);
     snprintf(detail, sizeof detail, "of %llu recorded", (unsigned long long)run->events_recorded);
     write_fact(out, "Events", value, detail, run->events_dropped > 0);
+    char running[512];
+    if (sps__report_running_text(rep, NULL, running, sizeof running)) {
+        /* "the report was taken while pid P (...) was still running: ..." */
+        char still[64];
+        const struct sps_process_data *p = NULL;
+        for (size_t i = 0; !p && i < run->nprocs; i++)
+            p = run->procs[i].running_at_report ? &run->procs[i] : NULL;
+        snprintf(still, sizeof still, "early: pid %d still running", p ? p->pid : 0);
+        write_fact(out, "Report taken", still, running, 1);
+    }
+    char skipped[1200];
+    if (sps__report_skipped_text(rep, skipped, sizeof skipped)) {
+        /* "K of N records skipped: FIRST": the count as the value, the first's error below */
+        char *why = strstr(skipped, ": ");
+        if (why)
+            *why = '\0';
+        write_fact(out, "Records", skipped, why ? why + 2 : NULL, 1);
+    }
 
     if (info->start_realtime_ns > 0) {
         time_t t = (time_t)(info->start_realtime_ns / 1000000000);

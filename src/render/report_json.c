@@ -240,7 +240,10 @@ static void write_processes(struct sps_jw *w, const struct sps_run *run) {
             sps__jw_null(w, "record_header_crc");
         /* the library marks a record closed in its exit handler; anything
          * else (a signal, _exit, a crash) leaves it live */
-        sps__jw_string(w, "ended", p->closed ? "exit" : "without exit (killed, crashed or still running)");
+        sps__jw_string(w, "ended", p->closed              ? "exit"
+                                   : p->running_at_report ? "still running when the report was taken"
+                                                          : "without exit (killed, crashed or still running)");
+        sps__jw_bool(w, "running_at_report", p->running_at_report);
         sps__jw_number(w, "start_s", rel_s(run, p->start_ns));
         sps__jw_string(w, "clock", p->clock_source == SPS_CLOCK_TSC ? "tsc" : "monotonic");
         sps__jw_number(w, "clock_ticks_per_second", p->ticks_per_second);

@@ -127,6 +127,11 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
                     p->problem[0] ? p->problem : "the record was full");
     }
     sps__summary_torch(f, run);
-    for (size_t i = 0; i < run->nskipped; i++)
-        fprintf(f, "warning: record skipped: %s\n", run->skipped[i].error);
+    char running[512];
+    if (sps__report_running_text(rep, NULL, running, sizeof running))
+        fprintf(f, "warning: %s\n", running);
+    char skipped[1200];
+    if (sps__report_skipped_text(rep, skipped, sizeof skipped))
+        fprintf(f, "warning: %s%s\n", skipped,
+                run->nskipped > 1 ? " (report.json's records_skipped lists each)" : "");
 }

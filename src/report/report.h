@@ -48,6 +48,8 @@ struct sps_report {
     char records_note[512];       /* records that were skipped, or why there are none ("" if neither) */
     char stale_reason[512];       /* set by sps__report_load_dir: why DIR/report.json is not about the
                                    * records DIR/records holds ("" when it is) */
+    size_t records_total;         /* record files read (loaded and skipped); 0 when none were read
+                                   * (report.json alone: run.nprocs + run.nskipped stand for them) */
     int no_time_anchor;           /* read from a report.json with no monotonic anchor (started_mono_ns,
                                    * series.origin_mono_ns): its times count from 0 */
     /* storage the report owns */
@@ -127,6 +129,24 @@ int sps__report_records_stale(const struct sps_run *reported, const struct sps_r
 /* What a rebuilt report (info.rebuilt_reason set) lacks, as up to cap
  * phrases into parts ("exit status", ...).  Returns how many. */
 size_t sps__report_missing(const struct sps_run_info *info, const char **parts, size_t cap);
+/* Add to rep->run.skipped the records recs (DIR/records read again)
+ * skipped that it does not list yet (by file name: report.json's paths
+ * are the run's), moving them out of recs; records_total becomes the
+ * files recs read.  Returns 0 or SPS_ENOMEM. */
+int sps__report_merge_skipped(struct sps_report *rep, struct sps_run *recs);
+
+/* "K of N records skipped: FIRST" into buf, FIRST the first skipped
+ * record's error (naming its file), for the summary, report.html and the
+ * CLI's line on stderr.  Returns 0 (buf "") when no record was skipped. */
+int sps__report_skipped_text(const struct sps_report *rep, char *buf, size_t len);
+
+/* "the report was taken while pid P (COMMAND) was still running: its
+ * numbers stop at that moment; run `stepscope report DIR` once it has
+ * exited for the whole run" (with "and N other processes" when more were;
+ * dir NULL: "`stepscope report` on this run directory") into buf, for the
+ * processes of the run still running when `stepscope run` built the
+ * report.  Returns 0 (buf "") when none was. */
+int sps__report_running_text(const struct sps_report *rep, const char *dir, char *buf, size_t len);
 
 /* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */
 void sps__report_free(struct sps_report *rep);

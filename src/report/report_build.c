@@ -49,12 +49,85 @@ void sps__report_note_skipped(struct sps_report *rep, const struct sps_run *run)
              named ? "" : path, named ? "" : ": ", error);
 }
 
+/* The file name part of path. */
+static const char *file_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int sps__report_merge_skipped(struct sps_report *rep, struct sps_run *recs) {
+    rep->records_total = recs->nprocs + recs->nskipped;
+    struct sps_run *run = &rep->run;
+    for (size_t i = 0; i < recs->nskipped; i++) {
+        struct sps_skipped *s = &recs->skipped[i];
+        int listed = 0;
+        for (size_t j = 0; j < run->nskipped && !listed; j++)
+            listed = !strcmp(file_name(run->skipped[j].path), file_name(s->path));
+        if (listed)
+            continue;
+        struct sps_skipped *grown = realloc(run->skipped, (run->nskipped + 1) * sizeof *grown);
+        if (!grown)
+            return SPS_ENOMEM;
+        run->skipped = grown;
+        run->skipped[run->nskipped++] = *s; /* moved: recs keeps an empty entry */
+        s->path = s->error = NULL;
+    }
+    return 0;
+}
+
+int sps__report_skipped_text(const struct sps_report *rep, char *buf, size_t len) {
+    const struct sps_run *run = &rep->run;
+    if (len)
+        buf[0] = '\0';
+    if (run->nskipped == 0)
+        return 0;
+    size_t total = rep->records_total ? rep->records_total : run->nprocs + run->nskipped;
+    if (total < run->nskipped) /* a skipped record gone from DIR/records since */
+        total = run->nskipped;
+    const char *path = run->skipped[0].path, *error = run->skipped[0].error;
+    int named = strncmp(error, path, strlen(path)) == 0; /* as sps__report_note_skipped */
+    snprintf(buf, len, "%zu of %zu record%s skipped: %s%s%s", run->nskipped, total, total == 1 ? "" : "s",
+             named ? "" : path, named ? "" : ": ", error);
+    return 1;
+}
+
+int sps__report_running_text(const struct sps_report *rep, const char *dir, char *buf, size_t len) {
+    const struct sps_run *run = &rep->run;
+    const struct sps_process_data *first = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < run->nprocs; i++)
+        if (run->procs[i].running_at_report && n++ == 0)
+            first = &run->procs[i];
+    if (len)
+        buf[0] = '\0';
+    if (!first)
+        return 0;
+    char cmd[96] = "";
+    size_t used = 0;
+    for (int i = 0; i < first->argc && used + 1 < sizeof cmd; i++) {
+        int w = snprintf(cmd + used, sizeof cmd - used, "%s%s", i ? " " : "", first->argv[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (used >= sizeof cmd - 1) /* cut: say so */
+        memcpy(cmd + sizeof cmd - 4, "...", 4);
+    char others[64] = "";
+    if (n > 1)
+        snprintf(others, sizeof others, " and %zu other process%s", n - 1, n == 2 ? "" : "es");
+    snprintf(buf, len,
+             "the report was taken while pid %d (%s)%s %s still running: %s numbers stop at that moment; run "
+             "`stepscope report%s%s`%s once %s exited for the whole run",
+             first->pid, cmd[0] ? cmd : "command unknown", others, n > 1 ? "were" : "was", n > 1 ? "their" : "its",
+             dir ? " " : "", dir ? dir : "", dir ? "" : " on this run directory", n > 1 ? "they have" : "it has");
+    return 1;
+}
+
 int sps__report_build(struct sps_report *rep, struct sps_run *run, const struct sps_run_info *info) {
     memset(rep, 0, sizeof *rep);
     rep->run = *run;
     memset(run, 0, sizeof *run);
     rep->have_events = 1;
     rep->have_records = rep->run.nprocs > 0;
+    rep->records_total = rep->run.nprocs + rep->run.nskipped;
     sps__report_note_skipped(rep, &rep->run);
     rep->info = *info;
     int nomem = 0;

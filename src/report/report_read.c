@@ -568,6 +568,8 @@ static int attach_records(struct sps_report *rep, const char *dir) {
                  "%zu of %zu record(s) in %s are not in report.json (written after it?): left out "
                  "(stepscope report --from-records takes them in)",
                  recs.nprocs - matched, recs.nprocs, records);
+    if (!rc)
+        rc = sps__report_merge_skipped(rep, &recs); /* after the note: it moves recs' entries out */
     sps__run_free(&recs);
     return rc;
 }

@@ -236,6 +236,8 @@ static int read_process_fact(struct sps_rr *rr, struct sps_process_data *p) {
         p->closed = !strcmp(ended, "exit");
         return rc;
     }
+    if (KEY("running_at_report"))
+        return sps__jread_bool(s, "processes[].running_at_report", &p->running_at_report);
     if (KEY("start_s")) {
         int rc = sps__jread_number(s, "processes[].start_s", &t);
         p->start_ns = sps__rr_mono(rr, isnan(t) ? 0 : t);

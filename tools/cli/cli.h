@@ -24,4 +24,17 @@ int sps_cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((fo
  * when others is 0); cmd_report.c. */
 void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others);
 
+/* One line on stderr, "stepscope: CMD: warning: ...", for each thing the
+ * report rep of the run directory dir lacks: processes still running when
+ * it was built, records it skipped (how many of how many, the first's
+ * reason).  Nothing when it lacks nothing; report_notes.c. */
+struct sps_report;
+void sps_cli_report_notes(const char *cmd, const char *dir, const struct sps_report *rep);
+
+/* Mark the processes of run (its records just read) that are still
+ * running (running_at_report): a process the workload started that
+ * outlived it.  A recycled pid is not taken for the process. */
+struct sps_run;
+void sps_cli_mark_running(struct sps_run *run);
+
 #endif

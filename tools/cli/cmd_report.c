@@ -169,6 +169,11 @@ int sps_cmd_report(int argc, char **argv) {
                      : sps_cli_report_load(&rep, dir, from_records, &rebuilt, err, sizeof err);
     if (rc != 0)
         return sps_cli_error("report", "cannot read the run", err, 1);
+    /* a rebuilt report is about the records as they are now: a process
+     * still writing one is said to be running (stepscope run does this for
+     * its own report) */
+    if (rebuilt)
+        sps_cli_mark_running(&rep.run);
     if (is_file)
         snprintf(rep.records_note, sizeof rep.records_note, "a report file alone: no records");
     uint64_t trace_max = trace_mb                   ? (uint64_t)trace_mb << 20
@@ -188,6 +193,7 @@ int sps_cmd_report(int argc, char **argv) {
                             "--format, writes it and every other file)\n",
                     dir, dir);
     }
+    sps_cli_report_notes("report", dir, &rep);
     if (format == SPS_EXPORT_TENSORBOARD && rep.run.nsteps == 0)
         fprintf(stderr, "stepscope: report: note: the run made no step: no TensorBoard event file in %s\n", out);
     if (format == SPS_EXPORT_TENSORBOARD) {

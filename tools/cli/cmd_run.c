@@ -785,6 +785,8 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
     struct sps_run run = {0};
     int rc = sps__run_load_dir(&run, d->records, err, errlen);
     if (rc == 0)
+        sps_cli_mark_running(&run); /* a process the workload started that outlived it */
+    if (rc == 0)
         rc = sps__run_build(&run);
     /* one time origin for zones, steps and series: when the run began */
     if (rc == 0 && (run.nprocs == 0 || run.start_ns > t0))
@@ -822,6 +824,8 @@ static int build_and_render(const struct run_options *o, const struct run_dir *d
                                 "processes that import stepscope and make steps do)\n",
                         o->torch_profile);
         }
+        if (o->quiet && rc == 0)
+            sps_cli_report_notes("run", o->out_dir, &rep); /* what the summary says of what the report lacks */
     }
     if (built)
         sps__report_free(&rep);

@@ -80,6 +80,21 @@ static const char usage[] =
     "      metrics.md, distributed.md, prometheus.md, tensorboard.md, nvtx.md,\n"
     "      report-format.md, trace-format.md\n";
 
+/* Bare `stepscope`: what there is and where the rest is, not the whole
+ * --help (which scrolls the usage line off a terminal). */
+static const char short_usage[] =
+    "usage: stepscope <command> [options]\n"
+    "\n"
+    "  run [-o DIR] COMMAND...  run COMMAND, report where its steps' time goes\n"
+    "  report DIR               make a run directory's report files again\n"
+    "  compare BASE NEW         did NEW make the steps faster or slower?\n"
+    "  merge DIR... -o OUT      join the run directories of several machines\n"
+    "  snapshot                 read every metric source once, as JSON\n"
+    "  doctor                   which metric sources work here, and why not\n"
+    "\n"
+    "stepscope --help: every command and option; stepscope help COMMAND: one\n"
+    "command's options; man stepscope: everything\n";
+
 int sps_cli_error(const char *cmd, const char *what, const char *why, int code) {
     fprintf(stderr, "stepscope: %s: %s: %s\n", cmd, what, why);
     return code;
@@ -97,7 +112,7 @@ int sps_cli_usage_error(const char *cmd, const char *fmt, ...) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fputs(usage, stderr);
+        fputs(short_usage, stderr);
         return 2;
     }
     sps__clock_shift_init(); /* a test's node: the same clock as its records */

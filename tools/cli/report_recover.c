@@ -60,16 +60,7 @@ void sps_cli_report_rebuilt_note(const struct sps_report *rep) {
     for (size_t i = 0; i < n; i++)
         fprintf(stderr, "%s%s", i ? "; " : "", parts[i]);
     fputc('\n', stderr);
-    /* each damaged record by name, up to a screenful; report.json's
+    /* damaged records: sps_cli_report_notes says how many, and the first
+     * by name, as for a report that was not rebuilt; report.json's
      * records_skipped lists every one */
-    const size_t shown = 8;
-    for (size_t i = 0; i < rep->run.nskipped && i < shown; i++) {
-        const char *path = rep->run.skipped[i].path, *error = rep->run.skipped[i].error;
-        int named = strncmp(error, path, strlen(path)) == 0; /* a reader's error names its file */
-        fprintf(stderr, "stepscope: report: skipped a damaged record: %s%s%s\n", named ? "" : path,
-                named ? "" : ": ", error);
-    }
-    if (rep->run.nskipped > shown)
-        fprintf(stderr, "stepscope: report: and %zu more damaged records (report.json's records_skipped lists "
-                        "them)\n", rep->run.nskipped - shown);
 }

@@ -25,8 +25,8 @@ struct sps_report;
 int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_records, int *rebuilt, char *err,
                         size_t errlen);
 
-/* The note on stderr that rep was rebuilt from the records: why, what it
- * lacks, and the records that were skipped as damaged. */
+/* The note on stderr that rep was rebuilt from the records: why and what
+ * it lacks (the skipped records are sps_cli_report_notes' line). */
 void sps_cli_report_rebuilt_note(const struct sps_report *rep);
 
 #endif

@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 int sps__platform_tid(void) {
@@ -100,6 +102,60 @@ int sps__platform_process_running(struct sps_process_id id) {
     /* a zombie has exited (its exit handlers ran); only its parent's
      * wait is missing */
     return start == id.start && state != 'Z' && state != 'X';
+}
+
+int sps__platform_running_age(int pid, uint64_t *age_ns) {
+    char state;
+    int ppid;
+    unsigned long long start;
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec now;
+    if (pid <= 0 || hz <= 0 || read_stat_state(pid, &state, &ppid, &start) != 0 || state == 'Z' || state == 'X' ||
+        clock_gettime(CLOCK_BOOTTIME, &now) != 0) /* starttime counts clock ticks since boot */
+        return 0;
+    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    uint64_t start_ns = start / (unsigned long long)hz * 1000000000u +
+                        start % (unsigned long long)hz * 1000000000u / (unsigned long long)hz;
+    *age_ns = now_ns > start_ns ? now_ns - start_ns : 0;
+    return 1;
+}
+
+/* The rest of a line fgets cut short. */
+static void skip_line(FILE *f) {
+    int c;
+    while ((c = fgetc(f)) != EOF && c != '\n')
+        ;
+}
+
+int sps__platform_maps_file(int pid, const char *path) {
+    char real[PATH_MAX], maps[64], line[PATH_MAX + 128];
+    struct stat st;
+    if (pid <= 0 || !realpath(path, real) || stat(real, &st) != 0)
+        return 0;
+    snprintf(maps, sizeof maps, "/proc/%d/maps", pid);
+    FILE *f = fopen(maps, "re");
+    if (!f)
+        return 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        int whole = len > 0 && line[len - 1] == '\n';
+        if (whole)
+            line[--len] = '\0';
+        else
+            skip_line(f);
+        /* "start-end perms offset major:minor inode   pathname" */
+        unsigned major_no, minor_no;
+        unsigned long long inode;
+        int at = 0;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu %n", &major_no, &minor_no, &inode, &at) < 3 || inode == 0)
+            continue;
+        found = (inode == (unsigned long long)st.st_ino && major_no == major(st.st_dev) &&
+                 minor_no == minor(st.st_dev)) ||
+                (whole && at > 0 && !strcmp(line + at, real));
+    }
+    fclose(f);
+    return found;
 }
 
 struct sps_process_id sps__platform_self(void) {
