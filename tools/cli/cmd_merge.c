@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "platform/atomic_file.h"
 #include "model/align.h"
 #include "model/run.h"
 #include "render/analysis_views.h"
@@ -251,7 +252,8 @@ static void merged_name(char *buf, size_t len, size_t input, const char *host, c
 
 static int copy_file(const char *from, const char *to, char *err, size_t errlen) {
     int in = open(from, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* O_EXCL|O_NOFOLLOW: a fresh file, never through a link planted at the name */
+    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     int rc = 0;
     char buf[1 << 16];
     ssize_t n = 0;
@@ -280,12 +282,16 @@ static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 /* Copy every input's records into records/ and write records/merge.tsv. */
 static int write_records(const struct merge_options *o, struct sps_run *runs, struct sps_align **aligns,
                          struct sps_run_merge *merge, const char *records, char *err, size_t errlen) {
-    char path[PATH_MAX], tmp[PATH_MAX], name[512];
+    char path[PATH_MAX], name[512];
     snprintf(path, sizeof path, "%s/%s", records, SPS_MERGE_FILE);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", records, SPS_MERGE_FILE);
-    FILE *f = fopen(tmp, "w");
+    /* merge.tsv through the atomic writer: its temporary is unpredictable
+     * and exclusive, never a planted link */
+    struct sps_atomic_file a;
+    if (sps__atomic_open(&a, path, err, errlen) != 0)
+        return SPS_EIO;
+    FILE *f = sps__atomic_stream(&a, err, errlen);
     if (!f) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        sps__atomic_abort(&a);
         return SPS_EIO;
     }
     int rc = sps__merge_file_begin(f, merge);
@@ -297,19 +303,15 @@ static int write_records(const struct merge_options *o, struct sps_run *runs, st
             snprintf(to, sizeof to, "%s/%s", records, name);
             rc = copy_file(p->path, to, err, errlen);
             if (!rc && sps__merge_file_record(f, name, &aligns[i][j]) != 0) {
-                snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
                 rc = SPS_EIO;
             }
         }
-    if (fclose(f) != 0 && !rc) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        rc = SPS_EIO;
+    if (rc) {
+        sps__atomic_abort(&a);
+        return rc;
     }
-    if (!rc && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        rc = SPS_EIO;
-    }
-    return rc;
+    return sps__atomic_commit(&a, 0, err, errlen);
 }
 
 /* The merged model from OUT/records (merge.tsv applied by the reader), with
