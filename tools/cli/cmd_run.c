@@ -69,7 +69,8 @@ static const char run_usage[] =
     "                          run's records/, report.json, capture.bin and the\n"
     "                          files made from them are set aside in\n"
     "                          DIR/.previous until this run's report is written\n"
-    "      --allow-foreign-dir use DIR (or DIR/records) although another user\n"
+    "      --allow-foreign-dir\n"
+    "                          use DIR (or DIR/records) although another user\n"
     "                          owns it (refused by default: its owner could\n"
     "                          replace what stepscope writes there)\n"
     "  -q, --quiet             no live status and no summary\n"
@@ -134,7 +135,9 @@ static const char run_usage[] =
     "\n"
     "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
-    "DIR cannot be made, or COMMAND succeeded but its report cannot be written.\n";
+    "DIR cannot be made or used (a link, another user's, another run's:\n"
+    "COMMAND does not run then), or COMMAND succeeded but its report cannot\n"
+    "be written.\n";
 
 /* The workload's process group (its pid); 0 once it has been reaped, so a
  * late signal never reaches a recycled pid. */
