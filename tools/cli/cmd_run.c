@@ -376,20 +376,17 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
     return -1;
 }
 
-/* --tensorboard DIR before COMMAND runs, as -o's: made when missing, and
- * refused unless it is a directory this process can write into, so that a
- * directory that cannot take the event files stops the run before the
- * job, not after it.  Returns -1 to go on, else the exit status. */
-static int prepare_tensorboard_dir(const char *dir) {
+/* --tensorboard DIR before COMMAND runs, as -o's: made when missing, not a
+ * link at its name, not another user's (unless allow_foreign), and
+ * refused unless this process can write into it, so that a directory
+ * that cannot take the event files stops the run before the job, not
+ * after it.  Returns -1 to go on, else the exit status. */
+static int prepare_tensorboard_dir(const char *dir, int allow_foreign) {
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "--tensorboard %s", dir);
-    if (sps__platform_mkdirs(dir) != 0)
-        return sps_cli_error("run", what, strerror(errno), 1);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return sps_cli_error("run", what, strerror(errno), 1);
-    if (!S_ISDIR(st.st_mode))
-        return sps_cli_error("run", what, "not a directory", 1);
+    int rc = sps_run_dir_check(what, dir, allow_foreign);
+    if (rc >= 0)
+        return rc;
     if (access(dir, W_OK | X_OK) != 0) {
         char why[256];
         snprintf(why, sizeof why, "cannot write into it: %s", strerror(errno));
@@ -786,7 +783,7 @@ int sps_cmd_run(int argc, char **argv) {
     int rc = parse_run_options(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard)) >= 0)
+    if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard, o.allow_foreign_dir)) >= 0)
         return rc;
     struct run_dir d;
     rc = prepare_run_dir(&o, &d);

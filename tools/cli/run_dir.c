@@ -218,33 +218,72 @@ static int make_records(struct sps_run_dir_hold *h, int allow_foreign) {
     return rc;
 }
 
+/* Open name (made already), shown as what in messages, without following
+ * a link at its name, and check its owner.  Returns the descriptor, or -1
+ * with *rc set to the exit status after one line. */
+static int open_checked(const char *what, const char *name, int allow_foreign, int *rc) {
+    int fd = open(name, DIR_FLAGS);
+    if (fd < 0 && is_link_at(AT_FDCWD, name)) {
+        char target[PATH_MAX], why[PATH_MAX + 128];
+        if (realpath(name, target))
+            snprintf(why, sizeof why, "is a symbolic link: name the directory itself (%s)", target);
+        else
+            snprintf(why, sizeof why, "is a symbolic link: name the directory itself");
+        *rc = sps_cli_error("run", what, why, 1);
+        return -1;
+    }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        *rc = sps_cli_error("run", what, errno == ENOTDIR ? "not a directory" : strerror(errno), 1);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!allow_foreign && foreign(&st)) {
+        *rc = refuse_foreign(what, &st);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Made with its parents, the name without trailing slashes ("out/" would
+ * follow a link at out) into name.  Returns -1, else the exit status. */
+static int make_named(const char *what, const char *dir, char *name, size_t len) {
+    if (snprintf(name, len, "%s", dir) >= (int)len)
+        return sps_cli_error("run", what, "path too long", 1);
+    for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--)
+        name[n - 1] = '\0';
+    if (sps__platform_mkdirs(name) != 0)
+        return sps_cli_error("run", what, strerror(errno), 1);
+    return -1;
+}
+
+int sps_run_dir_check(const char *what, const char *dir, int allow_foreign) {
+    char name[PATH_MAX];
+    int rc = make_named(what, dir, name, sizeof name);
+    if (rc >= 0)
+        return rc;
+    int fd = open_checked(what, name, allow_foreign, &rc);
+    if (fd < 0)
+        return rc;
+    close(fd);
+    return -1;
+}
+
 /* Open dir (made with its parents) without following a link at its name
  * into h->dfd and h->abs.  Returns -1 to go on, else the exit status. */
 static int open_dir(struct sps_run_dir_hold *h, const char *dir, int allow_foreign) {
     char name[PATH_MAX];
-    if (snprintf(name, sizeof name, "%s", dir) >= (int)sizeof name)
-        return sps_cli_error("run", dir, "path too long", 1);
-    /* "out/" would follow a link at out: the name without its slashes */
-    for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--)
-        name[n - 1] = '\0';
-    if (sps__platform_mkdirs(name) != 0)
-        return sps_cli_error("run", dir, strerror(errno), 1);
-    h->dfd = open(name, DIR_FLAGS);
-    if (h->dfd < 0 && is_link_at(AT_FDCWD, name)) {
-        char target[PATH_MAX], why[PATH_MAX + 128];
-        if (realpath(name, target))
-            snprintf(why, sizeof why, "is a symbolic link: name the directory itself (-o %s)", target);
-        else
-            snprintf(why, sizeof why, "is a symbolic link: name the directory itself");
-        return sps_cli_error("run", dir, why, 1);
-    }
+    int rc = make_named(dir, dir, name, sizeof name);
+    if (rc >= 0)
+        return rc;
+    h->dfd = open_checked(dir, name, allow_foreign, &rc);
     if (h->dfd < 0)
-        return sps_cli_error("run", dir, strerror(errno), 1);
+        return rc;
     struct stat st, named;
     if (fstat(h->dfd, &st) != 0)
         return sps_cli_error("run", dir, strerror(errno), 1);
-    if (!allow_foreign && foreign(&st))
-        return refuse_foreign(dir, &st);
     /* the absolute name the workload gets must be the directory we hold */
     if (!realpath(name, h->abs) || stat(h->abs, &named) != 0)
         return sps_cli_error("run", dir, strerror(errno), 1);
