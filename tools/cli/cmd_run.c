@@ -384,7 +384,7 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
 static int prepare_tensorboard_dir(const char *dir, int allow_foreign) {
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "--tensorboard %s", dir);
-    int rc = sps_run_dir_check(what, dir, allow_foreign);
+    int rc = sps_run_dir_check("--tensorboard", dir, allow_foreign);
     if (rc >= 0)
         return rc;
     if (access(dir, W_OK | X_OK) != 0) {

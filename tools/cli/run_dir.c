@@ -218,15 +218,16 @@ static int make_records(struct sps_run_dir_hold *h, int allow_foreign) {
     return rc;
 }
 
-/* Open name (made already), shown as what in messages, without following
- * a link at its name, and check its owner.  Returns the descriptor, or -1
- * with *rc set to the exit status after one line. */
-static int open_checked(const char *what, const char *name, int allow_foreign, int *rc) {
+/* Open name (made already; the value of option opt, shown as what in
+ * messages) without following a link at its name, and check its owner.
+ * Returns the descriptor, or -1 with *rc set to the exit status after one
+ * line. */
+static int open_checked(const char *what, const char *opt, const char *name, int allow_foreign, int *rc) {
     int fd = open(name, DIR_FLAGS);
     if (fd < 0 && is_link_at(AT_FDCWD, name)) {
         char target[PATH_MAX], why[PATH_MAX + 128];
         if (realpath(name, target))
-            snprintf(why, sizeof why, "is a symbolic link: name the directory itself (%s)", target);
+            snprintf(why, sizeof why, "is a symbolic link: name the directory itself (%s %s)", opt, target);
         else
             snprintf(why, sizeof why, "is a symbolic link: name the directory itself");
         *rc = sps_cli_error("run", what, why, 1);
@@ -259,12 +260,13 @@ static int make_named(const char *what, const char *dir, char *name, size_t len)
     return -1;
 }
 
-int sps_run_dir_check(const char *what, const char *dir, int allow_foreign) {
-    char name[PATH_MAX];
+int sps_run_dir_check(const char *opt, const char *dir, int allow_foreign) {
+    char name[PATH_MAX], what[PATH_MAX + 32];
+    snprintf(what, sizeof what, "%s %s", opt, dir);
     int rc = make_named(what, dir, name, sizeof name);
     if (rc >= 0)
         return rc;
-    int fd = open_checked(what, name, allow_foreign, &rc);
+    int fd = open_checked(what, opt, name, allow_foreign, &rc);
     if (fd < 0)
         return rc;
     close(fd);
@@ -278,7 +280,7 @@ static int open_dir(struct sps_run_dir_hold *h, const char *dir, int allow_forei
     int rc = make_named(dir, dir, name, sizeof name);
     if (rc >= 0)
         return rc;
-    h->dfd = open_checked(dir, name, allow_foreign, &rc);
+    h->dfd = open_checked(dir, "-o", name, allow_foreign, &rc);
     if (h->dfd < 0)
         return rc;
     struct stat st, named;

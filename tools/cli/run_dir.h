@@ -41,11 +41,11 @@ struct sps_run_dir_hold {
  * -1 to go on, else the exit status after one line on stderr. */
 int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_foreign, char **cmd, int argc);
 
-/* For another directory the run writes into (--tensorboard DIR), named
- * what in messages: made with its parents, not a link at its name, and
+/* For another directory the run writes into (the value dir of option opt,
+ * "--tensorboard"): made with its parents, not a link at its name, and
  * refused when another user owns it unless allow_foreign, as DIR is.
  * Returns -1 to go on, else the exit status after one line. */
-int sps_run_dir_check(const char *what, const char *dir, int allow_foreign);
+int sps_run_dir_check(const char *opt, const char *dir, int allow_foreign);
 
 /* The run is over: when the command never started (started 0) the
  * earlier outputs go back in place; when it ran and DIR/report.json is
