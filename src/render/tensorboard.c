@@ -379,9 +379,10 @@ static int own_event_file(const char *name) {
  * directory open as dfd, then those of its subdirectories down to depth
  * more levels, each opened relative to its parent without following a
  * link (a directory swapped for a link between the listing and the open
- * is not entered).  A directory named skip (NULL: none) in the top level
- * is not entered.  to_dfd: the directory to move them into, at the same
- * relative place (subdirectories made as needed), or -1 to remove them.
+ * is not entered).  A top-level directory whose name starts with skip
+ * (NULL: none) is not entered.  to_dfd: the directory to move them into,
+ * at the same relative place (subdirectories made as needed), or -1 to
+ * remove them.
  * path names dfd in err.  Closes dfd. */
 static int move_own_in(int dfd, int to_dfd, const char *path, const char *skip, int depth, char *err,
                        size_t errlen) {
@@ -392,7 +393,7 @@ static int move_own_in(int dfd, int to_dfd, const char *path, const char *skip, 
     }
     int moved = 0;
     for (struct dirent *e; moved >= 0 && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (skip && !strcmp(e->d_name, skip)))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (skip && !strncmp(e->d_name, skip, strlen(skip))))
             continue;
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)

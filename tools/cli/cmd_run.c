@@ -827,10 +827,10 @@ int sps_cmd_run(int argc, char **argv) {
     char err[1024];
     rc = build_and_render(&o, &d, &info, err, sizeof err);
     sps__sampler_close(w.sampler);
-    sps_run_dir_end(&d.hold, 1);
-    if (rc != 0) {
+    if (rc != 0)
         sps_cli_error("run", "report", err, 0);
+    sps_run_dir_end(&d.hold, 1); /* after the reason: where the earlier outputs are */
+    if (rc != 0)
         return exit_code ? exit_code : 1;
-    }
     return exit_code;
 }

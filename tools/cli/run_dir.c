@@ -132,16 +132,16 @@ static void remove_empty_dirs(int dfd, int depth) {
     closedir(d);
 }
 
-/* Remove DIR/.previous: only what stepscope puts there.  Returns 0 when it
- * is gone (or was never there), else -1 with errno set (ENOTEMPTY: it
- * holds files of someone else's). */
-static int drop_previous(int dfd) {
-    int p = openat(dfd, SPS_RUN_DIR_PREVIOUS, DIR_FLAGS);
+/* Remove DIR/name (.previous or .previous.older): only what stepscope
+ * puts there.  Returns 0 when it is gone (or was never there), else -1
+ * with errno set (ENOTEMPTY: it holds files of someone else's). */
+static int drop_previous(int dfd, const char *name) {
+    int p = openat(dfd, name, DIR_FLAGS);
     if (p < 0) {
         if (errno == ENOENT)
             return 0;
         if (errno == ELOOP || errno == ENOTDIR) /* planted: the link itself goes */
-            return unlinkat(dfd, SPS_RUN_DIR_PREVIOUS, 0);
+            return unlinkat(dfd, name, 0);
         return -1;
     }
     for (size_t i = 0; i < NOUTPUTS; i++)
@@ -151,7 +151,7 @@ static int drop_previous(int dfd) {
     (void)sps__tensorboard_move_own(p, -1, SPS_RUN_DIR_PREVIOUS, NULL, err, sizeof err);
     remove_empty_dirs(p, 2);
     close(p);
-    return unlinkat(dfd, SPS_RUN_DIR_PREVIOUS, AT_REMOVEDIR);
+    return unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
 /* Set DIR's earlier outputs aside (run_dir.h).  Returns -1 to go on, else
@@ -173,11 +173,23 @@ static int set_aside(struct sps_run_dir_hold *h) {
             return sps_cli_error("run", "cannot remove an earlier run's event file", err, 1);
         return -1;
     }
-    if (drop_previous(h->dfd) != 0)
-        return sps_cli_error("run", where,
+    /* the .previous of a run before: kept as .previous.older until this
+     * run's command has started (a command not found puts everything
+     * back); a stale .previous.older (a run killed meanwhile) goes */
+    char older[PATH_MAX + 32];
+    snprintf(older, sizeof older, "%s/%s", h->abs, SPS_RUN_DIR_OLDER);
+    if (drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
+        return sps_cli_error("run", older,
                              errno == ENOTEMPTY ? "holds files stepscope did not put there: move them away"
                                                 : strerror(errno),
                              1);
+    struct stat st;
+    if (fstatat(h->dfd, SPS_RUN_DIR_PREVIOUS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+        (void)unlinkat(h->dfd, SPS_RUN_DIR_PREVIOUS, 0); /* planted: the link itself goes */
+    if (renameat(h->dfd, SPS_RUN_DIR_PREVIOUS, h->dfd, SPS_RUN_DIR_OLDER) == 0)
+        h->older = 1;
+    else if (errno != ENOENT)
+        return sps_cli_error("run", where, strerror(errno), 1);
     if (mkdirat(h->dfd, SPS_RUN_DIR_PREVIOUS, 0777) != 0)
         return sps_cli_error("run", where, strerror(errno), 1);
     int p = openat(h->dfd, SPS_RUN_DIR_PREVIOUS, DIR_FLAGS);
@@ -296,7 +308,7 @@ static int open_dir(struct sps_run_dir_hold *h, const char *dir, int allow_forei
 
 int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_foreign, char **cmd, int argc) {
     h->dfd = h->lock_fd = -1;
-    h->aside = 0;
+    h->aside = h->older = 0;
     h->shown = dir;
     int rc = open_dir(h, dir, allow_foreign);
     if (rc >= 0)
@@ -344,17 +356,24 @@ static int put_back(struct sps_run_dir_hold *h) {
 void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
     if (h->dfd < 0 || !h->aside)
         return;
-    char where[PATH_MAX + 32];
+    char where[PATH_MAX + 32], older[PATH_MAX + 32];
     snprintf(where, sizeof where, "%s/%s", h->shown, SPS_RUN_DIR_PREVIOUS);
+    snprintf(older, sizeof older, "%s/%s", h->shown, SPS_RUN_DIR_OLDER);
     if (!started) {
         if (put_back(h) != 0)
             sps_cli_error("run", where, "the earlier run's outputs are kept here (not all could be put back)", 0);
-    } else if (exists_at(h->dfd, "report.json")) { /* this run's: the earlier one's is in .previous */
-        if (drop_previous(h->dfd) != 0)
-            sps_cli_error("run", where, "the earlier run's outputs could not all be removed", 0);
+        else if (h->older && renameat(h->dfd, SPS_RUN_DIR_OLDER, h->dfd, SPS_RUN_DIR_PREVIOUS) != 0)
+            sps_cli_error("run", older, "the outputs of the run before the earlier one are kept here", 0);
     } else {
-        sps_cli_error("run", where, "the earlier run's outputs are kept here: this run wrote no report", 0);
-        return;
+        /* the command ran: the run before the earlier one is superseded */
+        if (h->older && drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
+            sps_cli_error("run", older, "could not all be removed", 0);
+        struct stat st;
+        if (fstatat(h->dfd, "report.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+            sps_cli_error("run", where, "the earlier run's outputs are kept here: this run wrote no report", 0);
+        } else if (drop_previous(h->dfd, SPS_RUN_DIR_PREVIOUS) != 0) { /* the report is this run's */
+            sps_cli_error("run", where, "the earlier run's outputs could not all be removed", 0);
+        }
     }
-    h->aside = 0;
+    h->aside = h->older = 0;
 }

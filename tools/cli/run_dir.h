@@ -24,11 +24,14 @@
 #include <limits.h>
 
 #define SPS_RUN_DIR_PREVIOUS ".previous"
+/* the .previous found there, while the new run's command starts */
+#define SPS_RUN_DIR_OLDER ".previous.older"
 
 struct sps_run_dir_hold {
     int dfd;           /* DIR; -1 before sps_run_dir_take */
     int lock_fd;       /* the lock, held until the process exits */
     int aside;         /* an earlier run's outputs are in DIR/.previous */
+    int older;         /* the .previous before that is in DIR/.previous.older */
     const char *shown; /* DIR as the user gave it, for messages */
     char abs[PATH_MAX]; /* DIR, absolute and without links */
 };
