@@ -74,6 +74,10 @@ rc=$?
 "$stepscope" report "$t/elsewhere-not-read" --format html -o "$d/page.html" 2>"$t/err"
 grep -q "^stepscope: report: $d/page.html: in use by stepscope run pid $b_pid " "$t/err" &&
     ok "report -o into a held directory: refused" || failed "report -o into a held directory: $(cat "$t/err")"
+"$stepscope" merge "$d" -o "$t/merged" -q 2>"$t/err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "^stepscope: merge: $d: in use by stepscope run pid $b_pid " "$t/err" && [ ! -e "$t/merged" ] &&
+    ok "merge of a held directory: refused, naming the holder" || failed "merge of a held directory: exit $rc: $(cat "$t/err")"
 
 release
 [ "$rc" = 0 ] || failed "B: exit $rc: $(cat "$t/held.err")"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_lock.h"
 #include "platform/atomic_file.h"
 #include "model/align.h"
 #include "model/run.h"
@@ -52,10 +53,11 @@ static const char merge_usage[] =
     "  -q, --quiet             no summary\n"
     "  -h, --help              this help\n"
     "\n"
-    "exit status: 0; 1 when an input is not a run directory, holds no or\n"
-    "damaged records, holds a rank of a host another input holds, a clock\n"
-    "error exceeds the tolerance, or OUT cannot be written (one line says\n"
-    "which); 2 for a usage error. The inputs are never modified.\n";
+    "exit status: 0; 1 when an input is not a run directory, is held by a\n"
+    "`stepscope run` still running, holds no or damaged records, holds a rank\n"
+    "of a host another input holds, a clock error exceeds the tolerance, or\n"
+    "OUT cannot be written (one line says which); 2 for a usage error. The\n"
+    "inputs are never modified.\n";
 
 struct merge_options {
     const char **dirs;
@@ -186,11 +188,21 @@ static char *resolve_maybe_missing(const char *path) {
     }
 }
 
-/* The same directory given twice, or OUT inside (or the same as) an input. */
+/* An input a run still holds, the same directory given twice, or OUT
+ * inside (or the same as) an input. */
 static int check_paths(const struct merge_options *o) {
     char **real = calloc(o->ndirs, sizeof *real);
     int rc = real ? 0 : sps_cli_error("merge", "options", "out of memory", 1);
+    char who[1200];
     for (size_t i = 0; !rc && i < o->ndirs; i++) {
+        /* a run still writing it: its records are still growing and its
+         * report.json is not written yet */
+        if (sps_run_lock_held(o->dirs[i], who, sizeof who)) {
+            char why[1300];
+            snprintf(why, sizeof why, "in use by %s; merge it when that run has ended", who);
+            rc = sps_cli_error("merge", o->dirs[i], why, 1);
+            break;
+        }
         real[i] = realpath(o->dirs[i], NULL);
         for (size_t k = 0; real[i] && k < i; k++)
             if (real[k] && !strcmp(real[i], real[k])) {

@@ -362,8 +362,10 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
     if (rc >= 0)
         return rc;
     snprintf(d->abs, sizeof d->abs, "%s", d->hold.abs);
-    if (snprintf(d->records, sizeof d->records, "%s/records", d->abs) >= (int)sizeof d->records)
+    if (snprintf(d->records, sizeof d->records, "%s/records", d->abs) >= (int)sizeof d->records) {
+        sps_run_dir_end(&d->hold, 0); /* nothing ran: the earlier outputs go back */
         return sps_cli_error("run", o->out_dir, "path too long", 1);
+    }
     snprintf(d->capture, sizeof d->capture, "%s/%s", d->abs, SPS_PUBLISHED_FILE);
     setenv("STEPSCOPE_RUN_DIR", d->abs, 1);
     unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */

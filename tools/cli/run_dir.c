@@ -321,9 +321,11 @@ int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_fore
         return sps_cli_error("run", dir, why, 1);
     }
     rc = set_aside(h);
+    if (rc < 0)
+        rc = make_records(h, allow_foreign);
     if (rc >= 0)
-        return rc;
-    return make_records(h, allow_foreign);
+        sps_run_dir_end(h, 0); /* nothing ran: what was set aside goes back */
+    return rc;
 }
 
 /* The command never ran: put the earlier outputs back where they were
