@@ -124,4 +124,30 @@ if [ "$rc" = 1 ] && [ "$(wc -l <"$t/held.err")" = 2 ] && grep -q "^stepscope: ru
     ok "no report: one line says where the earlier outputs are, and they are there"
 else failed "no report: exit $rc: $(cat "$t/held.err")"; fi
 
+# --- a holder on another host, days ago, with a long command line ---------
+# (the lock taken by flock(1) over a file written as a run writes it)
+if command -v flock >/dev/null; then
+    d2=$t/elsewhere
+    mkdir "$d2"
+    long=$(printf 'x%.0s' $(seq 1 200))
+    # an escape sequence in it is shown as '?', never sent to the terminal
+    printf '4242 1700000000 otherhost\npython train.py \033[2J--tag %s\n' "$long" >"$d2/.stepscope.lock"
+    rm -f "$t/fifo" && mkfifo "$t/fifo"
+    flock -x "$d2/.stepscope.lock" -c "read x <'$t/fifo'" &
+    held=$!
+    # flock(1) holds the lock once it has started: a second taker says so
+    while flock -xn "$d2/.stepscope.lock" true; do sleep 0.05; done
+    TZ=UTC "$stepscope" run -q -o "$d2" -- "$workload" --steps 1 2>"$t/err"
+    rc=$?
+    cut=$(printf 'python train.py ?[2J--tag %s' "$long" | cut -c1-116)
+    want="stepscope: run: $d2: in use by stepscope run pid 4242 on otherhost ($cut...), started 2023-11-14 22:13:20; choose another -o"
+    [ "$rc" = 1 ] && [ "$(cat "$t/err")" = "$want" ] && ok "another host's holder: host, date and a cut, plain command line named" ||
+        { failed "another host's holder: exit $rc"; echo "  got:  $(cat "$t/err")"; echo "  want: $want"; }
+    echo go >"$t/fifo"; wait "$held"; held=
+    "$stepscope" run -q -o "$d2" -- "$workload" --steps 1 2>"$t/err" && [ "$(steps_of "$d2/report.json")" = 1 ] &&
+        ok "the holder gone: the directory is free (the stale file blocks nothing)" || failed "after the holder: $(cat "$t/err")"
+else
+    echo "skip the other-host holder: flock(1) (util-linux) not installed"
+fi
+
 exit $fail

@@ -13,20 +13,31 @@
 /* What the lock file holds: "PID START_UNIX_S HOST\nCOMMAND LINE\n". */
 #define HOLDER_MAX 1024
 
-/* The command line, one line of at most 120 bytes (control bytes shown
- * as '?': it goes into a terminal). */
+/* The longest command line a refusal shows, in bytes. */
+#define SHOWN_MAX 119
+
+/* s made fit for one line of a terminal, in place: control bytes shown as
+ * '?', cut to SHOWN_MAX bytes ending in "..." (s holds at least 120). */
+static void one_line(char *s) {
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+            s[n] = '?';
+    if (n > SHOWN_MAX)
+        memcpy(s + SHOWN_MAX - 3, "...", 4);
+}
+
+/* The command line, its arguments joined by spaces, as one_line makes it. */
 static void command_line(char **argv, int argc, char *buf, size_t len) {
     size_t n = 0;
-    buf[0] = '\0';
     for (int i = 0; i < argc && n + 1 < len; i++) {
         if (i > 0)
             buf[n++] = ' ';
         for (const char *s = argv[i]; *s && n + 1 < len; s++)
-            buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+            buf[n++] = *s;
     }
     buf[n] = '\0';
-    if (n >= 120)
-        memcpy(buf + 116, "...", 4);
+    one_line(buf);
 }
 
 /* The holder that fd's file names, as "stepscope run pid N (CMD),
@@ -44,8 +55,12 @@ static void describe_holder(int fd, char *who, size_t wholen) {
         snprintf(who, wholen, "another stepscope run");
         return;
     }
+    /* whatever the file says (anyone who could write it could plant
+     * bytes for the terminal): one plain line */
     char cmd[HOLDER_MAX];
     snprintf(cmd, sizeof cmd, "%.*s", (int)strcspn(nl + 1, "\n"), nl + 1);
+    one_line(cmd);
+    one_line(host);
     time_t t = (time_t)start, now = time(NULL);
     struct tm then_tm, now_tm;
     char when[64] = "?";
