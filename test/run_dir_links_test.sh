@@ -31,6 +31,7 @@ printf 'root only\n' >"$victim/secret" && chmod 0600 "$victim/secret"
 printf 'not a record\n' >"$victim/123-0.sps"
 printf '{"victim": 1}\n' >"$victim/report.json"
 printf 'x\n' >"$victim/sub/events.out.tfevents.1.h.1.1.stepscope"
+mkfifo "$victim/fifo"   # stands for a device: what is written into one is not undone
 # name type size mtime inode of each, then each file's checksum
 state() { (cd "$victim" && find . -printf '%p %y %s %T@ %i\n' | sort && find . -type f -exec sha256sum {} + | sort); }
 state >"$t/before"
@@ -144,6 +145,18 @@ ln -s "$victim/secret" "$d/x.html"
 "$stepscope" report "$d" --format html -o "$d/x.html" 2>"$t/err" || failed "report -o LINK: $(cat "$t/err")"
 [ -f "$d/x.html" ] && [ ! -L "$d/x.html" ] && ok "report -o LINK: a real file in place of the link" || failed "report -o LINK"
 victims_intact "report over links"
+
+# a link to a FIFO (or a device) at an output's name: replaced, never
+# opened for writing (a reader waits on the FIFO to catch any write)
+cat "$victim/fifo" >"$t/fifo-got" &
+reader=$!
+ln -sfn "$victim/fifo" "$d/report.html"
+"$stepscope" report "$d" 2>"$t/err" || failed "report over a FIFO link: $(cat "$t/err")"
+kill "$reader" 2>/dev/null; wait "$reader" 2>/dev/null
+[ -f "$d/report.html" ] && [ ! -L "$d/report.html" ] && [ ! -s "$t/fifo-got" ] &&
+    ok "report: a link to a FIFO at report.html replaced, nothing written into the FIFO" ||
+    failed "report over a FIFO link: $(wc -c <"$t/fifo-got") bytes went into the FIFO"
+victims_intact "report over a FIFO link"
 
 # --- stepscope merge: OUT a link to an empty directory -------------------
 ln -s "$victim/empty" "$t/mlink"

@@ -367,7 +367,7 @@ static size_t other_event_files(const char *dir, const char *name) {
 #define TEMP_STEM "stepscope-events"
 
 int sps__tensorboard_open(struct sps_out *o, const char *path, char *err, size_t errlen) {
-    return sps__out_open_as(o, path, TEMP_STEM, err, errlen);
+    return sps__out_open_fresh(o, path, TEMP_STEM, err, errlen); /* a name of ours: nothing at it is followed */
 }
 
 /* Whether name is an event file stepscope writes. */
