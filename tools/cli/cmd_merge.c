@@ -230,7 +230,9 @@ static int check_paths(const struct merge_options *o) {
  * or 1 after printing why. */
 static int make_output(const char *out, char *records, size_t len) {
     struct stat st;
-    if (stat(out, &st) == 0) {
+    if (lstat(out, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) /* never followed: name the directory itself */
+            return sps_cli_error("merge", out, "is a symbolic link (name a new directory)", 1);
         if (!S_ISDIR(st.st_mode))
             return sps_cli_error("merge", out, "exists and is not a directory", 1);
         if (rmdir(out) != 0) /* succeeds only when empty */
