@@ -356,13 +356,13 @@ static int put_back(struct sps_run_dir_hold *h) {
 }
 
 void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
-    if (h->dfd < 0 || !h->aside)
+    if (h->dfd < 0 || (!h->aside && !h->older))
         return;
     char where[PATH_MAX + 32], older[PATH_MAX + 32];
     snprintf(where, sizeof where, "%s/%s", h->shown, SPS_RUN_DIR_PREVIOUS);
     snprintf(older, sizeof older, "%s/%s", h->shown, SPS_RUN_DIR_OLDER);
     if (!started) {
-        if (put_back(h) != 0)
+        if (h->aside && put_back(h) != 0)
             sps_cli_error("run", where, "the earlier run's outputs are kept here (not all could be put back)", 0);
         else if (h->older && renameat(h->dfd, SPS_RUN_DIR_OLDER, h->dfd, SPS_RUN_DIR_PREVIOUS) != 0)
             sps_cli_error("run", older, "the outputs of the run before the earlier one are kept here", 0);
@@ -371,7 +371,9 @@ void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
         if (h->older && drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
             sps_cli_error("run", older, "could not all be removed", 0);
         struct stat st;
-        if (fstatat(h->dfd, "report.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+        if (!h->aside) {
+            /* nothing set aside */
+        } else if (fstatat(h->dfd, "report.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
             sps_cli_error("run", where, "the earlier run's outputs are kept here: this run wrote no report", 0);
         } else if (drop_previous(h->dfd, SPS_RUN_DIR_PREVIOUS) != 0) { /* the report is this run's */
             sps_cli_error("run", where, "the earlier run's outputs could not all be removed", 0);
