@@ -78,6 +78,10 @@ grep -q "^stepscope: report: $d/page.html: in use by stepscope run pid $b_pid " 
 rc=$?
 [ "$rc" = 1 ] && grep -q "^stepscope: merge: $d: in use by stepscope run pid $b_pid " "$t/err" && [ ! -e "$t/merged" ] &&
     ok "merge of a held directory: refused, naming the holder" || failed "merge of a held directory: exit $rc: $(cat "$t/err")"
+"$stepscope" compare "$d" "$d" 2>"$t/err" >/dev/null
+rc=$?
+[ "$rc" = 2 ] && grep -q "^stepscope: compare: $d: in use by stepscope run pid $b_pid .*; compare it when that run has ended$" "$t/err" &&
+    ok "compare of a held directory: refused, naming the holder" || failed "compare of a held directory: exit $rc: $(cat "$t/err")"
 
 release
 [ "$rc" = 0 ] || failed "B: exit $rc: $(cat "$t/held.err")"
