@@ -123,6 +123,23 @@ else failed "-o LINK: exit $rc: $(cat "$t/err")"; fi
     failed "--tensorboard LINK: $(cat "$t/err")"
 victims_intact "-o LINK"
 
+# records/ swapped for a link while the run lasts (after every check at
+# its start): the records stepscope cuts to size when the workload ends
+# (a killed process's record, uncut, lies in the target) are not followed
+d3=$t/swapped
+mkdir -p "$t/killed" "$d3"
+STEPSCOPE_RUN_DIR=$t/killed "$workload" --steps 3 --die-at 2 2>/dev/null
+mkdir "$victim/records" && cp "$t/killed/records/"*.sps "$victim/records/" && state >"$t/before"
+mkfifo "$t/fifo"
+"$stepscope" run -q --no-sample -o "$d3" -- sh -c '"$0" --steps 2 && : >"$1/ready" && read x <"$1/fifo"' \
+    "$workload" "$t" 2>"$t/err" &
+held=$!
+while [ ! -e "$t/ready" ]; do kill -0 "$held" 2>/dev/null || break; sleep 0.05; done
+mv "$d3/records" "$d3/records.real" && ln -s "$victim/records" "$d3/records"
+echo go >"$t/fifo"
+wait "$held"
+victims_intact "records/ swapped for a link during the run"
+
 # --- stepscope report over links -----------------------------------------
 for n in report.html steps.csv timeline.csv trace.json; do ln -sfn "$victim/secret" "$d/$n"; done
 plant_names_tmp_only() { python3 - "$1" "$victim/file" <<'EOF'
