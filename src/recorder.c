@@ -251,7 +251,7 @@ static int record_fd(void) {
         /* The program closed our descriptor (daemons close everything)
          * and the number may now be one of its files: never touch it, and
          * reopen the record by name instead. */
-        P.fd = open(P.path, O_RDWR | O_CLOEXEC);
+        P.fd = open(P.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (P.fd < 0 || fstat(P.fd, &st) != 0 || st.st_dev != P.fd_dev || st.st_ino != P.fd_ino) {
             if (P.fd >= 0)
                 close(P.fd);
@@ -297,23 +297,54 @@ static uint64_t arena_alloc(uint64_t size, uint64_t align) {
  * finds them all taken (its pid exec'd that often) records in memory. */
 #define SPS_RECORDS_PER_PID 1000
 
+/* Why an O_DIRECTORY|O_NOFOLLOW open of dfd's name failed with errno e. */
+static const char *not_dir_reason(int dfd, const char *name, int e) {
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        return "it is a symbolic link (not followed)";
+    return strerror(e);
+}
+
+/* run_dir/records, made when missing, opened without following a link at
+ * either name (a records/ planted as a link to somebody's directory is
+ * refused, never written into); -1 with the reason set. */
+static int open_records_dir(const char *run_dir) {
+    int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) {
+        set_reason("cannot create records in %s: %s", run_dir, not_dir_reason(AT_FDCWD, run_dir, errno));
+        return -1;
+    }
+    if (mkdirat(dfd, "records", 0777) != 0 && errno != EEXIST) {
+        set_reason("cannot create %s/records: %s", run_dir, strerror(errno));
+        close(dfd);
+        return -1;
+    }
+    int rfd = openat(dfd, "records", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (rfd < 0)
+        set_reason("cannot create records in %s/records: %s", run_dir, not_dir_reason(dfd, "records", errno));
+    close(dfd);
+    return rfd;
+}
+
 static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
     char dir[512];
     if (snprintf(dir, sizeof dir, "%s/records", run_dir) >= (int)sizeof dir) {
         set_reason("run directory path too long: %s", run_dir);
         return -1;
     }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        set_reason("cannot create %s: %s", dir, strerror(errno));
+    int rfd = open_records_dir(run_dir);
+    if (rfd < 0)
         return -1;
-    }
     int seq;
     for (seq = 0; seq < SPS_RECORDS_PER_PID; seq++) {
-        if (snprintf(P.path, sizeof P.path, "%s/%d-%d.sps", dir, (int)getpid(), seq) >= (int)sizeof P.path) {
+        char name[64];
+        snprintf(name, sizeof name, "%d-%d.sps", (int)getpid(), seq);
+        if (snprintf(P.path, sizeof P.path, "%s/%s", dir, name) >= (int)sizeof P.path) {
             set_reason("run directory path too long: %s", run_dir);
             break;
         }
-        int fd = open(P.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        /* O_EXCL|O_NOFOLLOW: a fresh file, never one (or a link) planted at the name */
+        int fd = openat(rfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0) {
@@ -323,21 +354,21 @@ static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
         if (ftruncate(fd, (off_t)size) != 0) {
             set_reason("cannot size %s: %s", P.path, strerror(errno));
             close(fd);
-            unlink(P.path);
+            unlinkat(rfd, name, 0);
             break;
         }
         int e = posix_fallocate(fd, 0, (off_t)fixed);
         if (e != 0) {
             set_reason("cannot reserve space in %s: %s", P.path, strerror(e));
             close(fd);
-            unlink(P.path);
+            unlinkat(rfd, name, 0);
             break;
         }
         void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED) {
             set_reason("cannot map %s: %s", P.path, strerror(errno));
             close(fd);
-            unlink(P.path);
+            unlinkat(rfd, name, 0);
             break;
         }
         struct stat st;
@@ -346,8 +377,10 @@ static int open_record_file(const char *run_dir, size_t size, uint64_t fixed) {
         P.fd = fd; /* kept open: arena allocations reserve their blocks */
         P.fd_dev = st.st_dev;
         P.fd_ino = st.st_ino;
+        close(rfd);
         return 0;
     }
+    close(rfd);
     if (seq == SPS_RECORDS_PER_PID) /* every name taken: a process that exec'd itself that often */
         set_reason("%d record files of pid %d already in %s", SPS_RECORDS_PER_PID, (int)getpid(), dir);
     P.path[0] = '\0';

@@ -132,7 +132,7 @@ expect "stepscope nosuchcommand "
 # ------------------------------------------------- each command's options
 run_opts=(-o --output -q --quiet --no-live --no-stream --ring-events --ring-policy --interval
     --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue --peak-flops
-    --max-overhead --torch-profile --no-auto --serve --prom-textfile --tensorboard -h --help)
+    --max-overhead --torch-profile --no-auto --serve --prom-textfile --tensorboard --allow-foreign-dir -h --help)
 expect "stepscope run -" "${run_opts[@]}"
 expect "stepscope run --no-" --no-live --no-stream --no-sample --no-auto
 expect "stepscope run -q --m" --machine-interval --max-overhead

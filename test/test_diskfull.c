@@ -4,6 +4,9 @@
  * raise SIGBUS), what could not be recorded is counted, and the report
  * says why; a report that did not fit is made by `stepscope report DIR`
  * once there is room.  Needs to mount a small tmpfs (root); skipped otherwise.
+ * Each case gets a fresh tmpfs: an earlier run's files stay on disk until
+ * the new report is written (set aside in DIR/.previous), and would take
+ * the room the case is about.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +39,8 @@ int main(void) {
         json_decref(r);
     }
     /* with rings that fit, recording goes on as usual */
+    umount(mnt);
+    CHECK_EQ_I(mount("tmpfs", mnt, "tmpfs", 0, "size=3m"), 0);
     char *argv2[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "-o", out, "--ring-events", "1024", "--",
                      SPS_BIN_DIR "/test_workload", "--steps", "200", NULL};
     CHECK_EQ_I(exit_code_of(run_capture(argv2, NULL, 0)), 0);
@@ -45,23 +50,34 @@ int main(void) {
         json_decref(r);
     }
     /* a report too big for what is left: one line, exit 1 (the workload
-     * succeeded), and no half-written file */
+     * succeeded), no half-written file, and the earlier run's report kept
+     * in .previous, as a second line says (that run recorded nothing, so
+     * its files leave the room as it was) */
     /* (--no-stream: the live stream would say in a line of its own that
      * steps.jsonl could not be written whole; test_stream checks that) */
+    umount(mnt);
+    CHECK_EQ_I(mount("tmpfs", mnt, "tmpfs", 0, "size=3m"), 0);
+    char *earlier[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--no-stream", "--no-sample", "-o", out, "--", "true", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(earlier, NULL, 0)), 0);
     char *argv3[] = {SPS_BIN_DIR "/stepscope", "run", "-q", "--no-stream", "-o", out, "--ring-events", "1024", "--",
                      SPS_BIN_DIR "/test_workload", "--steps", "5000", NULL};
     char err[1024];
     CHECK_EQ_I(exit_code_of(run_capture(argv3, err, sizeof err)), 1);
-    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_EQ_I(count_lines(err), 2);
     CHECK_STR_HAS(err, "stepscope: run: report: ");
     CHECK_STR_HAS(err, "No space left on device");
+    char kept[800];
+    snprintf(kept, sizeof kept, "stepscope: run: %s/.previous: the earlier run's outputs are kept here", out);
+    CHECK_STR_HAS(err, kept);
+    snprintf(kept, sizeof kept, "%s/.previous/report.json", out);
+    CHECK(access(kept, F_OK) == 0);
     DIR *d = opendir(out);
     int leftovers = 0;
     for (struct dirent *e; d && (e = readdir(d));)
         leftovers += strstr(e->d_name, "report.json") != NULL; /* the temporary is .report.json.tmp-* */
     if (d)
         closedir(d);
-    CHECK_EQ_I(leftovers, 0); /* the earlier report was removed at start */
+    CHECK_EQ_I(leftovers, 0); /* the earlier report was set aside at start */
     /* the line says how to get the report once there is room, and once
      * there is, `stepscope report DIR` makes it from the records */
     char hint[800];

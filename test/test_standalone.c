@@ -111,7 +111,7 @@ static void test_directory_made_or_said(void) {
     write_file(file, "x", 1);
     snprintf(dir, sizeof dir, "%s/a-file/sub", base);
     CHECK_EQ_I(run_alone(dir, "2", err, sizeof err), 0);
-    CHECK_STR_HAS(err, "stepscope: report not written: cannot make STEPSCOPE_OUT ");
+    CHECK_STR_HAS(err, "stepscope: report not written: cannot use STEPSCOPE_OUT ");
     CHECK_STR_HAS(err, "a-file/sub: Not a directory");
     CHECK_EQ_I(count_lines(err), 1);
     char cwd[1024];

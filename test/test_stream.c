@@ -211,6 +211,36 @@ static void test_lines_exact(void) {
     munmap(m.b, m.size);
 }
 
+/* A link planted at steps.jsonl (or an earlier file there) is removed,
+ * never followed: its victim keeps its bytes, and the stream is a fresh
+ * regular file holding only this run's lines. */
+static void test_link_at_the_name_not_followed(void) {
+    struct made m;
+    make(&m, "stream-link", 2, NULL, NULL, 1);
+    char victim[700];
+    snprintf(victim, sizeof victim, "%s.victim", m.records);
+    int fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    CHECK(fd >= 0 && write(fd, "victim\n", 7) == 7);
+    close(fd);
+    CHECK_EQ_I(symlink(victim, m.out), 0);
+    struct sps__live_stream *st = sps__live_stream_open(m.records, m.out, m.origin);
+    CHECK(st != NULL);
+    feed_machine(st, m.origin);
+    sps__live_stream_poll(st, m.end_last + 1000, 1);
+    sps__live_stream_close(st, NULL);
+    char buf[64] = "";
+    fd = open(victim, O_RDONLY);
+    CHECK_EQ_I((int)read(fd, buf, sizeof buf), 7);
+    close(fd);
+    CHECK_MSG(!strcmp(buf, "victim\n"), "the victim holds \"%s\"", buf);
+    struct stat sb;
+    CHECK(lstat(m.out, &sb) == 0 && S_ISREG(sb.st_mode));
+    char *got = lines_of(m.out);
+    expect_lines(got, m.pid, 0, 2);
+    free(got);
+    munmap(m.b, m.size);
+}
+
 /* While the process runs, a step's line waits until its value after the
  * end can no longer come: the next step has begun, or the grace has
  * passed; the final poll writes the rest. */
@@ -349,6 +379,7 @@ static void test_json_escapes_and_nulls(void) {
 
 int main(void) {
     RUN_TEST(test_lines_exact);
+    RUN_TEST(test_link_at_the_name_not_followed);
     RUN_TEST(test_waits_for_the_next_step_or_the_grace);
     RUN_TEST(test_lost_steps_are_said);
     RUN_TEST(test_overwritten_zones_mark_steps_partial);

@@ -72,6 +72,44 @@ def _say(what):
         pass
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_beside_records(run_dir, name, text):
+    """text into run_dir/records/name, replaced whole, never through a link:
+    run_dir and records/ are opened without following a link at their
+    names (the recorder does the same), the temporary has a random name
+    and is created exclusively, and the rename is relative to records/."""
+    dfd = os.open(run_dir, _DIR_FLAGS)
+    try:
+        rfd = os.open("records", _DIR_FLAGS, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(16):
+            tmp = ".%s.tmp-%s" % (name, os.urandom(6).hex())
+            try:
+                fd = os.open(tmp, flags, 0o644, dir_fd=rfd)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise FileExistsError("records/%s: no free temporary name" % name)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+                f.write(text)
+            os.replace(tmp, name, src_dir_fd=rfd, dst_dir_fd=rfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=rfd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(rfd)
+
+
 def parse_spec(spec):
     """(first, end) for FIRST:END, "auto" for auto; ValueError otherwise."""
     if spec == "auto":
@@ -296,11 +334,7 @@ class _Window:
             # measured once the lines are made: it goes in the file it measures
             head.append("export_cost_ns\t%d\n" % self.costs.get("export_ns", 0))
         lines = head + ops + ["end\t%d\n" % len(ops)]
-        path = os.path.join(run_dir, "records", "torch-ops-%d.tsv" % os.getpid())
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8", errors="replace") as f:
-            f.writelines(lines)
-        os.replace(tmp, path)
+        _write_beside_records(run_dir, "torch-ops-%d.tsv" % os.getpid(), "".join(lines))
 
     def _give_up(self, why):
         self.done = True

@@ -156,6 +156,32 @@ def test_the_export_keeps_only_what_ran_in_the_window():
     assert "align_error_ns\t501\n" in head  # half the 1 us bracket, plus rounding
 
 
+def test_the_ops_file_is_never_written_through_a_link(tmp_path):
+    """records/torch-ops-PID.tsv is made under a random exclusive temporary
+    relative to records/, opened without following a link: a link planted
+    at the old temporary name (torch-ops-PID.tsv.tmp) or at the final name
+    leaves its victim as it was, and a records/ that is a link is refused."""
+    from stepscope import _deep
+    victim = tmp_path / "victim"
+    victim.write_text("victim\n")
+    run = tmp_path / "run"
+    (run / "records").mkdir(parents=True)
+    name = "torch-ops-%d.tsv" % os.getpid()
+    os.symlink(victim, run / "records" / (name + ".tmp"))
+    os.symlink(victim, run / "records" / name)
+    _deep._write_beside_records(str(run), name, "stepscope-torch-ops 1\nend\t0\n")
+    assert victim.read_text() == "victim\n"
+    assert not os.path.islink(run / "records" / name)
+    assert (run / "records" / name).read_text() == "stepscope-torch-ops 1\nend\t0\n"
+    assert sorted(os.listdir(run / "records")) == sorted([name, name + ".tmp"])  # no temporary left
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    os.symlink(tmp_path, linked / "records")
+    with pytest.raises(OSError):
+        _deep._write_beside_records(str(linked), "torch-ops-1.tsv", "x")
+    assert not (tmp_path / "torch-ops-1.tsv").exists()
+
+
 def test_compare_leaves_the_window_out(tmp_path):
     """torch.profiler slows the window's steps on purpose: compare leaves
     them out (and says how many) instead of taking them for a change."""

@@ -28,14 +28,21 @@ static int known(const struct sps__followed_dir *d, const char *file) {
 }
 
 void sps__followed_discover(struct sps__followed_dir *d) {
-    DIR *dir = opendir(d->dir);
-    if (!dir)
+    /* O_NOFOLLOW, here and for each file: a records/ swapped for a link
+     * to somebody's directory is not followed, nor are its files (a
+     * followed record may be written into: sps__live_peek_set_thin) */
+    int dfd = open(d->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = dfd < 0 ? NULL : fdopendir(dfd);
+    if (!dir) {
+        if (dfd >= 0)
+            close(dfd);
         return; /* not created yet */
+    }
     struct dirent *e;
     while ((e = readdir(dir)) && d->nrec < SPS_LIVE_MAX_RECORDS) {
         if (!sps__is_record_name(e->d_name) || known(d, e->d_name))
             continue;
-        int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        int fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
             continue;
         struct sps__followed *f = calloc(1, d->each);

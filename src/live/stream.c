@@ -477,7 +477,13 @@ struct sps__live_stream *sps__live_stream_open(const char *records_dir, const ch
         errno = ENOMEM;
         return NULL;
     }
-    st->fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
+    /* a fresh file: whatever is at the name (an earlier stream, or a link
+     * planted there) is removed, never opened or followed; O_EXCL|
+     * O_NOFOLLOW then refuse anything planted between the two calls */
+    if (unlink(out_path) != 0 && errno != ENOENT)
+        st->fd = -1;
+    else
+        st->fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
     if (st->fd < 0) {
         int e = errno;
         sps__followed_dir_close(&st->recs);

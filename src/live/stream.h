@@ -39,7 +39,8 @@ struct sps__live_stream_stats {
 };
 
 /* Follow the records in records_dir (which may not exist yet) into a new
- * out_path (created or truncated).  origin_mono_ns is the run's start
+ * out_path (made fresh: what was at the name is removed, a link there
+ * never followed).  origin_mono_ns is the run's start
  * (CLOCK_MONOTONIC): lines' start_s and end_s count from it.  Returns
  * NULL with errno set when out_path cannot be created, or when out of
  * memory. */

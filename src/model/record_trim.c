@@ -22,10 +22,11 @@ static int may_be_running(int32_t pid) {
     return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* Cut one record; 1 when it was cut, 0 when left alone. */
-static int trim_one(const char *path) {
+/* Cut the record name in the directory open as dfd; 1 when it was cut, 0
+ * when left alone. */
+static int trim_one(int dfd, const char *name) {
     /* O_NOFOLLOW: a link planted in records/ is not followed */
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    int fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return 0;
     struct stat st;
@@ -46,15 +47,19 @@ static int trim_one(const char *path) {
 }
 
 int sps__records_trim(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d)
+    /* nor is a records/ swapped for a link: its target's files are not ours to cut */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return 0;
+    }
     int n = 0;
     struct dirent *e;
-    char path[4096];
     while ((e = readdir(d)) != NULL)
-        if (sps__is_record_name(e->d_name) && snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
-            n += trim_one(path);
+        if (sps__is_record_name(e->d_name))
+            n += trim_one(dirfd(d), e->d_name);
     closedir(d);
     return n;
 }

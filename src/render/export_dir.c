@@ -56,8 +56,11 @@ static int write_json(struct sps_report *rep, FILE *out, uint64_t trace_max, cha
     return 0;
 }
 
-/* One file: to stdout ("-"), or atomically to path. */
-static int write_file(struct sps_report *rep, file_writer w, const char *path, uint64_t trace_max,
+/* One file: to stdout ("-"), or atomically to path; named: the user
+ * named path (-o), which may be a device or FIFO to write into, else it is
+ * a name of ours in a directory, where nothing at the name is followed
+ * (output_file.h). */
+static int write_file(struct sps_report *rep, file_writer w, const char *path, int named, uint64_t trace_max,
                       char *err, size_t errlen) {
     if (strcmp(path, "-") == 0) {
         int rc = w(rep, stdout, trace_max, err, errlen);
@@ -68,7 +71,7 @@ static int write_file(struct sps_report *rep, file_writer w, const char *path, u
         return rc;
     }
     struct sps_out o;
-    int rc = sps__out_open(&o, path, err, errlen);
+    int rc = named ? sps__out_open(&o, path, err, errlen) : sps__out_open_fresh(&o, path, NULL, err, errlen);
     if (rc != 0)
         return rc;
     rc = w(rep, o.f, trace_max, err, errlen);
@@ -107,11 +110,11 @@ int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_for
         }
         int rc = in_dir(path, sizeof path, into, "steps.csv", err, errlen);
         if (rc == 0)
-            rc = write_file(rep, write_steps, path, trace_max_bytes, err, errlen);
+            rc = write_file(rep, write_steps, path, 0, trace_max_bytes, err, errlen);
         if (rc == 0)
             rc = in_dir(path, sizeof path, into, "timeline.csv", err, errlen);
         if (rc == 0)
-            rc = write_file(rep, write_timeline, path, trace_max_bytes, err, errlen);
+            rc = write_file(rep, write_timeline, path, 0, trace_max_bytes, err, errlen);
         return rc;
     }
     case SPS_EXPORT_TENSORBOARD:
@@ -127,13 +130,14 @@ int sps__export_one(struct sps_report *rep, const char *dir, enum sps_export_for
                                             [SPS_EXPORT_JSON] = "report.json"};
         static const file_writer writers[] = {
             [SPS_EXPORT_HTML] = write_html, [SPS_EXPORT_TRACE] = write_trace, [SPS_EXPORT_JSON] = write_json};
+        int named = out_path != NULL;
         if (!out_path) {
             int rc = in_dir(path, sizeof path, dir, usual[format], err, errlen);
             if (rc != 0)
                 return rc;
             out_path = path;
         }
-        return write_file(rep, writers[format], out_path, trace_max_bytes, err, errlen);
+        return write_file(rep, writers[format], out_path, named, trace_max_bytes, err, errlen);
     }
     default:
         snprintf(err, errlen, "format %s is not a file", format < SPS_EXPORT_FORMATS ? format_names[format] : "?");

@@ -17,12 +17,21 @@ int sps__out_open(struct sps_out *o, const char *path, char *err, size_t errlen)
     return sps__out_open_as(o, path, NULL, err, errlen);
 }
 
-int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen) {
+/* direct: a device, FIFO or socket at path (followed) is written into. */
+static int out_open(struct sps_out *o, const char *path, const char *stem, int direct, char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
-    /* a device, a FIFO or a socket (-o /dev/null, -o /dev/stdout, a pipe
-     * by name) is written into: renaming a file over it would replace it */
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (!direct) {
+        /* a name stepscope chose: whatever is there is replaced, a link
+         * (to a device or anything else) never followed */
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: is a directory", path);
+            return SPS_EIO;
+        }
+    } else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device, a FIFO or a socket (-o /dev/null, -o /dev/stdout, a
+         * pipe by name) is written into: renaming a file over it would
+         * replace it */
         if (S_ISDIR(st.st_mode)) {
             snprintf(err, errlen, "%s: is a directory", path);
             return SPS_EIO;
@@ -46,6 +55,14 @@ int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char
         return SPS_EIO;
     }
     return 0;
+}
+
+int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen) {
+    return out_open(o, path, stem, 1, err, errlen);
+}
+
+int sps__out_open_fresh(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen) {
+    return out_open(o, path, stem, 0, err, errlen);
 }
 
 int sps__out_commit(struct sps_out *o, char *err, size_t errlen) {

@@ -34,6 +34,13 @@ int sps__out_open(struct sps_out *o, const char *path, char *err, size_t errlen)
  * name (sps__atomic_open_as). */
 int sps__out_open_as(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen);
 
+/* As sps__out_open_as (stem NULL: path's own name), for a file whose name
+ * stepscope chose in a directory (DIR/report.html, an event file): never
+ * written straight into, whatever is at the name: a device, FIFO or socket
+ * there, or a link to one (planted by whoever can write into the
+ * directory), is replaced by the new file, never followed. */
+int sps__out_open_fresh(struct sps_out *o, const char *path, const char *stem, char *err, size_t errlen);
+
 /* Returns 0, or SPS_EIO with err set; o is closed either way. */
 int sps__out_commit(struct sps_out *o, char *err, size_t errlen);
 

@@ -129,16 +129,63 @@ static const char *out_for_rank(const char *out, char *buf, size_t len) {
     return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+/* 0 when path (made already) is a directory this process may write its
+ * report into: not a symbolic link at its name (never followed: a link
+ * planted there would have the report written, and the derived files
+ * removed, wherever it points), and owned by the effective user or root,
+ * unless STEPSCOPE_ALLOW_FOREIGN_DIR=1 (another user who owns it could
+ * replace what is written there).  Else -1 with why set. */
+static int usable_dir(const char *path, char *why, size_t whylen) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        snprintf(why, whylen, "%s: %s", path,
+                 lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? "is a symbolic link (not followed)" : strerror(e));
+        return -1;
+    }
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc != 0) {
+        snprintf(why, whylen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    const char *allow = sps__env_path("STEPSCOPE_ALLOW_FOREIGN_DIR"); /* never in a setuid process */
+    if (st.st_uid != geteuid() && st.st_uid != 0 && !(allow && !strcmp(allow, "1"))) {
+        snprintf(why, whylen, "%s: owned by uid %u, not by this user (STEPSCOPE_ALLOW_FOREIGN_DIR=1 allows it)",
+                 path, (unsigned)st.st_uid);
+        return -1;
+    }
+    return 0;
+}
+
+/* Make STEPSCOPE_OUT (base) and, for a rank, out = base/rank-N, each
+ * checked as usable_dir says.  Returns 0, or -1 with why set. */
+static int make_out_dir(const char *base, const char *out, char *why, size_t whylen) {
+    if (sps__platform_mkdirs(base) != 0) {
+        snprintf(why, whylen, "%s: %s", base, strerror(errno));
+        return -1;
+    }
+    if (usable_dir(base, why, whylen) != 0)
+        return -1;
+    if (out == base)
+        return 0;
+    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+        snprintf(why, whylen, "%s: %s", out, strerror(errno));
+        return -1;
+    }
+    return usable_dir(out, why, whylen);
+}
+
 /* The recorder's open hook: claim STEPSCOPE_OUT for this process. */
 static void claim_out_dir(void) {
-    const char *out = sps__env_path("STEPSCOPE_OUT");
-    if (!out || sps__env_path("STEPSCOPE_RUN_DIR"))
+    const char *base = sps__env_path("STEPSCOPE_OUT"), *out;
+    if (!base || sps__env_path("STEPSCOPE_RUN_DIR"))
         return; /* no report asked for, or `stepscope run` writes it */
     char ranked[sizeof O.dir];
-    if (!(out = out_for_rank(out, ranked, sizeof ranked)) || ancestor_owns(out))
+    if (!(out = out_for_rank(base, ranked, sizeof ranked)) || ancestor_owns(out))
         return;
-    if (sps__platform_mkdirs(out) != 0) { /* said at exit: the run goes on */
-        snprintf(O.failed, sizeof O.failed, "%s: %s", out, strerror(errno));
+    if (make_out_dir(base, out, O.failed, sizeof O.failed) != 0) { /* said at exit: the run goes on */
         O.owner = getpid();
         return;
     }
@@ -175,7 +222,7 @@ static void claim_out_dir(void) {
 /* The recorder's exit hook: write the report and say where it went. */
 static void write_at_exit(void) {
     if (O.failed[0] && O.owner == getpid()) {
-        fprintf(stderr, "stepscope: report not written: cannot make STEPSCOPE_OUT %s\n", O.failed);
+        fprintf(stderr, "stepscope: report not written: cannot use STEPSCOPE_OUT %s\n", O.failed);
         return;
     }
     if (!O.dir[0] || O.owner != getpid())

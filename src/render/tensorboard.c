@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -366,7 +367,7 @@ static size_t other_event_files(const char *dir, const char *name) {
 #define TEMP_STEM "stepscope-events"
 
 int sps__tensorboard_open(struct sps_out *o, const char *path, char *err, size_t errlen) {
-    return sps__out_open_as(o, path, TEMP_STEM, err, errlen);
+    return sps__out_open_fresh(o, path, TEMP_STEM, err, errlen); /* a name of ours: nothing at it is followed */
 }
 
 /* Whether name is an event file stepscope writes. */
@@ -374,41 +375,84 @@ static int own_event_file(const char *name) {
     return strncmp(name, "events.out.tfevents.", 20) == 0 && ends_with(name, ".stepscope");
 }
 
-/* sps__tensorboard_remove_own's walk: dir's own event files, then those
- * of its subdirectories down to depth more levels (symlinks not
- * followed: d_type, else lstat). */
-static int remove_own_in(const char *dir, int depth, char *err, size_t errlen) {
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0; /* nothing there (or nothing readable): nothing of ours to remove */
-    int removed = 0;
-    for (struct dirent *e; removed >= 0 && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+/* sps__tensorboard_move_own's walk: the event files of ours in the
+ * directory open as dfd, then those of its subdirectories down to depth
+ * more levels, each opened relative to its parent without following a
+ * link (a directory swapped for a link between the listing and the open
+ * is not entered).  A top-level directory whose name starts with skip
+ * (NULL: none) is not entered.  to_dfd: the directory to move them into,
+ * at the same relative place (subdirectories made as needed), or -1 to
+ * remove them.
+ * path names dfd in err.  Closes dfd. */
+static int move_own_in(int dfd, int to_dfd, const char *path, const char *skip, int depth, char *err,
+                       size_t errlen) {
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return 0; /* nothing readable: nothing of ours to move */
+    }
+    int moved = 0;
+    for (struct dirent *e; moved >= 0 && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (skip && !strncmp(e->d_name, skip, strlen(skip))))
             continue;
         struct stat st;
-        if (lstat(path, &st) != 0)
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (S_ISREG(st.st_mode) && own_event_file(e->d_name)) {
-            if (unlink(path) != 0 && errno != ENOENT) {
-                snprintf(err, errlen, "%s: %s", path, strerror(errno));
-                removed = -1;
+            int r = to_dfd < 0 ? unlinkat(dfd, e->d_name, 0) : renameat(dfd, e->d_name, to_dfd, e->d_name);
+            if (r != 0 && errno != ENOENT) {
+                snprintf(err, errlen, "%s/%s: %s", path, e->d_name, strerror(errno));
+                moved = -1;
             } else {
-                removed++;
+                moved++;
             }
         } else if (S_ISDIR(st.st_mode) && depth > 0) {
-            int n = remove_own_in(path, depth - 1, err, errlen);
-            removed = n < 0 ? -1 : removed + n;
+            int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                continue;
+            int to_sub = -1;
+            if (to_dfd >= 0) {
+                (void)mkdirat(to_dfd, e->d_name, 0777);
+                to_sub = openat(to_dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (to_sub < 0) {
+                    snprintf(err, errlen, "%s/%s: cannot make its place to move to: %s", path, e->d_name,
+                             strerror(errno));
+                    close(sub);
+                    moved = -1;
+                    break;
+                }
+            }
+            char subpath[4096];
+            snprintf(subpath, sizeof subpath, "%s/%s", path, e->d_name);
+            int n = move_own_in(sub, to_sub, subpath, NULL, depth - 1, err, errlen);
+            if (to_sub >= 0) {
+                close(to_sub);
+                if (n == 0)
+                    (void)unlinkat(to_dfd, e->d_name, AT_REMOVEDIR); /* made for nothing: only when empty */
+            }
+            moved = n < 0 ? -1 : moved + n;
         }
     }
     closedir(d);
-    return removed;
+    return moved;
+}
+
+int sps__tensorboard_move_own(int dfd, int to_dfd, const char *path, const char *skip, char *err, size_t errlen) {
+    int own = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* the walk closes its copy */
+    if (own < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* DIR, DIR/rank-N or DIR/NAME, DIR/rank-N/NAME */
+    return move_own_in(own, to_dfd, path, skip, 2, err, errlen);
 }
 
 int sps__tensorboard_remove_own(const char *dir, char *err, size_t errlen) {
-    return remove_own_in(dir, 2, err, errlen); /* DIR, DIR/rank-N or DIR/NAME, DIR/rank-N/NAME */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0; /* nothing there (or nothing readable): nothing of ours to remove */
+    int n = move_own_in(dfd, -1, dir, NULL, 2, err, errlen);
+    return n;
 }
 
 /* One stream's file: created in its directory, written, committed. */

@@ -54,4 +54,13 @@ int sps__tensorboard_open(struct sps_out *o, const char *path, char *err, size_t
  * how many it removed, or -1 with err set when one could not be removed. */
 int sps__tensorboard_remove_own(const char *dir, char *err, size_t errlen);
 
+/* As sps__tensorboard_remove_own, on the directory open as dfd (path names
+ * it in err), moving the files to the same relative place under the
+ * directory open as to_dfd (subdirectories made there as needed) instead
+ * when to_dfd is not -1; a top-level subdirectory whose name starts with
+ * skip (NULL: none) is not entered.  For `stepscope run -o DIR`, which sets an earlier run's
+ * outputs aside.  Neither descriptor is closed.  Returns how many it
+ * moved (removed), or -1 with err set when one could not be. */
+int sps__tensorboard_move_own(int dfd, int to_dfd, const char *path, const char *skip, char *err, size_t errlen);
+
 #endif /* SPS_RENDER_TENSORBOARD_H */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_lock.h"
 #include "compare/compare.h"
 #include "compare/render.h"
 #include "render/output_file.h"
@@ -221,7 +222,18 @@ int sps_cmd_compare(int argc, char **argv) {
     }
     char err[1024];
     const char *which = "";
-    if (sps__cmp_sides_load(&base, o.base, o.nbase, &new_side, o.new_side, o.nnew, &o.load, &which, err,
+    /* a run still writing an input has no report.json of its own yet */
+    for (size_t i = 0; status < 0 && i < o.nbase + o.nnew; i++) {
+        const char *dir = i < o.nbase ? o.base[i] : o.new_side[i - o.nbase];
+        char who[1200];
+        if (sps_run_lock_held(dir, who, sizeof who)) {
+            fprintf(stderr, "stepscope: compare: %s: in use by %s; compare it when that run has ended\n", dir, who);
+            status = 2;
+        }
+    }
+    if (status >= 0) {
+        /* said above */
+    } else if (sps__cmp_sides_load(&base, o.base, o.nbase, &new_side, o.new_side, o.nnew, &o.load, &which, err,
                             sizeof err) != 0) {
         fprintf(stderr, "stepscope: compare: %s: %s\n", which, err);
         status = 2;

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "run_lock.h"
+#include "platform/atomic_file.h"
 #include "model/align.h"
 #include "model/run.h"
 #include "render/analysis_views.h"
@@ -51,10 +53,11 @@ static const char merge_usage[] =
     "  -q, --quiet             no summary\n"
     "  -h, --help              this help\n"
     "\n"
-    "exit status: 0; 1 when an input is not a run directory, holds no or\n"
-    "damaged records, holds a rank of a host another input holds, a clock\n"
-    "error exceeds the tolerance, or OUT cannot be written (one line says\n"
-    "which); 2 for a usage error. The inputs are never modified.\n";
+    "exit status: 0; 1 when an input is not a run directory, is held by a\n"
+    "`stepscope run` still running, holds no or damaged records, holds a rank\n"
+    "of a host another input holds, a clock error exceeds the tolerance, or\n"
+    "OUT cannot be written (one line says which); 2 for a usage error. The\n"
+    "inputs are never modified.\n";
 
 struct merge_options {
     const char **dirs;
@@ -185,11 +188,21 @@ static char *resolve_maybe_missing(const char *path) {
     }
 }
 
-/* The same directory given twice, or OUT inside (or the same as) an input. */
+/* An input a run still holds, the same directory given twice, or OUT
+ * inside (or the same as) an input. */
 static int check_paths(const struct merge_options *o) {
     char **real = calloc(o->ndirs, sizeof *real);
     int rc = real ? 0 : sps_cli_error("merge", "options", "out of memory", 1);
+    char who[1200];
     for (size_t i = 0; !rc && i < o->ndirs; i++) {
+        /* a run still writing it: its records are still growing and its
+         * report.json is not written yet */
+        if (sps_run_lock_held(o->dirs[i], who, sizeof who)) {
+            char why[1300];
+            snprintf(why, sizeof why, "in use by %s; merge it when that run has ended", who);
+            rc = sps_cli_error("merge", o->dirs[i], why, 1);
+            break;
+        }
         real[i] = realpath(o->dirs[i], NULL);
         for (size_t k = 0; real[i] && k < i; k++)
             if (real[k] && !strcmp(real[i], real[k])) {
@@ -217,7 +230,9 @@ static int check_paths(const struct merge_options *o) {
  * or 1 after printing why. */
 static int make_output(const char *out, char *records, size_t len) {
     struct stat st;
-    if (stat(out, &st) == 0) {
+    if (lstat(out, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) /* never followed: name the directory itself */
+            return sps_cli_error("merge", out, "is a symbolic link (name a new directory)", 1);
         if (!S_ISDIR(st.st_mode))
             return sps_cli_error("merge", out, "exists and is not a directory", 1);
         if (rmdir(out) != 0) /* succeeds only when empty */
@@ -251,7 +266,8 @@ static void merged_name(char *buf, size_t len, size_t input, const char *host, c
 
 static int copy_file(const char *from, const char *to, char *err, size_t errlen) {
     int in = open(from, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    /* O_EXCL|O_NOFOLLOW: a fresh file, never through a link planted at the name */
+    int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     int rc = 0;
     char buf[1 << 16];
     ssize_t n = 0;
@@ -280,12 +296,16 @@ static int copy_file(const char *from, const char *to, char *err, size_t errlen)
 /* Copy every input's records into records/ and write records/merge.tsv. */
 static int write_records(const struct merge_options *o, struct sps_run *runs, struct sps_align **aligns,
                          struct sps_run_merge *merge, const char *records, char *err, size_t errlen) {
-    char path[PATH_MAX], tmp[PATH_MAX], name[512];
+    char path[PATH_MAX], name[512];
     snprintf(path, sizeof path, "%s/%s", records, SPS_MERGE_FILE);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", records, SPS_MERGE_FILE);
-    FILE *f = fopen(tmp, "w");
+    /* merge.tsv through the atomic writer: its temporary is unpredictable
+     * and exclusive, never a planted link */
+    struct sps_atomic_file a;
+    if (sps__atomic_open(&a, path, err, errlen) != 0)
+        return SPS_EIO;
+    FILE *f = sps__atomic_stream(&a, err, errlen);
     if (!f) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        sps__atomic_abort(&a);
         return SPS_EIO;
     }
     int rc = sps__merge_file_begin(f, merge);
@@ -297,19 +317,15 @@ static int write_records(const struct merge_options *o, struct sps_run *runs, st
             snprintf(to, sizeof to, "%s/%s", records, name);
             rc = copy_file(p->path, to, err, errlen);
             if (!rc && sps__merge_file_record(f, name, &aligns[i][j]) != 0) {
-                snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
                 rc = SPS_EIO;
             }
         }
-    if (fclose(f) != 0 && !rc) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        rc = SPS_EIO;
+    if (rc) {
+        sps__atomic_abort(&a);
+        return rc;
     }
-    if (!rc && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        rc = SPS_EIO;
-    }
-    return rc;
+    return sps__atomic_commit(&a, 0, err, errlen);
 }
 
 /* The merged model from OUT/records (merge.tsv applied by the reader), with

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "report_recover.h"
+#include "run_lock.h"
 #include "render/render.h"
 #include "render/analysis_views.h"
 #include "render/export_dir.h"
@@ -59,8 +60,8 @@ static const char report_usage[] =
     "\n"
     "exit status: 0; 1 when DIR cannot be read (neither report.json nor\n"
     "records, no readable record, or a malformed report.json: the message\n"
-    "names the file, line and column) or a file cannot be written; 2 for a\n"
-    "usage error.\n";
+    "names the file, line and column), a `stepscope run` still holds DIR or\n"
+    "OUT's directory, or a file cannot be written; 2 for a usage error.\n";
 
 void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others) {
     if (others)
@@ -104,6 +105,31 @@ static int write_report_json(const struct sps_report *rep, const char *dir, char
         return SPS_EINVAL;
     }
     return sps__report_json_write(rep, path, err, errlen);
+}
+
+/* A `stepscope run` that holds dir (the run read, NULL: a report file) or
+ * where out goes (out itself when a directory, else its parent): its
+ * report.json is not written yet and its records are still growing, and
+ * what report writes there the run would set aside or replace.  Returns
+ * -1 when none does, else 1 after one line naming the holder. */
+static int refuse_live_run(const char *dir, const char *out) {
+    char who[1200], parent[4096];
+    if (dir && sps_run_lock_held(dir, who, sizeof who)) {
+        fprintf(stderr, "stepscope: report: %s: in use by %s; run this again when it has ended\n", dir, who);
+        return 1;
+    }
+    if (!out || !strcmp(out, "-"))
+        return -1;
+    const char *slash = strrchr(out, '/'); /* the directory out is in */
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else
+        snprintf(parent, sizeof parent, "%.*s", slash == out ? 1 : (int)(slash - out), out);
+    if (sps_run_lock_held(out, who, sizeof who) || sps_run_lock_held(parent, who, sizeof who)) {
+        fprintf(stderr, "stepscope: report: %s: in use by %s; choose another -o\n", out, who);
+        return 1;
+    }
+    return -1;
 }
 
 int sps_cmd_report(int argc, char **argv) {
@@ -160,6 +186,8 @@ int sps_cmd_report(int argc, char **argv) {
     int is_file = stat(dir, &st) == 0 && S_ISREG(st.st_mode);
     if (is_file && (format < 0 || (!out && format != SPS_EXPORT_SUMMARY)))
         return sps_cli_usage_error("report", "%s is a file: name what to make with --format and where with -o", dir);
+    if (refuse_live_run(is_file ? NULL : dir, out) >= 0)
+        return 1;
     struct sps_report rep;
     char err[1024];
     if (is_file && from_records)

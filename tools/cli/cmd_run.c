@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "live_view.h"
 #include "overhead_guard.h"
+#include "run_dir.h"
 #include "run_prom.h"
 #include "run_stream.h"
 #include "torch_profile_opt.h"
@@ -68,9 +69,14 @@ static const char run_usage[] =
     "\n"
     "options:\n"
     "  -o, --output DIR        report directory (default: stepscope-out), made\n"
-    "                          with its parents; an earlier run's records/,\n"
-    "                          report.json, capture.bin and the files made\n"
-    "                          from them are replaced\n"
+    "                          with its parents, one run at a time; an earlier\n"
+    "                          run's records/, report.json, capture.bin and the\n"
+    "                          files made from them are set aside in\n"
+    "                          DIR/.previous until this run's report is written\n"
+    "      --allow-foreign-dir\n"
+    "                          use DIR (or DIR/records) although another user\n"
+    "                          owns it (refused by default: its owner could\n"
+    "                          replace what stepscope writes there)\n"
     "  -q, --quiet             no live status and no summary\n"
     "      --no-live           no live status while COMMAND runs (it is shown\n"
     "                          only when stderr is a terminal)\n"
@@ -138,7 +144,9 @@ static const char run_usage[] =
     "\n"
     "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
-    "DIR cannot be made, or COMMAND succeeded but its report cannot be written.\n";
+    "DIR cannot be made or used (a link, another user's, another run's:\n"
+    "COMMAND does not run then), or COMMAND succeeded but its report cannot\n"
+    "be written.\n";
 
 /* The workload's process group (its pid); 0 once it has been reaped, so a
  * late signal never reaches a recycled pid. */
@@ -175,27 +183,6 @@ static void give_terminal(int tty, pid_t pgid) {
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-/* Remove the records of an earlier run in the same directory, so the
- * report joins only this run's processes.  Only *.sps files and the
- * operator files of --torch-profile are touched. */
-static int clear_old_records(const char *records) {
-    DIR *d = opendir(records);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d))) {
-        if (!sps__is_record_name(e->d_name) && !sps__is_torch_ops_name(e->d_name))
-            continue;
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s/%s", records, e->d_name);
-        if (unlink(path) != 0)
-            rc = -1;
-    }
-    closedir(d);
-    return rc;
-}
 
 /* A percentage in (0, 100], with or without a trailing '%', as a fraction. */
 static int parse_percent(const char *s, double *fraction) {
@@ -241,6 +228,7 @@ struct run_options {
     const char *out_dir;
     int quiet, live, sample, stream;
     int no_auto; /* --no-auto */
+    int allow_foreign_dir; /* --allow-foreign-dir */
     const char *ring_events, *ring_policy;
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
@@ -323,6 +311,8 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         o->sample = 0;
     } else if (!strcmp(a, "--no-auto")) {
         o->no_auto = 1;
+    } else if (!strcmp(a, "--allow-foreign-dir")) {
+        o->allow_foreign_dir = 1;
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
         fputs(run_usage, stdout);
         return 0;
@@ -373,43 +363,26 @@ static int parse_run_options(int argc, char **argv, struct run_options *o) {
 /* ------------------------------------------------ phase 2: the run directory */
 
 struct run_dir {
-    char abs[PATH_MAX];     /* the report directory, absolute */
-    char records[PATH_MAX]; /* its records/ */
+    struct sps_run_dir_hold hold; /* DIR open, locked, an earlier run set aside (run_dir.h) */
+    char abs[PATH_MAX];           /* the report directory, absolute */
+    char records[PATH_MAX];       /* its records/ */
     char capture[PATH_MAX + 32];
 };
 
-/* Make the directory, clear what an earlier run left there, and name it in
+/* Take the directory (run_dir.h: opened without following a link, locked,
+ * an earlier run's outputs set aside, a fresh records/), and name it in
  * the environment the workload inherits.  Returns -1 to go on, else the
  * exit status. */
 static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
-    if (sps__platform_mkdirs(o->out_dir) != 0)
-        return sps_cli_error("run", o->out_dir, strerror(errno), 1);
-    if (!realpath(o->out_dir, d->abs))
-        return sps_cli_error("run", o->out_dir, strerror(errno), 1);
-    if (snprintf(d->records, sizeof d->records, "%s/records", d->abs) >= (int)sizeof d->records)
+    int rc = sps_run_dir_take(&d->hold, o->out_dir, o->allow_foreign_dir, o->cmd, o->cmd_argc);
+    if (rc >= 0)
+        return rc;
+    snprintf(d->abs, sizeof d->abs, "%s", d->hold.abs);
+    if (snprintf(d->records, sizeof d->records, "%s/records", d->abs) >= (int)sizeof d->records) {
+        sps_run_dir_end(&d->hold, 0); /* nothing ran: the earlier outputs go back */
         return sps_cli_error("run", o->out_dir, "path too long", 1);
-    if (mkdir(d->records, 0777) != 0 && errno != EEXIST)
-        return sps_cli_error("run", d->records, strerror(errno), 1);
-    if (clear_old_records(d->records) != 0)
-        return sps_cli_error("run", d->records, "cannot remove the records of an earlier run", 1);
-    /* an earlier run's report must not pass for this run's if this one
-     * cannot write its own */
-    static const char *const report_files[] = {"report.json", "report.html", "steps.csv", "timeline.csv",
-                                               "trace.json", SPS_STREAM_FILE};
-    for (size_t k = 0; k < sizeof report_files / sizeof report_files[0]; k++) {
-        char old_report[PATH_MAX + 32];
-        snprintf(old_report, sizeof old_report, "%s/%s", d->abs, report_files[k]);
-        if (unlink(old_report) != 0 && errno != ENOENT)
-            return sps_cli_error("run", old_report, strerror(errno), 1);
     }
-    /* the event files an earlier run wrote here (--tensorboard DIR, or a
-     * directory under it): TensorBoard would show them as this run's;
-     * other writers' event files stay */
-    char tb_err[PATH_MAX + 64];
-    if (sps__tensorboard_remove_own(d->abs, tb_err, sizeof tb_err) < 0)
-        return sps_cli_error("run", "cannot remove an earlier run's event file", tb_err, 1);
     snprintf(d->capture, sizeof d->capture, "%s/%s", d->abs, SPS_PUBLISHED_FILE);
-    unlink(d->capture); /* an earlier run's must not pass for this one's */
     setenv("STEPSCOPE_RUN_DIR", d->abs, 1);
     unsetenv("STEPSCOPE_OUT"); /* the report is ours to write */
     if (o->ring_events)
@@ -421,20 +394,17 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
     return -1;
 }
 
-/* --tensorboard DIR before COMMAND runs, as -o's: made when missing, and
- * refused unless it is a directory this process can write into, so that a
- * directory that cannot take the event files stops the run before the
- * job, not after it.  Returns -1 to go on, else the exit status. */
-static int prepare_tensorboard_dir(const char *dir) {
+/* --tensorboard DIR before COMMAND runs, as -o's: made when missing, not a
+ * link at its name, not another user's (unless allow_foreign), and
+ * refused unless this process can write into it, so that a directory
+ * that cannot take the event files stops the run before the job, not
+ * after it.  Returns -1 to go on, else the exit status. */
+static int prepare_tensorboard_dir(const char *dir, int allow_foreign) {
     char what[PATH_MAX + 32];
     snprintf(what, sizeof what, "--tensorboard %s", dir);
-    if (sps__platform_mkdirs(dir) != 0)
-        return sps_cli_error("run", what, strerror(errno), 1);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return sps_cli_error("run", what, strerror(errno), 1);
-    if (!S_ISDIR(st.st_mode))
-        return sps_cli_error("run", what, "not a directory", 1);
+    int rc = sps_run_dir_check("--tensorboard", dir, allow_foreign);
+    if (rc >= 0)
+        return rc;
     if (access(dir, W_OK | X_OK) != 0) {
         char why[256];
         snprintf(why, sizeof why, "cannot write into it: %s", strerror(errno));
@@ -868,7 +838,7 @@ int sps_cmd_run(int argc, char **argv) {
     int rc = parse_run_options(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard)) >= 0)
+    if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard, o.allow_foreign_dir)) >= 0)
         return rc;
     struct run_dir d;
     rc = prepare_run_dir(&o, &d);
@@ -885,6 +855,7 @@ int sps_cmd_run(int argc, char **argv) {
     rc = start_workload(&w, o.cmd);
     if (rc >= 0) {
         sps__sampler_close(w.sampler);
+        sps_run_dir_end(&d.hold, 0);
         return rc;
     }
     start_watchers(&w, &o, &d, max_overhead, &info);
@@ -893,6 +864,7 @@ int sps_cmd_run(int argc, char **argv) {
     if (!w.reaped) {
         sps_cli_error("run", "wait", strerror(errno), 0);
         sps__sampler_close(w.sampler);
+        sps_run_dir_end(&d.hold, 1);
         return 1;
     }
     w.t1 = sps__mono_ns();
@@ -901,6 +873,7 @@ int sps_cmd_run(int argc, char **argv) {
         ;
     if (w.exec_failed) {
         sps__sampler_close(w.sampler);
+        sps_run_dir_end(&d.hold, 0);
         sps_cli_error("run", o.cmd[0], w.exec_errno == ENOENT ? "command not found" : strerror(w.exec_errno), 0);
         return w.exec_errno == ENOENT ? 127 : 126;
     }
@@ -910,9 +883,10 @@ int sps_cmd_run(int argc, char **argv) {
     char err[1024];
     rc = build_and_render(&o, &d, &info, err, sizeof err);
     sps__sampler_close(w.sampler);
-    if (rc != 0) {
+    if (rc != 0)
         report_failed(&o, &d, err);
+    sps_run_dir_end(&d.hold, 1); /* after the reason: where the earlier outputs are */
+    if (rc != 0)
         return exit_code ? exit_code : 1;
-    }
     return exit_code;
 }

@@ -19,7 +19,7 @@ _stepscope_opts_top="-h --help -V --version"
 _stepscope_opts_run="-o --output -q --quiet --no-live --no-stream --ring-events --ring-policy
     --interval --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue
     --peak-flops --max-overhead --torch-profile --no-auto --serve --prom-textfile
-    --tensorboard -h --help"
+    --tensorboard --allow-foreign-dir -h --help"
 _stepscope_opts_report="--format -o --output --from-records --trace-max-mb -h --help"
 # --resamples and --seed are accepted and ignored: not offered
 _stepscope_opts_compare="--vs --skip --step --threshold --alpha --fail-on --format -o -h --help"

@@ -1,0 +1,73 @@
+#!/bin/sh
+# run_dir_foreign_test.sh STEPSCOPE WORKLOAD - a run directory another user
+# owns is refused (its owner could swap what stepscope writes there),
+# unless --allow-foreign-dir (STEPSCOPE_ALLOW_FOREIGN_DIR=1 for the
+# library's STEPSCOPE_OUT) says otherwise; root's directories are not
+# another user's.  Run as root and, through setpriv, as nobody.
+# Needs root (to give directories to other users) and setpriv: skips (77)
+# with the reason otherwise.
+set -u
+stepscope=$1 workload=$2
+if [ "$(id -u)" != 0 ]; then echo "SKIP: needs root to give directories to other users"; exit 77; fi
+setpriv=$(command -v setpriv) || { echo "SKIP: setpriv (util-linux) not installed"; exit 77; }
+t=$(mktemp -d "${TMPDIR:-/tmp}/sps-foreign-XXXXXX") || exit 1
+trap 'rm -rf "$t"' EXIT
+chmod 0755 "$t"
+export STEPSCOPE_RUN_DIR= STEPSCOPE_OUT= STEPSCOPE_DISABLE= STEPSCOPE_ALLOW_FOREIGN_DIR=
+fail=0
+failed() { echo "FAIL: $*"; fail=1; }
+ok() { echo "ok   $*"; }
+# as_nobody CMD...: CMD as uid and gid 65534, no other group
+as_nobody() { "$setpriv" --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# refused WHAT RC ERRFILE UID: exit 1, one line, the owner's uid named, nothing ran
+refused() {
+    if [ "$2" = 1 ] && [ "$(wc -l <"$3")" = 1 ] && grep -Eq "owned by (user [^ ]+ )?\(?uid $4\)?, not by you: .*--allow-foreign-dir" "$3" &&
+        [ ! -e "$t/ran" ]; then ok "$1: refused in one line"
+    else failed "$1: exit $2, ran: $([ -e "$t/ran" ] && echo yes || echo no): $(cat "$3")"; fi
+    rm -f "$t/ran"
+}
+
+# --- as root ---------------------------------------------------------------
+mkdir "$t/theirs" && chown 65534:65534 "$t/theirs"
+"$stepscope" run -q -o "$t/theirs" -- sh -c ': >"$0/ran"; exec "$1" --steps 2' "$t" "$workload" 2>"$t/err"
+refused "root, -o another user's directory" $? "$t/err" 65534
+"$stepscope" run -q -o "$t/theirs" --allow-foreign-dir -- "$workload" --steps 2 2>"$t/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$t/theirs/report.json" ] && ok "root, --allow-foreign-dir: the run is written" ||
+    failed "--allow-foreign-dir: exit $rc: $(cat "$t/err")"
+
+mkdir -p "$t/mine/records" && chown 65534:65534 "$t/mine/records"
+"$stepscope" run -q -o "$t/mine" -- sh -c ': >"$0/ran"; exec "$1" --steps 2' "$t" "$workload" 2>"$t/err"
+rc=$?
+refused "root, DIR/records another user's" $rc "$t/err" 65534
+grep -q "mine/records: owned by" "$t/err" || failed "the line names records/: $(cat "$t/err")"
+
+mkdir "$t/tb-theirs" && chown 65534:65534 "$t/tb-theirs"
+"$stepscope" run -q -o "$t/tbrun" --tensorboard "$t/tb-theirs" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+refused "root, --tensorboard another user's directory" $? "$t/err" 65534
+
+mkdir "$t/out-theirs" && chown 65534:65534 "$t/out-theirs"
+STEPSCOPE_OUT=$t/out-theirs "$workload" --steps 2 2>"$t/err"
+grep -q "report not written: cannot use STEPSCOPE_OUT $t/out-theirs: owned by uid 65534, not by this user" "$t/err" &&
+    [ ! -e "$t/out-theirs/report.json" ] && ok "root, STEPSCOPE_OUT another user's: no report, said why" ||
+    failed "STEPSCOPE_OUT another user's: $(cat "$t/err")"
+STEPSCOPE_ALLOW_FOREIGN_DIR=1 STEPSCOPE_OUT=$t/out-theirs "$workload" --steps 2 2>"$t/err"
+[ -f "$t/out-theirs/report.json" ] && ok "root, STEPSCOPE_ALLOW_FOREIGN_DIR=1: the report is written" ||
+    failed "STEPSCOPE_ALLOW_FOREIGN_DIR=1: $(cat "$t/err")"
+
+# --- as nobody ---------------------------------------------------------------
+mkdir "$t/roots" && chmod 0777 "$t/roots"
+as_nobody "$stepscope" run -q -o "$t/roots" -- "$workload" --steps 2 2>"$t/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$t/roots/report.json" ] && ok "nobody, -o a directory of root's: used" ||
+    failed "nobody in root's directory: exit $rc: $(cat "$t/err")"
+mkdir "$t/other" && chown 65533:65533 "$t/other" && chmod 0777 "$t/other"
+as_nobody "$stepscope" run -q -o "$t/other" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+refused "nobody, -o uid 65533's directory" $? "$t/err" 65533
+mkdir "$t/nobodys" && chown 65534:65534 "$t/nobodys"
+as_nobody "$stepscope" run -q -o "$t/nobodys" -- "$workload" --steps 2 2>"$t/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$t/nobodys/report.json" ] && ok "nobody, -o its own directory: used" ||
+    failed "nobody in its own directory: exit $rc: $(cat "$t/err")"
+
+exit $fail

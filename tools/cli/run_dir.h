@@ -1,0 +1,60 @@
+/*
+ * run_dir.h - `stepscope run -o DIR`'s hold on its directory: DIR opened
+ * without following a link, refused when another user owns it, locked
+ * (run_lock.h) for the whole run, and an earlier run's outputs set aside
+ * into DIR/.previous/ instead of being deleted before this run has a
+ * report of its own.
+ *
+ * What is set aside: report.json, report.html, steps.csv, timeline.csv,
+ * trace.json, steps.jsonl, capture.bin, records/ (whole) and the
+ * TensorBoard event files stepscope wrote under DIR, each by renaming it,
+ * never through a link.  DIR then holds only this run's files, so that
+ * `stepscope report DIR` and `compare` never mix two runs.  Once this
+ * run's report is written, .previous/ is removed (only what stepscope
+ * put there); when the command could not be started at all the earlier
+ * outputs go back in place; when the run ends without a report they stay
+ * in .previous/ and one line says so.  DIR/.previous/ holds one run: the
+ * next run that finds a report or records in DIR replaces it.
+ *
+ * One hold per process; not thread-safe.
+ */
+#ifndef SPS_CLI_RUN_DIR_H
+#define SPS_CLI_RUN_DIR_H
+
+#include <limits.h>
+
+#define SPS_RUN_DIR_PREVIOUS ".previous"
+/* the .previous found there, while the new run's command starts */
+#define SPS_RUN_DIR_OLDER ".previous.older"
+
+struct sps_run_dir_hold {
+    int dfd;           /* DIR; -1 before sps_run_dir_take */
+    int lock_fd;       /* the lock, held until the process exits */
+    int aside;         /* an earlier run's outputs are in DIR/.previous */
+    int older;         /* the .previous before that is in DIR/.previous.older */
+    const char *shown; /* DIR as the user gave it, for messages */
+    char abs[PATH_MAX]; /* DIR, absolute and without links */
+};
+
+/* Make dir (with its parents), open it without following a link at its
+ * name, refuse it when it is owned by another user than the effective
+ * one (root's directories excepted) unless allow_foreign, take its lock
+ * for the command cmd[0..argc-1], set an earlier run's outputs aside and
+ * make a fresh DIR/records (no link followed, owned as DIR is).  Returns
+ * -1 to go on, else the exit status after one line on stderr. */
+int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_foreign, char **cmd, int argc);
+
+/* For another directory the run writes into (the value dir of option opt,
+ * "--tensorboard"): made with its parents, not a link at its name, and
+ * refused when another user owns it unless allow_foreign, as DIR is.
+ * Returns -1 to go on, else the exit status after one line. */
+int sps_run_dir_check(const char *opt, const char *dir, int allow_foreign);
+
+/* The run is over: when the command never started (started 0) the
+ * earlier outputs go back in place; when it ran and DIR/report.json is
+ * there (this run's: the earlier one was set aside) .previous is removed;
+ * else .previous stays and one line says where.  A failure here is said
+ * in one line and changes no exit status. */
+void sps_run_dir_end(struct sps_run_dir_hold *h, int started);
+
+#endif /* SPS_CLI_RUN_DIR_H */
