@@ -1,0 +1,88 @@
+/*
+ * fuzz_common.c - the input as a file, for the harnesses' readers that
+ * take a path (fuzz.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+
+static void die(const char *what) {
+    fprintf(stderr, "fuzz: %s: %s\n", what, strerror(errno));
+    abort();
+}
+
+/* Replace fd's contents by data. */
+static void refill(int fd, const uint8_t *data, size_t size) {
+    if (ftruncate(fd, 0) != 0)
+        die("ftruncate");
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = pwrite(fd, data + done, size - done, (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            die("pwrite");
+        done += (size_t)n;
+    }
+}
+
+const char *sps_fuzz_memfile(const uint8_t *data, size_t size) {
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("sps-fuzz-input", MFD_CLOEXEC);
+        if (fd < 0)
+            die("memfd_create");
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    refill(fd, data, size);
+    return path;
+}
+
+static char record_dir[4096];
+static char record_path[4200];
+
+static void remove_record_dir(void) {
+    unlink(record_path);
+    rmdir(record_dir);
+}
+
+const char *sps_fuzz_record_dir(const uint8_t *data, size_t size) {
+    if (!record_dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(record_dir, sizeof record_dir, "%s/sps-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(record_dir))
+            die(record_dir);
+        snprintf(record_path, sizeof record_path, "%s/fuzz.sps", record_dir);
+        atexit(remove_record_dir);
+    }
+    /* a new file each time: a reader that keeps a record open (the live
+     * ones do, between polls) sees the file as a writer would leave it */
+    int fd = open(record_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        die(record_path);
+    refill(fd, data, size);
+    close(fd);
+    return record_dir;
+}
+
+FILE *sps_fuzz_sink(void) {
+    static FILE *sink;
+    if (!sink && !(sink = fopen("/dev/null", "w")))
+        die("/dev/null");
+    return sink;
+}
+
+void sps_fuzz_rejected(const char *err) {
+    static int verbose = -1;
+    if (verbose < 0)
+        verbose = getenv("SPS_FUZZ_VERBOSE") != NULL;
+    if (verbose)
+        fprintf(stderr, "rejected: %s\n", err);
+}

@@ -1,0 +1,22 @@
+/*
+ * fuzz_render.c - the renderers over a report read from fuzzed input: the
+ * values a reader let through must not make any of them misbehave
+ * (out-of-range numbers into integer conversions, NaN into tables).
+ */
+#include "fuzz.h"
+#include "render/analysis_views.h"
+#include "render/exporters.h"
+#include "render/render.h"
+#include "report/report.h"
+
+void sps_fuzz_render(const struct sps_report *rep) {
+    FILE *out = sps_fuzz_sink();
+    char err[1024];
+    sps__summary_print(out, rep, 0);
+    sps__analysis_print(out, &rep->analysis);
+    sps__report_json_print(out, rep);
+    (void)sps__export_html(rep, out, err, sizeof err);
+    (void)sps__export_steps_csv(rep, out, err, sizeof err);
+    (void)sps__export_timeline_csv(rep, out, err, sizeof err);
+    (void)sps__export_trace(rep, out, 1u << 20, err, sizeof err);
+}

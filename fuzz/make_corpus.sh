@@ -1,0 +1,47 @@
+#!/bin/sh
+# make_corpus.sh BUILD - the fuzz harnesses' seed corpus (fuzz/corpus/),
+# made again from real runs: the bundled example and the suite's C
+# workloads under `stepscope run`, with rings of 16 events so that each
+# record holds wrapped rings and stays small.  Needs a build of the suite
+# (BUILD/stepscope, BUILD/tiny_train, BUILD/test_workload, BUILD/rank_sim).
+# Replaces the seeds it makes (seed-*); the regression inputs added by
+# hand (crash-*, see docs/fuzzing.md) are kept.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: make_corpus.sh BUILD}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+STEPSCOPE_RING_EVENTS=16 STEPSCOPE_STEP_EVENTS=16 STEPSCOPE_VALUE_EVENTS=16
+export STEPSCOPE_RING_EVENTS STEPSCOPE_STEP_EVENTS STEPSCOPE_VALUE_EVENTS
+
+# run NAME CMD...: `stepscope run` of CMD into $work/NAME (its exit status
+# is the workload's, which may be a signal's on purpose)
+run() {
+    name=$1
+    shift
+    "$build/stepscope" run -q -o "$work/$name" -- "$@" >/dev/null 2>&1 || true
+    [ -f "$work/$name/report.json" ] || { echo "make_corpus.sh: $name: no report.json" >&2; exit 1; }
+}
+run tiny "$build/tiny_train" --steps 30 --print-every 0
+run fork "$build/test_workload" --steps 12 --micro 3 --warmup 2 --fork 2
+run killed "$build/test_workload" --steps 8 --die-at 5
+run ranks "$build/rank_sim" --ranks 2 --steps 10 --offset-ns 25000 --error-ns 800
+
+for h in record report compare peek; do
+    mkdir -p "$here/corpus/$h"
+    rm -f "$here/corpus/$h"/seed-*
+done
+for name in tiny fork killed ranks; do
+    cp "$work/$name/report.json" "$here/corpus/report/seed-$name.json"
+    cp "$work/$name/report.json" "$here/corpus/compare/seed-$name.json"
+done
+# one record of each run but the fork's child: the smallest record is over
+# a MiB (a 1 MiB name table, a 58 KiB histogram per zone), nearly all
+# zeros, which git stores in a few KiB
+for name in tiny fork killed ranks; do
+    rec=$(ls "$work/$name/records"/*.sps | head -n 1)
+    cp "$rec" "$here/corpus/record/seed-$name.sps"
+    cp "$rec" "$here/corpus/peek/seed-$name.sps"
+done
+du -sh "$here/corpus"/*
