@@ -40,8 +40,18 @@ done
 # a MiB (a 1 MiB name table, a 58 KiB histogram per zone), nearly all
 # zeros, which git stores in a few KiB
 for name in tiny fork killed ranks; do
-    rec=$(ls "$work/$name/records"/*.sps | head -n 1)
-    cp "$rec" "$here/corpus/record/seed-$name.sps"
-    cp "$rec" "$here/corpus/peek/seed-$name.sps"
+    set -- "$work/$name/records"/*.sps
+    cp "$1" "$here/corpus/record/seed-$name.sps"
+    cp "$1" "$here/corpus/peek/seed-$name.sps"
 done
+# the JSON readers' dictionary: JSON's own tokens and every key the seeds
+# hold, so the fuzzer reaches the members the reader walks
+{
+    echo '# report.json tokens for fuzz_report and fuzz_compare (fuzz/make_corpus.sh writes it)'
+    for t in '{' '}' '[' ']' ',' ':' 'true' 'false' 'null' '-1' '1e308' '-0.0' '18446744073709551616' \
+        'NaN' '\u0000' '\ud800' '\"'; do
+        printf '"%s"\n' "$(printf '%s' "$t" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+    done
+    cat "$here/corpus/report"/seed-*.json | grep -o '"[A-Za-z_0-9]*":' | sort -u | sed 's/"/\\"/g; s/^/"/; s/$/"/'
+} >"$here/report.dict"
 du -sh "$here/corpus"/*
