@@ -31,10 +31,11 @@ const char *sps_fuzz_memfile(const uint8_t *data, size_t size);
 
 /*
  * A directory of the process's own under $TMPDIR (or /tmp), removed at
- * exit, holding the input as the only record file, DIR/fuzz.sps, rewritten
- * by each call.  Returns DIR (static storage) or NULL as above.
+ * exit, holding the input as its only file, DIR/name, made anew by each
+ * call (name: a plain file name, the same at every call of a harness).
+ * Returns DIR (static storage) or NULL as above.
  */
-const char *sps_fuzz_record_dir(const uint8_t *data, size_t size);
+const char *sps_fuzz_dir_file(const char *name, const uint8_t *data, size_t size);
 
 /* /dev/null open for writing: where the harnesses render what they read
  * (the formatting runs, nothing is kept).  Never NULL. */
@@ -51,5 +52,10 @@ struct sps_report;
  * summary and analysis text, report.json, report.html, steps.csv,
  * timeline.csv and trace.json, each written to the sink. */
 void sps_fuzz_render(const struct sps_report *rep);
+
+/* What `stepscope run` does with a records directory after the workload
+ * (fuzz_render.c): load it (sps__run_load_dir: the records, the torch-ops
+ * files, merge.tsv), build the run and the report, and render it. */
+void sps_fuzz_load_dir(const char *dir);
 
 #endif /* SPS_FUZZ_H */

@@ -45,31 +45,32 @@ const char *sps_fuzz_memfile(const uint8_t *data, size_t size) {
     return path;
 }
 
-static char record_dir[4096];
-static char record_path[4200];
+static char input_dir[4096];
+static char input_path[4200];
 
-static void remove_record_dir(void) {
-    unlink(record_path);
-    rmdir(record_dir);
+static void remove_input_dir(void) {
+    if (input_path[0])
+        unlink(input_path);
+    rmdir(input_dir);
 }
 
-const char *sps_fuzz_record_dir(const uint8_t *data, size_t size) {
-    if (!record_dir[0]) {
+const char *sps_fuzz_dir_file(const char *name, const uint8_t *data, size_t size) {
+    if (!input_dir[0]) {
         const char *tmp = getenv("TMPDIR");
-        snprintf(record_dir, sizeof record_dir, "%s/sps-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(record_dir))
-            die(record_dir);
-        snprintf(record_path, sizeof record_path, "%s/fuzz.sps", record_dir);
-        atexit(remove_record_dir);
+        snprintf(input_dir, sizeof input_dir, "%s/sps-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(input_dir))
+            die(input_dir);
+        atexit(remove_input_dir);
     }
+    snprintf(input_path, sizeof input_path, "%s/%s", input_dir, name);
     /* a new file each time: a reader that keeps a record open (the live
      * ones do, between polls) sees the file as a writer would leave it */
-    int fd = open(record_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = open(input_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
-        die(record_path);
+        die(input_path);
     refill(fd, data, size);
     close(fd);
-    return record_dir;
+    return input_dir;
 }
 
 FILE *sps_fuzz_sink(void) {

@@ -60,7 +60,7 @@ static void prom(const char *dir) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const char *dir = sps_fuzz_record_dir(data, size);
+    const char *dir = sps_fuzz_dir_file("fuzz.sps", data, size);
     peek(dir);
     stream(dir);
     prom(dir);

@@ -1,9 +1,11 @@
 #!/bin/sh
 # make_corpus.sh BUILD - the fuzz harnesses' seed corpus (fuzz/corpus/),
-# made again from real runs: the bundled example and the suite's C
-# workloads under `stepscope run`, with rings of 16 events so that each
-# record holds wrapped rings and stays small.  Needs a build of the suite
-# (BUILD/stepscope, BUILD/tiny_train, BUILD/test_workload, BUILD/rank_sim).
+# made again from real runs: the bundled examples and the suite's C
+# workloads under `stepscope run` (and `stepscope merge`), with rings of 16
+# events so that each record holds wrapped rings and stays small.  Needs a
+# build of the suite (BUILD/stepscope, BUILD/tiny_train,
+# BUILD/test_workload, BUILD/rank_sim, and BUILD/python with torch for the
+# torch-ops seed).
 # Replaces the seeds it makes (seed-*); the regression inputs added by
 # hand (crash-*, see docs/fuzzing.md) are kept.
 set -eu
@@ -20,22 +22,47 @@ export STEPSCOPE_RING_EVENTS STEPSCOPE_STEP_EVENTS STEPSCOPE_VALUE_EVENTS
 run() {
     name=$1
     shift
-    "$build/stepscope" run -q -o "$work/$name" -- "$@" >/dev/null 2>&1 || true
+    case $1 in
+    --*) ;; # stepscope run's options, then --
+    *) set -- -- "$@" ;;
+    esac
+    "$build/stepscope" run -q -o "$work/$name" "$@" >/dev/null 2>&1 || true
     [ -f "$work/$name/report.json" ] || { echo "make_corpus.sh: $name: no report.json" >&2; exit 1; }
 }
 run tiny "$build/tiny_train" --steps 30 --print-every 0
 run fork "$build/test_workload" --steps 12 --micro 3 --warmup 2 --fork 2
 run killed "$build/test_workload" --steps 8 --die-at 5
 run ranks "$build/rank_sim" --ranks 2 --steps 10 --offset-ns 25000 --error-ns 800
+# two nodes merged: records/merge.tsv and a merged report.json
+STEPSCOPE_HOSTNAME=nodea run node-a "$build/rank_sim" --ranks 2 --world 4 --steps 6 --offset-ns 25000 --error-ns 800
+STEPSCOPE_HOSTNAME=nodeb run node-b "$build/rank_sim" --ranks 2 --first-rank 2 --world 4 --steps 6 \
+    --offset-ns 25000 --error-ns 800
+"$build/stepscope" merge -q "$work/node-a" "$work/node-b" -o "$work/merged" >/dev/null 2>&1
+# the deep-capture window of a PyTorch run: a torch-ops file (needs torch
+# and the Python module of the build)
+reports="tiny fork killed ranks merged"
+if PYTHONPATH="$build/python" /usr/bin/python3 -c 'import torch, stepscope' 2>/dev/null; then
+    PYTHONPATH="$build/python" run torch --torch-profile 2:4 -- /usr/bin/python3 "$here/../examples/torch_train.py" \
+        --epochs 1 --points 200
+    reports="$reports torch"
+else
+    echo "make_corpus.sh: no torch for /usr/bin/python3: the torch-ops seed is left as it was" >&2
+fi
 
-for h in record report compare peek; do
+for h in record report compare peek merge; do
     mkdir -p "$here/corpus/$h"
     rm -f "$here/corpus/$h"/seed-*
 done
-for name in tiny fork killed ranks; do
+for name in $reports; do
     cp "$work/$name/report.json" "$here/corpus/report/seed-$name.json"
     cp "$work/$name/report.json" "$here/corpus/compare/seed-$name.json"
 done
+cp "$work/merged/records/merge.tsv" "$here/corpus/merge/seed-merge.tsv"
+if [ -d "$work/torch" ]; then
+    mkdir -p "$here/corpus/torch_ops"
+    rm -f "$here/corpus/torch_ops"/seed-*
+    cp "$work/torch/records"/torch-ops-*.tsv "$here/corpus/torch_ops/seed-torch.tsv"
+fi
 # one record of each run but the fork's child: the smallest record is over
 # a MiB (a 1 MiB name table, a 58 KiB histogram per zone), nearly all
 # zeros, which git stores in a few KiB

@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
-for h in record report compare peek; do
+for h in record report compare peek torch_ops merge; do
     # the record readers' seeds are real records, over a MiB each
     case $h in
     record | peek) opts="-max_len=2097152" ;;
