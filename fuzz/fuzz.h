@@ -37,6 +37,17 @@ const char *sps_fuzz_memfile(const uint8_t *data, size_t size);
  */
 const char *sps_fuzz_dir_file(const char *name, const uint8_t *data, size_t size);
 
+/*
+ * The record readers check a CRC-32 of the header's fixed part first, so
+ * nearly every mutation of it would stop there.  The record harnesses run
+ * each input as it is (the check itself is fuzzed) and, when its header's
+ * checksum does not match, again as this copy with the checksum made
+ * right, which gets the mutated fields to the checks behind it.  Returns
+ * the copy (the caller frees it), or NULL when the input is shorter than
+ * a header or its checksum already matches.
+ */
+uint8_t *sps_fuzz_header_crc_fixed(const uint8_t *data, size_t size);
+
 /* /dev/null open for writing: where the harnesses render what they read
  * (the formatting runs, nothing is kept).  Never NULL. */
 FILE *sps_fuzz_sink(void);

@@ -3,6 +3,7 @@
  * take a path (fuzz.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "fuzz.h"
+#include "record_format.h"
 
 static void die(const char *what) {
     fprintf(stderr, "fuzz: %s: %s\n", what, strerror(errno));
@@ -71,6 +74,22 @@ const char *sps_fuzz_dir_file(const char *name, const uint8_t *data, size_t size
     refill(fd, data, size);
     close(fd);
     return input_dir;
+}
+
+uint8_t *sps_fuzz_header_crc_fixed(const uint8_t *data, size_t size) {
+    struct sps_rec_header h;
+    if (size < sizeof h)
+        return NULL;
+    memcpy(&h, data, sizeof h);
+    uint32_t crc = sps__crc32(&h, offsetof(struct sps_rec_header, header_crc));
+    if (h.header_crc == crc)
+        return NULL;
+    uint8_t *copy = malloc(size);
+    if (!copy)
+        die("malloc");
+    memcpy(copy, data, size);
+    memcpy(copy + offsetof(struct sps_rec_header, header_crc), &crc, sizeof crc);
+    return copy;
 }
 
 FILE *sps_fuzz_sink(void) {

@@ -35,7 +35,8 @@ for h in record report compare peek torch_ops merge; do
     # the record readers' seeds are real records, over a MiB each
     case $h in
     record | peek) opts="-max_len=2097152" ;;
-    *) opts="-dict=fuzz/report.dict" ;;
+    report | compare) opts="-dict=fuzz/report.dict" ;;
+    *) opts="" ;;
     esac
     mkdir -p "$work/$h"
     log="$build/fuzz-$h.log"
