@@ -1,10 +1,11 @@
 /*
- * fuzz_common.c - the input as a file, for the harnesses' readers that
- * take a path (fuzz.h).
+ * fuzz_common.c - what the harnesses share (fuzz.h): the input as a file
+ * for the readers that take a path, the records' checksum made right, and
+ * the sink.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

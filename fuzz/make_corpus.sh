@@ -57,7 +57,12 @@ for name in $reports; do
     cp "$work/$name/report.json" "$here/corpus/report/seed-$name.json"
     cp "$work/$name/report.json" "$here/corpus/compare/seed-$name.json"
 done
-cp "$work/merged/records/merge.tsv" "$here/corpus/merge/seed-merge.tsv"
+# one record line (the last: a rank aligned by its measured offset), on
+# fuzz.sps, the record fuzz_merge puts beside it
+{
+    grep -v '^record' "$work/merged/records/merge.tsv"
+    grep '^record' "$work/merged/records/merge.tsv" | tail -n 1 | sed 's/^record\t[^\t]*\t/record\tfuzz.sps\t/'
+} >"$here/corpus/merge/seed-merge.tsv"
 if [ -d "$work/torch" ]; then
     mkdir -p "$here/corpus/torch_ops"
     rm -f "$here/corpus/torch_ops"/seed-*
