@@ -362,6 +362,20 @@ static inline uint64_t sps_rec_used_size(const struct sps_rec_header *h) {
     return used < h->file_size ? used : h->file_size;
 }
 
+/* The fewest arena bytes one thread segment takes: its header and its
+ * three rings (its aggregate index and sink aggregate come on top).  No
+ * two segments share any of it, so threads_count of them fit in the
+ * arena; a record with more has segments sharing rings (damaged or
+ * crafted), and a reader following each would read the same events once
+ * per segment: 200 segments over one ring of 2^20 events made a 36 MB
+ * file cost 24 GB.  Readers check threads_count against it. */
+static inline uint64_t sps_rec_thread_min_bytes(const struct sps_rec_header *h) {
+    uint64_t n = sizeof(struct sps_rec_thread);
+    for (int i = 0; i < SPS_RING_COUNT; i++)
+        n += (uint64_t)h->ring_cap[i] * sizeof(struct sps_rec_event);
+    return n;
+}
+
 /* Zones, waits, steps and micro-steps: the kinds that measure time (and
  * carry a histogram); values and counters do not. */
 static inline int sps_kind_is_timed(uint32_t kind) {

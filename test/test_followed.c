@@ -187,6 +187,13 @@ static void test_record_followed_as_it_grows(void) {
     CHECK(sps__followed_refresh(f));
     CHECK_EQ_U(sps__followed_threads(f), 0);
     put_u32(fd, offsetof(struct sps_rec_header, threads_count), 1);
+    /* more segments than the file holds with their rings (they would
+     * share them, and be read once each): only as many as fit */
+    CHECK_EQ_U((len - h.arena_off) / sps_rec_thread_min_bytes(&h), 1);
+    put_u32(fd, offsetof(struct sps_rec_header, threads_count), 2);
+    CHECK(sps__followed_refresh(f));
+    CHECK_EQ_U(sps__followed_threads(f), 1);
+    put_u32(fd, offsetof(struct sps_rec_header, threads_count), 1);
 
     /* a count past the table: not readable this time, the names kept */
     publish(fd, h.names_cap + 1u);

@@ -259,6 +259,35 @@ static void test_crafted_headers(void) {
     free(c);
 }
 
+/* Thread segments that share one set of rings (a crafted or damaged
+ * directory): each would copy the same events again, so a small file
+ * could cost gigabytes.  More segments than the arena holds with their
+ * rings is an error naming threads_count. */
+static void test_threads_sharing_rings(void) {
+    const struct sps_rec_header *h = hdr(good);
+    uint64_t seg0;
+    memcpy(&seg0, good + h->threads_off, sizeof seg0);
+    uint64_t seg_len = (sizeof(struct sps_rec_thread) + 7u) & ~(uint64_t)7u;
+    const uint32_t n = 3; /* the arena holds one thread's rings, not three */
+    CHECK((good_size - h->arena_off) / sps_rec_thread_min_bytes(h) < n);
+    size_t size = good_size + (n - 1) * seg_len;
+    unsigned char *c = calloc(1, size);
+    memcpy(c, good, good_size);
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t at = good_size + (i - 1) * seg_len;
+        memcpy(c + at, good + seg0, sizeof(struct sps_rec_thread));
+        memcpy(c + at + offsetof(struct sps_rec_thread, index), &i, sizeof i);
+        memcpy(c + h->threads_off + i * sizeof(uint64_t), &at, sizeof at);
+    }
+    memcpy(c + offsetof(struct sps_rec_header, threads_count), &n, sizeof n);
+    expect_error("shared-rings", c, size, SPS_EFORMAT, offsetof(struct sps_rec_header, threads_count),
+                 "3 thread segments with their rings need");
+    char err[1024];
+    parse_variant("shared-rings", c, size, err, sizeof err, NULL);
+    CHECK_STR_HAS(err, "(their rings overlap)");
+    free(c);
+}
+
 static void test_missing_file(void) {
     char err[512];
     struct sps_process_data p;
@@ -295,6 +324,7 @@ int main(void) {
     RUN_TEST(test_corrupted_thread_directory);
     RUN_TEST(test_corrupted_event);
     RUN_TEST(test_crafted_headers);
+    RUN_TEST(test_threads_sharing_rings);
     RUN_TEST(test_missing_file);
     RUN_TEST(test_run_skips_bad_record);
     free(good);

@@ -92,6 +92,26 @@ static void test_malformed_lines_are_skipped(void) {
     sps__torch_capture_free(&c);
 }
 
+/* A line holding a NUL byte is not text: skipped as malformed.  An op
+ * name with one was interned cut at the NUL, and the second op of that
+ * name read past the cut copy (found by fuzz/fuzz_torch_ops.c). */
+static void test_nul_byte_in_a_line(void) {
+    static const char text[] = "stepscope-torch-ops 1\n"
+                               "pid\t7\n"
+                               "op\t10\t20\t5\t7\tcpu\tgood::one\n"
+                               "op\t30\t40\t5\t7\tcpu\taten::mm\0tail\n"
+                               "op\t50\t60\t5\t7\tcpu\taten::mm\0tail\n"
+                               "end\t3\n";
+    struct sps_torch_capture c;
+    char err[256] = "";
+    CHECK_EQ_I(sps__torch_ops_parse(text, sizeof text - 1, "t.tsv", &c, err, sizeof err), 0);
+    CHECK_EQ_U(c.nops, 1);
+    CHECK_EQ_U(c.nnames, 1);
+    CHECK_EQ_U(c.bad_lines, 2);
+    CHECK(c.problem && !strcmp(c.problem, "line 4: a NUL byte in the line"));
+    sps__torch_capture_free(&c);
+}
+
 static void test_bad_files(void) {
     static const struct {
         const char *text, *error;
@@ -385,6 +405,7 @@ static void test_operators_across_a_zone_edge(void) {
 int main(void) {
     RUN_TEST(test_good_file);
     RUN_TEST(test_malformed_lines_are_skipped);
+    RUN_TEST(test_nul_byte_in_a_line);
     RUN_TEST(test_bad_files);
     RUN_TEST(test_load_dir);
     RUN_TEST(test_attribution);

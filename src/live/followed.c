@@ -140,6 +140,12 @@ uint32_t sps__followed_threads(const struct sps__followed *f) {
     uint32_t n = f->h.threads_count;
     if (n > f->h.threads_cap)
         return 0;
+    /* no more than the file holds segments and rings for: more share
+     * rings (record_format.h), and the stream would read the same events
+     * once per segment */
+    uint64_t fit = f->size > f->h.arena_off ? (f->size - f->h.arena_off) / sps_rec_thread_min_bytes(&f->h) : 0;
+    if (n > fit)
+        n = (uint32_t)fit;
     return n < SPS_LIVE_MAX_THREADS ? n : SPS_LIVE_MAX_THREADS;
 }
 

@@ -83,7 +83,8 @@ static inline int sps__followed_in_arena(const struct sps__followed *f, uint64_t
 }
 
 /* The threads f has published as of the last refresh, at most
- * SPS_LIVE_MAX_THREADS; 0 while the count is past the table. */
+ * SPS_LIVE_MAX_THREADS and at most as many as the file has room for
+ * (sps_rec_thread_min_bytes); 0 while the count is past the table. */
 uint32_t sps__followed_threads(const struct sps__followed *f);
 
 /* The offset of thread i's segment in *off: 0, or -1 while it is not

@@ -403,6 +403,18 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
 static int copy_threads(struct reader *r, struct sps_process_data *p) {
     const struct sps_rec_header *h = r->h;
     p->nthreads = h->threads_count;
+    /* each segment's rings are its own: more segments than the arena
+     * holds share them, and would be copied once per segment */
+    uint64_t arena = r->size - h->arena_off;
+    if ((uint64_t)p->nthreads * sps_rec_thread_min_bytes(h) > arena) {
+        uint32_t n = p->nthreads;
+        p->nthreads = 0;
+        return fail(r, HOFF(threads_count),
+                    "%u thread segments with their rings need %llu bytes, more than the %llu-byte arena (their "
+                    "rings overlap)",
+                    n, (unsigned long long)n * (unsigned long long)sps_rec_thread_min_bytes(h),
+                    (unsigned long long)arena);
+    }
     p->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof *p->threads);
     if (!p->threads)
         return SPS_ENOMEM;

@@ -280,7 +280,11 @@ int sps__torch_ops_parse(const char *text, size_t len, const char *label, struct
         size_t fl[7];
         size_t nf = split(line, n, f, fl, 7);
         const char *why;
-        if (fl[0] == 2 && !memcmp(f[0], "op", 2)) {
+        if (memchr(line, '\0', n)) {
+            /* not text: a name cut at its NUL would no longer be the n
+             * bytes the name table compares and hashes */
+            why = "a NUL byte in the line";
+        } else if (fl[0] == 2 && !memcmp(f[0], "op", 2)) {
             why = parse_op(&names, f, fl, nf);
         } else if (fl[0] == 3 && !memcmp(f[0], "end", 3)) {
             ended = 1;

@@ -331,8 +331,10 @@ static int read_report(struct sps_jscan *s, struct sps_report *rep, const struct
         rc = sps__rr_finish(&rr);
     if (!rc && !anchored)
         anchor_without_start(rep);
-    if (!rc && !ranks_read && !rows) /* from the rows it holds, as stepscope run would have */
+    if (!rc && !ranks_read && !rows) { /* from the rows it holds, as stepscope run would have */
+        sps__ranks_free(&rep->ranks);  /* a "ranks_pooled" without "ranks": made again with them */
         rc = sps__ranks_build(&rep->run, &rep->ranks);
+    }
     sps__rr_free(&rr);
     if (rc == SPS_ENOMEM || (rc && s->nomem)) {
         snprintf(err, errlen, "%s: out of memory", path);
