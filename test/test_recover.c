@@ -260,6 +260,25 @@ static void test_nothing_to_rebuild(void) {
     CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
     CHECK_EQ_I(count_lines(err), 1);
     CHECK_STR_HAS(err, "records holds no record");
+    CHECK(strstr(err, ".previous") == NULL);
+    /* a stepscope run killed before its process recorded anything, after
+     * it set the earlier run's outputs aside: the line says where they are */
+    char previous[1200], kept[1300], want[3000];
+    path_in(previous, sizeof previous, dir, ".previous");
+    CHECK(mkdir(previous, 0777) == 0);
+    path_in(kept, sizeof kept, previous, "report.json");
+    write_file(kept, "{}", 2);
+    snprintf(want, sizeof want, "; the earlier run's report is kept in %s/.previous (stepscope report %s/.previous)",
+             dir, dir);
+    CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "records holds no record");
+    CHECK_STR_HAS(err, want);
+    CHECK(rmdir(records) == 0);
+    CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "neither report.json nor records/");
+    CHECK_STR_HAS(err, want);
     /* a file as DIR with --from-records: a usage error */
     char file[1200];
     path_in(file, sizeof file, dir, "x.json");
