@@ -522,10 +522,18 @@ static void signals_while_reporting(int signals) {
         for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
             CHECK_MSG(exists(dir, outputs[i]), "%s: no %s", dir, outputs[i]);
         CHECK_MSG(strstr(text, "\nreport: ") != NULL, "no \"report: \" line: the files were not all made");
+        CHECK(strstr(text, "stopped by a second signal") == NULL);
     } else {
         /* by whichever of the two came second (Linux: the lower number first) */
         CHECK_MSG(status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP),
                   "status %d, want SIGTERM or SIGHUP", exit_code_of(status));
+        /* no summary follows: one line says what makes the other files */
+        char want[1024];
+        snprintf(want, sizeof want,
+                 "\nstepscope: run: stopped by a second signal, report.json written: `stepscope report %s` makes the "
+                 "other files\n",
+                 dir);
+        CHECK_MSG(strstr(text, want) != NULL, "stderr:\n%s\nwithout%s", text, want);
     }
     json_t *r = report_load(dir);
     CHECK(r != NULL);
