@@ -140,9 +140,11 @@ static int drop_previous(int dfd, const char *name) {
     if (p < 0) {
         if (errno == ENOENT)
             return 0;
-        if (errno == ELOOP || errno == ENOTDIR) /* planted: the link itself goes */
+        if ((errno == ELOOP || errno == ENOTDIR) && is_link_at(dfd, name)) /* planted: the link itself goes */
             return unlinkat(dfd, name, 0);
-        return -1;
+        if (errno == ELOOP)
+            errno = ENOTDIR;
+        return -1; /* a file of someone's (ENOTDIR): stepscope never made it */
     }
     for (size_t i = 0; i < NOUTPUTS; i++)
         (void)unlinkat(p, outputs[i], 0);
@@ -181,11 +183,15 @@ static int set_aside(struct sps_run_dir_hold *h) {
     if (drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
         return sps_cli_error("run", older,
                              errno == ENOTEMPTY ? "holds files stepscope did not put there: move them away"
+                             : errno == ENOTDIR ? "not a directory stepscope made: move it away"
                                                 : strerror(errno),
                              1);
     struct stat st;
-    if (fstatat(h->dfd, SPS_RUN_DIR_PREVIOUS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+    if (fstatat(h->dfd, SPS_RUN_DIR_PREVIOUS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+        if (!S_ISLNK(st.st_mode)) /* a file of someone's: stepscope never made it */
+            return sps_cli_error("run", where, "not a directory stepscope made: move it away", 1);
         (void)unlinkat(h->dfd, SPS_RUN_DIR_PREVIOUS, 0); /* planted: the link itself goes */
+    }
     if (renameat(h->dfd, SPS_RUN_DIR_PREVIOUS, h->dfd, SPS_RUN_DIR_OLDER) == 0)
         h->older = 1;
     else if (errno != ENOENT)
