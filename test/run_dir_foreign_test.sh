@@ -55,6 +55,37 @@ STEPSCOPE_ALLOW_FOREIGN_DIR=1 STEPSCOPE_OUT=$t/out-theirs "$workload" --steps 2 
 [ -f "$t/out-theirs/report.json" ] && ok "root, STEPSCOPE_ALLOW_FOREIGN_DIR=1: the report is written" ||
     failed "STEPSCOPE_ALLOW_FOREIGN_DIR=1: $(cat "$t/err")"
 
+# DIR of root's (made by the run) inside another user's directory: its
+# owner could move DIR away mid-run and put a link to any directory in its
+# place, and the report would be written there
+mkdir "$t/parent-theirs" && chown 65534:65534 "$t/parent-theirs"
+"$stepscope" run -q -o "$t/parent-theirs/out" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+rc=$?
+refused "root, -o DIR inside another user's directory" $rc "$t/err" 65534
+grep -q "inside $t/parent-theirs, owned by" "$t/err" || failed "the line names the parent: $(cat "$t/err")"
+"$stepscope" run -q -o "$t/parent-theirs/out2" --allow-foreign-dir -- "$workload" --steps 2 2>"$t/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$t/parent-theirs/out2/report.json" ] && ok "root, --allow-foreign-dir: DIR inside it used" ||
+    failed "--allow-foreign-dir inside another user's directory: exit $rc: $(cat "$t/err")"
+for mode in 0777 1777; do
+    mkdir "$t/open$mode" && chmod "$mode" "$t/open$mode"
+    "$stepscope" run -q -o "$t/open$mode/out" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+    rc=$?
+    if [ "$mode" = 0777 ]; then
+        if [ "$rc" = 1 ] && [ "$(wc -l <"$t/err")" = 1 ] && [ ! -e "$t/ran" ] &&
+            grep -q "inside $t/open0777, which every user may write (no sticky bit)" "$t/err"; then
+            ok "root, -o DIR inside a directory all may write: refused in one line"
+        else failed "-o inside a 0777 directory: exit $rc: $(cat "$t/err")"; fi
+    else
+        [ "$rc" = 0 ] && [ -e "$t/ran" ] && ok "root, -o DIR inside a sticky directory all may write (as /tmp): used" ||
+            failed "-o inside a 1777 directory: exit $rc: $(cat "$t/err")"
+    fi
+    rm -f "$t/ran"
+done
+mkdir "$t/tb-parent" && chown 65534:65534 "$t/tb-parent"
+"$stepscope" run -q -o "$t/tbrun2" --tensorboard "$t/tb-parent/tb" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+refused "root, --tensorboard DIR inside another user's directory" $? "$t/err" 65534
+
 # --- as nobody ---------------------------------------------------------------
 mkdir "$t/roots" && chmod 0777 "$t/roots"
 as_nobody "$stepscope" run -q -o "$t/roots" -- "$workload" --steps 2 2>"$t/err"

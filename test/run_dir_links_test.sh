@@ -109,6 +109,19 @@ if [ "$rc" = 1 ] && [ "$(wc -l <"$t/err")" = 1 ] && grep -q '\.stepscope\.lock: 
 else failed "a link at the lock's name: exit $rc: $(cat "$t/err")"; fi
 victims_intact "lock link"
 
+# a hard link at the lock's name (anyone who may write DIR can make one
+# to a file of theirs; with fs.protected_hardlinks=0, to any file): the
+# holder's line is never written into it
+d2=$t/lockhard
+mkdir "$d2"
+ln "$victim/file" "$d2/.stepscope.lock"
+"$stepscope" run -q -o "$d2" -- "$workload" --steps 1 2>"$t/err"
+rc=$?
+if [ "$rc" = 1 ] && [ "$(wc -l <"$t/err")" = 1 ] && grep -q '\.stepscope\.lock: has 2 names' "$t/err"; then
+    ok "a hard link at the lock's name: refused in one line"
+else failed "a hard link at the lock's name: exit $rc: $(cat "$t/err")"; fi
+victims_intact "lock hard link"
+
 # -o naming a link to a directory: refused, nothing written there
 ln -s "$victim/sub" "$t/olink"
 "$stepscope" run -q -o "$t/olink" -- "$workload" --steps 1 2>"$t/err"

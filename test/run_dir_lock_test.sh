@@ -156,4 +156,19 @@ else
     echo "skip the other-host holder: flock(1) (util-linux) not installed"
 fi
 
+# a file of the user's named .previous or .previous.older (stepscope makes
+# directories there): refused in one line, never removed
+d3=$t/ownfiles
+"$stepscope" run -q -o "$d3" -- "$workload" --steps 2 2>"$t/err" || failed "ownfiles: first run: $(cat "$t/err")"
+for n in .previous .previous.older; do
+    printf 'my notes\n' >"$d3/$n"
+    "$stepscope" run -q -o "$d3" -- "$workload" --steps 3 2>"$t/err"
+    rc=$?
+    if [ "$rc" = 1 ] && [ "$(wc -l <"$t/err")" = 1 ] && grep -q "$n: not a directory stepscope made: move it away" "$t/err" &&
+        [ "$(cat "$d3/$n")" = "my notes" ] && [ "$(steps_of "$d3/report.json")" = 2 ]; then
+        ok "a file of the user's at $n: refused in one line, kept, the earlier report in place"
+    else failed "a file at $n: exit $rc: $(cat "$t/err"); $(ls -la "$d3")"; fi
+    rm -f "$d3/$n"
+done
+
 exit $fail

@@ -180,6 +180,13 @@ static void test_unknowns_stay_unknown(void) {
     info.record_cost_absent_reason = "the measuring process could not run";
     sps__overhead_analyze(&run, &info, &o);
     CHECK(!strcmp(o.unmeasured_reason, "the measuring process could not run"));
+    /* some kinds unpriced as well (a Python process that measured no
+     * costs, in a report rebuilt from the records): no bound to speak of */
+    o.recording_partial = 1;
+    char *line = summary_line(&o);
+    CHECK_STR_HAS(line, "overhead    recording unknown of the workload's CPU time (the measuring process could not run)");
+    CHECK(strstr(line, "at least") == NULL);
+    free(line);
 }
 
 /* The run's terminal summary, as `stepscope report --format summary` prints it. */

@@ -614,6 +614,20 @@ static void test_errors(const char *root) {
     CHECK_EQ_I(compare(base_dir[0], missing, NULL), 2);
     CHECK_STR_HAS(err, "stepscope: compare: NEW: ");
     CHECK_STR_HAS(err, "nothing-here: No such file or directory");
+    /* a directory of neither: what it lacks; a run whose stepscope run was
+     * killed (records, no report.json): what makes the report */
+    CHECK(mkdir(missing, 0777) == 0);
+    CHECK_EQ_I(compare(base_dir[0], missing, NULL), 2);
+    CHECK_STR_HAS(err, "nothing-here: no report.json in it (is it a run directory?)");
+    char killed_records[4400];
+    snprintf(killed_records, sizeof killed_records, "%s/records", missing);
+    CHECK(mkdir(killed_records, 0777) == 0);
+    CHECK_EQ_I(compare(base_dir[0], missing, NULL), 2);
+    CHECK_STR_HAS(err, "nothing-here: no report.json in it, only records (a run that did not finish its report?): "
+                       "`stepscope report ");
+    CHECK_STR_HAS(err, "nothing-here` rebuilds it from them");
+    CHECK(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
+    CHECK(rmdir(killed_records) == 0 && rmdir(missing) == 0);
 
     /* a report cut short in its rows (a full disk, a copy stopped) */
     snprintf(bad_json, sizeof bad_json, "%s/bad.json", root);

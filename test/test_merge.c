@@ -594,6 +594,27 @@ static void test_rank_with_children(void) {
     CHECK(merge(err, sizeof err, (char *[]){dirs[0], out, "-o", again, NULL}) == 1);
 }
 
+/* An input whose stepscope run was killed before report.json (records
+ * only): merged from its records, and the summary knows no exit, times or
+ * peak RSS, so it has no "stepscope: " line to put them on (it printed an
+ * empty one). */
+static void test_input_without_report_json(void) {
+    const char *root = tmpdir_new("merge_killed");
+    char dir[1024], json[1100], out[1024], err[16384];
+    snprintf(dir, sizeof dir, "%s/run", root);
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", WORKLOAD, "--steps", "4", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(argv, err, sizeof err)), 0);
+    snprintf(json, sizeof json, "%s/report.json", dir);
+    CHECK(unlink(json) == 0);
+    snprintf(out, sizeof out, "%s/merged", root);
+    CHECK_MSG(merge(err, sizeof err, (char *[]){dir, "-o", out, NULL}) == 0, "%s", err);
+    CHECK_STR_HAS(err, "\nmerged    1 run(s)");
+    CHECK_MSG(!strstr(err, "stepscope: \n"), "an empty first line:\n%s", err);
+    json_t *m = report_load(out);
+    CHECK(m && json_num(m, "steps.count") == 4);
+    json_decref(m);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "64")) {
         test_64_ranks();
@@ -609,6 +630,7 @@ int main(int argc, char **argv) {
     test_merge_file();
     test_end_to_end();
     test_rank_with_children();
+    test_input_without_report_json();
     printf("test_merge: %d passed, %d failed\n", check_passes, check_failures);
     return check_failures ? 1 : 0;
 }

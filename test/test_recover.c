@@ -260,6 +260,25 @@ static void test_nothing_to_rebuild(void) {
     CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
     CHECK_EQ_I(count_lines(err), 1);
     CHECK_STR_HAS(err, "records holds no record");
+    CHECK(strstr(err, ".previous") == NULL);
+    /* a stepscope run killed before its process recorded anything, after
+     * it set the earlier run's outputs aside: the line says where they are */
+    char previous[1200], kept[1300], want[3000];
+    path_in(previous, sizeof previous, dir, ".previous");
+    CHECK(mkdir(previous, 0777) == 0);
+    path_in(kept, sizeof kept, previous, "report.json");
+    write_file(kept, "{}", 2);
+    snprintf(want, sizeof want, "; the earlier run's report is kept in %s/.previous (stepscope report %s/.previous)",
+             dir, dir);
+    CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "records holds no record");
+    CHECK_STR_HAS(err, want);
+    CHECK(rmdir(records) == 0);
+    CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 1);
+    CHECK_EQ_I(count_lines(err), 1);
+    CHECK_STR_HAS(err, "neither report.json nor records/");
+    CHECK_STR_HAS(err, want);
     /* a file as DIR with --from-records: a usage error */
     char file[1200];
     path_in(file, sizeof file, dir, "x.json");
@@ -503,10 +522,18 @@ static void signals_while_reporting(int signals) {
         for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
             CHECK_MSG(exists(dir, outputs[i]), "%s: no %s", dir, outputs[i]);
         CHECK_MSG(strstr(text, "\nreport: ") != NULL, "no \"report: \" line: the files were not all made");
+        CHECK(strstr(text, "stopped by a second signal") == NULL);
     } else {
         /* by whichever of the two came second (Linux: the lower number first) */
         CHECK_MSG(status != -1 && WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGHUP),
                   "status %d, want SIGTERM or SIGHUP", exit_code_of(status));
+        /* no summary follows: one line says what makes the other files */
+        char want[1024];
+        snprintf(want, sizeof want,
+                 "\nstepscope: run: stopped by a second signal, report.json written: `stepscope report %s` makes the "
+                 "other files\n",
+                 dir);
+        CHECK_MSG(strstr(text, want) != NULL, "stderr:\n%s\nwithout%s", text, want);
     }
     json_t *r = report_load(dir);
     CHECK(r != NULL);

@@ -8,6 +8,7 @@
  * running when the report is built is named as such, everywhere too.
  */
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -180,8 +181,8 @@ static void test_outlived(void) {
     /* -q: one line, naming it, its command and what to do */
     snprintf(line, sizeof line,
              "stepscope: run: warning: the report was taken while pid %d (%s --steps 3 --wait-term 3) was still "
-             "running: its numbers stop at that moment; run `stepscope report %s` once it has exited for the whole "
-             "run\n",
+             "running: its numbers stop at that moment; run `stepscope report --from-records %s` once it has exited "
+             "for the whole run\n",
              pid, WORKLOAD, dir);
     CHECK_MSG(!strcmp(err, line), "run -q's stderr:\n%s\nnot\n%s", err, line);
     /* report DIR says it again, and so do its summary and report.html */
@@ -192,8 +193,8 @@ static void test_outlived(void) {
     char *text = read_whole(out, NULL);
     snprintf(line, sizeof line,
              "\nwarning: the report was taken while pid %d (%s --steps 3 --wait-term 3) was still running: its numbers "
-             "stop at that moment; run `stepscope report` on this run directory once it has exited for the whole "
-             "run\n",
+             "stop at that moment; run `stepscope report --from-records` on this run directory once it has exited "
+             "for the whole run\n",
              pid, WORKLOAD);
     CHECK_MSG(text && strstr(text, line), "the summary:\n%s\nwithout\n%s", text ? text : "", line);
     free(text);
@@ -204,6 +205,31 @@ static void test_outlived(void) {
     free(text);
     if (pid > 0)
         kill(pid, SIGTERM);
+    /* what the line says to run, once the process has exited, takes in
+     * the rest of it: a plain `report DIR` reads report.json again, whose
+     * numbers stop at the report, and still says it was running */
+    glob_t g;
+    snprintf(line, sizeof line, "%s/records/*.sps", dir);
+    CHECK_EQ_I(glob(line, 0, NULL, &g), 0);
+    CHECK_EQ_I(g.gl_pathc, 1);
+    for (int i = 0; pid > 0 && g.gl_pathc == 1 && i < 3000 && sps__platform_maps_file(pid, g.gl_pathv[0]) == 1; i++)
+        usleep(10000); /* exits at once on SIGTERM: a cap against a hang, not a timing */
+    CHECK_EQ_I(g.gl_pathc == 1 ? sps__platform_maps_file(pid, g.gl_pathv[0]) : -1, 0);
+    globfree(&g);
+    char *plain[] = {STEPSCOPE, "report", dir, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(plain, err, sizeof err)), 0);
+    CHECK_STR_HAS(err, "was still running");
+    char *rebuild[] = {STEPSCOPE, "report", "--from-records", dir, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(rebuild, err, sizeof err)), 0);
+    CHECK_MSG(!strstr(err, "still running"), "report --from-records after the exit:\n%s", err);
+    rep = report_load(dir);
+    procs = rep ? json_object_get(rep, "processes") : NULL;
+    CHECK_EQ_I(json_array_size(procs), 1);
+    p = json_array_get(procs, 0);
+    CHECK(json_is_false(json_object_get(p, "running_at_report")));
+    ended = json_string_value(json_object_get(p, "ended"));
+    CHECK_MSG(ended && !strcmp(ended, "exit"), "ended after the exit: %s", ended ? ended : "");
+    json_decref(rep);
 }
 
 /* What tells the process that wrote a record from a recycled pid: it maps

@@ -36,7 +36,17 @@ static int resolve_path(const char *path, char *out, size_t outlen, char *err, s
         return SPS_EINVAL;
     }
     if (S_ISDIR(sb.st_mode) && stat(out, &sb) != 0) {
-        snprintf(err, errlen, "%s: no report.json in it (is it a run directory?)", path);
+        /* records without report.json: a stepscope run killed, or out of
+         * disk, before its report; `stepscope report` makes it */
+        char records[4200];
+        if (snprintf(records, sizeof records, "%s/records", path) < (int)sizeof records &&
+            stat(records, &sb) == 0 && S_ISDIR(sb.st_mode))
+            snprintf(err, errlen,
+                     "%s: no report.json in it, only records (a run that did not finish its report?): `stepscope "
+                     "report %s` rebuilds it from them",
+                     path, path);
+        else
+            snprintf(err, errlen, "%s: no report.json in it (is it a run directory?)", path);
         return SPS_EIO;
     }
     return 0;

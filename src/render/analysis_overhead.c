@@ -128,7 +128,9 @@ static void threads_text(const struct sps_overhead *o, char *buf, size_t len) {
 void sps__overhead_print(FILE *f, const struct sps_overhead *o) {
     char a[32], b[32], c[32], parts[2048], threads[256];
     sps__analysis_label(f, "overhead");
-    fprintf(f, "recording %s%s of the workload's CPU time", o->recording_partial ? "at least " : "",
+    /* "at least" bounds a known share; an unknown one has no bound */
+    int bound = o->recording_partial && !isnan(o->percent_of_workload_cpu);
+    fprintf(f, "recording %s%s of the workload's CPU time", bound ? "at least " : "",
             pct(o->percent_of_workload_cpu, a, sizeof a));
     if (!isnan(o->recording_s)) {
         breakdown(o, parts, sizeof parts);

@@ -24,10 +24,11 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     const struct sps_run_info *info = &rep->info;
     char a[32], b[32], c[32], d[32];
     (void)width;
-    /* a report rebuilt from the records knows none of these: its own line
-     * below says so */
+    /* a report rebuilt from the records knows none of these (its own line
+     * below says so), nor does one merged from runs without report.json:
+     * no line for them then */
     int known = info->have_exit || info->have_times || info->have_rss;
-    fprintf(f, known || !info->rebuilt_reason ? "\nstepscope: " : "\n");
+    fprintf(f, known ? "\nstepscope: " : "\n");
     const char *sep = ""; /* two spaces between the parts, none before the first (a standalone run has no exit) */
     if (info->have_exit) {
         if (info->exit_signal)
@@ -44,7 +45,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     }
     if (info->have_rss)
         fprintf(f, "%speak RSS %s", sep, sps__fmt_bytes((double)info->peak_rss_bytes, d, sizeof d));
-    if (known || !info->rebuilt_reason)
+    if (known)
         fputc('\n', f);
     if (info->rebuilt_reason) {
         const char *parts[16];

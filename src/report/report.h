@@ -141,11 +141,13 @@ int sps__report_merge_skipped(struct sps_report *rep, struct sps_run *recs);
 int sps__report_skipped_text(const struct sps_report *rep, char *buf, size_t len);
 
 /* "the report was taken while pid P (COMMAND) was still running: its
- * numbers stop at that moment; run `stepscope report DIR` once it has
- * exited for the whole run" (with "and N other processes" when more were;
- * dir NULL: "`stepscope report` on this run directory") into buf, for the
- * processes of the run still running when `stepscope run` built the
- * report.  Returns 0 (buf "") when none was. */
+ * numbers stop at that moment; run `stepscope report --from-records DIR`
+ * once it has exited for the whole run" (with "and N other processes" when
+ * more were; dir NULL: "`stepscope report --from-records` on this run
+ * directory") into buf, for the processes of the run still running when
+ * `stepscope run` built the report.  --from-records: a plain `stepscope
+ * report DIR` reads report.json, whose numbers stop at that moment.
+ * Returns 0 (buf "") when none was. */
 int sps__report_running_text(const struct sps_report *rep, const char *dir, char *buf, size_t len);
 
 /* Free everything the report owns; *rep is zeroed.  NULL is a no-op. */

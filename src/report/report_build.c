@@ -115,7 +115,7 @@ int sps__report_running_text(const struct sps_report *rep, const char *dir, char
         snprintf(others, sizeof others, " and %zu other process%s", n - 1, n == 2 ? "" : "es");
     snprintf(buf, len,
              "the report was taken while pid %d (%s)%s %s still running: %s numbers stop at that moment; run "
-             "`stepscope report%s%s`%s once %s exited for the whole run",
+             "`stepscope report --from-records%s%s`%s once %s exited for the whole run",
              first->pid, cmd[0] ? cmd : "command unknown", others, n > 1 ? "were" : "was", n > 1 ? "their" : "its",
              dir ? " " : "", dir ? dir : "", dir ? "" : " on this run directory", n > 1 ? "they have" : "it has");
     return 1;

@@ -11,7 +11,21 @@
 #include <sys/stat.h>
 
 #include "report/report.h"
+#include "run_dir.h"
 #include "stepscope.h"
+
+/* dir could not be read and has no report.json: a stepscope run killed
+ * before its own report set the earlier run's outputs aside in
+ * dir/.previous, which err then names (else the user takes them for lost). */
+static void say_previous(const char *dir, char *err, size_t errlen) {
+    char path[4200];
+    struct stat st;
+    size_t n = strlen(err);
+    if (snprintf(path, sizeof path, "%s/%s/report.json", dir, SPS_RUN_DIR_PREVIOUS) < (int)sizeof path &&
+        lstat(path, &st) == 0 && S_ISREG(st.st_mode) && n < errlen)
+        snprintf(err + n, errlen - n, "; the earlier run's report is kept in %s/%s (stepscope report %s/%s)", dir,
+                 SPS_RUN_DIR_PREVIOUS, dir, SPS_RUN_DIR_PREVIOUS);
+}
 
 int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_records, int *rebuilt, char *err,
                         size_t errlen) {
@@ -41,13 +55,17 @@ int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_record
             memset(rep, 0, sizeof *rep);
             *rebuilt = 0;
             snprintf(err, errlen, "%s: neither report.json nor records/ (is it a run directory?)", dir);
+            say_previous(dir, err, errlen);
             return SPS_EIO;
         }
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
             *rebuilt = 0;
             return sps__report_load_dir(rep, dir, err, errlen); /* its one-line error about dir */
         }
-        return sps__report_rebuild_dir(rep, dir, "report.json was missing", err, errlen);
+        int rc = sps__report_rebuild_dir(rep, dir, "report.json was missing", err, errlen);
+        if (rc != 0)
+            say_previous(dir, err, errlen);
+        return rc;
     }
     return sps__report_rebuild_dir(rep, dir, "asked for with --from-records", err, errlen);
 }

@@ -140,9 +140,11 @@ static int drop_previous(int dfd, const char *name) {
     if (p < 0) {
         if (errno == ENOENT)
             return 0;
-        if (errno == ELOOP || errno == ENOTDIR) /* planted: the link itself goes */
+        if ((errno == ELOOP || errno == ENOTDIR) && is_link_at(dfd, name)) /* planted: the link itself goes */
             return unlinkat(dfd, name, 0);
-        return -1;
+        if (errno == ELOOP)
+            errno = ENOTDIR;
+        return -1; /* a file of someone's (ENOTDIR): stepscope never made it */
     }
     for (size_t i = 0; i < NOUTPUTS; i++)
         (void)unlinkat(p, outputs[i], 0);
@@ -181,11 +183,15 @@ static int set_aside(struct sps_run_dir_hold *h) {
     if (drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
         return sps_cli_error("run", older,
                              errno == ENOTEMPTY ? "holds files stepscope did not put there: move them away"
+                             : errno == ENOTDIR ? "not a directory stepscope made: move it away"
                                                 : strerror(errno),
                              1);
     struct stat st;
-    if (fstatat(h->dfd, SPS_RUN_DIR_PREVIOUS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+    if (fstatat(h->dfd, SPS_RUN_DIR_PREVIOUS, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+        if (!S_ISLNK(st.st_mode)) /* a file of someone's: stepscope never made it */
+            return sps_cli_error("run", where, "not a directory stepscope made: move it away", 1);
         (void)unlinkat(h->dfd, SPS_RUN_DIR_PREVIOUS, 0); /* planted: the link itself goes */
+    }
     if (renameat(h->dfd, SPS_RUN_DIR_PREVIOUS, h->dfd, SPS_RUN_DIR_OLDER) == 0)
         h->older = 1;
     else if (errno != ENOENT)
@@ -230,6 +236,47 @@ static int make_records(struct sps_run_dir_hold *h, int allow_foreign) {
     return rc;
 }
 
+/* The nearest directory above name (by its real path, the one stepscope
+ * and the workload use) that another user can change: owned by another
+ * user (root excepted), or writable by all without the sticky bit.  Whoever
+ * can rename entries there can move DIR away while the run lasts and put
+ * a link in its place, and what is then written by DIR's name lands where
+ * the link points.  Returns 1 with where and *st filled, else 0. */
+static int foreign_parent(const char *name, char *where, size_t len, struct stat *st) {
+    char real[PATH_MAX];
+    if (!realpath(name, real))
+        return 0;
+    for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
+        slash[slash == real] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
+        if (stat(real, st) == 0 &&
+            (foreign(st) || ((st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX)))) {
+            snprintf(where, len, "%s", real);
+            return 1;
+        }
+        if (slash == real)
+            break;
+    }
+    return 0;
+}
+
+static int refuse_foreign_parent(const char *what, const char *where, const struct stat *st) {
+    char why[PATH_MAX + 512], who[128];
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    if (!foreign(st))
+        snprintf(who, sizeof who, "which every user may write (no sticky bit): any of them");
+    else if (getpwuid_r(st->st_uid, &pw, buf, sizeof buf, &found) == 0 && found)
+        snprintf(who, sizeof who, "owned by user %s (uid %u), not by you: its owner", found->pw_name,
+                 (unsigned)st->st_uid);
+    else
+        snprintf(who, sizeof who, "owned by uid %u, not by you: its owner", (unsigned)st->st_uid);
+    snprintf(why, sizeof why,
+             "inside %s, %s could move the directory away and put a link in its place while the run lasts; "
+             "choose a directory of your own (or pass --allow-foreign-dir)",
+             where, who);
+    return sps_cli_error("run", what, why, 1);
+}
+
 /* Open name (made already; the value of option opt, shown as what in
  * messages) without following a link at its name, and check its owner.
  * Returns the descriptor, or -1 with *rc set to the exit status after one
@@ -254,6 +301,12 @@ static int open_checked(const char *what, const char *opt, const char *name, int
     }
     if (!allow_foreign && foreign(&st)) {
         *rc = refuse_foreign(what, &st);
+        close(fd);
+        return -1;
+    }
+    char where[PATH_MAX];
+    if (!allow_foreign && foreign_parent(name, where, sizeof where, &st)) {
+        *rc = refuse_foreign_parent(what, where, &st);
         close(fd);
         return -1;
     }

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static char line[PATH_MAX + 256];
-static size_t line_len;
+static char line[PATH_MAX + 256], stop_line[PATH_MAX + 256];
+static size_t line_len, stop_len;
 static volatile sig_atomic_t signals_seen; /* since the workload ended */
 static volatile sig_atomic_t json_written;
 static volatile sig_atomic_t held; /* a second signal, waiting for report.json */
@@ -26,6 +26,11 @@ void sps_run_finish_prepare(const char *out_dir) {
                      "as report.json is written)\n",
                      out_dir);
     line_len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    n = snprintf(stop_line, sizeof stop_line,
+                 "stepscope: run: stopped by a second signal, report.json written: `stepscope report %s` makes "
+                 "the other files\n",
+                 out_dir);
+    stop_len = n < 0 ? 0 : (size_t)n < sizeof stop_line ? (size_t)n : sizeof stop_line - 1;
 }
 
 /* Die by sig, as the signal would have done.  In sig's own handler sig is
@@ -39,6 +44,15 @@ static void stop_by(int sig) {
     raise(sig);
 }
 
+/* stop_by for the second signal, report.json written: say what is left
+ * to make (report.html and the others may be missing), as no summary
+ * will. */
+static void stop_written(int sig) {
+    ssize_t n = write(STDERR_FILENO, stop_line, stop_len);
+    (void)n;
+    stop_by(sig);
+}
+
 void sps_run_finish_signal(int sig) {
     int saved = errno;
     if (getpid() != stepscope_pid) /* a child forked after the workload: the signal's usual effect */
@@ -47,7 +61,7 @@ void sps_run_finish_signal(int sig) {
         ssize_t n = write(STDERR_FILENO, line, line_len);
         (void)n;
     } else if (json_written) {
-        stop_by(sig);
+        stop_written(sig);
     } else {
         held = sig;
     }
@@ -57,5 +71,5 @@ void sps_run_finish_signal(int sig) {
 void sps_run_finish_written(void) {
     json_written = 1;
     if (held)
-        stop_by(held);
+        stop_written(held);
 }

@@ -7,7 +7,8 @@
  * here instead of stopping stepscope on the spot, which would lose the
  * report: the first prints one line and the report is finished, every
  * file of it; a later one stops stepscope (by that signal) as soon as
- * report.json is committed, leaving the other files as they are.
+ * report.json is committed, leaving the other files as they are, after a
+ * line naming `stepscope report DIR` for them (no summary follows).
  *
  * One process, one run: the state is static.  sps_run_finish_signal is
  * async-signal-safe; the others are called from the main thread.

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -87,6 +88,14 @@ int sps_run_lock_take(int dfd, char **argv, int argc, char *why, size_t whylen) 
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(why, whylen, "%s: not a regular file (remove it)", SPS_RUN_LOCK_FILE);
+        close(fd);
+        return -1;
+    }
+    /* the holder's line is written into the file in place: a hard link
+     * planted at the name would have it written into a file outside DIR */
+    if (st.st_nlink != 1) {
+        snprintf(why, whylen, "%s: has %ju names (a hard link to a file elsewhere?): remove it", SPS_RUN_LOCK_FILE,
+                 (uintmax_t)st.st_nlink);
         close(fd);
         return -1;
     }
