@@ -122,4 +122,22 @@ release
 [ "$rc" = 0 ] && [ "$(steps_of "$d2/report.json")" = 3 ] && [ "$(listing "$d2")" = "$want_listing" ] &&
     ok "K2: its own 3 steps, nothing aside" || failed "K2: exit $rc, $(listing "$d2")"
 
+# --- killed with its report rebuilt, then one killed before recording ----
+# (the second leaves .previous (B3's, rebuilt) and .previous.older (A3's):
+# both go once the next run has its report)
+d3=$t/twice
+"$stepscope" run -q -o "$d3" -- "$workload" --steps 2 || failed "run A3"
+start_held "$d3" "$t/steps.sh" 3
+kill_held
+start_held "$d3" "$t/nothing.sh"
+[ "$(cat "$t/held.err")" = "$(rebuilt_line "$d3")" ] || failed "C3's line: '$(cat "$t/held.err")'"
+kill_held
+start_held "$d3" "$t/steps.sh" 4
+[ ! -s "$t/held.err" ] && [ "$(steps_of "$d3/.previous/report.json")" = 3 ] &&
+    ok "D3 running: after a run that recorded nothing, .previous still B3's rebuilt report, no line" ||
+    failed "D3 running: '$(cat "$t/held.err")' $(listing "$d3")"
+release
+[ "$rc" = 0 ] && [ "$(steps_of "$d3/report.json")" = 4 ] && [ "$(listing "$d3")" = "$want_listing" ] &&
+    ok "D3: its own 4 steps, neither .previous nor .previous.older left" || failed "D3: exit $rc, $(listing "$d3")"
+
 exit $fail

@@ -483,8 +483,11 @@ void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
         else if (h->older && renameat(h->dfd, SPS_RUN_DIR_OLDER, h->dfd, SPS_RUN_DIR_PREVIOUS) != 0)
             sps_cli_error("run", older, "the outputs of the run before the earlier one are kept here", 0);
     } else {
-        /* the command ran: the run before the earlier one is superseded */
-        if (h->older && drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
+        /* the command ran: the run before the earlier one is superseded
+         * (a .previous.older a killed run left too, beside a kept
+         * .previous) */
+        if ((h->older || (h->kept && exists_at(h->dfd, SPS_RUN_DIR_OLDER))) &&
+            drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
             sps_cli_error("run", older, "could not all be removed", 0);
         struct stat st;
         if (!h->aside && !h->kept) {

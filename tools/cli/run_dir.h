@@ -37,7 +37,8 @@ struct sps_run_dir_hold {
     int aside;         /* an earlier run's outputs are in DIR/.previous */
     int older;         /* the .previous before that is in DIR/.previous.older */
     int kept;          /* DIR/.previous is older than DIR's last run, which recorded
-                          nothing: removed too once this run has a report */
+                          nothing: removed too once this run has a report (and a
+                          .previous.older that killed run left, once it ran) */
     const char *shown; /* DIR as the user gave it, for messages */
     char abs[PATH_MAX]; /* DIR, absolute and without links */
 };
