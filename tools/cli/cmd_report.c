@@ -98,17 +98,6 @@ static int print_summary(const struct sps_report *rep, const char *out_path, cha
     return 0;
 }
 
-/* DIR/report.json from a rebuilt report, atomically (the other files
- * follow from the same model). */
-static int write_report_json(const struct sps_report *rep, const char *dir, char *err, size_t errlen) {
-    char path[4200];
-    if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
-        snprintf(err, errlen, "%s: path too long", dir);
-        return SPS_EINVAL;
-    }
-    return sps__report_json_write(rep, path, err, errlen);
-}
-
 /* A `stepscope run` that holds dir (the run read, NULL: a report file) or
  * where out goes (out itself when a directory, else its parent): its
  * report.json is not written yet and its records are still growing, and
@@ -231,7 +220,7 @@ int sps_cmd_report(int argc, char **argv) {
         rc = sps__export_tensorboard(&rep, out, &others, err, sizeof err);
         sps_cli_tensorboard_note("report", out, others);
     } else if (format < 0) {
-        rc = rebuilt ? write_report_json(&rep, dir, err, sizeof err) : 0;
+        rc = rebuilt ? sps_cli_report_json_write(&rep, dir, err, sizeof err) : 0;
         if (rc == 0)
             rc = sps__export_all(&rep, dir, trace_max, err, sizeof err);
     } else if (format == SPS_EXPORT_SUMMARY) {

@@ -73,6 +73,8 @@ static const char run_usage[] =
     "                          run's records/, report.json, capture.bin and the\n"
     "                          files made from them are set aside in\n"
     "                          DIR/.previous until this run's report is written\n"
+    "                          (a killed run's report.json is rebuilt from its\n"
+    "                          records first)\n"
     "      --allow-foreign-dir\n"
     "                          use DIR (or DIR/records) although another user\n"
     "                          owns it or a directory above it (refused by\n"

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
+#include "render/render.h"
 #include "report/report.h"
 #include "run_dir.h"
 #include "stepscope.h"
@@ -68,6 +70,30 @@ int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_record
         return rc;
     }
     return sps__report_rebuild_dir(rep, dir, "asked for with --from-records", err, errlen);
+}
+
+int sps_cli_report_json_write(const struct sps_report *rep, const char *dir, char *err, size_t errlen) {
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return SPS_EINVAL;
+    }
+    return sps__report_json_write(rep, path, err, errlen);
+}
+
+int sps_cli_report_rebuild_json(const char *dir, int *unreadable, char *err, size_t errlen) {
+    struct sps_report rep;
+    int rebuilt = 0;
+    int rc = sps_cli_report_load(&rep, dir, 0, &rebuilt, err, errlen);
+    *unreadable = rc == SPS_EIO;
+    if (rc != 0)
+        return rc;
+    if (rebuilt) { /* else report.json appeared meanwhile, and is about these records */
+        sps_cli_mark_running(&rep.run);
+        rc = sps_cli_report_json_write(&rep, dir, err, errlen);
+    }
+    sps__report_free(&rep);
+    return rc;
 }
 
 void sps_cli_report_rebuilt_note(const struct sps_report *rep) {

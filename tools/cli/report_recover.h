@@ -25,6 +25,24 @@ struct sps_report;
 int sps_cli_report_load(struct sps_report *rep, const char *dir, int from_records, int *rebuilt, char *err,
                         size_t errlen);
 
+/* rep (rebuilt) as dir/report.json, written atomically: what `stepscope
+ * report DIR` writes first, the other files following from it.  Returns
+ * 0, or an SPS_E* code with err set to one line. */
+int sps_cli_report_json_write(const struct sps_report *rep, const char *dir, char *err, size_t errlen);
+
+/*
+ * dir/report.json rebuilt from dir/records and written, as `stepscope
+ * report DIR` does when report.json is missing (sps_cli_report_load, its
+ * processes still running marked so, sps_cli_report_json_write); only
+ * report.json: the other files can be made from it later.  For
+ * `stepscope run`, which finds the records of a run killed before its
+ * report.  Returns 0 when written; else an SPS_E* code with err set to
+ * one line and *unreadable 1 when the records could not be read (none
+ * readable: a run killed before it recorded anything), 0 when reading
+ * them ran out of memory or report.json could not be written.
+ */
+int sps_cli_report_rebuild_json(const char *dir, int *unreadable, char *err, size_t errlen);
+
 /* The note on stderr that rep was rebuilt from the records: why and what
  * it lacks (the skipped records are sps_cli_report_notes' line). */
 void sps_cli_report_rebuilt_note(const struct sps_report *rep);

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "live/stream.h"
+#include "report_recover.h"
 #include "model/align.h"
 #include "model/run.h"
 #include "model/torch_ops.h"
@@ -156,12 +157,73 @@ static int drop_previous(int dfd, const char *name) {
     return unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
+/* Whether DIR/.previous holds a report.json (a regular file): a run that
+ * reported, or whose report was rebuilt before it was set aside. */
+static int previous_reported(int dfd) {
+    int p = openat(dfd, SPS_RUN_DIR_PREVIOUS, DIR_FLAGS);
+    if (p < 0)
+        return 0;
+    struct stat st;
+    int yes = fstatat(p, "report.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    close(p);
+    return yes;
+}
+
+/* DIR holds records and no report.json: a run killed before its report
+ * (or one that could not write it).  Its report.json is rebuilt from the
+ * records first, as `stepscope report DIR` would, so that the run set
+ * aside in .previous has a report and none that recorded goes unreported.
+ * Returns EARLIER when DIR holds the earlier run, now with its
+ * report.json; LEFTOVERS when no record could be read and .previous keeps
+ * a reported run: those leftovers are removed rather than that run (they
+ * describe nothing, and the run they would replace has a report);
+ * EARLIER when none could be read and .previous has no report either
+ * (set aside as they are); else the exit status after one line (the
+ * records were readable but no report could be written: nothing is set
+ * aside or removed). */
+#define EARLIER (-1)
+#define LEFTOVERS (-2)
+static int rebuild_earlier(struct sps_run_dir_hold *h) {
+    char err[PATH_MAX + 600];
+    int unreadable = 0;
+    int rc = sps_cli_report_rebuild_json(h->abs, &unreadable, err, sizeof err);
+    if (rc == 0) {
+        fprintf(stderr,
+                "stepscope: run: %s: the earlier run had no report (killed?): rebuilt report.json from its records "
+                "before setting it aside in %s/%s\n",
+                h->shown, h->shown, SPS_RUN_DIR_PREVIOUS);
+        return EARLIER;
+    }
+    if (!unreadable) {
+        char why[sizeof err + 200];
+        snprintf(why, sizeof why,
+                 "the earlier run had no report (killed?) and none could be rebuilt from its records: %s; "
+                 "run 'stepscope report %s' once that is fixed",
+                 err, h->shown);
+        return sps_cli_error("run", h->shown, why, 1);
+    }
+    if (!previous_reported(h->dfd))
+        return EARLIER;
+    fprintf(stderr,
+            "stepscope: run: %s: the earlier run had no report and no readable record (killed before it "
+            "recorded?): %s; removed its leftovers, and %s/%s keeps the run before it, with its report\n",
+            h->shown, err, h->shown, SPS_RUN_DIR_PREVIOUS);
+    remove_records(h->dfd);
+    return LEFTOVERS;
+}
+
 /* Set DIR's earlier outputs aside (run_dir.h).  Returns -1 to go on, else
  * the exit status after one line. */
 static int set_aside(struct sps_run_dir_hold *h) {
     char where[PATH_MAX + 32], err[PATH_MAX + 600];
     snprintf(where, sizeof where, "%s/%s", h->abs, SPS_RUN_DIR_PREVIOUS);
     int earlier = exists_at(h->dfd, "report.json") || holds_records(h->dfd);
+    if (earlier && !exists_at(h->dfd, "report.json")) {
+        int rc = rebuild_earlier(h);
+        if (rc >= 0)
+            return rc;
+        earlier = rc == EARLIER;
+    }
     if (!earlier) {
         /* a run that recorded nothing and wrote no report: its leftovers
          * describe nothing, and an earlier .previous stays as it is */
@@ -173,6 +235,7 @@ static int set_aside(struct sps_run_dir_hold *h) {
             (void)unlinkat(h->dfd, RECORDS, 0); /* a link or a file: removed, never followed */
         if (sps__tensorboard_move_own(h->dfd, -1, h->abs, SPS_RUN_DIR_PREVIOUS, err, sizeof err) < 0)
             return sps_cli_error("run", "cannot remove an earlier run's event file", err, 1);
+        h->kept = exists_at(h->dfd, SPS_RUN_DIR_PREVIOUS);
         return -1;
     }
     /* the .previous of a run before: kept as .previous.older until this
@@ -361,7 +424,7 @@ static int open_dir(struct sps_run_dir_hold *h, const char *dir, int allow_forei
 
 int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_foreign, char **cmd, int argc) {
     h->dfd = h->lock_fd = -1;
-    h->aside = h->older = 0;
+    h->aside = h->older = h->kept = 0;
     h->shown = dir;
     int rc = open_dir(h, dir, allow_foreign);
     if (rc >= 0)
@@ -409,7 +472,7 @@ static int put_back(struct sps_run_dir_hold *h) {
 }
 
 void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
-    if (h->dfd < 0 || (!h->aside && !h->older))
+    if (h->dfd < 0 || (!h->aside && !h->older && !h->kept))
         return;
     char where[PATH_MAX + 32], older[PATH_MAX + 32];
     snprintf(where, sizeof where, "%s/%s", h->shown, SPS_RUN_DIR_PREVIOUS);
@@ -420,11 +483,14 @@ void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
         else if (h->older && renameat(h->dfd, SPS_RUN_DIR_OLDER, h->dfd, SPS_RUN_DIR_PREVIOUS) != 0)
             sps_cli_error("run", older, "the outputs of the run before the earlier one are kept here", 0);
     } else {
-        /* the command ran: the run before the earlier one is superseded */
-        if (h->older && drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
+        /* the command ran: the run before the earlier one is superseded
+         * (a .previous.older a killed run left too, beside a kept
+         * .previous) */
+        if ((h->older || (h->kept && exists_at(h->dfd, SPS_RUN_DIR_OLDER))) &&
+            drop_previous(h->dfd, SPS_RUN_DIR_OLDER) != 0)
             sps_cli_error("run", older, "could not all be removed", 0);
         struct stat st;
-        if (!h->aside) {
+        if (!h->aside && !h->kept) {
             /* nothing set aside */
         } else if (fstatat(h->dfd, "report.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
             sps_cli_error("run", where, "the earlier run's outputs are kept here: this run wrote no report", 0);
@@ -432,5 +498,5 @@ void sps_run_dir_end(struct sps_run_dir_hold *h, int started) {
             sps_cli_error("run", where, "the earlier run's outputs could not all be removed", 0);
         }
     }
-    h->aside = h->older = 0;
+    h->aside = h->older = h->kept = 0;
 }

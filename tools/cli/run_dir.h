@@ -14,7 +14,11 @@
  * put there); when the command could not be started at all the earlier
  * outputs go back in place; when the run ends without a report they stay
  * in .previous/ and one line says so.  DIR/.previous/ holds one run: the
- * next run that finds a report or records in DIR replaces it.
+ * next run that finds a report or records in DIR replaces it.  Records
+ * with no report.json (a run killed before its report) get their
+ * report.json rebuilt first (report_recover.h), so that .previous/ always
+ * holds the run just before with a report; unreadable ones never replace
+ * a .previous/ that has a report (they are removed instead).
  *
  * One hold per process; not thread-safe.
  */
@@ -32,6 +36,9 @@ struct sps_run_dir_hold {
     int lock_fd;       /* the lock, held until the process exits */
     int aside;         /* an earlier run's outputs are in DIR/.previous */
     int older;         /* the .previous before that is in DIR/.previous.older */
+    int kept;          /* DIR/.previous is older than DIR's last run, which recorded
+                          nothing: removed too once this run has a report (and a
+                          .previous.older that killed run left, once it ran) */
     const char *shown; /* DIR as the user gave it, for messages */
     char abs[PATH_MAX]; /* DIR, absolute and without links */
 };
