@@ -6,6 +6,7 @@
  * times, so each line is known to the byte.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -241,6 +242,25 @@ static void test_link_at_the_name_not_followed(void) {
     munmap(m.b, m.size);
 }
 
+/* A FIFO (as a device or a socket would be) at the name is refused, never
+ * removed: a caller that hands the stream /dev/null must not delete the
+ * device (the fuzz harness once did, as root).  A FIFO stands in for the
+ * device so that a regression cannot touch /dev. */
+static void test_special_file_at_the_name_refused(void) {
+    struct made m;
+    make(&m, "stream-fifo", 1, NULL, NULL, 1);
+    CHECK_EQ_I(mkfifo(m.out, 0600), 0);
+    errno = 0;
+    struct sps__live_stream *st = sps__live_stream_open(m.records, m.out, m.origin);
+    CHECK(st == NULL);
+    CHECK_EQ_I(errno, EEXIST);
+    if (st)
+        sps__live_stream_close(st, NULL);
+    struct stat sb;
+    CHECK(lstat(m.out, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    munmap(m.b, m.size);
+}
+
 /* While the process runs, a step's line waits until its value after the
  * end can no longer come: the next step has begun, or the grace has
  * passed; the final poll writes the rest. */
@@ -380,6 +400,7 @@ static void test_json_escapes_and_nulls(void) {
 int main(void) {
     RUN_TEST(test_lines_exact);
     RUN_TEST(test_link_at_the_name_not_followed);
+    RUN_TEST(test_special_file_at_the_name_refused);
     RUN_TEST(test_waits_for_the_next_step_or_the_grace);
     RUN_TEST(test_lost_steps_are_said);
     RUN_TEST(test_overwritten_zones_mark_steps_partial);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "live/followed.h"
@@ -477,12 +478,15 @@ struct sps__live_stream *sps__live_stream_open(const char *records_dir, const ch
         errno = ENOMEM;
         return NULL;
     }
-    /* a fresh file: whatever is at the name (an earlier stream, or a link
-     * planted there) is removed, never opened or followed; O_EXCL|
-     * O_NOFOLLOW then refuse anything planted between the two calls */
-    if (unlink(out_path) != 0 && errno != ENOENT)
-        st->fd = -1;
-    else
+    /* a fresh file: an earlier stream, or a link planted there, is
+     * removed, never opened or followed; O_EXCL|O_NOFOLLOW then refuse
+     * anything planted between the two calls.  Anything else at the name
+     * (a device, a FIFO, a socket, a directory) is refused, never removed:
+     * a caller handing /dev/null here must not delete the device */
+    struct stat at;
+    if (lstat(out_path, &at) == 0 && !S_ISREG(at.st_mode) && !S_ISLNK(at.st_mode))
+        errno = EEXIST;
+    else if (unlink(out_path) == 0 || errno == ENOENT)
         st->fd = open(out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY, 0666);
     if (st->fd < 0) {
         int e = errno;

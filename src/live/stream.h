@@ -39,8 +39,9 @@ struct sps__live_stream_stats {
 };
 
 /* Follow the records in records_dir (which may not exist yet) into a new
- * out_path (made fresh: what was at the name is removed, a link there
- * never followed).  origin_mono_ns is the run's start
+ * out_path (made fresh: a file or a link at the name is removed, a link
+ * never followed; a device, FIFO, socket or directory there is refused
+ * with EEXIST, never removed).  origin_mono_ns is the run's start
  * (CLOCK_MONOTONIC): lines' start_s and end_s count from it.  Returns
  * NULL with errno set when out_path cannot be created, or when out of
  * memory. */
