@@ -3,7 +3,10 @@
 # owns is refused (its owner could swap what stepscope writes there),
 # unless --allow-foreign-dir (STEPSCOPE_ALLOW_FOREIGN_DIR=1 for the
 # library's STEPSCOPE_OUT) says otherwise; root's directories are not
-# another user's.  Run as root and, through setpriv, as nobody.
+# another user's.  The same for the directories `stepscope report` writes
+# into (DIR, -o's) and run's --prom-textfile directory, with the swap a
+# directory's owner could make mid-write (a link to root's directory in
+# its place) planted once.  Run as root and, through setpriv, as nobody.
 # Needs root (to give directories to other users) and setpriv: skips (77)
 # with the reason otherwise.
 set -u
