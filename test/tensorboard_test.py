@@ -316,7 +316,7 @@ def main():
         ro_home = os.path.join(tmp, "ro-home")
         os.makedirs(os.path.join(ro_home, "ro"))
         os.chmod(os.path.join(ro_home, "ro"), 0o555)
-        os.chmod(ro_home, 0o777)
+        os.chmod(ro_home, 0o1777)  # sticky, as /tmp: else refused as a directory others may change
         os.chmod(tmp, 0o711)
         as_user = []
         if os.geteuid() == 0:
