@@ -138,8 +138,8 @@ expect "stepscope run --no-" --no-live --no-stream --no-sample --no-auto
 expect "stepscope run -q --m" --machine-interval --max-overhead
 expect "stepscope run --torch-profile 3:5 -" "${run_opts[@]}"
 expect "stepscope run --serve :9464 --ring-events 1024 --p" --peak-flops --prom-textfile --pue
-expect "stepscope report -" --format -o --output --from-records --trace-max-mb -h --help
-expect "stepscope report out --format html -" --format -o --output --from-records --trace-max-mb -h --help
+expect "stepscope report -" --format -o --output --from-records --trace-max-mb --allow-foreign-dir -h --help
+expect "stepscope report out --format html -" --format -o --output --from-records --trace-max-mb --allow-foreign-dir -h --help
 expect "stepscope compare -" --vs --skip --step --threshold --alpha --fail-on --format -o -h --help
 expect "stepscope compare a b --f" --fail-on --format
 expect "stepscope merge -" -o --output --max-clock-error --force --trace-max-mb -q --quiet -h --help
@@ -187,7 +187,7 @@ expect "stepscope report --format csv -o x " exp out report-123.json
 expect "stepscope report -o x.html --format html out/" out/rank-1 out/report.json
 expect "stepscope report --format summary " exp out report-123.json
 # ... and after it options only
-report_opts=(--format -o --output --from-records --trace-max-mb -h --help)
+report_opts=(--format -o --output --from-records --trace-max-mb --allow-foreign-dir -h --help)
 expect "stepscope report out3 " "${report_opts[@]}"
 expect "stepscope report --format html out " "${report_opts[@]}"
 expect "stepscope report out -o x.html --format html o"

@@ -3,7 +3,10 @@
 # owns is refused (its owner could swap what stepscope writes there),
 # unless --allow-foreign-dir (STEPSCOPE_ALLOW_FOREIGN_DIR=1 for the
 # library's STEPSCOPE_OUT) says otherwise; root's directories are not
-# another user's.  Run as root and, through setpriv, as nobody.
+# another user's.  The same for the directories `stepscope report` writes
+# into (DIR, -o's) and run's --prom-textfile directory, with the swap a
+# directory's owner could make mid-write (a link to root's directory in
+# its place) planted once.  Run as root and, through setpriv, as nobody.
 # Needs root (to give directories to other users) and setpriv: skips (77)
 # with the reason otherwise.
 set -u
@@ -85,6 +88,49 @@ done
 mkdir "$t/tb-parent" && chown 65534:65534 "$t/tb-parent"
 "$stepscope" run -q -o "$t/tbrun2" --tensorboard "$t/tb-parent/tb" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
 refused "root, --tensorboard DIR inside another user's directory" $? "$t/err" 65534
+
+# --- report and --prom-textfile: the same rule --------------------------------
+# a run of root's, and a copy of it in a directory nobody owns (nb/out,
+# nobody's too); vict is root's, beside it
+"$stepscope" run -q -o "$t/src" -- "$workload" --steps 2 2>"$t/err" || failed "the run to report: $(cat "$t/err")"
+mkdir "$t/nb" && cp -r "$t/src" "$t/nb/out" && cp -r "$t/src" "$t/vict" && chown -R 65534:65534 "$t/nb"
+rm -f "$t/nb/out/report.html" "$t/nb/out/steps.csv" "$t/vict/report.html" "$t/vict/steps.csv"
+# untouched WHAT DIR: none of report's files appeared in DIR
+untouched() {
+    if [ ! -e "$2/report.html" ] && [ ! -e "$2/steps.csv" ] && [ -z "$(ls "$2" | grep -e '\.tfevents\.' -e '^x\.')" ]; then
+        ok "$1: nothing written in $2"
+    else failed "$1: written in $2: $(ls "$2")"; fi
+}
+"$stepscope" report "$t/nb/out" 2>"$t/err"
+refused "root, report DIR another user's" $? "$t/err" 65534
+untouched "root, report DIR another user's" "$t/nb/out"
+# the swap the owner of nb can make while root writes, planted once: out
+# is a link to root's vict when report looks at it
+mv "$t/nb/out" "$t/nb/out.x" && ln -s "$t/vict" "$t/nb/out" && chown -h 65534:65534 "$t/nb/out"
+"$stepscope" report "$t/nb/out" 2>"$t/err"
+refused "root, report DIR a link in another user's directory" $? "$t/err" 65534
+grep -q "inside $t/nb, owned by" "$t/err" || failed "the line names nb: $(cat "$t/err")"
+untouched "root, report DIR a link in another user's directory" "$t/vict"
+for fmt in html tensorboard csv; do
+    case $fmt in html) o=$t/nb/out/x.html ;; tensorboard) o=$t/nb/out/tb ;; csv) o=$t/nb/out ;; esac
+    "$stepscope" report "$t/src" --format $fmt -o "$o" 2>"$t/err"
+    refused "root, report --format $fmt -o in another user's directory" $? "$t/err" 65534
+    untouched "root, report --format $fmt -o in another user's directory" "$t/vict"
+    [ ! -e "$t/vict/tb" ] || failed "report --format tensorboard: $t/vict/tb made"
+done
+rm "$t/nb/out" && mv "$t/nb/out.x" "$t/nb/out"
+"$stepscope" report "$t/nb/out" --allow-foreign-dir 2>"$t/err"
+rc=$?
+[ "$rc" = 0 ] && [ -f "$t/nb/out/report.html" ] && ok "root, report --allow-foreign-dir: written" ||
+    failed "report --allow-foreign-dir: exit $rc: $(cat "$t/err")"
+"$stepscope" report "$t/nb/out" --format summary >/dev/null 2>"$t/err" && ok "root, report --format summary (nothing written): read" ||
+    failed "report --format summary of another user's directory: $(cat "$t/err")"
+"$stepscope" run -q -o "$t/promrun" --prom-textfile "$t/nb/m.prom" -- sh -c ': >"$0/ran"' "$t" 2>"$t/err"
+refused "root, --prom-textfile in another user's directory" $? "$t/err" 65534
+grep -q -- "--prom-textfile $t/nb/m.prom: its directory $t/nb: owned by" "$t/err" || failed "the line names the file and nb: $(cat "$t/err")"
+[ ! -e "$t/nb/m.prom" ] || failed "--prom-textfile written in nb"
+as_nobody "$stepscope" report "$t/nb/out" --format html -o "$t/nb/y.html" 2>"$t/err" && [ -f "$t/nb/y.html" ] &&
+    ok "nobody, report into its own directory: written" || failed "nobody, report into its own: $(cat "$t/err")"
 
 # --- as nobody ---------------------------------------------------------------
 mkdir "$t/roots" && chmod 0777 "$t/roots"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "support.h"
 
 #define STEPSCOPE SPS_BIN_DIR "/stepscope"
+#define WORKLOAD SPS_BIN_DIR "/test_workload"
 
 /* What a synthetic run looks like. */
 struct synth {
@@ -755,6 +757,73 @@ static void write_hand_report(const char *path) {
 /* What compare reads of a report (through the report model's one reader,
  * the rows streamed), and what it refuses: anything but a report as
  * stepscope writes it, with the file, line and column. */
+/* cp (a file copied whole) */
+static void copy_file(const char *from, const char *to) {
+    size_t len = 0;
+    char *data = read_whole(from, &len);
+    CHECK_MSG(data != NULL, "cannot read %s", from);
+    if (data)
+        write_file(to, data, len);
+    free(data);
+}
+
+/* A run directory whose report.json is another run's (`cp pt/report.json
+ * k2/`): refused in one line that says what rebuilds it, not compared as
+ * if it were k2's; report.json alone (a file, or a directory without
+ * records) and a report.json with a record it does not list (a process
+ * that started after it was written) still compare. */
+static void test_stale_side(const char *root) {
+    char pt[4300], k2[4300], json[4400], k2json[4400], solo[4300], path[4400], extra[4400];
+    snprintf(pt, sizeof pt, "%s/stale-pt", root);
+    snprintf(k2, sizeof k2, "%s/stale-k2", root);
+    char *run_pt[] = {STEPSCOPE, "run", "-q", "-o", pt, "--", WORKLOAD, "--steps", "6", NULL};
+    char *run_k2[] = {STEPSCOPE, "run", "-q", "-o", k2, "--", WORKLOAD, "--steps", "9", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(run_pt, err, sizeof err)), 0);
+    CHECK_EQ_I(exit_code_of(run_capture(run_k2, err, sizeof err)), 0);
+    CHECK_EQ_I(compare(pt, k2, "--format", "json", NULL), 0);
+    snprintf(json, sizeof json, "%s/report.json", pt);
+    snprintf(k2json, sizeof k2json, "%s/report.json", k2);
+    copy_file(json, k2json);
+    CHECK_EQ_I(compare(pt, k2, NULL), 2);
+    CHECK_STR_HAS(err, "stepscope: compare: NEW: ");
+    CHECK_STR_HAS(err, "stale-k2: report.json is another run's: ");
+    CHECK_STR_HAS(err, "; `stepscope report ");
+    CHECK_STR_HAS(err, "stale-k2` rebuilds it from the records");
+    CHECK(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
+    CHECK_EQ_I(compare(k2, pt, NULL), 2);
+    CHECK_STR_HAS(err, "stepscope: compare: BASE: ");
+    /* the file alone is what it says it is */
+    CHECK_EQ_I(compare(pt, k2json, NULL), 0);
+    snprintf(solo, sizeof solo, "%s/stale-solo", root);
+    CHECK(mkdir(solo, 0777) == 0);
+    snprintf(path, sizeof path, "%s/report.json", solo);
+    copy_file(json, path);
+    CHECK_EQ_I(compare(pt, solo, NULL), 0);
+    /* rebuilt by `stepscope report`, as the line says: compared again, 9
+     * steps against 6 */
+    char *rebuild[] = {STEPSCOPE, "report", k2, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(rebuild, err, sizeof err)), 0);
+    CHECK_EQ_I(compare(pt, k2, "--format", "json", NULL), 0);
+    json_error_t jerr;
+    json_t *j = json_loads(out, 0, &jerr);
+    CHECK_MSG(j != NULL, "%s", jerr.text);
+    CHECK(j && json_num(j, "new.0.steps_counted") == 9);
+    json_decref(j);
+    /* pt's record beside k2's under a name k2's report.json does not list */
+    snprintf(path, sizeof path, "%s/records", pt);
+    CHECK(files_named(path, "") >= 1);
+    char first[4600] = "";
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strstr(e->d_name, ".sps"))
+            snprintf(first, sizeof first, "%s/%s", path, e->d_name);
+    if (d)
+        closedir(d);
+    snprintf(extra, sizeof extra, "%s/records/999999999-0.sps", k2);
+    copy_file(first, extra);
+    CHECK_EQ_I(compare(pt, k2, NULL), 0);
+}
+
 static void test_reader(const char *root) {
     char path[4300], why[1024];
     snprintf(path, sizeof path, "%s/hand.json", root);
@@ -920,6 +989,7 @@ int main(void) {
     test_ranks_paired(root);
     test_rank_phases(root);
     test_errors(root);
+    test_stale_side(root);
     test_reader(root);
     test_colour();
     printf("%d passed, %d failed\n", check_passes, check_failures);

@@ -615,6 +615,43 @@ static void test_input_without_report_json(void) {
     json_decref(m);
 }
 
+/* An input whose report.json is another run's (`cp pt/report.json
+ * k2/`): refused in one line that says what rebuilds it, OUT not made,
+ * instead of a merge of k2's records under pt's command and machine;
+ * after `stepscope report k2` the merge is k2's. */
+static void test_input_stale_report_json(void) {
+    const char *root = tmpdir_new("merge_stale");
+    char pt[1024], k2[1024], from[1100], to[1100], out[1024], err[16384];
+    snprintf(pt, sizeof pt, "%s/pt", root);
+    snprintf(k2, sizeof k2, "%s/k2", root);
+    char *run_pt[] = {STEPSCOPE, "run", "-q", "-o", pt, "--", WORKLOAD, "--steps", "4", NULL};
+    char *run_k2[] = {STEPSCOPE, "run", "-q", "-o", k2, "--", WORKLOAD, "--steps", "7", NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(run_pt, err, sizeof err)), 0);
+    CHECK_EQ_I(exit_code_of(run_capture(run_k2, err, sizeof err)), 0);
+    snprintf(from, sizeof from, "%s/report.json", pt);
+    snprintf(to, sizeof to, "%s/report.json", k2);
+    size_t len = 0;
+    char *data = read_whole(from, &len);
+    CHECK(data != NULL);
+    if (data)
+        write_file(to, data, len);
+    free(data);
+    snprintf(out, sizeof out, "%s/m3", root);
+    CHECK(merge(err, sizeof err, (char *[]){k2, "-o", out, NULL}) == 1);
+    CHECK_STR_HAS(err, "stepscope: merge: ");
+    CHECK_STR_HAS(err, "/k2: report.json is another run's: ");
+    CHECK_STR_HAS(err, "/k2` rebuilds it from the records");
+    CHECK_MSG(count_lines(err) == 1, "one line:\n%s", err);
+    struct stat st;
+    CHECK(stat(out, &st) != 0);
+    char *rebuild[] = {STEPSCOPE, "report", k2, NULL};
+    CHECK_EQ_I(exit_code_of(run_capture(rebuild, err, sizeof err)), 0);
+    CHECK_MSG(merge(err, sizeof err, (char *[]){k2, "-o", out, NULL}) == 0, "%s", err);
+    json_t *m = report_load(out);
+    CHECK(m && json_num(m, "steps.count") == 7);
+    json_decref(m);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "64")) {
         test_64_ranks();
@@ -631,6 +668,7 @@ int main(int argc, char **argv) {
     test_end_to_end();
     test_rank_with_children();
     test_input_without_report_json();
+    test_input_stale_report_json();
     printf("test_merge: %d passed, %d failed\n", check_passes, check_failures);
     return check_failures ? 1 : 0;
 }

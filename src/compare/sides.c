@@ -20,11 +20,16 @@
 #include "compare/sides.h"
 #include "model/ranks.h"
 #include "model/torch_ops.h"
+#include "report/report.h"
 #include "report/report_read_rows.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 
-static int resolve_path(const char *path, char *out, size_t outlen, char *err, size_t errlen) {
+/* path's report.json into out; records (recslen bytes) is path/records
+ * when path is a directory holding one, else "". */
+static int resolve_path(const char *path, char *out, size_t outlen, char *records, size_t recslen, char *err,
+                        size_t errlen) {
+    records[0] = '\0';
     struct stat sb;
     if (stat(path, &sb) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -35,12 +40,19 @@ static int resolve_path(const char *path, char *out, size_t outlen, char *err, s
         snprintf(err, errlen, "%s: path too long", path);
         return SPS_EINVAL;
     }
+    int has_records = 0;
+    if (S_ISDIR(sb.st_mode)) {
+        struct stat rs;
+        has_records = snprintf(records, recslen, "%s/records", path) < (int)recslen && stat(records, &rs) == 0 &&
+                      S_ISDIR(rs.st_mode);
+        if (!has_records)
+            records[0] = '\0';
+    }
     if (S_ISDIR(sb.st_mode) && stat(out, &sb) != 0) {
         /* records without report.json: a stepscope run killed, or out of
          * disk, before its report; `stepscope report` makes it */
-        char records[4200];
-        if (snprintf(records, sizeof records, "%s/records", path) < (int)sizeof records &&
-            stat(records, &sb) == 0 && S_ISDIR(sb.st_mode))
+        records[0] = '\0';
+        if (has_records)
             snprintf(err, errlen,
                      "%s: no report.json in it, only records (a run that did not finish its report?): `stepscope "
                      "report %s` rebuilds it from them",
@@ -50,6 +62,26 @@ static int resolve_path(const char *path, char *out, size_t outlen, char *err, s
         return SPS_EIO;
     }
     return 0;
+}
+
+/* A run directory's report.json that is another run's (copied in from
+ * elsewhere, or left by an earlier run whose records were replaced): its
+ * numbers are not this directory's, and comparing them would show the
+ * other run.  Only names and header CRCs of the records are read.
+ * Returns 0, or SPS_EFORMAT (SPS_ENOMEM) with err set. */
+static int refuse_stale(const struct sps_report *rep, const char *dir, const char *records, char *err,
+                        size_t errlen) {
+    struct sps_run heads;
+    char why[1024];
+    int rc = sps__run_load_headers(&heads, records, why, sizeof why);
+    if (rc) /* records/ unreadable: report.json is all compare reads */
+        return rc == SPS_ENOMEM ? (snprintf(err, errlen, "%s", why), rc) : 0;
+    if (sps__report_records_stale(&rep->run, &heads, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s; `stepscope report %s` rebuilds it from the records", dir, why, dir);
+        rc = SPS_EFORMAT;
+    }
+    sps__run_free(&heads);
+    return rc;
 }
 
 /* The kept steps' arrays grow together: step_s and every zone's self_s
@@ -363,7 +395,8 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
         return SPS_EINVAL;
     struct sps_cmp_run run;
     memset(&run, 0, sizeof run);
-    int rc = resolve_path(path, run.path, sizeof run.path, err, errlen);
+    char records[4200];
+    int rc = resolve_path(path, run.path, sizeof run.path, records, sizeof records, err, errlen);
     if (rc)
         return rc;
     snprintf(run.step_name, sizeof run.step_name, "%s", opt->step_name ? opt->step_name : "step");
@@ -371,6 +404,8 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
     const struct sps_report_rows sink = {keep_row, &rr};
     struct sps_report rep;
     rc = sps__report_read_rows(&rep, run.path, &sink, err, errlen);
+    if (!rc && records[0])
+        rc = refuse_stale(&rep, path, records, err, errlen);
     if (!rc && (rc = rank_steps(&run, &rep, rr.kept)) == SPS_ENOMEM)
         snprintf(err, errlen, "%s: out of memory", run.path);
     if (!rc)

@@ -245,6 +245,16 @@ void sps__process_free(struct sps_process_data *p);
 int sps__run_load_dir(struct sps_run *run, const char *dir, char *err, size_t errlen);
 
 /*
+ * The record files in dir by name and header CRC only (procs[].path and
+ * .header_crc; nothing else is read): enough for
+ * sps__report_records_stale, without the cost of reading events.  Files
+ * whose header is not whole and valid are left out.  Returns 0, or
+ * SPS_EIO when dir cannot be listed, SPS_ENOMEM (err says why; run then
+ * holds nothing).  Free with sps__run_free.
+ */
+int sps__run_load_headers(struct sps_run *run, const char *dir, char *err, size_t errlen);
+
+/*
  * Cut every record in dir whose process has ended to the bytes it used
  * (sps_rec_used_size: the rest is a hole), so the directory copies and
  * uploads at its real size; readers accept cut records.  Records whose

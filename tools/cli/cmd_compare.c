@@ -65,7 +65,8 @@ static const char compare_usage[] =
     "\n"
     "exit status: 0; 1 with --fail-on when the step verdict is slower; 2 on a\n"
     "usage error or an input that cannot be read (the message names the file\n"
-    "and the problem).\n";
+    "and the problem), a run directory's report.json that is another run's\n"
+    "included (`stepscope report DIR` rebuilds it from the records).\n";
 
 /* "2%", "2" or "0.5%" as a fraction (0.02); -1 when not a number >= 0. */
 static double parse_percent(const char *s) {

@@ -55,9 +55,10 @@ static const char merge_usage[] =
     "\n"
     "exit status: 0; 1 when an input is not a run directory, is held by a\n"
     "`stepscope run` still running, holds no or damaged records, holds a rank\n"
-    "of a host another input holds, a clock error exceeds the tolerance, or\n"
-    "OUT cannot be written (one line says which); 2 for a usage error. The\n"
-    "inputs are never modified.\n";
+    "of a host another input holds, a clock error exceeds the tolerance, the\n"
+    "reference input's report.json is another run's (`stepscope report DIR`\n"
+    "rebuilds it), or OUT cannot be written (one line says which); 2 for a\n"
+    "usage error. The inputs are never modified.\n";
 
 struct merge_options {
     const char **dirs;
@@ -332,20 +333,18 @@ static int write_records(const struct merge_options *o, struct sps_run *runs, st
  * the reference input's report.json for what the records do not hold (the
  * command, its exit, the reference host's machine metrics); then every
  * file.  Returns 0 or an SPS_E* code with err set. */
-static int build_and_render(const struct merge_options *o, const char *ref_dir, const char *records, char *err,
-                            size_t errlen) {
+static int build_and_render(const struct merge_options *o, const struct sps_report *ref, const char *rerr,
+                            const char *records, char *err, size_t errlen) {
     struct sps_run run = {0};
     int rc = sps__run_load_dir(&run, records, err, errlen);
     if (!rc)
         rc = sps__run_build(&run);
-    struct sps_report ref;
-    char path[PATH_MAX], rerr[1024];
-    snprintf(path, sizeof path, "%s/report.json", ref_dir);
-    int have_ref = !rc && sps__report_read(&ref, path, rerr, sizeof rerr) == 0;
+    char path[PATH_MAX];
+    int have_ref = !rc && ref;
     struct sps_run_info info = {0};
     char absent[PATH_MAX + 1200];
     if (have_ref) {
-        info = ref.info;
+        info = ref->info;
         if (!info.sampler) {
             snprintf(absent, sizeof absent, "%s", info.sampler_absent_reason ? info.sampler_absent_reason : "none");
             info.sampler_absent_reason = absent;
@@ -380,8 +379,6 @@ static int build_and_render(const struct merge_options *o, const char *ref_dir, 
     }
     if (built)
         sps__report_free(&rep);
-    if (have_ref)
-        sps__report_free(&ref);
     return rc;
 }
 
@@ -423,6 +420,32 @@ static int plan(const struct merge_options *o, struct sps_run *runs, struct sps_
     return 0;
 }
 
+/* The reference input's report.json into *ref (*have 1), for what its
+ * records do not hold (the command, its exit, its host's machine
+ * metrics); unreadable or absent: *have 0 and rerr says why.  One that is
+ * another run's (report.h: sps__report_records_stale: copied in from
+ * elsewhere, or an earlier run's over newer records) would put that
+ * run's command and machine into the merge: refused.  Returns 0, or 1
+ * after one line. */
+static int read_reference(const char *dir, const struct sps_run *recs, struct sps_report *ref, int *have, char *rerr,
+                          size_t rerrlen) {
+    char path[PATH_MAX], why[1024], line[PATH_MAX + 1200];
+    *have = 0;
+    if (snprintf(path, sizeof path, "%s/report.json", dir) >= (int)sizeof path) {
+        snprintf(rerr, rerrlen, "%s: path too long", dir);
+        return 0;
+    }
+    if (sps__report_read(ref, path, rerr, rerrlen) != 0)
+        return 0;
+    if (sps__report_records_stale(&ref->run, recs, why, sizeof why)) {
+        sps__report_free(ref);
+        snprintf(line, sizeof line, "%s; `stepscope report %s` rebuilds it from the records", why, dir);
+        return sps_cli_error("merge", dir, line, 1);
+    }
+    *have = 1;
+    return 0;
+}
+
 /* The input that holds the reference process (for its report.json). */
 static size_t reference_input(const struct sps_run *runs, size_t n, const struct sps_run_merge *merge) {
     for (size_t i = 0; i < n; i++)
@@ -450,6 +473,11 @@ int sps_cmd_merge(int argc, char **argv) {
         rc = plan(&o, runs, aligns, &merge);
     char records[PATH_MAX], err[1024];
     size_t ref = rc ? 0 : reference_input(runs, o.ndirs, &merge);
+    struct sps_report ref_rep;
+    char rerr[1024] = "";
+    int have_ref = 0;
+    if (!rc)
+        rc = read_reference(o.dirs[ref], &runs[ref], &ref_rep, &have_ref, rerr, sizeof rerr);
     int made_out = 0;
     if (!rc && !(rc = make_output(o.out, records, sizeof records)))
         made_out = 1;
@@ -460,8 +488,10 @@ int sps_cmd_merge(int argc, char **argv) {
         if (aligns)
             free(aligns[i]);
     }
-    if (!rc && build_and_render(&o, o.dirs[ref], records, err, sizeof err) != 0)
+    if (!rc && build_and_render(&o, have_ref ? &ref_rep : NULL, rerr, records, err, sizeof err) != 0)
         rc = sps_cli_error("merge", "report", err, 1);
+    if (have_ref)
+        sps__report_free(&ref_rep);
     /* a merge that failed after making OUT leaves nothing half-made: OUT
      * was created empty by this command, so all of it goes */
     if (rc && made_out)

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "report_recover.h"
+#include "run_dir.h"
 #include "run_lock.h"
 #include "render/render.h"
 #include "render/analysis_views.h"
@@ -25,7 +26,7 @@
 
 static const char report_usage[] =
     "usage: stepscope report DIR [--format FORMAT] [-o OUT] [--from-records]\n"
-    "                            [--trace-max-mb N]\n"
+    "                            [--trace-max-mb N] [--allow-foreign-dir]\n"
     "\n"
     "Make a run directory's files again from its report.json and records:\n"
     "with no --format, report.html, steps.csv, timeline.csv and trace.json\n"
@@ -56,6 +57,11 @@ static const char report_usage[] =
     "                          it, or the rest of a process still running\n"
     "                          when the run's report was built); report.json\n"
     "                          is replaced\n"
+    "      --allow-foreign-dir\n"
+    "                          write into the directory although another user\n"
+    "                          owns it or a directory above it (refused by\n"
+    "                          default, as by stepscope run: that user could\n"
+    "                          swap it for a link while the files are written)\n"
     "  -h, --help              this help\n"
     "\n"
     "Files are replaced whole: a failure leaves the earlier file as it was.\n"
@@ -63,7 +69,8 @@ static const char report_usage[] =
     "exit status: 0; 1 when DIR cannot be read (neither report.json nor\n"
     "records, no readable record, or a malformed report.json: the message\n"
     "names the file, line and column), a `stepscope run` still holds DIR or\n"
-    "OUT's directory, or a file cannot be written; 2 for a usage error.\n";
+    "OUT's directory, the directory written into is another user's (without\n"
+    "--allow-foreign-dir), or a file cannot be written; 2 for a usage error.\n";
 
 void sps_cli_tensorboard_note(const char *cmd, const char *dir, size_t others) {
     if (others)
@@ -123,10 +130,29 @@ static int refuse_live_run(const char *dir, const char *out) {
     return -1;
 }
 
+/* The directory report writes into (DIR, OUT's, or OUT itself for csv
+ * and tensorboard), held to `stepscope run`'s rule for its directories
+ * (run_dir.h): not another user's, nor inside a directory another user
+ * can change, unless allow_foreign.  Nothing written (the summary on
+ * standard output): nothing to check.  Returns -1 to go on, else 1 after
+ * one line. */
+static int refuse_foreign_target(const char *dir, int format, const char *out, int allow_foreign) {
+    if (!out) {
+        if (format == SPS_EXPORT_SUMMARY)
+            return -1;
+        return sps_dir_foreign_check("report", dir, dir, allow_foreign);
+    }
+    if (!strcmp(out, "-"))
+        return -1;
+    if (format == SPS_EXPORT_CSV || format == SPS_EXPORT_TENSORBOARD)
+        return sps_dir_foreign_check("report", out, out, allow_foreign);
+    return sps_file_dir_foreign_check("report", "-o", out, allow_foreign);
+}
+
 int sps_cmd_report(int argc, char **argv) {
     const char *dir = NULL, *out = NULL;
     int format = -1;
-    int from_records = 0;
+    int from_records = 0, allow_foreign = 0;
     unsigned long trace_mb = 0; /* 0: the budget the run was made with, else the default */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -144,6 +170,8 @@ int sps_cmd_report(int argc, char **argv) {
                                            argv[i]);
         } else if (!strcmp(a, "--from-records")) {
             from_records = 1;
+        } else if (!strcmp(a, "--allow-foreign-dir")) {
+            allow_foreign = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             out = argv[++i];
         } else if (!strcmp(a, "--trace-max-mb")) {
@@ -178,6 +206,8 @@ int sps_cmd_report(int argc, char **argv) {
     if (is_file && (format < 0 || (!out && format != SPS_EXPORT_SUMMARY)))
         return sps_cli_usage_error("report", "%s is a file: name what to make with --format and where with -o", dir);
     if (refuse_live_run(is_file ? NULL : dir, out) >= 0)
+        return 1;
+    if (refuse_foreign_target(dir, format, out, allow_foreign) >= 0)
         return 1;
     struct sps_report rep;
     char err[1024];

@@ -76,7 +76,8 @@ static const char run_usage[] =
     "                          (a killed run's report.json is rebuilt from its\n"
     "                          records first)\n"
     "      --allow-foreign-dir\n"
-    "                          use DIR (or DIR/records) although another user\n"
+    "                          use DIR (or DIR/records, --tensorboard's DIR,\n"
+    "                          --prom-textfile's directory) although another user\n"
     "                          owns it or a directory above it (refused by\n"
     "                          default: its owner could replace what stepscope\n"
     "                          writes there, or DIR itself)\n"
@@ -128,7 +129,9 @@ static const char run_usage[] =
     "      --prom-textfile PATH\n"
     "                          write the same metrics to PATH for node_exporter's\n"
     "                          textfile collector (name it *.prom) every 5 s and\n"
-    "                          when COMMAND ends, replaced atomically\n"
+    "                          when COMMAND ends, replaced atomically; PATH's\n"
+    "                          directory is checked as DIR is (another user's\n"
+    "                          stops the run unless --allow-foreign-dir)\n"
     "      --tensorboard DIR   also write TensorBoard event files into DIR when\n"
     "                          COMMAND ends: per-step scalars (step time, phase\n"
     "                          self times, waits, values such as loss, machine\n"
@@ -414,6 +417,14 @@ static int prepare_tensorboard_dir(const char *dir, int allow_foreign) {
         return sps_cli_error("run", what, why, 1);
     }
     return -1;
+}
+
+/* --prom-textfile PATH's directory, before COMMAND runs: held to -o's
+ * rule (run_dir.h), since the textfile is written there by name every
+ * 5 s for as long as the run lasts.  Returns -1 to go on, else the exit
+ * status. */
+static int check_textfile_dir(const char *path, int allow_foreign) {
+    return sps_file_dir_foreign_check("run", "--prom-textfile", path, allow_foreign);
 }
 
 /* The sampler opens its sources and creates DIR/capture.bin before the
@@ -842,6 +853,8 @@ int sps_cmd_run(int argc, char **argv) {
     if (rc >= 0)
         return rc;
     if (o.tensorboard && (rc = prepare_tensorboard_dir(o.tensorboard, o.allow_foreign_dir)) >= 0)
+        return rc;
+    if (o.prom_textfile && (rc = check_textfile_dir(o.prom_textfile, o.allow_foreign_dir)) >= 0)
         return rc;
     struct run_dir d;
     rc = prepare_run_dir(&o, &d);

@@ -51,7 +51,7 @@ static int foreign(const struct stat *st) {
     return st->st_uid != geteuid() && st->st_uid != 0;
 }
 
-static int refuse_foreign(const char *what, const struct stat *st) {
+static int refuse_foreign(const char *cmd, const char *what, const struct stat *st) {
     char why[512], owner[64];
     struct passwd pw, *found = NULL;
     char buf[1024];
@@ -63,7 +63,7 @@ static int refuse_foreign(const char *what, const struct stat *st) {
              "owned by %s, not by you: its owner could change what stepscope writes there; choose a directory "
              "of your own (or pass --allow-foreign-dir)",
              owner);
-    return sps_cli_error("run", what, why, 1);
+    return sps_cli_error(cmd, what, why, 1);
 }
 
 /* Whether a file name is one stepscope writes into records/. */
@@ -294,35 +294,57 @@ static int make_records(struct sps_run_dir_hold *h, int allow_foreign) {
     if (fstat(fd, &st) != 0)
         rc = sps_cli_error("run", what, strerror(errno), 1);
     else if (!allow_foreign && foreign(&st))
-        rc = refuse_foreign(what, &st);
+        rc = refuse_foreign("run", what, &st);
     close(fd);
     return rc;
 }
 
-/* The nearest directory above name (by its real path, the one stepscope
- * and the workload use) that another user can change: owned by another
- * user (root excepted), or writable by all without the sticky bit.  Whoever
- * can rename entries there can move DIR away while the run lasts and put
- * a link in its place, and what is then written by DIR's name lands where
- * the link points.  Returns 1 with where and *st filled, else 0. */
-static int foreign_parent(const char *name, char *where, size_t len, struct stat *st) {
-    char real[PATH_MAX];
-    if (!realpath(name, real))
-        return 0;
-    for (char *slash = strrchr(real, '/'); slash; slash = strrchr(real, '/')) {
-        slash[slash == real] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
-        if (stat(real, st) == 0 &&
-            (foreign(st) || ((st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX)))) {
-            snprintf(where, len, "%s", real);
+/* Whether path's directory st can be changed by another user: owned by
+ * another user (root excepted), or writable by all without the sticky bit. */
+static int changeable(const struct stat *st) {
+    return foreign(st) || ((st->st_mode & S_IWOTH) && !(st->st_mode & S_ISVTX));
+}
+
+/* The nearest directory above path (absolute) that another user can
+ * change, each ancestor taken by stat (a link among them followed, as a
+ * lookup of path would).  Returns 1 with where and *st filled, else 0. */
+static int changeable_ancestor(char *path, char *where, size_t len, struct stat *st) {
+    for (char *slash = strrchr(path, '/'); slash; slash = strrchr(path, '/')) {
+        slash[slash == path] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
+        if (stat(path, st) == 0 && changeable(st)) {
+            snprintf(where, len, "%s", path);
             return 1;
         }
-        if (slash == real)
+        if (slash == path)
             break;
     }
     return 0;
 }
 
-static int refuse_foreign_parent(const char *what, const char *where, const struct stat *st) {
+/* The nearest directory above name that another user can change, among
+ * the ancestors of its real path (the one stepscope and the workload
+ * use) and those of the name as given (a link on the way lives in one of
+ * them, and whoever can change that directory can point the link
+ * elsewhere).  Whoever can rename entries there can move the directory
+ * away while stepscope writes into it and put a link in its place, and
+ * what is then written by its name lands where the link points.  Returns
+ * 1 with where and *st filled, else 0. */
+static int foreign_parent(const char *name, char *where, size_t len, struct stat *st) {
+    char path[PATH_MAX];
+    if (realpath(name, path) && changeable_ancestor(path, where, len, st))
+        return 1;
+    if (name[0] == '/') {
+        if (snprintf(path, sizeof path, "%s", name) >= (int)sizeof path)
+            return 0;
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(path, sizeof path, "%s/%s", cwd, name) >= (int)sizeof path)
+            return 0;
+    }
+    return changeable_ancestor(path, where, len, st);
+}
+
+static int refuse_foreign_parent(const char *cmd, const char *what, const char *where, const struct stat *st) {
     char why[PATH_MAX + 512], who[128];
     struct passwd pw, *found = NULL;
     char buf[1024];
@@ -334,10 +356,10 @@ static int refuse_foreign_parent(const char *what, const char *where, const stru
     else
         snprintf(who, sizeof who, "owned by uid %u, not by you: its owner", (unsigned)st->st_uid);
     snprintf(why, sizeof why,
-             "inside %s, %s could move the directory away and put a link in its place while the run lasts; "
-             "choose a directory of your own (or pass --allow-foreign-dir)",
+             "inside %s, %s could move the directory away and put a link in its place while stepscope writes "
+             "there; choose a directory of your own (or pass --allow-foreign-dir)",
              where, who);
-    return sps_cli_error("run", what, why, 1);
+    return sps_cli_error(cmd, what, why, 1);
 }
 
 /* Open name (made already; the value of option opt, shown as what in
@@ -363,17 +385,62 @@ static int open_checked(const char *what, const char *opt, const char *name, int
         return -1;
     }
     if (!allow_foreign && foreign(&st)) {
-        *rc = refuse_foreign(what, &st);
+        *rc = refuse_foreign("run", what, &st);
         close(fd);
         return -1;
     }
     char where[PATH_MAX];
     if (!allow_foreign && foreign_parent(name, where, sizeof where, &st)) {
-        *rc = refuse_foreign_parent(what, where, &st);
+        *rc = refuse_foreign_parent("run", what, where, &st);
         close(fd);
         return -1;
     }
     return fd;
+}
+
+int sps_dir_foreign_check(const char *cmd, const char *what, const char *dir, int allow_foreign) {
+    if (allow_foreign)
+        return -1;
+    char name[PATH_MAX];
+    if (snprintf(name, sizeof name, "%s", dir) >= (int)sizeof name)
+        return sps_cli_error(cmd, what, "path too long", 1);
+    /* the nearest directory there is: what is missing below it stepscope
+     * makes itself */
+    struct stat st;
+    for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--)
+        name[n - 1] = '\0';
+    while (stat(name, &st) != 0) {
+        char *slash = strrchr(name, '/');
+        if (!strcmp(name, ".") || !strcmp(name, "/"))
+            return -1; /* nothing to check: the write says why it fails */
+        if (!slash)
+            snprintf(name, sizeof name, ".");
+        else
+            slash[slash == name] = '\0';
+    }
+    if (!S_ISDIR(st.st_mode))
+        return -1; /* not a directory: the write says so */
+    if (foreign(&st))
+        return refuse_foreign(cmd, what, &st);
+    char where[PATH_MAX];
+    if (foreign_parent(name, where, sizeof where, &st))
+        return refuse_foreign_parent(cmd, what, where, &st);
+    return -1;
+}
+
+int sps_file_dir_foreign_check(const char *cmd, const char *opt, const char *path, int allow_foreign) {
+    char dir[PATH_MAX], what[PATH_MAX * 2 + 64];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+        return sps_cli_error(cmd, path, "path too long", 1);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+        dir[n - 1] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        slash[slash == dir] = '\0';
+    snprintf(what, sizeof what, "%s %s: its directory %s", opt, path, dir);
+    return sps_dir_foreign_check(cmd, what, dir, allow_foreign);
 }
 
 /* Made with its parents, the name without trailing slashes ("out/" would

@@ -57,6 +57,23 @@ int sps_run_dir_take(struct sps_run_dir_hold *h, const char *dir, int allow_fore
  * Returns -1 to go on, else the exit status after one line. */
 int sps_run_dir_check(const char *opt, const char *dir, int allow_foreign);
 
+/* The rule above for a directory any command writes into (report's DIR
+ * or -o, run's --prom-textfile's directory), without making it: dir (or,
+ * while it does not exist, the nearest directory above it that does) is
+ * refused when it is owned by another user than the effective one (root
+ * excepted), or lies inside a directory another user can change (owned
+ * by another user but root, or writable by all without the sticky bit),
+ * by the real path or the path as given: its owner could move it away
+ * while stepscope writes there and put a link in its place.  A link at
+ * dir's own name is followed (the directory holding it is checked).
+ * allow_foreign (--allow-foreign-dir) skips the check.  Returns -1 to go
+ * on, else the exit status 1 after one line "stepscope: CMD: WHAT: ...". */
+int sps_dir_foreign_check(const char *cmd, const char *what, const char *dir, int allow_foreign);
+
+/* sps_dir_foreign_check for the directory the file path (the value of
+ * option opt) is written into; the line names both. */
+int sps_file_dir_foreign_check(const char *cmd, const char *opt, const char *path, int allow_foreign);
+
 /* The run is over: when the command never started (started 0) the
  * earlier outputs go back in place; when it ran and DIR/report.json is
  * there (this run's: the earlier one was set aside) .previous is removed;

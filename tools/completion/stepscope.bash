@@ -20,7 +20,7 @@ _stepscope_opts_run="-o --output -q --quiet --no-live --no-stream --ring-events 
     --interval --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue
     --peak-flops --max-overhead --torch-profile --no-auto --serve --prom-textfile
     --tensorboard --allow-foreign-dir -h --help"
-_stepscope_opts_report="--format -o --output --from-records --trace-max-mb -h --help"
+_stepscope_opts_report="--format -o --output --from-records --trace-max-mb --allow-foreign-dir -h --help"
 # --resamples and --seed are accepted and ignored: not offered
 _stepscope_opts_compare="--vs --skip --step --threshold --alpha --fail-on --format -o -h --help"
 _stepscope_opts_merge="-o --output --max-clock-error --force --trace-max-mb -q --quiet -h --help"
