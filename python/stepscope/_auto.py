@@ -64,8 +64,9 @@ What is timed, per thread (zones are per thread):
   backward runs after its fetch, before the next fetch), counted when its
   step's optimizer steps.
 
-Forward, backward and optimizer are GPU zones when the last trained
-model's parameters are on a CUDA device, as with instrument.
+Forward, backward, optimizer and optimizer.zero_grad are GPU zones when
+the last trained model's parameters are on a CUDA device, as with
+instrument.
 
 A step that trained nothing (no backward, no optimizer step: the one the
 last optimizer step opened, one of a validation loader's fetches and
