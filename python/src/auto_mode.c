@@ -160,8 +160,8 @@ static void stand_aside(const char *what) {
 
 /* The zones auto records (stepscope/_auto.py, _steps.py): the script's
  * own zone of one of these names would count that part twice. */
-static const char *const auto_zone_names[] = {"data",         "data.start", "data.fetch", "forward",
-                                              "forward.eval", "backward",   "optimizer",  "h2d"};
+static const char *const auto_zone_names[] = {"data",     "data.start", "data.fetch",          "forward", "forward.eval",
+                                              "backward", "optimizer",  "optimizer.zero_grad", "h2d"};
 
 void sps_py_auto_user_began(const struct sps_site *site) {
     if (site && site->kind == SPS_KIND_WAIT)

@@ -45,8 +45,9 @@ What is timed, per thread (zones are per thread):
   backward adds 1 to the counter ``loss.on_device``, so the report says why
   ``loss`` is missing.  ``torch.autograd.backward`` called directly is not
   timed.
-- ``optimizer``: each optimizer's ``step()`` and ``zero_grad()``, and
-  ``zero_grad()`` of a model found by the forward discovery.  Inside a
+- ``optimizer``: each optimizer's ``step()``, one a step (as with
+  instrument).  ``optimizer.zero_grad``: each optimizer's ``zero_grad()``,
+  and ``zero_grad()`` of a model found by the forward discovery.  Inside a
   step on the CPU, ``step()``'s is a chained phase (``phase()``, as with
   instrument): the step's end, which follows at once, ends it at the same
   timestamp, one call and one clock read fewer than a zone; the step's
@@ -63,8 +64,9 @@ What is timed, per thread (zones are per thread):
   backward runs after its fetch, before the next fetch), counted when its
   step's optimizer steps.
 
-Forward, backward and optimizer are GPU zones when the last trained
-model's parameters are on a CUDA device, as with instrument.
+Forward, backward, optimizer and optimizer.zero_grad are GPU zones when
+the last trained model's parameters are on a CUDA device, as with
+instrument.
 
 A step that trained nothing (no backward, no optimizer step: the one the
 last optimizer step opened, one of a validation loader's fetches and
@@ -103,10 +105,15 @@ from ._stepscope import instrument_face as _core
 from ._steps import DATA_START, FORWARD_EVAL, StepStructure
 from ._steps import batch_size as _batch_size
 
-__all__ = ["install", "stand_aside", "installed", "DATA_FETCH", "LOSS", "LOSS_ON_DEVICE", "MAX_REDISCOVERIES"]
+__all__ = ["install", "stand_aside", "installed", "DATA_FETCH", "ZERO_GRAD", "LOSS", "LOSS_ON_DEVICE",
+           "MAX_REDISCOVERIES"]
 
 #: the zone of one batch's fetch in a DataLoader worker process
 DATA_FETCH = "data.fetch"
+#: the zone of a zero_grad(), an optimizer's or a model's: apart from
+#: "optimizer" (the optimizer's step() alone), whose count is then the
+#: number of optimizer steps, as instrument()'s is
+ZERO_GRAD = "optimizer.zero_grad"
 #: the value recorded from the tensor backward() was called on
 LOSS = "loss"
 #: the counter of backward calls whose loss was on a device and not read
@@ -611,7 +618,7 @@ def _wrap_backward(original):
 
 
 def _zero_grad_wrapper(admit):
-    """make(original) for a zero_grad(): the zone "optimizer"; admit(owner)
+    """make(original) for a zero_grad(): the zone ZERO_GRAD; admit(owner)
     false (a module that is not a model): not timed."""
     def make(original):
         @_functools.wraps(original)
@@ -627,7 +634,7 @@ def _zero_grad_wrapper(admit):
                 if not loop._step or loop._after_backward:
                     loop._round()
                 loop._inside += 1
-                zone = loop._zb("optimizer")
+                zone = loop._zb(ZERO_GRAD)
             except Exception as exc:  # noqa: BLE001
                 _fail(exc)
                 return original(owner, *args, **kwargs)

@@ -51,10 +51,13 @@ def rows(r):
 
 
 def check_plain_loop(r, **more):
-    """2 epochs of 4 batches: 8 steps, the five zones in each."""
-    assert zone_counts(r) == dict({"step": 8, "data": 8, "forward": 8, "backward": 8, "optimizer": 16,
-                                   "data.start": 2, "forward.eval": 1}, **more)
-    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [["backward", "data", "forward", "optimizer"]] * 8
+    """2 epochs of 4 batches: 8 steps, the five zones in each; zero_grad()
+    after step() is in the next step (the epoch's last in the step taken
+    back at its end)."""
+    assert zone_counts(r) == dict({"step": 8, "data": 8, "forward": 8, "backward": 8, "optimizer": 8,
+                                   "optimizer.zero_grad": 8, "data.start": 2, "forward.eval": 1}, **more)
+    each = ["backward", "data", "forward", "optimizer"]
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == ([each] + [each + ["optimizer.zero_grad"]] * 3) * 2
     assert [row.get("microsteps", 0) for row in rows(r)] == [0] * 8
     # the loss recorded in each step is the one the script computed
     printed = [float(line) for line in r.stdout.split()]
@@ -139,18 +142,19 @@ def _trace_spans(out, name):
 def test_the_optimizer_step_is_a_phase_that_its_step_ends(run_under, tmp_path):
     # On the CPU the optimizer's step() is a chained phase: it ends at its
     # step's own end, one timestamp (the trace's times are microseconds, to
-    # the ns); zero_grad()'s "optimizer", in the next step (opened as this
-    # one ended), stays a zone of its own.  Both are ordinary zones in every
-    # output.
+    # the ns); zero_grad()'s "optimizer.zero_grad", in the next step
+    # (opened as this one ended), is a zone of its own.  Both are ordinary
+    # zones in every output.
     r = run_under(loop())
     check_plain_loop(r)
-    steps, opts = _trace_spans(tmp_path / "out", "step"), _trace_spans(tmp_path / "out", "optimizer")
-    assert len(steps) == 8 and len(opts) == 16
-    for s0, s1 in steps:
-        inside = [(o0, o1) for o0, o1 in opts if s0 <= o0 and o1 <= s1 + 0.002]
-        ending = [o1 for o0, o1 in inside if o1 == pytest.approx(s1, abs=0.002)]
-        assert len(ending) == 1 and len(inside) in (1, 2)  # the first step opens at a fetch
-    assert r.zone("optimizer")["kind"] == "zone"
+    out = tmp_path / "out"
+    steps, opts = _trace_spans(out, "step"), _trace_spans(out, "optimizer")
+    zeros = _trace_spans(out, "optimizer.zero_grad")
+    assert len(steps) == len(opts) == len(zeros) == 8
+    for (s0, s1), (o0, o1) in zip(steps, opts):
+        assert s0 <= o0 and o1 == pytest.approx(s1, abs=0.002)
+    assert not any(z1 == pytest.approx(s1, abs=0.002) for z0, z1 in zeros for s0, s1 in steps)
+    assert r.zone("optimizer")["kind"] == r.zone("optimizer.zero_grad")["kind"] == "zone"
     assert all(t["mismatched_ends"] == 0 and t["open_zones"] == [] for t in r.threads())
 
 
@@ -166,7 +170,7 @@ def test_with_accumulation_the_optimizer_phase_ends_with_the_last_micro_step(run
     """.replace("\n        ", "\n"))
     out = tmp_path / "out"
     micros, opts = _trace_spans(out, "microstep"), _trace_spans(out, "optimizer")
-    assert len(micros) == 12 and len(opts) == 8
+    assert len(micros) == 12 and len(opts) == 4
     step_opts = [o for o in opts if any(o[1] == pytest.approx(m1, abs=0.002) for m0, m1 in micros)]
     assert [o1 for o0, o1 in step_opts] == pytest.approx([m1 for m0, m1 in micros[2::3]], abs=0.002)
     assert zone_counts(r)["step"] == 4
@@ -197,11 +201,55 @@ def test_a_gan_steps_once_per_optimizer(run_under):
     """.replace("\n        ", "\n"))
     counts = zone_counts(r)
     assert counts["step"] == 8 and counts["backward"] == 8 and counts["data"] == 4
-    assert counts["forward"] == 4 * 4 and counts["optimizer"] == 16
+    assert counts["forward"] == 4 * 4 and counts["optimizer"] == counts["optimizer.zero_grad"] == 8
     printed = [float(v) for v in r.stdout.split()]
     assert [row["values"]["loss"] for row in rows(r)] == printed
     assert [sorted(row["zones_self_s"]) for row in rows(r)] == [
-        ["backward", "data", "forward", "optimizer"], ["backward", "forward", "optimizer"]] * 4
+        ["backward", "data", "forward", "optimizer", "optimizer.zero_grad"],
+        ["backward", "forward", "optimizer", "optimizer.zero_grad"]] * 4
+
+
+# An unmodified script (no install(): `stepscope run`'s startup hook does
+# it): 2 epochs of 5 batches, zero_grad() at the top of each iteration.
+UNMODIFIED = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 1)
+opt = OPT(model.parameters(), lr=0.01)
+data = torch.utils.data.TensorDataset(torch.randn(40, 4), torch.randn(40, 1))
+loader = torch.utils.data.DataLoader(data, batch_size=8, num_workers=WORKERS)
+for epoch in range(2):
+    for x, y in loader:
+        ZERO_GRAD
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("opt,workers,zero_grad,zero_grads", [
+    ("torch.optim.SGD", 0, "opt.zero_grad(set_to_none=True)", 10),
+    ("torch.optim.SGD", 2, "opt.zero_grad(set_to_none=False)", 10),
+    ("torch.optim.Adam", 2, "opt.zero_grad(set_to_none=True)", 10),
+    ("torch.optim.Adam", 0, "opt.zero_grad()", 10),
+    # a model's zero_grad() is timed once the forward found the model: the
+    # first, before the first forward, is not
+    ("torch.optim.SGD", 2, "model.zero_grad()", 9),
+    ("torch.optim.Adam", 0, "pass", 0),
+])
+def test_optimizer_counts_one_a_step_and_zero_grad_apart(run_under, opt, workers, zero_grad, zero_grads):
+    # "optimizer" is the optimizer's step() alone, one a step (as with
+    # instrument), whatever the optimizer, the loader's workers (forked:
+    # they record their fetches, no optimizer) and the zero_grad() done;
+    # zero_grad() is "optimizer.zero_grad", counted on its own
+    r = run_under(UNMODIFIED.replace("OPT", opt).replace("WORKERS", str(workers)).replace("ZERO_GRAD", zero_grad))
+    counts = zone_counts(r)
+    assert r.report["auto"]["state"] == "active"
+    assert r.report["steps"]["count"] == counts["step"] == 10
+    assert counts["optimizer"] == 10
+    assert counts.get("optimizer.zero_grad", 0) == zero_grads
+    assert counts.get("data.fetch", 0) == (10 if workers else 0)
+    assert len(r.report["processes"]) == 1 + (4 if workers else 0)  # two workers an epoch
+    assert ["optimizer" in row["zones_self_s"] for row in rows(r)] == [True] * 10
 
 
 def test_worker_processes_record_their_fetches(run_under):
@@ -233,8 +281,8 @@ def test_ddp_world_size_one(run_under, tmp_path):
         dist.destroy_process_group()
     """.replace("\n        ", "\n") % (tmp_path / "store"))
     # DDP's gradient all-reduce: a wait inside each backward (docs/distributed.md)
-    assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 6,
-                              "data.start": 1, "ddp.all_reduce": 3}
+    assert zone_counts(r) == {"step": 3, "data": 3, "forward": 3, "backward": 3, "optimizer": 3,
+                              "optimizer.zero_grad": 3, "data.start": 1, "ddp.all_reduce": 3}
     assert r.zone("ddp.all_reduce")["kind"] == "wait"
     # one rank: no clock offset to measure, and no failure to report
     assert [p["clock_sync"] for p in r.report["processes"]] == [None]
@@ -428,7 +476,7 @@ def test_an_exception_of_the_script_goes_through_unchanged(run_under, hooks):
     # steps 0, 2 (its step() raised: still an optimizer step called) and 3;
     # three steps and three zero_grad()s
     assert counts["step"] == 3 and counts["backward"] == 3 and counts["forward"] == 3
-    assert counts["optimizer"] == 6
+    assert counts["optimizer"] == counts["optimizer.zero_grad"] == 3
 
 
 def test_threads_each_have_their_steps(run_under):
@@ -481,8 +529,8 @@ def test_the_example_as_an_unmodified_script(tmp_path, workers):
     counts = zone_counts(r)
     # 2 x 1024 points in batches of 64: 32 optimizer steps an epoch; the
     # evaluation after each epoch and at the end is forward.eval
-    expected = {"step": 64, "data": 64, "forward": 64, "backward": 64, "optimizer": 128, "data.start": 2,
-                "forward.eval": 3}
+    expected = {"step": 64, "data": 64, "forward": 64, "backward": 64, "optimizer": 64, "optimizer.zero_grad": 64,
+                "data.start": 2, "forward.eval": 3}
     if workers:
         expected["data.fetch"] = 64
     assert counts == expected
@@ -579,8 +627,9 @@ def test_an_optimizer_class_defined_after_install(run_under, hooks):
     assert r.stdout == "0.0125\n"
     counts = zone_counts(r)
     # Halved.step calls SGD.step: one optimizer zone, the outer call's,
-    # which ends the step; and zero_grad's
-    assert counts["step"] == 3 and counts["forward"] == 3 and counts["optimizer"] == 3 * 2
+    # which ends the step; zero_grad() has its own
+    assert counts["step"] == 3 and counts["forward"] == 3
+    assert counts["optimizer"] == counts["optimizer.zero_grad"] == 3
 
 
 def test_a_closure_runs_inside_its_optimizer_step(run_under):
@@ -720,7 +769,10 @@ def test_samples_and_steps_with_a_validation_loader_mid_epoch(run_under, grad):
     assert r.counter("samples")["total"] == 2 * 24
     evaluated = "forward.eval" if grad == "torch.no_grad()" else "forward"
     assert counts[evaluated] == 6 * 4 + (12 if evaluated == "forward" else 0)
-    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [["backward", "data", "forward", "optimizer"]] * 12
+    # zero_grad() after step() is in the next step's row, but after an odd
+    # batch in the step that the validation loader's iter() takes back
+    each = ["backward", "data", "forward", "optimizer"]
+    assert [sorted(row["zones_self_s"]) for row in rows(r)] == [each, each + ["optimizer.zero_grad"]] * 6
 
 
 def test_micro_steps_are_decided_by_each_step(run_under):

@@ -186,6 +186,7 @@ ZONE_OF_AUTOS = 'records a zone auto records too ("%s")'
     ("stepscope.zone_end(stepscope.step_begin())", STEPS_OF_ITS_OWN),
     ("stepscope.zone_end(stepscope.microstep_begin())", STEPS_OF_ITS_OWN),
     ("with stepscope.gpu_zone('optimizer', 0): pass", ZONE_OF_AUTOS % "optimizer"),
+    ("with stepscope.zone('optimizer.zero_grad'): pass", ZONE_OF_AUTOS % "optimizer.zero_grad"),
     ("stepscope.phase('data'); stepscope.phase_end()", ZONE_OF_AUTOS % "data"),
     ("stepscope.Profiler().profile('h2d').__enter__()", ZONE_OF_AUTOS % "h2d"),
 ])
