@@ -15,16 +15,9 @@ set -u
 stepscope=$1 workload=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 (reads report.json) not installed"; exit 77; }
 t=$(mktemp -d "${TMPDIR:-/tmp}/sps-killed-XXXXXX") || exit 1
-held=
 trap '[ -n "$held" ] && kill "$held" 2>/dev/null; rm -rf "$t"' EXIT
 export STEPSCOPE_RUN_DIR= STEPSCOPE_OUT= STEPSCOPE_DISABLE=
-fail=0
-failed() { echo "FAIL: $*"; fail=1; }
-ok() { echo "ok   $*"; }
-steps_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"]["count"])' "$1" 2>/dev/null; }
-sum() { cat "$@" | sha256sum | cut -d' ' -f1; }
-records_sum() { (cd "$1" && ls -- *.sps | sort && sum ./*.sps); }
-listing() { (cd "$1" && ls -A | tr '\n' ' '); }
+. "$(dirname "$0")/run_dir_lib.sh"
 want_listing=".stepscope.lock capture.bin records report.html report.json steps.csv steps.jsonl timeline.csv trace.json "
 
 # the held commands: each marks $t/ready, then waits on $t/fifo
@@ -34,28 +27,6 @@ printf ': >"$STEPSCOPE_RUN_DIR/records/4242-0.sps" && : >"%s/ready" && read x <"
 # a command killed before anything in it recorded
 printf ': >"%s/ready" && read x <"%s/fifo"\n' "$t" "$t" >"$t/nothing.sh"
 
-# start_held DIR SCRIPT [ARG]: `stepscope run -q -o DIR -- sh SCRIPT ARG`
-# in the background; returns once SCRIPT is waiting ($held: stepscope's
-# pid, its stderr in $t/held.err)
-start_held() {
-    rm -f "$t/ready" "$t/fifo" && mkfifo "$t/fifo"
-    "$stepscope" run -q -o "$1" -- sh "$2" "${3:-0}" 2>"$t/held.err" &
-    held=$!
-    while [ ! -e "$t/ready" ]; do
-        kill -0 "$held" 2>/dev/null || { failed "the held run ended early: $(cat "$t/held.err")"; exit 1; }
-        sleep 0.05
-    done
-}
-release() { echo go >"$t/fifo"; wait "$held"; rc=$?; held=; }
-# kill_held: `kill -9` stepscope; its workload got SIGTERM (its
-# parent-death signal); had it run on, this ends it (the fifo opened
-# read-write never blocks)
-kill_held() {
-    kill -KILL "$held"
-    wait "$held" 2>/dev/null
-    { echo go >&3; } 3<>"$t/fifo"
-    held=
-}
 rebuilt_line() { echo "stepscope: run: $1: the earlier run had no report (killed?): rebuilt report.json from its records before setting it aside in $1/.previous"; }
 
 d=$t/out

@@ -18,39 +18,20 @@ set -u
 stepscope=$1 workload=$2
 command -v python3 >/dev/null || { echo "SKIP: python3 (reads report.json) not installed"; exit 77; }
 t=$(mktemp -d "${TMPDIR:-/tmp}/sps-lock-XXXXXX") || exit 1
-held=
 trap '[ -n "$held" ] && kill "$held" 2>/dev/null; rm -rf "$t"' EXIT
 export STEPSCOPE_RUN_DIR= STEPSCOPE_OUT= STEPSCOPE_DISABLE=
-fail=0
-failed() { echo "FAIL: $*"; fail=1; }
-ok() { echo "ok   $*"; }
+. "$(dirname "$0")/run_dir_lib.sh"
 d=$t/out
-steps_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"]["count"])' "$1" 2>/dev/null; }
-sum() { cat "$@" | sha256sum | cut -d' ' -f1; }
-records_sum() { (cd "$1" && ls -- *.sps | sort && sum ./*.sps); }
 
-# start_held STEPS: `stepscope run -o $d` in the background, its workload
-# making STEPS steps and then waiting on $t/fifo; returns once the steps
-# are recorded ($held: stepscope's pid)
+# the held workload makes "$1" steps, marks $t/ready and waits on $t/fifo
 printf '"%s" --steps "$1" && : >"%s/ready" && read x <"%s/fifo"\n' "$workload" "$t" "$t" >"$t/hold.sh"
-start_held() {
-    rm -f "$t/ready" "$t/fifo" && mkfifo "$t/fifo"
-    "$stepscope" run -q -o "$d" -- sh "$t/hold.sh" "$1" 2>"$t/held.err" &
-    held=$!
-    while [ ! -e "$t/ready" ]; do
-        kill -0 "$held" 2>/dev/null || { failed "the held run ended early: $(cat "$t/held.err")"; exit 1; }
-        sleep 0.05
-    done
-}
-# release: let the held workload end; wait for stepscope; $rc its status
-release() { echo go >"$t/fifo"; wait "$held"; rc=$?; held=; }
 
 # --- run A: the earlier run ----------------------------------------------
 "$stepscope" run -q -o "$d" -- "$workload" --steps 3 || failed "run A"
 a_report=$(sum "$d/report.json") a_records=$(records_sum "$d/records")
 
 # --- run B holds the directory -------------------------------------------
-start_held 5
+start_held "$d" "$t/hold.sh" 5
 b_pid=$held
 [ "$(sum "$d/.previous/report.json")" = "$a_report" ] && [ ! -e "$d/report.json" ] &&
     ok "B running: A's report.json set aside in .previous, none in DIR" || failed "B running: $(ls -A "$d" "$d/.previous")"
@@ -94,13 +75,8 @@ want_listing=".stepscope.lock capture.bin records report.html report.json steps.
 b_report=$(sum "$d/report.json") b_records=$(records_sum "$d/records")
 
 # --- run F is killed before its report -----------------------------------
-start_held 2
-kill -KILL "$held"
-wait "$held" 2>/dev/null
-# the workload got SIGTERM when stepscope died (its parent-death signal);
-# had it run on, this ends it: opened read-write, the fifo never blocks
-{ echo go >&3; } 3<>"$t/fifo"
-held=
+start_held "$d" "$t/hold.sh" 2
+kill_held
 [ "$(sum "$d/.previous/report.json")" = "$b_report" ] && [ "$(records_sum "$d/.previous/records")" = "$b_records" ] &&
     [ ! -e "$d/report.json" ] && ok "F killed: B's report and records kept in .previous, byte for byte" ||
     failed "F killed: $(ls -A "$d" "$d/.previous")"
@@ -121,7 +97,7 @@ listing=$(cd "$d" && ls -A | tr '\n' ' ')
 h_report=$(sum "$d/report.json")
 
 # --- run E: its report cannot be written ---------------------------------
-start_held 2
+start_held "$d" "$t/hold.sh" 2
 mkdir "$d/report.json"   # report.json's rename fails: EISDIR
 release
 if [ "$rc" = 1 ] && [ "$(wc -l <"$t/held.err")" = 2 ] && grep -q "^stepscope: run: report: $d/report.json: " "$t/held.err" &&
