@@ -365,6 +365,22 @@ static pid_t only_child(pid_t pid) {
     return (pid_t)atoi(buf);
 }
 
+/* The child of sps that leads its own process group (the workload; the
+ * other child is stepscope's guardian, in stepscope's group), 0 when
+ * none. */
+static pid_t workload_child(pid_t sps) {
+    char p[96], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)sps, (int)sps);
+    if (read_file(p, buf, sizeof buf) <= 0)
+        return 0;
+    for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
+        pid_t pid = (pid_t)atoi(tok);
+        if (pid > 0 && getpgid(pid) == pid)
+            return pid;
+    }
+    return 0;
+}
+
 /* stepscope run killed with SIGKILL while the workload waits: the
  * workload gets SIGTERM (it exits 42 from its handler) instead of running
  * on orphaned, and `stepscope report DIR` rebuilds the report from the
@@ -391,7 +407,7 @@ static void test_sigkill_of_run(void) {
     char c = 0;
     CHECK(read(ready[0], &c, 1) == 1 && c == 'r'); /* its steps are done, it waits */
     close(ready[0]);
-    pid_t workload = only_child(sps);
+    pid_t workload = workload_child(sps);
     CHECK(workload > 0);
     CHECK(kill(sps, SIGKILL) == 0);
     int status = wait_bounded(sps, 60);
@@ -416,6 +432,48 @@ static void test_sigkill_of_run(void) {
     }
     for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
         CHECK(exists(dir, outputs[i]));
+}
+
+/* The same with the workload a shell that started the real one and waits
+ * for it: the shell gets its parent-death signal, and the real one, which
+ * no parent-death signal reaches, gets SIGTERM from stepscope's guardian
+ * (it exits 42 from its handler) instead of running on orphaned. */
+static void test_sigkill_of_run_reaches_the_group(void) {
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/out", tmpdir_new("recover-kill-group"));
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    char script[256];
+    snprintf(script, sizeof script, "\"$0\" --steps 3 --wait-term %d & wait", ready[1]);
+    fflush(NULL);
+    pid_t sps = fork();
+    if (sps == 0) {
+        close(ready[0]);
+        char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", "/bin/sh", "-c", script, WORKLOAD, NULL};
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(ready[1]);
+    char c = 0;
+    CHECK(read(ready[0], &c, 1) == 1 && c == 'r');
+    close(ready[0]);
+    pid_t shell = workload_child(sps);
+    pid_t real = shell > 0 ? only_child(shell) : 0;
+    CHECK(shell > 0 && real > 0);
+    CHECK(kill(sps, SIGKILL) == 0);
+    int status = wait_bounded(sps, 60);
+    CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    if (real > 0) {
+        status = wait_bounded(real, 60);
+        CHECK_MSG(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 42,
+                  "the shell's child did not get SIGTERM when stepscope died (status %d)", status);
+    }
+    if (shell > 0)
+        (void)wait_bounded(shell, 60);
+    while (waitpid(-1, NULL, WNOHANG) > 0) /* the guardian, reparented here */
+        ;
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
 /* ------------------------------------------ signals while the report is written */
@@ -562,6 +620,7 @@ int main(void) {
     RUN_TEST(test_nothing_to_rebuild);
     RUN_TEST(test_damaged_record_skipped);
     RUN_TEST(test_sigkill_of_run);
+    RUN_TEST(test_sigkill_of_run_reaches_the_group);
     RUN_TEST(test_one_signal_finishes_the_report);
     RUN_TEST(test_second_signal_stops_after_report_json);
     return check_report();

@@ -37,6 +37,17 @@ int sps__platform_become_subreaper(void);
  * signal. */
 int sps__platform_die_with_parent(int parent_pid, int sig);
 
+/* Fork a guardian for process group pgid: a child of the caller that holds
+ * no descriptor and waits, every signal blocked, for the caller's death
+ * (its parent-death signal, so fork from a thread that lives as long as
+ * the group should be guarded), then sends SIGTERM to the whole group and
+ * exits.  For what a child's own parent-death signal misses: the group's
+ * other processes (a shell script's children).  The caller stops it with
+ * SIGKILL and reaps it once the group needs no guarding.  Returns the
+ * guardian's pid, or -1 (fork failed, or the OS has no parent-death
+ * signal: then nothing guards the group). */
+int sps__platform_group_guardian(int pgid);
+
 /* A process named so that a recycled pid does not match it: its pid and
  * its start time (in the OS's own units; 0 when unknown). */
 struct sps_process_id {

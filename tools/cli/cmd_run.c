@@ -17,7 +17,8 @@
  * stepscope, so the shell's job control works as usual.  Once the
  * workload is gone, those signals let stepscope finish the report first
  * (run_finish.h); if stepscope is killed, the workload gets SIGTERM (the
- * parent-death signal set in exec_child).
+ * parent-death signal set in exec_child), and the rest of its group too
+ * (the guardian, sps__platform_group_guardian).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -145,8 +146,8 @@ static const char run_usage[] =
     "Once COMMAND has ended, a signal no longer stops stepscope before the\n"
     "report is written: the first is said and the report finished, a second\n"
     "stops stepscope as soon as report.json is written. If stepscope is\n"
-    "killed, COMMAND gets SIGTERM, and `stepscope report DIR` makes the\n"
-    "report from the records.\n"
+    "killed, COMMAND's process group gets SIGTERM, and `stepscope report DIR`\n"
+    "makes the report from the records.\n"
     "\n"
     "exit status: COMMAND's own; 128+N when signal N killed it; 126 when it\n"
     "cannot be executed, 127 when it is not found; 2 for a usage error; 1 when\n"
@@ -480,6 +481,7 @@ struct workload {
     int exec_failed;          /* it failed, and exec_errno says why */
     int exec_errno;
     int status, reaped;       /* from waitpid */
+    int guardian;             /* the group's guardian (sps__platform_group_guardian), -1: none */
     struct sps__sampler *sampler;
     struct sps_overhead_guard *guard;
     struct sps_live_view *view;
@@ -489,7 +491,8 @@ struct workload {
 
 /* The forked child: SIGTERM when stepscope dies (a SIGKILL leaves no one
  * to forward signals or write the report: the workload must not run on
- * orphaned; only the workload itself gets it, not its own children), its
+ * orphaned; only the workload itself gets it, its group gets it from the
+ * guardian), its
  * own process group (with the terminal when we hold it), then exec; errno
  * goes up errpipe when exec fails.  parent: stepscope's pid. */
 static void exec_child(const struct workload *w, char **cmd, int errpipe[2], pid_t parent) {
@@ -569,6 +572,10 @@ static int start_workload(struct workload *w, char **cmd) {
     if (w->pid == 0)
         exec_child(w, cmd, errpipe, parent);
     setpgid(w->pid, w->pid); /* also here: whichever runs first */
+    /* the workload's parent-death signal reaches it alone: the guardian
+     * takes SIGTERM to the rest of its group (a script's children) if
+     * stepscope is killed */
+    w->guardian = sps__platform_group_guardian(w->pid);
     if (w->foreground)
         give_terminal(w->tty, w->pid);
     child_pgid = w->pid;
@@ -676,6 +683,14 @@ static void wait_workload(struct workload *w) {
         follow_stop(w, WSTOPSIG(w->status));
     }
     child_pgid = 0;
+    /* what of the group outlives the workload is left as it is (the report
+     * says it was still running) */
+    if (w->guardian > 0) {
+        kill(w->guardian, SIGKILL);
+        while (waitpid(w->guardian, NULL, 0) < 0 && errno == EINTR)
+            ;
+        w->guardian = -1;
+    }
 }
 
 /* The workload is gone: stop the watchers (into info), give signals and

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,37 @@ int sps__platform_die_with_parent(int parent_pid, int sig) {
     /* the parent may have died between fork and prctl: then nothing
      * will be sent, and the child has been reparented already */
     return getppid() == (pid_t)parent_pid ? 0 : 1;
+}
+
+int sps__platform_group_guardian(int pgid) {
+    pid_t parent = getpid();
+    sigset_t all, saved;
+    sigfillset(&all);
+    /* blocked across the fork: the guardian never runs the caller's
+     * handlers, and a Ctrl-C sent to the caller's group stays pending in
+     * it, unseen */
+    pthread_sigmask(SIG_BLOCK, &all, &saved);
+    pid_t g = fork();
+    if (g != 0) {
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        return g < 0 ? -1 : (int)g;
+    }
+    /* no descriptor: a pipe whose reader waits for EOF, a lock or a record
+     * must not stay open for the guardian's sake */
+    (void)close_range(0, ~0u, 0);
+    int r = sps__platform_die_with_parent(parent, SIGUSR1);
+    if (r < 0)
+        _exit(0);
+    sigset_t death;
+    sigemptyset(&death);
+    sigaddset(&death, SIGUSR1);
+    while (r == 0) {
+        int sig;
+        if (sigwait(&death, &sig) == 0 && getppid() != parent)
+            break; /* a SIGUSR1 from anyone else, with the parent alive, is not its death */
+    }
+    kill(-(pid_t)pgid, SIGTERM);
+    _exit(0);
 }
 
 /* pid's state letter, parent and start time from /proc/<pid>/stat; -1
