@@ -381,6 +381,38 @@ static pid_t workload_child(pid_t sps) {
     return 0;
 }
 
+/* Start argv (a `stepscope run` whose workload writes 'r' to ready[1]
+ * once its steps are done and then waits) and return its pid once the
+ * workload is waiting. */
+static pid_t start_run_until_ready(char **argv, int ready[2]) {
+    fflush(NULL);
+    pid_t sps = fork();
+    if (sps == 0) {
+        close(ready[0]);
+        execv(argv[0], argv);
+        _exit(126);
+    }
+    close(ready[1]);
+    char c = 0;
+    CHECK(read(ready[0], &c, 1) == 1 && c == 'r'); /* its steps are done, it waits */
+    close(ready[0]);
+    return sps;
+}
+
+/* SIGKILL to stepscope run sps, seen to end by it. */
+static void kill_run(pid_t sps) {
+    CHECK(kill(sps, SIGKILL) == 0);
+    int status = wait_bounded(sps, 60);
+    CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/* Wait (bounded) for pid, which exits 42 from its SIGTERM handler. */
+static void exited_from_sigterm(pid_t pid, const char *what) {
+    int status = wait_bounded(pid, 60);
+    CHECK_MSG(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 42,
+              "%s did not get SIGTERM when stepscope died (status %d)", what, status);
+}
+
 /* stepscope run killed with SIGKILL while the workload waits: the
  * workload gets SIGTERM (it exits 42 from its handler) instead of running
  * on orphaned, and `stepscope report DIR` rebuilds the report from the
@@ -395,29 +427,14 @@ static void test_sigkill_of_run(void) {
     CHECK(pipe(ready) == 0);
     char fd_arg[16];
     snprintf(fd_arg, sizeof fd_arg, "%d", ready[1]);
-    fflush(NULL);
-    pid_t sps = fork();
-    if (sps == 0) {
-        close(ready[0]);
-        char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", WORKLOAD, "--steps", "4", "--wait-term", fd_arg, NULL};
-        execv(argv[0], argv);
-        _exit(126);
-    }
-    close(ready[1]);
-    char c = 0;
-    CHECK(read(ready[0], &c, 1) == 1 && c == 'r'); /* its steps are done, it waits */
-    close(ready[0]);
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", WORKLOAD, "--steps", "4", "--wait-term", fd_arg, NULL};
+    pid_t sps = start_run_until_ready(argv, ready);
     pid_t workload = workload_child(sps);
     CHECK(workload > 0);
-    CHECK(kill(sps, SIGKILL) == 0);
-    int status = wait_bounded(sps, 60);
-    CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    kill_run(sps);
     CHECK(!exists(dir, "report.json"));
-    if (workload > 0) {
-        status = wait_bounded(workload, 60);
-        CHECK_MSG(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 42,
-                  "the workload did not get SIGTERM when stepscope died (status %d)", status);
-    }
+    if (workload > 0)
+        exited_from_sigterm(workload, "the workload");
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
     char err[4096];
     CHECK_EQ_I(report_cmd(err, sizeof err, NULL, dir, NULL, NULL), 0);
@@ -446,31 +463,18 @@ static void test_sigkill_of_run_reaches_the_group(void) {
     CHECK(pipe(ready) == 0);
     char script[256];
     snprintf(script, sizeof script, "\"$0\" --steps 3 --wait-term %d & wait", ready[1]);
-    fflush(NULL);
-    pid_t sps = fork();
-    if (sps == 0) {
-        close(ready[0]);
-        char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", "/bin/sh", "-c", script, WORKLOAD, NULL};
-        execv(argv[0], argv);
-        _exit(126);
-    }
-    close(ready[1]);
-    char c = 0;
-    CHECK(read(ready[0], &c, 1) == 1 && c == 'r');
-    close(ready[0]);
+    char *argv[] = {STEPSCOPE, "run", "-q", "-o", dir, "--", "/bin/sh", "-c", script, WORKLOAD, NULL};
+    pid_t sps = start_run_until_ready(argv, ready);
     pid_t shell = workload_child(sps);
     pid_t real = shell > 0 ? only_child(shell) : 0;
     CHECK(shell > 0 && real > 0);
-    CHECK(kill(sps, SIGKILL) == 0);
-    int status = wait_bounded(sps, 60);
-    CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    if (real > 0) {
-        status = wait_bounded(real, 60);
-        CHECK_MSG(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 42,
-                  "the shell's child did not get SIGTERM when stepscope died (status %d)", status);
-    }
+    kill_run(sps);
+    /* the shell first: reparented here when stepscope died, it passes the
+     * real one on to this process only when it ends itself */
     if (shell > 0)
         (void)wait_bounded(shell, 60);
+    if (real > 0)
+        exited_from_sigterm(real, "the shell's child");
     while (waitpid(-1, NULL, WNOHANG) > 0) /* the guardian, reparented here */
         ;
     prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
