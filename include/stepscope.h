@@ -247,6 +247,28 @@ SPS_API void sps_wait_record(struct sps_site *site, uint64_t start, uint64_t end
 /* Record a value (site->kind must be SPS_KIND_VALUE), e.g. the loss. */
 SPS_API void sps_value(struct sps_site *site, double value);
 
+/*
+ * Record a value at an explicit time: t_ns is a timestamp of sps_clock_ns()'s
+ * clock (CLOCK_MONOTONIC in ns, the record's time base; sps_clock_now()'s
+ * ticks are the same clock in another unit), e.g. a reading another
+ * clock took, mapped onto this one (MemoryTracker's allocation timeline).
+ * The value joins its name's aggregates (count, sum, min, max) as
+ * sps_value's does; its event is stored at t_ns, cut to the record's
+ * start and to now, and marked as explicitly timed, so every reader
+ * places it by its time alone: a value older than events already recorded
+ * lands in the step whose time holds it (or that step's after-end, as any
+ * value between two steps), never in the step open when the call was made,
+ * and a step's cell keeps the latest value by time.  The aggregate's
+ * "first" and "last" are in call order: record a series oldest first.
+ * The event goes to the calling thread's value ring, as sps_value's: a
+ * burst of them can overwrite that thread's older values under the
+ * keep-latest policy (record long series from a thread of their own).
+ * site->kind must be SPS_KIND_VALUE (else, or NULL: nothing).  The site is
+ * the caller's, as for every recording call; nothing is retained.  Any
+ * thread; no lock and no system call (bench/bench_value_at.c).
+ */
+SPS_API void sps_value_at(struct sps_site *site, double value, uint64_t t_ns);
+
 /* Add n to a counter (site->kind must be SPS_KIND_COUNTER). */
 SPS_API void sps_count(struct sps_site *site, uint64_t n);
 

@@ -37,6 +37,10 @@
  * duration to its parent's child time without a branch. */
 #define SPS_REC_STACK_FRAMES 64u
 #define SPS_REC_MAX_DEPTH (SPS_REC_STACK_FRAMES - 2u)
+/* The depth of a value recorded at an explicit time (sps_value_at): the
+ * frames open when it was recorded say nothing of where it belongs, so
+ * readers place it by its time alone. */
+#define SPS_REC_DEPTH_TIMED 0xffffu
 
 /* Histogram: log-linear in nanoseconds.  Values below 2^SUB_BITS have a
  * bucket each; above, every power of two is split into 2^SUB_BITS buckets

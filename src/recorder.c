@@ -30,6 +30,7 @@
 #include "nvtx.h"
 #include "platform/platform.h"
 #include "record_format.h"
+#include "record_clock.h"
 #include "platform/env_path.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1586,7 +1587,8 @@ static void end_root_phase(void) {
         end_phase_at(seg, 1, sps__ticks());
 }
 
-static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a) {
+static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a,
+                                    uint16_t depth) {
     uint64_t h = seg->head[SPS_RING_VALUES];
     if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
         struct sps_rec_event *e = &T.ring[SPS_RING_VALUES][h & T.mask[SPS_RING_VALUES]];
@@ -1594,14 +1596,13 @@ static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uin
         e->end_ticks = now;
         e->a = a;
         e->name = id;
-        e->depth = (uint16_t)seg->depth;
+        e->depth = depth;
         e->kind = (uint16_t)kind;
     }
     __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
 }
 
-static inline void value_at(uint32_t id, double value) {
-    uint64_t now = sps__ticks();
+static inline void value_agg(uint32_t id, double value) {
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     if (a->count == 0)
         a->u.v.first = value;
@@ -1613,9 +1614,14 @@ static inline void value_at(uint32_t id, double value) {
         a->u.v.max = value;
     a->u.v.last = value;
     a->count++;
+}
+
+static inline void value_at(uint32_t id, double value) {
+    uint64_t now = sps__ticks();
+    value_agg(id, value);
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    push_value_event(T.seg, id, SPS_KIND_VALUE, now, bits);
+    push_value_event(T.seg, id, SPS_KIND_VALUE, now, bits, (uint16_t)T.seg->depth);
 }
 
 static COLD void value_slow(struct sps_site *site, double value) {
@@ -1637,12 +1643,47 @@ void sps_value(struct sps_site *site, double value) {
     value_at(id, value);
 }
 
+/* ------------------------------------------------------ values at a time */
+
+/* t_ns (sps_clock_ns()'s clock) in this record's ticks: the inverse of
+ * the reader's conversion (record_clock.h) with the header's anchors as
+ * they stand, so the reader gives t_ns back to within a nanosecond (and
+ * within the rate's later refinement, tens of ns over a run).  Cut to the
+ * record's start and to now. */
+static uint64_t ticks_of_ns(uint64_t t_ns) {
+    uint64_t now = sps__ticks();
+    struct sps__rec_clock c;
+    sps__rec_clock_setup(&c, P.hdr);
+    if (t_ns <= c.anchor_ns)
+        return c.anchor_ticks < now ? c.anchor_ticks : now;
+    long double ticks = (long double)c.anchor_ticks + (long double)(t_ns - c.anchor_ns) * c.ticks_per_second / 1e9L;
+    return ticks >= (long double)now ? now : (uint64_t)(ticks + 0.5L);
+}
+
+/* A value at an explicit time (see stepscope.h): the aggregates as
+ * sps_value's, the event at t_ns and marked SPS_REC_DEPTH_TIMED, so the
+ * model places it by its time alone, never by the frames open now. */
+void sps_value_at(struct sps_site *site, double value, uint64_t t_ns) {
+    if (UNLIKELY(!site) || site->kind != SPS_KIND_VALUE)
+        return;
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (UNLIKELY(!T.seg || !id || !T.agg_index[id])) {
+        id = prepare(site);
+        if (!id)
+            return;
+    }
+    value_agg(id, value);
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    push_value_event(T.seg, id, SPS_KIND_VALUE, ticks_of_ns(t_ns), bits, SPS_REC_DEPTH_TIMED);
+}
+
 static inline void count_at(uint32_t id, uint64_t n) {
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);
     a->u.z.total_ns += n; /* for counters: the sum of increments */
     a->count++;
-    push_value_event(T.seg, id, SPS_KIND_COUNTER, now, n);
+    push_value_event(T.seg, id, SPS_KIND_COUNTER, now, n, (uint16_t)T.seg->depth);
 }
 
 static COLD void count_slow(struct sps_site *site, uint64_t n) {

@@ -59,7 +59,7 @@ PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused);
 PyObject *sps_py_zone_discard(PyObject *self, PyObject *token);
 PyObject *sps_py_phase(PyObject *self, PyObject *name);
 PyObject *sps_py_phase_end(PyObject *self, PyObject *unused);
-PyObject *sps_py_record(PyObject *self, PyObject *args);
+PyObject *sps_py_record(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *sps_py_count(PyObject *self, PyObject *args, PyObject *kwargs);
 /* What gpu_zone.c shares of zone.c: */
 void sps_py_type_error(const char *what, const char *want, PyObject *obj);

@@ -40,7 +40,11 @@ static PyMethodDef methods[] = {
     {"step", sps_py_step, METH_NOARGS,
      "step() -> Step: begin a step now; it ends when the with block exits, or, called bare, at the next step()."},
     {"microstep", sps_py_microstep, METH_NOARGS, "microstep() -> Step: like step(), for a micro-step."},
-    {"record", sps_py_record, METH_VARARGS, "record(name, value): record a number (e.g. the loss)."},
+    {"record", (PyCFunction)(void (*)(void))sps_py_record, METH_VARARGS | METH_KEYWORDS,
+     "record(name, value, *, at_ns=None): record a number (e.g. the loss); at_ns: the time it was read, on "
+     "clock_ns()'s clock (sps_value_at), for a reading taken earlier."},
+    {"clock_ns", sps_py_clock_ns, METH_NOARGS,
+     "clock_ns() -> int: the record's clock in ns (CLOCK_MONOTONIC), for record(..., at_ns=)."},
     {"count", (PyCFunction)(void (*)(void))sps_py_count, METH_VARARGS | METH_KEYWORDS,
      "count(name, n=1): add n (an int >= 0) to a counter."},
     {"capture", (PyCFunction)(void (*)(void))sps_py_capture, METH_VARARGS | METH_KEYWORDS,

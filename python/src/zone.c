@@ -754,9 +754,44 @@ static int recorded_by_script(const struct sps_site *site) {
     return 0;
 }
 
-PyObject *sps_py_record(PyObject *self, PyObject *args) {
+/* record()'s keyword at_ns, a non-negative int (ns of clock_ns()'s
+ * clock): 1 with *at_ns set, 0 when absent or None, -1 with an error. */
+static int record_at_ns(PyObject *kwargs, uint64_t *at_ns) {
+    *at_ns = 0;
+    PyObject *at = NULL;
+    if (kwargs) {
+        Py_ssize_t n = PyDict_Size(kwargs);
+        at = PyDict_GetItemString(kwargs, "at_ns");
+        if (n != (at ? 1 : 0)) {
+            PyErr_SetString(PyExc_TypeError, "stepscope.record() takes only the keyword at_ns");
+            return -1;
+        }
+    }
+    if (!at || at == Py_None)
+        return 0;
+    PyObject *i = PyNumber_Index(at);
+    if (!i) {
+        sps_py_type_error("stepscope.record(): at_ns", "an int (ns of stepscope.clock_ns()'s clock)", at);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "stepscope.record(): at_ns must be a non-negative int below 2**64");
+        return -1;
+    }
+    *at_ns = v;
+    return 1;
+}
+
+PyObject *sps_py_record(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyObject *name, *value;
     if (!PyArg_UnpackTuple(args, "record", 2, 2, &name, &value))
+        return NULL;
+    uint64_t at_ns;
+    int timed = record_at_ns(kwargs, &at_ns);
+    if (timed < 0)
         return NULL;
     struct sps_site *site = sps_py_cached_site(value_sites, name, SPS_KIND_VALUE, "record");
     if (!site)
@@ -777,7 +812,10 @@ PyObject *sps_py_record(PyObject *self, PyObject *args) {
      * hooks' work, priced with their zones, as their counts are */
     enum sps_py_note what = hooks ? SPS_PY_NOTE_HOOK_COUNT : SPS_PY_NOTE_VALUE;
     if (!sps_py_skip(what)) {
-        sps_value(site, v);
+        if (timed)
+            sps_value_at(site, v, at_ns);
+        else
+            sps_value(site, v);
         sps_py_note(what);
     }
     Py_RETURN_NONE;

@@ -36,6 +36,7 @@ from ._stepscope import (  # noqa: F401  (the public face)
     Zone,
     capture,
     clock_now,
+    clock_ns,
     count,
     is_enabled,
     metrics,
@@ -70,7 +71,7 @@ __all__ = [
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
     "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
     "last_step", "status_line",
-    "wait", "wait_begin", "wait_record", "clock_now",
+    "wait", "wait_begin", "wait_record", "clock_now", "clock_ns",
 ]
 
 # GPU zones: CUDA events on a stream, resolved without synchronising (docs/python.md)

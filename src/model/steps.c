@@ -408,7 +408,7 @@ static struct walk settle(struct thread_steps *ts, uint64_t t, uint32_t depth) {
 static void attribute(struct sps_run *run, struct thread_steps *ts, const struct evref *r, int after_end, int own) {
     const struct sps_event *e = r->e;
     struct walk w = {-1, e->start_ns, -1};
-    if (own && after_end)
+    if (own && after_end && e->depth != SPS_REC_DEPTH_TIMED) /* a value at its own time: by the time alone */
         w = settle(ts, e->start_ns, e->depth);
     else
         w.from = last_started(ts, w.t);
