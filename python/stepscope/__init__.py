@@ -61,6 +61,7 @@ from ._stepscope import (  # noqa: F401  (the public face)
 
 from ._live import last_step, status_line  # noqa: F401  (trackers and progress bars)
 from .collector import MetricsCollector, Reporter  # noqa: F401  (the third seed's API)
+from .memory import MemoryTracker  # noqa: F401  (the third seed's GPU memory tracker)
 from .profiler import PerformanceMetrics, PerformanceProfiler, Profiler  # noqa: F401  (the first seed's)
 
 __version__ = _stepscope.__version__
@@ -69,7 +70,7 @@ __all__ = [
     "zone", "step", "microstep", "phase", "phase_end", "record", "count", "capture", "status", "metrics",
     "configure", "out_dir", "write_report", "set_enabled", "is_enabled", "thread_name",
     "zone_begin", "zone_end", "step_begin", "microstep_begin", "Zone", "Step",
-    "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
+    "Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter", "MemoryTracker",
     "last_step", "status_line",
     "wait", "wait_begin", "wait_record", "clock_now", "clock_ns",
 ]

@@ -16,6 +16,13 @@
 struct sps_jw;
 struct sps__sampler_result;
 
+/* MemoryTracker's allocation timeline (python/stepscope/memory.py): the
+ * value its rows are recorded as, each at its own time (sps_value_at),
+ * and the name trace.json's counter track and report.html's chart give
+ * it. */
+#define SPS_TORCH_TIMELINE_VALUE "torch.cuda.timeline.allocated_bytes"
+#define SPS_TORCH_TIMELINE_LABEL "GPU memory allocated (torch)"
+
 /* Write report.json to path atomically (a temporary file renamed over it).
  * Returns 0, or SPS_EIO with err set. */
 int sps__report_json_write(const struct sps_report *rep, const char *path, char *err, size_t errlen);

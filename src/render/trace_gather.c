@@ -9,6 +9,7 @@
 
 #include "model/torch_ops.h"
 #include "render/machine_series.h"
+#include "render/render.h"
 #include "platform/platform.h"
 #include "render/trace_parts.h"
 #include "stepscope.h"
@@ -241,6 +242,8 @@ static void gather_values(struct trace *t, const struct sps_process_data *p, con
         if (v->track_of[e->name] == SIZE_MAX) {
             char name[TRACE_LABEL_LEN];
             const char *base = p->names[e->name - 1].name;
+            if (!strcmp(base, SPS_TORCH_TIMELINE_VALUE))
+                base = SPS_TORCH_TIMELINE_LABEL; /* a track a reader knows by its look */
             if (v->shared[e->name])
                 snprintf(name, sizeof name, "%s (tid %d)", base, th->tid);
             else

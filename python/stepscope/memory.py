@@ -1,0 +1,476 @@
+"""stepscope.MemoryTracker: the third seed's GPU memory tracker, over the
+core.
+
+    tracker = stepscope.MemoryTracker()
+    with tracker:
+        for batch in loader:
+            loss = model(batch).sum()
+            loss.backward()
+    tracker.print_summary()
+    print(tracker.get_stats()["peak_allocated"] / 2**30, "GiB")
+    rows = tracker.get_allocation_timeline()   # [(t_ns, allocated_bytes, event), ...]
+
+What it reads (torch.cuda's caching allocator, on the tracker's device):
+``torch.cuda.memory_stats()`` at the block's enter and exit (counters the
+allocator keeps; no synchronisation, no kernel), and, with
+``track_timeline``, the allocator's own allocation history where torch
+keeps one with timestamps (``torch.cuda.memory._record_memory_history``
+with ``max_entries``, torch 2.1+), else a sample of
+``torch.cuda.memory_allocated()`` every ``interval`` ms from a thread of its
+own.  The block is a zone ("memory_tracker", or name=) and its figures are
+values of the record, the timeline rows values at their own times
+(``torch.cuda.timeline.allocated_bytes``, stepscope.record(at_ns=)), so
+report.json, report.html and trace.json show them.  docs/python.md
+("MemoryTracker") says what each figure is and how exact it is.
+"""
+
+import sys
+import threading
+import time
+import warnings
+
+from . import _stepscope as _core
+
+__all__ = ["MemoryTracker"]
+
+#: the value name of the timeline's rows in the record (report.html's
+#: chart, trace.json's counter track)
+TIMELINE_VALUE = "torch.cuda.timeline.allocated_bytes"
+
+#: at most this many rows of one block go into the record (all of them
+#: stay in get_allocation_timeline()): below the 16384 value events a
+#: thread's ring keeps by default (STEPSCOPE_VALUE_EVENTS), so none of a
+#: block's rows is overwritten by the next
+MAX_RECORDED_ROWS = 10000
+
+#: the allocation history's size when the tracker turns it on: entries
+#: beyond it push the oldest out (torch's ring), which the stats say
+HISTORY_MAX_ENTRIES = 1000000
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+_warned_no_history = False
+
+
+def _realtime_ns():
+    # torch's history times are the Unix epoch (CLOCK_REALTIME); a test
+    # replaces this to pin the offset between the two clocks
+    return time.time_ns()
+
+
+def clock_offset_ns(clock=None, realtime=None):
+    """stepscope.clock_ns() minus the Unix time in ns, from the tightest of
+    five Unix readings each between two of the record's clock (the pair
+    nearest together pins it best): what maps torch's time_us onto the
+    record's clock."""
+    clock = clock or _core.clock_ns
+    realtime = realtime or _realtime_ns
+    best = None
+    for _ in range(5):
+        a = clock()
+        r = realtime()
+        b = clock()
+        if best is None or b - a < best[0]:
+            best = (b - a, (a + b) // 2 - r)
+    return best[1]
+
+
+def format_bytes(n):
+    """n bytes as MiB below 1 GiB, else GiB, one decimal ("4.0 MiB")."""
+    sign = "-" if n < 0 else ""
+    n = abs(n)
+    if n >= GIB:
+        return "%s%.1f GiB" % (sign, n / GIB)
+    return "%s%.1f MiB" % (sign, n / MIB)
+
+
+def thin_rows(rows, cap):
+    """At most cap of rows (time order), the extremes kept: rows are cut
+    into cap // 2 runs of consecutive rows and each run keeps its lowest
+    and its highest allocated_bytes (one row when they are the same), so a
+    peak or a trough of the timeline is never thinned away.  Returns (kept,
+    number thinned)."""
+    n = len(rows)
+    if n <= cap:
+        return list(rows), 0
+    runs = max(1, cap // 2)
+    kept = []
+    for r in range(runs):
+        lo, hi = r * n // runs, (r + 1) * n // runs
+        run = rows[lo:hi]
+        if not run:
+            continue
+        i_min = min(range(len(run)), key=lambda i: run[i][1])
+        i_max = max(range(len(run)), key=lambda i: run[i][1])
+        for i in sorted({i_min, i_max}):
+            kept.append(run[i])
+    return kept, n - len(kept)
+
+
+def _torch_cuda_or_reason():
+    """(torch, None) when torch has a usable CUDA, else (None, why)."""
+    try:
+        import torch
+    except Exception as e:  # no torch, or a broken install
+        return None, "torch is not importable (%s: %s)" % (type(e).__name__, e)
+    version = getattr(torch, "__version__", "?")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        available = cuda is not None and cuda.is_available()
+    except Exception as e:
+        return None, "torch %s: torch.cuda.is_available() failed (%s)" % (version, e)
+    if not available:
+        return None, ("torch %s has no usable CUDA device (torch.cuda.is_available() is False: a CPU-only torch, "
+                      "no GPU, or CUDA_VISIBLE_DEVICES empty)" % version)
+    return torch, None
+
+
+def _history_api(torch):
+    """'timed' when torch.cuda.memory._record_memory_history takes
+    max_entries (torch 2.1+: its history entries carry time_us), else
+    None with why."""
+    memory = getattr(torch.cuda, "memory", None)
+    record = getattr(memory, "_record_memory_history", None)
+    if record is None or getattr(memory, "_snapshot", None) is None:
+        return None, "torch.cuda.memory._record_memory_history is absent"
+    import inspect
+    try:
+        params = inspect.signature(record).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "max_entries" not in params:
+        return None, "its _record_memory_history keeps no timestamped allocation history (torch 2.1+ does)"
+    return "timed", None
+
+
+def _history_enabled(torch):
+    """Whether the allocator already records history (the user's), where
+    torch says (torch._C._cuda_isHistoryEnabled); None when it cannot."""
+    probe = getattr(getattr(torch, "_C", None), "_cuda_isHistoryEnabled", None)
+    if probe is None:
+        return None
+    try:
+        return bool(probe())
+    except Exception:
+        return None
+
+
+def _stat(stats, key):
+    return int(stats.get(key, 0) or 0)
+
+
+class _Sampler(threading.Thread):
+    """torch.cuda.memory_allocated(device) every interval ms, with its
+    time on the record's clock, until stopped; the block's enter and exit
+    readings (its stats') are put first and last by the tracker."""
+
+    def __init__(self, cuda, device, interval_ms):
+        super().__init__(name="stepscope memory sampler", daemon=True)
+        self._cuda, self._device, self._interval = cuda, device, interval_ms / 1000.0
+        self._stop_event = threading.Event()
+        self.samples = []
+        self.error = None
+
+    def run(self):
+        while not self._stop_event.wait(self._interval):
+            try:
+                self.samples.append((_core.clock_ns(), int(self._cuda.memory_allocated(self._device))))
+            except Exception as e:  # never the workload's problem
+                self.error = "%s: %s" % (type(e).__name__, e)
+                return
+
+    def stop(self):
+        self._stop_event.set()
+        self.join()
+
+
+class MemoryTracker:
+    """A context manager tracking torch.cuda memory of one GPU over its
+    block (the seed's options, plus device, name and reset_peak).
+
+    track_allocations: count allocations and frees in the block (the
+        allocator's allocation.all counters).
+    track_timeline: keep the allocation timeline (get_allocation_timeline).
+    interval: the sampling period in ms where torch keeps no timestamped
+        allocation history (torch before 2.1).
+    device: the GPU (index, "cuda:N" or torch.device); None: the current one.
+    name: the block's zone, and the prefix of its values in the record.
+    reset_peak: reset torch's peak counters at enter, so the peak is
+        exact from them (your own torch.cuda.max_memory_allocated() then
+        counts from the block's enter too); off by default.
+
+    A tracker may be used for several blocks one after another (each block
+    starts afresh); a block inside its own block is an error.  Without
+    torch or without a usable CUDA the block runs untracked: a warning
+    says why, get_stats() has "available": False and the "reason".
+    """
+
+    def __init__(self, track_allocations=True, track_timeline=True, interval=100, device=None,
+                 name="memory_tracker", reset_peak=False):
+        if not isinstance(interval, (int, float)) or isinstance(interval, bool) or not interval > 0:
+            raise ValueError("stepscope.MemoryTracker: interval must be a number of milliseconds above 0, not %r"
+                             % (interval,))
+        if not isinstance(name, str) or not name:
+            raise ValueError("stepscope.MemoryTracker: name must be a non-empty str, not %r" % (name,))
+        self.track_allocations = bool(track_allocations)
+        self.track_timeline = bool(track_timeline)
+        self.interval = interval
+        self.device = device
+        self.name = name
+        self.reset_peak = bool(reset_peak)
+        self._open = False
+        self._stats = None
+        self._timeline = []
+
+    # ------------------------------------------------------------ the block
+
+    def __enter__(self):
+        if self._open:
+            raise RuntimeError("stepscope.MemoryTracker: this tracker's block is already open (a 'with' inside "
+                               "its own 'with'); use another MemoryTracker for the inner block")
+        self._open = True
+        self._stats, self._timeline = None, []
+        self._torch, self._reason = _torch_cuda_or_reason()
+        self._sampler = None
+        self._history = None
+        self._zone = _core.zone_begin(self.name)
+        if self._torch is None:
+            warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
+                          RuntimeWarning, stacklevel=2)
+            return self
+        cuda = self._torch.cuda
+        if not cuda.is_initialized():
+            cuda.init()  # as the block's first CUDA tensor would: the history covers the block
+        self._dev = cuda.current_device() if self.device is None else self._device_index(self.device)
+        if self.reset_peak:
+            cuda.reset_peak_memory_stats(self._dev)
+        if self.track_timeline:
+            self._start_timeline(cuda)
+        self._enter_rt = _realtime_ns()
+        self._enter_ns = _core.clock_ns()
+        self._at_enter = cuda.memory_stats(self._dev)
+        if self._sampler is not None:
+            self._sampler.samples.append((self._enter_ns, _stat(self._at_enter, "allocated_bytes.all.current")))
+            self._sampler.start()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._torch is not None:
+                cuda = self._torch.cuda
+                at_exit = cuda.memory_stats(self._dev)
+                self._exit_ns = _core.clock_ns()
+                self._exit_rt = _realtime_ns()
+                self._stats = self._figures(self._at_enter, at_exit)
+                if self.track_timeline:
+                    self._finish_timeline(cuda)
+                self._record()
+            else:
+                self._stats = {"available": False, "reason": self._reason}
+        finally:
+            _core.zone_end(self._zone)
+            self._open = False
+        return False
+
+    def _device_index(self, device):
+        index = getattr(device, "index", device)
+        if isinstance(device, str):
+            index = self._torch.device(device).index
+        if index is None:
+            return self._torch.cuda.current_device()
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError("stepscope.MemoryTracker: device must be a GPU index, 'cuda:N' or a torch.device, "
+                            "not %r" % (device,))
+        return index
+
+    # ---------------------------------------------------------- the figures
+
+    def _figures(self, enter, exit_):
+        s = {
+            "available": True,
+            "device": self._dev,
+            "allocated_at_enter": _stat(enter, "allocated_bytes.all.current"),
+            "reserved_at_enter": _stat(enter, "reserved_bytes.all.current"),
+            "allocated": _stat(exit_, "allocated_bytes.all.current"),
+            "reserved": _stat(exit_, "reserved_bytes.all.current"),
+            "duration_s": (self._exit_ns - self._enter_ns) / 1e9,
+        }
+        s["delta_allocated"] = s["allocated"] - s["allocated_at_enter"]
+        s["delta_reserved"] = s["reserved"] - s["reserved_at_enter"]
+        if self.track_allocations:
+            s["num_alloc"] = _stat(exit_, "allocation.all.allocated") - _stat(enter, "allocation.all.allocated")
+            s["num_free"] = _stat(exit_, "allocation.all.freed") - _stat(enter, "allocation.all.freed")
+        for what in ("allocated", "reserved"):
+            peak_enter = _stat(enter, what + "_bytes.all.peak")
+            peak_exit = _stat(exit_, what + "_bytes.all.peak")
+            if self.reset_peak:
+                s["peak_" + what], s["peak_" + what + "_method"] = peak_exit, "reset"
+            elif peak_exit > peak_enter:
+                s["peak_" + what], s["peak_" + what + "_method"] = peak_exit, "torch_peak_rose"
+            else:
+                # torch's peak is older than the block: the block's own
+                # peak lies between what was seen and that peak
+                s["peak_" + what] = max(s[what + "_at_enter"], s[what])
+                s["peak_" + what + "_method"] = "bound"
+                s["peak_" + what + "_upper_bound"] = peak_exit
+        return s
+
+    # --------------------------------------------------------- the timeline
+
+    def _start_timeline(self, cuda):
+        global _warned_no_history
+        api, why = _history_api(self._torch)
+        if api == "timed":
+            already = _history_enabled(self._torch)
+            self._history = {"ours": not already}
+            if not already:
+                cuda.memory._record_memory_history(enabled="all", context=None, stacks="python",
+                                                   max_entries=HISTORY_MAX_ENTRIES)
+            return
+        self._no_history = "torch %s: %s" % (getattr(self._torch, "__version__", "?"), why)
+        if not _warned_no_history:
+            _warned_no_history = True
+            warnings.warn("stepscope.MemoryTracker: %s; the allocation timeline samples "
+                          "torch.cuda.memory_allocated() every %s ms instead (and the per-step "
+                          "torch.cuda.allocated_bytes values stand beside it)" % (self._no_history, self.interval),
+                          RuntimeWarning, stacklevel=3)
+        self._sampler = _Sampler(cuda, self._dev, self.interval)  # started once the enter is read
+
+    def _finish_timeline(self, cuda):
+        s = self._stats
+        if self._history is not None:
+            snap = cuda.memory._snapshot()
+            if self._history["ours"]:
+                cuda.memory._record_memory_history(enabled=None)
+            self._timeline = self._history_rows(snap)
+            s["timeline_source"] = "torch allocation history (torch.cuda.memory._record_memory_history)"
+            s["timeline_history_was_on"] = not self._history["ours"]
+        else:
+            self._sampler.stop()
+            # the block's exit, as its stats read it, ends the timeline
+            self._sampler.samples.append((self._exit_ns, s["allocated"]))
+            self._timeline = self._sampled_rows()
+            s["timeline_source"] = "sampled every %s ms (%s)" % (self.interval, self._no_history)
+            if self._sampler.error:
+                s["timeline_error"] = self._sampler.error
+        s["timeline_rows"] = len(self._timeline)
+        if self._timeline:
+            top = max(r[1] for r in self._timeline)
+            if self._history is not None and s.get("timeline_complete"):
+                # every alloc and free of the block, from its allocated
+                # bytes at enter: the running total's top is the peak
+                s["peak_allocated"], s["peak_allocated_method"] = top, "history"
+                s.pop("peak_allocated_upper_bound", None)
+            elif s["peak_allocated_method"] == "bound" and top > s["peak_allocated"]:
+                s["peak_allocated"] = top
+
+    def _history_rows(self, snap):
+        traces = snap.get("device_traces") or []
+        entries = traces[self._dev] if self._dev < len(traces) else []
+        offset = clock_offset_ns()
+        s = self._stats
+        lo, hi = self._enter_rt, self._exit_rt
+        running = s["allocated_at_enter"]
+        rows, untimed, in_block = [], 0, 0
+        for e in entries:
+            t_us = e.get("time_us")
+            if t_us is None:
+                untimed += 1
+                continue
+            t_rt = int(t_us) * 1000
+            if t_rt < lo - lo % 1000 or t_rt > hi:  # the block's own entries (torch's times are in µs)
+                continue
+            in_block += 1
+            action, size = e.get("action"), int(e.get("size", 0) or 0)
+            if action == "alloc":
+                running += size
+                rows.append((t_rt + offset, running, "alloc " + format_bytes(size)))
+            elif action == "free_requested":
+                running -= size
+                rows.append((t_rt + offset, running, "free " + format_bytes(size)))
+            elif action == "oom":
+                rows.append((t_rt + offset, running, "oom " + format_bytes(size)))
+        s["clock_offset_ns"] = offset
+        s["timeline_history_entries"] = in_block
+        if untimed:
+            s["timeline_untimed_entries"] = untimed
+        # complete when the history saw the block from its start: its
+        # running total must end where the allocator says it did
+        s["timeline_complete"] = running == s["allocated"] and len(entries) < HISTORY_MAX_ENTRIES
+        return rows
+
+    def _sampled_rows(self):
+        return [(t, b, "sample " + format_bytes(b)) for t, b in self._sampler.samples]
+
+    # ------------------------------------------------------ into the record
+
+    def _record(self):
+        s, prefix = self._stats, self.name + "."
+        for key in ("peak_allocated", "peak_reserved", "allocated", "reserved", "delta_allocated"):
+            _core.record(prefix + key + "_bytes", s[key])
+        if self.track_allocations:
+            _core.record(prefix + "num_alloc", s["num_alloc"])
+            _core.record(prefix + "num_free", s["num_free"])
+        if not self._timeline:
+            return
+        rows, thinned = thin_rows(self._timeline, MAX_RECORDED_ROWS)
+        s["timeline_recorded_rows"] = len(rows)
+        s["timeline_thinned_rows"] = thinned
+        # from a thread of its own: a burst of values on the caller's
+        # thread would push its own older values out of its ring
+        worker = threading.Thread(target=self._record_rows, args=(rows,), name="stepscope memory timeline")
+        worker.start()
+        worker.join()
+
+    @staticmethod
+    def _record_rows(rows):
+        for t_ns, allocated, _event in rows:
+            _core.record(TIMELINE_VALUE, allocated, at_ns=t_ns)
+
+    # --------------------------------------------------------------- results
+
+    def get_stats(self):
+        """The last block's figures, a dict (docs/python.md, "MemoryTracker");
+        {} before any block has ended."""
+        return dict(self._stats) if self._stats else {}
+
+    def get_allocation_timeline(self):
+        """The last block's rows (t_ns, allocated_bytes, event), t_ns on
+        stepscope.clock_ns()'s clock, allocated_bytes the allocator's
+        allocated bytes after the event; all of them (only the record's
+        copy is thinned)."""
+        return list(self._timeline)
+
+    def print_summary(self, file=None):
+        """A short table of the last block's figures."""
+        out = file or sys.stdout
+        s = self._stats
+        if not s:
+            print("MemoryTracker %s: no block has ended yet" % self.name, file=out)
+            return
+        if not s["available"]:
+            print("MemoryTracker %s: not tracked: %s" % (self.name, s["reason"]), file=out)
+            return
+        exact = {"reset": "exact (peak reset at enter)", "torch_peak_rose": "exact (torch's peak rose in the block)",
+                 "history": "exact (allocation history)"}
+        method = s["peak_allocated_method"]
+        how = exact.get(method) or "at least; at most %s (torch's peak from before the block)" % format_bytes(
+            s["peak_allocated_upper_bound"])
+        lines = [
+            ("device", "cuda:%d" % s["device"]),
+            ("allocated at enter", format_bytes(s["allocated_at_enter"])),
+            ("allocated at exit", format_bytes(s["allocated"])),
+            ("change", format_bytes(s["delta_allocated"])),
+            ("peak allocated", "%s  %s" % (format_bytes(s["peak_allocated"]), how)),
+            ("reserved at exit", format_bytes(s["reserved"])),
+            ("peak reserved", format_bytes(s["peak_reserved"])),
+        ]
+        if "num_alloc" in s:
+            lines.append(("allocations / frees", "%d / %d" % (s["num_alloc"], s["num_free"])))
+        if "timeline_source" in s:
+            lines.append(("timeline", "%d rows, %s" % (s["timeline_rows"], s["timeline_source"])))
+        print("MemoryTracker %s (%.3f s)" % (self.name, s["duration_s"]), file=out)
+        width = max(len(k) for k, _ in lines)
+        for k, v in lines:
+            print("  %-*s  %s" % (width, k, v), file=out)
