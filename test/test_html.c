@@ -13,6 +13,7 @@
 #include "check.h"
 #include "render/exporters.h"
 #include "render/html_units.h"
+#include "render/render.h"
 #include "render/svg_chart.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
@@ -549,6 +550,70 @@ static void test_pss_line(void) {
     fixture_free(&rep, r);
 }
 
+/* stepscope.MemoryTracker's allocation timeline (values recorded at their
+ * own times): a chart of its own after the memory chart, one line per
+ * process, its points where the values' times put them; none without. */
+static void test_torch_memory_timeline(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    if (page)
+        CHECK_MSG(!strstr(page, "<section id=\"torch-memory\">"), "a chart of a timeline nobody recorded");
+    free(page);
+    static const double mib[] = {0, 4, 20, 16, 18};
+    struct sps_process_data *p = &rep.run.procs[0];
+    p->nnames = 1;
+    p->names = calloc(1, sizeof *p->names);
+    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
+    p->names[0].kind = SPS_KIND_VALUE;
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    struct sps_thread_data *th = &p->threads[0];
+    th->events[SPS_RING_VALUES] = calloc(5, sizeof(struct sps_event));
+    th->nevents[SPS_RING_VALUES] = 5;
+    for (size_t i = 0; i < 5; i++) { /* recorded out of time order: drawn in it */
+        struct sps_event *e = &th->events[SPS_RING_VALUES][(i + 2) % 5];
+        double v = mib[i] * 1048576.0;
+        e->start_ns = e->end_ns = T0_NS + 100000000ull * (i + 1);
+        memcpy(&e->a, &v, sizeof e->a);
+        e->name = 1;
+        e->kind = SPS_KIND_VALUE;
+        e->depth = 0xffff;
+    }
+    page = render_page(&rep);
+    CHECK(page != NULL);
+    if (page) {
+        check_self_contained(page);
+        check_chart(page, "torch-memory", "<polyline", 1);
+        char *sec = section_of(page, "torch-memory");
+        CHECK_STR_HAS(sec, "GPU memory allocated by torch over time");
+        CHECK_STR_HAS(sec, ">pid 1</text>");
+        CHECK_STR_HAS(sec, "allocated (MiB)");
+        /* the line's points: x 0.1 .. 0.5 s (time since the run started),
+         * y in MiB, in time order whatever the ring's order */
+        const char *pl = strstr(sec, "<polyline");
+        const char *pts = pl ? strstr(pl, "points=\"") : NULL;
+        CHECK(pts != NULL);
+        double xs[5], ys[5];
+        int n = 0;
+        for (const char *q = pts ? pts + 8 : ""; n < 5 && sscanf(q, "%lf,%lf", &xs[n], &ys[n]) == 2; n++)
+            q = strchr(q, ' ') ? strchr(q, ' ') + 1 : "";
+        CHECK_EQ_I(n, 5);
+        for (int i = 1; i < n; i++)
+            CHECK_MSG(xs[i] > xs[i - 1], "point %d is not right of point %d", i, i - 1);
+        CHECK_MSG(n == 5 && ys[2] < ys[4] && ys[4] < ys[3] && ys[3] < ys[1] && ys[1] < ys[0],
+                  "the y order of 0, 4, 20, 16, 18 MiB (svg y grows downwards)");
+        const char *mem = strstr(page, "<section id=\"memory\">"), *tm = strstr(page, "<section id=\"torch-memory\">");
+        const char *cpu = strstr(page, "<section id=\"cpu\">");
+        CHECK_MSG(mem && tm && cpu && mem < tm && tm < cpu, "the chart follows the memory chart");
+        free(sec);
+    }
+    free(page);
+    fixture_free(&rep, r);
+}
+
 /* n processes of the tree in r: pid 100 + k, "worker<k>", each growing by
  * k MiB a reading. */
 static void add_process_series(struct sps__sampler_result *r, int n) {
@@ -781,5 +846,6 @@ int main(int argc, char **argv) {
     RUN_TEST(test_spike_above_axis);
     RUN_TEST(test_process_lines);
     RUN_TEST(test_pss_line);
+    RUN_TEST(test_torch_memory_timeline);
     return check_report();
 }

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "render/exporters.h"
 #include "render/output_file.h"
+#include "render/render.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
@@ -677,6 +678,71 @@ static void test_overlapping_events(void) {
     json_decref(trace);
 }
 
+/* stepscope.MemoryTracker's allocation timeline: its values (recorded at
+ * their own times, so out of order in the ring) make one counter track
+ * named for what it shows, its points in time order with their values. */
+static void test_torch_memory_track(void) {
+    static struct sps_name_info names[1] = {{.kind = SPS_KIND_VALUE, .name = SPS_TORCH_TIMELINE_VALUE}};
+    static struct sps_event ev[4];
+    static const double mib[4] = {4, 20, 16, 18};
+    static struct sps_thread_data th;
+    static struct sps_process_data proc;
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.have_events = rep.have_records = 1;
+    for (int i = 0; i < 4; i++) {
+        struct sps_event *e = &ev[(i + 3) % 4];
+        double v = mib[i] * 1048576.0;
+        *e = (struct sps_event){.start_ns = 6000 + 1000u * (unsigned)i, .end_ns = 6000 + 1000u * (unsigned)i,
+                                .name = 1, .depth = 0xffff, .kind = SPS_KIND_VALUE};
+        memcpy(&e->a, &v, sizeof e->a);
+    }
+    memset(&th, 0, sizeof th);
+    th.tid = 51;
+    th.nevents[SPS_RING_VALUES] = th.offered[SPS_RING_VALUES] = 4;
+    th.events[SPS_RING_VALUES] = ev;
+    memset(&proc, 0, sizeof proc);
+    proc.pid = 50;
+    proc.rank = -1;
+    proc.start_ns = 5000;
+    proc.nnames = 1;
+    proc.names = names;
+    proc.nthreads = 1;
+    proc.threads = &th;
+    rep.run.nprocs = 1;
+    rep.run.procs = &proc;
+    rep.run.start_ns = 5000;
+    const char *dir = tmpdir_new("trace-torch-memory");
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK_EQ_I(sps__export_trace(&rep, f, 1 << 20, err, sizeof err), 0);
+    fclose(f);
+    json_t *trace = load_json(path);
+    if (!trace)
+        return;
+    struct seen s;
+    validate(trace, &s);
+    CHECK_EQ_U(count_events(trace, "C", SPS_TORCH_TIMELINE_LABEL), 4);
+    CHECK_EQ_U(count_events(trace, "C", SPS_TORCH_TIMELINE_VALUE), 0);
+    size_t i, k = 0;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!name || strcmp(name, SPS_TORCH_TIMELINE_LABEL) != 0 || k >= 4)
+            continue;
+        CHECK(json_number_value(json_object_get(e, "ts")) == 1.0 + (double)k);
+        CHECK(json_number_value(json_path(e, "args.value")) == mib[k] * 1048576.0);
+        CHECK_EQ_I(json_integer_value(json_object_get(e, "pid")), 50);
+        k++;
+    }
+    CHECK_EQ_U(k, 4);
+    json_decref(trace);
+}
+
 /* Many steps on three tracks of two processes (one thread of one, two of
  * the other), values, a counter and a sampled series, all hand-made: the
  * steps tracks get exactly their names and sort indices, every step
@@ -838,6 +904,7 @@ int main(void) {
     RUN_TEST(test_budget);
     RUN_TEST(test_without_records);
     RUN_TEST(test_overlapping_events);
+    RUN_TEST(test_torch_memory_track);
     RUN_TEST(test_many_steps_named);
     RUN_TEST(test_write_failure);
     return check_report();

@@ -179,6 +179,11 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     assert ts == sorted(ts)
     assert ts[-1] - ts[0] == pytest.approx((times[-1] - times[0]) / 1000, abs=0.002)
     assert "peak allocated" in r.stdout and "28.0 MiB  exact (allocation history)" in r.stdout
+    # report.html: the timeline's chart (test_html.c checks how it is drawn)
+    page = (tmp_path / "out" / "report.html").read_text()
+    chart = page[page.index('<section id="torch-memory">'):]
+    chart = chart[:chart.index("</section>")]
+    assert "GPU memory allocated by torch over time" in chart and chart.count("<polyline") == 1
 
 
 def test_peak_bound_reset_and_user_history(run_under):

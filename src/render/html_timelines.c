@@ -1,6 +1,7 @@
 /* html_timelines.c - report.html's charts of the machine's metrics over
- * time, drawn from the sampler's series in the report model, with the
- * steps marked on them (see html_charts.h). */
+ * time, drawn from the sampler's series in the report model, and of
+ * stepscope.MemoryTracker's allocation timeline, drawn from the record's
+ * values, with the steps marked on them (see html_charts.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "render/render.h"
 #include "render/svg_chart.h"
 #include "sampler/sampler.h"
+#include "sampler/series.h"
 #include "stepscope.h"
 
 /* At most this many step boundaries are drawn on a time chart; beyond it
@@ -360,6 +362,107 @@ static void power_chart(struct timeline *t, const struct timeline_ctx *x) {
     add_gpus(t, x, SPS_M_GPU_POWER_WATTS, "board power", 0);
 }
 
+/* ------------------------------------------ MemoryTracker's allocation timeline */
+
+/* At most this many points a process's line keeps (the series halves its
+ * resolution beyond, keeping each point's mean and max). */
+#define TORCH_MEMORY_POINTS 4096
+
+/* The allocation timelines of a run: per process, the values named
+ * SPS_TORCH_TIMELINE_VALUE (stepscope.MemoryTracker's rows, each recorded
+ * at its own time), in time order. */
+struct torch_memory {
+    struct sps__series series[MAX_LINES];
+    char label[MAX_LINES][48];
+    size_t n;
+};
+
+struct timed_value {
+    uint64_t t_ns;
+    double v;
+};
+
+static int by_time(const void *pa, const void *pb) {
+    const struct timed_value *a = pa, *b = pb;
+    return a->t_ns < b->t_ns ? -1 : a->t_ns > b->t_ns;
+}
+
+/* Process p's timeline into series (empty when it recorded none). */
+static int torch_memory_of(const struct sps_process_data *p, struct sps__series *series) {
+    uint32_t id = 0;
+    for (uint32_t i = 0; i < p->nnames && !id; i++)
+        if (p->names[i].kind == SPS_KIND_VALUE && !strcmp(p->names[i].name, SPS_TORCH_TIMELINE_VALUE))
+            id = i + 1;
+    size_t n = 0;
+    for (uint32_t ti = 0; id && ti < p->nthreads; ti++)
+        for (size_t i = 0; i < p->threads[ti].nevents[SPS_RING_VALUES]; i++)
+            n += p->threads[ti].events[SPS_RING_VALUES][i].name == id;
+    if (!n)
+        return 0;
+    struct timed_value *tv = malloc(n * sizeof *tv);
+    if (!tv)
+        return SPS_ENOMEM;
+    size_t k = 0;
+    for (uint32_t ti = 0; ti < p->nthreads; ti++)
+        for (size_t i = 0; i < p->threads[ti].nevents[SPS_RING_VALUES]; i++) {
+            const struct sps_event *e = &p->threads[ti].events[SPS_RING_VALUES][i];
+            if (e->name != id)
+                continue;
+            tv[k].t_ns = e->start_ns;
+            memcpy(&tv[k].v, &e->a, sizeof tv[k].v);
+            k++;
+        }
+    qsort(tv, n, sizeof *tv, by_time);
+    sps__series_init(series, TORCH_MEMORY_POINTS);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (isfinite(tv[i].v))
+            rc = sps__series_add(series, (int64_t)tv[i].t_ns, tv[i].v) ? SPS_ENOMEM : 0;
+    free(tv);
+    return rc;
+}
+
+static void torch_memory_free(struct torch_memory *m) {
+    for (size_t i = 0; i < m->n; i++)
+        sps__series_free(&m->series[i]);
+    m->n = 0;
+}
+
+static int torch_memory_load(const struct sps_report *rep, struct torch_memory *m) {
+    m->n = 0;
+    for (size_t pi = 0; pi < rep->run.nprocs && m->n < MAX_LINES; pi++) {
+        const struct sps_process_data *p = &rep->run.procs[pi];
+        struct sps__series *se = &m->series[m->n];
+        memset(se, 0, sizeof *se);
+        int rc = torch_memory_of(p, se);
+        if (rc) {
+            sps__series_free(se);
+            torch_memory_free(m);
+            return rc;
+        }
+        if (!se->count)
+            continue;
+        if (p->world_size > 1)
+            snprintf(m->label[m->n], sizeof m->label[m->n], "rank %d (pid %d)", p->rank, p->pid);
+        else
+            snprintf(m->label[m->n], sizeof m->label[m->n], "pid %d", p->pid);
+        m->n++;
+    }
+    return 0;
+}
+
+static void torch_memory_chart(struct timeline *t, const struct torch_memory *m) {
+    *t = (struct timeline){"torch-memory", "GPU memory allocated by torch over time",
+                           "Bytes torch's caching allocator had allocated on the GPU after each allocation and "
+                           "free inside the blocks of stepscope.MemoryTracker (its allocation timeline, from "
+                           "torch's allocation history; sampled every interval ms where torch keeps none), one "
+                           "line per process. The allocator's reserved memory and the driver's view (device "
+                           "memory used, on the memory chart above) are larger.",
+                           "allocated", AXIS_BYTES};
+    for (size_t i = 0; i < m->n; i++)
+        add_line(t, &m->series[i], m->label[i], html_palette(2 + i), i == 0, NULL);
+}
+
 int html_write_timelines(FILE *out, const struct sps_report *rep, const struct html_steps *s) {
     const struct sps_run_info *info = &rep->info;
     struct timeline_ctx x = {info->sampler, info->sampler_absent_reason ? info->sampler_absent_reason
@@ -378,13 +481,21 @@ int html_write_timelines(FILE *out, const struct sps_report *rep, const struct h
         return SPS_ENOMEM;
     void (*const charts[])(struct timeline *, const struct timeline_ctx *) = {memory_chart, cpu_chart, gpu_chart,
                                                                               temperature_chart, power_chart};
-    int rc = 0;
+    struct torch_memory *tm = calloc(1, sizeof *tm);
+    int rc = tm ? torch_memory_load(rep, tm) : SPS_ENOMEM;
     for (size_t i = 0; i < sizeof charts / sizeof charts[0] && !rc; i++) {
         if (charts[i] == gpu_chart && !gpus)
             continue;
         charts[i](t, &x);
         rc = write_timeline(out, s, t, &x);
+        if (!rc && charts[i] == memory_chart && tm->n) { /* only where a MemoryTracker recorded one */
+            torch_memory_chart(t, tm);
+            rc = write_timeline(out, s, t, &x);
+        }
     }
+    if (tm)
+        torch_memory_free(tm);
+    free(tm);
     free(t);
     return rc;
 }
