@@ -149,7 +149,8 @@ def test_public_names():
     for name in stepscope.__all__:
         assert hasattr(stepscope, name), name
     # the seeds' API shapes (docs/python.md, "The seeds' APIs")
-    for name in ("Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter"):
+    for name in ("Profiler", "PerformanceProfiler", "PerformanceMetrics", "MetricsCollector", "Reporter",
+                 "MemoryTracker"):
         assert name in stepscope.__all__, name
     assert stepscope.PerformanceProfiler is stepscope.Profiler
     assert stepscope.Profiler.__module__ == "stepscope.profiler"

@@ -317,3 +317,27 @@ def test_real_torch_without_cuda(run_alone):
     assert lines[0] == repr(["stepscope.MemoryTracker: %s; the block is not tracked" % want])
     assert lines[1] == repr({"available": False, "reason": want}) + " []"
     assert lines[2] == "MemoryTracker memory_tracker: not tracked: " + want
+
+
+def test_record_at_ns(run_under):
+    # a value read in the first step, recorded after the second: the
+    # first step's; and record()'s refusals
+    r = run_under("""
+        import stepscope
+        with stepscope.step():
+            t = stepscope.clock_ns()
+        with stepscope.step():
+            pass
+        stepscope.record("late", 7.0, at_ns=t)
+        for bad in (dict(at_ns=-1), dict(at_ns=1.5), dict(when=1)):
+            try:
+                stepscope.record("late", 1.0, **bad)
+            except (TypeError, ValueError) as e:
+                print(type(e).__name__, e)
+    """)
+    rows = r.report["steps"]["rows"]
+    assert [row.get("values", {}).get("late") for row in rows] == [7.0, None]
+    assert r.stdout.splitlines() == [
+        "ValueError stepscope.record(): at_ns must be a non-negative int below 2**64",
+        "TypeError stepscope.record(): at_ns must be an int (ns of stepscope.clock_ns()'s clock), not float",
+        "TypeError stepscope.record() takes only the keyword at_ns"]
