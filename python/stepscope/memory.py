@@ -213,6 +213,10 @@ class MemoryTracker:
                              % (interval,))
         if not isinstance(name, str) or not name:
             raise ValueError("stepscope.MemoryTracker: name must be a non-empty str, not %r" % (name,))
+        if not (device is None or isinstance(device, str) or hasattr(device, "index") or
+                (isinstance(device, int) and not isinstance(device, bool) and device >= 0)):
+            raise TypeError("stepscope.MemoryTracker: device must be a GPU index, 'cuda:N' or a torch.device, not %r"
+                            % (device,))
         self.track_allocations = bool(track_allocations)
         self.track_timeline = bool(track_timeline)
         self.interval = interval
@@ -235,11 +239,17 @@ class MemoryTracker:
         self._sampler = None
         self._history = None
         self._zone = _core.zone_begin(self.name)
+        if self._torch is not None:
+            try:
+                self._begin(self._torch.cuda)
+            except Exception as e:  # a broken CUDA setup must not stop the training it watches
+                self._untrack("torch.cuda failed at the block's enter (%s: %s)" % (type(e).__name__, e))
         if self._torch is None:
             warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
                           RuntimeWarning, stacklevel=2)
-            return self
-        cuda = self._torch.cuda
+        return self
+
+    def _begin(self, cuda):
         if not cuda.is_initialized():
             cuda.init()  # as the block's first CUDA tensor would: the history covers the block
         self._dev = cuda.current_device() if self.device is None else self._device_index(self.device)
@@ -253,25 +263,43 @@ class MemoryTracker:
         if self._sampler is not None:
             self._sampler.samples.append((self._enter_ns, _stat(self._at_enter, "allocated_bytes.all.current")))
             self._sampler.start()
-        return self
+
+    def _untrack(self, reason):
+        """Stop tracking this block (what was started is stopped), for reason."""
+        if self._sampler is not None and self._sampler.is_alive():
+            self._sampler.stop()
+        if self._history is not None and self._history["ours"]:
+            try:
+                self._torch.cuda.memory._record_memory_history(enabled=None)
+            except Exception:
+                pass
+        self._torch, self._reason, self._sampler, self._history = None, reason, None, None
+        self._timeline = []
 
     def __exit__(self, *exc):
         try:
             if self._torch is not None:
-                cuda = self._torch.cuda
-                at_exit = cuda.memory_stats(self._dev)
-                self._exit_ns = _core.clock_ns()
-                self._exit_rt = _realtime_ns()
-                self._stats = self._figures(self._at_enter, at_exit)
-                if self.track_timeline:
-                    self._finish_timeline(cuda)
-                self._record()
-            else:
+                try:
+                    self._end(self._torch.cuda)
+                except Exception as e:  # never the workload's problem, nor in place of its exception
+                    self._untrack("torch.cuda failed at the block's exit (%s: %s)" % (type(e).__name__, e))
+                    warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
+                                  RuntimeWarning, stacklevel=2)
+            if self._torch is None:
                 self._stats = {"available": False, "reason": self._reason}
         finally:
             _core.zone_end(self._zone)
             self._open = False
         return False
+
+    def _end(self, cuda):
+        at_exit = cuda.memory_stats(self._dev)
+        self._exit_ns = _core.clock_ns()
+        self._exit_rt = _realtime_ns()
+        self._stats = self._figures(self._at_enter, at_exit)
+        if self.track_timeline:
+            self._finish_timeline(cuda)
+        self._record()
 
     def _device_index(self, device):
         index = getattr(device, "index", device)
@@ -371,7 +399,8 @@ class MemoryTracker:
         offset = clock_offset_ns()
         s = self._stats
         lo, hi = self._enter_rt, self._exit_rt
-        running = s["allocated_at_enter"]
+        running, reserved = s["allocated_at_enter"], s["reserved_at_enter"]
+        top_reserved = reserved
         rows, untimed, in_block = [], 0, 0
         for e in entries:
             t_us = e.get("time_us")
@@ -391,6 +420,11 @@ class MemoryTracker:
                 rows.append((t_rt + offset, running, "free " + format_bytes(size)))
             elif action == "oom":
                 rows.append((t_rt + offset, running, "oom " + format_bytes(size)))
+            elif action == "segment_alloc":
+                reserved += size
+                top_reserved = max(top_reserved, reserved)
+            elif action == "segment_free":
+                reserved -= size
         s["clock_offset_ns"] = offset
         s["timeline_history_entries"] = in_block
         if untimed:
@@ -398,6 +432,11 @@ class MemoryTracker:
         # complete when the history saw the block from its start: its
         # running total must end where the allocator says it did
         s["timeline_complete"] = running == s["allocated"] and len(entries) < HISTORY_MAX_ENTRIES
+        if s["timeline_complete"] and reserved == s["reserved"]:
+            # the segments of the block end where the allocator says: the
+            # reserved peak is exact from them as well
+            s["peak_reserved"], s["peak_reserved_method"] = top_reserved, "history"
+            s.pop("peak_reserved_upper_bound", None)
         return rows
 
     def _sampled_rows(self):
@@ -454,17 +493,19 @@ class MemoryTracker:
             return
         exact = {"reset": "exact (peak reset at enter)", "torch_peak_rose": "exact (torch's peak rose in the block)",
                  "history": "exact (allocation history)"}
-        method = s["peak_allocated_method"]
-        how = exact.get(method) or "at least; at most %s (torch's peak from before the block)" % format_bytes(
-            s["peak_allocated_upper_bound"])
+
+        def how(what):
+            return exact.get(s["peak_%s_method" % what]) or (
+                "at least; at most %s (torch's peak from before the block)" % format_bytes(
+                    s["peak_%s_upper_bound" % what]))
         lines = [
             ("device", "cuda:%d" % s["device"]),
             ("allocated at enter", format_bytes(s["allocated_at_enter"])),
             ("allocated at exit", format_bytes(s["allocated"])),
             ("change", format_bytes(s["delta_allocated"])),
-            ("peak allocated", "%s  %s" % (format_bytes(s["peak_allocated"]), how)),
+            ("peak allocated", "%s  %s" % (format_bytes(s["peak_allocated"]), how("allocated"))),
             ("reserved at exit", format_bytes(s["reserved"])),
-            ("peak reserved", format_bytes(s["peak_reserved"])),
+            ("peak reserved", "%s  %s" % (format_bytes(s["peak_reserved"]), how("reserved"))),
         ]
         if "num_alloc" in s:
             lines.append(("allocations / frees", "%d / %d" % (s["num_alloc"], s["num_free"])))

@@ -151,7 +151,7 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     # running total agrees, so the peak is exact from it
     assert s["peak_allocated"] == 28 * MIB and s["peak_allocated_method"] == "history"
     assert "peak_allocated_upper_bound" not in s
-    assert s["peak_reserved"] == 52 * MIB and s["peak_reserved_method"] == "torch_peak_rose"
+    assert s["peak_reserved"] == 52 * MIB and s["peak_reserved_method"] == "history"
     assert s["timeline_complete"] is True
     assert s["timeline_source"].startswith("torch allocation history")
     offset = s["clock_offset_ns"]  # measured (test_clock_offset checks how)
@@ -231,6 +231,33 @@ def test_peak_bound_reset_and_user_history(run_under):
     assert res["user"]["timeline_history_was_on"] is True
     assert [row[1:] for row in res["rows"]] == [[14 * MIB, "alloc 3.0 MiB"]]
     assert "already open" in res["nested"] and "another MemoryTracker" in res["nested"]
+
+
+def test_broken_cuda_leaves_the_block_untracked(run_under):
+    # torch.cuda raising at the block's exit: the block's own exception
+    # passes through untouched, the history the tracker turned on is
+    # turned off, and the stats say why
+    r = run_under(fake_script('''
+        import warnings
+        t = stepscope.MemoryTracker()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                with t:
+                    A.alloc(4 * MIB)
+                    cuda.memory_stats = lambda device=None: 1 / 0
+                    raise KeyError("the block's own")
+            except KeyError as e:
+                own = str(e)
+        dump(own=own, stats=t.get_stats(), history=A.history, warnings=[str(x.message) for x in w])
+    '''.replace("MIB", str(MIB))))
+    res = result_of(r)
+    assert res["own"] == "\"the block's own\""
+    assert res["history"] is None
+    why = "torch.cuda failed at the block's exit (ZeroDivisionError: division by zero)"
+    assert res["stats"] == {"available": False, "reason": why}
+    assert res["warnings"] == ["stepscope.MemoryTracker: %s; the block is not tracked" % why]
+    assert r.zone("memory_tracker")["count"] == 1
 
 
 def test_clock_offset():
