@@ -238,7 +238,6 @@ class MemoryTracker:
         self._torch, self._reason = _torch_cuda_or_reason()
         self._sampler = None
         self._history = None
-        self._zone = _core.zone_begin(self.name)
         if self._torch is not None:
             try:
                 self._begin(self._torch.cuda)
@@ -247,6 +246,9 @@ class MemoryTracker:
         if self._torch is None:
             warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
                           RuntimeWarning, stacklevel=2)
+        # the zone is the block's own time: CUDA's initialisation and the
+        # history's start before it, the reading of the history after it
+        self._zone = _core.zone_begin(self.name)
         return self
 
     def _begin(self, cuda):
@@ -277,6 +279,7 @@ class MemoryTracker:
         self._timeline = []
 
     def __exit__(self, *exc):
+        _core.zone_end(self._zone)
         try:
             if self._torch is not None:
                 try:
@@ -288,7 +291,6 @@ class MemoryTracker:
             if self._torch is None:
                 self._stats = {"available": False, "reason": self._reason}
         finally:
-            _core.zone_end(self._zone)
             self._open = False
         return False
 
@@ -464,6 +466,7 @@ class MemoryTracker:
 
     @staticmethod
     def _record_rows(rows):
+        _core.thread_name("stepscope memory timeline")
         for t_ns, allocated, _event in rows:
             _core.record(TIMELINE_VALUE, allocated, at_ns=t_ns)
 

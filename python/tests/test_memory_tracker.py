@@ -170,6 +170,7 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     assert r.value("memory_tracker.peak_allocated_bytes")["max"] == 28 * MIB
     assert r.value("memory_tracker.delta_allocated_bytes")["last"] == 18 * MIB
     assert r.value("memory_tracker.num_alloc")["last"] == 3
+    assert "stepscope memory timeline" in [t.get("name") for t in r.threads()]
     v = r.value(memory_module.TIMELINE_VALUE)
     assert v["count"] == 4 and v["max"] == 28 * MIB and v["min"] == 12 * MIB and v["last"] == 26 * MIB
     # trace.json: a counter track of its own name, one point per row, in time order
