@@ -261,6 +261,15 @@ def test_broken_cuda_leaves_the_block_untracked(run_under):
     assert r.zone("memory_tracker")["count"] == 1
 
 
+def test_bad_arguments():
+    for kw, err in ((dict(device="cpu"), TypeError), (dict(device=True), TypeError), (dict(device=-1), TypeError),
+                    (dict(interval=0), ValueError), (dict(name=""), ValueError)):
+        with pytest.raises(err, match="^stepscope.MemoryTracker: "):
+            memory_module.MemoryTracker(**kw)
+    memory_module.MemoryTracker(device="cuda:1")
+    memory_module.MemoryTracker(device=0)
+
+
 def test_clock_offset():
     # Unix readings each between two of the record's clock: the pair
     # nearest together (the third, 4 ns apart) gives the offset, from its middle
