@@ -214,7 +214,8 @@ class MemoryTracker:
         if not isinstance(name, str) or not name:
             raise ValueError("stepscope.MemoryTracker: name must be a non-empty str, not %r" % (name,))
         if not (device is None or (isinstance(device, str) and device.split(":")[0] == "cuda") or
-                (hasattr(device, "index") and getattr(device, "type", "cuda") == "cuda") or
+                (not isinstance(device, (str, int)) and hasattr(device, "index") and
+                 getattr(device, "type", "cuda") == "cuda") or
                 (isinstance(device, int) and not isinstance(device, bool) and device >= 0)):
             raise TypeError("stepscope.MemoryTracker: device must be a GPU index, 'cuda:N' or a torch.device, not %r"
                             % (device,))
