@@ -12,8 +12,6 @@ import textwrap
 
 import pytest
 
-from conftest import PYTHON  # noqa: F401  (the interpreter the scripts run under)
-
 from stepscope import memory as memory_module
 
 #: the fake torch: an allocator whose counters and history the script
