@@ -88,6 +88,7 @@ typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **te
 /* Epoch rotation: the age (CPU) or span offset (GPU) past which it is
  * renewed.  1 s keeps float ms rounding under 61 ns at that offset. */
 #define ROTATE_NS 1000000000ull
+static uint64_t rotate_age_ns = ROTATE_NS, rotate_offset_ns = ROTATE_NS; /* tests change them */
 /* Resolved spans a thread keeps for sps_gpu_spans_since (a power of 2). */
 #define SPAN_RING 1024u
 
@@ -422,7 +423,7 @@ static void epoch_assign(struct pool *p, struct pair *q, sps_cu_context ctx, sps
         return;
     int cur = (int)(e->gen & 1u);
     int renew = e->gen == 0 ||
-                ((e->rotate || sps__mono_ns() - e->cpu_ns[cur] >= ROTATE_NS) && e->users[cur ^ 1] == 0);
+                ((e->rotate || sps__mono_ns() - e->cpu_ns[cur] >= rotate_age_ns) && e->users[cur ^ 1] == 0);
     if (renew && epoch_record(e, cur ^ 1, stream) != 0 && e->gen == 0)
         return; /* none yet, and none could be recorded */
     /* a failed renewal keeps the current one: placed, if less finely */
@@ -464,7 +465,7 @@ static sps_cu_result place(struct pool *p, const struct pair *q, int64_t dur_ns,
     if (r != SPS_CUDA_SUCCESS)
         return r;
     int64_t off = ms_to_ns(off_ms);
-    if ((off < 0 ? -off : off) >= (int64_t)ROTATE_NS && q->which == (e->gen & 1u))
+    if ((uint64_t)(off < 0 ? -off : off) >= rotate_offset_ns && q->which == (e->gen & 1u))
         e->rotate = 1; /* far from the current epoch: the next begin renews it */
     *start_ns = e->cpu_ns[q->which] + (uint64_t)off;
     double per_ns = sps__clock.ticks_per_second / 1e9;
@@ -763,6 +764,26 @@ void sps__cuda_reset(void) {
     G.error_string = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
+}
+
+void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns) {
+    rotate_age_ns = cpu_age_ns ? cpu_age_ns : ROTATE_NS;
+    rotate_offset_ns = gpu_offset_ns ? gpu_offset_ns : ROTATE_NS;
+}
+
+int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {
+    sps_cu_context ctx = NULL;
+    if (!TG.pool || !G.available || G.ctx_current(&ctx) != SPS_CUDA_SUCCESS)
+        return -1;
+    for (uint32_t i = 0; i < EPOCH_SLOTS; i++) {
+        const struct epoch *e = &TG.pool->epochs[i];
+        if (e->ctx == ctx && e->gen) {
+            *cpu_ns = e->cpu_ns[e->gen & 1u];
+            *gen = e->gen;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* ------------------------------------------------------------------- fork */
