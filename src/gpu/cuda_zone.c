@@ -89,6 +89,7 @@ typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **te
  * renewed.  1 s keeps float ms rounding under 61 ns at that offset. */
 #define ROTATE_NS 1000000000ull
 static uint64_t rotate_age_ns = ROTATE_NS, rotate_offset_ns = ROTATE_NS; /* tests change them */
+static int place_spans = 1; /* 0: value-only, as before placement (bench_gpu_spans) */
 /* Resolved spans a thread keeps for sps_gpu_spans_since (a power of 2). */
 #define SPAN_RING 1024u
 
@@ -418,12 +419,16 @@ static int epoch_record(struct epoch *e, int k, sps_cu_stream stream) {
  * event is free.  A pair that gets none is timed, not placed. */
 static void epoch_assign(struct pool *p, struct pair *q, sps_cu_context ctx, sps_cu_stream stream) {
     q->epoch = 0;
+    if (__builtin_expect(!place_spans, 0))
+        return;
     struct epoch *e = epoch_slot(p, ctx);
     if (!e)
         return;
     int cur = (int)(e->gen & 1u);
-    int renew = e->gen == 0 ||
-                ((e->rotate || sps__mono_ns() - e->cpu_ns[cur] >= rotate_age_ns) && e->users[cur ^ 1] == 0);
+    /* the age in ticks: a TSC read, no system call, on every begin */
+    int renew = e->gen == 0 || ((e->rotate || (double)(sps__ticks() - e->cpu_ticks[cur]) >=
+                                                  (double)rotate_age_ns * sps__clock.ticks_per_second * 1e-9) &&
+                                e->users[cur ^ 1] == 0);
     if (renew && epoch_record(e, cur ^ 1, stream) != 0 && e->gen == 0)
         return; /* none yet, and none could be recorded */
     /* a failed renewal keeps the current one: placed, if less finely */
@@ -769,6 +774,10 @@ void sps__cuda_reset(void) {
 void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns) {
     rotate_age_ns = cpu_age_ns ? cpu_age_ns : ROTATE_NS;
     rotate_offset_ns = gpu_offset_ns ? gpu_offset_ns : ROTATE_NS;
+}
+
+void sps__cuda_set_placement(int on) {
+    place_spans = on;
 }
 
 int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {

@@ -17,6 +17,11 @@ void sps__cuda_reset(void);
  * zones run. */
 void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns);
 
+/* Benchmarks only: 0 makes GPU zones value-only again (no epoch event, no
+ * placement, no GPU-span event: the resolve path before placement), 1
+ * (the default) places them.  Before GPU zones run. */
+void sps__cuda_set_placement(int on);
+
 /* Tests only: the calling thread's current epoch in the current context:
  * its sps_clock_ns() reading and its generation (1, 2, ...).  0, or -1
  * when the thread has none yet. */
