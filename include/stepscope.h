@@ -345,11 +345,14 @@ SPS_API int sps_cuda_status(struct sps_cuda_status *out);
  * Accuracy: the GPU reaches the epoch no earlier than the CPU recorded
  * it: later by q, the work queued on that stream ahead of the epoch plus
  * the launch latency.  Every span of that epoch is placed q too early (the
- * same q for all of them, so durations, gaps and overlaps are exact).  q
- * is at most the time the stream had queued when the zone that recorded
- * the epoch began: near zero on a stream the CPU keeps just ahead of, up
- * to a step or two on one it runs far ahead of.  A span is never placed
- * later than it ran.
+ * same q for all of them, so durations, gaps and overlaps are exact), and
+ * never later than it ran.  q is the launch latency alone where the
+ * epoch's stream was idle, up to a step or two where the CPU runs that far
+ * ahead of it; any span of the epoch bounds it from both sides: q >= (CPU
+ * time its begin recorded the start event) - start_ns, and q <= (CPU time
+ * it was found finished) - end_ns.  Each renewal has a q of its own: spans
+ * of two epochs (about a second apart) may be offset from each other by
+ * the difference of their q.
  *
  * Each resolved pair (placed or not) also becomes a GPU-span event in the
  * record (its zone's name, its stream), drawn in trace.json on one track

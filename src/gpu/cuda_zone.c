@@ -30,7 +30,11 @@
  * bounded by the queue the epoch's stream had when it was recorded: it is
  * recorded at a zone's begin, on that zone's stream, which in a loop the
  * CPU keeps a step or so ahead of is at most that; and it is renewed
- * (below) about once a second, so one unlucky epoch does not stay.
+ * (below) about once a second, so one unlucky epoch does not stay.  Each
+ * renewal has a q of its own: spans of two epochs may be offset from each
+ * other by the difference (chaining the new epoch onto the old through
+ * cuEventElapsedTime would avoid that, but would carry the first epoch's
+ * q for ever and the drift between the GPU's and the CPU's clocks).
  *
  * cuEventElapsedTime answers a float of milliseconds: 24 bits, so 61 ns of
  * rounding at 1 s from the epoch but 1 us at 16 s.  The epoch is rotated:
