@@ -325,6 +325,7 @@ static void test_ring_wrap(void) {
     CHECK_EQ_U(sps_gpu_spans_since(0, out, 5), 5); /* the oldest 5 kept */
     CHECK_EQ_U(out[0].seq, 77);
     CHECK_EQ_U(out[4].seq, 81);
+    CHECK_EQ_U(sps_gpu_spans_since(UINT64_MAX, out, 2000), 0); /* after everything: nothing */
     CHECK_EQ_U(sps_gpu_spans_since(1090, out, 2000), 10);
     CHECK_EQ_U(out[0].seq, 1091);
     check_no_sync();

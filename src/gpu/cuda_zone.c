@@ -743,6 +743,8 @@ size_t sps_gpu_spans_since(uint64_t since_seq, struct sps_gpu_span *out, size_t 
     if (G.available)
         resolve(p);
     uint64_t last = p->span_seq;
+    if (since_seq >= last)
+        return 0;
     uint64_t oldest = last > SPAN_RING ? last - SPAN_RING + 1 : 1;
     uint64_t from = since_seq + 1 > oldest ? since_seq + 1 : oldest;
     size_t n = 0;
