@@ -1,0 +1,307 @@
+"""GPU memory per step (docs/python.md, "GPU memory per step"): torch.cuda's
+caching-allocator figures recorded as values at each step's and
+micro-step's end, through a fake torch (python/tests/fakes/torch) whose
+allocator the script moves by exact amounts, in a fresh interpreter."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, STEPSCOPE_BIN, script_env, write_script
+
+FAKES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakes")
+ALLOC = "torch.cuda.allocated_bytes"
+RESERVED = "torch.cuda.reserved_bytes"
+PEAK = "torch.cuda.peak_allocated_bytes"
+PEAK_RESERVED = "torch.cuda.peak_reserved_bytes"
+NAMES = (ALLOC, RESERVED, PEAK, PEAK_RESERVED)
+
+
+def fake_env(**extra):
+    env = script_env(**extra)
+    env["PYTHONPATH"] = os.pathsep.join([FAKES] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env
+
+
+def run_script(tmp_path, code, under_run=True, run_args=(), expect_rc=0, **env):
+    """Run code with the fake torch first on the path; returns (proc, the
+    steps.jsonl rows under `stepscope run`, else None, report.json)."""
+    script = write_script(tmp_path, code)
+    out = tmp_path / "out"
+    if under_run:
+        cmd = [STEPSCOPE_BIN, "run", "-q", "--no-auto", "-o", str(out), *run_args, "--", PYTHON, str(script)]
+    else:
+        cmd = [PYTHON, str(script)]
+        env.setdefault("STEPSCOPE_OUT", str(out))
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=fake_env(**env), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == expect_rc, "rc %d\nstdout:\n%s\nstderr:\n%s" % (proc.returncode, proc.stdout,
+                                                                              proc.stderr)
+    rows = None
+    if under_run:
+        with open(out / "steps.jsonl") as f:
+            rows = [json.loads(line) for line in f]
+    with open(out / "report.json") as f:
+        report = json.load(f)
+    return proc, rows, report
+
+
+def torch_values(values):
+    return {k: v for k, v in values.items() if k.startswith("torch.cuda.")}
+
+
+# Each step moves the fake allocator by exact amounts: before the loop
+# 1000 bytes are allocated (peak 1000) and 4096 reserved.
+LOOP = """
+    import json, sys, torch, stepscope
+    torch.alloc(1000); torch.reserve(4096)
+    plan = [  # (alloc, free, reserve) inside each step
+        (500, 500, 0),     # step 0: peak 1500 > 1000: known
+        (200, 200, 0),     # step 1: peak stays 1500: unknown
+        (2000, 0, 4096),   # step 2: peak 3000 (reserved peak 8192): known
+        (0, 2000, 0),      # step 3: nothing rises: unknown
+        (2200, 100, 0),    # step 4: 3200 > 3000: known
+    ]
+    for a, f, r in plan:
+        with stepscope.step():
+            torch.alloc(a); torch.free(f); torch.reserve(r)
+    print(json.dumps({"status": stepscope.status()["torch_cuda_memory"], "calls": torch.calls,
+                      "max_allocated": torch.cuda.max_memory_allocated()}))
+"""
+
+# what each step's row carries by default (peaks only where torch's rose)
+KEEP = [
+    {ALLOC: 1000, RESERVED: 4096, PEAK: 1500},
+    {ALLOC: 1000, RESERVED: 4096},
+    {ALLOC: 3000, RESERVED: 8192, PEAK: 3000, PEAK_RESERVED: 8192},
+    {ALLOC: 1000, RESERVED: 8192},
+    {ALLOC: 3100, RESERVED: 8192, PEAK: 3200},
+]
+
+
+def test_steps_carry_torch_memory_under_run(tmp_path):
+    proc, rows, report = run_script(tmp_path, LOOP)
+    assert [torch_values(r["values"]) for r in rows] == KEEP
+    assert [torch_values(r["values"]) for r in report["steps"]["rows"]] == KEEP
+    got = json.loads(proc.stdout)
+    assert got["status"]["state"] == "reading" and got["status"]["gpu_peak"] == "keep"
+    assert got["status"]["steps_read"] == 5 and got["status"]["steps_peak_known"] == 3
+    # never reset: the script's own peak is torch's since the start
+    assert got["calls"]["reset_peak_memory_stats"] == 0 and got["max_allocated"] == 3200
+
+
+def test_steps_carry_torch_memory_alone(tmp_path):
+    proc, rows, report = run_script(tmp_path, LOOP, under_run=False)
+    assert [torch_values(r["values"]) for r in report["steps"]["rows"]] == KEEP
+
+
+def test_gpu_peak_step_resets_at_each_step_and_every_peak_is_exact(tmp_path):
+    proc, rows, report = run_script(tmp_path, LOOP, run_args=("--gpu-peak", "step"))
+    assert [torch_values(r["values"]) for r in rows] == [
+        {ALLOC: 1000, RESERVED: 4096, PEAK: 1500, PEAK_RESERVED: 4096},
+        {ALLOC: 1000, RESERVED: 4096, PEAK: 1200, PEAK_RESERVED: 4096},
+        {ALLOC: 3000, RESERVED: 8192, PEAK: 3000, PEAK_RESERVED: 8192},
+        {ALLOC: 1000, RESERVED: 8192, PEAK: 3000, PEAK_RESERVED: 8192},
+        {ALLOC: 3100, RESERVED: 8192, PEAK: 3200, PEAK_RESERVED: 8192},
+    ]
+    got = json.loads(proc.stdout)
+    assert got["status"]["gpu_peak"] == "step" and got["status"]["steps_peak_known"] == 5
+    # the documented price: the script's own peak is the last step's
+    assert got["calls"]["reset_peak_memory_stats"] == 5
+
+
+def test_configure_gpu_peak_step_alone(tmp_path):
+    code = LOOP.replace("import json, sys, torch, stepscope",
+                        "import json, sys, torch, stepscope\n    stepscope.configure(gpu_peak='step')")
+    proc, _, report = run_script(tmp_path, code, under_run=False)
+    assert [torch_values(r["values"]).get(PEAK) for r in report["steps"]["rows"]] == [1500, 1200, 3000, 3000, 3200]
+
+
+def test_bad_gpu_peak_is_refused_before_the_loop(tmp_path):
+    script = write_script(tmp_path, "import stepscope\nprint('imported')\n")
+    proc = subprocess.run([PYTHON, str(script)], env=fake_env(STEPSCOPE_GPU_PEAK="Step", STEPSCOPE_OUT=""),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "imported" not in proc.stdout
+    assert "ValueError: stepscope: STEPSCOPE_GPU_PEAK='Step': must be \"keep\"" in proc.stderr
+    code = ("import stepscope\ntry:\n    stepscope.configure(gpu_peak='always')\nexcept ValueError as e:\n"
+            "    print(e)\n")
+    script = write_script(tmp_path, code, "conf.py")
+    proc = subprocess.run([PYTHON, str(script)], env=fake_env(STEPSCOPE_OUT=""), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.stdout == "stepscope.configure(): gpu_peak must be \"keep\" or \"step\", not 'always'\n"
+    for args, env, line in ((["--gpu-peak", "steps"], {}, "stepscope: run: --gpu-peak: 'steps' is not keep or step"),
+                            ([], {"STEPSCOPE_GPU_PEAK": "1"}, "stepscope: run: STEPSCOPE_GPU_PEAK='1' is not keep "
+                                                             "or step")):
+        proc = subprocess.run([STEPSCOPE_BIN, "run", "-o", str(tmp_path / "o"), *args, "--", "true"],
+                              env=script_env(**env), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stderr.splitlines()[0] == line
+
+
+MICRO = """
+    import torch, stepscope
+    torch.alloc(1000)
+    for s in range(2):
+        with stepscope.step():
+            for m in range(2):
+                with stepscope.microstep():
+                    torch.alloc(100 * (2 * s + m + 1))
+            torch.free(50)
+"""
+
+
+def test_microsteps_record_at_their_ends_and_the_step_at_its_own(tmp_path):
+    _, rows, report = run_script(tmp_path, MICRO)
+    # the row holds the step's end: after its micro-steps and the free
+    assert [torch_values(r["values"]) for r in rows] == [
+        {ALLOC: 1250, RESERVED: 0, PEAK: 1300},
+        {ALLOC: 1900, RESERVED: 0, PEAK: 1950},
+    ]
+    values = {v["name"]: v for v in report["values"]}
+    # 4 micro-step ends and 2 step ends; each micro-step's allocation rose
+    assert values[ALLOC]["count"] == 6 and values[PEAK]["count"] == 6
+    assert values[ALLOC]["min"] == 1100 and values[ALLOC]["max"] == 1950
+    assert PEAK_RESERVED not in values  # reserved never rose: never known
+
+
+def test_step_begin_and_zone_end_tokens_go_the_same_way(tmp_path):
+    code = """
+        import torch, stepscope
+        torch.alloc(1000)
+        for s in range(2):
+            t = stepscope.step_begin()
+            for m in range(2):
+                u = stepscope.microstep_begin()
+                torch.alloc(100 * (2 * s + m + 1))
+                stepscope.zone_end(u)
+            torch.free(50)
+            stepscope.zone_end(t)
+    """
+    _, rows, _ = run_script(tmp_path, code)
+    assert [torch_values(r["values"]) for r in rows] == [
+        {ALLOC: 1250, RESERVED: 0, PEAK: 1300},
+        {ALLOC: 1900, RESERVED: 0, PEAK: 1950},
+    ]
+
+
+def test_bare_steps_record_at_the_next_step_and_at_exit(tmp_path):
+    code = """
+        import torch, stepscope
+        for i in range(3):
+            stepscope.step()
+            torch.alloc(10)
+    """
+    _, rows, _ = run_script(tmp_path, code)
+    assert [torch_values(r["values"]) for r in rows] == [
+        {ALLOC: 10, RESERVED: 0, PEAK: 10}, {ALLOC: 20, RESERVED: 0, PEAK: 20}, {ALLOC: 30, RESERVED: 0, PEAK: 30}]
+
+
+def test_cuda_initialised_inside_a_step_gives_its_peak(tmp_path):
+    code = """
+        import torch, stepscope
+        torch.state["initialized"] = False
+        for i in range(3):
+            with stepscope.step():
+                if i == 1:
+                    torch.state["initialized"] = True
+                torch.alloc(10)
+    """
+    _, rows, _ = run_script(tmp_path, code)
+    # step 0: no CUDA, nothing read; step 1 began before CUDA: all torch
+    # counted is inside it
+    assert [torch_values(r["values"]) for r in rows] == [
+        {}, {ALLOC: 20, RESERVED: 0, PEAK: 20}, {ALLOC: 30, RESERVED: 0, PEAK: 30}]
+
+
+@pytest.mark.parametrize("fails,where", [
+    ("memoryStats:4", "torch._C._cuda_memoryStats() raised RuntimeError: fake torch: memoryStats failed"),
+    ("is_initialized:3", "torch.cuda.is_initialized() raised RuntimeError: fake torch: is_initialized failed"),
+    ("getDevice:4", "torch._C._cuda_getDevice() raised RuntimeError: fake torch: getDevice failed"),
+])
+def test_a_torch_that_raises_turns_it_off_once_and_the_loop_goes_on(tmp_path, fails, where):
+    proc, rows, _ = run_script(tmp_path, LOOP, FAKE_TORCH_RAISE=fails)
+    assert len(rows) == 5
+    assert torch_values(rows[0]["values"]) == KEEP[0]
+    assert [torch_values(r["values"]) for r in rows[1:]] == [{}] * 4
+    got = json.loads(proc.stdout)
+    assert got["status"]["state"] == "failed" and got["status"]["reason"] == where
+    assert got["status"]["steps_read"] == 1
+    # off for good: torch is not called again after the failure
+    name = fails.split(":")[0]
+    assert got["calls"][name] == int(fails.split(":")[1])
+
+
+def test_a_failing_reset_in_gpu_peak_step_is_kept_too(tmp_path):
+    proc, rows, _ = run_script(tmp_path, LOOP, run_args=("--gpu-peak", "step"),
+                               FAKE_TORCH_RAISE="reset_peak_memory_stats:2")
+    got = json.loads(proc.stdout)
+    assert got["status"]["reason"] == ("torch.cuda.reset_peak_memory_stats() raised RuntimeError: fake torch: "
+                                       "reset_peak_memory_stats failed")
+    assert len(rows) == 5 and [bool(torch_values(r["values"])) for r in rows] == [True, False, False, False, False]
+
+
+def test_without_torch_or_without_cuda_no_values(tmp_path):
+    code = """
+        import json, sys, stepscope
+        for i in range(3):
+            with stepscope.step():
+                pass
+        print(json.dumps(stepscope.status()["torch_cuda_memory"]))
+        print(json.dumps(stepscope.capture()["torch_cuda"]))
+    """
+    proc, rows, report = run_script(tmp_path, code)
+    assert [torch_values(r["values"]) for r in rows] == [{}] * 3
+    assert not any(v["name"].startswith("torch.cuda.") for v in report["values"])
+    status, capture = (json.loads(line) for line in proc.stdout.splitlines())
+    assert status["state"] == "no torch" and status["steps_read"] == 0 and capture is None
+    assert "torch" not in proc.stderr
+    code = code.replace("import json, sys, stepscope", "import json, sys, torch, stepscope\n"
+                        "        torch.state['initialized'] = False")
+    proc, rows, _ = run_script(tmp_path, code)
+    assert [torch_values(r["values"]) for r in rows] == [{}] * 3
+    status, capture = (json.loads(line) for line in proc.stdout.splitlines())
+    assert status["state"] == "waiting for CUDA" and capture is None
+
+
+def test_capture_includes_torch_cuda(tmp_path):
+    code = """
+        import json, torch, stepscope
+        torch.alloc(700); torch.reserve(2048); torch.free(200)
+        print(json.dumps(stepscope.capture()["torch_cuda"]))
+    """
+    proc, _, _ = run_script(tmp_path, code)
+    assert json.loads(proc.stdout) == {"device": 0, "allocated_bytes": 500, "reserved_bytes": 2048,
+                                       "peak_allocated_bytes": 700, "peak_reserved_bytes": 2048}
+
+
+def test_auto_mode_steps_carry_it(tmp_path):
+    # the real torch (CPU), its allocator statistics scripted as a GPU's:
+    # auto mode's steps end through the same path
+    code = """
+        import torch, stepscope
+        allocated = [0]
+        def stats(device):
+            a = {"current": allocated[0], "peak": allocated[0]}
+            return {"allocated_bytes": {"all": a}, "reserved_bytes": {"all": {"current": 4096, "peak": 4096}}}
+        torch._C._cuda_memoryStats = stats
+        torch._C._cuda_getDevice = lambda: 0
+        torch.cuda.is_initialized = lambda: True
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(16, 4), torch.randn(16, 1)),
+                                           batch_size=4)
+        for x, y in data:
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            allocated[0] += 1000
+            opt.step()
+    """
+    script = write_script(tmp_path, code)
+    out = tmp_path / "out"
+    proc = subprocess.run([STEPSCOPE_BIN, "run", "-q", "-o", str(out), "--", PYTHON, str(script)],
+                          cwd=str(tmp_path), env=script_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "report.json") as f:
+        report = json.load(f)
+    rows = report["steps"]["rows"]
+    assert [torch_values(r["values"]) for r in rows] == [
+        {ALLOC: 1000 * (i + 1), RESERVED: 4096, PEAK: 1000 * (i + 1)} for i in range(4)]
