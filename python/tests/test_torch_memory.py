@@ -305,3 +305,56 @@ def test_auto_mode_steps_carry_it(tmp_path):
     rows = report["steps"]["rows"]
     assert [torch_values(r["values"]) for r in rows] == [
         {ALLOC: 1000 * (i + 1), RESERVED: 4096, PEAK: 1000 * (i + 1)} for i in range(4)]
+
+
+MiB = 1 << 20
+# 60 steps; the allocator's figure at each step's end moves by the test's
+# pattern plus noise (a seeded draw of up to +-512 KiB kept until the next
+# step), so the trend has to be found through it
+LEAK_LOOP = """
+    import random, torch, stepscope
+    rng = random.Random(21)
+    torch.alloc(1 << 30)
+    noise = 0
+    for i in range(60):
+        with stepscope.step():
+            torch.free(noise)
+            torch.alloc(%s)
+            torch.alloc(%s); torch.free(%s)  # a spike inside the step
+            noise = rng.randrange(0, 1 << 20)
+            torch.alloc(noise)
+"""
+
+
+def torch_leak_series(report):
+    leaks = report["analysis"]["leaks"]
+    return leaks, next(s for s in leaks["series"] if s["series"] == "torch_cuda_allocated_bytes")
+
+
+def test_a_gpu_leak_is_found_with_its_slope(tmp_path):
+    _, _, report = run_script(tmp_path, LEAK_LOOP % ("3 << 20", "0", "0"))
+    leaks, s = torch_leak_series(report)
+    assert s["scope"] == "torch.cuda" and s["verdict"] == "leak" and s["rule"] == "all"
+    # within 1% of the 3 MiB a step, through noise of up to 1 MiB
+    assert abs(s["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB and s["ci95_low"] > 2.9 * MiB
+    assert s["points"] == s["steps_analysed"] and s["allowance_bytes"] == 0
+    assert leaks["verdict"] == "leak"
+
+
+@pytest.mark.parametrize("end,spike", [
+    ("0", "0"),  # flat
+    ("0", "512 << 20"),  # 512 MiB allocated and freed inside each step
+    ("(8 << 20) if i % 10 else -(72 << 20)", "0"),  # a sawtooth: grows 9 steps, gives it back at the 10th
+])
+def test_flat_and_sawtooth_gpu_memory_is_no_leak(tmp_path, end, spike):
+    _, _, report = run_script(tmp_path, LEAK_LOOP % (end, spike, spike))
+    _, s = torch_leak_series(report)
+    assert s["verdict"] == "no leak", s
+
+
+def test_the_gpu_leak_is_judged_in_a_process_s_own_report(tmp_path):
+    # no sampler alone: torch's series is judged all the same
+    _, _, report = run_script(tmp_path, LEAK_LOOP % ("3 << 20", "0", "0"), under_run=False)
+    leaks, s = torch_leak_series(report)
+    assert s["verdict"] == "leak" and abs(s["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB
+    assert leaks["verdict"] == "leak"
