@@ -88,6 +88,22 @@ def test_steps_carry_torch_memory_under_run(tmp_path):
     assert got["status"]["steps_read"] == 5 and got["status"]["steps_peak_known"] == 3
     # never reset: the script's own peak is torch's since the start
     assert got["calls"]["reset_peak_memory_stats"] == 0 and got["max_allocated"] == 3200
+    summary = {"steps": 5, "steps_read": 5, "peak_known_steps": 3, "peak_allocated_bytes": 3200,
+               "peak_reserved_bytes": 8192, "end_allocated_bytes": 3100, "end_reserved_bytes": 8192,
+               "growth_bytes_per_step": None, "leak_verdict": "unknown"}
+    t = report["analysis"]["torch_cuda_memory"]
+    assert {k: v for k, v in t.items() if k not in ("pid", "tid")} == summary
+    assert t["pid"] == rows[0]["pid"] and t["tid"] == rows[0]["thread"]
+    # read back from report.json by `stepscope report`, and said in one line
+    again = tmp_path / "again.json"
+    subprocess.run([STEPSCOPE_BIN, "report", str(tmp_path / "out"), "--format", "json", "-o", str(again)], check=True)
+    assert json.loads(again.read_text())["analysis"]["torch_cuda_memory"] == t
+    text = subprocess.run([STEPSCOPE_BIN, "report", str(tmp_path / "out"), "--format", "summary"], check=True,
+                          capture_output=True, text=True).stdout
+    assert ("torch.cuda  peak 3.1 KiB allocated, 8.0 KiB reserved; at the end 3.0 KiB allocated, 8.0 KiB "
+            "reserved; growth per step not judged (see leaks); peak within the step known for 3 of 5 steps\n") in text
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert '<section id="torch-memory">' in html and "peak within the step known for 3 of 5 steps" in html
 
 
 def test_steps_carry_torch_memory_alone(tmp_path):
@@ -251,6 +267,8 @@ def test_without_torch_or_without_cuda_no_values(tmp_path):
     proc, rows, report = run_script(tmp_path, code)
     assert [torch_values(r["values"]) for r in rows] == [{}] * 3
     assert not any(v["name"].startswith("torch.cuda.") for v in report["values"])
+    assert "torch_cuda_memory" not in report["analysis"]
+    assert not any(s["series"].startswith("torch") for s in report["analysis"]["leaks"]["series"])
     status, capture = (json.loads(line) for line in proc.stdout.splitlines())
     assert status["state"] == "no torch" and status["steps_read"] == 0 and capture is None
     assert "torch" not in proc.stderr
@@ -339,6 +357,8 @@ def test_a_gpu_leak_is_found_with_its_slope(tmp_path):
     assert abs(s["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB and s["ci95_low"] > 2.9 * MiB
     assert s["points"] == s["steps_analysed"] and s["allowance_bytes"] == 0
     assert leaks["verdict"] == "leak"
+    t = report["analysis"]["torch_cuda_memory"]
+    assert t["leak_verdict"] == "leak" and t["growth_bytes_per_step"] == s["slope_bytes_per_step"]
 
 
 @pytest.mark.parametrize("end,spike", [
