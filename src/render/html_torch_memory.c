@@ -33,6 +33,11 @@ static double cell(const struct sps_step_row *r, long col) {
     return col >= 0 ? r->by_name[col] : NAN;
 }
 
+/* The larger of a and b that is a number (NAN when neither is). */
+static double max_finite(double a, double b) {
+    return !isfinite(a) ? b : !isfinite(b) ? a : fmax(a, b);
+}
+
 /* Group b of k rows: the last finite reading of col, or the largest when
  * largest. */
 static double group_value(const struct html_steps *s, size_t from, size_t to, long col, int largest) {
@@ -71,7 +76,7 @@ int html_write_torch_memory(FILE *out, const struct sps_report *rep, const struc
         yr[b] = group_value(s, from, to, reserved, 0);
         yp[b] = group_value(s, from, to, peak, 1);
         drawn += isfinite(ya[b]);
-        hi = fmax(hi, fmax(isfinite(ya[b]) ? ya[b] : 0, fmax(isfinite(yr[b]) ? yr[b] : 0, isfinite(yp[b]) ? yp[b] : 0)));
+        hi = max_finite(hi, max_finite(ya[b], max_finite(yr[b], yp[b])));
     }
     html_section_begin(out, "torch-memory", "GPU memory per step (torch.cuda)",
                        "torch.cuda's caching allocator on the device the step ran on, read at each step's end "
