@@ -208,8 +208,10 @@ int sps_py_put(PyObject *d, const char *key, PyObject *value);
 int sps_py_torch_mem_init(PyObject *module);
 /* Before a step (micro 0) or micro-step (micro 1) of the calling thread
  * begins, and before it ends (then inside it, so its row carries the
- * values).  Never raise, never disturb a pending exception. */
-void sps_py_torch_mem_begin(int micro);
+ * values).  after_end: the begin follows the end of one of the same kind
+ * in the same call, with nothing run between (a bare step()): that end's
+ * reading serves.  Never raise, never disturb a pending exception. */
+void sps_py_torch_mem_begin(int micro, int after_end);
 void sps_py_torch_mem_end(int micro);
 /* What token (the calling thread's) stands for: 0 an open step, 1 an open
  * micro-step, -1 anything else. */

@@ -526,24 +526,26 @@ static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject),
 /* ----------------------------------------------------------------- Step */
 
 /* End a step (micro 0) or micro-step (1): torch's memory is recorded in
- * it first. */
-static void end_step_token(sps_zone_t t, int micro) {
-    if (t && t != SPS_PY_STAND_IN_TOKEN)
+ * it first.  Returns whether one was recorded and ended. */
+static int end_step_token(sps_zone_t t, int micro) {
+    int real = t && t != SPS_PY_STAND_IN_TOKEN;
+    if (real)
         sps_py_torch_mem_end(micro);
     sps_py_end(t);
+    return real;
 }
 
-static void end_pending_micro(void) {
+static int end_pending_micro(void) {
     sps_zone_t t = pending_micro;
     pending_micro = 0;
-    end_step_token(t, 1);
+    return end_step_token(t, 1);
 }
 
-static void end_pending_step(void) {
+static int end_pending_step(void) {
     end_pending_micro(); /* it nests in the step: end it first */
     sps_zone_t t = pending_step;
     pending_step = 0;
-    end_step_token(t, 0);
+    return end_step_token(t, 0);
 }
 
 /* step()/microstep(): end the thread's pending one, begin a new one now
@@ -553,12 +555,10 @@ static PyObject *begin_step(int micro) {
     if (!s)
         return NULL;
     if (micro) {
-        end_pending_micro();
-        sps_py_torch_mem_begin(1);
+        sps_py_torch_mem_begin(1, end_pending_micro());
         pending_micro = s->token = sps_py_begin(microstep_site, SPS_PY_FACE_USER);
     } else {
-        end_pending_step();
-        sps_py_torch_mem_begin(0);
+        sps_py_torch_mem_begin(0, end_pending_step());
         pending_step = s->token = sps_py_begin_step(step_site, SPS_PY_FACE_USER);
     }
     s->micro = micro;
@@ -714,13 +714,13 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
     (void)unused;
-    sps_py_torch_mem_begin(0);
+    sps_py_torch_mem_begin(0, 0);
     return PyLong_FromUnsignedLong(sps_py_begin_step(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
     (void)unused;
-    sps_py_torch_mem_begin(1);
+    sps_py_torch_mem_begin(1, 0);
     return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 

@@ -86,6 +86,8 @@ def test_steps_carry_torch_memory_under_run(tmp_path):
     got = json.loads(proc.stdout)
     assert got["status"]["state"] == "reading" and got["status"]["gpu_peak"] == "keep"
     assert got["status"]["steps_read"] == 5 and got["status"]["steps_peak_known"] == 3
+    # each `with` step reads at its begin (the peak) and at its end
+    assert got["calls"]["memoryStats"] == 10
     # never reset: the script's own peak is torch's since the start
     assert got["calls"]["reset_peak_memory_stats"] == 0 and got["max_allocated"] == 3200
     summary = {"steps": 5, "steps_read": 5, "peak_known_steps": 3, "peak_allocated_bytes": 3200,
@@ -201,14 +203,20 @@ def test_step_begin_and_zone_end_tokens_go_the_same_way(tmp_path):
 
 def test_bare_steps_record_at_the_next_step_and_at_exit(tmp_path):
     code = """
-        import torch, stepscope
+        import atexit, json, torch
+        # registered first, so it runs after stepscope's exit hook ends the last step
+        atexit.register(lambda: print(json.dumps(torch.calls)))
+        import stepscope
         for i in range(3):
             stepscope.step()
             torch.alloc(10)
     """
-    _, rows, _ = run_script(tmp_path, code)
+    proc, rows, _ = run_script(tmp_path, code)
     assert [torch_values(r["values"]) for r in rows] == [
         {ALLOC: 10, RESERVED: 0, PEAK: 10}, {ALLOC: 20, RESERVED: 0, PEAK: 20}, {ALLOC: 30, RESERVED: 0, PEAK: 30}]
+    # a bare step() begins where the last one ended, in one call: that end's
+    # reading is the begin's (the first begin and each end read: 4, not 6)
+    assert json.loads(proc.stdout)["memoryStats"] == 4
 
 
 def test_cuda_initialised_inside_a_step_gives_its_peak(tmp_path):
