@@ -27,7 +27,7 @@
  * by the same rule as by default (when it rose during the micro-step).
  *
  * Cost.  Without torch in sys.modules: one dict lookup at a step's begin
- * and one at its end.  With a torch that has not initialised CUDA: one
+ * and one at its end (PyImport_GetModuleDict(), no error state touched).  With a torch that has not initialised CUDA: one
  * is_initialized() call more each.  torch is never imported from here.
  *
  * Failure.  Whatever torch raises (or returns that is not the documented
@@ -79,7 +79,8 @@ struct peaks {
     double peak_allocated, peak_reserved;
     int known;
 };
-static __thread struct peaks at_begin[2], last_end[2];
+static __thread struct peaks at_begin[2] __attribute__((tls_model("initial-exec")));
+static __thread struct peaks last_end[2] __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------- failure */
 
@@ -129,13 +130,20 @@ static PyObject *attr2(PyObject *obj, const char *a, const char *b) {
     return y;
 }
 
+/* sys.modules["torch"] (borrowed), or NULL: the one dict lookup a step of
+ * a program without torch pays at its begin and its end.  The
+ * interpreter's own module dict, what `import` looks in; a str key sets
+ * no error. */
+static PyObject *torch_loaded(void) {
+    return PyDict_GetItemWithError(PyImport_GetModuleDict(), torch_key);
+}
+
 /* Whether torch has initialised CUDA: 1 yes, 0 no (or no torch), -1 off
  * (failed now, or before). */
 static int cuda_ready(void) {
     if (failed)
         return -1;
-    PyObject *modules = PySys_GetObject("modules"); /* borrowed */
-    PyObject *torch = modules && PyDict_Check(modules) ? PyDict_GetItemWithError(modules, torch_key) : NULL;
+    PyObject *torch = torch_loaded();
     if (!torch) {
         PyErr_Clear();
         return 0;
@@ -253,6 +261,12 @@ void sps_py_torch_mem_begin(int micro, int after_end) {
     last_end[micro].known = 0;
     if (reuse)
         return;
+    if (!failed && !torch_loaded()) {
+        /* no torch (the common case, kept to the lookup): nothing torch
+         * counts has happened yet, so a peak at the end is the step's */
+        at_begin[micro] = (struct peaks){0, 0, 1};
+        return;
+    }
     /* the error indicator is the caller's: nothing here may disturb it */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -280,12 +294,14 @@ void sps_py_torch_mem_begin(int micro, int after_end) {
 void sps_py_torch_mem_end(int micro) {
     if (!sps__enabled)
         return;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    struct reading r;
     int known = at_begin[micro].known;
     at_begin[micro].known = 0;
     last_end[micro].known = 0;
+    if (failed || !torch_loaded())
+        return; /* off, or no torch: the lookup alone */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    struct reading r;
     if (cuda_ready() > 0 && read_stats(&r) == 0) {
         last_end[micro] = (struct peaks){r.v[V_PEAK_ALLOCATED], r.v[V_PEAK_RESERVED], 1};
         int peak_alloc = known == 2 || (known == 1 && r.v[V_PEAK_ALLOCATED] > at_begin[micro].peak_allocated);
