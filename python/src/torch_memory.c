@@ -184,12 +184,23 @@ static int cuda_ready(void) {
     return yes;
 }
 
+/* The keys of torch's statistics read here, made once (interned str). */
+enum { K_ALLOCATED_BYTES, K_RESERVED_BYTES, K_ALL, K_CURRENT, K_PEAK, NKEYS };
+static const char *const key_names[NKEYS] = {"allocated_bytes", "reserved_bytes", "all", "current", "peak"};
+static PyObject *keys[NKEYS];
+
+/* d[key] when d is a dict holding it (borrowed), else NULL; no error set. */
+static PyObject *item(PyObject *d, int key) {
+    PyObject *v = d && PyDict_Check(d) ? PyDict_GetItemWithError(d, keys[key]) : NULL;
+    if (!v)
+        PyErr_Clear();
+    return v;
+}
+
 /* stats[stat]["all"][field] as a double; -1 when it is not there (what is
  * then set to why). */
-static double stat_of(PyObject *stats, const char *stat, const char *field, const char **what) {
-    PyObject *s = PyDict_Check(stats) ? PyDict_GetItemString(stats, stat) : NULL; /* borrowed */
-    PyObject *all = s && PyDict_Check(s) ? PyDict_GetItemString(s, "all") : NULL;
-    PyObject *v = all && PyDict_Check(all) ? PyDict_GetItemString(all, field) : NULL;
+static double stat_of(PyObject *stats, int stat, int field, const char **what) {
+    PyObject *v = item(item(item(stats, stat), K_ALL), field);
     double d = v && PyLong_Check(v) ? PyLong_AsDouble(v) : -1;
     if (d < 0 || PyErr_Occurred()) {
         PyErr_Clear();
@@ -220,10 +231,10 @@ static int read_stats(struct reading *r) {
         return -1;
     }
     const char *what = NULL;
-    r->v[V_ALLOCATED] = stat_of(stats, "allocated_bytes", "current", &what);
-    r->v[V_RESERVED] = stat_of(stats, "reserved_bytes", "current", &what);
-    r->v[V_PEAK_ALLOCATED] = stat_of(stats, "allocated_bytes", "peak", &what);
-    r->v[V_PEAK_RESERVED] = stat_of(stats, "reserved_bytes", "peak", &what);
+    r->v[V_ALLOCATED] = stat_of(stats, K_ALLOCATED_BYTES, K_CURRENT, &what);
+    r->v[V_RESERVED] = stat_of(stats, K_RESERVED_BYTES, K_CURRENT, &what);
+    r->v[V_PEAK_ALLOCATED] = stat_of(stats, K_ALLOCATED_BYTES, K_PEAK, &what);
+    r->v[V_PEAK_RESERVED] = stat_of(stats, K_RESERVED_BYTES, K_PEAK, &what);
     Py_DECREF(stats);
     if (what) {
         fail("reading torch's memory statistics", what);
@@ -393,6 +404,9 @@ int sps_py_torch_mem_init(PyObject *module) {
     torch_key = PyUnicode_InternFromString("torch");
     if (!torch_key)
         return -1;
+    for (int i = 0; i < NKEYS; i++)
+        if (!(keys[i] = PyUnicode_InternFromString(key_names[i])))
+            return -1;
     for (int i = 0; i < SPS_PY_TORCH_MEM_VALUES; i++)
         if (!(sites[i] = sps_site_get(value_names[i], SPS_KIND_VALUE))) {
             PyErr_NoMemory();

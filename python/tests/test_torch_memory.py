@@ -254,6 +254,16 @@ def test_a_torch_that_raises_turns_it_off_once_and_the_loop_goes_on(tmp_path, fa
     assert got["calls"][name] == int(fails.split(":")[1])
 
 
+def test_statistics_without_the_documented_keys_turn_it_off(tmp_path):
+    proc, rows, _ = run_script(tmp_path, LOOP, FAKE_TORCH_STATS="empty")
+    got = json.loads(proc.stdout)
+    assert got["status"]["state"] == "failed" and got["status"]["reason"] == (
+        "reading torch's memory statistics: torch._C._cuda_memoryStats() returned no "
+        "[\"allocated_bytes\"|\"reserved_bytes\"][\"all\"][\"current\"|\"peak\"] int")
+    assert len(rows) == 5 and not any(torch_values(r["values"]) for r in rows)
+    assert got["calls"]["memoryStats"] == 1
+
+
 def test_a_failing_reset_in_gpu_peak_step_is_kept_too(tmp_path):
     proc, rows, _ = run_script(tmp_path, LOOP, run_args=("--gpu-peak", "step"),
                                FAKE_TORCH_RAISE="reset_peak_memory_stats:2")

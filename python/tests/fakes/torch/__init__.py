@@ -9,7 +9,8 @@ reads them through torch._C._cuda_memoryStats(device), the call
 torch.cuda.memory_stats() makes.  FAKE_TORCH_RAISE=NAME:K makes the K-th
 call (1-based) of NAME (is_initialized, getDevice, memoryStats,
 reset_peak_memory_stats) raise RuntimeError("fake torch: NAME failed").
-calls counts every call by NAME.
+FAKE_TORCH_STATS=empty makes memoryStats return {} (a torch whose
+statistics are not shaped as documented).  calls counts every call by NAME.
 """
 import os
 import sys
@@ -53,6 +54,8 @@ def _stat(current, peak):
 def _memory_stats(device):
     _call("memoryStats")
     assert device == 0, device
+    if os.environ.get("FAKE_TORCH_STATS") == "empty":
+        return {}
     a = _stat(state["allocated"], state["peak_allocated"])
     r = _stat(state["reserved"], state["peak_reserved"])
     return {"allocated_bytes": {"all": a, "small_pool": dict(a), "large_pool": dict(a)},
