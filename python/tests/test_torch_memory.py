@@ -396,3 +396,22 @@ def test_the_gpu_leak_is_judged_in_a_process_s_own_report(tmp_path):
     leaks, s = torch_leak_series(report)
     assert s["verdict"] == "leak" and abs(s["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB
     assert leaks["verdict"] == "leak"
+
+
+def test_each_process_gpu_memory_is_judged_on_its_own_steps(tmp_path):
+    # two processes, each with its own (fake) GPU allocator, as two ranks
+    # are: the one that leaks is named by its pid
+    write_script(tmp_path, LEAK_LOOP % ("3 << 20", "0", "0") + "    import os; print(os.getpid())\n", "child.py")
+    code = LEAK_LOOP % ("0", "0", "0") + """
+    import os, subprocess
+    child = subprocess.run([sys.executable, %r], check=True, capture_output=True, text=True).stdout
+    print(os.getpid(), child.strip())
+""" % str(tmp_path / "child.py")
+    code = code.replace("import random, torch, stepscope", "import random, sys, torch, stepscope")
+    proc, _, report = run_script(tmp_path, code)
+    parent, child = (int(p) for p in proc.stdout.split())
+    series = {s["pid"]: s for s in report["analysis"]["leaks"]["series"] if s["scope"] == "torch.cuda"}
+    assert set(series) == {parent, child}
+    assert series[parent]["verdict"] == "no leak" and series[child]["verdict"] == "leak"
+    assert abs(series[child]["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB
+    assert report["analysis"]["leaks"]["verdict"] == "leak"

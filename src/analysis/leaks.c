@@ -463,50 +463,80 @@ static long torch_value_index(const struct sps_run *run) {
     return -1;
 }
 
-/*
- * torch.cuda's allocated memory, recorded at each step's end by the
- * Python module: each analysed row's reading stands at the row's index +
- * 1, where a reading at that step's end stands on the axis.  It holds no
- * byte of stepscope's (no ring allowance); the growth that matters, the
- * larger of 1 MiB and 1% of its median level, scales with the model.  On
- * the time axis there are too few steps for a trend of a figure read at
- * step ends: not judged, and said.
- */
-static int judge_torch(const struct sps_run *run, const struct axis *ax, struct sps_leaks *out) {
-    long idx = torch_value_index(run);
-    if (idx < 0)
-        return 0;
-    struct sps_leak_series *ls = add_series(out, SPS_LEAK_TORCH_SERIES, SPS_LEAK_SCOPE_TORCH);
-    if (!ls)
-        return SPS_ENOMEM;
-    if (ax->kind != SPS_LEAK_AXIS_STEPS) {
-        double none = 0;
-        int rc = sps__leak_judge(&none, &none, 0, out->steps_analysed, 0.0, ls);
-        ls->axis = SPS_LEAK_AXIS_TIME;
-        snprintf(ls->reason, sizeof ls->reason,
-                 "read at step ends, and only %zu steps after warm-up (the trend needs %d)", out->steps_analysed,
-                 SPS_LEAK_MIN_STEPS);
-        return rc;
-    }
-    ls->pid = out->pid;
-    double *xs = malloc((ax->n ? ax->n : 1) * sizeof *xs), *ys = malloc((ax->n ? ax->n : 1) * sizeof *ys);
+/* One process's torch.cuda series on the step axis: the readings of the
+ * stream (proc, tid, name)'s rows after warm-up, each at the row's index
+ * + 1, where a reading at that step's end stands. */
+static int judge_torch_stream(const struct sps_run *run, long idx, size_t proc, int tid, long name,
+                              struct sps_leak_series *ls) {
+    double *xs = malloc((run->nsteps ? run->nsteps : 1) * sizeof *xs);
+    double *ys = malloc((run->nsteps ? run->nsteps : 1) * sizeof *ys);
     if (!xs || !ys) {
         free(xs);
         free(ys);
         return SPS_ENOMEM;
     }
-    size_t n = 0;
-    for (size_t i = 0; i < ax->n; i++) {
-        double y = ax->rows[i]->by_name[idx];
-        if (isnan(y))
+    size_t n = 0, steps = 0;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct sps_step_row *r = &run->steps[i];
+        if (r->process != proc || r->tid != tid || r->name != name || r->warmup)
+            continue;
+        steps++;
+        if (isnan(r->by_name[idx]))
             continue; /* a step that ended with nothing read (CUDA not yet initialised) */
-        xs[n] = (double)ax->rows[i]->index + 1.0;
-        ys[n++] = y;
+        xs[n] = (double)r->index + 1.0;
+        ys[n++] = r->by_name[idx];
     }
-    int rc = sps__leak_judge(xs, ys, n, ax->n, 0.0, ls);
+    int rc = sps__leak_judge(xs, ys, n, steps, 0.0, ls);
     free(xs);
     free(ys);
     return rc;
+}
+
+/*
+ * torch.cuda's allocated memory, recorded at each step's end by the
+ * Python module: one series per process that recorded it (a rank of a
+ * distributed job has its GPU, and its leak, of its own), on that
+ * process's steps: the main stream's in the main process, else the
+ * stream of the first of its rows that carries a reading.  It holds no
+ * byte of stepscope's (no ring allowance); the growth that matters, the
+ * larger of 1 MiB and 1% of its median level, scales with the model.  On
+ * the time axis (the main stream has too few steps) it is not judged, and
+ * that is said.
+ */
+static int judge_torch(const struct sps_run *run, const struct axis *ax, struct sps_leaks *out) {
+    long idx = torch_value_index(run);
+    if (idx < 0)
+        return 0;
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        long first = -1;
+        for (size_t i = 0; i < run->nsteps && first < 0; i++)
+            if (run->steps[i].process == pi && !isnan(run->steps[i].by_name[idx]))
+                first = (long)i;
+        if (first < 0)
+            continue;
+        struct sps_leak_series *ls = add_series(out, SPS_LEAK_TORCH_SERIES, SPS_LEAK_SCOPE_TORCH);
+        if (!ls)
+            return SPS_ENOMEM;
+        ls->pid = run->procs[pi].pid;
+        int rc;
+        if (ax->kind != SPS_LEAK_AXIS_STEPS) {
+            double none = 0;
+            rc = sps__leak_judge(&none, &none, 0, out->steps_analysed, 0.0, ls);
+            ls->axis = SPS_LEAK_AXIS_TIME;
+            snprintf(ls->reason, sizeof ls->reason,
+                     "read at step ends, and the main step stream has only %zu steps after warm-up (the trend "
+                     "needs %d)",
+                     out->steps_analysed, SPS_LEAK_MIN_STEPS);
+        } else {
+            const struct sps_step_row *r = &run->steps[first];
+            int main_proc = ax->n && ax->rows[0]->process == pi;
+            rc = main_proc ? judge_torch_stream(run, idx, pi, ax->rows[0]->tid, ax->rows[0]->name, ls)
+                           : judge_torch_stream(run, idx, pi, r->tid, r->name, ls);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 /* The tree's series, each GPU's, torch.cuda's, then each process's. */

@@ -62,7 +62,7 @@ enum sps_leak_scope {
     SPS_LEAK_SCOPE_TREE = 0, /* the watched process tree's sum */
     SPS_LEAK_SCOPE_GPU,      /* one GPU */
     SPS_LEAK_SCOPE_PROCESS,  /* one process of the tree */
-    SPS_LEAK_SCOPE_TORCH,    /* torch.cuda's allocator, read at the main stream's step ends */
+    SPS_LEAK_SCOPE_TORCH,    /* torch.cuda's allocator in one process, read at its step ends */
     SPS_LEAK_SCOPE_COUNT
 };
 
@@ -134,7 +134,7 @@ struct sps_leaks {
     uint64_t processes_left_out; /* tree processes the sampler kept no series of (past its limit) */
     size_t nseries;
     struct sps_leak_series *series; /* owned: the tree's PSS or RSS, each GPU, torch.cuda's allocated memory
-                                       (when recorded), then each process's RSS */
+                                       in each process that recorded it, then each process's RSS */
 };
 
 /*

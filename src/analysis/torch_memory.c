@@ -77,7 +77,7 @@ void sps__torch_memory_summarize(const struct sps_run *run, const struct sps_lea
     }
     for (size_t i = 0; l && i < l->nseries; i++) {
         const struct sps_leak_series *s = &l->series[i];
-        if (s->scope != SPS_LEAK_SCOPE_TORCH)
+        if (s->scope != SPS_LEAK_SCOPE_TORCH || s->pid != out->pid)
             continue;
         out->verdict = s->verdict;
         if (s->axis == SPS_LEAK_AXIS_STEPS)
