@@ -90,7 +90,7 @@ def test_steps_carry_torch_memory_under_run(tmp_path):
     assert got["calls"]["memoryStats"] == 10
     # never reset: the script's own peak is torch's since the start
     assert got["calls"]["reset_peak_memory_stats"] == 0 and got["max_allocated"] == 3200
-    summary = {"steps": 5, "steps_read": 5, "peak_known_steps": 3, "peak_allocated_bytes": 3200,
+    summary = {"processes": 1, "steps": 5, "steps_read": 5, "peak_known_steps": 3, "peak_allocated_bytes": 3200,
                "peak_reserved_bytes": 8192, "end_allocated_bytes": 3100, "end_reserved_bytes": 8192,
                "growth_bytes_per_step": None, "leak_verdict": "unknown"}
     t = report["analysis"]["torch_cuda_memory"]
@@ -415,3 +415,5 @@ def test_each_process_gpu_memory_is_judged_on_its_own_steps(tmp_path):
     assert series[parent]["verdict"] == "no leak" and series[child]["verdict"] == "leak"
     assert abs(series[child]["slope_bytes_per_step"] - 3 * MiB) < 0.01 * 3 * MiB
     assert report["analysis"]["leaks"]["verdict"] == "leak"
+    t = report["analysis"]["torch_cuda_memory"]
+    assert t["processes"] == 2 and t["pid"] in (parent, child)

@@ -59,6 +59,12 @@ void sps__torch_memory_summarize(const struct sps_run *run, const struct sps_lea
     out->present = 1;
     out->pid = run->procs[stream->process].pid;
     out->tid = stream->tid;
+    for (size_t pi = 0; pi < run->nprocs; pi++)
+        for (size_t i = 0; i < run->nsteps; i++)
+            if (run->steps[i].process == pi && !isnan(cell(&run->steps[i], alloc))) {
+                out->processes++;
+                break;
+            }
     for (size_t i = 0; i < run->nsteps; i++) {
         const struct sps_step_row *r = &run->steps[i];
         if (r->process != stream->process || r->tid != stream->tid || r->name != stream->name)

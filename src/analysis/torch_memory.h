@@ -30,6 +30,7 @@ struct sps_torch_memory {
     int present;              /* some step carries torch.cuda.allocated_bytes; all else is 0/NAN without */
     int pid, tid;             /* the step stream summarised (the leak analysis's main one, else the first
                                  stream that carries the value) */
+    size_t processes;         /* processes whose rows carry torch.cuda.allocated_bytes */
     size_t steps;             /* that stream's rows */
     size_t steps_read;        /* of them, rows carrying torch.cuda.allocated_bytes */
     size_t peak_known;        /* rows carrying torch.cuda.peak_allocated_bytes: their peak within the step */

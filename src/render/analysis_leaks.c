@@ -31,7 +31,8 @@ static void process_label(const struct sps_leak_series *s, char *buf, size_t len
 }
 
 /* "workload PSS" (or "workload RSS", the sum over processes), "GPU 0
- * workload memory", "pid 4243 (worker) RSS": what a series measures. */
+ * workload memory", "torch.cuda allocated (pid 4243)", "pid 4243 (worker)
+ * RSS": what a series measures. */
 static void series_label(const struct sps_leak_series *s, char *buf, size_t len) {
     const char *name = s->series;
     if (strcmp(name, "workload_pss_bytes") == 0) {
@@ -43,7 +44,7 @@ static void series_label(const struct sps_leak_series *s, char *buf, size_t len)
     } else if (strcmp(name, "gpu_memory_used_bytes") == 0) {
         snprintf(buf, len, "GPU %d memory used", s->gpu);
     } else if (s->scope == SPS_LEAK_SCOPE_TORCH) {
-        snprintf(buf, len, "torch.cuda allocated");
+        snprintf(buf, len, "torch.cuda allocated (pid %d)", s->pid); /* one series per process */
     } else if (is_process(s)) {
         char who[64];
         process_label(s, who, sizeof who);

@@ -31,10 +31,14 @@ int sps__torch_memory_text(const struct sps_torch_memory *t, char *buf, size_t l
     } else {
         snprintf(growth, sizeof growth, "; growth per step not judged (see leaks)");
     }
+    char who[96] = "";
+    if (t->processes > 1) /* each process has its own GPU memory: say whose this is */
+        snprintf(who, sizeof who, "pid %d (of %zu processes that read it; leaks judges each): ", t->pid,
+                 t->processes);
     snprintf(buf, len,
-             "peak %s allocated, %s reserved; at the end %s allocated, %s reserved%s; peak within the step known "
+             "%speak %s allocated, %s reserved; at the end %s allocated, %s reserved%s; peak within the step known "
              "for %zu of %zu steps",
-             pa, pr, ea, er, growth, t->peak_known, t->steps_read);
+             who, pa, pr, ea, er, growth, t->peak_known, t->steps_read);
     return 1;
 }
 

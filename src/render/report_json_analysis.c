@@ -131,6 +131,7 @@ void sps__torch_memory_json(struct sps_jw *w, const struct sps_torch_memory *t) 
     sps__jw_object(w, "torch_cuda_memory");
     sps__jw_int(w, "pid", t->pid);
     sps__jw_int(w, "tid", t->tid);
+    sps__jw_uint(w, "processes", t->processes);
     sps__jw_uint(w, "steps", t->steps);
     sps__jw_uint(w, "steps_read", t->steps_read);
     sps__jw_uint(w, "peak_known_steps", t->peak_known);

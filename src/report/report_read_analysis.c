@@ -989,10 +989,15 @@ static int read_torch_memory(struct sps_jscan *s, struct sps_torch_memory *t) {
             rc = sps__jread_number(s, key, (double *)((char *)t + numbers[i].offset));
         } else if (!strcmp(key, "pid") || !strcmp(key, "tid")) {
             rc = sps__jread_i32(s, key, -1, key[0] == 'p' ? &t->pid : &t->tid);
-        } else if (!strcmp(key, "steps") || !strcmp(key, "steps_read") || !strcmp(key, "peak_known_steps")) {
+        } else if (!strcmp(key, "steps") || !strcmp(key, "steps_read") || !strcmp(key, "peak_known_steps") ||
+                   !strcmp(key, "processes")) {
             uint64_t n;
+            size_t *field = !strcmp(key, "steps")        ? &t->steps
+                            : !strcmp(key, "steps_read") ? &t->steps_read
+                            : !strcmp(key, "processes")  ? &t->processes
+                                                         : &t->peak_known;
             if (!(rc = sps__jread_u64(s, key, &n)))
-                *(key[0] == 'p' ? &t->peak_known : key[5] == '_' ? &t->steps_read : &t->steps) = (size_t)n;
+                *field = (size_t)n;
         } else if (!strcmp(key, "leak_verdict")) {
             rc = read_name(s, key, leak_verdict_name, SPS_LEAK_FOUND + 1, &v);
             t->verdict = (enum sps_leak_verdict)v;
