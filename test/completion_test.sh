@@ -132,7 +132,8 @@ expect "stepscope nosuchcommand "
 # ------------------------------------------------- each command's options
 run_opts=(-o --output -q --quiet --no-live --no-stream --ring-events --ring-policy --interval
     --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue --peak-flops
-    --max-overhead --torch-profile --no-auto --serve --prom-textfile --tensorboard --allow-foreign-dir -h --help)
+    --max-overhead --torch-profile --gpu-peak --no-auto --serve --prom-textfile --tensorboard --allow-foreign-dir
+    -h --help)
 expect "stepscope run -" "${run_opts[@]}"
 expect "stepscope run --no-" --no-live --no-stream --no-sample --no-auto
 expect "stepscope run -q --m" --machine-interval --max-overhead
@@ -156,6 +157,8 @@ expect "stepscope compare a b --fail-on " slower
 expect "stepscope run --ring-policy " keep-latest keep-first
 expect "stepscope run -q --ring-policy keep-f" keep-first
 expect "stepscope run --torch-profile " auto
+expect "stepscope run --gpu-peak " keep step
+expect "stepscope run --gpu-peak step -q --g" --gpu-peak
 # free values: nothing to offer
 expect "stepscope run --ring-events "
 expect "stepscope run --serve "

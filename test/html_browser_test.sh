@@ -43,8 +43,10 @@ console_lines | grep -q 'canary-boom' || failed "the console log does not show a
 # 2. A real run directory and the report.html `stepscope run` made from
 #    the run's model (the records and the sampler's series); `stepscope
 #    report` must make one from the directory too.
+#    (--torch-mem: the values the Python module records from torch.cuda's
+#    allocator, for the GPU memory chart)
 "$BUILD/stepscope" run -q -o "$TMP/run" -- "$BUILD/test_workload" --steps 30 --warmup 3 --alloc-mb 16 \
-    --burn-ms 200 --sleep-ms 100 || failed "stepscope run exited $?"
+    --burn-ms 200 --sleep-ms 100 --torch-mem || failed "stepscope run exited $?"
 PAGE="$TMP/run/report.html"
 [ -s "$PAGE" ] || { failed "no report.html"; exit 1; }
 "$BUILD/stepscope" report "$TMP/run" --format html -o "$TMP/again.html" || failed "stepscope report exited $?"
@@ -65,7 +67,7 @@ want=$(grep -o '<rect' "$PAGE" | wc -l)
 [ "$want" -ge 30 ] || failed "report.html has $want <rect> (expected at least 30: a chart of 30 steps)"
 [ "$rects" -eq "$want" ] || failed "rendered DOM has $rects <rect>, the page $want"
 [ "$lines" -ge 2 ] || failed "rendered DOM has $lines <polyline> (expected at least 2)"
-for id in step-time values phases memory cpu gpu temperature power zones; do
+for id in step-time values torch-memory phases memory cpu gpu temperature power zones; do
     grep -q "<section id=\"$id\"" "$TMP/dom.html" || failed "rendered DOM lacks section $id"
 done
 

@@ -202,6 +202,24 @@ PyObject *sps_py_write_report(PyObject *self, PyObject *dir);
  * (its constructor failed) or the store fails. */
 int sps_py_put(PyObject *d, const char *key, PyObject *value);
 
+/* torch_memory.c: torch.cuda's allocator memory recorded as values at the
+ * end of each step and micro-step (torch_memory.c says how and why). */
+#define SPS_PY_TORCH_MEM_VALUES 4
+int sps_py_torch_mem_init(PyObject *module);
+/* Before a step (micro 0) or micro-step (micro 1) of the calling thread
+ * begins, and before it ends (then inside it, so its row carries the
+ * values).  after_end: the begin follows the end of one of the same kind
+ * in the same call, with nothing run between (a bare step()): that end's
+ * reading serves.  Never raise, never disturb a pending exception. */
+void sps_py_torch_mem_begin(int micro, int after_end);
+void sps_py_torch_mem_end(int micro);
+/* What token (the calling thread's) stands for: 0 an open step, 1 an open
+ * micro-step, -1 anything else. */
+int sps_py_torch_mem_step_kind(sps_zone_t token);
+PyObject *sps_py_torch_mem_status(PyObject *self, PyObject *unused);
+PyObject *sps_py_torch_mem_capture(PyObject *self, PyObject *unused);
+PyObject *sps_py_torch_mem_set_peak(PyObject *self, PyObject *mode);
+
 /* live.c: the calling thread's last completed step, as one JSON line (str),
  * or None when it has none. */
 PyObject *sps_py_last_step_json(PyObject *self, PyObject *unused);

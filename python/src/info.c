@@ -157,7 +157,10 @@ PyObject *sps_py_capture(PyObject *self, PyObject *args, PyObject *kwargs) {
         goto fail;
     }
     gpus = NULL;
-    if (sps_py_put(d, "time_ns", PyLong_FromLongLong(c->time_ns)) < 0 ||
+    /* torch.cuda's allocator on the current device, read now (None: torch
+     * has not initialised CUDA, or reading it failed: status() says why) */
+    if (sps_py_put(d, "torch_cuda", sps_py_torch_mem_capture(NULL, NULL)) < 0 ||
+        sps_py_put(d, "time_ns", PyLong_FromLongLong(c->time_ns)) < 0 ||
         sps_py_put(d, "published", PyBool_FromLong(c->published)) < 0 ||
         sps_py_put(d, "fresh", PyBool_FromLong(c->fresh)) < 0)
         goto fail;
@@ -189,7 +192,8 @@ PyObject *sps_py_status(PyObject *self, PyObject *unused) {
         sps_py_put(d, "events_recorded", PyLong_FromUnsignedLongLong(st.events_recorded)) < 0 ||
         sps_py_put(d, "events_dropped", PyLong_FromUnsignedLongLong(st.events_dropped)) < 0 ||
         sps_py_put(d, "threads_recording", PyLong_FromUnsignedLongLong(st.threads_recording)) < 0 ||
-        sps_py_put(d, "enabled", PyBool_FromLong(sps_is_enabled())) < 0) {
+        sps_py_put(d, "enabled", PyBool_FromLong(sps_is_enabled())) < 0 ||
+        sps_py_put(d, "torch_cuda_memory", sps_py_torch_mem_status(NULL, NULL)) < 0) {
         Py_DECREF(d);
         return NULL;
     }

@@ -96,6 +96,8 @@ static PyMethodDef methods[] = {
     {"_clock_offset_set", sps_py_clock_offset_set, METH_VARARGS,
      "_clock_offset_set(when, offset_ns, error_ns, at_ns, rounds, why=None) -> bool: store a clock-offset "
      "measurement (when 0: start, 1: end) in this process's record; False when it records nothing."},
+    {"_set_gpu_peak", sps_py_torch_mem_set_peak, METH_O,
+     "_set_gpu_peak(mode): \"keep\" (never reset torch's peaks) or \"step\" (reset them at each step's begin)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -111,7 +113,7 @@ PyMODINIT_FUNC PyInit__stepscope(void) {
     if (!m)
         return NULL;
     if (sps_py_zone_init(m) < 0 || sps_py_gpu_zone_init(m) < 0 || sps_py_info_init(m) < 0 || sps_py_face_init(m) < 0 ||
-        sps_py_auto_init(m) < 0 ||
+        sps_py_auto_init(m) < 0 || sps_py_torch_mem_init(m) < 0 ||
         PyModule_AddStringConstant(m, "__version__", SPS_VERSION_STRING) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", SPS_VERSION_STRING) < 0) {
         Py_DECREF(m);

@@ -525,17 +525,27 @@ static PyType_Spec zone_spec = {"stepscope._stepscope.Zone", sizeof(ZoneObject),
 
 /* ----------------------------------------------------------------- Step */
 
-static void end_pending_micro(void) {
-    sps_zone_t t = pending_micro;
-    pending_micro = 0;
+/* End a step (micro 0) or micro-step (1): torch's memory is recorded in
+ * it first.  Returns whether one was recorded and ended. */
+static int end_step_token(sps_zone_t t, int micro) {
+    int real = t && t != SPS_PY_STAND_IN_TOKEN;
+    if (real)
+        sps_py_torch_mem_end(micro);
     sps_py_end(t);
+    return real;
 }
 
-static void end_pending_step(void) {
+static int end_pending_micro(void) {
+    sps_zone_t t = pending_micro;
+    pending_micro = 0;
+    return end_step_token(t, 1);
+}
+
+static int end_pending_step(void) {
     end_pending_micro(); /* it nests in the step: end it first */
     sps_zone_t t = pending_step;
     pending_step = 0;
-    sps_py_end(t);
+    return end_step_token(t, 0);
 }
 
 /* step()/microstep(): end the thread's pending one, begin a new one now
@@ -545,10 +555,10 @@ static PyObject *begin_step(int micro) {
     if (!s)
         return NULL;
     if (micro) {
-        end_pending_micro();
+        sps_py_torch_mem_begin(1, end_pending_micro());
         pending_micro = s->token = sps_py_begin(microstep_site, SPS_PY_FACE_USER);
     } else {
-        end_pending_step();
+        sps_py_torch_mem_begin(0, end_pending_step());
         pending_step = s->token = sps_py_begin_step(step_site, SPS_PY_FACE_USER);
     }
     s->micro = micro;
@@ -604,7 +614,7 @@ static PyObject *step_exit(PyObject *self, PyObject *args) {
         pending_micro = 0;
     if (!s->micro && pending_step == s->token)
         pending_step = 0;
-    sps_py_end(s->token);
+    end_step_token(s->token, s->micro);
     Py_RETURN_NONE;
 }
 
@@ -676,6 +686,11 @@ PyObject *sps_py_zone_end(PyObject *self, PyObject *token) {
     long t = token_of(token, "stepscope.zone_end()");
     if (t < 0)
         return NULL;
+    /* a step or micro-step (step_begin, microstep_begin: auto mode's,
+     * instrument's): torch's memory is recorded in it first */
+    int step_kind = sps_py_torch_mem_step_kind((sps_zone_t)t);
+    if (step_kind >= 0)
+        sps_py_torch_mem_end(step_kind);
     sps_py_end((sps_zone_t)t);
     Py_RETURN_NONE;
 }
@@ -699,11 +714,13 @@ PyObject *sps_py_zone_discard(PyObject *self, PyObject *token) {
 
 PyObject *sps_py_step_begin(PyObject *self, PyObject *unused) {
     (void)unused;
+    sps_py_torch_mem_begin(0, 0);
     return PyLong_FromUnsignedLong(sps_py_begin_step(step_site, sps_py_face_of(self)));
 }
 
 PyObject *sps_py_microstep_begin(PyObject *self, PyObject *unused) {
     (void)unused;
+    sps_py_torch_mem_begin(1, 0);
     return PyLong_FromUnsignedLong(sps_py_begin(microstep_site, sps_py_face_of(self)));
 }
 

@@ -134,7 +134,23 @@ def out_dir():
 _UNSET = object()
 
 
-def configure(out=_UNSET, enabled=None):
+#: STEPSCOPE_GPU_PEAK's values (docs/python.md, "GPU memory per step")
+GPU_PEAK_MODES = ("keep", "step")
+
+
+def _gpu_peak_from_env():
+    # Read once, at import: a bad value is an error here, never in the loop.
+    mode = _os.environ.get("STEPSCOPE_GPU_PEAK", "")
+    if mode not in GPU_PEAK_MODES + ("",):
+        raise ValueError("stepscope: STEPSCOPE_GPU_PEAK=%r: must be \"keep\" (never reset torch's peak memory "
+                         "statistics, the default) or \"step\" (reset them at each step's begin)" % mode)
+    _stepscope._set_gpu_peak(mode or "keep")
+
+
+_gpu_peak_from_env()
+
+
+def configure(out=_UNSET, enabled=None, gpu_peak=None):
     """Configure the module; every argument is optional.
 
     out: the directory for this process's report.json at exit when not
@@ -143,7 +159,16 @@ def configure(out=_UNSET, enabled=None):
         library fixes it; later calls raise RuntimeError.
     enabled: True or False turns recording on or off for the whole process
         (as ``set_enabled``).
+    gpu_peak: "keep" (the default: torch's peak memory statistics are never
+        reset, and a step's peak is recorded only when torch's rose during
+        it) or "step" (reset them at each step's begin, so every step's peak
+        is exact; this changes what torch.cuda.max_memory_allocated() and
+        the other peaks return to the script).  As STEPSCOPE_GPU_PEAK.
     """
+    if gpu_peak is not None:
+        if gpu_peak not in GPU_PEAK_MODES:
+            raise ValueError("stepscope.configure(): gpu_peak must be \"keep\" or \"step\", not %r" % (gpu_peak,))
+        _stepscope._set_gpu_peak(gpu_peak)
     if out is not _UNSET:
         if _os.environ.get("STEPSCOPE_RUN_DIR"):
             _warnings.warn("stepscope.configure(out=...) has no effect under `stepscope run`: "

@@ -135,7 +135,7 @@ def test_exit_without_enter_and_exit_twice_are_harmless():
 def test_status_fields():
     st = stepscope.status()
     assert set(st) == {"mode", "clock", "ticks_per_second", "record_path", "reason", "events_recorded",
-                       "events_dropped", "threads_recording", "enabled"}
+                       "events_dropped", "threads_recording", "enabled", "torch_cuda_memory"}
     assert st["mode"] in ("uninitialised", "memory")
     assert st["clock"] in ("tsc", "monotonic") and st["ticks_per_second"] > 0
     with stepscope.zone("status"):

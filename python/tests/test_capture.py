@@ -35,7 +35,9 @@ def test_capture_alone(run_alone):
     c, f = out["c"], out["f"]
     names = [m["name"] for m in out["metrics"]]
     assert list(c)[:4] == SEED_KEYS
-    assert set(c) == set(SEED_KEYS) | set(names) | {"cpu_memory_metric", "gpus", "time_ns", "published", "fresh"}
+    assert set(c) == set(SEED_KEYS) | set(names) | {"cpu_memory_metric", "gpus", "time_ns", "published", "fresh",
+                                                           "torch_cuda"}
+    assert c["torch_cuda"] is None  # no torch imported (test_torch_memory.py has it)
     assert c["published"] is False and c["fresh"] is True and f["fresh"] is True
     for key in SEED_KEYS + names:
         assert c[key] is None or isinstance(c[key], (int, float)), key

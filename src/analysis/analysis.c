@@ -27,6 +27,7 @@ int sps__analyze(const struct sps_run *run, const struct sps_run_info *info, con
     sps__bottleneck_analyze(run, info, &out->bottleneck);
     if (sps__leaks_analyze(run, info ? info->sampler : NULL, &out->leaks) != 0)
         rc = SPS_ENOMEM;
+    sps__torch_memory_summarize(run, &out->leaks, &out->torch_memory);
     sps__energy_analyze(run, info, cfg, &out->energy);
     if (sps__throughput_analyze(run, info, cfg, &out->throughput) != 0)
         rc = SPS_ENOMEM;

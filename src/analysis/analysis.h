@@ -27,6 +27,7 @@
 #include "analysis/energy.h"
 #include "analysis/straggler.h"
 #include "analysis/throughput.h"
+#include "analysis/torch_memory.h"
 
 struct sps_run;
 struct sps_run_info;
@@ -50,6 +51,7 @@ struct sps_analysis {
     struct sps_energy energy;
     struct sps_throughput throughput;
     struct sps_straggler straggler; /* which rank the others wait for */
+    struct sps_torch_memory torch_memory; /* torch.cuda's allocator memory at step ends (present 0: none) */
     /* Text a read analysis owns: where the parts point at static text (the
      * bottleneck's why_* reasons and windows_note, the overhead's
      * unmeasured_reason), an analysis read from report.json

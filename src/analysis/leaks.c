@@ -454,7 +454,92 @@ static int run_axis(const struct sps_run *run, const struct sps__sampler_result 
     return 0;
 }
 
-/* The tree's series, each GPU's, then each process's. */
+/* The summary index of the value torch.cuda's allocated memory is
+ * recorded as, or -1 when the run has none. */
+static long torch_value_index(const struct sps_run *run) {
+    for (size_t i = 0; i < run->nnames; i++)
+        if (run->names[i].kind == SPS_KIND_VALUE && strcmp(run->names[i].name, SPS_LEAK_TORCH_VALUE) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* One process's torch.cuda series on the step axis: the readings of the
+ * stream (proc, tid, name)'s rows after warm-up, each at the row's index
+ * + 1, where a reading at that step's end stands. */
+static int judge_torch_stream(const struct sps_run *run, long idx, size_t proc, int tid, long name,
+                              struct sps_leak_series *ls) {
+    double *xs = malloc((run->nsteps ? run->nsteps : 1) * sizeof *xs);
+    double *ys = malloc((run->nsteps ? run->nsteps : 1) * sizeof *ys);
+    if (!xs || !ys) {
+        free(xs);
+        free(ys);
+        return SPS_ENOMEM;
+    }
+    size_t n = 0, steps = 0;
+    for (size_t i = 0; i < run->nsteps; i++) {
+        const struct sps_step_row *r = &run->steps[i];
+        if (r->process != proc || r->tid != tid || r->name != name || r->warmup)
+            continue;
+        steps++;
+        if (isnan(r->by_name[idx]))
+            continue; /* a step that ended with nothing read (CUDA not yet initialised) */
+        xs[n] = (double)r->index + 1.0;
+        ys[n++] = r->by_name[idx];
+    }
+    int rc = sps__leak_judge(xs, ys, n, steps, 0.0, ls);
+    free(xs);
+    free(ys);
+    return rc;
+}
+
+/*
+ * torch.cuda's allocated memory, recorded at each step's end by the
+ * Python module: one series per process that recorded it (a rank of a
+ * distributed job has its GPU, and its leak, of its own), on that
+ * process's steps: the main stream's in the main process, else the
+ * stream of the first of its rows that carries a reading.  It holds no
+ * byte of stepscope's (no ring allowance); the growth that matters, the
+ * larger of 1 MiB and 1% of its median level, scales with the model.  On
+ * the time axis (the main stream has too few steps) it is not judged, and
+ * that is said.
+ */
+static int judge_torch(const struct sps_run *run, const struct axis *ax, struct sps_leaks *out) {
+    long idx = torch_value_index(run);
+    if (idx < 0)
+        return 0;
+    for (size_t pi = 0; pi < run->nprocs; pi++) {
+        long first = -1;
+        for (size_t i = 0; i < run->nsteps && first < 0; i++)
+            if (run->steps[i].process == pi && !isnan(run->steps[i].by_name[idx]))
+                first = (long)i;
+        if (first < 0)
+            continue;
+        struct sps_leak_series *ls = add_series(out, SPS_LEAK_TORCH_SERIES, SPS_LEAK_SCOPE_TORCH);
+        if (!ls)
+            return SPS_ENOMEM;
+        ls->pid = run->procs[pi].pid;
+        int rc;
+        if (ax->kind != SPS_LEAK_AXIS_STEPS) {
+            double none = 0;
+            rc = sps__leak_judge(&none, &none, 0, out->steps_analysed, 0.0, ls);
+            ls->axis = SPS_LEAK_AXIS_TIME;
+            snprintf(ls->reason, sizeof ls->reason,
+                     "read at step ends, and the main step stream has only %zu steps after warm-up (the trend "
+                     "needs %d)",
+                     out->steps_analysed, SPS_LEAK_MIN_STEPS);
+        } else {
+            const struct sps_step_row *r = &run->steps[first];
+            int main_proc = ax->n && ax->rows[0]->process == pi;
+            rc = main_proc ? judge_torch_stream(run, idx, pi, ax->rows[0]->tid, ax->rows[0]->name, ls)
+                           : judge_torch_stream(run, idx, pi, r->tid, r->name, ls);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The tree's series, each GPU's, torch.cuda's, then each process's. */
 static int judge_all(const struct sps_run *run, const struct sps__sampler_result *sampler, const struct axis *ax,
                      struct sps_leaks *out) {
     double all_rings = record_ring_bytes(run);
@@ -472,6 +557,8 @@ static int judge_all(const struct sps_run *run, const struct sps__sampler_result
         ls->gpu = gs->index;
         rc = judge_series(ls, ax, &gs->m[own ? SPS_M_GPU_WORKLOAD_MEMORY_BYTES : SPS_M_GPU_MEMORY_USED_BYTES], 0.0);
     }
+    if (rc == 0)
+        rc = judge_torch(run, ax, out);
     out->processes_left_out = sampler->processes_left_out;
     const struct sps__series *tree = &sampler->host[SPS_M_WORKLOAD_RSS_BYTES];
     int64_t slack_ns = (int64_t)sampler->machine_interval_ms * 1000000;
@@ -526,15 +613,19 @@ int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_resu
     out->verdict = SPS_LEAK_UNKNOWN;
     out->pid = out->tid = -1;
     out->warmup_seconds = out->seconds_analysed = NAN;
-    if (!sampler) {
+    if (!sampler && torch_value_index(run) < 0) {
         snprintf(out->reason, sizeof out->reason, "no sampler ran: no memory readings");
         return 0;
     }
-    out->tree_pid = sampler->tree_pid;
+    /* no sampler (a process's own report): torch.cuda's memory, read at
+     * step ends, is judged alone; the machine's series are said missing */
+    static const struct sps__sampler_result no_sampler;
+    const struct sps__sampler_result *r = sampler ? sampler : &no_sampler;
+    out->tree_pid = r->tree_pid;
     struct axis ax;
-    int rc = run_axis(run, sampler, out, &ax);
+    int rc = run_axis(run, r, out, &ax);
     if (rc == 0)
-        rc = judge_all(run, sampler, &ax, out);
+        rc = sampler ? judge_all(run, sampler, &ax, out) : judge_torch(run, &ax, out);
     free(ax.rows);
     run_verdict(out);
     return rc;
@@ -547,6 +638,7 @@ const char *sps__leak_scope_name(enum sps_leak_scope scope) {
         [SPS_LEAK_SCOPE_TREE] = "workload process tree",
         [SPS_LEAK_SCOPE_GPU] = "gpu",
         [SPS_LEAK_SCOPE_PROCESS] = "process",
+        [SPS_LEAK_SCOPE_TORCH] = "torch.cuda",
     };
     return (unsigned)scope < sizeof scope_names / sizeof scope_names[0] ? scope_names[scope] : "unknown";
 }

@@ -26,6 +26,11 @@ struct sps_run;
 struct sps__sampler_result;
 struct sps_jw;
 
+/* The value torch.cuda's allocated memory is recorded as at each step's
+ * end (python/src/torch_memory.c), and its series' name. */
+#define SPS_LEAK_TORCH_VALUE "torch.cuda.allocated_bytes"
+#define SPS_LEAK_TORCH_SERIES "torch_cuda_allocated_bytes"
+
 /* The thresholds of the verdict (docs/analysis.md). */
 #define SPS_LEAK_MIN_POINTS 10         /* readings within the analysed steps */
 #define SPS_LEAK_MIN_STEPS 10          /* analysed (post-warm-up) steps */
@@ -57,11 +62,12 @@ enum sps_leak_scope {
     SPS_LEAK_SCOPE_TREE = 0, /* the watched process tree's sum */
     SPS_LEAK_SCOPE_GPU,      /* one GPU */
     SPS_LEAK_SCOPE_PROCESS,  /* one process of the tree */
+    SPS_LEAK_SCOPE_TORCH,    /* torch.cuda's allocator in one process, read at its step ends */
     SPS_LEAK_SCOPE_COUNT
 };
 
-/* report.json's names: "workload process tree", "gpu", "process".  Static
- * storage. */
+/* report.json's names: "workload process tree", "gpu", "process",
+ * "torch.cuda".  Static storage. */
 const char *sps__leak_scope_name(enum sps_leak_scope scope);
 
 /* Which test of the verdict decided it (docs/analysis.md): the renderers
@@ -81,7 +87,8 @@ const char *sps__leak_rule_name(enum sps_leak_rule r);
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */
 struct sps_leak_series {
-    char series[48]; /* "workload_pss_bytes" or "workload_rss_bytes", "gpu_workload_memory_bytes", "process_rss_bytes", ... */
+    char series[48]; /* "workload_pss_bytes" or "workload_rss_bytes", "gpu_workload_memory_bytes", "process_rss_bytes",
+                        "torch_cuda_allocated_bytes", ... */
     enum sps_leak_scope scope;
     int gpu;         /* the GPU's index, -1 for a host series */
     int pid;         /* the process's (SPS_LEAK_SCOPE_PROCESS), else -1 */
@@ -126,7 +133,8 @@ struct sps_leaks {
     double warmup_seconds, seconds_analysed;
     uint64_t processes_left_out; /* tree processes the sampler kept no series of (past its limit) */
     size_t nseries;
-    struct sps_leak_series *series; /* owned: the tree's PSS or RSS, each GPU, then each process's RSS */
+    struct sps_leak_series *series; /* owned: the tree's PSS or RSS, each GPU, torch.cuda's allocated memory
+                                       in each process that recorded it, then each process's RSS */
 };
 
 /*
@@ -165,8 +173,9 @@ int sps__leak_judge_time(const double *x, const double *y, size_t n, double from
 
 /*
  * The leak analysis of a built run with its sampler result (NULL: none
- * ran, the verdict is unknown): against the step number when the run has
- * steps, else against time.  *out is valid (possibly partial) on any
+ * ran, and only torch.cuda's allocated memory, recorded at step ends, can
+ * be judged): against the step number when the run has steps, else
+ * against time.  *out is valid (possibly partial) on any
  * return and must be freed.  Returns 0 or SPS_ENOMEM.
  */
 int sps__leaks_analyze(const struct sps_run *run, const struct sps__sampler_result *sampler, struct sps_leaks *out);

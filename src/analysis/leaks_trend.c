@@ -191,10 +191,15 @@ static int judge_trend(const double *x, const double *y, size_t n, double span, 
     } else if (out->growth_bytes < out->min_growth_bytes) {
         out->verdict = SPS_LEAK_NONE;
         out->rule = SPS_LEAK_RULE_GROWTH;
+        /* a series that holds none of stepscope's bytes (a GPU's, torch's)
+         * has no allowance to speak of */
+        char rings[64] = "";
+        if (out->allowance_bytes > 0)
+            snprintf(rings, sizeof rings, ", plus %.4g bytes of stepscope's own rings", out->allowance_bytes);
         snprintf(out->reason, sizeof out->reason,
                  "growth over %s (%.4g bytes) is under the %.4g bytes that matter (the larger of 1 MiB "
-                 "and 1%% of the median level, plus %.4g bytes of stepscope's own rings)",
-                 span_words, out->growth_bytes, out->min_growth_bytes, out->allowance_bytes);
+                 "and 1%% of the median level%s)",
+                 span_words, out->growth_bytes, out->min_growth_bytes, rings);
     } else if (rising < SPS_LEAK_SEGMENTS - 1) {
         out->verdict = SPS_LEAK_NONE;
         out->rule = SPS_LEAK_RULE_PERSISTENCE;

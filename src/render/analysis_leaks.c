@@ -31,7 +31,8 @@ static void process_label(const struct sps_leak_series *s, char *buf, size_t len
 }
 
 /* "workload PSS" (or "workload RSS", the sum over processes), "GPU 0
- * workload memory", "pid 4243 (worker) RSS": what a series measures. */
+ * workload memory", "torch.cuda allocated (pid 4243)", "pid 4243 (worker)
+ * RSS": what a series measures. */
 static void series_label(const struct sps_leak_series *s, char *buf, size_t len) {
     const char *name = s->series;
     if (strcmp(name, "workload_pss_bytes") == 0) {
@@ -42,6 +43,8 @@ static void series_label(const struct sps_leak_series *s, char *buf, size_t len)
         snprintf(buf, len, "GPU %d workload memory", s->gpu);
     } else if (strcmp(name, "gpu_memory_used_bytes") == 0) {
         snprintf(buf, len, "GPU %d memory used", s->gpu);
+    } else if (s->scope == SPS_LEAK_SCOPE_TORCH) {
+        snprintf(buf, len, "torch.cuda allocated (pid %d)", s->pid); /* one series per process */
     } else if (is_process(s)) {
         char who[64];
         process_label(s, who, sizeof who);
@@ -100,13 +103,18 @@ static void fmt_why(const struct sps_leak_series *s, char *buf, size_t len) {
                  html_fmt_bytes(a, sizeof a, s->ci95_low * per.div), html_fmt_bytes(b, sizeof b, s->ci95_high * per.div),
                  per.name);
         return;
-    case SPS_LEAK_RULE_GROWTH:
+    case SPS_LEAK_RULE_GROWTH: {
+        char rings[64] = "";
+        if (s->allowance_bytes > 0)
+            snprintf(rings, sizeof rings, ", plus %s of stepscope's own rings",
+                     html_fmt_bytes(c, sizeof c, s->allowance_bytes));
         snprintf(buf, len,
                  "growth over the %s (%s) is under the %s that matter (the larger of 1 MiB and 1%% of the "
-                 "median level, plus %s of stepscope's own rings)",
+                 "median level%s)",
                  span, html_fmt_bytes(a, sizeof a, s->growth_bytes), html_fmt_bytes(b, sizeof b, s->min_growth_bytes),
-                 html_fmt_bytes(c, sizeof c, s->allowance_bytes));
+                 rings);
         return;
+    }
     case SPS_LEAK_RULE_ALL: {
         char slope[128];
         fmt_slope(s, slope, sizeof slope);

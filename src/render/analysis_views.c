@@ -12,6 +12,7 @@ void sps__analysis_print(FILE *f, const struct sps_analysis *a) {
         return;
     sps__analysis_bottleneck_print(f, &a->bottleneck);
     sps__analysis_leaks_print(f, &a->leaks);
+    sps__analysis_torch_memory_print(f, &a->torch_memory);
     sps__analysis_throughput_print(f, &a->throughput);
     sps__analysis_straggler_print(f, &a->straggler);
     sps__analysis_energy_print(f, &a->energy);

@@ -53,5 +53,10 @@ void sps__analysis_throughput_html(FILE *out, const struct sps_throughput *t);
 int sps__straggler_text(const struct sps_straggler *s, size_t i, char *buf, size_t len);
 void sps__analysis_straggler_print(FILE *f, const struct sps_straggler *s);
 void sps__analysis_straggler_html(FILE *out, const struct sps_straggler *s);
+/* torch.cuda's memory in one line into buf (peak, end, growth, how many
+ * steps knew their peak); 0 when the run recorded none.  Its printer
+ * prints nothing then; report.html shows the line over its chart. */
+int sps__torch_memory_text(const struct sps_torch_memory *t, char *buf, size_t len);
+void sps__analysis_torch_memory_print(FILE *f, const struct sps_torch_memory *t);
 
 #endif /* SPS_RENDER_ANALYSIS_VIEWS_H */

@@ -330,6 +330,8 @@ int sps__export_html(const struct sps_report *rep, FILE *out, char *err, size_t 
     if (!rc)
         rc = html_write_values(out, rep, &steps);
     if (!rc)
+        rc = html_write_torch_memory(out, rep, &steps);
+    if (!rc)
         rc = html_write_phases(out, rep, &steps);
     if (!rc)
         rc = html_write_timelines(out, rep, &steps);

@@ -379,6 +379,8 @@ int html_write_values(FILE *out, const struct sps_report *rep, const struct html
     for (size_t k = 0; k < run->nnames; k++) {
         if (run->names[k].kind != SPS_KIND_VALUE)
             continue;
+        if (strncmp(run->names[k].name, "torch.cuda.", 11) == 0)
+            continue; /* charted together by html_write_torch_memory */
         int in_a_step = 0;
         for (size_t i = 0; i < s->n && !in_a_step; i++)
             in_a_step = isfinite(s->rows[i].by_name[k]);

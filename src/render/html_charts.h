@@ -39,6 +39,10 @@ int html_write_step_time(FILE *out, const struct sps_report *rep, const struct h
 int html_write_values(FILE *out, const struct sps_report *rep, const struct html_steps *s);
 int html_write_phases(FILE *out, const struct sps_report *rep, const struct html_steps *s);
 int html_write_timelines(FILE *out, const struct sps_report *rep, const struct html_steps *s);
+/* torch.cuda's memory per step (html_torch_memory.c): nothing when no
+ * step carries torch.cuda.allocated_bytes.  html_write_values leaves the
+ * torch.cuda.* values to it. */
+int html_write_torch_memory(FILE *out, const struct sps_report *rep, const struct html_steps *s);
 
 /* A run of two ranks or more (html_ranks.c): the rank a step row is of
  * (-1: none); one rank's rows for the per-step charts (a copy: the ranks'

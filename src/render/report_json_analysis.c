@@ -22,6 +22,7 @@ void sps__analysis_json(struct sps_jw *w, const struct sps_analysis *a) {
     sps__bottleneck_json(w, &a->bottleneck);
     if (a->leaks.computed)
         sps__leaks_json(w, &a->leaks);
+    sps__torch_memory_json(w, &a->torch_memory);
     sps__energy_json(w, &a->energy);
     sps__throughput_json(w, &a->throughput);
     sps__overhead_json(w, &a->overhead);
@@ -119,6 +120,27 @@ void sps__bottleneck_json(struct sps_jw *w, const struct sps_bottleneck *b) {
     sps__jw_end(w, ']');
     if (b->windows_note)
         sps__jw_string(w, "windows_note", b->windows_note);
+    sps__jw_end(w, '}');
+}
+
+/* ---------------------------------------------------------- torch.cuda memory */
+
+void sps__torch_memory_json(struct sps_jw *w, const struct sps_torch_memory *t) {
+    if (!t->present)
+        return;
+    sps__jw_object(w, "torch_cuda_memory");
+    sps__jw_int(w, "pid", t->pid);
+    sps__jw_int(w, "tid", t->tid);
+    sps__jw_uint(w, "processes", t->processes);
+    sps__jw_uint(w, "steps", t->steps);
+    sps__jw_uint(w, "steps_read", t->steps_read);
+    sps__jw_uint(w, "peak_known_steps", t->peak_known);
+    sps__jw_number(w, "peak_allocated_bytes", t->peak_allocated_bytes);
+    sps__jw_number(w, "peak_reserved_bytes", t->peak_reserved_bytes);
+    sps__jw_number(w, "end_allocated_bytes", t->end_allocated_bytes);
+    sps__jw_number(w, "end_reserved_bytes", t->end_reserved_bytes);
+    sps__jw_number(w, "growth_bytes_per_step", t->growth_bytes_per_step);
+    sps__jw_string(w, "leak_verdict", sps__leak_verdict_name(t->verdict));
     sps__jw_end(w, '}');
 }
 

@@ -966,6 +966,50 @@ void sps__report_analysis_unknown(struct sps_analysis *a) {
     a->throughput.flops_per_second = a->throughput.mfu = a->throughput.peak_flops_total = NAN;
 }
 
+/* ------------------------------------------------------- torch.cuda memory */
+
+static int read_torch_memory(struct sps_jscan *s, struct sps_torch_memory *t) {
+    static const struct {
+        const char *key;
+        size_t offset;
+    } numbers[] = {
+#define F(name) {#name, offsetof(struct sps_torch_memory, name)}
+        F(peak_allocated_bytes), F(peak_reserved_bytes), F(end_allocated_bytes), F(end_reserved_bytes),
+        F(growth_bytes_per_step),
+#undef F
+    };
+    char key[64];
+    int v = 0;
+    int rc = sps__jread_open(s, "torch_cuda_memory", '{');
+    for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
+        size_t i = 0;
+        while (i < sizeof numbers / sizeof *numbers && strcmp(numbers[i].key, key))
+            i++;
+        if (i < sizeof numbers / sizeof *numbers) {
+            rc = sps__jread_number(s, key, (double *)((char *)t + numbers[i].offset));
+        } else if (!strcmp(key, "pid") || !strcmp(key, "tid")) {
+            rc = sps__jread_i32(s, key, -1, key[0] == 'p' ? &t->pid : &t->tid);
+        } else if (!strcmp(key, "steps") || !strcmp(key, "steps_read") || !strcmp(key, "peak_known_steps") ||
+                   !strcmp(key, "processes")) {
+            uint64_t n;
+            size_t *field = !strcmp(key, "steps")        ? &t->steps
+                            : !strcmp(key, "steps_read") ? &t->steps_read
+                            : !strcmp(key, "processes")  ? &t->processes
+                                                         : &t->peak_known;
+            if (!(rc = sps__jread_u64(s, key, &n)))
+                *field = (size_t)n;
+        } else if (!strcmp(key, "leak_verdict")) {
+            rc = read_name(s, key, leak_verdict_name, SPS_LEAK_FOUND + 1, &v);
+            t->verdict = (enum sps_leak_verdict)v;
+        } else {
+            rc = sps__jscan_skip(s);
+        }
+    }
+    if (!rc)
+        t->present = 1;
+    return rc;
+}
+
 int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
     struct sps_analysis *a = &rep->analysis;
     char key[64];
@@ -985,6 +1029,8 @@ int sps__report_read_analysis(struct sps_jscan *s, struct sps_report *rep) {
             rc = read_overhead(s, rep);
         else if (!strcmp(key, "straggler"))
             rc = sps__report_read_straggler(s, &a->straggler);
+        else if (!strcmp(key, "torch_cuda_memory"))
+            rc = read_torch_memory(s, &a->torch_memory);
         else
             rc = sps__jscan_skip(s); /* a part a newer stepscope answers */
     }

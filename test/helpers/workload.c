@@ -48,6 +48,11 @@
  *                    guard has set this process's thin level to L or
  *                    more (read from its record), then --steps more
  *                    (exit 3 when that has not happened within 60 s)
+ *   --torch-mem      record in each step the values the Python module
+ *                    records from torch.cuda's allocator (torch.cuda.
+ *                    allocated_bytes: 1 MiB more each step; reserved_bytes
+ *                    64 MiB; peak_allocated_bytes 512 KiB above the
+ *                    allocated, every other step), for the renderers
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -175,7 +180,7 @@ int main(int argc, char **argv) {
     int warmup = 0, micro = 0, busy_thread = 0, count_fd = -1, print = 0, ready_fd = -1, go_fd = -1;
     const char *tag = NULL, *spawn = NULL, *capture = NULL;
     long alloc_mb = 0, burn_ms = 0, sleep_ms = 0, settle_ms = 0, zone_sleep_ms = 0, wait_ms = 0;
-    int fine = 0, until_thinned = 0, record_after = 0;
+    int fine = 0, until_thinned = 0, record_after = 0, torch_mem = 0;
     long spin_us = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -191,6 +196,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--micro") && v) micro = atoi(argv[++i]);
         else if (!strcmp(a, "--exec")) do_exec = 1;
         else if (!strcmp(a, "--record-after")) record_after = 1;
+        else if (!strcmp(a, "--torch-mem")) torch_mem = 1;
         else if (!strcmp(a, "--busy-thread")) busy_thread = 1;
         else if (!strcmp(a, "--print")) print = 1;
         else if (!strcmp(a, "--handshake") && v && sscanf(argv[++i], "%d,%d", &ready_fd, &go_fd) == 2) {}
@@ -269,6 +275,13 @@ int main(int argc, char **argv) {
             if (wait_ms > 0) {
                 SPS_WAIT("all_reduce");
                 sleep_ms_for(wait_ms);
+            }
+            if (torch_mem) {
+                double mib = 1024.0 * 1024.0, allocated = (i + 1) * mib;
+                SPS_VALUE("torch.cuda.allocated_bytes", allocated);
+                SPS_VALUE("torch.cuda.reserved_bytes", 64 * mib);
+                if (i % 2 == 0)
+                    SPS_VALUE("torch.cuda.peak_allocated_bytes", allocated + 0.5 * mib);
             }
             if (!record_after) {
                 SPS_VALUE("loss", 1.0 / (i + 1));

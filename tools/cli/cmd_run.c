@@ -117,6 +117,12 @@ static const char run_usage[] =
     "                          or auto: the 5 steps after the first step slower\n"
     "                          than 3 times the median so far (from step 10);\n"
     "                          its operators go into trace.json and report.json\n"
+    "      --gpu-peak MODE     the per-step peak of torch.cuda's memory: keep\n"
+    "                          (default: torch's peak statistics are never\n"
+    "                          reset; a step's peak is recorded when torch's\n"
+    "                          rose in it) or step (reset at each step's begin:\n"
+    "                          every step's peak is exact, and the script's own\n"
+    "                          torch.cuda.max_memory_allocated() changes with it)\n"
     "      --no-auto           no auto-instrumentation: Python processes that\n"
     "                          import torch are not instrumented by stepscope\n"
     "                          (by default their steps, data, forward, backward\n"
@@ -240,6 +246,7 @@ struct run_options {
     unsigned long interval_ms, machine_ms, trace_mb;
     double max_overhead; /* a fraction; 0: no budget */
     const char *torch_profile; /* --torch-profile's spec, NULL: none */
+    const char *gpu_peak;      /* --gpu-peak's mode, NULL: STEPSCOPE_GPU_PEAK as inherited */
     const char *serve, *prom_textfile; /* --serve, --prom-textfile; NULL: none */
     const char *tensorboard;           /* --tensorboard DIR; NULL: none */
     struct sps_analysis_config analysis;
@@ -252,11 +259,17 @@ static int takes_value(const char *a) {
     static const char *const with_value[] = {"-o", "--output", "--ring-events", "--ring-policy", "--interval",
                                              "--machine-interval", "--trace-max-mb", "--carbon-intensity", "--pue",
                                              "--peak-flops", "--max-overhead", "--torch-profile",
-                                             "--serve", "--prom-textfile", "--tensorboard"};
+                                             "--gpu-peak", "--serve", "--prom-textfile", "--tensorboard"};
     for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
         if (!strcmp(a, with_value[k]))
             return 1;
     return 0;
+}
+
+/* --gpu-peak's modes, passed to the Python module as STEPSCOPE_GPU_PEAK
+ * (python/src/torch_memory.c): 0 for a good one. */
+static int gpu_peak_check(const char *v) {
+    return strcmp(v, "keep") && strcmp(v, "step");
 }
 
 /* One option a (with its value v when it takes one) into o.  Returns -1
@@ -300,6 +313,10 @@ static int parse_option(struct run_options *o, const char *a, const char *v) {
         if (sps_torch_profile_check(v, why, sizeof why))
             return sps_cli_usage_error("run", "--torch-profile: %s", why);
         o->torch_profile = v;
+    } else if (!strcmp(a, "--gpu-peak")) {
+        if (gpu_peak_check(v))
+            return sps_cli_usage_error("run", "--gpu-peak: '%s' is not keep or step", v);
+        o->gpu_peak = v;
     } else if (!strcmp(a, "--serve")) {
         o->serve = v; /* checked when the server starts: a bad one does not stop the job */
     } else if (!strcmp(a, "--prom-textfile")) {
@@ -362,6 +379,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o) {
                                           "--no-sample");
     if (!*o->out_dir)
         return sps_cli_usage_error("run", "-o: the report directory name is empty");
+    /* an inherited STEPSCOPE_GPU_PEAK is refused here, not in the workload's loop */
+    const char *peak_env = getenv("STEPSCOPE_GPU_PEAK");
+    if (!o->gpu_peak && peak_env && *peak_env && gpu_peak_check(peak_env))
+        return sps_cli_usage_error("run", "STEPSCOPE_GPU_PEAK='%s' is not keep or step", peak_env);
     o->cmd = argv + i;
     o->cmd_argc = argc - i;
     return -1;
@@ -398,6 +419,8 @@ static int prepare_run_dir(const struct run_options *o, struct run_dir *d) {
         setenv("STEPSCOPE_RING_POLICY", o->ring_policy, 1);
     if (o->torch_profile)
         setenv(SPS_TORCH_PROFILE_ENV, o->torch_profile, 1);
+    if (o->gpu_peak)
+        setenv("STEPSCOPE_GPU_PEAK", o->gpu_peak, 1);
     return -1;
 }
 

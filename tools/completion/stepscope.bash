@@ -18,7 +18,7 @@ _stepscope_commands="run snapshot report compare merge doctor help"
 _stepscope_opts_top="-h --help -V --version"
 _stepscope_opts_run="-o --output -q --quiet --no-live --no-stream --ring-events --ring-policy
     --interval --machine-interval --no-sample --trace-max-mb --carbon-intensity --pue
-    --peak-flops --max-overhead --torch-profile --no-auto --serve --prom-textfile
+    --peak-flops --max-overhead --torch-profile --gpu-peak --no-auto --serve --prom-textfile
     --tensorboard --allow-foreign-dir -h --help"
 _stepscope_opts_report="--format -o --output --from-records --trace-max-mb --allow-foreign-dir -h --help"
 # --resamples and --seed are accepted and ignored: not offered
@@ -32,7 +32,7 @@ _stepscope_takes_value() {
     case "$1 $2" in
     "run -o" | "run --output" | "run --ring-events" | "run --ring-policy" | "run --interval" | \
         "run --machine-interval" | "run --trace-max-mb" | "run --carbon-intensity" | "run --pue" | \
-        "run --peak-flops" | "run --max-overhead" | "run --torch-profile" | "run --serve" | \
+        "run --peak-flops" | "run --max-overhead" | "run --torch-profile" | "run --gpu-peak" | "run --serve" | \
         "run --prom-textfile" | "run --tensorboard")
         return 0 ;;
     "report --format" | "report -o" | "report --output" | "report --trace-max-mb")
@@ -155,6 +155,8 @@ _stepscope_complete_value() {
         _stepscope_add_words "keep-latest keep-first" "$cur" ;;
     "run --torch-profile")
         _stepscope_add_words "auto" "$cur" ;;
+    "run --gpu-peak")
+        _stepscope_add_words "keep step" "$cur" ;;
     "report --format")
         _stepscope_add_words "html csv trace json summary tensorboard" "$cur" ;;
     "compare --format")
