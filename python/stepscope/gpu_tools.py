@@ -278,6 +278,10 @@ class CUDATimer:
     def _begin(self, name, who):
         _spans_api(who)
         stream = _stream_handle(self.stream, who)
+        # read the ring now, not at the end: reading resolves the finished
+        # pairs, and between this block's end and its place in the queue
+        # nothing may resolve its pair (it would go unclaimed)
+        _matcher().poll()
         t0 = _time.perf_counter_ns()
         token = _core.gpu_zone_begin(name, stream)
         return (name, stream, threading.get_ident(), token, t0)
@@ -286,10 +290,8 @@ class CUDATimer:
         name, stream, thread, token, t0 = begun
         _core.gpu_zone_end(token)
         m = _Measurement(name, stream, thread, (_time.perf_counter_ns() - t0) / 1e6)
-        matcher = _matcher()
-        matcher.poll()  # before add: nothing resolved yet can be this block's
         if token >> _PAIR_SHIFT:
-            matcher.add(m)
+            _matcher().add(m)
         else:
             m.state, m.why = _NO_GPU, _no_gpu_reason(token)
         with self._lock:
@@ -438,8 +440,11 @@ def stream_figures(spans, num_streams=None):
     """The StreamProfiler figures of spans, tuples (seq, name, stream,
     start_ns, end_ns, gpu_ms) as _gpu_spans returns them (docs/python.md
     defines each figure).  A pure function: the profiler's arithmetic."""
-    by_stream = {}
+    by_stream, unplaced = {}, 0
     for _seq, _name, stream, start, end, gpu_ms in spans:
+        if start == end == 0:
+            unplaced += 1  # no epoch event could be had: a duration without a place
+            continue
         s = by_stream.setdefault(stream, {"intervals": [], "zones": 0, "gpu_ms": 0.0})
         s["intervals"].append((start, end))
         s["zones"] += 1
@@ -466,7 +471,8 @@ def stream_figures(spans, num_streams=None):
                            "zone_gpu_ms": by_stream[stream]["gpu_ms"],
                            "busy_share": busy_ns[stream] / wall if wall else None}
     return {
-        "streams": streams, "streams_seen": len(busy), "num_streams": n, "zones": len(spans),
+        "streams": streams, "streams_seen": len(busy), "num_streams": n, "zones": len(spans) - unplaced,
+        "unplaced": unplaced,
         "wall_ms": wall / 1e6, "busy_ms": total / 1e6, "overlap_ms": overlap / 1e6,
         "span_ms": (wall_iv[-1][1] - wall_iv[0][0]) / 1e6 if wall_iv else 0.0,
         "overlap": overlap / wall if wall else None,
@@ -545,9 +551,9 @@ class StreamProfiler:
     def get_stats(self):
         """The figures of the last block (docs/python.md): a dict with
         streams {handle: {zones, busy_ms, zone_gpu_ms, busy_share}},
-        streams_seen, num_streams, zones, wall_ms, busy_ms, overlap_ms,
-        span_ms, overlap, concurrency, ideal_ms, efficiency, lost, pending,
-        pending_before and reason."""
+        streams_seen, num_streams, zones, unplaced, wall_ms, busy_ms,
+        overlap_ms, span_ms, overlap, concurrency, ideal_ms, efficiency,
+        lost, pending, pending_before and reason."""
         if self._open is not None:
             raise RuntimeError("StreamProfiler %r: get_stats() inside the block: leave it first" % self.name)
         if self._result is None:
@@ -575,6 +581,9 @@ class StreamProfiler:
             lines.append("  concurrency (sum of busy / wall) %.3f" % f["concurrency"])
             lines.append("  ideal wall max(longest busy, sum of busy / %d) %.4f ms: efficiency %.1f%%"
                          % (f["num_streams"], f["ideal_ms"], 100 * f["efficiency"]))
+        if f["unplaced"]:
+            lines.append("  %d GPU zones had a GPU time but no place on the GPU's timeline: not counted"
+                         % f["unplaced"])
         if f["lost"]:
             lines.append("  %d GPU zones of the block were lost (more than %d resolved in it): not counted"
                          % (f["lost"], SPAN_RING))

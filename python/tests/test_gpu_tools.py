@@ -69,6 +69,7 @@ FAKE_GPU = """
             return self._resolve(waiting=True)
 
         def _gpu_spans(self, since=0):
+            self._resolve()                   # as the module's: the finished pairs first
             return [s for s in self.ring if s[0] > since]
 
         def cuda_status(self):
@@ -150,6 +151,9 @@ def test_one_stream_and_nothing():
     f = stream_figures([])
     assert (f["zones"], f["wall_ms"], f["overlap"], f["concurrency"], f["efficiency"], f["streams"]) == (
         0, 0.0, None, None, None, {})
+    # a span the module could not place (start == end == 0) has a duration, no interval
+    f = stream_figures([span(1, 1, 0, 5), (2, "z", 2, 0, 0, 3.5)])
+    assert (f["zones"], f["unplaced"], f["streams_seen"], f["wall_ms"], f["efficiency"]) == (1, 1, 1, 5.0, 1.0)
     # touching zones on two streams do not overlap
     assert stream_figures([span(1, 1, 0, 5), span(2, 2, 5, 9)])["overlap_ms"] == 0.0
 
