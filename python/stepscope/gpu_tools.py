@@ -42,6 +42,9 @@ SPAN_RING = 1024
 #: this many, so that a long benchmark never fills the thread's pool of 256
 #: event pairs (a full pool drops GPU zones rather than wait)
 TIME_WAIT_EVERY = 128
+#: CUDATimer keeps the latest this many measurements of each name (the
+#: statistics cover them): a timer left on for a whole run stays bounded
+KEEP_PER_NAME = 100_000
 #: the low 32 bits of a gpu_zone_begin() token are the CPU zone, the high
 #: 32 the thread's event pair (0: none was recorded: a CPU-only zone)
 _PAIR_SHIFT = 32
@@ -231,7 +234,7 @@ class CUDATimer:
             _stream_handle(stream, "CUDATimer()")  # checked now
         self.synchronize, self.warmup, self.repeat, self.stream = synchronize, warmup, repeat, stream
         self._lock = threading.Lock()
-        self._measurements = {}  # name -> list of _Measurement, oldest first
+        self._measurements = {}  # name -> deque of the latest KEEP_PER_NAME _Measurement, oldest first
         self._started = {}       # name -> what _begin returned
 
     def __repr__(self):
@@ -295,7 +298,10 @@ class CUDATimer:
         else:
             m.state, m.why = _NO_GPU, _no_gpu_reason(token)
         with self._lock:
-            self._measurements.setdefault(name, []).append(m)
+            kept = self._measurements.get(name)
+            if kept is None:
+                kept = self._measurements[name] = collections.deque(maxlen=KEEP_PER_NAME)
+            kept.append(m)
         return m
 
     # -- results ---------------------------------------------------------------

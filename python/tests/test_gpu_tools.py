@@ -327,14 +327,23 @@ def test_timer_time_warmup_and_repeat(run_alone):
         t.benchmark("k", work, 1.5)          # more measurements of k
         big = stepscope.CUDATimer(warmup=0, repeat=300)
         b = big.time("big", work, 1)
+        waits = list(fake.waits)
+        # a name keeps its latest KEEP_PER_NAME measurements; time() returns all of its own
+        from stepscope import gpu_tools
+        gpu_tools.KEEP_PER_NAME = 4
+        grow = iter(range(1, 7))
+        capped = stepscope.CUDATimer(warmup=0, repeat=6)
+        c = capped.time("cap", lambda: work(next(grow)))
+        kept = capped.get_stats("cap")
         out(stats=s, calls=len(calls), tags=calls[:7], k=t.get_stats("k")["count"], big=[b["count"], b["mean"]],
-            waits=fake.waits)
+            waits=waits, cap=[c["count"], c["min"], kept["count"], kept["min"], kept["max"]])
     """), STEPSCOPE_OUT="")
     res = last_json(proc.stdout)
     st = res["stats"]
     assert (st["count"], st["mean"], st["std"], st["min"], st["max"]) == (5, 0.5, 0.0, 0.5, 0.5)
-    assert res["tags"] == ["x"] * 7 and res["calls"] == 2 + 5 + 2 + 5 + 300
+    assert res["tags"] == ["x"] * 7 and res["calls"] == 2 + 5 + 2 + 5 + 300 + 6
     assert res["k"] == 10 and res["big"] == [300, 1.0]
+    assert res["cap"] == [6, 1.0, 4, 3.0, 6.0]
     # one wait per time() call, and big's also at repetitions 128 and 256
     assert res["waits"] == [None, None, None, None, None]
 
