@@ -326,6 +326,68 @@ struct sps_cuda_status {
  */
 SPS_API int sps_cuda_status(struct sps_cuda_status *out);
 
+/*
+ * GPU spans: where each resolved GPU zone ran on the GPU's timeline, per
+ * stream, on this process's clock.
+ *
+ * Placement: per thread and CUDA context, the library records an epoch
+ * event (on the stream of the GPU zone being begun, just before its start
+ * event) and reads sps_clock_ns() at that cuEventRecord.  A resolved pair
+ * is placed at start = epoch + cuEventElapsedTime(epoch, start event), end
+ * = start + cuEventElapsedTime(start event, end event): its duration is
+ * exact (the "<name>.gpu_ms" value), and spans of one epoch are exact
+ * against each other, whatever their streams (GPU timestamps are the
+ * device's).  The epoch is rotated (two alternating events; never while a
+ * pending pair still measures from the older one) about once a second and
+ * whenever a span lands over a second from it, so the float milliseconds
+ * of cuEventElapsedTime stay well under a microsecond of rounding.
+ *
+ * Accuracy: the GPU reaches the epoch no earlier than the CPU recorded
+ * it: later by q, the work queued on that stream ahead of the epoch plus
+ * the launch latency.  Every span of that epoch is placed q too early (the
+ * same q for all of them, so durations, gaps and overlaps are exact).  q
+ * is at most the time the stream had queued when the zone that recorded
+ * the epoch began: near zero on a stream the CPU keeps just ahead of, up
+ * to a step or two on one it runs far ahead of.  A span is never placed
+ * later than it ran.
+ *
+ * Each resolved pair (placed or not) also becomes a GPU-span event in the
+ * record (its zone's name, its stream), drawn in trace.json on one track
+ * per process and stream ("GPU stream 0x...", "GPU default stream").
+ */
+struct sps_gpu_span {
+    uint64_t seq;          /* 1, 2, ... per thread, one per resolved pair: a gap is a loss */
+    struct sps_site *site; /* the GPU zone's site (owned by its creator) */
+    void *stream;          /* the CUstream it was recorded on; NULL: the legacy default stream */
+    uint64_t start_ns;     /* on sps_clock_ns()'s clock; start_ns == end_ns == 0: */
+    uint64_t end_ns;       /* not placed (no epoch event could be had), gpu_ms still holds */
+    double gpu_ms;         /* cuEventElapsedTime(start, end), as "<name>.gpu_ms" */
+};
+
+/*
+ * Copy the calling thread's resolved GPU spans with seq > since_seq into
+ * out (at most max of them), oldest first, resolving the thread's finished
+ * pairs first (without waiting, as sps_gpu_flush).  The thread keeps the
+ * most recent 1024: a caller that falls further behind sees a gap in seq.
+ * Returns how many were copied; pass the last one's seq to go on.  out is
+ * the caller's; the spans' sites live as long as their sites do.  Calling
+ * thread only: spans are per thread (those of zones begun on another
+ * thread are that thread's).  0 (and nothing resolved) when out is NULL
+ * or max is 0.
+ */
+SPS_API size_t sps_gpu_spans_since(uint64_t since_seq, struct sps_gpu_span *out, size_t max);
+
+/*
+ * Resolve the calling thread's pending GPU zones, polling cuEventQuery
+ * (sleeping 50 us, growing to 1 ms, between polls) until none is pending
+ * or timeout_s seconds have passed; then add the thread's counts to the
+ * record, as sps_gpu_flush.  Never calls a synchronising entry point, so
+ * other threads' CUDA work is not held up.  Returns how many pairs are
+ * still pending (0: all resolved).  timeout_s <= 0 (or NaN) polls once.
+ * Calling thread only.
+ */
+SPS_API int sps_gpu_wait(double timeout_s);
+
 /* ------------------------------------------------------------ enable/disable */
 
 /* Nonzero while recording.  Read by the macros without a call; change it

@@ -67,7 +67,11 @@ static int add_values(struct sps__step_line *l, const struct sps_rec_header *h, 
     uint64_t lo, hi;
     int missing = kept_range(h, seg, SPS_RING_VALUES, &lo, &hi);
     uint64_t first = hi;
-    while (first > lo && event(h, seg, SPS_RING_VALUES, first - 1)->start_ticks >= start)
+    /* GPU spans are placed where the GPU ran them, earlier than the ring's
+     * order: walked past, never stopped at */
+    const struct sps_rec_event *w;
+    while (first > lo && ((w = event(h, seg, SPS_RING_VALUES, first - 1))->kind == SPS_REC_KIND_GPU_SPAN ||
+                          w->start_ticks >= start))
         first--;
     for (uint64_t i = first; i < hi; i++) {
         const struct sps_rec_event *e = event(h, seg, SPS_RING_VALUES, i);

@@ -1,5 +1,5 @@
 /*
- * record_format.h - the layout of a record file (format version 1).
+ * record_format.h - the layout of a record file (format version 2).
  *
  * One record per recording process.  The writer is that process, through a
  * MAP_SHARED mapping, so the pages survive the process however it dies; the
@@ -19,7 +19,12 @@
 #include "stepscope.h"
 
 #define SPS_REC_MAGIC "SPSREC\r\n" /* 8 bytes, no terminator used */
-#define SPS_REC_VERSION 1u
+/* Version 2 added GPU-span events (SPS_REC_KIND_GPU_SPAN): a version-1
+ * reader would take a closed record that has one for a corrupted one (an
+ * event whose kind is not its name's), so it is told the version instead.
+ * Nothing else changed: a version-1 record is read as before. */
+#define SPS_REC_VERSION 2u
+#define SPS_REC_VERSION_OLDEST 1u
 #define SPS_REC_ENDIAN_CHECK 0x01020304u
 
 #define SPS_REC_HEADER_SIZE 4096u
@@ -390,6 +395,19 @@ static inline int sps_kind_is_span(uint32_t kind) {
 
 /* The highest enum sps_kind a record may hold. */
 #define SPS_KIND_LAST SPS_KIND_WAIT
+
+/*
+ * An event kind that is not a site kind (version 2): a GPU zone's span on
+ * the GPU (src/gpu/cuda_zone.c), in the values ring, named by its zone's
+ * name (a name of kind SPS_KIND_ZONE), start_ticks/end_ticks where it ran
+ * (placed from a CPU-timed epoch event: earlier than the ring's order, so
+ * a reader walking the values ring by time skips these), `a` the CUstream
+ * handle (0: the legacy default stream), depth 0, no aggregate (its length
+ * is the "<name>.gpu_ms" value's).  Never a name's kind: no site can be
+ * made of it.
+ */
+#define SPS_REC_KIND_GPU_SPAN 16u
+_Static_assert(SPS_REC_KIND_GPU_SPAN > SPS_KIND_LAST, "an event kind apart from the site kinds");
 
 /* The bytes of a (thread, name) aggregate of this kind: the header, and for
  * timed kinds the histogram that follows it. */

@@ -1600,6 +1600,25 @@ static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uin
     __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
 }
 
+void sps__record_gpu_span(struct sps_site *site, uint64_t start_ticks, uint64_t end_ticks, uint64_t stream) {
+    struct sps_rec_thread *seg = T.seg;
+    uint32_t id = site ? __atomic_load_n(&site->id, __ATOMIC_ACQUIRE) : 0;
+    if (!seg || !id || site->kind != SPS_KIND_ZONE || (id > P.hdr->names_count && id != P.sink_id) ||
+        !T.agg_index[id])
+        return;
+    uint64_t h = seg->head[SPS_RING_VALUES];
+    if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
+        struct sps_rec_event *e = &T.ring[SPS_RING_VALUES][h & T.mask[SPS_RING_VALUES]];
+        e->start_ticks = start_ticks;
+        e->end_ticks = end_ticks;
+        e->a = stream;
+        e->name = id;
+        e->depth = 0;
+        e->kind = SPS_REC_KIND_GPU_SPAN;
+    }
+    __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
+}
+
 static inline void value_at(uint32_t id, double value) {
     uint64_t now = sps__ticks();
     struct sps_rec_agg *a = (struct sps_rec_agg *)(T.base + T.agg_index[id]);

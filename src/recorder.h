@@ -67,4 +67,15 @@ void sps__recorder_set_open_hook(sps__recorder_hook fn);
 void sps__recorder_set_exit_hook(sps__recorder_hook fn);
 void sps__recorder_set_step_end_hook(sps__recorder_hook fn);
 
+/*
+ * Record on the calling thread where a GPU zone of site (its zone site,
+ * which the thread began, so its name is interned) ran on the GPU: an
+ * SPS_REC_KIND_GPU_SPAN event in the values ring, from start to end (record
+ * clock ticks, placed by the cuda source) on stream (the CUstream handle,
+ * 0 for the legacy default stream).  No aggregate: its length is in the
+ * "<name>.gpu_ms" value.  Nothing when the thread has no segment or the
+ * site was never interned.  Calling thread only.
+ */
+void sps__record_gpu_span(struct sps_site *site, uint64_t start_ticks, uint64_t end_ticks, uint64_t stream);
+
 #endif /* SPS_RECORDER_H */

@@ -113,7 +113,7 @@ static void test_exact_elapsed(void) {
     CHECK(fake.last_stream() == stream);
     CHECK_EQ_I(sps_gpu_flush(), 1); /* nothing reached yet */
     fake.advance(1.0);
-    fake.complete(1); /* the start event, at 1 ms */
+    fake.complete(2); /* the thread's epoch event (recorded first), the start event, at 1 ms */
     CHECK_EQ_I(sps_gpu_flush(), 1);
     fake.advance(2.5);
     fake.complete(1); /* the end event, at 3.5 ms */
@@ -155,8 +155,8 @@ static void test_exact_elapsed(void) {
     CHECK_NEAR(json_num(c, "zones_cpu_only") + json_num(c, "zones_dropped") + json_num(c, "zones_unresolved"), 0, 0);
     json_decref(r);
     /* the pool's events were made once and are reused */
-    CHECK_EQ_I(fake.calls("cuEventCreate"), 2);
-    CHECK_EQ_I(fake.calls("cuEventRecord"), 4);
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 3); /* and the epoch's, recorded once */
+    CHECK_EQ_I(fake.calls("cuEventRecord"), 5);
     check_no_sync();
 }
 
@@ -171,7 +171,7 @@ static void test_not_ready_then_ready_at_step_end(void) {
     sps_zone_end(s); /* the GPU is behind: NOT_READY */
     CHECK_EQ_U(status().resolved, 0);
     CHECK(fake.calls("cuEventQuery") >= 1);
-    fake.complete(1);
+    fake.complete(2); /* the epoch and the start */
     fake.advance(4.0);
     fake.complete(1);
     s = sps_zone_begin(step);
@@ -258,8 +258,8 @@ static void test_no_context(void) {
     long created = fake.calls("cuEventCreate");
     fake.set_context(2);
     sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
-    CHECK_EQ_I(fake.calls("cuEventCreate"), created + 2);
-    CHECK_EQ_I(fake.calls("cuEventDestroy"), 2);
+    CHECK_EQ_I(fake.calls("cuEventCreate"), created + 3); /* the pair's and an epoch in context 2 */
+    CHECK_EQ_I(fake.calls("cuEventDestroy"), 2);          /* context 1's epoch is kept */
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 2);
@@ -323,14 +323,14 @@ static void test_pool_full(void) {
     CHECK_EQ_I(sps_gpu_flush(), 256);
     struct sps_cuda_status s = status();
     CHECK_EQ_U(s.dropped, 44);
-    CHECK_EQ_I(fake.calls("cuEventCreate"), 512);
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 513); /* 256 pairs and the epoch */
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 256);
     /* reused, not made again */
     for (int i = 0; i < 10; i++)
         sps_gpu_zone_end(sps_gpu_zone_begin(site, NULL));
-    CHECK_EQ_I(fake.calls("cuEventCreate"), 512);
+    CHECK_EQ_I(fake.calls("cuEventCreate"), 513); /* 256 pairs and the epoch */
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 266);
@@ -346,7 +346,7 @@ static void test_careless(void) {
     sps_gpu_zone_end(z); /* counted by the recorder as a stale end; no second event */
     sps_gpu_zone_end(0);
     CHECK_EQ_U(sps_gpu_zone_begin(NULL, NULL), 0);
-    CHECK_EQ_I(fake.calls("cuEventRecord"), 2);
+    CHECK_EQ_I(fake.calls("cuEventRecord"), 3); /* the epoch, the start, the end */
     fake.complete(-1);
     CHECK_EQ_I(sps_gpu_flush(), 0);
     CHECK_EQ_U(status().resolved, 1);
@@ -453,7 +453,7 @@ static void test_fork(void) {
     }
     CHECK_EQ_I(wait_child(pid), 0);
     /* the parent goes on as if nothing happened */
-    fake.complete(1); /* A's start at 0 ms */
+    fake.complete(2); /* the epoch and A's start at 0 ms */
     fake.advance(2.0);
     fake.complete(1); /* A's end at 2 ms */
     sps_gpu_zone_end(open);

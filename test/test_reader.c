@@ -177,7 +177,21 @@ static void test_wrong_version(void) {
     uint32_t v = 99;
     memcpy(c + offsetof(struct sps_rec_header, version), &v, sizeof v);
     expect_error("version", c, good_size, SPS_EVERSION, offsetof(struct sps_rec_header, version),
-                 "version 99; this build reads version 1");
+                 "version 99; this build reads versions 1 to 2");
+    free(c);
+}
+
+static void set_header_u32(unsigned char *c, size_t off, uint32_t v);
+
+/* Version 2 only added GPU-span events: a version-1 record is read as
+ * before, and one of version 0 is no record of any version. */
+static void test_version_1_still_read(void) {
+    unsigned char *c = copy_good();
+    set_header_u32(c, offsetof(struct sps_rec_header, version), 1);
+    expect_error("version1", c, good_size, 0, 0, "");
+    set_header_u32(c, offsetof(struct sps_rec_header, version), 0);
+    expect_error("version0", c, good_size, SPS_EVERSION, offsetof(struct sps_rec_header, version),
+                 "version 0; this build reads versions 1 to 2");
     free(c);
 }
 
@@ -320,6 +334,7 @@ int main(void) {
     RUN_TEST(test_records_are_cut_to_their_used_size);
     RUN_TEST(test_bad_magic_and_incomplete);
     RUN_TEST(test_wrong_version);
+    RUN_TEST(test_version_1_still_read);
     RUN_TEST(test_corrupted_header);
     RUN_TEST(test_corrupted_thread_directory);
     RUN_TEST(test_corrupted_event);

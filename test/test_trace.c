@@ -5,9 +5,12 @@
  * every track, complete events nesting per thread), plus the size budget,
  * a run without records, events that overlap and a failing write.
  */
+#include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -86,7 +89,7 @@ static int has_pair(const long long (*pairs)[2], size_t n, long long pid, long l
 
 /* What a trace holds, once it passed validate(). */
 struct seen {
-    size_t zones, microsteps, steps, counters, machine_counters, metadata;
+    size_t zones, microsteps, steps, counters, machine_counters, metadata, gpu;
 };
 
 /*
@@ -134,6 +137,8 @@ static void validate(json_t *trace, struct seen *s) {
                     s->zones++;
                 else if (cat && !strcmp(cat, "microstep"))
                     s->microsteps++;
+                else if (cat && !strcmp(cat, "gpu"))
+                    s->gpu++; /* a GPU zone's span, on its stream's track */
                 else if (cat && !strcmp(cat, "step")) {
                     /* every step slice is named "step": which one is in args */
                     s->steps++;
@@ -833,6 +838,131 @@ static void test_write_failure(void) {
     fclose(f);
 }
 
+/* ------------------------------------------------------------ GPU streams */
+
+#define GPU_SA ((void *)(uintptr_t)0xa000)
+#define GPU_SB ((void *)(uintptr_t)0xb000)
+
+/* A process whose GPU zones ran on two streams and the default one, over
+ * the fake libcuda: stream A busy [0, 10) ms after the epoch, B [5, 12),
+ * the default stream [12, 15).  Its record is closed at exit. */
+static void gpu_child(const char *dir) {
+    setenv("STEPSCOPE_RUN_DIR", dir, 1);
+    setenv("STEPSCOPE_LIBCUDA", FAKE_CUDA_PATH, 1);
+    setenv("STEPSCOPE_CLOCK", "monotonic", 1);
+    void *h = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        _exit(2);
+    void (*advance)(void *, double);
+    long (*complete)(void *, long);
+    *(void **)&advance = dlsym(h, "fake_cuda_stream_advance");
+    *(void **)&complete = dlsym(h, "fake_cuda_stream_complete");
+    if (!advance || !complete)
+        _exit(2);
+    struct sps_site *step = sps_site_get("gpu_step", SPS_KIND_STEP);
+    struct sps_site *fwd = sps_site_get("fwd", SPS_KIND_ZONE), *copy = sps_site_get("copy", SPS_KIND_ZONE),
+                    *opt = sps_site_get("opt", SPS_KIND_ZONE);
+    sps_zone_t st = sps_zone_begin(step);
+    sps_gpu_zone_end(sps_gpu_zone_begin(fwd, GPU_SA));
+    sps_gpu_zone_end(sps_gpu_zone_begin(copy, GPU_SB));
+    sps_gpu_zone_end(sps_gpu_zone_begin(opt, NULL));
+    sps_zone_end(st);
+    complete(GPU_SA, 2); /* the epoch and fwd's start at 0 */
+    advance(GPU_SB, 5);
+    complete(GPU_SB, 1);
+    advance(GPU_SA, 10);
+    complete(GPU_SA, 1);
+    advance(GPU_SB, 7);
+    complete(GPU_SB, 1);
+    advance(NULL, 12);
+    complete(NULL, 1);
+    advance(NULL, 3);
+    complete(NULL, 1);
+    exit(sps_gpu_wait(60) == 0 ? 0 : 3);
+}
+
+/* The X event of this cat and name. */
+static json_t *find_x(json_t *trace, const char *cat, const char *name) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        if (str_is(json_string_value(json_object_get(e, "ph")), "X") &&
+            str_is(json_string_value(json_object_get(e, "cat")), cat) &&
+            str_is(json_string_value(json_object_get(e, "name")), name))
+            return e;
+    }
+    return NULL;
+}
+
+/* The tid of the thread_name metadata naming label, or -1. */
+static long long track_named(json_t *trace, const char *label) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
+        if (str_is(json_string_value(json_object_get(e, "ph")), "M") &&
+            str_is(json_string_value(json_object_get(e, "name")), "thread_name") &&
+            str_is(json_string_value(json_path(e, "args.name")), label))
+            return json_integer_value(json_object_get(e, "tid"));
+    }
+    return -1;
+}
+
+/* Records -> model -> trace.json: each GPU zone's span on its stream's
+ * track, at the exact places the fake GPU ran them. */
+static void test_gpu_tracks(void) {
+    const char *dir = tmpdir_new("trace-gpu");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        gpu_child(dir);
+    int st = 0;
+    CHECK_EQ_I(waitpid(pid, &st, 0), pid);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the GPU child: status %d", st);
+    struct sps_report rep;
+    char err[512] = "";
+    int rc = sps__report_rebuild_dir(&rep, dir, "test", err, sizeof err);
+    CHECK_MSG(rc == 0, "rebuild %s: %s", dir, err);
+    if (rc != 0)
+        return;
+    char path[700];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) {
+        sps__report_free(&rep);
+        return;
+    }
+    rc = sps__export_trace(&rep, f, SPS_TRACE_DEFAULT_MAX_BYTES, err, sizeof err);
+    fclose(f);
+    sps__report_free(&rep);
+    CHECK_MSG(rc == 0, "export: %s", err);
+    json_t *trace = load_json(path);
+    if (!trace)
+        return;
+    struct seen s;
+    validate(trace, &s);
+    CHECK_EQ_U(s.gpu, 3);
+    long long ta = track_named(trace, "GPU stream 0xa000"), tb = track_named(trace, "GPU stream 0xb000"),
+              td = track_named(trace, "GPU default stream");
+    CHECK(ta >= 0 && tb >= 0 && td >= 0 && ta != tb && tb != td && ta != td);
+    json_t *a = find_x(trace, "gpu", "fwd"), *b = find_x(trace, "gpu", "copy"), *d = find_x(trace, "gpu", "opt");
+    CHECK(a && b && d);
+    if (a && b && d) {
+        CHECK_EQ_I(json_integer_value(json_object_get(a, "tid")), ta);
+        CHECK_EQ_I(json_integer_value(json_object_get(b, "tid")), tb);
+        CHECK_EQ_I(json_integer_value(json_object_get(d, "tid")), td);
+        double a0 = json_number_value(json_object_get(a, "ts"));
+        CHECK_NEAR(json_number_value(json_object_get(a, "dur")), 10000, 0.0005); /* us */
+        CHECK_NEAR(json_number_value(json_object_get(b, "ts")) - a0, 5000, 0.0015);
+        CHECK_NEAR(json_number_value(json_object_get(b, "dur")), 7000, 0.0005);
+        CHECK_NEAR(json_number_value(json_object_get(d, "ts")) - a0, 12000, 0.0015);
+        CHECK_NEAR(json_number_value(json_object_get(d, "dur")), 3000, 0.0005);
+        /* the CPU zones are there too, on the thread's track */
+        CHECK(find_x(trace, "zone", "fwd") != NULL);
+    }
+    json_decref(trace);
+}
+
 int main(void) {
     RUN_TEST(test_full_run);
     RUN_TEST(test_budget);
@@ -840,5 +970,6 @@ int main(void) {
     RUN_TEST(test_overlapping_events);
     RUN_TEST(test_many_steps_named);
     RUN_TEST(test_write_failure);
+    RUN_TEST(test_gpu_tracks);
     return check_report();
 }

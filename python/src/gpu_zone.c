@@ -22,8 +22,9 @@
  * a small kernel launch should not pay for Python objects on top.
  *
  * Nothing here releases the GIL but cuda_status(), which may load libcuda
- * and call cuInit (slow on a real driver).  The first GPU zone does the
- * same with the GIL held: once per process.
+ * and call cuInit (slow on a real driver), and gpu_wait(), which sleeps
+ * between polls.  The first GPU zone loads libcuda with the GIL held:
+ * once per process.
  */
 #include "ext.h"
 
@@ -402,6 +403,117 @@ PyObject *sps_py_cuda_status(PyObject *self, PyObject *unused) {
     return d;
 }
 
+/* ------------------------------------------------- spans, waiting flush */
+
+/* _gpu_spans(since=0) -> [(seq, name, stream, start_ns, end_ns, gpu_ms)]:
+ * the calling thread's resolved GPU spans after seq `since`, oldest first
+ * (sps_gpu_spans_since: the latest 1024 are kept, a gap in seq is a loss;
+ * start_ns/end_ns on _clock_ns()'s clock, 0 and 0 when not placed); stream
+ * the CUstream handle, 0 the legacy default stream.  For CUDATimer and
+ * StreamProfiler (python/stepscope/gpu_tools.py). */
+static PyObject *py_gpu_spans(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"since", NULL};
+    PyObject *arg = NULL;
+    unsigned long long since = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:_gpu_spans", kwlist, &arg))
+        return NULL;
+    if (arg) {
+        if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+            sps_py_type_error("stepscope._gpu_spans(): since", "an int (a span's seq, 0 for all)", arg);
+            return NULL;
+        }
+        since = PyLong_AsUnsignedLongLong(arg);
+        if (since == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "stepscope._gpu_spans(): since must be a seq >= 0, not %R", arg);
+            return NULL;
+        }
+    }
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    struct sps_gpu_span chunk[64];
+    size_t n;
+    do {
+        n = sps_gpu_spans_since(since, chunk, sizeof chunk / sizeof chunk[0]);
+        for (size_t i = 0; i < n; i++) {
+            const struct sps_gpu_span *g = &chunk[i];
+            const char *name = g->site && g->site->name ? g->site->name : "";
+            PyObject *t = Py_BuildValue("(KNKKKd)", (unsigned long long)g->seq,
+                                        PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "replace"),
+                                        (unsigned long long)(uintptr_t)g->stream, (unsigned long long)g->start_ns,
+                                        (unsigned long long)g->end_ns, g->gpu_ms);
+            if (!t || PyList_Append(list, t) < 0) {
+                Py_XDECREF(t);
+                Py_DECREF(list);
+                return NULL;
+            }
+            Py_DECREF(t);
+            since = g->seq;
+        }
+    } while (n == sizeof chunk / sizeof chunk[0]);
+    return list;
+}
+
+/* The longest gpu_wait(): timeout=None waits this long at most. */
+#define GPU_WAIT_MAX_S 86400.0
+/* Each slice of the wait releases the GIL; signals are checked between
+ * them, so Ctrl-C interrupts a long wait. */
+#define GPU_WAIT_SLICE_S 0.1
+
+/* gpu_wait(timeout=None) -> int: resolve the calling thread's pending GPU
+ * zones, polling without synchronising, until none is pending or timeout
+ * seconds pass (None: up to a day); how many are still pending. */
+static PyObject *py_gpu_wait(PyObject *self, PyObject *args, PyObject *kwargs) {
+    (void)self;
+    static char *kwlist[] = {"timeout", NULL};
+    PyObject *arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:gpu_wait", kwlist, &arg))
+        return NULL;
+    double timeout = GPU_WAIT_MAX_S;
+    if (arg != Py_None) {
+        if (PyBool_Check(arg) || !(PyLong_Check(arg) || PyFloat_Check(arg))) {
+            sps_py_type_error("stepscope.gpu_wait(): timeout", "None or a number of seconds", arg);
+            return NULL;
+        }
+        timeout = PyFloat_AsDouble(arg);
+        if (timeout == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(timeout >= 0)) {
+            PyErr_Format(PyExc_ValueError, "stepscope.gpu_wait(): timeout must be >= 0 seconds or None, not %R", arg);
+            return NULL;
+        }
+        if (timeout > GPU_WAIT_MAX_S)
+            timeout = GPU_WAIT_MAX_S;
+    }
+    double left = timeout;
+    int pending;
+    for (;;) {
+        double slice = left < GPU_WAIT_SLICE_S ? left : GPU_WAIT_SLICE_S;
+        Py_BEGIN_ALLOW_THREADS
+        pending = sps_gpu_wait(slice);
+        Py_END_ALLOW_THREADS
+        left -= slice;
+        if (!pending || left <= 0)
+            break;
+        if (PyErr_CheckSignals() < 0)
+            return NULL;
+    }
+    return PyLong_FromLong(pending);
+}
+
+static PyMethodDef gpu_span_methods[] = {
+    {"_gpu_spans", (PyCFunction)(void (*)(void))py_gpu_spans, METH_VARARGS | METH_KEYWORDS,
+     "_gpu_spans(since=0) -> list of (seq, name, stream, start_ns, end_ns, gpu_ms): the calling thread's resolved "
+     "GPU zones after seq since, placed on the GPU's timeline (ns on _clock_ns()'s clock; stream 0: the legacy "
+     "default stream), oldest first; the latest 1024 are kept."},
+    {"gpu_wait", (PyCFunction)(void (*)(void))py_gpu_wait, METH_VARARGS | METH_KEYWORDS,
+     "gpu_wait(timeout=None) -> int: resolve the calling thread's GPU zones, polling (never synchronising) until "
+     "none is pending or timeout seconds pass (None: up to a day); how many are still pending."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* ----------------------------------------------------------------- init */
 
 int sps_py_gpu_zone_init(PyObject *module) {
@@ -419,6 +531,8 @@ int sps_py_gpu_zone_init(PyObject *module) {
     s_is_initialized = PyUnicode_InternFromString("is_initialized");
     s_current_stream = PyUnicode_InternFromString("current_stream");
     if (!gpu_zone_cache || !gpu_sites || !s_torch || !s_cuda || !s_is_initialized || !s_current_stream)
+        return -1;
+    if (PyModule_AddFunctions(module, gpu_span_methods) < 0)
         return -1;
     Py_INCREF(gpu_zone_type);
     if (PyModule_AddObject(module, "GpuZone", (PyObject *)gpu_zone_type) < 0) {

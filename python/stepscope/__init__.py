@@ -75,9 +75,9 @@ __all__ = [
 ]
 
 # GPU zones: CUDA events on a stream, resolved without synchronising (docs/python.md)
-from ._stepscope import GpuZone, cuda_status, gpu_flush, gpu_zone, gpu_zone_begin, gpu_zone_end  # noqa: E402,F401
+from ._stepscope import GpuZone, cuda_status, gpu_flush, gpu_wait, gpu_zone, gpu_zone_begin, gpu_zone_end  # noqa: E402,F401
 
-__all__ += ["gpu_zone", "gpu_flush", "cuda_status", "gpu_zone_begin", "gpu_zone_end", "GpuZone"]
+__all__ += ["gpu_zone", "gpu_flush", "gpu_wait", "cuda_status", "gpu_zone_begin", "gpu_zone_end", "GpuZone"]
 
 # the third seed's GPU timing classes, over GPU zones (gpu_tools.py)
 from .gpu_tools import CUDATimer, StreamProfiler  # noqa: E402,F401

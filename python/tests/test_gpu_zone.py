@@ -250,7 +250,8 @@ def test_fork_child_times_on_the_cpu(run_under, fake_cuda):
                 with stepscope.gpu_zone("child"):
                     pass
             stepscope.gpu_flush()
-            os._exit(0 if synchronising_calls() == 0 and fake.fake_cuda_calls(b"cuEventRecord") == 2 else 1)
+            # the parent's three records (its epoch and pair), none of the child's
+            os._exit(0 if synchronising_calls() == 0 and fake.fake_cuda_calls(b"cuEventRecord") == 3 else 1)
         assert os.waitpid(pid, 0)[1] == 0
         fake.fake_cuda_complete(-1)
         assert stepscope.gpu_flush() == 0
@@ -267,3 +268,117 @@ def test_fork_child_times_on_the_cpu(run_under, fake_cuda):
     cuda = r.report["cuda"]
     assert (cuda["processes"], cuda["available"], cuda["zones_resolved"], cuda["zones_cpu_only"]) == (2, True, 1, 4)
     assert cuda["reason"] == child["cuda"]["reason"] and cuda["reason_pid"] == child["pid"]
+
+
+SPANS = """
+    import threading, time
+    from stepscope import _stepscope
+    fake.fake_cuda_stream_advance.argtypes = [ctypes.c_void_p, ctypes.c_double]
+    fake.fake_cuda_stream_complete.argtypes = [ctypes.c_void_p, ctypes.c_long]
+    fake.fake_cuda_stream_complete.restype = ctypes.c_long
+    A, B = 0xA000, 0xB000
+"""
+
+
+def with_spans(code):
+    """FAKE, SPANS (the stream controls), then code."""
+    return with_fake(SPANS) + textwrap.dedent(code)
+
+
+def test_gpu_spans_are_placed_per_stream(run_alone, fake_cuda):
+    # stream A busy [0, 10) ms after the epoch, B [5, 12), the default
+    # stream [12, 15): _gpu_spans gives each where the fake GPU ran it
+    proc = run_alone(with_spans("""
+        t0 = _stepscope._clock_ns()
+        with stepscope.gpu_zone("a", A):
+            pass
+        t1 = _stepscope._clock_ns()
+        with stepscope.gpu_zone("b", B):
+            pass
+        with stepscope.gpu_zone("d", 0):
+            pass
+        pending = stepscope.gpu_flush()
+        fake.fake_cuda_stream_complete(A, 2)          # the thread's epoch and a's start, at 0
+        fake.fake_cuda_stream_advance(B, 5.0)
+        fake.fake_cuda_stream_complete(B, 1)
+        fake.fake_cuda_stream_advance(A, 10.0)
+        fake.fake_cuda_stream_complete(A, 1)
+        fake.fake_cuda_stream_advance(B, 7.0)
+        fake.fake_cuda_stream_complete(B, 1)
+        fake.fake_cuda_stream_advance(None, 12.0)
+        fake.fake_cuda_stream_complete(None, 1)
+        fake.fake_cuda_stream_advance(None, 3.0)
+        fake.fake_cuda_stream_complete(None, 1)
+        left = stepscope.gpu_wait(5)
+        spans = _stepscope._gpu_spans()
+        print(json.dumps({"t0": t0, "t1": t1, "pending": pending, "left": left, "spans": spans,
+                          "after_first": _stepscope._gpu_spans(since=spans[0][0]),
+                          "after_last": _stepscope._gpu_spans(spans[-1][0]), "sync": synchronising_calls()}))
+    """), STEPSCOPE_LIBCUDA=fake_cuda)
+    out = last_json_line(proc.stdout)
+    assert (out["pending"], out["left"], out["sync"]) == (3, 0, 0)
+    spans = out["spans"]
+    assert [(s[0], s[1], s[2], s[5]) for s in spans] == [(1, "a", 0xA000, 10.0), (2, "b", 0xB000, 7.0),
+                                                          (3, "d", 0, 3.0)]
+    a0 = spans[0][3]
+    assert out["t0"] <= a0 <= out["t1"]  # the epoch: read at the first begin's record
+    assert [(s[3] - a0, s[4] - a0) for s in spans] == [(0, 10000000), (5000000, 12000000), (12000000, 15000000)]
+    assert out["after_first"] == spans[1:] and out["after_last"] == []
+
+
+def test_gpu_wait_releases_the_gil_and_times_out(run_alone, fake_cuda):
+    # a Python thread finishes the GPU's work once the wait has polled a
+    # few times: it can only run if gpu_wait lets go of the GIL
+    proc = run_alone(with_spans("""
+        with stepscope.gpu_zone("w", A):
+            pass
+        q0 = fake.fake_cuda_calls(b"cuEventQuery")
+        def finish():
+            while fake.fake_cuda_calls(b"cuEventQuery") < q0 + 3:
+                time.sleep(0.0005)
+            fake.fake_cuda_stream_advance(A, 2.0)
+            fake.fake_cuda_stream_complete(A, -1)
+        t = threading.Thread(target=finish)
+        t.start()
+        waited = stepscope.gpu_wait(timeout=60)
+        t.join()
+        with stepscope.gpu_zone("never", B):
+            pass
+        errors = []
+        for bad in (-1, float("nan"), "1", True):
+            try:
+                stepscope.gpu_wait(bad)
+            except (TypeError, ValueError) as e:
+                errors.append("%s: %s" % (type(e).__name__, e))
+        for bad in (-1, 1.5, True):
+            try:
+                _stepscope._gpu_spans(bad)
+            except (TypeError, ValueError) as e:
+                errors.append("%s: %s" % (type(e).__name__, e))
+        print(json.dumps({"waited": waited, "timed_out": stepscope.gpu_wait(0.01), "poll": stepscope.gpu_wait(0),
+                          "spans": [s[1] for s in _stepscope._gpu_spans()], "errors": errors,
+                          "sync": synchronising_calls()}))
+    """), STEPSCOPE_LIBCUDA=fake_cuda)
+    out = last_json_line(proc.stdout)
+    assert (out["waited"], out["timed_out"], out["poll"], out["sync"]) == (0, 1, 1, 0)
+    assert out["spans"] == ["w"]
+    assert out["errors"] == [
+        "ValueError: stepscope.gpu_wait(): timeout must be >= 0 seconds or None, not -1",
+        "ValueError: stepscope.gpu_wait(): timeout must be >= 0 seconds or None, not nan",
+        "TypeError: stepscope.gpu_wait(): timeout must be None or a number of seconds, not str",
+        "TypeError: stepscope.gpu_wait(): timeout must be None or a number of seconds, not bool",
+        "ValueError: stepscope._gpu_spans(): since must be a seq >= 0, not -1",
+        "TypeError: stepscope._gpu_spans(): since must be an int (a span's seq, 0 for all), not float",
+        "TypeError: stepscope._gpu_spans(): since must be an int (a span's seq, 0 for all), not bool",
+    ]
+
+
+def test_gpu_wait_without_libcuda(run_alone):
+    proc = run_alone("""
+        import stepscope
+        from stepscope import _stepscope
+        with stepscope.gpu_zone("x"):
+            pass
+        print(stepscope.gpu_wait(), stepscope.gpu_wait(None), _stepscope._gpu_spans())
+    """, STEPSCOPE_LIBCUDA=NO_CUDA)
+    assert proc.stdout.split("\n")[-2] == "0 0 []"

@@ -17,6 +17,28 @@
  * its thread alone, which is why begin and end take no lock.  A pair that
  * an event call refuses is given up and counted, never retried forever.
  *
+ * Placement on the GPU's timeline (sps_gpu_spans_since, the record's GPU
+ * spans): each pool keeps, per CUDA context, an epoch: an event recorded
+ * on the stream of the zone being begun, just before its start event, with
+ * the CPU clock read right before that cuEventRecord.  A resolved pair is
+ * placed at epoch_cpu + cuEventElapsedTime(epoch, start); its length is
+ * cuEventElapsedTime(start, end), exact as before.  The GPU reaches the
+ * epoch no earlier than the CPU recorded it (it cannot run what was not
+ * yet queued), later by q = the work queued on that stream ahead of it
+ * plus the launch latency, so every span of the epoch is placed q early,
+ * never late, and spans of one epoch are exact against one another.  q is
+ * bounded by the queue the epoch's stream had when it was recorded: it is
+ * recorded at a zone's begin, on that zone's stream, which in a loop the
+ * CPU keeps a step or so ahead of is at most that; and it is renewed
+ * (below) about once a second, so one unlucky epoch does not stay.
+ *
+ * cuEventElapsedTime answers a float of milliseconds: 24 bits, so 61 ns of
+ * rounding at 1 s from the epoch but 1 us at 16 s.  The epoch is rotated:
+ * two events alternate, a pair remembers which one it measures from, and
+ * the older is recorded again (becoming the current one) once the current
+ * is over ROTATE_NS old on the CPU or a span landed over ROTATE_NS from
+ * it, but only when no pending pair still measures from the older.
+ *
  * Fork: CUDA does not survive fork() (a child of a process that
  * initialised the driver must not call it before exec), and the events in
  * a pool belong to the parent's driver state.  The child handler drops the
@@ -34,7 +56,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "clock.h"
 #include "gpu/cuda_abi.h"
 #include "record_format.h"
 #include "recorder.h"
@@ -58,6 +82,15 @@ typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **te
 #define POOL_LOW (POOL_PAIRS / 4u)
 /* Value sites cached per thread, so resolving takes no lock. */
 #define SITE_CACHE 32u
+/* Contexts a thread keeps an epoch for; a pair in a further one is timed
+ * but not placed. */
+#define EPOCH_SLOTS 4u
+/* Epoch rotation: the age (CPU) or span offset (GPU) past which it is
+ * renewed.  1 s keeps float ms rounding under 61 ns at that offset. */
+#define ROTATE_NS 1000000000ull
+static uint64_t rotate_age_ns = ROTATE_NS, rotate_offset_ns = ROTATE_NS; /* tests change them */
+/* Resolved spans a thread keeps for sps_gpu_spans_since (a power of 2). */
+#define SPAN_RING 1024u
 
 static struct {
     pthread_mutex_t lock;
@@ -89,6 +122,22 @@ struct pair {
     sps_cu_stream stream;
     struct sps_site *site;
     uint32_t state; /* enum pair_state */
+    uint8_t epoch;  /* the pool's epoch slot + 1 it measures from; 0: not placed */
+    uint8_t which;  /* which of the slot's two events */
+};
+
+/* A thread's epoch in one context: two events that alternate, and the CPU
+ * time each was last recorded at.  gen counts recordings; the current
+ * event is ev[gen & 1]. */
+struct epoch {
+    sps_cu_context ctx; /* NULL: slot unused */
+    sps_cu_event ev[2];
+    uint8_t made[2];
+    uint32_t gen;       /* 0: none recorded yet */
+    uint32_t users[2];  /* open and pending pairs measuring from each */
+    uint64_t cpu_ns[2];     /* sps_clock_ns() right before the record */
+    uint64_t cpu_ticks[2];  /* the record clock's ticks, likewise */
+    int rotate;         /* a span landed far from the current one: renew it */
 };
 
 struct site_map {
@@ -106,6 +155,9 @@ struct pool {
     uint32_t npending;
     struct site_map sites[SITE_CACHE];
     uint32_t nsites;
+    struct epoch epochs[EPOCH_SLOTS];
+    uint64_t span_seq; /* spans resolved so far; span[seq % SPAN_RING] */
+    struct sps_gpu_span span[SPAN_RING];
 };
 
 /* Per-thread state.  The counts are this thread's since its last flush. */
@@ -254,6 +306,13 @@ static void note_reason(const char *text) {
 
 /* ------------------------------------------------------------------- pools */
 
+static void epoch_destroy(struct epoch *e) {
+    for (int k = 0; k < 2; k++)
+        if (e->made[k])
+            G.event_destroy(e->ev[k]);
+    memset(e, 0, sizeof *e);
+}
+
 static void pool_destroy_events(struct pool *p) {
     if (!G.available)
         return;
@@ -263,6 +322,8 @@ static void pool_destroy_events(struct pool *p) {
             G.event_destroy(p->pair[i].end);
         }
     }
+    for (uint32_t i = 0; i < EPOCH_SLOTS; i++)
+        epoch_destroy(&p->epochs[i]);
 }
 
 /* At thread exit.  Pending pairs are abandoned (counted into the process
@@ -300,9 +361,75 @@ static struct pool *pool_get(void) {
 }
 
 static void release(struct pool *p, uint32_t i) {
-    p->pair[i].state = PAIR_FREE;
-    p->pair[i].site = NULL;
+    struct pair *q = &p->pair[i];
+    if (q->epoch)
+        p->epochs[q->epoch - 1].users[q->which]--;
+    q->epoch = 0;
+    q->state = PAIR_FREE;
+    q->site = NULL;
     p->free_idx[p->nfree++] = i;
+}
+
+/* ------------------------------------------------------------------ epochs */
+
+/* The thread's epoch slot for ctx: its own, or an unused one, or else one
+ * no pair measures from any more (its events, of another context, are
+ * destroyed).  NULL when every slot is in use. */
+static struct epoch *epoch_slot(struct pool *p, sps_cu_context ctx) {
+    struct epoch *unused = NULL, *idle = NULL;
+    for (uint32_t i = 0; i < EPOCH_SLOTS; i++) {
+        struct epoch *e = &p->epochs[i];
+        if (e->ctx == ctx)
+            return e;
+        if (!e->ctx && !unused)
+            unused = e;
+        else if (e->ctx && !idle && !(e->users[0] | e->users[1]))
+            idle = e;
+    }
+    struct epoch *spare = unused ? unused : idle;
+    if (spare && spare->ctx)
+        epoch_destroy(spare);
+    if (spare)
+        spare->ctx = ctx;
+    return spare;
+}
+
+/* Record epoch event k of e on stream, reading the CPU clock right before
+ * (so the GPU reaches it no earlier than that reading).  0 or -1. */
+static int epoch_record(struct epoch *e, int k, sps_cu_stream stream) {
+    if (!e->made[k]) {
+        if (G.event_create(&e->ev[k], SPS_CU_EVENT_DEFAULT) != SPS_CUDA_SUCCESS)
+            return -1;
+        e->made[k] = 1;
+    }
+    uint64_t ns = sps__mono_ns();
+    uint64_t ticks = sps__ticks();
+    if (G.event_record(e->ev[k], stream) != SPS_CUDA_SUCCESS)
+        return -1;
+    e->cpu_ns[k] = ns;
+    e->cpu_ticks[k] = ticks;
+    e->gen++;
+    e->rotate = 0;
+    return 0;
+}
+
+/* Give pair q, about to record its start on stream, the epoch it will be
+ * placed from: the current one, renewed first when it is old and the other
+ * event is free.  A pair that gets none is timed, not placed. */
+static void epoch_assign(struct pool *p, struct pair *q, sps_cu_context ctx, sps_cu_stream stream) {
+    q->epoch = 0;
+    struct epoch *e = epoch_slot(p, ctx);
+    if (!e)
+        return;
+    int cur = (int)(e->gen & 1u);
+    int renew = e->gen == 0 ||
+                ((e->rotate || sps__mono_ns() - e->cpu_ns[cur] >= rotate_age_ns) && e->users[cur ^ 1] == 0);
+    if (renew && epoch_record(e, cur ^ 1, stream) != 0 && e->gen == 0)
+        return; /* none yet, and none could be recorded */
+    /* a failed renewal keeps the current one: placed, if less finely */
+    q->which = (uint8_t)(e->gen & 1u);
+    q->epoch = (uint8_t)(e - p->epochs + 1);
+    e->users[q->which]++;
 }
 
 /* The "<zone>.gpu_ms" value site of a zone site. */
@@ -318,6 +445,56 @@ static struct sps_site *value_site(struct pool *p, struct sps_site *zone) {
     return v;
 }
 
+/* ms of cuEventElapsedTime as ns, rounded to the nearest. */
+static int64_t ms_to_ns(float ms) {
+    double ns = (double)ms * 1e6;
+    return (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
+}
+
+/* Where pair q ran, from its epoch: *start_ns, and the start and end in
+ * the record clock's ticks.  Returns SPS_CUDA_SUCCESS, NOT_READY (the
+ * epoch, on another stream, is not reached yet), or another error (the
+ * pair is then timed but not placed). */
+static sps_cu_result place(struct pool *p, const struct pair *q, int64_t dur_ns, uint64_t *start_ns,
+                           uint64_t *start_ticks, uint64_t *end_ticks) {
+    struct epoch *e = &p->epochs[q->epoch - 1];
+    float off_ms = 0;
+    sps_cu_result r = G.event_query(e->ev[q->which]);
+    if (r == SPS_CUDA_SUCCESS)
+        r = G.event_elapsed(&off_ms, e->ev[q->which], q->start);
+    if (r != SPS_CUDA_SUCCESS)
+        return r;
+    int64_t off = ms_to_ns(off_ms);
+    if ((uint64_t)(off < 0 ? -off : off) >= rotate_offset_ns && q->which == (e->gen & 1u))
+        e->rotate = 1; /* far from the current epoch: the next begin renews it */
+    *start_ns = e->cpu_ns[q->which] + (uint64_t)off;
+    double per_ns = sps__clock.ticks_per_second / 1e9;
+    double from = (double)off * per_ns, len = (double)dur_ns * per_ns;
+    *start_ticks = e->cpu_ticks[q->which] + (uint64_t)(int64_t)(from < 0 ? from - 0.5 : from + 0.5);
+    *end_ticks = *start_ticks + (uint64_t)(len + 0.5);
+    return SPS_CUDA_SUCCESS;
+}
+
+/* A resolved pair: its "<zone>.gpu_ms" value, its GPU-span event in the
+ * record (when placed), and its entry in the thread's span ring. */
+static void resolved(struct pool *p, const struct pair *q, float ms, int placed, uint64_t start_ns,
+                     uint64_t start_ticks, uint64_t end_ticks) {
+    struct sps_site *v = value_site(p, q->site);
+    if (v)
+        sps_value(v, (double)ms);
+    int64_t dur = ms_to_ns(ms);
+    if (placed)
+        sps__record_gpu_span(q->site, start_ticks, end_ticks, (uint64_t)(uintptr_t)q->stream);
+    struct sps_gpu_span *s = &p->span[p->span_seq % SPAN_RING];
+    s->seq = ++p->span_seq;
+    s->site = q->site;
+    s->stream = q->stream;
+    s->start_ns = placed ? start_ns : 0;
+    s->end_ns = placed ? start_ns + (uint64_t)(dur > 0 ? dur : 0) : 0;
+    s->gpu_ms = (double)ms;
+    TG.resolved++;
+}
+
 /* Resolve the pending pairs whose GPU work is done.  Never waits. */
 static void resolve(struct pool *p) {
     uint32_t keep = 0;
@@ -328,18 +505,22 @@ static void resolve(struct pool *p) {
         float ms = 0;
         if (r == SPS_CUDA_SUCCESS)
             r = G.event_elapsed(&ms, q->start, q->end);
+        uint64_t start_ns = 0, start_ticks = 0, end_ticks = 0;
+        int placed = 0;
+        if (r == SPS_CUDA_SUCCESS && q->epoch) {
+            sps_cu_result pr = place(p, q, ms_to_ns(ms), &start_ns, &start_ticks, &end_ticks);
+            if (pr == SPS_CUDA_ERROR_NOT_READY)
+                r = pr;
+            placed = pr == SPS_CUDA_SUCCESS;
+        }
         if (r == SPS_CUDA_ERROR_NOT_READY) {
             p->pending[keep++] = i; /* later */
             continue;
         }
-        if (r == SPS_CUDA_SUCCESS) {
-            struct sps_site *v = value_site(p, q->site);
-            if (v)
-                sps_value(v, (double)ms);
-            TG.resolved++;
-        } else {
+        if (r == SPS_CUDA_SUCCESS)
+            resolved(p, q, ms, placed, start_ns, start_ticks, end_ticks);
+        else
             TG.unresolved++;
-        }
         release(p, i);
     }
     p->npending = keep;
@@ -434,8 +615,12 @@ static uint32_t gpu_begin(struct sps_site *site, sps_cu_stream stream) {
         }
         q->ctx = ctx;
     }
+    epoch_assign(p, q, ctx, stream);
     r = G.event_record(q->start, stream);
     if (r != SPS_CUDA_SUCCESS) {
+        if (q->epoch)
+            p->epochs[q->epoch - 1].users[q->which]--;
+        q->epoch = 0;
         TG.unresolved++;
         return 0;
     }
@@ -490,6 +675,47 @@ int sps_gpu_flush(void) {
     return TG.pool ? (int)TG.pool->npending : 0;
 }
 
+size_t sps_gpu_spans_since(uint64_t since_seq, struct sps_gpu_span *out, size_t max) {
+    struct pool *p = TG.pool;
+    if (!p || !out || !max)
+        return 0;
+    if (G.available)
+        resolve(p);
+    uint64_t last = p->span_seq;
+    uint64_t oldest = last > SPAN_RING ? last - SPAN_RING + 1 : 1;
+    uint64_t from = since_seq + 1 > oldest ? since_seq + 1 : oldest;
+    size_t n = 0;
+    for (uint64_t seq = from; seq <= last && n < max; seq++)
+        out[n++] = p->span[(seq - 1) % SPAN_RING];
+    return n;
+}
+
+#define WAIT_FIRST_NS 50000u    /* the first sleep between polls */
+#define WAIT_LONGEST_NS 1000000u /* the longest */
+
+int sps_gpu_wait(double timeout_s) {
+    struct pool *p = TG.pool;
+    if (!p || !G.available) {
+        flush_counts();
+        return p ? (int)p->npending : 0;
+    }
+    /* !(x > 0) also takes NaN; past a day is as good as for ever */
+    uint64_t limit = !(timeout_s > 0) ? 0 : timeout_s > 86400.0 ? 86400000000000ull : (uint64_t)(timeout_s * 1e9);
+    uint64_t t0 = sps__mono_ns(), nap = WAIT_FIRST_NS;
+    for (;;) {
+        resolve(p);
+        uint64_t waited = sps__mono_ns() - t0;
+        if (!p->npending || waited >= limit)
+            break;
+        uint64_t left = limit - waited, ns = nap < left ? nap : left;
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        nanosleep(&ts, NULL); /* woken early by a signal: just polls sooner */
+        nap = nap * 2 < WAIT_LONGEST_NS ? nap * 2 : WAIT_LONGEST_NS;
+    }
+    flush_counts();
+    return (int)p->npending;
+}
+
 /* The recorder's step-end hook (registered by gpu_begin): a step end is
  * where a loop's GPU work of earlier steps has usually finished, so the
  * calling thread resolves its finished GPU zones here (never waits).
@@ -538,6 +764,26 @@ void sps__cuda_reset(void) {
     G.error_string = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
+}
+
+void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns) {
+    rotate_age_ns = cpu_age_ns ? cpu_age_ns : ROTATE_NS;
+    rotate_offset_ns = gpu_offset_ns ? gpu_offset_ns : ROTATE_NS;
+}
+
+int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {
+    sps_cu_context ctx = NULL;
+    if (!TG.pool || !G.available || G.ctx_current(&ctx) != SPS_CUDA_SUCCESS)
+        return -1;
+    for (uint32_t i = 0; i < EPOCH_SLOTS; i++) {
+        const struct epoch *e = &TG.pool->epochs[i];
+        if (e->ctx == ctx && e->gen) {
+            *cpu_ns = e->cpu_ns[e->gen & 1u];
+            *gen = e->gen;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* ------------------------------------------------------------------- fork */

@@ -4,9 +4,22 @@
 #ifndef SPS_GPU_CUDA_ZONE_H
 #define SPS_GPU_CUDA_ZONE_H
 
+#include <stdint.h>
+
 /* Forget the loaded libcuda and the process totals, so the next GPU zone
  * loads it again with the current environment.  Tests only: no thread may
  * be using GPU zones, and the calling thread's pool is freed. */
 void sps__cuda_reset(void);
+
+/* Tests only: when the epoch is renewed.  cpu_age_ns: its age on the CPU
+ * (UINT64_MAX: never for age); gpu_offset_ns: how far from it a span must
+ * land (0 for both: the defaults, ROTATE_NS).  Any thread, before GPU
+ * zones run. */
+void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns);
+
+/* Tests only: the calling thread's current epoch in the current context:
+ * its sps_clock_ns() reading and its generation (1, 2, ...).  0, or -1
+ * when the thread has none yet. */
+int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen);
 
 #endif

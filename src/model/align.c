@@ -71,6 +71,10 @@ void sps__process_align(struct sps_process_data *p, const struct sps_align *a) {
                 e->start_ns = sps__align_map(a, e->start_ns);
                 e->end_ns = sps__align_map(a, e->end_ns);
             }
+        for (size_t k = 0; k < t->ngpu; k++) {
+            t->gpu[k].start_ns = sps__align_map(a, t->gpu[k].start_ns);
+            t->gpu[k].end_ns = sps__align_map(a, t->gpu[k].end_ns);
+        }
         for (uint32_t k = 0; k < t->nopen; k++)
             t->open[k].start_ns = sps__align_map(a, t->open[k].start_ns);
     }

@@ -86,8 +86,9 @@ int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_
         return BAD(0, "not a stepscope record (bad magic)");
     if (h->endian_check != SPS_REC_ENDIAN_CHECK)
         return BAD(HOFF(endian_check), "written with the other byte order, which this build cannot read");
-    if (h->version != SPS_REC_VERSION) {
-        BAD(HOFF(version), "record format version %u; this build reads version %u", h->version, SPS_REC_VERSION);
+    if (h->version < SPS_REC_VERSION_OLDEST || h->version > SPS_REC_VERSION) {
+        BAD(HOFF(version), "record format version %u; this build reads versions %u to %u", h->version,
+            SPS_REC_VERSION_OLDEST, SPS_REC_VERSION);
         return SPS_EVERSION;
     }
     if (h->header_crc != sps__crc32(h, offsetof(struct sps_rec_header, header_crc)))
@@ -359,6 +360,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
     t->events[ring] = malloc((kept ? kept : 1) * sizeof(struct sps_event));
     if (!t->events[ring])
         return SPS_ENOMEM;
+    size_t ngpu = 0;
     const struct sps_rec_event *ev = (const void *)(r->data + ring_off);
     size_t n = 0;
     uint64_t read_from = first; /* events read since the pages were last let go */
@@ -374,11 +376,14 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
             continue;
         }
         const char *bad = NULL;
+        int gpu = e->kind == SPS_REC_KIND_GPU_SPAN;
         if (e->name == 0 || e->name > p->nnames)
             bad = "event names an unknown name id";
-        else if (e->kind != p->names[e->name - 1].kind)
+        else if (gpu && (ring != SPS_RING_VALUES || h->version < 2))
+            bad = "GPU span outside a version-2 record's values ring";
+        else if (gpu ? p->names[e->name - 1].kind != SPS_KIND_ZONE : e->kind != p->names[e->name - 1].kind)
             bad = "event kind does not match its name's kind";
-        else if (sps_kind_is_timed(e->kind) && e->end_ticks < e->start_ticks)
+        else if ((gpu || sps_kind_is_timed(e->kind)) && e->end_ticks < e->start_ticks)
             bad = "event ends before it starts";
         if (bad && tolerant) {
             t->dropped[ring]++;
@@ -386,10 +391,12 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
         }
         if (bad)
             return fail(r, off, "%s (name id %u, kind %u)", bad, e->name, e->kind);
-        struct sps_event *d = &t->events[ring][n++];
+        if (gpu && !t->gpu && !(t->gpu = malloc((kept ? kept : 1) * sizeof(struct sps_event))))
+            return SPS_ENOMEM;
+        struct sps_event *d = gpu ? &t->gpu[ngpu++] : &t->events[ring][n++];
         d->seq = i;
         d->start_ns = to_ns(r, e->start_ticks);
-        d->end_ns = sps_kind_is_timed(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
+        d->end_ns = gpu || sps_kind_is_timed(e->kind) ? to_ns(r, e->end_ticks) : d->start_ns;
         d->a = e->a;
         d->name = e->name;
         d->depth = e->depth;
@@ -397,6 +404,7 @@ static int copy_ring(struct reader *r, const struct sps_rec_thread *s, uint64_t 
     }
     drop_read(r, ring_off, read_from & (cap - 1), first + kept - read_from);
     t->nevents[ring] = n;
+    t->ngpu = ngpu;
     return 0;
 }
 
@@ -563,6 +571,7 @@ void sps__process_free(struct sps_process_data *p) {
         free(t->aggs);
         for (int ring = 0; ring < SPS_RING_COUNT; ring++)
             free(t->events[ring]);
+        free(t->gpu);
     }
     free(p->threads);
     free(p->names);

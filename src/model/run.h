@@ -51,6 +51,12 @@ struct sps_thread_data {
     uint64_t dropped[SPS_RING_COUNT]; /* of those, not kept by the ring (or unreadable) */
     size_t nevents[SPS_RING_COUNT];
     struct sps_event *events[SPS_RING_COUNT]; /* oldest first */
+    /* GPU spans (SPS_REC_KIND_GPU_SPAN events, kept apart from the values
+     * ring's values and counters so no reader of those meets them), in the
+     * order resolved: start_ns/end_ns where the GPU ran them, a the
+     * CUstream handle (0: the legacy default stream), name their zone's */
+    size_t ngpu;
+    struct sps_event *gpu;
     uint64_t mismatched_ends;
     uint64_t depth_overflows;
     uint32_t zones_thinned; /* not recorded for the thin level, not yet carried into the process's */

@@ -308,6 +308,54 @@ static void gather_torch_ops(struct trace *t, const struct sps_process_data *p, 
     }
 }
 
+/* The process's GPU spans (its threads' GPU zones, where the GPU ran
+ * them), as complete events on one track per stream: "GPU stream 0x..."
+ * or "GPU default stream" (the legacy one, handle 0), numbered in the
+ * order each stream first appears.  They share the zones' budget. */
+static void gather_gpu(struct trace *t, const struct sps_process_data *p, size_t pi) {
+    const int pid = t->pids[pi];
+    uint64_t *streams = NULL;
+    size_t nstreams = 0, cap = 0;
+    for (uint32_t ti = 0; ti < p->nthreads && !t->oom; ti++) {
+        const struct sps_thread_data *th = &p->threads[ti];
+        for (size_t i = 0; i < th->ngpu && !t->oom; i++) {
+            const struct sps_event *e = &th->gpu[i];
+            if (e->name == 0 || e->name > p->nnames)
+                continue;
+            size_t k = 0;
+            while (k < nstreams && streams[k] != e->a)
+                k++;
+            if (k == nstreams) {
+                if (nstreams == TRACE_GPU_STREAMS_MAX)
+                    continue; /* tids must stay apart from the other bases */
+                uint64_t *slot = grow((void **)&streams, &nstreams, &cap, sizeof *streams);
+                if (!slot) {
+                    t->oom = 1;
+                    break;
+                }
+                *slot = e->a;
+                char label[64];
+                if (e->a)
+                    snprintf(label, sizeof label, "GPU stream 0x%llx", (unsigned long long)e->a);
+                else
+                    snprintf(label, sizeof label, "GPU default stream");
+                add_thread(t, pid, TRACE_GPU_STREAM_TID_BASE + (int)k, label);
+                /* below the process's threads, in order of appearance */
+                add_meta(t, META_THREAD_SORT, pid, TRACE_GPU_STREAM_TID_BASE + (int)k, 1000000000 + (int64_t)k, NULL);
+            }
+            struct x_item *x = add_x(t, X_GPU, pid, TRACE_GPU_STREAM_TID_BASE + (int)k,
+                                     rel_ns(t, (int64_t)e->start_ns), rel_ns(t, (int64_t)e->end_ns));
+            if (!x)
+                break;
+            x->name = p->names[e->name - 1].name;
+            x->depth = 0;
+            x->bucket = -1 - (long)pi;
+            t->n.zones_in_input++;
+        }
+    }
+    free(streams);
+}
+
 /* Every process and thread of the model, named; with the recorded events,
  * their zones, values and counters. */
 static void gather_processes(struct trace *t) {
@@ -339,8 +387,10 @@ static void gather_processes(struct trace *t) {
             }
         }
         value_names_free(&v);
-        if (t->rep->have_events)
+        if (t->rep->have_events) {
             gather_torch_ops(t, p, pi);
+            gather_gpu(t, p, pi);
+        }
     }
 }
 

@@ -40,6 +40,11 @@
  * tid (docs/trace-format.md, "torch.profiler operators"). */
 #define TRACE_TORCH_TID_BASE 1500000000
 #define TRACE_TORCH_GPU_TID 1600000000
+/* GPU zones' spans on the GPU: one track per process and stream, this tid
+ * plus the stream's order of first appearance in the process
+ * (docs/trace-format.md, "GPU streams"). */
+#define TRACE_GPU_STREAM_TID_BASE 1700000000
+#define TRACE_GPU_STREAMS_MAX 100000
 /* The sampled machine metrics go on a process of their own (pid and tid). */
 #define TRACE_MACHINE_PID 2000000000
 /* Zone detail goes first to this many slowest steps, then to this many
@@ -60,7 +65,7 @@ struct tbuf {
     int failed;
 };
 
-enum x_kind { X_ZONE, X_MICROSTEP, X_STEP, X_TORCH_OP, X_WAIT };
+enum x_kind { X_ZONE, X_MICROSTEP, X_STEP, X_TORCH_OP, X_WAIT, X_GPU };
 enum item_state { ITEM_CANDIDATE, ITEM_KEPT, ITEM_OVERLAP, ITEM_BUDGET };
 
 /* A complete event ("X"): a zone, a micro-step or a step.  48 bytes: a

@@ -99,7 +99,7 @@ static void render_meta(struct tbuf *b, const struct meta *m) {
 /* Steps are all named "step" (so viewers aggregate them as one kind of
  * slice); which step it is, and its stream's name, are in args. */
 static void render_x(struct tbuf *b, const struct trace *t, const struct x_item *x) {
-    static const char *const cats[] = {"zone", "microstep", "step", "torch_op", "wait"};
+    static const char *const cats[] = {"zone", "microstep", "step", "torch_op", "wait", "gpu"};
     const struct trace_step *s = x->kind == X_STEP ? &t->steps[x->step] : NULL;
     tb_printf(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cats[x->kind]);
     tb_string(b, s ? "step" : x->name);
@@ -227,7 +227,7 @@ static size_t name_width(struct name_widths *c, const char *name) {
  * item against its size. */
 static size_t x_counted(struct name_widths *c, const struct x_item *x) {
     static const size_t cats[] = {sizeof "zone" - 1, sizeof "microstep" - 1, 0, sizeof "torch_op" - 1,
-                                  sizeof "wait" - 1};
+                                  sizeof "wait" - 1, sizeof "gpu" - 1};
     if (x->kind == X_STEP || x->start < 0 || x->end < x->start)
         return 0;
     return sizeof "{\"ph\":\"X\",\"cat\":\"\",\"name\":" - 1 + cats[x->kind] + name_width(c, x->name) +

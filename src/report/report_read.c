@@ -467,6 +467,10 @@ static int attach_process(struct sps_run *run, struct sps_process_data *p, struc
                 from->events[r] = NULL;
                 from->nevents[r] = 0;
             }
+            t->gpu = from->gpu;
+            t->ngpu = from->ngpu;
+            from->gpu = NULL;
+            from->ngpu = 0;
         } else if (p->nnames && !(t->aggs = calloc(p->nnames, sizeof *t->aggs))) {
             return SPS_ENOMEM;
         }

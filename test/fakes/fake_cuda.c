@@ -5,9 +5,25 @@
  *
  *   - a clock in milliseconds that only fake_cuda_advance() moves;
  *   - one queue of recorded events, in the order they were recorded (all
- *     streams): fake_cuda_complete(n) lets the GPU reach the first n of them
- *     at the current clock, so cuEventQuery answers CUDA_ERROR_NOT_READY
- *     until then and cuEventElapsedTime gives exact differences;
+ *     streams): fake_cuda_complete(n) lets the GPU reach the next n of them
+ *     not reached yet at the current clock, so cuEventQuery answers
+ *     CUDA_ERROR_NOT_READY until then and cuEventElapsedTime gives exact
+ *     differences;
+ *   - streams that run concurrently: each stream (a CUstream handle; NULL,
+ *     the legacy default stream, is one too) has its own queue of the
+ *     events recorded on it and its own clock, the common clock plus what
+ *     fake_cuda_stream_advance(stream, ms) added to that stream alone.
+ *     fake_cuda_stream_complete(stream, n) lets that stream reach its next
+ *     n events (all for n < 0) at its own clock.  So stream A busy [0, 10)
+ *     ms and stream B busy [5, 12) ms is: record A's and B's events, then
+ *     stream_complete(A, 1); stream_advance(B, 5); stream_complete(B, 1);
+ *     stream_advance(A, 10); stream_complete(A, 1); stream_advance(B, 7);
+ *     stream_complete(B, 1).  fake_cuda_stream_clock(stream) reads a
+ *     stream's clock, fake_cuda_stream_pending(stream) how many of its
+ *     events are recorded and not reached, fake_cuda_stream_records(stream)
+ *     how many records it took (the library's epoch events included).
+ *     Both kinds of control may be mixed: an event reached through one
+ *     queue is skipped by the other;
  *   - the current context (fake_cuda_set_context: 0 none, 1 or 2);
  *   - injected failures (fake_cuda_fail: the next n calls of an entry point
  *     answer an error code);
@@ -37,6 +53,11 @@ EXPORT void fake_cuda_fail(const char *name, int code, int n);
 EXPORT long fake_cuda_calls(const char *name);
 EXPORT long fake_cuda_live_events(void);
 EXPORT void *fake_cuda_last_stream(void);
+EXPORT void fake_cuda_stream_advance(void *stream, double ms);
+EXPORT long fake_cuda_stream_complete(void *stream, long n);
+EXPORT double fake_cuda_stream_clock(void *stream);
+EXPORT long fake_cuda_stream_pending(void *stream);
+EXPORT long fake_cuda_stream_records(void *stream);
 EXPORT sps_cu_result cuInit(unsigned int flags);
 EXPORT sps_cu_result cuDriverGetVersion(int *version);
 EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx);
@@ -69,13 +90,32 @@ static const char *const call_names[C_COUNT] = {
 
 static struct sps_cu_ctx { int n; } ctx_a = {1}, ctx_b = {2};
 
+#define MAX_STREAMS 32
+#define STREAM_QUEUE (MAX_EVENTS * 2)
+
+struct entry {
+    struct sps_cu_event *e;
+    unsigned gen;
+};
+
+/* A stream of the fake GPU: its events in the order recorded on it. */
+struct fake_stream {
+    int used;
+    sps_cu_stream handle;
+    double ahead_ms; /* its clock: the common clock plus this */
+    long records;
+    struct entry queue[STREAM_QUEUE];
+    size_t qhead, qtail;
+};
+
 static struct {
     pthread_mutex_t lock;
     double clock_ms;
     int context; /* 0 none, 1 ctx_a, 2 ctx_b */
     struct sps_cu_event ev[MAX_EVENTS];
-    struct { struct sps_cu_event *e; unsigned gen; } queue[MAX_EVENTS * 4];
+    struct entry queue[MAX_EVENTS * 4];
     size_t qhead, qtail;
+    struct fake_stream streams[MAX_STREAMS];
     long calls[C_COUNT];
     int fail_code[C_COUNT], fail_left[C_COUNT];
     long live_events;
@@ -102,6 +142,31 @@ static int valid(sps_cu_event e) {
     return e >= F.ev && e < F.ev + MAX_EVENTS && e->live;
 }
 
+/* The stream of handle h, made at its first use (NULL when all are in
+ * use: the test made too many).  Lock held. */
+static struct fake_stream *stream_of(sps_cu_stream h, int make) {
+    for (int i = 0; i < MAX_STREAMS; i++)
+        if (F.streams[i].used && F.streams[i].handle == h)
+            return &F.streams[i];
+    if (!make)
+        return NULL;
+    for (int i = 0; i < MAX_STREAMS; i++) {
+        if (!F.streams[i].used) {
+            memset(&F.streams[i], 0, sizeof F.streams[i]);
+            F.streams[i].used = 1;
+            F.streams[i].handle = h;
+            return &F.streams[i];
+        }
+    }
+    abort(); /* more streams than the fake keeps */
+}
+
+/* Whether queue entry q still waits: its event was not destroyed, not
+ * recorded again since, and not reached.  Lock held. */
+static int waiting(const struct entry *q) {
+    return q->e->live && q->e->gen == q->gen && !q->e->done;
+}
+
 /* ------------------------------------------------------- the test's controls */
 
 EXPORT void fake_cuda_reset(void) {
@@ -109,6 +174,7 @@ EXPORT void fake_cuda_reset(void) {
     F.clock_ms = 0;
     F.context = 1;
     F.qhead = F.qtail = 0;
+    memset(F.streams, 0, sizeof F.streams);
     memset(F.calls, 0, sizeof F.calls);
     memset(F.fail_left, 0, sizeof F.fail_left);
     pthread_mutex_unlock(&F.lock);
@@ -120,18 +186,72 @@ EXPORT void fake_cuda_advance(double ms) {
     pthread_mutex_unlock(&F.lock);
 }
 
-/* The GPU reaches the next n recorded events (all of them for n < 0). */
+/* The GPU reaches the next n recorded events not reached yet, whatever
+ * their stream, at the common clock (all of them for n < 0). */
 EXPORT void fake_cuda_complete(long n) {
     pthread_mutex_lock(&F.lock);
-    while (F.qhead < F.qtail && n-- != 0) {
-        size_t q = F.qhead++ % (MAX_EVENTS * 4);
-        struct sps_cu_event *e = F.queue[q].e;
-        if (e->live && e->gen == F.queue[q].gen && !e->done) {
-            e->done = 1;
-            e->at_ms = F.clock_ms;
-        }
+    while (F.qhead < F.qtail && n != 0) {
+        struct entry *q = &F.queue[F.qhead++ % (MAX_EVENTS * 4)];
+        if (!waiting(q))
+            continue;
+        q->e->done = 1;
+        q->e->at_ms = F.clock_ms;
+        n--;
     }
     pthread_mutex_unlock(&F.lock);
+}
+
+/* Move one stream's clock on by ms (the others' stay). */
+EXPORT void fake_cuda_stream_advance(void *stream, double ms) {
+    pthread_mutex_lock(&F.lock);
+    stream_of(stream, 1)->ahead_ms += ms;
+    pthread_mutex_unlock(&F.lock);
+}
+
+/* The stream reaches its next n events not reached yet at its own clock
+ * (all of them for n < 0).  Returns how many it reached. */
+EXPORT long fake_cuda_stream_complete(void *stream, long n) {
+    long done = 0;
+    pthread_mutex_lock(&F.lock);
+    struct fake_stream *s = stream_of(stream, 1);
+    while (s->qhead < s->qtail && n != 0) {
+        struct entry *q = &s->queue[s->qhead++ % STREAM_QUEUE];
+        if (!waiting(q))
+            continue;
+        q->e->done = 1;
+        q->e->at_ms = F.clock_ms + s->ahead_ms;
+        n--;
+        done++;
+    }
+    pthread_mutex_unlock(&F.lock);
+    return done;
+}
+
+EXPORT double fake_cuda_stream_clock(void *stream) {
+    pthread_mutex_lock(&F.lock);
+    double ms = F.clock_ms + stream_of(stream, 1)->ahead_ms;
+    pthread_mutex_unlock(&F.lock);
+    return ms;
+}
+
+/* Events recorded on the stream and not reached yet. */
+EXPORT long fake_cuda_stream_pending(void *stream) {
+    long n = 0;
+    pthread_mutex_lock(&F.lock);
+    struct fake_stream *s = stream_of(stream, 0);
+    for (size_t i = s ? s->qhead : 0; s && i < s->qtail; i++)
+        n += waiting(&s->queue[i % STREAM_QUEUE]);
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
+
+/* cuEventRecord calls that succeeded on the stream. */
+EXPORT long fake_cuda_stream_records(void *stream) {
+    pthread_mutex_lock(&F.lock);
+    struct fake_stream *s = stream_of(stream, 0);
+    long n = s ? s->records : 0;
+    pthread_mutex_unlock(&F.lock);
+    return n;
 }
 
 EXPORT void fake_cuda_set_context(int which) {
@@ -242,9 +362,10 @@ EXPORT sps_cu_result cuEventRecord(sps_cu_event e, sps_cu_stream stream) {
         e->stream = stream;
         last_stream = stream;
         e->gen++;
-        size_t q = F.qtail++ % (MAX_EVENTS * 4);
-        F.queue[q].e = e;
-        F.queue[q].gen = e->gen;
+        F.queue[F.qtail++ % (MAX_EVENTS * 4)] = (struct entry){e, e->gen};
+        struct fake_stream *s = stream_of(stream, 1);
+        s->queue[s->qtail++ % STREAM_QUEUE] = (struct entry){e, e->gen};
+        s->records++;
     }
     pthread_mutex_unlock(&F.lock);
     return r;
