@@ -464,3 +464,149 @@ def test_without_the_spans_api_the_classes_say_so(run_alone):
         "lacks (rebuild stepscope)",
         "StreamProfiler needs stepscope._stepscope._gpu_spans and gpu_wait, which this build of the module lacks "
         "(rebuild stepscope)"]
+
+
+# ------------------------------------------ end to end, over the fake libcuda
+
+# The real module over the test suite's fake libcuda (test_gpu_zone.py's
+# FAKE and SPANS: the fake's clock, per-stream queues and call counts).
+from test_gpu_zone import FAKE, FAKE_CUDA, NO_CUDA, SPANS  # noqa: E402
+
+
+def with_fake_cuda(code):
+    return textwrap.dedent(FAKE) + textwrap.dedent(SPANS) + textwrap.dedent(code)
+
+
+@pytest.fixture(scope="module")
+def fake_cuda():
+    import os
+    if not os.path.exists(FAKE_CUDA):
+        pytest.fail("no fake libcuda at %s: build the tree (cmake --build build)" % FAKE_CUDA)
+    return FAKE_CUDA
+
+
+def test_stream_profiler_over_the_fake_gpu(run_under, fake_cuda):
+    # stream A busy [0, 10) ms, B [5, 12): a gpu_zone on A, a CUDATimer block on B
+    r = run_under(with_fake_cuda("""
+        p = stepscope.StreamProfiler(name="s")
+        t = stepscope.CUDATimer(stream=B)
+        with p:
+            with stepscope.gpu_zone("a", A):
+                pass
+            with t.measure("b"):
+                pass
+            fake.fake_cuda_stream_complete(A, 2)          # the thread's epoch and a's start, at 0
+            fake.fake_cuda_stream_advance(B, 5.0)
+            fake.fake_cuda_stream_complete(B, 1)
+            fake.fake_cuda_stream_advance(A, 10.0)
+            fake.fake_cuda_stream_complete(A, 1)
+            # B's end only once the block's exit has polled a few times: the exit waits for it
+            q0 = fake.fake_cuda_calls(b"cuEventQuery")
+            def finish():
+                while fake.fake_cuda_calls(b"cuEventQuery") < q0 + 3:
+                    time.sleep(0.0005)
+                fake.fake_cuda_stream_advance(B, 7.0)
+                fake.fake_cuda_stream_complete(B, 1)
+            th = threading.Thread(target=finish)
+            th.start()
+        th.join()
+        s = p.get_stats()
+        p.print_stream_efficiency()
+        print(json.dumps({"stats": s, "b": t.get_elapsed("b"), "sync": synchronising_calls()}))
+    """), STEPSCOPE_LIBCUDA=fake_cuda)
+    out = last_json(r.stdout)
+    st = out["stats"]
+    assert {k: (v["zones"], v["busy_ms"]) for k, v in st["streams"].items()} == {
+        str(0xA000): (1, 10.0), str(0xB000): (1, 7.0)}
+    assert (st["wall_ms"], st["overlap_ms"], st["busy_ms"], st["ideal_ms"]) == (12.0, 5.0, 17.0, 10.0)
+    assert (st["overlap"], st["efficiency"], st["lost"], st["pending"], st["unplaced"]) == (5 / 12, 10 / 12, 0, 0, 0)
+    assert out["b"] == 7.0 and out["sync"] == 0
+    assert "0xa000                    1      10.0000    83.3%" in r.stdout
+    assert r.value("s.overlap")["last"] == pytest.approx(5 / 12, rel=1e-12)
+    assert r.value("s.efficiency")["last"] == pytest.approx(10 / 12, rel=1e-12)
+    assert r.value("b.gpu_ms")["last"] == 7.0 and r.zone("b")["count"] == 1  # the timer's block is a GPU zone
+
+
+def test_cuda_timer_over_the_fake_gpu(run_under, fake_cuda):
+    r = run_under(with_fake_cuda("""
+        res = {}
+        t = stepscope.CUDATimer()
+        for ms in (1.5, 2.5, 5.0):
+            with t.measure("fwd"):
+                fake.fake_cuda_complete(-1)          # the GPU reaches the start event now
+                fake.fake_cuda_advance(ms)           # and spends ms in the block
+        try:
+            t.get_elapsed("fwd", timeout=0.05)       # the end event is not reached: a bounded wait
+        except TimeoutError as e:
+            res["timeout"] = str(e)
+        # a thread finishes the GPU's work once get_elapsed has polled a few times
+        q0 = fake.fake_cuda_calls(b"cuEventQuery")
+        def finish():
+            while fake.fake_cuda_calls(b"cuEventQuery") < q0 + 3:
+                time.sleep(0.0005)
+            fake.fake_cuda_complete(-1)
+        th = threading.Thread(target=finish); th.start()
+        res["elapsed"] = t.get_elapsed("fwd")
+        th.join()
+        res["stats"] = t.get_stats("fwd")
+        # time(): the GPU reaches each start at once and spends 0.25 ms in the block;
+        # a thread lets it reach the end events (the clock only moves inside work)
+        calls = []
+        def work():
+            calls.append(1)
+            fake.fake_cuda_complete(-1)
+            fake.fake_cuda_advance(0.25)
+        stop = threading.Event()
+        def reach():
+            while not stop.is_set():
+                fake.fake_cuda_complete(-1)
+                time.sleep(0.0005)
+        th = threading.Thread(target=reach); th.start()
+        b = stepscope.CUDATimer(warmup=2, repeat=4)
+        res["bench"] = [b.time("bench", work)["count"], len(calls)]
+        stop.set(); th.join()
+        res["bench_stats"] = b.get_stats("bench")
+        res["sync"] = synchronising_calls()
+        print(json.dumps(res))
+    """), STEPSCOPE_LIBCUDA=fake_cuda)
+    res = last_json(r.stdout)
+    assert res["timeout"] == ("CUDATimer.get_elapsed('fwd'): the GPU had not reached the end of the measurement "
+                              "after 0.05 s (1 GPU zones of this thread pending)")
+    assert res["elapsed"] == 5.0
+    st = res["stats"]
+    assert (st["count"], st["min"], st["max"], st["median"], st["total"], st["pending"]) == (3, 1.5, 5.0, 2.5, 9.0, 0)
+    assert res["bench"] == [4, 6]
+    bs = res["bench_stats"]
+    assert (bs["count"], bs["mean"], bs["min"], bs["max"]) == (4, 0.25, 0.25, 0.25)
+    assert res["sync"] == 0
+    v = r.value("fwd.gpu_ms")
+    assert (v["count"], v["min"], v["max"]) == (3, 1.5, 5.0) and r.zone("fwd")["count"] == 3
+    # warmup runs are no GPU zones: four of "bench"
+    assert r.value("bench.gpu_ms")["count"] == 4 and r.zone("bench")["count"] == 4
+
+
+def test_without_libcuda_the_classes_say_why(run_under):
+    r = run_under("""
+        import json, stepscope
+        t = stepscope.CUDATimer()
+        with t.measure("fwd"):
+            pass
+        out = {}
+        try:
+            t.get_elapsed("fwd")
+        except RuntimeError as e:
+            out["timer"] = str(e)
+        p = stepscope.StreamProfiler()
+        with p:
+            with stepscope.gpu_zone("z", 0x10):
+                pass
+        out["profiler"] = [p.get_stats()["zones"], p.get_stats()["reason"]]
+        out["status"] = stepscope.cuda_status()["reason"]
+        print(json.dumps(out))
+    """, STEPSCOPE_LIBCUDA=NO_CUDA)
+    out = last_json(r.stdout)
+    assert out["status"].startswith("cannot load %s: " % NO_CUDA)
+    assert out["timer"] == "CUDATimer.get_elapsed('fwd'): no GPU time: GPU zones are CPU zones here: " + out["status"]
+    assert out["profiler"] == [0, out["status"]]
+    assert r.zone("fwd")["count"] == 1 and r.value("fwd.gpu_ms") is None   # its CPU time is the zone
+    assert r.value("streams.overlap") is None
