@@ -30,7 +30,6 @@ import math
 import statistics
 import sys
 import threading
-import time as _time
 
 from . import _stepscope as _core
 
@@ -91,10 +90,10 @@ _PENDING, _RESOLVED, _NO_GPU, _LOST = "pending", "resolved", "no_gpu", "lost"
 class _Measurement:
     """One measured block: its GPU time once its span is read back."""
 
-    __slots__ = ("name", "stream", "thread", "cpu_ms", "gpu_ms", "start_ns", "end_ns", "state", "why")
+    __slots__ = ("name", "stream", "thread", "gpu_ms", "start_ns", "end_ns", "state", "why")
 
-    def __init__(self, name, stream, thread, cpu_ms):
-        self.name, self.stream, self.thread, self.cpu_ms = name, stream, thread, cpu_ms
+    def __init__(self, name, stream, thread):
+        self.name, self.stream, self.thread = name, stream, thread
         self.gpu_ms = self.start_ns = self.end_ns = self.why = None
         self.state = _PENDING
 
@@ -134,7 +133,10 @@ class _Matcher:
         self.cursor = spans[-1][0]
 
     def add(self, m):
-        self.queues.setdefault((m.name, m.stream), collections.deque()).append(m)
+        queue = self.queues.get((m.name, m.stream))
+        if queue is None:
+            queue = self.queues[(m.name, m.stream)] = collections.deque()
+        queue.append(m)
         self.pending += 1
 
     def settle(self, why):
@@ -154,10 +156,11 @@ _local = threading.local()
 
 
 def _matcher():
-    m = getattr(_local, "matcher", None)
-    if m is None:
+    try:
+        return _local.matcher
+    except AttributeError:
         m = _local.matcher = _Matcher()
-    return m
+        return m
 
 
 def _no_gpu_reason(token):
@@ -230,8 +233,9 @@ class CUDATimer:
                 raise TypeError("CUDATimer(): %s must be an int, not %s" % (what, type(v).__name__))
             if v < low:
                 raise ValueError("CUDATimer(): %s must be at least %d, not %d" % (what, low, v))
-        if stream is not None:
-            _stream_handle(stream, "CUDATimer()")  # checked now
+        _spans_api("CUDATimer()")
+        # an int or a Stream is read once, now (as gpu_zone does); None at each block
+        self._handle = None if stream is None else _stream_handle(stream, "CUDATimer()")
         self.synchronize, self.warmup, self.repeat, self.stream = synchronize, warmup, repeat, stream
         self._lock = threading.Lock()
         self._measurements = {}  # name -> deque of the latest KEEP_PER_NAME _Measurement, oldest first
@@ -279,22 +283,22 @@ class CUDATimer:
         self._end(begun)
 
     def _begin(self, name, who):
-        _spans_api(who)
-        stream = _stream_handle(self.stream, who)
+        stream = self._handle
+        if stream is None:
+            stream = _stream_handle(None, who)
         # read the ring now, not at the end: reading resolves the finished
         # pairs, and between this block's end and its place in the queue
         # nothing may resolve its pair (it would go unclaimed)
-        _matcher().poll()
-        t0 = _time.perf_counter_ns()
-        token = _core.gpu_zone_begin(name, stream)
-        return (name, stream, threading.get_ident(), token, t0)
+        matcher = _matcher()
+        matcher.poll()
+        return (name, stream, threading.get_ident(), _core.gpu_zone_begin(name, stream), matcher)
 
     def _end(self, begun):
-        name, stream, thread, token, t0 = begun
+        name, stream, thread, token, matcher = begun
         _core.gpu_zone_end(token)
-        m = _Measurement(name, stream, thread, (_time.perf_counter_ns() - t0) / 1e6)
+        m = _Measurement(name, stream, thread)
         if token >> _PAIR_SHIFT:
-            _matcher().add(m)
+            matcher.add(m)
         else:
             m.state, m.why = _NO_GPU, _no_gpu_reason(token)
         with self._lock:

@@ -453,14 +453,14 @@ def test_without_the_spans_api_the_classes_say_so(run_alone):
         for fn in ("_gpu_spans", "gpu_wait"):
             if hasattr(core, fn):
                 delattr(core, fn)
-        for make in (lambda: stepscope.CUDATimer().measure("x").__enter__(), lambda: stepscope.StreamProfiler().__enter__()):
+        for make in (lambda: stepscope.CUDATimer(), lambda: stepscope.StreamProfiler().__enter__()):
             try:
                 make()
             except RuntimeError as e:
                 print(e)
     """, STEPSCOPE_OUT="")
     assert proc.stdout.splitlines() == [
-        "CUDATimer.measure() needs stepscope._stepscope._gpu_spans and gpu_wait, which this build of the module "
+        "CUDATimer() needs stepscope._stepscope._gpu_spans and gpu_wait, which this build of the module "
         "lacks (rebuild stepscope)",
         "StreamProfiler needs stepscope._stepscope._gpu_spans and gpu_wait, which this build of the module lacks "
         "(rebuild stepscope)"]
