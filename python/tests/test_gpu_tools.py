@@ -610,3 +610,26 @@ def test_without_libcuda_the_classes_say_why(run_under):
     assert out["profiler"] == [0, out["status"]]
     assert r.zone("fwd")["count"] == 1 and r.value("fwd.gpu_ms") is None   # its CPU time is the zone
     assert r.value("streams.overlap") is None
+
+
+def test_cuda_timer_follows_the_current_stream(run_alone, fake_cuda):
+    # stream=None: torch's current stream at each block, as gpu_zone finds it
+    # (a stand-in for torch, which has no GPU here), and the span matched on it
+    proc = run_alone(with_fake_cuda("""
+        import types
+        current = types.SimpleNamespace(cuda_stream=A)
+        sys.modules["torch"] = types.SimpleNamespace(cuda=types.SimpleNamespace(
+            is_initialized=lambda: True, current_stream=lambda: current))
+        t = stepscope.CUDATimer()
+        seen = []
+        for stream, ms in ((A, 2.0), (B, 3.0)):
+            current = types.SimpleNamespace(cuda_stream=stream)
+            with t.measure("x"):
+                seen.append(fake.fake_cuda_last_stream())
+                fake.fake_cuda_stream_complete(stream, -1)
+                fake.fake_cuda_stream_advance(stream, ms)
+            fake.fake_cuda_stream_complete(stream, -1)
+            seen.append(t.get_elapsed("x"))
+        print(json.dumps(seen))
+    """), STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
+    assert last_json(proc.stdout) == [0xA000, 2.0, 0xB000, 3.0]
