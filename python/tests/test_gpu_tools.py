@@ -629,7 +629,7 @@ def test_cuda_timer_follows_the_current_stream(run_alone, fake_cuda):
                 fake.fake_cuda_stream_complete(stream, -1)
                 fake.fake_cuda_stream_advance(stream, ms)
             fake.fake_cuda_stream_complete(stream, -1)
-            seen.append(t.get_elapsed("x"))
+            seen.append(t.get_elapsed("x", timeout=5))
         print(json.dumps(seen))
     """), STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
     assert last_json(proc.stdout) == [0xA000, 2.0, 0xB000, 3.0]
