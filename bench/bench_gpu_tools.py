@@ -93,7 +93,8 @@ def main():
             sorted((s[3], s[4]) for s in spans)
 
     rows = [("zone", batched(b_zone), N), ("gpu_zone (baseline)", batched(b_gpu_zone), N),
-            ("CUDATimer.measure", batched(b_timer), N), ("CUDATimer.measure + get_elapsed/64", batched(b_timer_read), N),
+            ("CUDATimer.measure", batched(b_timer), N),
+            ("CUDATimer.measure + get_elapsed/64", batched(b_timer_read), N),
             ("stream_figures, 1024 spans", figures, FIG), ("sorted(), 1024 intervals", sort_only, FIG)]
     got = {label: [] for label, _, _ in rows}
     for _ in range(ROUNDS):
@@ -112,7 +113,8 @@ def main():
              med["CUDATimer.measure"] - med["gpu_zone (baseline)"],
              med["CUDATimer.measure + get_elapsed/64"] / med["gpu_zone (baseline)"]))
     print("stream_figures / sorted(): %.2fx (%.1f us for 1024 spans)"
-          % (med["stream_figures, 1024 spans"] / med["sorted(), 1024 intervals"], med["stream_figures, 1024 spans"] / 1e3))
+          % (med["stream_figures, 1024 spans"] / med["sorted(), 1024 intervals"],
+             med["stream_figures, 1024 spans"] / 1e3))
     print("cuda_status: %s" % stepscope.cuda_status())
     return 0
 

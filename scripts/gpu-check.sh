@@ -568,7 +568,7 @@ else
 fi
 
 echo
-echo "== cost: CUDATimer.measure, a Python gpu_zone, a plain zone and a torch.cuda.Event pair (one process, interleaved)"
+echo "== cost: CUDATimer.measure, a Python gpu_zone, a plain zone, a torch.cuda.Event pair (one process, interleaved)"
 PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$STEPSCOPE" run --no-live --no-auto -q -o "$WORK/cost" -- \
     "$PY" "$WORK/cost.py" || status=1
 exit $status

@@ -13,7 +13,6 @@ import textwrap
 
 import pytest
 
-import stepscope
 from stepscope.gpu_tools import stream_figures
 
 MS = 1_000_000  # ns
@@ -362,7 +361,8 @@ def test_timer_without_cuda_says_why(run_alone):
                 errors.append(str(e))
         out(errors=errors)
     """), STEPSCOPE_OUT="")
-    why = "no GPU time: GPU zones are CPU zones here: cannot load libcuda.so.1: libcuda.so.1: cannot open shared object file"
+    why = ("no GPU time: GPU zones are CPU zones here: cannot load libcuda.so.1: libcuda.so.1: cannot open shared "
+           "object file")
     assert last_json(proc.stdout)["errors"] == ["CUDATimer.get_elapsed('fwd'): " + why,
                                                 "CUDATimer.get_stats('fwd'): " + why,
                                                 "CUDATimer.time('k'): " + why]
@@ -409,7 +409,8 @@ def test_timer_timeout_lost_and_threads(run_alone):
         th = threading.Thread(target=read); th.start(); th.join()
         t.start("s")
         for call in (lambda: t.start("s"), lambda: t.stop("never"), lambda: t.get_elapsed("nothing"),
-                     lambda: t.measure(""), lambda: stepscope.CUDATimer(repeat=0), lambda: stepscope.CUDATimer(stream="s"),
+                     lambda: t.measure(""), lambda: stepscope.CUDATimer(repeat=0),
+                     lambda: stepscope.CUDATimer(stream="s"),
                      lambda: t.time("k", 5)):
             try:
                 call()
