@@ -486,7 +486,7 @@ def fake_cuda():
     return FAKE_CUDA
 
 
-def test_stream_profiler_over_the_fake_gpu(run_under, fake_cuda):
+def test_stream_profiler_over_the_fake_gpu(run_under, fake_cuda, tmp_path):
     # stream A busy [0, 10) ms, B [5, 12): a gpu_zone on A, a CUDATimer block on B
     r = run_under(with_fake_cuda("""
         p = stepscope.StreamProfiler(name="s")
@@ -526,6 +526,14 @@ def test_stream_profiler_over_the_fake_gpu(run_under, fake_cuda):
     assert r.value("s.overlap")["last"] == pytest.approx(5 / 12, rel=1e-12)
     assert r.value("s.efficiency")["last"] == pytest.approx(10 / 12, rel=1e-12)
     assert r.value("b.gpu_ms")["last"] == 7.0 and r.zone("b")["count"] == 1  # the timer's block is a GPU zone
+    # ... and on the trace's GPU timeline: each zone on its stream's track, where the GPU ran it
+    trace = json.loads((tmp_path / "out" / "trace.json").read_text())
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    gpu = {(tracks.get(e["tid"]), e["name"]): (e["ts"], e["dur"]) for e in events
+           if e.get("ph") == "X" and str(tracks.get(e["tid"], "")).startswith("GPU stream")}
+    (a0, a_dur), (b0, b_dur) = gpu[("GPU stream 0xa000", "a")], gpu[("GPU stream 0xb000", "b")]
+    assert (a_dur, b_dur, b0 - a0) == (pytest.approx(10000), pytest.approx(7000), pytest.approx(5000))
 
 
 def test_cuda_timer_over_the_fake_gpu(run_under, fake_cuda):
