@@ -49,9 +49,41 @@ else
     echo "make_corpus.sh: no torch for /usr/bin/python3: the torch-ops seed is left as it was" >&2
 fi
 
+# GPU zones on two streams and the default one over the suite's fake
+# libcuda (needs BUILD/fakes and the Python module of the build): a
+# record with GPU-span events (format version 2)
+gpu_script='
+import ctypes, os, stepscope
+fake = ctypes.CDLL(os.environ["STEPSCOPE_LIBCUDA"])
+fake.fake_cuda_stream_advance.argtypes = [ctypes.c_void_p, ctypes.c_double]
+fake.fake_cuda_stream_complete.argtypes = [ctypes.c_void_p, ctypes.c_long]
+for i in range(12):
+    with stepscope.step():
+        for name, stream in (("fwd", 0xA000), ("copy", 0xB000), ("opt", None)):
+            with stepscope.gpu_zone(name, stream or 0):
+                pass
+            fake.fake_cuda_stream_complete(stream, 1 + (i == 0 and name == "fwd"))
+            fake.fake_cuda_stream_advance(stream, 0.25 + i)
+            fake.fake_cuda_stream_complete(stream, 1)
+stepscope.gpu_wait(10)
+'
+gpu=
+if [ -f "$build/fakes/libfake_cuda.so" ] && PYTHONPATH="$build/python" /usr/bin/python3 -c 'import stepscope' 2>/dev/null; then
+    STEPSCOPE_LIBCUDA="$build/fakes/libfake_cuda.so" PYTHONPATH="$build/python" run gpu /usr/bin/python3 -c "$gpu_script"
+    gpu=gpu
+else
+    echo "make_corpus.sh: no fake libcuda or Python module in $build: the GPU seed is left as it was" >&2
+fi
+
 for h in record report compare peek merge; do
     mkdir -p "$here/corpus/$h"
+    if [ -z "$gpu" ] && [ -f "$here/corpus/$h/seed-gpu.sps" ]; then
+        mv "$here/corpus/$h/seed-gpu.sps" "$work/keep-$h-seed-gpu.sps"
+    fi
     rm -f "$here/corpus/$h"/seed-*
+    if [ -f "$work/keep-$h-seed-gpu.sps" ]; then
+        mv "$work/keep-$h-seed-gpu.sps" "$here/corpus/$h/seed-gpu.sps"
+    fi
 done
 for name in $reports; do
     cp "$work/$name/report.json" "$here/corpus/report/seed-$name.json"
@@ -71,7 +103,7 @@ fi
 # one record of each run but the fork's child: the smallest record is over
 # a MiB (a 1 MiB name table, a 58 KiB histogram per zone), nearly all
 # zeros, which git stores in a few KiB
-for name in tiny fork killed ranks; do
+for name in tiny fork killed ranks $gpu; do
     set -- "$work/$name/records"/*.sps
     cp "$1" "$here/corpus/record/seed-$name.sps"
     cp "$1" "$here/corpus/peek/seed-$name.sps"

@@ -337,23 +337,30 @@ SPS_API int sps_cuda_status(struct sps_cuda_status *out);
  * = start + cuEventElapsedTime(start event, end event): its duration is
  * exact (the "<name>.gpu_ms" value), and spans of one epoch are exact
  * against each other, whatever their streams (GPU timestamps are the
- * device's).  The epoch is rotated (two alternating events; never while a
+ * device's).  The epoch is renewed (two alternating events; never while a
  * pending pair still measures from the older one) about once a second and
  * whenever a span lands over a second from it, so the float milliseconds
- * of cuEventElapsedTime stay well under a microsecond of rounding.
+ * of cuEventElapsedTime stay well under a microsecond of rounding.  A
+ * renewed epoch is placed at the later of its own CPU reading and the
+ * previous epoch's place plus the GPU time between the two, less 50 ppm of
+ * that time (in case the GPU's clock runs faster than the CPU's).
  *
- * Accuracy: the GPU reaches the epoch no earlier than the CPU recorded
- * it: later by q, the work queued on that stream ahead of the epoch plus
- * the launch latency.  Every span of that epoch is placed q too early (the
- * same q for all of them, so durations, gaps and overlaps are exact).  q
- * is at most the time the stream had queued when the zone that recorded
- * the epoch began: near zero on a stream the CPU keeps just ahead of, up
- * to a step or two on one it runs far ahead of.  A span is never placed
- * later than it ran.
+ * Accuracy: the GPU reaches an epoch no earlier than the CPU recorded it:
+ * later by q, the work queued on that stream ahead of the epoch plus the
+ * launch latency.  Every span of an epoch is placed q too early (the same
+ * q for all of them, so durations, gaps and overlaps are exact), never
+ * later than it ran.  q is the launch latency alone where the epoch's
+ * stream was idle, up to a step or two where the CPU runs that far ahead
+ * of it.  A renewal keeps the previous epoch's q (plus the 50 ppm) or
+ * takes its own, whichever is smaller: q never grows from one epoch to the
+ * next beyond the allowance, and where it shrinks, the spans after the
+ * renewal are placed later than those before by what it shrank.  Any span
+ * bounds q from both sides: q >= (CPU time its begin recorded the start
+ * event) - start_ns, and q <= (CPU time it was found finished) - end_ns.
  *
- * Each resolved pair (placed or not) also becomes a GPU-span event in the
- * record (its zone's name, its stream), drawn in trace.json on one track
- * per process and stream ("GPU stream 0x...", "GPU default stream").
+ * Each placed span also becomes a GPU-span event in the record (its
+ * zone's name, its stream), drawn in trace.json on one track per process
+ * and stream ("GPU stream 0x...", "GPU default stream").
  */
 struct sps_gpu_span {
     uint64_t seq;          /* 1, 2, ... per thread, one per resolved pair: a gap is a loss */

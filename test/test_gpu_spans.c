@@ -68,7 +68,7 @@ static void load_fake(void) {
 static void use_fake(void) {
     setenv("STEPSCOPE_LIBCUDA", FAKE_CUDA_PATH, 1);
     sps__cuda_reset();
-    sps__cuda_set_rotation(UINT64_MAX, 0); /* renewed by span offsets only: the CPU's pace is the machine's */
+    sps__cuda_set_rotation(UINT64_MAX, 0, -1); /* renewed by span offsets only: the CPU's pace is the machine's */
     fake.reset();
 }
 
@@ -170,31 +170,42 @@ static void test_two_streams_overlap(void) {
     check_no_sync();
 }
 
-/* A long run: 200 zones 1.5 s apart on the GPU (300 s in all, where a
- * float of ms is 16 us coarse).  The epoch is renewed once a span lands
- * over 1 s from it, so each span is placed within 0.2 us of where the
- * fake GPU ran it; from the first epoch alone, spans would be off by up
- * to 8 us. */
+/* cuEventElapsedTime's float of ms between two fake GPU times, as ns the
+ * way the library rounds it. */
+static int64_t float_ns(double from_ms, double to_ms) {
+    return llround((double)(float)(to_ms - from_ms) * 1e6);
+}
+
+/* A long run: 1000 zones 150 ms apart on the GPU (150 s in all), the epoch
+ * renewed once a span lands over 200 ms from it.  The CPU's time between
+ * two epochs is far less than the GPU's, so each renewed epoch is placed
+ * chained onto the one before (no drift allowance here): every span to the
+ * nanosecond of the float milliseconds of its links, all on one timeline,
+ * each offset from its own epoch under 0.5 s. */
 static void test_rotation_far(void) {
     use_fake();
+    sps__cuda_set_rotation(UINT64_MAX, 200000000, 0);
     struct sps_site *site = sps_site_get("sp_far", SPS_KIND_ZONE);
-    uint64_t epoch = 0;
+    uint64_t seq = 0, epoch_at = 0, first = 0;
+    int64_t worst = 0, drift = 0;
+    double epoch_ms = 0;
     uint32_t gen = 0;
-    double epoch_gpu_ms = 0; /* the fake GPU's time of the current epoch */
-    uint64_t worst = 0, seq = 0;
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 1000; i++) {
         sps_gpu_zone_t z = sps_gpu_zone_begin(site, SA);
         sps_gpu_zone_end(z);
         uint32_t g;
         uint64_t e = epoch_ns(&g);
         double start_ms = fake.stream_clock(SA);
         int renewed = g != gen;
-        if (renewed) { /* renewed at this begin: reached with this zone's start */
+        if (i == 0)
+            first = epoch_at = e; /* reached at the fake GPU's 0 */
+        else if (renewed) /* chained: the last epoch plus the GPU's time since */
+            epoch_at += (uint64_t)float_ns(epoch_ms, start_ms);
+        if (renewed) {
             CHECK_EQ_I(g, gen + 1);
-            gen = g;
-            epoch = e;
-            epoch_gpu_ms = start_ms;
+            epoch_ms = start_ms;
         }
+        gen = g;
         CHECK_EQ_I(fake.stream_complete(SA, renewed ? 2 : 1), renewed ? 2 : 1); /* (the epoch and) the start */
         fake.stream_advance(SA, 0.123456);
         fake.stream_complete(SA, 1);
@@ -202,39 +213,44 @@ static void test_rotation_far(void) {
         struct sps_gpu_span s;
         CHECK_EQ_U(sps_gpu_spans_since(seq, &s, 1), 1);
         seq = s.seq;
-        double want = (double)epoch + (start_ms - epoch_gpu_ms) * 1e6;
-        uint64_t err = (uint64_t)fabs((double)s.start_ns - want);
-        if (err > worst)
-            worst = err;
+        int64_t err = (int64_t)(s.start_ns - (epoch_at + (uint64_t)float_ns(epoch_ms, start_ms)));
+        if (llabs(err) > worst)
+            worst = llabs(err);
+        drift = (int64_t)(s.start_ns - first) - llround(start_ms * 1e6);
         CHECK_EQ_U(s.end_ns - s.start_ns, 123456u);
-        fake.stream_advance(SA, 1500.000321 - 0.123456);
+        fake.stream_advance(SA, 150.000321 - 0.123456);
     }
-    CHECK_MSG(worst <= 200, "placed %llu ns off", (unsigned long long)worst);
-    CHECK_EQ_I(gen, 100); /* renewed every other zone: 0 ms, then 1500 ms from it */
+    CHECK_MSG(worst == 0, "placed %lld ns off its chain", (long long)worst);
+    CHECK_MSG(llabs(drift) < 10000, "the chain's rounding came to %lld ns over 150 s", (long long)drift);
+    CHECK_EQ_I(gen, 334); /* renewed every third zone: at 0, then 450 ms from it */
     check_no_sync();
 }
 
 /* Renewal waits while a pending pair measures from the event it would
- * record again; the pairs of each epoch are placed from their own. */
+ * record again; the pairs of each epoch are placed from their own, the
+ * second epoch chained onto the first (4096 ms of GPU time after it, far
+ * more than the CPU's time between them). */
 static void test_rotation_waits_for_older(void) {
     use_fake();
-    sps__cuda_set_rotation(1, 0); /* renew at every begin that may */
+    sps__cuda_set_rotation(1, 0, 0); /* renew at every begin that may; no drift allowance */
     struct sps_site *site = sps_site_get("sp_rot", SPS_KIND_ZONE);
     uint32_t g1, g2, g3, g4;
     sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* epoch 1 (event 1), pair 1 */
     uint64_t e1 = epoch_ns(&g1);
     sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* epoch 2 (event 0), pair 2 */
-    uint64_t e2 = epoch_ns(&g2);
+    epoch_ns(&g2);
     sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* pair 1 still measures from event 1: kept */
     epoch_ns(&g3);
     CHECK_EQ_I(g1, 1);
     CHECK_EQ_I(g2, 2);
     CHECK_EQ_I(g3, 2);
     CHECK_EQ_I(fake.stream_records(SA), 8); /* two epochs, three pairs */
-    /* GPU: epoch1 0, pair1 [0, 1), epoch2 1, pair2 [1, 3), pair3 [3, 6) */
+    /* GPU: epoch1 0, pair1 [0, 1), epoch2 4096, pair2 [4096, 4098), pair3 [4098, 4101) */
     fake.stream_complete(SA, 2);
     fake.stream_advance(SA, 1);
-    fake.stream_complete(SA, 3);
+    fake.stream_complete(SA, 1);
+    fake.stream_advance(SA, 4095);
+    fake.stream_complete(SA, 2);
     fake.stream_advance(SA, 2);
     fake.stream_complete(SA, 2);
     fake.stream_advance(SA, 3);
@@ -243,11 +259,49 @@ static void test_rotation_waits_for_older(void) {
     struct sps_gpu_span out[4];
     CHECK_EQ_U(sps_gpu_spans_since(0, out, 4), 3);
     check_span(&out[0], 1, site, SA, at(e1, 0), at(e1, 1), 1);
-    check_span(&out[1], 2, site, SA, at(e2, 0), at(e2, 2), 2);
-    check_span(&out[2], 3, site, SA, at(e2, 2), at(e2, 5), 3);
+    check_span(&out[1], 2, site, SA, at(e1, 4096), at(e1, 4098), 2);
+    check_span(&out[2], 3, site, SA, at(e1, 4098), at(e1, 4101), 3);
     sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* nothing pending: renewed */
     epoch_ns(&g4);
     CHECK_EQ_I(g4, 3);
+    check_no_sync();
+}
+
+/* A renewed epoch is placed at the later of its CPU reading and the
+ * previous epoch plus the GPU time between them, less 50 ppm of it: the
+ * CPU's when more CPU time than GPU time passed between them (the earlier
+ * epoch's stream had work queued), the chained one when less did. */
+static void test_epoch_placed_at_the_later(void) {
+    use_fake();
+    sps__cuda_set_rotation(1, 0, -1); /* renew at every begin that may; the default allowance */
+    struct sps_site *site = sps_site_get("sp_later", SPS_KIND_ZONE);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* epoch 1, at the GPU's 0 */
+    fake.stream_complete(SA, -1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct timespec nap = {0, 3000000};
+    nanosleep(&nap, NULL); /* 3 ms of CPU time at least */
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* epoch 2, 1 ms of GPU time after epoch 1 */
+    uint32_t g;
+    uint64_t c2 = epoch_ns(&g);
+    CHECK_EQ_I(g, 2);
+    fake.stream_advance(SA, 1);
+    fake.stream_complete(SA, 2);
+    fake.stream_advance(SA, 2);
+    fake.stream_complete(SA, 1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    sps_gpu_zone_end(sps_gpu_zone_begin(site, SA)); /* epoch 3, 8194 ms of GPU time after epoch 2 */
+    epoch_ns(&g);
+    CHECK_EQ_I(g, 3);
+    fake.stream_advance(SA, 8192);
+    fake.stream_complete(SA, 2);
+    fake.stream_advance(SA, 1);
+    fake.stream_complete(SA, 1);
+    CHECK_EQ_I(sps_gpu_flush(), 0);
+    struct sps_gpu_span out[4];
+    CHECK_EQ_U(sps_gpu_spans_since(1, out, 4), 2);
+    check_span(&out[0], 2, site, SA, c2, at(c2, 2), 2);   /* the CPU reading: 3 ms > 1 ms - 50 ns */
+    uint64_t e3 = at(c2, 8194) - 409700;                  /* chained: 8194 ms less 50 ppm of it */
+    check_span(&out[1], 3, site, SA, e3, at(e3, 1), 1);
     check_no_sync();
 }
 
@@ -271,6 +325,7 @@ static void test_ring_wrap(void) {
     CHECK_EQ_U(sps_gpu_spans_since(0, out, 5), 5); /* the oldest 5 kept */
     CHECK_EQ_U(out[0].seq, 77);
     CHECK_EQ_U(out[4].seq, 81);
+    CHECK_EQ_U(sps_gpu_spans_since(UINT64_MAX, out, 2000), 0); /* after everything: nothing */
     CHECK_EQ_U(sps_gpu_spans_since(1090, out, 2000), 10);
     CHECK_EQ_U(out[0].seq, 1091);
     check_no_sync();
@@ -366,6 +421,7 @@ int main(void) {
     RUN_TEST(test_two_streams_overlap);
     RUN_TEST(test_rotation_far);
     RUN_TEST(test_rotation_waits_for_older);
+    RUN_TEST(test_epoch_placed_at_the_later);
     RUN_TEST(test_ring_wrap);
     RUN_TEST(test_wait_completes);
     RUN_TEST(test_wait_times_out);

@@ -382,3 +382,22 @@ def test_gpu_wait_without_libcuda(run_alone):
         print(stepscope.gpu_wait(), stepscope.gpu_wait(None), _stepscope._gpu_spans())
     """, STEPSCOPE_LIBCUDA=NO_CUDA)
     assert proc.stdout.split("\n")[-2] == "0 0 []"
+
+
+def test_last_step_reads_past_gpu_spans(run_alone, fake_cuda):
+    # a span resolved in step 2 is placed back in step 1, where the GPU ran
+    # it: last_step() walks past it to the values of step 2 before it
+    proc = run_alone(with_fake("""
+        with stepscope.step():
+            with stepscope.gpu_zone("g", 0):
+                pass
+            fake.fake_cuda_complete(2)  # the epoch and the start; the end not yet: pending at the step end
+        with stepscope.step():
+            stepscope.record("loss", 2.5)
+            fake.fake_cuda_advance(1.5)
+            fake.fake_cuda_complete(-1)
+            assert stepscope.gpu_flush() == 0
+            stepscope.record("lr", 0.125)
+        print(json.dumps(stepscope.last_step()["values"]))
+    """), STEPSCOPE_LIBCUDA=fake_cuda)
+    assert last_json_line(proc.stdout) == {"loss": 2.5, "g.gpu_ms": 1.5, "lr": 0.125}

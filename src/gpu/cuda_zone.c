@@ -30,7 +30,13 @@
  * bounded by the queue the epoch's stream had when it was recorded: it is
  * recorded at a zone's begin, on that zone's stream, which in a loop the
  * CPU keeps a step or so ahead of is at most that; and it is renewed
- * (below) about once a second, so one unlucky epoch does not stay.
+ * (below) about once a second, so one unlucky epoch does not stay.  Each
+ * renewed epoch is placed at its CPU reading or at the previous epoch plus
+ * the GPU time between them (less an allowance for the clocks' drift),
+ * whichever is later (chain_epoch): q never grows from one epoch to the
+ * next (beyond the allowance), and a busy stream's spans keep to one
+ * timeline across renewals.  ("placed at epoch_cpu" above is, for a
+ * renewed epoch, at that place.)
  *
  * cuEventElapsedTime answers a float of milliseconds: 24 bits, so 61 ns of
  * rounding at 1 s from the epoch but 1 us at 16 s.  The epoch is rotated:
@@ -89,6 +95,12 @@ typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **te
  * renewed.  1 s keeps float ms rounding under 61 ns at that offset. */
 #define ROTATE_NS 1000000000ull
 static uint64_t rotate_age_ns = ROTATE_NS, rotate_offset_ns = ROTATE_NS; /* tests change them */
+static int place_spans = 1; /* 0: value-only, as before placement (bench_gpu_spans) */
+/* How much faster than the CPU's the GPU's clock may run, in parts per
+ * million: a chained epoch gives up this much of the GPU time it was
+ * chained over, so it never lands after the truth (see chain_epoch). */
+#define DRIFT_PPM 50.0
+static double drift_ppm = DRIFT_PPM; /* tests change it */
 /* Resolved spans a thread keeps for sps_gpu_spans_since (a power of 2). */
 #define SPAN_RING 1024u
 
@@ -137,6 +149,9 @@ struct epoch {
     uint32_t users[2];  /* open and pending pairs measuring from each */
     uint64_t cpu_ns[2];     /* sps_clock_ns() right before the record */
     uint64_t cpu_ticks[2];  /* the record clock's ticks, likewise */
+    uint64_t at_ns[2];      /* where it is placed: cpu_ns, or later once chained */
+    uint64_t at_ticks[2];   /* likewise in ticks */
+    int chained;        /* the current one is placed for good (chain_epoch) */
     int rotate;         /* a span landed far from the current one: renew it */
 };
 
@@ -406,11 +421,48 @@ static int epoch_record(struct epoch *e, int k, sps_cu_stream stream) {
     uint64_t ticks = sps__ticks();
     if (G.event_record(e->ev[k], stream) != SPS_CUDA_SUCCESS)
         return -1;
-    e->cpu_ns[k] = ns;
-    e->cpu_ticks[k] = ticks;
+    e->cpu_ns[k] = e->at_ns[k] = ns;
+    e->cpu_ticks[k] = e->at_ticks[k] = ticks;
     e->gen++;
+    e->chained = e->gen == 1; /* the first has nothing to chain onto */
     e->rotate = 0;
     return 0;
+}
+
+/*
+ * Place a renewed epoch for good, before the first pair placed from it:
+ * where its CPU reading says (the GPU reached it later, by its own q), or
+ * where the previous epoch plus the GPU time between them says, whichever
+ * is later.  Both are no later than the GPU reached it (the chained one
+ * inherits the previous epoch's q, less DRIFT_PPM of the time chained
+ * over in case the GPU's clock runs fast), so the later is the nearer:
+ * q only shrinks from epoch to epoch, and where a stream stays busy the
+ * spans of consecutive epochs keep to one timeline.  Returns NOT_READY
+ * while either epoch is not reached; an error leaves the CPU reading.
+ * The previous event is not recorded again before this ran (epoch_assign
+ * waits for e->chained).
+ */
+static sps_cu_result chain_epoch(struct epoch *e) {
+    int cur = (int)(e->gen & 1u), prev = cur ^ 1;
+    float d_ms = 0;
+    sps_cu_result r = G.event_query(e->ev[cur]);
+    if (r == SPS_CUDA_SUCCESS)
+        r = G.event_query(e->ev[prev]);
+    if (r == SPS_CUDA_SUCCESS)
+        r = G.event_elapsed(&d_ms, e->ev[prev], e->ev[cur]);
+    if (r == SPS_CUDA_ERROR_NOT_READY)
+        return r;
+    e->chained = 1;
+    if (r != SPS_CUDA_SUCCESS)
+        return SPS_CUDA_SUCCESS;
+    double d = (double)d_ms * 1e6;
+    double ns = (double)(int64_t)(e->at_ns[prev] - e->at_ns[cur]) + d - (d < 0 ? -d : d) * drift_ppm * 1e-6;
+    if (ns > 0) { /* the chained place is the later */
+        int64_t later = (int64_t)(ns + 0.5);
+        e->at_ns[cur] += (uint64_t)later;
+        e->at_ticks[cur] += (uint64_t)(int64_t)((double)later * sps__clock.ticks_per_second * 1e-9 + 0.5);
+    }
+    return SPS_CUDA_SUCCESS;
 }
 
 /* Give pair q, about to record its start on stream, the epoch it will be
@@ -418,12 +470,18 @@ static int epoch_record(struct epoch *e, int k, sps_cu_stream stream) {
  * event is free.  A pair that gets none is timed, not placed. */
 static void epoch_assign(struct pool *p, struct pair *q, sps_cu_context ctx, sps_cu_stream stream) {
     q->epoch = 0;
+    if (__builtin_expect(!place_spans, 0))
+        return;
     struct epoch *e = epoch_slot(p, ctx);
     if (!e)
         return;
     int cur = (int)(e->gen & 1u);
-    int renew = e->gen == 0 ||
-                ((e->rotate || sps__mono_ns() - e->cpu_ns[cur] >= rotate_age_ns) && e->users[cur ^ 1] == 0);
+    /* the age in ticks: a TSC read, no system call, on every begin */
+    int due = e->gen && (e->rotate || (double)(sps__ticks() - e->cpu_ticks[cur]) >=
+                                          (double)rotate_age_ns * sps__clock.ticks_per_second * 1e-9);
+    if (due && !e->chained)
+        (void)chain_epoch(e); /* none of its pairs placed yet: the renewal waits for this */
+    int renew = e->gen == 0 || (due && e->users[cur ^ 1] == 0 && e->chained);
     if (renew && epoch_record(e, cur ^ 1, stream) != 0 && e->gen == 0)
         return; /* none yet, and none could be recorded */
     /* a failed renewal keeps the current one: placed, if less finely */
@@ -459,7 +517,10 @@ static sps_cu_result place(struct pool *p, const struct pair *q, int64_t dur_ns,
                            uint64_t *start_ticks, uint64_t *end_ticks) {
     struct epoch *e = &p->epochs[q->epoch - 1];
     float off_ms = 0;
-    sps_cu_result r = G.event_query(e->ev[q->which]);
+    sps_cu_result r = SPS_CUDA_SUCCESS;
+    if (!e->chained && q->which == (e->gen & 1u) && (r = chain_epoch(e)) != SPS_CUDA_SUCCESS)
+        return r;
+    r = G.event_query(e->ev[q->which]);
     if (r == SPS_CUDA_SUCCESS)
         r = G.event_elapsed(&off_ms, e->ev[q->which], q->start);
     if (r != SPS_CUDA_SUCCESS)
@@ -467,10 +528,10 @@ static sps_cu_result place(struct pool *p, const struct pair *q, int64_t dur_ns,
     int64_t off = ms_to_ns(off_ms);
     if ((uint64_t)(off < 0 ? -off : off) >= rotate_offset_ns && q->which == (e->gen & 1u))
         e->rotate = 1; /* far from the current epoch: the next begin renews it */
-    *start_ns = e->cpu_ns[q->which] + (uint64_t)off;
+    *start_ns = e->at_ns[q->which] + (uint64_t)off;
     double per_ns = sps__clock.ticks_per_second / 1e9;
     double from = (double)off * per_ns, len = (double)dur_ns * per_ns;
-    *start_ticks = e->cpu_ticks[q->which] + (uint64_t)(int64_t)(from < 0 ? from - 0.5 : from + 0.5);
+    *start_ticks = e->at_ticks[q->which] + (uint64_t)(int64_t)(from < 0 ? from - 0.5 : from + 0.5);
     *end_ticks = *start_ticks + (uint64_t)(len + 0.5);
     return SPS_CUDA_SUCCESS;
 }
@@ -682,6 +743,8 @@ size_t sps_gpu_spans_since(uint64_t since_seq, struct sps_gpu_span *out, size_t 
     if (G.available)
         resolve(p);
     uint64_t last = p->span_seq;
+    if (since_seq >= last)
+        return 0;
     uint64_t oldest = last > SPAN_RING ? last - SPAN_RING + 1 : 1;
     uint64_t from = since_seq + 1 > oldest ? since_seq + 1 : oldest;
     size_t n = 0;
@@ -766,9 +829,14 @@ void sps__cuda_reset(void) {
     pthread_mutex_unlock(&G.lock);
 }
 
-void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns) {
+void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns, double ppm) {
     rotate_age_ns = cpu_age_ns ? cpu_age_ns : ROTATE_NS;
     rotate_offset_ns = gpu_offset_ns ? gpu_offset_ns : ROTATE_NS;
+    drift_ppm = ppm >= 0 ? ppm : DRIFT_PPM;
+}
+
+void sps__cuda_set_placement(int on) {
+    place_spans = on;
 }
 
 int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {
@@ -778,7 +846,7 @@ int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {
     for (uint32_t i = 0; i < EPOCH_SLOTS; i++) {
         const struct epoch *e = &TG.pool->epochs[i];
         if (e->ctx == ctx && e->gen) {
-            *cpu_ns = e->cpu_ns[e->gen & 1u];
+            *cpu_ns = e->cpu_ns[e->gen & 1u]; /* the reading; where it is placed may be later */
             *gen = e->gen;
             return 0;
         }

@@ -13,12 +13,19 @@ void sps__cuda_reset(void);
 
 /* Tests only: when the epoch is renewed.  cpu_age_ns: its age on the CPU
  * (UINT64_MAX: never for age); gpu_offset_ns: how far from it a span must
- * land (0 for both: the defaults, ROTATE_NS).  Any thread, before GPU
- * zones run. */
-void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns);
+ * land (0 for both: the defaults, ROTATE_NS); ppm: the drift allowance of
+ * a chained epoch (negative: the default, DRIFT_PPM).  Any thread, before
+ * GPU zones run. */
+void sps__cuda_set_rotation(uint64_t cpu_age_ns, uint64_t gpu_offset_ns, double ppm);
+
+/* Benchmarks only: 0 makes GPU zones value-only again (no epoch event, no
+ * placement, no GPU-span event: the resolve path before placement), 1
+ * (the default) places them.  Before GPU zones run. */
+void sps__cuda_set_placement(int on);
 
 /* Tests only: the calling thread's current epoch in the current context:
- * its sps_clock_ns() reading and its generation (1, 2, ...).  0, or -1
+ * its sps_clock_ns() reading (where it is placed may be later, once
+ * chained) and its generation (1, 2, ...).  0, or -1
  * when the thread has none yet. */
 int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen);
 

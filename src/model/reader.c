@@ -102,7 +102,7 @@ int sps__rec_header_check(const struct sps_rec_header *h, uint64_t size, uint64_
         return BAD(size, "truncated: the record uses %llu bytes, the file has %llu",
                    (unsigned long long)(h->arena_off + used_arena), (unsigned long long)size);
     if (h->header_size != SPS_REC_HEADER_SIZE || h->hist_buckets != SPS_HIST_BUCKETS)
-        return BAD(HOFF(header_size), "header layout does not match format version %u", SPS_REC_VERSION);
+        return BAD(HOFF(header_size), "header layout does not match format version %u", h->version);
     /* capacities no writer exceeds: also keeps every size below 2^40, so
      * the bounds arithmetic cannot overflow */
     if (h->names_cap == 0 || h->names_cap > SPS_REC_MAX_NAMES)

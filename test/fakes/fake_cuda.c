@@ -14,11 +14,15 @@
  *     events recorded on it and its own clock, the common clock plus what
  *     fake_cuda_stream_advance(stream, ms) added to that stream alone.
  *     fake_cuda_stream_complete(stream, n) lets that stream reach its next
- *     n events (all for n < 0) at its own clock.  So stream A busy [0, 10)
- *     ms and stream B busy [5, 12) ms is: record A's and B's events, then
- *     stream_complete(A, 1); stream_advance(B, 5); stream_complete(B, 1);
- *     stream_advance(A, 10); stream_complete(A, 1); stream_advance(B, 7);
- *     stream_complete(B, 1).  fake_cuda_stream_clock(stream) reads a
+ *     n events (all for n < 0) at its own clock, and returns how many it
+ *     reached.  So stream A busy [0, 10) ms and stream B busy [5, 12) ms
+ *     is: a GPU zone on A, one on B, then stream_complete(A, 2) (the
+ *     library's epoch event, which the first GPU zone of a thread records
+ *     on its stream before its start event, and A's start);
+ *     stream_advance(B, 5); stream_complete(B, 1); stream_advance(A, 10);
+ *     stream_complete(A, 1); stream_advance(B, 7); stream_complete(B, 1).
+ *     The handles are plain pointers (ctypes: c_void_p; None or 0 for the
+ *     legacy default stream).  fake_cuda_stream_clock(stream) reads a
  *     stream's clock, fake_cuda_stream_pending(stream) how many of its
  *     events are recorded and not reached, fake_cuda_stream_records(stream)
  *     how many records it took (the library's epoch events included).
