@@ -23,11 +23,25 @@
 #      (3 C: it climbs about a degree a second under load) pass or fail;
 #      utilisation, power and the SM clock move within a second and are
 #      printed beside nvidia-smi's, not judged;
-#   5. cost: a Python stepscope.gpu_zone against a plain stepscope.zone and
-#      a torch.cuda.Event pair (two events made and recorded), interleaved
-#      in one process, 7 rounds of 20000 calls: medians, ranges and ratios,
-#      printed, not judged.
-# All of it takes about a minute.  Without nvidia-smi, a GPU, or torch.cuda
+#   5. seed classes, under `stepscope run`: CUDATimer.measure on 30 regions
+#      each between two torch.cuda.Events (mean, min, max, latest within
+#      2%), CUDATimer.time (warmup 3, repeat 20: the run counts, and mean
+#      and median within 2% of a torch.cuda.Event pair inside each run),
+#      StreamProfiler on two streams of matmuls, the second started after
+#      the first's 10th (each stream's busy time and the wall within 2% of
+#      the torch.cuda.Event intervals', the overlap within 2% of the wall;
+#      overlap, concurrency and efficiency printed beside those the events
+#      give), MemoryTracker's get_stats() against torch.cuda.memory_stats()
+#      read around its block (equal; "not present: skipped" without
+#      stepscope.memory), and the per-step torch.cuda.allocated_bytes /
+#      reserved_bytes values in report.json against memory_allocated() /
+#      memory_reserved() read at the end of each of 12 steps (count, first,
+#      last, min, max equal; skipped when the build records none);
+#   6. cost: CUDATimer.measure, a Python stepscope.gpu_zone, a plain
+#      stepscope.zone and a torch.cuda.Event pair (two events made and
+#      recorded), interleaved in one process, 7 rounds of 20000 calls:
+#      medians, ranges and ratios, printed, not judged.
+# All of it takes about a minute and a half.  Without nvidia-smi, a GPU, or torch.cuda
 # it prints "no GPU: skipped" and exits 0.  Exit 1: a check failed (said
 # why); 2: BUILD_DIR is not a build.
 #
@@ -261,8 +275,203 @@ print("readings: " + ("FAILED: " + "; ".join(bad) if bad else "stepscope agrees 
 sys.exit(1 if bad else 0)
 EOF
 
+cat >"$WORK/tools.py" <<'EOF'
+# the seed classes on the GPU: CUDATimer and StreamProfiler against
+# torch.cuda.Event pairs on the same regions, MemoryTracker against
+# torch.cuda.memory_stats(), and torch.cuda.memory_allocated() read at the
+# end of each step for the per-step values report.json must carry
+import json, statistics, sys
+import torch
+import stepscope
+from stepscope.gpu_tools import stream_figures
+
+out_path = sys.argv[1]
+bad = []
+N = 2048
+a = torch.randn(N, N, device="cuda")
+b = torch.randn(N, N, device="cuda")
+torch.cuda.synchronize()
+
+
+def event():
+    return torch.cuda.Event(enable_timing=True)
+
+
+def judge(label, ours, theirs, rel=0.02, abs_ms=0.0):
+    diff = ours - theirs
+    ok = abs(diff) <= rel * abs(theirs) + abs_ms
+    print("  %-30s stepscope %10.4f  torch.cuda.Event %10.4f  %+7.2f%%  %s" % (
+        label, ours, theirs, 100 * diff / theirs if theirs else 0.0, "ok" if ok else "FAILED"))
+    if not ok:
+        bad.append("%s: stepscope %.4f, torch.cuda.Event %.4f" % (label, ours, theirs))
+
+
+def count(label, got, want):
+    print("  %-30s %d (want %d)  %s" % (label, got, want, "ok" if got == want else "FAILED"))
+    if got != want:
+        bad.append("%s: %d, want %d" % (label, got, want))
+
+
+print("CUDATimer.measure: 30 regions of (a @ b) @ b, each between two torch.cuda.Events (within 2%)")
+timer = stepscope.CUDATimer()
+pairs = []
+for _ in range(30):
+    s, e = event(), event()
+    s.record()
+    with timer.measure("timer_region"):
+        (a @ b) @ b
+    e.record()
+    pairs.append((s, e))
+st = timer.get_stats("timer_region")     # synchronize=True: waits with gpu_wait, no device sync
+latest = timer.get_elapsed("timer_region")
+torch.cuda.synchronize()
+ms = [s.elapsed_time(e) for s, e in pairs]
+count("measurements resolved", st["count"], 30)
+judge("mean ms", st["mean"], statistics.mean(ms))
+judge("min ms", st["min"], min(ms))
+judge("max ms", st["max"], max(ms))
+judge("latest (get_elapsed) ms", latest, ms[-1])
+
+print("CUDATimer.time: warmup 3, repeat 20, a torch.cuda.Event pair inside each run (within 2%)")
+inner = []
+
+
+def work():
+    s, e = event(), event()
+    s.record()
+    (a @ b) @ b
+    e.record()
+    inner.append((s, e))
+
+
+st = stepscope.CUDATimer(warmup=3, repeat=20).time("timer_bench", work)
+torch.cuda.synchronize()
+ms = [s.elapsed_time(e) for s, e in inner[3:]]
+count("runs of fn", len(inner), 23)
+count("measured runs", st["count"], 20)
+judge("mean ms", st["mean"], statistics.mean(ms))
+judge("median ms", st["median"], statistics.median(ms))
+
+print("StreamProfiler: two streams of 40 1024x1024 matmuls, the second started after the first's 10th")
+M = 1024
+c = torch.randn(M, M, device="cuda")
+s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+torch.cuda.synchronize()
+ev = {k: event() for k in ("ref", "a0", "a1", "b0", "b1")}
+mid = torch.cuda.Event()
+prof = stepscope.StreamProfiler(num_streams=2, name="gpu_check.streams")
+with prof:
+    ev["ref"].record()
+    with torch.cuda.stream(s1):
+        s1.wait_event(ev["ref"])
+        ev["a0"].record()
+        with stepscope.gpu_zone("stream_a"):
+            for i in range(40):
+                x = c @ c
+                if i == 9:
+                    mid.record()
+        ev["a1"].record()
+    with torch.cuda.stream(s2):
+        s2.wait_event(mid)
+        ev["b0"].record()
+        with stepscope.gpu_zone("stream_b"):
+            for i in range(40):
+                y = c @ c
+        ev["b1"].record()
+    torch.cuda.current_stream().wait_stream(s1)
+    torch.cuda.current_stream().wait_stream(s2)
+ours = prof.get_stats()
+prof.print_stream_efficiency()
+torch.cuda.synchronize()
+at = {k: round(ev["ref"].elapsed_time(e) * 1e6) for k, e in ev.items() if k != "ref"}
+theirs = stream_figures([(1, "stream_a", s1.cuda_stream, at["a0"], at["a1"], (at["a1"] - at["a0"]) / 1e6),
+                         (2, "stream_b", s2.cuda_stream, at["b0"], at["b1"], (at["b1"] - at["b0"]) / 1e6)], 2)
+print("  torch.cuda.Event intervals from the block's first event: stream a %.4f-%.4f ms, stream b %.4f-%.4f ms"
+      % (at["a0"] / 1e6, at["a1"] / 1e6, at["b0"] / 1e6, at["b1"] / 1e6))
+count("GPU zones in the block", ours["zones"], 2)
+for st_ in (s1, s2):
+    mine = ours["streams"].get(st_.cuda_stream)
+    if mine is None:
+        bad.append("stream %#x: no GPU zone seen" % st_.cuda_stream)
+        continue
+    judge("busy ms, stream %#x" % st_.cuda_stream, mine["busy_ms"], theirs["streams"][st_.cuda_stream]["busy_ms"])
+judge("GPU wall ms", ours["wall_ms"], theirs["wall_ms"])
+judge("overlap ms", ours["overlap_ms"], theirs["overlap_ms"], rel=0, abs_ms=0.02 * theirs["wall_ms"])
+for k in ("overlap", "concurrency", "efficiency"):
+    print("  %-30s stepscope %10.4f  torch.cuda.Event %10.4f  (printed)" % (k, ours[k] or 0, theirs[k] or 0))
+
+print("MemoryTracker: get_stats() against torch.cuda.memory_stats() read around the block")
+try:
+    from stepscope.memory import MemoryTracker
+except ImportError as e:
+    print("  MemoryTracker: not present (%s): skipped" % e)
+else:
+    torch.cuda.synchronize()
+    keep = []
+    before = torch.cuda.memory_stats()
+    tracker = MemoryTracker()
+    with tracker:
+        for i in range(8):
+            keep.append(torch.empty((i + 1) << 20, dtype=torch.uint8, device="cuda"))
+        tmp = torch.empty(64 << 20, dtype=torch.uint8, device="cuda")
+        del tmp
+    after = torch.cuda.memory_stats()
+    ms_ = tracker.get_stats()
+    want = {"allocated": after["allocated_bytes.all.current"], "reserved": after["reserved_bytes.all.current"],
+            "num_alloc": after["allocation.all.allocated"] - before["allocation.all.allocated"],
+            "num_free": after["allocation.all.freed"] - before["allocation.all.freed"],
+            "peak_reserved": after["reserved_bytes.all.peak"]}
+    if ms_.get("peak_allocated_method") != "bound":
+        want["peak_allocated"] = after["allocated_bytes.all.peak"]
+    for k, v in want.items():
+        got = ms_.get(k)
+        ok = got == v
+        print("  %-30s MemoryTracker %14s  torch.cuda.memory_stats() %14d  %s" % (k, got, v, "ok" if ok else "FAILED"))
+        if not ok:
+            bad.append("MemoryTracker %s: %s, memory_stats %d" % (k, got, v))
+    print("  peak_allocated_method %s; get_allocation_timeline(): %d rows" % (
+        ms_.get("peak_allocated_method"), len(tracker.get_allocation_timeline())))
+    del keep
+
+print("per step: torch.cuda.memory_allocated() and memory_reserved() read at each step's end (12 steps)")
+steps = {"allocated": [], "reserved": []}
+held = None
+for i in range(12):
+    with stepscope.step():
+        held = torch.empty(((i % 4) + 1) << 21, dtype=torch.uint8, device="cuda")
+        (a @ b).sum()
+        steps["allocated"].append(torch.cuda.memory_allocated())   # the step's last act
+        steps["reserved"].append(torch.cuda.memory_reserved())
+torch.cuda.synchronize()
+stepscope.gpu_flush()
+with open(out_path, "w") as f:
+    json.dump({"bad": bad, "steps": steps}, f)
+EOF
+
+cat >"$WORK/tools_compare.py" <<'EOF'
+# the per-step torch.cuda values in report.json against the loop's own readings
+import json, sys
+report = json.load(open(sys.argv[1] + "/report.json"))
+side = json.load(open(sys.argv[2]))
+values = {v["name"]: v for v in report["values"]}
+bad = list(side["bad"])
+for key, name in (("allocated", "torch.cuda.allocated_bytes"), ("reserved", "torch.cuda.reserved_bytes")):
+    mine, v = side["steps"][key], values.get(name)
+    if v is None:
+        print("  %-28s not in report.json (this build records no torch.cuda values per step): skipped" % name)
+        continue
+    want = {"count": len(mine), "first": mine[0], "last": mine[-1], "min": min(mine), "max": max(mine)}
+    got = {k: v.get(k) for k in want}
+    ok = got == want
+    print("  %-28s report %s  torch.cuda in the loop %s  %s" % (name, got, want, "ok" if ok else "FAILED"))
+    if not ok:
+        bad.append("%s: report %s, loop %s" % (name, got, want))
+print("seed classes: " + ("FAILED: " + "; ".join(bad) if bad else "agree with torch.cuda.Event and torch.cuda"))
+sys.exit(1 if bad else 0)
+EOF
+
 cat >"$WORK/cost.py" <<'EOF'
-# a Python gpu_zone against a plain zone and a torch.cuda.Event pair, interleaved
+# CUDATimer.measure, a Python gpu_zone, a plain zone and a torch.cuda.Event pair, interleaved
 import statistics, time
 import torch
 import stepscope
@@ -287,6 +496,15 @@ def zones():
             pass
 
 
+timer = stepscope.CUDATimer(synchronize=False)
+
+
+def timer_measures():
+    for _ in range(N):
+        with timer.measure("t"):
+            pass
+
+
 def event_pairs():
     for _ in range(N):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -295,19 +513,23 @@ def event_pairs():
 
 
 torch.cuda.synchronize()
-res = {"gpu_zone": [], "zone": [], "torch.cuda.Event pair": []}
+res = {"gpu_zone": [], "zone": [], "torch.cuda.Event pair": [], "CUDATimer.measure": []}
 for _ in range(ROUNDS):
     with stepscope.step():
         res["zone"].append(per_call(zones))
         res["gpu_zone"].append(per_call(gpu_zones))
         res["torch.cuda.Event pair"].append(per_call(event_pairs))
+        res["CUDATimer.measure"].append(per_call(timer_measures))
     torch.cuda.synchronize()
     stepscope.gpu_flush()
+    timer.reset()
 for k, v in res.items():
     print("%-22s median %7.0f ns  range %.0f-%.0f ns" % (k, statistics.median(v), min(v), max(v)))
 med = {k: statistics.median(v) for k, v in res.items()}
 print("gpu_zone / zone: %.1fx   gpu_zone / torch.cuda.Event pair: %.2fx" % (
     med["gpu_zone"] / med["zone"], med["gpu_zone"] / med["torch.cuda.Event pair"]))
+print("CUDATimer.measure / gpu_zone: %.2fx   CUDATimer.measure / torch.cuda.Event pair: %.2fx" % (
+    med["CUDATimer.measure"] / med["gpu_zone"], med["CUDATimer.measure"] / med["torch.cuda.Event pair"]))
 print("cuda_status: %s" % stepscope.cuda_status())
 EOF
 
@@ -334,7 +556,19 @@ sleep 4
 wait $load
 
 echo
-echo "== cost: a Python gpu_zone against a plain zone and a torch.cuda.Event pair (one process, interleaved)"
+echo "== seed classes: CUDATimer, StreamProfiler, MemoryTracker and the per-step torch.cuda values"
+PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$STEPSCOPE" run --no-live --no-auto -q -o "$WORK/tools" -- \
+    "$PY" "$WORK/tools.py" "$WORK/tools.json"
+rc=$?
+if [ $rc -ne 0 ] || [ ! -f "$WORK/tools.json" ]; then
+    echo "seed classes: FAILED: stepscope run exited $rc"
+    status=1
+else
+    "$PY" "$WORK/tools_compare.py" "$WORK/tools" "$WORK/tools.json" || status=1
+fi
+
+echo
+echo "== cost: CUDATimer.measure, a Python gpu_zone, a plain zone, a torch.cuda.Event pair (one process, interleaved)"
 PYTHONPATH=$BUILD/python${PYTHONPATH:+:$PYTHONPATH} "$STEPSCOPE" run --no-live --no-auto -q -o "$WORK/cost" -- \
     "$PY" "$WORK/cost.py" || status=1
 exit $status

@@ -14,8 +14,9 @@
 The recording is done by libstepscope, compiled into the C extension
 ``stepscope._stepscope``; this file only re-exports it and adds what is
 simpler in Python (the decorator wrapper, configure(), the exit hook).
-``Profiler`` (profiler.py) and ``MetricsCollector``/``Reporter``
-(collector.py) are the seeds' API shapes over the same zones and values.
+``Profiler`` (profiler.py), ``MetricsCollector``/``Reporter``
+(collector.py) and ``CUDATimer``/``StreamProfiler`` (gpu_tools.py) are the
+seeds' API shapes over the same zones and values.
 
 Under ``stepscope run -- python train.py`` everything goes into the run's
 report.  Alone, the process writes ``stepscope-out/report.json`` (in the
@@ -79,6 +80,11 @@ __all__ = [
 from ._stepscope import GpuZone, cuda_status, gpu_flush, gpu_wait, gpu_zone, gpu_zone_begin, gpu_zone_end  # noqa: E402,F401
 
 __all__ += ["gpu_zone", "gpu_flush", "gpu_wait", "cuda_status", "gpu_zone_begin", "gpu_zone_end", "GpuZone"]
+
+# the third seed's GPU timing classes, over GPU zones (gpu_tools.py)
+from .gpu_tools import CUDATimer, StreamProfiler  # noqa: E402,F401
+
+__all__ += ["CUDATimer", "StreamProfiler"]
 
 #: the report directory used alone when neither STEPSCOPE_OUT nor configure() says
 DEFAULT_OUT = "stepscope-out"
