@@ -429,8 +429,22 @@ else:
         print("  %-30s MemoryTracker %14s  torch.cuda.memory_stats() %14d  %s" % (k, got, v, "ok" if ok else "FAILED"))
         if not ok:
             bad.append("MemoryTracker %s: %s, memory_stats %d" % (k, got, v))
-    print("  peak_allocated_method %s; get_allocation_timeline(): %d rows" % (
-        ms_.get("peak_allocated_method"), len(tracker.get_allocation_timeline())))
+    rows = tracker.get_allocation_timeline()
+    print("  peak_allocated_method %s; get_allocation_timeline(): %d rows; %s" % (
+        ms_.get("peak_allocated_method"), len(rows), ms_.get("timeline_source")))
+    # torch 2.1+ has timestamped history: the timeline must end at the
+    # allocator's own total and peak where memory_stats() says, in time order
+    if str(ms_.get("timeline_source", "")).startswith("torch allocation history"):
+        checks = {"last row = allocated at exit": (rows[-1][1] if rows else None, after["allocated_bytes.all.current"]),
+                  "rows in time order": (all(rows[i][0] <= rows[i + 1][0] for i in range(len(rows) - 1)), True)}
+        if ms_.get("peak_allocated_method") == "history":
+            checks["max row = peak_allocated"] = (max(r[1] for r in rows) if rows else None, ms_.get("peak_allocated"))
+        for label, (got, want) in checks.items():
+            print("  %-30s %s (want %s)  %s" % (label, got, want, "ok" if got == want else "FAILED"))
+            if got != want:
+                bad.append("timeline %s: %s, want %s" % (label, got, want))
+    else:
+        print("  timeline: no timestamped history in torch %s: sampled (printed, not judged)" % torch.__version__)
     del keep
 
 print("per step: torch.cuda.memory_allocated() and memory_reserved() read at each step's end (12 steps)")
@@ -466,6 +480,16 @@ for key, name in (("allocated", "torch.cuda.allocated_bytes"), ("reserved", "tor
     print("  %-28s report %s  torch.cuda in the loop %s  %s" % (name, got, want, "ok" if ok else "FAILED"))
     if not ok:
         bad.append("%s: report %s, loop %s" % (name, got, want))
+# trace.json: a track per stream the GPU zones ran on, and the timeline's counter
+trace = json.load(open(sys.argv[1] + "/trace.json"))
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+tracks = sorted({e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+                 and str(e.get("args", {}).get("name", "")).startswith("GPU ")})
+counter = sum(1 for e in events if e.get("ph") == "C" and e.get("name") == "GPU memory allocated (torch)")
+gpu_spans = sum(1 for e in events if e.get("cat") == "gpu" and e.get("ph") == "X")
+print("  trace.json: GPU tracks %s, %d GPU spans, %d timeline counter points" % (tracks, gpu_spans, counter))
+if len(tracks) < 2 or not gpu_spans:
+    bad.append("trace.json: want GPU spans on two stream tracks, saw %s with %d spans" % (tracks, gpu_spans))
 print("seed classes: " + ("FAILED: " + "; ".join(bad) if bad else "agree with torch.cuda.Event and torch.cuda"))
 sys.exit(1 if bad else 0)
 EOF
