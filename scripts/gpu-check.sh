@@ -16,11 +16,12 @@
 #      over) under `stepscope run` and compares the energy counter's
 #      increase with the power readings integrated over the same span
 #      (trapezoids): they must agree within 5%;
-#   4. readings: while a load runs, `stepscope snapshot` and
-#      `nvidia-smi --query-gpu` in the same second, three times, GPU by
-#      GPU (matched by UUID): memory used (within 32 MiB: both leave out
-#      what the driver reserves), memory total (1 MiB) and temperature
-#      (3 C: it climbs about a degree a second under load) pass or fail;
+#   4. readings: while a load runs, `stepscope snapshot` between two
+#      `nvidia-smi --query-gpu` reads, three times, GPU by GPU (matched
+#      by UUID): memory used (within 32 MiB: both leave out what the
+#      driver reserves), memory total (1 MiB) and temperature (3 C outside
+#      the two nvidia-smi readings: it moves several degrees a second as
+#      the load starts and stops) pass or fail;
 #      utilisation, power and the SM clock move within a second and are
 #      printed beside nvidia-smi's, not judged;
 #   5. seed classes, under `stepscope run`: CUDATimer.measure on 30 regions
@@ -236,19 +237,28 @@ def number(text):
         return None
 
 
-bad = []
-for r in range(rounds):
-    snap = json.loads(subprocess.run([stepscope, "snapshot", "--wait", "200"], capture_output=True, text=True,
-                                     check=True).stdout)
+def smi_rows():
     smi = subprocess.run(["nvidia-smi", "--query-gpu=" + FIELDS, "--format=csv,noheader,nounits"],
                          capture_output=True, text=True, check=True).stdout
     rows = {}
     for line in smi.strip().splitlines():
         cols = [c.strip() for c in line.split(",")]
         rows[cols[0]] = cols
+    return rows
+
+
+bad = []
+for r in range(rounds):
+    # nvidia-smi just before and just after the snapshot: under a load that
+    # starts and stops, a temperature can move several degrees within the
+    # second they take, so a reading is judged against the span of the two
+    before = smi_rows()
+    snap = json.loads(subprocess.run([stepscope, "snapshot", "--wait", "200"], capture_output=True, text=True,
+                                     check=True).stdout)
+    after = smi_rows()
     for g in snap.get("gpus", []):
-        row = rows.get(g.get("uuid"))
-        if row is None:
+        row, row_after = before.get(g.get("uuid")), after.get(g.get("uuid"))
+        if row is None or row_after is None:
             print("round %d GPU %s: %s not in nvidia-smi's list" % (r + 1, g.get("index"), g.get("uuid")))
             bad.append("GPU %s not matched" % g.get("index"))
             continue
@@ -257,19 +267,20 @@ for r in range(rounds):
         for label, key, scale, col, tolerance in READINGS:
             value = (metrics.get(key) or {}).get("value")
             ours = value * scale if value is not None else None
-            theirs = number(row[col])
-            if ours is None or theirs is None:
-                verdict = "not read (stepscope %s, nvidia-smi %r)" % (ours, row[col])
+            theirs, theirs_after = number(row[col]), number(row_after[col])
+            if ours is None or theirs is None or theirs_after is None:
+                verdict = "not read (stepscope %s, nvidia-smi %r, %r)" % (ours, row[col], row_after[col])
             elif tolerance is None:
                 verdict = "printed (moves within a second)"
-            elif abs(ours - theirs) <= tolerance:
+            elif min(theirs, theirs_after) - tolerance <= ours <= max(theirs, theirs_after) + tolerance:
                 verdict = "ok (within %g)" % tolerance
             else:
-                verdict = "FAILED (more than %g apart)" % tolerance
-                bad.append("round %d GPU %s %s: stepscope %.1f, nvidia-smi %.1f"
-                           % (r + 1, g.get("index"), label, ours, theirs))
-            print("  %-17s stepscope %10s  nvidia-smi %10s  %s" % (
-                label, "-" if ours is None else "%.1f" % ours, "-" if theirs is None else "%.1f" % theirs, verdict))
+                verdict = "FAILED (more than %g outside)" % tolerance
+                bad.append("round %d GPU %s %s: stepscope %.1f, nvidia-smi %.1f before and %.1f after"
+                           % (r + 1, g.get("index"), label, ours, theirs, theirs_after))
+            print("  %-17s stepscope %10s  nvidia-smi before/after %10s %10s  %s" % (
+                label, "-" if ours is None else "%.1f" % ours, "-" if theirs is None else "%.1f" % theirs,
+                "-" if theirs_after is None else "%.1f" % theirs_after, verdict))
     time.sleep(1.0)
 print("readings: " + ("FAILED: " + "; ".join(bad) if bad else "stepscope agrees with nvidia-smi"))
 sys.exit(1 if bad else 0)
@@ -314,6 +325,13 @@ def count(label, got, want):
 
 print("CUDATimer.measure: 30 regions of (a @ b) @ b, each between two torch.cuda.Events (within 2%)")
 timer = stepscope.CUDATimer()
+# One region first, left out of the comparison: the process's first GPU
+# zone creates its CUDA events (a driver call of milliseconds on the CPU),
+# and on a GPU that has caught up the torch.cuda.Events outside the block
+# see that CPU time too (seen on an H100: 55.2 ms against 52.4 ms, the
+# other 29 regions within 0.4%).
+with timer.measure("timer_warmup"):
+    (a @ b) @ b
 pairs = []
 for _ in range(30):
     s, e = event(), event()
@@ -352,11 +370,21 @@ count("measured runs", st["count"], 20)
 judge("mean ms", st["mean"], statistics.mean(ms))
 judge("median ms", st["median"], statistics.median(ms))
 
-print("StreamProfiler: two streams of 40 1024x1024 matmuls, the second started after the first's 10th")
-M = 1024
+print("StreamProfiler: two streams of 40 4096x4096 matmuls, the second started after the first's 10th")
+M = 4096
 c = torch.randn(M, M, device="cuda")
 s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+# Each stream's first matmul sets up cuBLAS for it (tens of ms on the CPU,
+# seen on an H100: stream b then began only as a ended), and each zone
+# name's first use builds its objects: both done before the block, so it
+# measures how the streams' work overlaps, not the set-up.
+for st_ in (s1, s2):
+    with torch.cuda.stream(st_):
+        for zname in ("stream_a", "stream_b"):
+            with stepscope.gpu_zone(zname):
+                c @ c
 torch.cuda.synchronize()
+stepscope.gpu_wait(5.0)
 ev = {k: event() for k in ("ref", "a0", "a1", "b0", "b1")}
 mid = torch.cuda.Event()
 prof = stepscope.StreamProfiler(num_streams=2, name="gpu_check.streams")
