@@ -50,6 +50,14 @@
 # zones against torch.cuda.Event +0.7% and +0.5% (means); energy counter /
 # integrated power 0.9996 over 18.5 s; gpu_zone 8226 ns median, zone 113
 # ns, torch.cuda.Event pair 15583 ns.
+# On an NVIDIA H100 80GB HBM3 (same driver and torch, 2026-11-26, GPU zones
+# placed on the GPU timeline): GPU zones -0.6% and -0.4% of torch.cuda.Event
+# (means); counter / integrated power 0.9989 over 15.0 s; CUDATimer means
+# -0.5% (measure) and +0.5% (time); StreamProfiler busy, wall and overlap
+# within 0.01% (overlap 73.1%, efficiency 87.2%); MemoryTracker and the
+# per-step torch.cuda values equal to memory_stats(); gpu_zone 15878 ns
+# median, zone 203 ns, CUDATimer.measure 21104 ns, torch.cuda.Event pair
+# 28590 ns.
 set -u
 
 BUILD=${1:-build}
@@ -600,7 +608,7 @@ else
 fi
 
 echo
-echo "== readings: stepscope snapshot against nvidia-smi in the same second, under load"
+echo "== readings: stepscope snapshot between two nvidia-smi reads, under load"
 "$PY" "$WORK/load.py" 12 >/dev/null 2>&1 &
 load=$!
 sleep 4
