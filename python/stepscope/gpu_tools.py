@@ -334,25 +334,33 @@ class CUDATimer:
         """Statistics in ms of name's measurements with a GPU time:
         count, mean, std (population), min, max, median, total, and how
         many are pending, have no GPU time (no_gpu) or were lost.  Without
-        name: {name: stats} for every name.  synchronize=True first waits
+        name: {name: stats} for every name, where a name none of whose
+        measurements has a GPU time has count 0 and its "reason" (asked
+        for by name, it is a RuntimeError).  synchronize=True first waits
         for the pending ones (at most timeout seconds: TimeoutError)."""
         if name is None:
             with self._lock:
-                names = list(self._measurements)
-            return {n: self.get_stats(n, timeout) for n in names}
+                names = {n: list(ms) for n, ms in self._measurements.items()}
+            return {n: self._stats_of(ms, timeout, "CUDATimer.get_stats(%r)" % n, refuse=False)
+                    for n, ms in names.items()}
         with self._lock:
             ms = list(self._measurements.get(name, ()))
         if not ms:
             raise KeyError("CUDATimer.get_stats(%r): no measurement of that name" % name)
         return self._stats_of(ms, timeout, "CUDATimer.get_stats(%r)" % name)
 
-    def _stats_of(self, ms, timeout, who):
+    def _stats_of(self, ms, timeout, who, refuse=True):
+        """The stats of ms; none with a GPU time: RuntimeError (refuse),
+        else count 0 and the reason (one name among all of them)."""
         self._settle(ms, timeout, who)
-        if all(m.state == _NO_GPU for m in ms):
+        no_gpu = all(m.state == _NO_GPU for m in ms)
+        if no_gpu and refuse:
             raise RuntimeError("%s: no GPU time: %s" % (who, ms[-1].why))
         out = _stats([m.gpu_ms for m in ms if m.state == _RESOLVED])
         for state in (_PENDING, _NO_GPU, _LOST):
             out[state] = sum(1 for m in ms if m.state == state)
+        if no_gpu:
+            out["reason"] = ms[-1].why
         return out
 
     def _settle(self, ms, timeout, who):

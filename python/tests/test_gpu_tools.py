@@ -368,6 +368,36 @@ def test_timer_without_cuda_says_why(run_alone):
                                                 "CUDATimer.time('k'): " + why]
 
 
+def test_timer_all_names_with_one_name_timed_before_cuda(run_alone):
+    # the first block ran before torch made a CUDA context (a model.cuda()
+    # measured): a CPU zone.  get_stats() of every name still gives the
+    # others; that name's entry has no GPU figure and says why
+    proc = run_alone(with_fake("""
+        t = stepscope.CUDATimer()
+        fake.no_cuda = "no current CUDA context on a thread that began a GPU zone"
+        with t.measure("setup"):
+            pass
+        fake.no_cuda = None
+        for ms in (2, 4):
+            with t.measure("fwd"):
+                fake.run(0, ms)
+        everything = t.get_stats()
+        try:
+            t.get_stats("setup")
+        except RuntimeError as e:
+            one = str(e)
+        out(everything=everything, one=one)
+    """), STEPSCOPE_OUT="")
+    res = last_json(proc.stdout)
+    why = "GPU zones are CPU zones here: no current CUDA context on a thread that began a GPU zone"
+    assert res["one"] == "CUDATimer.get_stats('setup'): no GPU time: " + why  # asked by name: refused
+    assert res["everything"]["setup"] == {"count": 0, "mean": None, "std": None, "min": None, "max": None,
+                                          "median": None, "total": 0.0, "pending": 0, "no_gpu": 1, "lost": 0,
+                                          "reason": why}
+    fwd = res["everything"]["fwd"]
+    assert (fwd["count"], fwd["total"], fwd["no_gpu"]) == (2, 6.0, 0) and "reason" not in fwd
+
+
 def test_timer_timeout_lost_and_threads(run_alone):
     proc = run_alone(with_fake("""
         import threading
