@@ -47,10 +47,11 @@
  *
  * Fork: CUDA does not survive fork() (a child of a process that
  * initialised the driver must not call it before exec), and the events in
- * a pool belong to the parent's driver state.  The child handler drops the
- * forking thread's pool without a driver call and makes the child's GPU
- * zones CPU zones with that reason; the parent keeps and resolves its own
- * pairs.  The state and the totals are published in the record header
+ * a pool belong to the parent's driver state.  The child handler (from
+ * the library's load on) drops the forking thread's pool without a driver
+ * call and makes the child's GPU zones CPU zones with that reason, also
+ * where the parent's libcuda was loaded by another (PyTorch) before this
+ * library made a GPU zone; the parent keeps and resolves its own pairs.  The state and the totals are published in the record header
  * (record_format.h: cuda_*) so that the report can say whether GPU zones
  * worked, and why not.
  */
@@ -272,6 +273,15 @@ static void fork_child(void);
 
 static void register_fork_handlers(void) {
     (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* The handlers are in place from the library's load, not only from its
+ * first GPU zone: a child forked before that zone (a DataLoader worker of
+ * a process whose PyTorch had already loaded libcuda and initialised the
+ * driver) must know it is a fork child, so that load_locked() finds the
+ * inherited libcuda and leaves the driver alone there too. */
+__attribute__((constructor)) static void fork_handlers_at_load(void) {
+    pthread_once(&fork_once, register_fork_handlers);
 }
 
 static int cuda_ready(void) {
