@@ -30,6 +30,7 @@ import math
 import statistics
 import sys
 import threading
+import time
 
 from . import _stepscope as _core
 
@@ -44,6 +45,13 @@ TIME_WAIT_EVERY = 128
 #: CUDATimer keeps the latest this many measurements of each name (the
 #: statistics cover them): a timer left on for a whole run stays bounded
 KEEP_PER_NAME = 100_000
+#: gpu_wait() waits for all of the thread's pending GPU zones: a result's
+#: wait calls it for slices this long (s) and stops at the first after
+#: which its own measurements are resolved, so that later work queued on
+#: other streams (a GPU zone on a side stream) is not waited for
+WAIT_SLICE_S = 0.005
+#: timeout=None: wait this long at most (as gpu_wait)
+WAIT_MAX_S = 86400.0
 #: the low 32 bits of a gpu_zone_begin() token are the CPU zone, the high
 #: 32 the thread's event pair (0: none was recorded: a CPU-only zone)
 _PAIR_SHIFT = 32
@@ -381,13 +389,22 @@ class CUDATimer:
                                "synchronize=False)" % who)
         if not mine:
             return
-        left = wait(timeout)
-        matcher.poll()
-        if any(m.state == _PENDING for m in mine):
-            if left:
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+            raise TypeError("%s: timeout must be None or a number of seconds, not %s" % (who, type(timeout).__name__))
+        if timeout is not None and not timeout >= 0:
+            raise ValueError("%s: timeout must be >= 0 seconds or None, not %r" % (who, timeout))
+        deadline = time.monotonic() + (WAIT_MAX_S if timeout is None else min(timeout, WAIT_MAX_S))
+        while True:
+            left = wait(max(0.0, min(WAIT_SLICE_S, deadline - time.monotonic())))
+            matcher.poll()
+            if not any(m.state == _PENDING for m in mine):
+                return
+            if not left:
+                matcher.settle("its CUDA events could not be resolved (cuda_status()['unresolved'] counts it)")
+                return
+            if time.monotonic() >= deadline:
                 raise TimeoutError("%s: the GPU had not reached the end of the measurement after %s s (%d GPU "
                                    "zones of this thread pending)" % (who, timeout, left))
-            matcher.settle("its CUDA events could not be resolved (cuda_status()['unresolved'] counts it)")
 
     # -- benchmarking ------------------------------------------------------------
 
