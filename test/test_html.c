@@ -614,6 +614,48 @@ static void test_torch_memory_timeline(void) {
     fixture_free(&rep, r);
 }
 
+/* A MemoryTracker timeline longer than the chart's points: the line
+ * keeps each point's largest reading, so a 512 MiB allocation freed at
+ * once among 1 MiB ones still reaches 512 MiB (averaged with its
+ * neighbours it was drawn at about 256 MiB). */
+static void test_torch_memory_timeline_keeps_peaks(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    enum { N = 9000 };
+    struct sps_process_data *p = &rep.run.procs[0];
+    p->nnames = 1;
+    p->names = calloc(1, sizeof *p->names);
+    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
+    p->names[0].kind = SPS_KIND_VALUE;
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    struct sps_thread_data *th = &p->threads[0];
+    th->events[SPS_RING_VALUES] = calloc(N, sizeof(struct sps_event));
+    th->nevents[SPS_RING_VALUES] = N;
+    for (size_t i = 0; i < N; i++) { /* 1 MiB after each alloc, 0 after each free; one 512 MiB alloc */
+        struct sps_event *e = &th->events[SPS_RING_VALUES][i];
+        double v = (i == N / 2 ? 512.0 : (double)(i % 2)) * 1048576.0;
+        e->start_ns = e->end_ns = T0_NS + 10000ull * (i + 1);
+        memcpy(&e->a, &v, sizeof e->a);
+        e->name = 1;
+        e->kind = SPS_KIND_VALUE;
+        e->depth = 0xffff;
+    }
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    if (page) {
+        char *sec = section_of(page, "torch-memory");
+        CHECK_STR_HAS(sec, "GPU memory allocated by torch over time");
+        /* the y axis reaches the peak: ticks of 200 MiB up to 600 (the means reached about 256 MiB: up to 300) */
+        CHECK_STR_HAS(sec, "dominant-baseline=\"middle\">600</text>");
+        CHECK_STR_HAS(sec, "Each line is the largest (so that no peak is averaged away) of the readings");
+        free(sec);
+    }
+    free(page);
+    fixture_free(&rep, r);
+}
+
 /* n processes of the tree in r: pid 100 + k, "worker<k>", each growing by
  * k MiB a reading. */
 static void add_process_series(struct sps__sampler_result *r, int n) {
@@ -847,5 +889,6 @@ int main(int argc, char **argv) {
     RUN_TEST(test_process_lines);
     RUN_TEST(test_pss_line);
     RUN_TEST(test_torch_memory_timeline);
+    RUN_TEST(test_torch_memory_timeline_keeps_peaks);
     return check_report();
 }
