@@ -180,7 +180,7 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     assert "peak allocated" in r.stdout and "28.0 MiB  exact (allocation history)" in r.stdout
     # report.html: the timeline's chart (test_html.c checks how it is drawn)
     page = (tmp_path / "out" / "report.html").read_text()
-    chart = page[page.index('<section id="torch-memory">'):]
+    chart = page[page.index('<section id="torch-memory-timeline">'):]
     chart = chart[:chart.index("</section>")]
     assert "GPU memory allocated by torch over time" in chart and chart.count("<polyline") == 1
 

@@ -454,7 +454,7 @@ static int torch_memory_load(const struct sps_report *rep, struct torch_memory *
 }
 
 static void torch_memory_chart(struct timeline *t, const struct torch_memory *m) {
-    *t = (struct timeline){"torch-memory", "GPU memory allocated by torch over time",
+    *t = (struct timeline){"torch-memory-timeline", "GPU memory allocated by torch over time",
                            "Bytes torch's caching allocator had allocated on the GPU after each allocation and "
                            "free inside the blocks of stepscope.MemoryTracker (its allocation timeline, from "
                            "torch's allocation history; sampled every interval ms where torch keeps none), one "
