@@ -699,6 +699,39 @@ static void test_torch_memory_sections_have_ids_of_their_own(void) {
     fixture_free(&rep, r);
 }
 
+/* The per-step chart of torch.cuda memory: each step's peak bar stands in
+ * its step, [i, i + 1] less the gap, as the step time chart's bars do, so
+ * the last step's bar is as wide as the others (centred on the step's end
+ * it was cut in half at the axis's end). */
+static void test_torch_memory_step_bars(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    snprintf(rep.run.names[COL_LOSS].name, sizeof rep.run.names[COL_LOSS].name, "%s", SPS_TORCH_ALLOCATED);
+    snprintf(rep.run.names[COL_COMPUTE].name, sizeof rep.run.names[COL_COMPUTE].name, "%s",
+             SPS_TORCH_PEAK_ALLOCATED);
+    rep.run.names[COL_COMPUTE].kind = SPS_KIND_VALUE;
+    for (size_t i = 0; i < rep.run.nsteps; i++)
+        rep.run.steps[i].by_name[COL_COMPUTE] = 4.0; /* above every step's end (2 / (1 + i)) */
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    char *sec = page ? section_of(page, "torch-memory") : NULL;
+    double width[20];
+    int n = 0;
+    const char *first = sec ? strstr(sec, "<rect x=") : NULL; /* the legend's swatch, then the bars */
+    for (const char *q = first ? strstr(first + 1, "<rect x=") : NULL; q && n < 20; q = strstr(q + 1, "<rect x=")) {
+        const char *w = strstr(q, "width=\"");
+        if (w && sscanf(w, "width=\"%lf\"", &width[n]) == 1)
+            n++;
+    }
+    CHECK_EQ_I(n, 20);
+    for (int i = 1; i < n; i++)
+        CHECK_MSG(fabs(width[i] - width[0]) < 0.02, "bar %d is %.2f px wide, bar 0 %.2f", i, width[i], width[0]);
+    free(sec);
+    free(page);
+    fixture_free(&rep, r);
+}
+
 /* n processes of the tree in r: pid 100 + k, "worker<k>", each growing by
  * k MiB a reading. */
 static void add_process_series(struct sps__sampler_result *r, int n) {
@@ -934,5 +967,6 @@ int main(int argc, char **argv) {
     RUN_TEST(test_torch_memory_timeline);
     RUN_TEST(test_torch_memory_timeline_keeps_peaks);
     RUN_TEST(test_torch_memory_sections_have_ids_of_their_own);
+    RUN_TEST(test_torch_memory_step_bars);
     return check_report();
 }
