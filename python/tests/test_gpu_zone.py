@@ -293,6 +293,21 @@ def test_fork_child_of_a_process_whose_torch_loaded_libcuda(run_alone, fake_cuda
     assert out["status"]["available"] is False
     assert out["status"]["reason"] == ("forked from a process that had loaded libcuda: CUDA must not be used in a "
                                        "fork child before exec")
+    # a child of a process without libcuda loads it itself, after its fork
+    # (CUDA first used in a worker): its own to use, GPU zones work there
+    proc = run_alone("""
+        import ctypes, json, os, stepscope
+        pid = os.fork()
+        if pid == 0:
+            fake = ctypes.CDLL(os.environ["STEPSCOPE_LIBCUDA"])
+            with stepscope.gpu_zone("child"):
+                pass
+            print(json.dumps(stepscope.cuda_status()), flush=True)
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+    """, STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
+    status = last_json_line(proc.stdout)
+    assert status["available"] is True and status["reason"] is None
 
 SPANS = """
     import threading, time
