@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/torch_memory.h"
 #include "check.h"
 #include "render/exporters.h"
 #include "render/html_units.h"
@@ -560,7 +561,7 @@ static void test_torch_memory_timeline(void) {
     char *page = render_page(&rep);
     CHECK(page != NULL);
     if (page)
-        CHECK_MSG(!strstr(page, "<section id=\"torch-memory\">"), "a chart of a timeline nobody recorded");
+        CHECK_MSG(!strstr(page, "<section id=\"torch-memory-timeline\">"), "a chart of a timeline nobody recorded");
     free(page);
     static const double mib[] = {0, 4, 20, 16, 18};
     struct sps_process_data *p = &rep.run.procs[0];
@@ -586,8 +587,8 @@ static void test_torch_memory_timeline(void) {
     CHECK(page != NULL);
     if (page) {
         check_self_contained(page);
-        check_chart(page, "torch-memory", "<polyline", 1);
-        char *sec = section_of(page, "torch-memory");
+        check_chart(page, "torch-memory-timeline", "<polyline", 1);
+        char *sec = section_of(page, "torch-memory-timeline");
         CHECK_STR_HAS(sec, "GPU memory allocated by torch over time");
         CHECK_STR_HAS(sec, ">pid 1</text>");
         CHECK_STR_HAS(sec, "allocated (MiB)");
@@ -605,11 +606,128 @@ static void test_torch_memory_timeline(void) {
             CHECK_MSG(xs[i] > xs[i - 1], "point %d is not right of point %d", i, i - 1);
         CHECK_MSG(n == 5 && ys[2] < ys[4] && ys[4] < ys[3] && ys[3] < ys[1] && ys[1] < ys[0],
                   "the y order of 0, 4, 20, 16, 18 MiB (svg y grows downwards)");
-        const char *mem = strstr(page, "<section id=\"memory\">"), *tm = strstr(page, "<section id=\"torch-memory\">");
+        const char *mem = strstr(page, "<section id=\"memory\">"), *tm = strstr(page, "<section id=\"torch-memory-timeline\">");
         const char *cpu = strstr(page, "<section id=\"cpu\">");
         CHECK_MSG(mem && tm && cpu && mem < tm && tm < cpu, "the chart follows the memory chart");
         free(sec);
     }
+    free(page);
+    fixture_free(&rep, r);
+}
+
+/* A MemoryTracker timeline longer than the chart's points: the line
+ * keeps each point's largest reading, so a 512 MiB allocation freed at
+ * once among 1 MiB ones still reaches 512 MiB (averaged with its
+ * neighbours it was drawn at about 256 MiB). */
+static void test_torch_memory_timeline_keeps_peaks(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    enum { N = 9000 };
+    struct sps_process_data *p = &rep.run.procs[0];
+    p->nnames = 1;
+    p->names = calloc(1, sizeof *p->names);
+    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
+    p->names[0].kind = SPS_KIND_VALUE;
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    struct sps_thread_data *th = &p->threads[0];
+    th->events[SPS_RING_VALUES] = calloc(N, sizeof(struct sps_event));
+    th->nevents[SPS_RING_VALUES] = N;
+    for (size_t i = 0; i < N; i++) { /* 1 MiB after each alloc, 0 after each free; one 512 MiB alloc */
+        struct sps_event *e = &th->events[SPS_RING_VALUES][i];
+        double v = (i == N / 2 ? 512.0 : (double)(i % 2)) * 1048576.0;
+        e->start_ns = e->end_ns = T0_NS + 10000ull * (i + 1);
+        memcpy(&e->a, &v, sizeof e->a);
+        e->name = 1;
+        e->kind = SPS_KIND_VALUE;
+        e->depth = 0xffff;
+    }
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    if (page) {
+        char *sec = section_of(page, "torch-memory-timeline");
+        CHECK_STR_HAS(sec, "GPU memory allocated by torch over time");
+        /* the y axis reaches the peak: ticks of 200 MiB up to 600 (the means reached about 256 MiB: up to 300) */
+        CHECK_STR_HAS(sec, "dominant-baseline=\"middle\">600</text>");
+        CHECK_STR_HAS(sec, "Each line is the largest (so that no peak is averaged away) of the readings");
+        free(sec);
+    }
+    free(page);
+    fixture_free(&rep, r);
+}
+
+/* A run with torch.cuda's memory per step and a MemoryTracker timeline:
+ * both charts, each a section with an id of its own (one id for both was
+ * invalid HTML and made #torch-memory name either). */
+static void test_torch_memory_sections_have_ids_of_their_own(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    snprintf(rep.run.names[COL_LOSS].name, sizeof rep.run.names[COL_LOSS].name, "%s", SPS_TORCH_ALLOCATED);
+    struct sps_process_data *p = &rep.run.procs[0];
+    p->nnames = 1;
+    p->names = calloc(1, sizeof *p->names);
+    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
+    p->names[0].kind = SPS_KIND_VALUE;
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    struct sps_thread_data *th = &p->threads[0];
+    th->events[SPS_RING_VALUES] = calloc(3, sizeof(struct sps_event));
+    th->nevents[SPS_RING_VALUES] = 3;
+    for (size_t i = 0; i < 3; i++) {
+        struct sps_event *e = &th->events[SPS_RING_VALUES][i];
+        double v = (double)(i + 1) * 1048576.0;
+        e->start_ns = e->end_ns = T0_NS + 100000000ull * (i + 1);
+        memcpy(&e->a, &v, sizeof e->a);
+        e->name = 1;
+        e->kind = SPS_KIND_VALUE;
+        e->depth = 0xffff;
+    }
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    if (page) {
+        CHECK_EQ_I(count_of(page, "<section id=\"torch-memory\""), 1);
+        CHECK_EQ_I(count_of(page, "<section id=\"torch-memory-timeline\""), 1);
+        char *steps = section_of(page, "torch-memory"), *timeline = section_of(page, "torch-memory-timeline");
+        CHECK_STR_HAS(steps, "GPU memory per step (torch.cuda)");
+        CHECK_STR_HAS(timeline, "GPU memory allocated by torch over time");
+        free(steps);
+        free(timeline);
+    }
+    free(page);
+    fixture_free(&rep, r);
+}
+
+/* The per-step chart of torch.cuda memory: each step's peak bar stands in
+ * its step, [i, i + 1] less the gap, as the step time chart's bars do, so
+ * the last step's bar is as wide as the others (centred on the step's end
+ * it was cut in half at the axis's end). */
+static void test_torch_memory_step_bars(void) {
+    struct sps__sampler_result *r = fixture_sampler();
+    struct sps_report rep;
+    fixture_build(&rep, r, 20);
+    snprintf(rep.run.names[COL_LOSS].name, sizeof rep.run.names[COL_LOSS].name, "%s", SPS_TORCH_ALLOCATED);
+    snprintf(rep.run.names[COL_COMPUTE].name, sizeof rep.run.names[COL_COMPUTE].name, "%s",
+             SPS_TORCH_PEAK_ALLOCATED);
+    rep.run.names[COL_COMPUTE].kind = SPS_KIND_VALUE;
+    for (size_t i = 0; i < rep.run.nsteps; i++)
+        rep.run.steps[i].by_name[COL_COMPUTE] = 4.0; /* above every step's end (2 / (1 + i)) */
+    char *page = render_page(&rep);
+    CHECK(page != NULL);
+    char *sec = page ? section_of(page, "torch-memory") : NULL;
+    double width[20];
+    int n = 0;
+    const char *first = sec ? strstr(sec, "<rect x=") : NULL; /* the legend's swatch, then the bars */
+    for (const char *q = first ? strstr(first + 1, "<rect x=") : NULL; q && n < 20; q = strstr(q + 1, "<rect x=")) {
+        const char *w = strstr(q, "width=\"");
+        if (w && sscanf(w, "width=\"%lf\"", &width[n]) == 1)
+            n++;
+    }
+    CHECK_EQ_I(n, 20);
+    for (int i = 1; i < n; i++)
+        CHECK_MSG(fabs(width[i] - width[0]) < 0.02, "bar %d is %.2f px wide, bar 0 %.2f", i, width[i], width[0]);
+    free(sec);
     free(page);
     fixture_free(&rep, r);
 }
@@ -847,5 +965,8 @@ int main(int argc, char **argv) {
     RUN_TEST(test_process_lines);
     RUN_TEST(test_pss_line);
     RUN_TEST(test_torch_memory_timeline);
+    RUN_TEST(test_torch_memory_timeline_keeps_peaks);
+    RUN_TEST(test_torch_memory_sections_have_ids_of_their_own);
+    RUN_TEST(test_torch_memory_step_bars);
     return check_report();
 }

@@ -22,7 +22,7 @@
  * (absent, never a guess).  A step that began before torch initialised
  * CUDA holds every allocation torch counted, so its peak is known.  With
  * STEPSCOPE_GPU_PEAK=step (stepscope.configure(gpu_peak="step"), `stepscope
- * run --gpu-peak=step`) the peaks are reset at each step's begin and every
+ * run --gpu-peak step`) the peaks are reset at each step's begin and every
  * step's peak is exact; a micro-step's is then its step's so far, recorded
  * by the same rule as by default (when it rose during the micro-step).
  *
@@ -120,6 +120,17 @@ static void fail(const char *where, const char *what) {
 
 /* ------------------------------------------------------------- reading */
 
+/* A new reference to one of the callables above, or NULL when reading
+ * is off.  Each call into torch runs Python code, during which another
+ * thread may run its own step's end: if torch fails there, fail() clears
+ * the callables, so a caller holds its own references across its calls. */
+static PyObject *hold(PyObject *callable) {
+    if (failed || !callable)
+        return NULL;
+    Py_INCREF(callable);
+    return callable;
+}
+
 /* getattr(getattr(obj, a), b), or NULL with an exception set. */
 static PyObject *attr2(PyObject *obj, const char *a, const char *b) {
     PyObject *x = PyObject_GetAttrString(obj, a);
@@ -163,13 +174,18 @@ static int cuda_ready(void) {
         Py_INCREF(torch);
         torch_module = torch;
     }
-    PyObject *r = PyObject_CallObject(is_initialized, NULL);
+    PyObject *fn = is_initialized;
+    Py_INCREF(fn); /* held across the call, as hold() says why */
+    PyObject *r = PyObject_CallObject(fn, NULL);
+    Py_DECREF(fn);
     int yes = r ? PyObject_IsTrue(r) : -1;
     Py_XDECREF(r);
     if (yes < 0) {
         fail("torch.cuda.is_initialized()", NULL);
         return -1;
     }
+    if (failed || !torch_module)
+        return -1; /* torch failed on another thread meanwhile */
     if (yes && !memory_stats) {
         memory_stats = attr2(torch_module, "_C", "_cuda_memoryStats");
         get_device = memory_stats ? attr2(torch_module, "_C", "_cuda_getDevice") : NULL;
@@ -213,7 +229,11 @@ static double stat_of(PyObject *stats, int stat, int field, const char **what) {
 
 /* The current device's index as an int object, or NULL (failed). */
 static PyObject *device_now(void) {
-    PyObject *dev = PyObject_CallObject(get_device, NULL);
+    PyObject *fn = hold(get_device);
+    if (!fn)
+        return NULL;
+    PyObject *dev = PyObject_CallObject(fn, NULL);
+    Py_DECREF(fn);
     if (!dev)
         fail("torch._C._cuda_getDevice()", NULL);
     return dev;
@@ -221,10 +241,16 @@ static PyObject *device_now(void) {
 
 /* Read the current device's figures into r.  0, or -1 (failed). */
 static int read_stats(struct reading *r) {
-    PyObject *dev = device_now();
-    if (!dev)
+    PyObject *fn = hold(memory_stats);
+    if (!fn)
         return -1;
-    PyObject *stats = PyObject_CallFunctionObjArgs(memory_stats, dev, NULL);
+    PyObject *dev = device_now();
+    if (!dev) {
+        Py_DECREF(fn);
+        return -1;
+    }
+    PyObject *stats = PyObject_CallFunctionObjArgs(fn, dev, NULL);
+    Py_DECREF(fn);
     Py_DECREF(dev);
     if (!stats) {
         fail("torch._C._cuda_memoryStats()", NULL);
@@ -245,10 +271,16 @@ static int read_stats(struct reading *r) {
 
 /* torch.cuda.reset_peak_memory_stats(current device).  0, or -1 (failed). */
 static int reset_peaks(void) {
-    PyObject *dev = device_now();
-    if (!dev)
+    PyObject *fn = hold(reset_peak);
+    if (!fn)
         return -1;
-    PyObject *r = PyObject_CallFunctionObjArgs(reset_peak, dev, NULL);
+    PyObject *dev = device_now();
+    if (!dev) {
+        Py_DECREF(fn);
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(fn, dev, NULL);
+    Py_DECREF(fn);
     Py_DECREF(dev);
     if (!r) {
         fail("torch.cuda.reset_peak_memory_stats()", NULL);

@@ -30,6 +30,7 @@ import math
 import statistics
 import sys
 import threading
+import time
 
 from . import _stepscope as _core
 
@@ -44,6 +45,13 @@ TIME_WAIT_EVERY = 128
 #: CUDATimer keeps the latest this many measurements of each name (the
 #: statistics cover them): a timer left on for a whole run stays bounded
 KEEP_PER_NAME = 100_000
+#: gpu_wait() waits for all of the thread's pending GPU zones: a result's
+#: wait calls it for slices this long (s) and stops at the first after
+#: which its own measurements are resolved, so that later work queued on
+#: other streams (a GPU zone on a side stream) is not waited for
+WAIT_SLICE_S = 0.005
+#: timeout=None: wait this long at most (as gpu_wait)
+WAIT_MAX_S = 86400.0
 #: the low 32 bits of a gpu_zone_begin() token are the CPU zone, the high
 #: 32 the thread's event pair (0: none was recorded: a CPU-only zone)
 _PAIR_SHIFT = 32
@@ -334,25 +342,33 @@ class CUDATimer:
         """Statistics in ms of name's measurements with a GPU time:
         count, mean, std (population), min, max, median, total, and how
         many are pending, have no GPU time (no_gpu) or were lost.  Without
-        name: {name: stats} for every name.  synchronize=True first waits
+        name: {name: stats} for every name, where a name none of whose
+        measurements has a GPU time has count 0 and its "reason" (asked
+        for by name, it is a RuntimeError).  synchronize=True first waits
         for the pending ones (at most timeout seconds: TimeoutError)."""
         if name is None:
             with self._lock:
-                names = list(self._measurements)
-            return {n: self.get_stats(n, timeout) for n in names}
+                names = {n: list(ms) for n, ms in self._measurements.items()}
+            return {n: self._stats_of(ms, timeout, "CUDATimer.get_stats(%r)" % n, refuse=False)
+                    for n, ms in names.items()}
         with self._lock:
             ms = list(self._measurements.get(name, ()))
         if not ms:
             raise KeyError("CUDATimer.get_stats(%r): no measurement of that name" % name)
         return self._stats_of(ms, timeout, "CUDATimer.get_stats(%r)" % name)
 
-    def _stats_of(self, ms, timeout, who):
+    def _stats_of(self, ms, timeout, who, refuse=True):
+        """The stats of ms; none with a GPU time: RuntimeError (refuse),
+        else count 0 and the reason (one name among all of them)."""
         self._settle(ms, timeout, who)
-        if all(m.state == _NO_GPU for m in ms):
+        no_gpu = all(m.state == _NO_GPU for m in ms)
+        if no_gpu and refuse:
             raise RuntimeError("%s: no GPU time: %s" % (who, ms[-1].why))
         out = _stats([m.gpu_ms for m in ms if m.state == _RESOLVED])
         for state in (_PENDING, _NO_GPU, _LOST):
             out[state] = sum(1 for m in ms if m.state == state)
+        if no_gpu:
+            out["reason"] = ms[-1].why
         return out
 
     def _settle(self, ms, timeout, who):
@@ -373,13 +389,22 @@ class CUDATimer:
                                "synchronize=False)" % who)
         if not mine:
             return
-        left = wait(timeout)
-        matcher.poll()
-        if any(m.state == _PENDING for m in mine):
-            if left:
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+            raise TypeError("%s: timeout must be None or a number of seconds, not %s" % (who, type(timeout).__name__))
+        if timeout is not None and not timeout >= 0:
+            raise ValueError("%s: timeout must be >= 0 seconds or None, not %r" % (who, timeout))
+        deadline = time.monotonic() + (WAIT_MAX_S if timeout is None else min(timeout, WAIT_MAX_S))
+        while True:
+            left = wait(max(0.0, min(WAIT_SLICE_S, deadline - time.monotonic())))
+            matcher.poll()
+            if not any(m.state == _PENDING for m in mine):
+                return
+            if not left:
+                matcher.settle("its CUDA events could not be resolved (cuda_status()['unresolved'] counts it)")
+                return
+            if time.monotonic() >= deadline:
                 raise TimeoutError("%s: the GPU had not reached the end of the measurement after %s s (%d GPU "
                                    "zones of this thread pending)" % (who, timeout, left))
-            matcher.settle("its CUDA events could not be resolved (cuda_status()['unresolved'] counts it)")
 
     # -- benchmarking ------------------------------------------------------------
 

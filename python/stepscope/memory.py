@@ -405,14 +405,17 @@ class MemoryTracker:
         lo, hi = self._enter_rt, self._exit_rt
         running, reserved = s["allocated_at_enter"], s["reserved_at_enter"]
         top_reserved = reserved
-        rows, untimed, in_block = [], 0, 0
+        rows, untimed, in_block, before = [], 0, 0, 0
         for e in entries:
             t_us = e.get("time_us")
             if t_us is None:
                 untimed += 1
                 continue
             t_rt = int(t_us) * 1000
-            if t_rt < lo - lo % 1000 or t_rt > hi:  # the block's own entries (torch's times are in µs)
+            if t_rt < lo - lo % 1000:  # the block's own entries only (torch's times are in µs)
+                before += 1
+                continue
+            if t_rt > hi:
                 continue
             in_block += 1
             action, size = e.get("action"), int(e.get("size", 0) or 0)
@@ -434,8 +437,14 @@ class MemoryTracker:
         if untimed:
             s["timeline_untimed_entries"] = untimed
         # complete when the history saw the block from its start: its
-        # running total must end where the allocator says it did
-        s["timeline_complete"] = running == s["allocated"] and len(entries) < HISTORY_MAX_ENTRIES
+        # running total must end where the allocator says it did, and it
+        # must reach back to the enter: ours began there (and did not fill
+        # up); the user's is a ring of their max_entries, which may have
+        # lost the block's first entries (a big allocation among them,
+        # freed again) unless it still holds one from before the block
+        reaches_enter = self._history["ours"] or before > 0
+        s["timeline_complete"] = (reaches_enter and running == s["allocated"] and
+                                  len(entries) < HISTORY_MAX_ENTRIES)
         if s["timeline_complete"] and reserved == s["reserved"]:
             # the segments of the block end where the allocator says: the
             # reserved peak is exact from them as well

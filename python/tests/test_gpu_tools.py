@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from stepscope.gpu_tools import stream_figures
+from stepscope.gpu_tools import WAIT_SLICE_S, stream_figures
 
 MS = 1_000_000  # ns
 
@@ -284,7 +284,8 @@ def test_timer_measures_and_waits(run_alone):
     assert st["std"] == pytest.approx((26 / 3) ** 0.5, rel=1e-12)  # population: (9 + 1 + 16) / 3
     assert (st["pending"], st["no_gpu"], st["lost"]) == (0, 0, 0)
     assert res["step"] == 1.5 and res["all"] == ["fwd", "step"]
-    assert res["waits"] == [None]  # the first get_elapsed's; the step was done when it was read
+    # the first get_elapsed's, one slice (the GPU finished in it); the step was done when it was read
+    assert res["waits"] == [WAIT_SLICE_S]
     assert res["pending"] == [None, 1, 1] and res["done"] == 6.0
     assert res["reset"] == []
 
@@ -343,8 +344,8 @@ def test_timer_time_warmup_and_repeat(run_alone):
     assert res["tags"] == ["x"] * 7 and res["calls"] == 2 + 5 + 2 + 5 + 300 + 6
     assert res["k"] == 10 and res["big"] == [300, 1.0]
     assert res["cap"] == [6, 1.0, 4, 3.0, 6.0]
-    # one wait per time() call, and big's also at repetitions 128 and 256
-    assert res["waits"] == [None, None, None, None, None]
+    # one wait (one slice: the GPU finished in it) per time() call, and big's also at repetitions 128 and 256
+    assert res["waits"] == [WAIT_SLICE_S] * 5
 
 
 def test_timer_without_cuda_says_why(run_alone):
@@ -366,6 +367,36 @@ def test_timer_without_cuda_says_why(run_alone):
     assert last_json(proc.stdout)["errors"] == ["CUDATimer.get_elapsed('fwd'): " + why,
                                                 "CUDATimer.get_stats('fwd'): " + why,
                                                 "CUDATimer.time('k'): " + why]
+
+
+def test_timer_all_names_with_one_name_timed_before_cuda(run_alone):
+    # the first block ran before torch made a CUDA context (a model.cuda()
+    # measured): a CPU zone.  get_stats() of every name still gives the
+    # others; that name's entry has no GPU figure and says why
+    proc = run_alone(with_fake("""
+        t = stepscope.CUDATimer()
+        fake.no_cuda = "no current CUDA context on a thread that began a GPU zone"
+        with t.measure("setup"):
+            pass
+        fake.no_cuda = None
+        for ms in (2, 4):
+            with t.measure("fwd"):
+                fake.run(0, ms)
+        everything = t.get_stats()
+        try:
+            t.get_stats("setup")
+        except RuntimeError as e:
+            one = str(e)
+        out(everything=everything, one=one)
+    """), STEPSCOPE_OUT="")
+    res = last_json(proc.stdout)
+    why = "GPU zones are CPU zones here: no current CUDA context on a thread that began a GPU zone"
+    assert res["one"] == "CUDATimer.get_stats('setup'): no GPU time: " + why  # asked by name: refused
+    assert res["everything"]["setup"] == {"count": 0, "mean": None, "std": None, "min": None, "max": None,
+                                          "median": None, "total": 0.0, "pending": 0, "no_gpu": 1, "lost": 0,
+                                          "reason": why}
+    fwd = res["everything"]["fwd"]
+    assert (fwd["count"], fwd["total"], fwd["no_gpu"]) == (2, 6.0, 0) and "reason" not in fwd
 
 
 def test_timer_timeout_lost_and_threads(run_alone):
@@ -642,3 +673,39 @@ def test_cuda_timer_follows_the_current_stream(run_alone, fake_cuda):
         print(json.dumps(seen))
     """), STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
     assert last_json(proc.stdout) == [0xA000, 2.0, 0xB000, 3.0]
+
+
+def test_cuda_timer_waits_for_its_measurement_not_for_other_streams(run_alone, fake_cuda):
+    # fwd on the default stream, then a GPU zone on a side stream B whose
+    # kernel runs on.  get_elapsed('fwd') waits for fwd's end event, as
+    # cudaEventSynchronize on it would, not for B: it returns with B still
+    # pending.  A thread lets the default stream reach fwd's end once the
+    # wait has polled a few times, and B's end only after many more polls
+    # (which never come once get_elapsed has returned)
+    proc = run_alone(with_fake_cuda("""
+        t = stepscope.CUDATimer()
+        with t.measure("fwd"):
+            fake.fake_cuda_stream_complete(None, -1)   # the epoch and fwd's start
+            fake.fake_cuda_stream_advance(None, 2.0)
+        with stepscope.gpu_zone("side", B):
+            pass
+        fake.fake_cuda_stream_complete(B, 1)           # B's start; its end is far off
+        fake.fake_cuda_stream_pending.argtypes = [ctypes.c_void_p]
+        q0 = fake.fake_cuda_calls(b"cuEventQuery")
+        done = threading.Event()
+        def gpu():
+            while fake.fake_cuda_calls(b"cuEventQuery") < q0 + 6:
+                time.sleep(0.0005)
+            fake.fake_cuda_stream_complete(None, -1)   # fwd's end
+            while fake.fake_cuda_calls(b"cuEventQuery") < q0 + 400 and not done.is_set():
+                time.sleep(0.0005)
+            fake.fake_cuda_stream_complete(B, -1)      # the side stream's end, if it is still waited for
+        th = threading.Thread(target=gpu)
+        th.start()
+        elapsed = t.get_elapsed("fwd", timeout=60)
+        side_pending = fake.fake_cuda_stream_pending(B)
+        done.set()
+        th.join()
+        print(json.dumps({"elapsed": elapsed, "side_pending": side_pending}))
+    """), STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
+    assert last_json(proc.stdout) == {"elapsed": 2.0, "side_pending": 1}

@@ -270,6 +270,45 @@ def test_fork_child_times_on_the_cpu(run_under, fake_cuda):
     assert cuda["reason"] == child["cuda"]["reason"] and cuda["reason_pid"] == child["pid"]
 
 
+
+def test_fork_child_of_a_process_whose_torch_loaded_libcuda(run_alone, fake_cuda):
+    # PyTorch loaded libcuda (and initialised the driver) before the fork,
+    # stepscope had begun no GPU zone yet (the DataLoader's workers start
+    # at the loop's first batch, before its first forward): the child
+    # still must not call the driver
+    proc = run_alone(with_fake("""
+        pid = os.fork()                   # `fake` above: the library loaded, as torch's import does
+        if pid == 0:
+            with stepscope.gpu_zone("child"):
+                pass
+            status = stepscope.cuda_status()
+            calls = sum(fake.fake_cuda_calls(n) for n in (b"cuInit", b"cuCtxGetCurrent", b"cuEventCreate",
+                                                          b"cuEventRecord"))
+            print(json.dumps({"status": status, "calls": calls}), flush=True)
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+    """), STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
+    out = last_json_line(proc.stdout)
+    assert out["calls"] == 0
+    assert out["status"]["available"] is False
+    assert out["status"]["reason"] == ("forked from a process that had loaded libcuda: CUDA must not be used in a "
+                                       "fork child before exec")
+    # a child of a process without libcuda loads it itself, after its fork
+    # (CUDA first used in a worker): its own to use, GPU zones work there
+    proc = run_alone("""
+        import ctypes, json, os, stepscope
+        pid = os.fork()
+        if pid == 0:
+            fake = ctypes.CDLL(os.environ["STEPSCOPE_LIBCUDA"])
+            with stepscope.gpu_zone("child"):
+                pass
+            print(json.dumps(stepscope.cuda_status()), flush=True)
+            os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+    """, STEPSCOPE_LIBCUDA=fake_cuda, STEPSCOPE_OUT="")
+    status = last_json_line(proc.stdout)
+    assert status["available"] is True and status["reason"] is None
+
 SPANS = """
     import threading, time
     from stepscope import _stepscope

@@ -180,7 +180,7 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     assert "peak allocated" in r.stdout and "28.0 MiB  exact (allocation history)" in r.stdout
     # report.html: the timeline's chart (test_html.c checks how it is drawn)
     page = (tmp_path / "out" / "report.html").read_text()
-    chart = page[page.index('<section id="torch-memory">'):]
+    chart = page[page.index('<section id="torch-memory-timeline">'):]
     chart = chart[:chart.index("</section>")]
     assert "GPU memory allocated by torch over time" in chart and chart.count("<polyline") == 1
 
@@ -230,6 +230,42 @@ def test_peak_bound_reset_and_user_history(run_under):
     assert res["user"]["timeline_history_was_on"] is True
     assert [row[1:] for row in res["rows"]] == [[14 * MIB, "alloc 3.0 MiB"]]
     assert "already open" in res["nested"] and "another MemoryTracker" in res["nested"]
+
+
+def test_user_history_that_wrapped_in_the_block_is_not_taken_as_complete(run_under):
+    # the user's own history keeps its latest 4 entries (torch's
+    # max_entries ring): the block's 64 MiB allocation is pushed out of it
+    # by later ones that balance, so its running total still ends where
+    # the allocator says.  The history does not reach back to the block's
+    # enter: not complete, and the peak is torch's (which rose: exact)
+    r = run_under(fake_script('''
+        memory._record_memory_history(enabled="all", max_entries=4)
+        note = A.note
+        def ring(action, size):
+            note(action, size)
+            del A.traces[:-4]
+        A.note = ring
+        t = stepscope.MemoryTracker()
+        with t:
+            A.alloc(64 * MIB); A.free(64 * MIB)
+            for i in range(4):
+                A.alloc(MIB); A.free(MIB)
+        s = t.get_stats()
+        # a history that holds an entry from before the block reaches back
+        # to it: complete, exact from it
+        A.alloc(2 * MIB)
+        with t:
+            A.alloc(8 * MIB); A.free(8 * MIB)
+        dump(wrapped=s, covered=t.get_stats())
+    '''.replace("MIB", str(MIB))))
+    res = result_of(r)
+    w = res["wrapped"]
+    assert w["timeline_history_was_on"] is True and w["timeline_history_entries"] == 4
+    assert w["timeline_complete"] is False
+    assert (w["peak_allocated"], w["peak_allocated_method"]) == (64 * MIB, "torch_peak_rose")
+    c = res["covered"]
+    assert c["timeline_complete"] is True
+    assert (c["peak_allocated"], c["peak_allocated_method"]) == (10 * MIB, "history")
 
 
 def test_broken_cuda_leaves_the_block_untracked(run_under):

@@ -254,6 +254,49 @@ def test_a_torch_that_raises_turns_it_off_once_and_the_loop_goes_on(tmp_path, fa
     assert got["calls"][name] == int(fails.split(":")[1])
 
 
+def test_torch_failing_on_one_thread_while_another_reads(tmp_path):
+    # thread A's step end is inside torch._C._cuda_getDevice() (Python
+    # code: the GIL can pass) when thread B's step finds torch's statistics
+    # raising, which turns reading off: A's read must go on with what it
+    # holds, not call what B's failure cleared (it crashed the process)
+    code = """
+        import json, threading, torch, stepscope
+        inside_a, b_done, a_ending = threading.Event(), threading.Event(), threading.Event()
+        get_device, memory_stats = torch._C._cuda_getDevice, torch._C._cuda_memoryStats
+        def getDevice():
+            if threading.current_thread().name == "A" and a_ending.is_set() and not inside_a.is_set():
+                inside_a.set()
+                assert b_done.wait(60), "thread B never ran its step"
+            return get_device()
+        def memoryStats(device):
+            if threading.current_thread().name == "B":
+                raise RuntimeError("fake torch: a CUDA error")
+            return memory_stats(device)
+        torch._C._cuda_getDevice, torch._C._cuda_memoryStats = getDevice, memoryStats
+        def a():
+            with stepscope.step():
+                torch.alloc(1000)
+                a_ending.set()  # the step's end is next
+        def b():
+            inside_a.wait()
+            with stepscope.step():
+                pass
+            b_done.set()
+        threads = [threading.Thread(target=a, name="A"), threading.Thread(target=b, name="B")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(json.dumps(stepscope.status()["torch_cuda_memory"]))
+    """
+    proc, _, report = run_script(tmp_path, code)
+    status = json.loads(proc.stdout)
+    assert status["state"] == "failed"
+    assert status["reason"] == "torch._C._cuda_memoryStats() raised RuntimeError: fake torch: a CUDA error"
+    # A's step end read what A's own references gave: 1000 bytes
+    assert next(v for v in report["values"] if v["name"] == ALLOC)["last"] == 1000
+
+
 def test_statistics_without_the_documented_keys_turn_it_off(tmp_path):
     proc, rows, _ = run_script(tmp_path, LOOP, FAKE_TORCH_STATS="empty")
     got = json.loads(proc.stdout)

@@ -47,10 +47,11 @@
  *
  * Fork: CUDA does not survive fork() (a child of a process that
  * initialised the driver must not call it before exec), and the events in
- * a pool belong to the parent's driver state.  The child handler drops the
- * forking thread's pool without a driver call and makes the child's GPU
- * zones CPU zones with that reason; the parent keeps and resolves its own
- * pairs.  The state and the totals are published in the record header
+ * a pool belong to the parent's driver state.  The child handler (from
+ * the library's load on) drops the forking thread's pool without a driver
+ * call and makes the child's GPU zones CPU zones with that reason, also
+ * where the parent's libcuda was loaded by another (PyTorch) before this
+ * library made a GPU zone; the parent keeps and resolves its own pairs.  The state and the totals are published in the record header
  * (record_format.h: cuda_*) so that the report can say whether GPU zones
  * worked, and why not.
  */
@@ -122,6 +123,7 @@ static struct {
     uint64_t resolved, cpu_only, dropped, unresolved;
     int published;     /* the record header has the state (publish_locked) */
     int in_fork_child; /* this process was forked from one that had this library */
+    int cuda_at_fork;  /* libcuda was in the process when it last forked (read before the fork) */
 } G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define FORK_REASON "forked from a process that had loaded libcuda: CUDA must not be used in a fork child before exec"
@@ -208,21 +210,32 @@ static void *sym(const char *const *names) {
     return NULL;
 }
 
+/* The libcuda this library loads: STEPSCOPE_LIBCUDA, else libcuda.so.1. */
+static const char *libcuda_path(void) {
+    const char *path = sps__env_path("STEPSCOPE_LIBCUDA");
+    return path ? path : "libcuda.so.1";
+}
+
+/* Whether libcuda is in the process now (loaded by anyone, PyTorch when
+ * it initialises CUDA among them), without loading it. */
+static int libcuda_present(void) {
+    void *h = dlopen(libcuda_path(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    dlclose(h);
+    return 1;
+}
+
 /* Load libcuda and initialise the driver.  Called with G.lock held. */
 static void load_locked(void) {
-    const char *path = sps__env_path("STEPSCOPE_LIBCUDA");
-    if (!path)
-        path = "libcuda.so.1";
-    if (G.in_fork_child) {
-        /* loaded before the fork (PyTorch loads it when it initialises
-         * CUDA): the driver was very likely initialised by the parent, and
-         * a call into it here is undefined */
-        void *inherited = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-        if (inherited) {
-            dlclose(inherited);
-            snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
-            return;
-        }
+    const char *path = libcuda_path();
+    if (G.in_fork_child && G.cuda_at_fork) {
+        /* the parent had libcuda when it forked (PyTorch loads it when it
+         * initialises CUDA): the driver was very likely initialised there,
+         * and a call into it here is undefined.  (Loaded by this process
+         * after its fork, it is this process's own to use.) */
+        snprintf(G.reason, sizeof G.reason, "%s", FORK_REASON);
+        return;
     }
     G.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!G.lib) {
@@ -272,6 +285,16 @@ static void fork_child(void);
 
 static void register_fork_handlers(void) {
     (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* The handlers are in place from the library's load, not only from its
+ * first GPU zone: a child forked before that zone (a DataLoader worker of
+ * a process whose PyTorch had already loaded libcuda and initialised the
+ * driver) must know that it inherited libcuda (fork_prepare looks, in the
+ * parent), so that load_locked() leaves the driver alone there too; a
+ * child of a process without libcuda may load and use it. */
+__attribute__((constructor)) static void fork_handlers_at_load(void) {
+    pthread_once(&fork_once, register_fork_handlers);
 }
 
 static int cuda_ready(void) {
@@ -857,7 +880,11 @@ int sps__cuda_epoch(uint64_t *cpu_ns, uint32_t *gen) {
 /* ------------------------------------------------------------------- fork */
 
 static void fork_prepare(void) {
+    /* in the parent, where dlopen may be called: whether the child
+     * inherits a libcuda this library has not loaded itself */
+    int present = !__atomic_load_n(&G.loaded, __ATOMIC_ACQUIRE) && libcuda_present();
     pthread_mutex_lock(&G.lock); /* the child gets a consistent G */
+    G.cuda_at_fork = present;
 }
 
 static void fork_parent(void) {

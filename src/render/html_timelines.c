@@ -38,6 +38,7 @@ struct timeline {
     struct timeline_line lines[MAX_LINES];
     size_t nlines;
     char missing[2048]; /* "label: reason; ..." for the metrics with no data */
+    int peaks; /* draw each point's largest reading, not its mean: a peak must not be averaged away */
 };
 
 /* What every chart of one page shares: the sampler's result (NULL: none
@@ -226,7 +227,7 @@ static int write_timeline(FILE *out, const struct html_steps *s, const struct ti
         }
         for (size_t i = 0; i < n; i++) {
             xs[l][i] = ((double)se->points[i].t_ns - (double)x->base_ns) * 1e-9 / xu.div;
-            ys[l][i] = se->points[i].mean;
+            ys[l][i] = t->peaks ? se->points[i].max : se->points[i].mean;
             if (isfinite(ys[l][i])) {
                 y_min = fmin(y_min, ys[l][i]);
                 y_max = fmax(y_max, ys[l][i]);
@@ -272,7 +273,8 @@ static int write_timeline(FILE *out, const struct html_steps *s, const struct ti
     svg_chart_end(&c);
 
     char note[2400];
-    int len = snprintf(note, sizeof note, "Each line is the mean of the readings in each point of the series.");
+    int len = snprintf(note, sizeof note, "Each line is the %s of the readings in each point of the series.",
+                       t->peaks ? "largest (so that no peak is averaged away)" : "mean");
     if (s->n && stride > 1 && len > 0 && (size_t)len < sizeof note)
         len += snprintf(note + len, sizeof note - (size_t)len, " %zu steps: one start in %zu is marked.", s->n,
                         stride);
@@ -452,13 +454,14 @@ static int torch_memory_load(const struct sps_report *rep, struct torch_memory *
 }
 
 static void torch_memory_chart(struct timeline *t, const struct torch_memory *m) {
-    *t = (struct timeline){"torch-memory", "GPU memory allocated by torch over time",
+    *t = (struct timeline){"torch-memory-timeline", "GPU memory allocated by torch over time",
                            "Bytes torch's caching allocator had allocated on the GPU after each allocation and "
                            "free inside the blocks of stepscope.MemoryTracker (its allocation timeline, from "
                            "torch's allocation history; sampled every interval ms where torch keeps none), one "
                            "line per process. The allocator's reserved memory and the driver's view (device "
                            "memory used, on the memory chart above) are larger.",
                            "allocated", AXIS_BYTES};
+    t->peaks = 1; /* the timeline's rows keep every peak (MemoryTracker's thinning): so does its line */
     for (size_t i = 0; i < m->n; i++)
         add_line(t, &m->series[i], m->label[i], html_palette(2 + i), i == 0, NULL);
 }

@@ -98,10 +98,14 @@ int html_write_torch_memory(FILE *out, const struct sps_report *rep, const struc
         struct svg_chart c;
         svg_chart_begin(&c, out, HTML_CHART_WIDTH, CHART_HEIGHT, "GPU memory per step (torch.cuda)", &axes, legend,
                         peak >= 0 ? 3 : 2);
-        double half = 0.4 * (double)k;
+        /* a bar stands in its steps, [from, to] less a gap, as the step
+         * time chart's do (its reading, at to, is the step's end) */
+        double bar_px = (c.plot_right - c.plot_left) / (double)npts;
+        double gap = bar_px > 4 ? 0.15 * (double)k : 0;
         for (size_t b = 0; b < npts; b++)
             if (isfinite(yp[b]) && isfinite(ya[b]))
-                svg_chart_rect(&c, x[b] - half, x[b] + half, ya[b] / u.div, yp[b] / u.div, html_palette(4));
+                svg_chart_rect(&c, (double)(b * k) + gap / 2, x[b] - gap / 2, ya[b] / u.div, yp[b] / u.div,
+                               html_palette(4));
         svg_chart_line(&c, x, yr, npts, 1.0 / u.div, html_palette(1), 2, 1);
         svg_chart_line(&c, x, ya, npts, 1.0 / u.div, html_palette(0), 2, 0);
         svg_chart_end(&c);
