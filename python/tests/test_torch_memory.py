@@ -104,6 +104,9 @@ def test_steps_carry_torch_memory_under_run(tmp_path):
                           capture_output=True, text=True).stdout
     assert ("torch.cuda  peak 3.1 KiB allocated, 8.0 KiB reserved; at the end 3.0 KiB allocated, 8.0 KiB "
             "reserved; growth per step not judged (see leaks); peak within the step known for 3 of 5 steps\n") in text
+    # the values' own lines print sizes as sizes
+    assert ("value   torch.cuda.allocated_bytes first 1000 B  last 3.0 KiB  min 1000 B  max 3.0 KiB  (5 samples)\n"
+            in text)
     html = (tmp_path / "out" / "report.html").read_text()
     assert '<section id="torch-memory">' in html and "peak within the step known for 3 of 5 steps" in html
 

@@ -12,6 +12,23 @@
 #include "render/render.h"
 #include "stepscope.h"
 
+/* A value's line.  One whose name ends in "_bytes" (torch.cuda.allocated_bytes,
+ * a MemoryTracker's peaks) is a size: printed as one, not as 1.08486e+09. */
+static void summary_value(FILE *f, const struct sps_name_summary *n) {
+    size_t len = strlen(n->name);
+    const char *plural = n->agg.count == 1 ? "" : "s";
+    if (len > 6 && !strcmp(n->name + len - 6, "_bytes")) {
+        char a[32], b[32], c[32], d[32];
+        fprintf(f, "value   %-16s first %s  last %s  min %s  max %s  (%llu sample%s)\n", n->name,
+                sps__fmt_bytes(n->agg.first, a, sizeof a), sps__fmt_bytes(n->agg.last, b, sizeof b),
+                sps__fmt_bytes(n->agg.min, c, sizeof c), sps__fmt_bytes(n->agg.max, d, sizeof d),
+                (unsigned long long)n->agg.count, plural);
+        return;
+    }
+    fprintf(f, "value   %-16s first %.6g  last %.6g  min %.6g  max %.6g  (%llu sample%s)\n", n->name, n->agg.first,
+            n->agg.last, n->agg.min, n->agg.max, (unsigned long long)n->agg.count, plural);
+}
+
 static const char *kind_label(uint32_t kind) {
     return kind == SPS_KIND_STEP        ? "step"
            : kind == SPS_KIND_MICROSTEP ? "microstep"
@@ -90,9 +107,7 @@ void sps__summary_print(FILE *f, const struct sps_report *rep, int width) {
     for (size_t i = 0; i < run->nnames; i++) {
         const struct sps_name_summary *n = &run->names[i];
         if (n->kind == SPS_KIND_VALUE && n->agg.count)
-            fprintf(f, "value   %-16s first %.6g  last %.6g  min %.6g  max %.6g  (%llu sample%s)\n", n->name,
-                    n->agg.first, n->agg.last, n->agg.min, n->agg.max, (unsigned long long)n->agg.count,
-                    n->agg.count == 1 ? "" : "s");
+            summary_value(f, n);
         else if (n->kind == SPS_KIND_COUNTER)
             fprintf(f, "counter %-16s total %llu\n", n->name, (unsigned long long)n->agg.total_ns);
     }
