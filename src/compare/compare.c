@@ -128,10 +128,12 @@ static double mean_rate(const struct sps_cmp_side *side, const char *name) {
     return n ? sum / (double)n : NAN;
 }
 
-static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
-                      int higher_is_better) {
-    if (!isfinite(base) || !isfinite(new_))
-        return 0; /* a delta needs both sides to have measured it */
+/* A run figure; with either_side, also when one side lacks it (shown as
+ * not measured there), else only when both sides have it. */
+static int add_figure_of(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
+                         int higher_is_better, int either_side) {
+    if (either_side ? !isfinite(base) && !isfinite(new_) : !isfinite(base) || !isfinite(new_))
+        return 0; /* nothing to show: a delta needs both sides, unless either_side */
     struct sps_cmp_figure *f = realloc(r->figures, (r->nfigures + 1) * sizeof *f);
     if (!f)
         return SPS_ENOMEM;
@@ -143,6 +145,11 @@ static int add_figure(struct sps_cmp_result *r, const char *label, const char *u
     f->new_ = new_;
     f->higher_is_better = higher_is_better;
     return 0;
+}
+
+static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
+                      int higher_is_better) {
+    return add_figure_of(r, label, unit, base, new_, higher_is_better, 0);
 }
 
 /* "input-bound", or "input-bound x2, compute-bound" when runs differ. */
@@ -245,14 +252,16 @@ static int figures_of(const struct sps_cmp_side *base, const struct sps_cmp_side
         rc = add_figure(r, "peak GPU memory", "bytes",
                         mean_over_runs(base, offsetof(struct sps_cmp_run, peak_gpu_bytes)),
                         mean_over_runs(new_side, offsetof(struct sps_cmp_run, peak_gpu_bytes)), 0);
+    /* torch's allocator memory (analysis.torch_cuda_memory): shown when
+     * either side recorded it, so that a side without it is said ("-") */
     if (!rc)
-        rc = add_figure(r, "peak torch.cuda allocated", "bytes",
-                        mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)),
-                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)), 0);
+        rc = add_figure_of(r, "peak torch.cuda allocated", "bytes",
+                           mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)),
+                           mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)), 0, 1);
     if (!rc)
-        rc = add_figure(r, "peak torch.cuda reserved", "bytes",
-                        mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)),
-                        mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)), 0);
+        rc = add_figure_of(r, "peak torch.cuda reserved", "bytes",
+                           mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)),
+                           mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)), 0, 1);
     if (!rc)
         rc = add_figure(r, "energy per step", "J",
                         mean_over_runs(base, offsetof(struct sps_cmp_run, energy_per_step_j)),

@@ -340,15 +340,16 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
     text_ranks(f, r, colour);
     text_rank_phases(f, r, colour);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
-        fprintf(f, "\n%-22s %12s %12s %8s\n", "run", "base", "new", "change");
+        /* 26: "peak torch.cuda allocated" whole */
+        fprintf(f, "\n%-26s %12s %12s %8s\n", "run", "base", "new", "change");
         for (size_t i = 0; i < r->nfigures; i++) {
             const struct sps_cmp_figure *g = &r->figures[i];
             char b[32], n[32], ch[32];
             figure_cells(g, b, n, ch);
-            fprintf(f, "%-22.22s %12s %12s %8s\n", g->label, b, n, ch);
+            fprintf(f, "%-26.26s %12s %12s %8s\n", g->label, b, n, ch);
         }
         if (*r->bottleneck_base || *r->bottleneck_new)
-            fprintf(f, "%-22s %12s %12s %8s\n", "bottleneck", *r->bottleneck_base ? r->bottleneck_base : "-",
+            fprintf(f, "%-26s %12s %12s %8s\n", "bottleneck", *r->bottleneck_base ? r->bottleneck_base : "-",
                     *r->bottleneck_new ? r->bottleneck_new : "-",
                     strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
     }
