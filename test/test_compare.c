@@ -1002,6 +1002,11 @@ static double gpu_new(int k, int i) {
     return k == 0 ? 3.0 + 0.1 * (i % 3) : k == 1 ? 0.19 + 0.01 * (i % 3) : 4.0;
 }
 
+/* BASE's, with a negative value in step 3 (no GPU time is negative). */
+static double gpu_base_negative(int k, int i) {
+    return k == 0 && i == 3 ? -0.5 : gpu_base(k, i);
+}
+
 static const struct sps_cmp_row *gpu_row_named(const struct sps_cmp_result *r, const char *name) {
     for (size_t i = 0; i < r->ngpu; i++)
         if (!strcmp(r->gpu[i].name, name))
@@ -1102,6 +1107,17 @@ static void test_gpu_zones(const char *root) {
     fa = figure_named(&r, "peak torch.cuda allocated");
     CHECK(fa && fa->base == 1073741824.0 && isnan(fa->new_));
     sps__cmp_result_free(&r);
+    /* a negative value is left out, not refused: forward over 24 steps */
+    char negpath[4300];
+    snprintf(negpath, sizeof negpath, "%s/gpu_negative.json", root);
+    write_gpu_report(negpath, gpu_base_names, 3, gpu_base_negative, 0);
+    struct sps_cmp_side neg = {0};
+    CHECK_EQ_I(sps__cmp_side_add(&neg, negpath, &opt, why, sizeof why), 0);
+    CHECK_EQ_I(sps__cmp_build(&neg, &new_side, &p, &r), 0);
+    fw = gpu_row_named(&r, "forward");
+    CHECK(fw && fw->c.n_base == 24 && fw->c.n_new == 25);
+    sps__cmp_result_free(&r);
+    sps__cmp_side_free(&neg);
     sps__cmp_side_free(&base);
     sps__cmp_side_free(&new_side);
     sps__cmp_side_free(&none);

@@ -355,8 +355,10 @@ static int gpu_series_of(const struct sps_cmp_side *side, const char *name, stru
     for (size_t i = 0; i < side->nruns; i++) {
         const struct sps_cmp_zone *z = sps__cmp_run_gpu_zone(&side->runs[i], name);
         size_t n = 0;
+        /* absent steps (NAN) left out; so is a negative or infinite
+         * value, which no GPU time is (and which sps__compare refuses) */
         for (size_t k = 0; z && k < side->runs[i].nsteps; k++)
-            if (!isnan(z->self_s[k]))
+            if (isfinite(z->self_s[k]) && z->self_s[k] >= 0)
                 at[n++] = z->self_s[k];
         if (!n)
             continue;

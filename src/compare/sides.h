@@ -14,7 +14,8 @@
 #include <stddef.h>
 
 /* A zone's self seconds in each kept step of one run (0 when the step did
- * not enter it), in step order. */
+ * not enter it), in step order; or a GPU zone's GPU seconds (run.gpu
+ * below: NAN when the step's row holds none). */
 struct sps_cmp_zone {
     char *name;
     double *self_s; /* [nsteps] of its run */
