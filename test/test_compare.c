@@ -15,11 +15,13 @@
 
 #include "analysis/bottleneck.h"
 #include "check.h"
+#include "compare/compare.h"
 #include "compare/inference.h"
 #include "report/jscan.h"
 #include "compare/sides.h"
 #include "render/render.h"
 #include "report/report.h"
+#include "report/report_read.h"
 #include "sampler/sampler.h"
 #include "stepscope.h"
 #include "support.h"
@@ -926,6 +928,270 @@ static void test_reader(const char *root) {
     CHECK_EQ_I(wrong, 0);
 }
 
+/* A run of GPU zones (report_json_write's report, one process, one thread,
+ * 25 steps after a warm-up step): name the .gpu_ms values each step holds,
+ * in milliseconds.  gpu[k] is "<gpu_names[k]>.gpu_ms"; fn(k, i) gives step
+ * i's value, NAN for none.  torch_peak: analysis.torch_cuda_memory's peak
+ * allocated (reserved is twice it); 0: no torch_cuda_memory. */
+#define GPU_STEPS 25
+typedef double (*gpu_value_fn)(int k, int i);
+
+static void write_gpu_report(const char *path, const char *const *gpu_names, int ngpu, gpu_value_fn fn,
+                             double torch_peak) {
+    struct sps_report rep;
+    memset(&rep, 0, sizeof rep);
+    struct sps_run *run = &rep.run;
+    run->start_ns = 9000000000ULL;
+    run->names = calloc((size_t)ngpu + 3, sizeof *run->names);
+    add_name(run, "step", SPS_KIND_STEP, GPU_STEPS + 1);
+    add_name(run, "forward", SPS_KIND_ZONE, GPU_STEPS + 1);
+    add_name(run, "loss", SPS_KIND_VALUE, GPU_STEPS + 1); /* a value, not a GPU time */
+    for (int k = 0; k < ngpu; k++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.gpu_ms", gpu_names[k]);
+        add_name(run, name, SPS_KIND_VALUE, GPU_STEPS);
+    }
+    run->nprocs = 1;
+    run->procs = calloc(1, sizeof *run->procs);
+    run->procs[0].pid = 100;
+    run->procs[0].rank = run->procs[0].local_rank = run->procs[0].world_size = -1;
+    run->procs[0].path = strdup("100-0.sps");
+    run->steps = calloc(GPU_STEPS + 1, sizeof *run->steps);
+    for (int i = -1; i < GPU_STEPS; i++) { /* step -1: warm-up, its values far off */
+        add_row(run, 0, 100, 0.1 + 0.001 * (i % 3), i < 0, 1, 0.01);
+        struct sps_step_row *row = &run->steps[run->nsteps - 1];
+        for (int k = 0; k < ngpu; k++)
+            row->by_name[3 + k] = i < 0 ? 1000 : fn(k, i);
+    }
+    run->steps_recorded = GPU_STEPS + 1;
+    run->warmup_steps = 1;
+    if (torch_peak > 0) {
+        struct sps_torch_memory *t = &rep.analysis.torch_memory;
+        rep.analysis.computed = 1;
+        sps__report_analysis_unknown(&rep.analysis);
+        t->present = 1;
+        t->pid = 100;
+        t->tid = 100;
+        t->processes = 1;
+        t->steps = t->steps_read = GPU_STEPS + 1;
+        t->peak_allocated_bytes = torch_peak;
+        t->peak_reserved_bytes = 2 * torch_peak;
+        t->end_allocated_bytes = t->end_reserved_bytes = torch_peak / 2;
+        t->growth_bytes_per_step = NAN;
+    }
+    char why[512];
+    if (sps__report_json_write(&rep, path, why, sizeof why) != 0) {
+        fprintf(stderr, "test setup: %s\n", why);
+        exit(2);
+    }
+    sps__report_free(&rep);
+}
+
+/* BASE: forward 1.5, 1.6, 1.7 ms in turn (median 1.6), copy 0.19, 0.2,
+ * 0.21, optim in even steps only (0.6 every fourth step, else 0.5: 7 of
+ * 0.6 and 6 of 0.5, median 0.6). */
+static const char *const gpu_base_names[] = {"forward", "copy", "optim"};
+static double gpu_base(int k, int i) {
+    return k == 0 ? 1.5 + 0.1 * (i % 3) : k == 1 ? 0.19 + 0.01 * (i % 3) : i % 2 ? NAN : i % 4 ? 0.5 : 0.6;
+}
+
+/* NEW: forward 3.0, 3.1, 3.2 (median 3.1), copy as BASE's, no optim,
+ * backward 4.0 ms (new). */
+static const char *const gpu_new_names[] = {"forward", "copy", "backward"};
+static double gpu_new(int k, int i) {
+    return k == 0 ? 3.0 + 0.1 * (i % 3) : k == 1 ? 0.19 + 0.01 * (i % 3) : 4.0;
+}
+
+/* BASE's, with a negative value in step 3 (no GPU time is negative). */
+static double gpu_base_negative(int k, int i) {
+    return k == 0 && i == 3 ? -0.5 : gpu_base(k, i);
+}
+
+static const struct sps_cmp_row *gpu_row_named(const struct sps_cmp_result *r, const char *name) {
+    for (size_t i = 0; i < r->ngpu; i++)
+        if (!strcmp(r->gpu[i].name, name))
+            return &r->gpu[i];
+    return NULL;
+}
+
+static const struct sps_cmp_figure *figure_named(const struct sps_cmp_result *r, const char *label) {
+    for (size_t i = 0; i < r->nfigures; i++)
+        if (!strcmp(r->figures[i].label, label))
+            return &r->figures[i];
+    return NULL;
+}
+
+/* Each GPU zone's GPU time per step (its .gpu_ms values) and torch's
+ * allocator memory, read and compared: exact values. */
+static void test_gpu_zones(const char *root) {
+    char bpath[4300], npath[4300], plain[4300], why[1024];
+    snprintf(bpath, sizeof bpath, "%s/gpu_base.json", root);
+    snprintf(npath, sizeof npath, "%s/gpu_new.json", root);
+    snprintf(plain, sizeof plain, "%s/gpu_none.json", root);
+    write_gpu_report(bpath, gpu_base_names, 3, gpu_base, 1073741824.0);
+    write_gpu_report(npath, gpu_new_names, 3, gpu_new, 1610612736.0);
+    write_gpu_report(plain, NULL, 0, NULL, 0); /* no GPU zones, no torch memory */
+    struct sps_cmp_side base = {0}, new_side = {0}, none = {0};
+    struct sps_cmp_load_options opt = {NULL, -1};
+    CHECK_EQ_I(sps__cmp_side_add(&base, bpath, &opt, why, sizeof why), 0);
+    CHECK_EQ_I(sps__cmp_side_add(&new_side, npath, &opt, why, sizeof why), 0);
+    CHECK_EQ_I(sps__cmp_side_add(&none, plain, &opt, why, sizeof why), 0);
+    if (base.nruns != 1 || new_side.nruns != 1 || none.nruns != 1)
+        return;
+    /* what is read: seconds, the warm-up step left out, a step without a
+     * value NAN (absent), the value "loss" no GPU zone */
+    const struct sps_cmp_run *b = &base.runs[0];
+    CHECK_EQ_U(b->nsteps, GPU_STEPS);
+    CHECK_EQ_U(b->ngpu, 3);
+    const struct sps_cmp_zone *z = sps__cmp_run_gpu_zone(b, "forward");
+    CHECK(z && z->self_s[0] == 1.5 / 1e3 && z->self_s[1] == 1.6 / 1e3 && z->self_s[24] == 1.5 / 1e3);
+    z = sps__cmp_run_gpu_zone(b, "optim");
+    CHECK(z && z->self_s[0] == 0.6 / 1e3 && isnan(z->self_s[1]) && z->self_s[2] == 0.5 / 1e3);
+    CHECK(sps__cmp_run_gpu_zone(b, "loss") == NULL);
+    CHECK(sps__cmp_run_zone(b, "forward") != NULL && sps__cmp_run_zone(b, "forward.gpu_ms") == NULL);
+    CHECK_NEAR(b->torch_peak_allocated_bytes, 1073741824.0, 0);
+    CHECK_NEAR(b->torch_peak_reserved_bytes, 2147483648.0, 0);
+    CHECK_EQ_U(none.runs[0].ngpu, 0);
+    CHECK(isnan(none.runs[0].torch_peak_allocated_bytes));
+
+    struct sps_compare_params p;
+    sps__compare_params_default(&p);
+    struct sps_cmp_result r;
+    CHECK_EQ_I(sps__cmp_build(&base, &new_side, &p, &r), 0);
+    CHECK_EQ_U(r.ngpu, 4);
+    CHECK_EQ_U(r.nzones, 1); /* the CPU zone; GPU times are not zones */
+    const struct sps_cmp_row *fw = gpu_row_named(&r, "forward"), *cp = gpu_row_named(&r, "copy"),
+                             *op = gpu_row_named(&r, "optim"), *bw = gpu_row_named(&r, "backward");
+    CHECK(fw && cp && op && bw);
+    if (fw && cp && op && bw) {
+        /* the largest change of median first (a side without: 0) */
+        CHECK(bw == &r.gpu[0] && fw == &r.gpu[1] && op == &r.gpu[2] && cp == &r.gpu[3]);
+        CHECK_EQ_I(fw->presence, SPS_CMP_BOTH);
+        CHECK_EQ_U(fw->c.n_base, 25);
+        CHECK_EQ_U(fw->c.n_new, 25);
+        CHECK_NEAR(fw->c.median_base, 1.6e-3, 1e-15);
+        CHECK_NEAR(fw->c.median_new, 3.1e-3, 1e-15);
+        CHECK_NEAR(fw->c.ratio, 3.1 / 1.6, 1e-12);
+        CHECK_EQ_I(fw->c.verdict, SPS_VERDICT_INCONCLUSIVE); /* one run a side: never slower */
+        CHECK_EQ_I(cp->presence, SPS_CMP_BOTH);
+        CHECK_NEAR(cp->c.ratio, 1, 1e-12);
+        /* Holm over the two judged GPU zones: the smaller p doubled */
+        const struct sps_cmp_row *lo = fw->p_unadjusted <= cp->p_unadjusted ? fw : cp;
+        const struct sps_cmp_row *hi = lo == fw ? cp : fw;
+        CHECK_NEAR(lo->c.p, fmin(1, 2 * lo->p_unadjusted), 1e-15);
+        CHECK_NEAR(hi->c.p, fmax(lo->c.p, hi->p_unadjusted), 1e-15);
+        /* optim in BASE only, over its 13 steps that hold a value */
+        CHECK_EQ_I(op->presence, SPS_CMP_BASE_ONLY);
+        CHECK_EQ_I(op->c.verdict, SPS_VERDICT_NONE);
+        CHECK_EQ_U(op->c.n_base, 13);
+        CHECK_EQ_U(op->c.n_new, 0);
+        CHECK_NEAR(op->c.median_base, 0.6e-3, 1e-15);
+        CHECK_NEAR(op->c.mean_base, (7 * 0.6e-3 + 6 * 0.5e-3) / 13, 1e-15);
+        CHECK_STR_HAS(op->c.why, "in BASE only");
+        CHECK_EQ_I(bw->presence, SPS_CMP_NEW_ONLY);
+        CHECK_NEAR(bw->c.median_new, 4e-3, 1e-15);
+        CHECK_EQ_U(bw->c.n_new, 25);
+    }
+    const struct sps_cmp_figure *fa = figure_named(&r, "peak torch.cuda allocated"),
+                                *fr = figure_named(&r, "peak torch.cuda reserved");
+    CHECK(fa && fa->base == 1073741824.0 && fa->new_ == 1610612736.0 && !fa->higher_is_better &&
+          !strcmp(fa->unit, "bytes"));
+    CHECK(fr && fr->base == 2147483648.0 && fr->new_ == 3221225472.0);
+    sps__cmp_result_free(&r);
+    /* NEW without GPU zones or torch memory: each GPU zone gone, the
+     * figures said with "-" on the side without, not an error */
+    CHECK_EQ_I(sps__cmp_build(&base, &none, &p, &r), 0);
+    CHECK_EQ_U(r.ngpu, 3);
+    for (size_t i = 0; i < r.ngpu; i++)
+        CHECK_EQ_I(r.gpu[i].presence, SPS_CMP_BASE_ONLY);
+    fa = figure_named(&r, "peak torch.cuda allocated");
+    CHECK(fa && fa->base == 1073741824.0 && isnan(fa->new_));
+    sps__cmp_result_free(&r);
+    /* a negative value is left out, not refused: forward over 24 steps */
+    char negpath[4300];
+    snprintf(negpath, sizeof negpath, "%s/gpu_negative.json", root);
+    write_gpu_report(negpath, gpu_base_names, 3, gpu_base_negative, 0);
+    struct sps_cmp_side neg = {0};
+    CHECK_EQ_I(sps__cmp_side_add(&neg, negpath, &opt, why, sizeof why), 0);
+    CHECK_EQ_I(sps__cmp_build(&neg, &new_side, &p, &r), 0);
+    fw = gpu_row_named(&r, "forward");
+    CHECK(fw && fw->c.n_base == 24 && fw->c.n_new == 25);
+    sps__cmp_result_free(&r);
+    sps__cmp_side_free(&neg);
+    sps__cmp_side_free(&base);
+    sps__cmp_side_free(&new_side);
+    sps__cmp_side_free(&none);
+
+    /* the command, each format */
+    CHECK_EQ_I(compare(bpath, npath, "--fail-on", "slower", NULL), 0);
+    CHECK_STR_HAS(out, "\nGPU time per step           base       new   change");
+    CHECK_STR_HAS(out, "\n  backward                     -   4.00 ms        -                  -         -      -  new\n"
+                       "  forward                1.60 ms   3.10 ms   +93.7%  +79.8% .. +108.8%");
+    CHECK_STR_HAS(out, "\n  optim                   600 us         -        -                  -         -      -  gone\n"
+                       "  copy                    200 us    200 us    +0.0%");
+    CHECK_STR_HAS(out, "(GPU zones: each step's <zone>.gpu_ms, over the steps that hold one");
+    CHECK_STR_HAS(out, "\npeak torch.cuda allocated       1.0 GiB      1.5 GiB   +50.0%\n");
+    CHECK_STR_HAS(out, "\npeak torch.cuda reserved        2.0 GiB      3.0 GiB   +50.0%\n");
+    CHECK_EQ_I(compare(bpath, plain, NULL), 0);
+    CHECK_STR_HAS(out, "\npeak torch.cuda allocated       1.0 GiB            -        -\n");
+    CHECK_EQ_I(compare(plain, plain, NULL), 0);
+    CHECK(!strstr(out, "GPU time per step") && !strstr(out, "torch.cuda"));
+    CHECK_EQ_I(compare(bpath, npath, "--format", "markdown", NULL), 0);
+    CHECK_STR_HAS(out, "\n| GPU time per step | base | new | change | 95% interval | p | noise | verdict |\n");
+    CHECK_STR_HAS(out, "\n| forward | 1.60 ms | 3.10 ms | +93.7% | +79.8% .. +108.8% |");
+    CHECK_STR_HAS(out, "\n| optim | 600 us | - | - | - | - | - | gone |\n");
+    CHECK_STR_HAS(out, "\n| peak torch.cuda allocated | 1.0 GiB | 1.5 GiB | +50.0% |\n");
+    CHECK_EQ_I(compare(bpath, npath, "--format", "json", NULL), 0);
+    json_error_t jerr;
+    json_t *j = json_loads(out, 0, &jerr);
+    CHECK_MSG(j != NULL, "JSON output parses: %s", j ? "" : jerr.text);
+    if (!j)
+        return;
+    json_t *gpu = json_path(j, "zones_gpu");
+    CHECK_EQ_U(json_array_size(gpu), 4);
+    CHECK(!strcmp(json_string_value(json_path(j, "zones_gpu.1.name")), "forward"));
+    CHECK_NEAR(json_num(j, "zones_gpu.1.median_base_s"), 1.6e-3, 1e-15);
+    CHECK_NEAR(json_num(j, "zones_gpu.1.median_new_s"), 3.1e-3, 1e-15);
+    CHECK_NEAR(json_num(j, "zones_gpu.1.ratio"), 3.1 / 1.6, 1e-9);
+    CHECK_EQ_I(json_num(j, "zones_gpu.1.n_base"), 25);
+    CHECK(!strcmp(json_string_value(json_path(j, "zones_gpu.1.presence")), "both"));
+    /* the keys of zones_self, each */
+    json_t *self0 = json_path(j, "zones_self.0"), *gpu0 = json_path(j, "zones_gpu.0");
+    const char *key;
+    json_t *v;
+    CHECK_EQ_U(json_object_size(gpu0), json_object_size(self0));
+    json_object_foreach(self0, key, v) CHECK_MSG(json_object_get(gpu0, key) != NULL, "zones_gpu has %s", key);
+    size_t i;
+    json_t *row;
+    int gone = 0, fresh = 0;
+    json_array_foreach(gpu, i, row) {
+        const char *pres = json_string_value(json_object_get(row, "presence"));
+        const char *name = json_string_value(json_object_get(row, "name"));
+        gone += !strcmp(pres, "base only") && !strcmp(name, "optim") &&
+                json_is_null(json_object_get(row, "median_new_s")) &&
+                fabs(json_number_value(json_object_get(row, "median_base_s")) - 0.6e-3) < 1e-15;
+        fresh += !strcmp(pres, "new only") && !strcmp(name, "backward");
+    }
+    CHECK_EQ_I(gone, 1);
+    CHECK_EQ_I(fresh, 1);
+    int figs = 0;
+    json_array_foreach(json_path(j, "figures"), i, row) {
+        const char *name = json_string_value(json_object_get(row, "name"));
+        if (!strcmp(name, "peak torch.cuda allocated") || !strcmp(name, "peak torch.cuda reserved")) {
+            figs++;
+            CHECK_NEAR(json_number_value(json_object_get(row, "ratio")), 1.5, 1e-12);
+            CHECK(!strcmp(json_string_value(json_object_get(row, "unit")), "bytes"));
+        }
+    }
+    CHECK_EQ_I(figs, 2);
+    json_decref(j);
+    /* without GPU zones, an empty list */
+    CHECK_EQ_I(compare(plain, plain, "--format", "json", NULL), 0);
+    j = json_loads(out, 0, &jerr);
+    CHECK(j && json_array_size(json_path(j, "zones_gpu")) == 0);
+    json_decref(j);
+}
+
 /* Colour on a terminal only, and never with NO_COLOR: the command runs on
  * a pseudo-terminal made by script(1) (util-linux, in every Debian). */
 static void test_colour(void) {
@@ -991,6 +1257,7 @@ int main(void) {
     test_errors(root);
     test_stale_side(root);
     test_reader(root);
+    test_gpu_zones(root);
     test_colour();
     printf("%d passed, %d failed\n", check_passes, check_failures);
     return check_failures != 0;

@@ -128,10 +128,12 @@ static double mean_rate(const struct sps_cmp_side *side, const char *name) {
     return n ? sum / (double)n : NAN;
 }
 
-static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
-                      int higher_is_better) {
-    if (!isfinite(base) || !isfinite(new_))
-        return 0; /* a delta needs both sides to have measured it */
+/* A run figure; with either_side, also when one side lacks it (shown as
+ * not measured there), else only when both sides have it. */
+static int add_figure_of(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
+                         int higher_is_better, int either_side) {
+    if (either_side ? !isfinite(base) && !isfinite(new_) : !isfinite(base) || !isfinite(new_))
+        return 0; /* nothing to show: a delta needs both sides, unless either_side */
     struct sps_cmp_figure *f = realloc(r->figures, (r->nfigures + 1) * sizeof *f);
     if (!f)
         return SPS_ENOMEM;
@@ -143,6 +145,11 @@ static int add_figure(struct sps_cmp_result *r, const char *label, const char *u
     f->new_ = new_;
     f->higher_is_better = higher_is_better;
     return 0;
+}
+
+static int add_figure(struct sps_cmp_result *r, const char *label, const char *unit, double base, double new_,
+                      int higher_is_better) {
+    return add_figure_of(r, label, unit, base, new_, higher_is_better, 0);
 }
 
 /* "input-bound", or "input-bound x2, compute-bound" when runs differ. */
@@ -245,6 +252,16 @@ static int figures_of(const struct sps_cmp_side *base, const struct sps_cmp_side
         rc = add_figure(r, "peak GPU memory", "bytes",
                         mean_over_runs(base, offsetof(struct sps_cmp_run, peak_gpu_bytes)),
                         mean_over_runs(new_side, offsetof(struct sps_cmp_run, peak_gpu_bytes)), 0);
+    /* torch's allocator memory (analysis.torch_cuda_memory): shown when
+     * either side recorded it, so that a side without it is said ("-") */
+    if (!rc)
+        rc = add_figure_of(r, "peak torch.cuda allocated", "bytes",
+                           mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)),
+                           mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_allocated_bytes)), 0, 1);
+    if (!rc)
+        rc = add_figure_of(r, "peak torch.cuda reserved", "bytes",
+                           mean_over_runs(base, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)),
+                           mean_over_runs(new_side, offsetof(struct sps_cmp_run, torch_peak_reserved_bytes)), 0, 1);
     if (!rc)
         rc = add_figure(r, "energy per step", "J",
                         mean_over_runs(base, offsetof(struct sps_cmp_run, energy_per_step_j)),
@@ -276,32 +293,166 @@ static int figures_of(const struct sps_cmp_side *base, const struct sps_cmp_side
  * would be called faster or slower by chance.  Holm's adjustment over the
  * zones that could get a verdict keeps the chance of any false verdict
  * among them under alpha.  The step's own test is the headline and is not
- * adjusted.
+ * adjusted.  Zones and GPU zones are two families, each adjusted over its
+ * own rows.
  */
-static int adjust_zone_p(struct sps_cmp_result *r) {
-    double *p = malloc((r->nzones ? r->nzones : 1) * sizeof *p);
-    size_t *at = malloc((r->nzones ? r->nzones : 1) * sizeof *at);
+static int adjust_p(const struct sps_compare_params *params, struct sps_cmp_row *rows, size_t nrows) {
+    double *p = malloc((nrows ? nrows : 1) * sizeof *p);
+    size_t *at = malloc((nrows ? nrows : 1) * sizeof *at);
     if (!p || !at) {
         free(p);
         free(at);
         return SPS_ENOMEM;
     }
     size_t n = 0;
-    for (size_t i = 0; i < r->nzones; i++) {
-        r->zones[i].p_unadjusted = r->zones[i].c.p;
-        if (r->zones[i].c.verdict != SPS_VERDICT_NONE) {
-            p[n] = r->zones[i].c.p;
+    for (size_t i = 0; i < nrows; i++) {
+        rows[i].p_unadjusted = rows[i].c.p;
+        if (rows[i].c.verdict != SPS_VERDICT_NONE) {
+            p[n] = rows[i].c.p;
             at[n++] = i;
         }
     }
     int rc = sps__holm_adjust(p, n);
     for (size_t k = 0; k < n && !rc; k++) {
-        struct sps_comparison *c = &r->zones[at[k]].c;
+        struct sps_comparison *c = &rows[at[k]].c;
         c->p = p[k];
-        sps__compare_decide(&r->params, c);
+        sps__compare_decide(params, c);
     }
     free(p);
     free(at);
+    return rc;
+}
+
+/* A side's GPU times of one GPU zone: each run's steps that hold a value,
+ * packed (the runs without any left out).  buf holds every step of the
+ * side. */
+struct gpu_series {
+    const double **runs;
+    size_t *len;
+    size_t nruns;
+    double *buf;
+};
+
+static void gpu_series_free(struct gpu_series *s) {
+    free(s->runs);
+    free(s->len);
+    free(s->buf);
+}
+
+static int gpu_series_of(const struct sps_cmp_side *side, const char *name, struct gpu_series *s) {
+    size_t total = 0;
+    for (size_t i = 0; i < side->nruns; i++)
+        total += side->runs[i].nsteps;
+    s->nruns = 0;
+    s->runs = malloc((side->nruns ? side->nruns : 1) * sizeof *s->runs);
+    s->len = malloc((side->nruns ? side->nruns : 1) * sizeof *s->len);
+    s->buf = malloc((total ? total : 1) * sizeof *s->buf);
+    if (!s->runs || !s->len || !s->buf) {
+        gpu_series_free(s);
+        return SPS_ENOMEM;
+    }
+    double *at = s->buf;
+    for (size_t i = 0; i < side->nruns; i++) {
+        const struct sps_cmp_zone *z = sps__cmp_run_gpu_zone(&side->runs[i], name);
+        size_t n = 0;
+        /* absent steps (NAN) left out; so is a negative or infinite
+         * value, which no GPU time is (and which sps__compare refuses) */
+        for (size_t k = 0; z && k < side->runs[i].nsteps; k++)
+            if (isfinite(z->self_s[k]) && z->self_s[k] >= 0)
+                at[n++] = z->self_s[k];
+        if (!n)
+            continue;
+        s->runs[s->nruns] = at;
+        s->len[s->nruns++] = n;
+        at += n;
+    }
+    return 0;
+}
+
+/* The level of a side that alone has a GPU zone, as sps__compare would
+ * give it (the geometric mean of its runs' medians; their mean when one
+ * is 0), with its step count and mean: shown, not judged. */
+static int one_side_level(const struct gpu_series *s, double *level, double *mean, size_t *n) {
+    size_t longest = 1, total = 0;
+    double sum = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        longest = s->len[i] > longest ? s->len[i] : longest;
+        total += s->len[i];
+        for (size_t k = 0; k < s->len[i]; k++)
+            sum += s->runs[i][k];
+    }
+    double *scratch = malloc(longest * sizeof *scratch);
+    if (!scratch)
+        return SPS_ENOMEM;
+    double logs = 0, plain = 0;
+    int positive = 1;
+    for (size_t i = 0; i < s->nruns; i++) {
+        struct sps_run_summary r;
+        sps__run_summarise(s->runs[i], s->len[i], 0, 0, scratch, &r);
+        positive &= r.center > 0;
+        logs += r.center > 0 ? log(r.center) : 0;
+        plain += r.center;
+    }
+    free(scratch);
+    *n = total;
+    *mean = total ? sum / (double)total : NAN;
+    *level = !s->nruns ? NAN : positive ? exp(logs / (double)s->nruns) : plain / (double)s->nruns;
+    return 0;
+}
+
+/* One GPU zone's row: its GPU time per step, BASE against NEW. */
+static int gpu_row(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side,
+                   const struct sps_compare_params *p, struct sps_cmp_row *row) {
+    struct gpu_series b = {0}, n = {0};
+    int rc = gpu_series_of(base, row->name, &b);
+    if (!rc)
+        rc = gpu_series_of(new_side, row->name, &n);
+    if (!rc) {
+        struct sps_sample_side sb = {b.runs, b.len, b.nruns}, sn = {n.runs, n.len, n.nruns};
+        row->presence = !n.nruns ? SPS_CMP_BASE_ONLY : !b.nruns ? SPS_CMP_NEW_ONLY : SPS_CMP_BOTH;
+        rc = sps__compare(&sb, &sn, p, &row->c);
+    }
+    if (!rc && row->presence != SPS_CMP_BOTH) {
+        /* nothing to judge against: the side that has it, shown */
+        struct sps_comparison *c = &row->c;
+        if (row->presence == SPS_CMP_BASE_ONLY)
+            rc = one_side_level(&b, &c->median_base, &c->mean_base, &c->n_base);
+        else
+            rc = one_side_level(&n, &c->median_new, &c->mean_new, &c->n_new);
+        snprintf(c->why, sizeof c->why, "a GPU zone timed on the GPU in %s only",
+                 row->presence == SPS_CMP_BASE_ONLY ? "BASE" : "NEW");
+    }
+    gpu_series_free(&b);
+    gpu_series_free(&n);
+    return rc;
+}
+
+/* Every GPU zone of either side, compared; p Holm-adjusted among them. */
+static int gpu_rows(const struct sps_cmp_side *base, const struct sps_cmp_side *new_side,
+                    const struct sps_compare_params *p, struct sps_cmp_result *out) {
+    char **names = NULL;
+    size_t nnames = 0;
+    int rc = 0;
+    const struct sps_cmp_side *sides[2] = {base, new_side};
+    for (int s = 0; s < 2 && !rc; s++)
+        for (size_t i = 0; i < sides[s]->nruns && !rc; i++)
+            for (size_t z = 0; z < sides[s]->runs[i].ngpu && !rc; z++)
+                rc = add_name(&names, &nnames, sides[s]->runs[i].gpu[z].name);
+    if (!rc && nnames && !(out->gpu = calloc(nnames, sizeof *out->gpu)))
+        rc = SPS_ENOMEM;
+    for (size_t i = 0; i < nnames && !rc; i++) {
+        struct sps_cmp_row *row = &out->gpu[out->ngpu++];
+        row->name = names[i];
+        names[i] = NULL;
+        rc = gpu_row(base, new_side, p, row);
+    }
+    for (size_t i = 0; i < nnames; i++)
+        free(names[i]);
+    free(names);
+    if (!rc)
+        rc = adjust_p(p, out->gpu, out->ngpu);
+    if (!rc && out->ngpu)
+        qsort(out->gpu, out->ngpu, sizeof *out->gpu, cmp_rows);
     return rc;
 }
 
@@ -343,11 +494,13 @@ int sps__cmp_build(const struct sps_cmp_side *base, const struct sps_cmp_side *n
     free(names);
     free(zeros);
     if (!rc)
-        rc = adjust_zone_p(out);
+        rc = adjust_p(params, out->zones, out->nzones);
     if (!rc && out->nzones)
         qsort(out->zones, out->nzones, sizeof *out->zones, cmp_rows);
     if (!rc)
         rc = sps__cmp_ranks(base, new_side, params, out->zones, out->nzones, &out->ranks, &out->nranks);
+    if (!rc)
+        rc = gpu_rows(base, new_side, params, out);
     if (!rc)
         rc = figures_of(base, new_side, out);
     if (!rc)
@@ -370,6 +523,9 @@ void sps__cmp_result_free(struct sps_cmp_result *r) {
     for (size_t i = 0; i < r->nzones; i++)
         free(r->zones[i].name);
     free(r->zones);
+    for (size_t i = 0; i < r->ngpu; i++)
+        free(r->gpu[i].name);
+    free(r->gpu);
     sps__cmp_rank_rows_free(r->ranks, r->nranks);
     free(r->figures);
     free(r->runs_base);

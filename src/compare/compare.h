@@ -1,6 +1,6 @@
 /*
  * compare.h - BASE against NEW: the step time, each zone's self time per
- * step, and the run-level figures, as `stepscope compare` prints them
+ * step, each GPU zone's GPU time per step, and the run-level figures, as `stepscope compare` prints them
  * (docs/compare.md).  sides.h reads the runs, inference.h judges each series,
  * render.h prints the result.  Not thread-safe: one thread builds, prints
  * and frees a result.
@@ -51,6 +51,12 @@ struct sps_cmp_result {
     struct sps_cmp_row step;
     size_t nzones;
     struct sps_cmp_row *zones; /* largest change of median self time first */
+    /* each GPU zone's GPU time per step (its "<zone>.gpu_ms" values, in
+     * seconds), over the steps whose row holds one: a step without is
+     * absent, not 0 (sides.h says which value a row holds); p
+     * Holm-adjusted over the GPU zones; largest change of median first */
+    size_t ngpu;
+    struct sps_cmp_row *gpu;
     /* the step time rank by rank (compare/ranks.h): rank r of BASE against
      * rank r of NEW, ascending; none unless the sides hold two ranks or
      * more between them (step is then every rank's steps pooled) */
@@ -82,7 +88,7 @@ void sps__cmp_result_free(struct sps_cmp_result *r);
 
 /* Whether the result fails a CI gate: the step verdict is slower (never
  * with one run a side) and, with min_change > 0, the change is at least
- * that fraction. */
+ * that fraction.  Zones and GPU zones inform; they do not gate. */
 int sps__cmp_regressed(const struct sps_cmp_result *r, double min_change);
 
 #endif /* SPS_COMPARE_COMPARE_H */

@@ -231,6 +231,26 @@ static void text_row(FILE *f, const struct sps_cmp_row *row, const char *label, 
     text_cells(f, row, &c, label, colour);
 }
 
+/* Each GPU zone's GPU time per step (its .gpu_ms values), a table of its
+ * own: GPU time is not part of the step's CPU time above. */
+static void text_gpu(FILE *f, const struct sps_cmp_result *r, int colour) {
+    if (!r->ngpu)
+        return;
+    fprintf(f, "\n%-22s %9s %9s %8s %18s %9s %6s  %s\n", "GPU time per step", "base", "new", "change",
+            "95% interval", "p", "noise", "verdict");
+    size_t shown = r->ngpu < SPS_CMP_ZONES_SHOWN ? r->ngpu : SPS_CMP_ZONES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        char label[64];
+        snprintf(label, sizeof label, "  %s", r->gpu[i].name);
+        text_row(f, &r->gpu[i], label, colour);
+    }
+    if (r->ngpu > shown)
+        fprintf(f, "  ... %zu more GPU zones (--format json lists them all)\n", r->ngpu - shown);
+    fputs("(GPU zones: each step's <zone>.gpu_ms, over the steps that hold one, largest change first; p adjusted for "
+          "the number of GPU zones)\n",
+          f);
+}
+
 /* The step time rank by rank, under the pooled line. */
 static void text_ranks(FILE *f, const struct sps_cmp_result *r, int colour) {
     if (!r->nranks)
@@ -316,18 +336,20 @@ static void render_text(FILE *f, int colour, const struct sps_cmp_result *r, con
         fprintf(f, "  ... %zu more zones (--format json lists them all)\n", r->nzones - shown);
     if (r->nzones)
         fputs("(zones: self time per step, largest change first; p adjusted for the number of zones)\n", f);
+    text_gpu(f, r, colour);
     text_ranks(f, r, colour);
     text_rank_phases(f, r, colour);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
-        fprintf(f, "\n%-22s %12s %12s %8s\n", "run", "base", "new", "change");
+        /* 26: "peak torch.cuda allocated" whole */
+        fprintf(f, "\n%-26s %12s %12s %8s\n", "run", "base", "new", "change");
         for (size_t i = 0; i < r->nfigures; i++) {
             const struct sps_cmp_figure *g = &r->figures[i];
             char b[32], n[32], ch[32];
             figure_cells(g, b, n, ch);
-            fprintf(f, "%-22.22s %12s %12s %8s\n", g->label, b, n, ch);
+            fprintf(f, "%-26.26s %12s %12s %8s\n", g->label, b, n, ch);
         }
         if (*r->bottleneck_base || *r->bottleneck_new)
-            fprintf(f, "%-22s %12s %12s %8s\n", "bottleneck", *r->bottleneck_base ? r->bottleneck_base : "-",
+            fprintf(f, "%-26s %12s %12s %8s\n", "bottleneck", *r->bottleneck_base ? r->bottleneck_base : "-",
                     *r->bottleneck_new ? r->bottleneck_new : "-",
                     strcmp(r->bottleneck_base, r->bottleneck_new) ? "changed" : "");
     }
@@ -391,6 +413,22 @@ static void md_escape(const char *s, char *out, size_t len) {
     out[o] = '\0';
 }
 
+/* Each GPU zone's GPU time per step, a table of its own. */
+static void md_gpu(FILE *f, const struct sps_cmp_result *r) {
+    if (!r->ngpu)
+        return;
+    fputs("\n| GPU time per step | base | new | change | 95% interval | p | noise | verdict |\n", f);
+    fputs("|---|--:|--:|--:|--:|--:|--:|---|\n", f);
+    size_t shown = r->ngpu < SPS_CMP_ZONES_SHOWN ? r->ngpu : SPS_CMP_ZONES_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        char name[160];
+        md_escape(r->gpu[i].name, name, sizeof name);
+        md_row(f, &r->gpu[i], name);
+    }
+    if (r->ngpu > shown)
+        fprintf(f, "\n%zu more GPU zones changed less (`--format json` lists them all).\n", r->ngpu - shown);
+}
+
 static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struct sps_cmp_side *base,
                             const struct sps_cmp_side *new_side) {
     char line[1024], name[160];
@@ -417,6 +455,7 @@ static void render_markdown(FILE *f, const struct sps_cmp_result *r, const struc
     }
     if (r->nzones > shown)
         fprintf(f, "\n%zu more zones changed less (`--format json` lists them all).\n", r->nzones - shown);
+    md_gpu(f, r);
     md_ranks(f, r);
     md_rank_phases(f, r);
     if (r->nfigures || *r->bottleneck_base || *r->bottleneck_new) {
@@ -537,6 +576,10 @@ static int render_json(FILE *f, const struct sps_cmp_result *r, const struct sps
     for (size_t i = 0; i < r->nzones; i++)
         json_array_append_new(zones, comparison_json(&r->zones[i]));
     json_object_set_new(root, "zones_self", zones);
+    json_t *gpu = json_array();
+    for (size_t i = 0; i < r->ngpu; i++)
+        json_array_append_new(gpu, comparison_json(&r->gpu[i]));
+    json_object_set_new(root, "zones_gpu", gpu);
     json_t *ranks = json_array();
     for (size_t i = 0; i < r->nranks; i++) {
         json_t *o = comparison_json(&r->ranks[i]);

@@ -90,24 +90,48 @@ struct growth {
     size_t cap;
 };
 
-static struct sps_cmp_zone *zone_get(struct sps_cmp_run *run, const char *name, size_t cap_steps) {
-    for (size_t i = 0; i < run->nzones; i++)
-        if (!strcmp(run->zones[i].name, name))
-            return &run->zones[i];
-    struct sps_cmp_zone *z = realloc(run->zones, (run->nzones + 1) * sizeof *z);
+/* The series named name in *list (zones or GPU zones), added when new with
+ * cap_steps steps of fill (0 for a zone's self time: a step that did not
+ * enter it; NAN for a GPU time: a step whose row has none). */
+static struct sps_cmp_zone *series_get(struct sps_cmp_zone **list, size_t *n, const char *name, size_t cap_steps,
+                                       double fill) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].name, name))
+            return &(*list)[i];
+    struct sps_cmp_zone *z = realloc(*list, (*n + 1) * sizeof *z);
     if (!z)
         return NULL;
-    run->zones = z;
-    z = &run->zones[run->nzones];
+    *list = z;
+    z = &z[*n];
+    memset(z, 0, sizeof *z);
     z->name = strdup(name);
-    z->self_s = calloc(cap_steps ? cap_steps : 1, sizeof *z->self_s);
+    z->self_s = malloc((cap_steps ? cap_steps : 1) * sizeof *z->self_s);
     if (!z->name || !z->self_s) {
         free(z->name);
         free(z->self_s);
         return NULL;
     }
-    run->nzones++;
+    for (size_t i = 0; i < (cap_steps ? cap_steps : 1); i++)
+        z->self_s[i] = fill;
+    (*n)++;
     return z;
+}
+
+static struct sps_cmp_zone *zone_get(struct sps_cmp_run *run, const char *name, size_t cap_steps) {
+    return series_get(&run->zones, &run->nzones, name, cap_steps, 0);
+}
+
+/* Grow each series of list from old_cap to cap steps, the new ones fill. */
+static int grow_series(struct sps_cmp_zone *list, size_t n, size_t old_cap, size_t cap, double fill) {
+    for (size_t i = 0; i < n; i++) {
+        double *z = realloc(list[i].self_s, cap * sizeof *z);
+        if (!z)
+            return SPS_ENOMEM;
+        for (size_t k = old_cap; k < cap; k++)
+            z[k] = fill;
+        list[i].self_s = z;
+    }
+    return 0;
 }
 
 /* Room for one more kept step.  Returns 0 or SPS_ENOMEM. */
@@ -119,13 +143,8 @@ static int make_room(struct sps_cmp_run *run, struct growth *g) {
     if (!p)
         return SPS_ENOMEM;
     run->step_s = p;
-    for (size_t i = 0; i < run->nzones; i++) {
-        double *z = realloc(run->zones[i].self_s, cap * sizeof *z);
-        if (!z)
-            return SPS_ENOMEM;
-        memset(z + g->cap, 0, (cap - g->cap) * sizeof *z);
-        run->zones[i].self_s = z;
-    }
+    if (grow_series(run->zones, run->nzones, g->cap, cap, 0) || grow_series(run->gpu, run->ngpu, g->cap, cap, NAN))
+        return SPS_ENOMEM;
     g->cap = cap;
     return 0;
 }
@@ -164,6 +183,10 @@ struct rows_reader {
      * the rows stream past) */
     size_t *zone_of;
     size_t zone_of_cap;
+    /* likewise for the values: 0 not met yet, 1 not a "<zone>.gpu_ms"
+     * name, else the GPU zone's place in run->gpu + 2 */
+    size_t *gpu_of;
+    size_t gpu_of_cap;
     /* each kept step's (pid, tid, index), to find a deep-capture window's
      * steps once the report's torch_profile section has been read */
     struct kept_step *kept;
@@ -215,6 +238,48 @@ static struct sps_cmp_zone *zone_for(struct rows_reader *rr, const struct sps_re
     return &rr->run->zones[rr->zone_of[k] - 1];
 }
 
+/* Grow a by-name-index cache to hold index k (zeros for the new). */
+static int cache_room(size_t **cache, size_t *cap, size_t nnames, size_t k) {
+    if (k < *cap)
+        return 0;
+    size_t want = nnames > 2 * *cap ? nnames : 2 * *cap;
+    want = want > k ? want : k + 1;
+    size_t *z = realloc(*cache, want * sizeof *z);
+    if (!z)
+        return SPS_ENOMEM;
+    memset(z + *cap, 0, (want - *cap) * sizeof *z);
+    *cache = z;
+    *cap = want;
+    return 0;
+}
+
+#define GPU_SUFFIX ".gpu_ms"
+
+/* The GPU zone whose "<zone>.gpu_ms" value is the reader's name k (a
+ * value), added to the run when new; *none set when k is another value.
+ * NULL when out of memory or *none. */
+static struct sps_cmp_zone *gpu_for(struct rows_reader *rr, const struct sps_report *rep, size_t k, int *none) {
+    *none = 0;
+    if (cache_room(&rr->gpu_of, &rr->gpu_of_cap, rep->run.nnames, k))
+        return NULL;
+    if (!rr->gpu_of[k]) {
+        const char *name = rep->run.names[k].name;
+        size_t len = strlen(name), sl = sizeof GPU_SUFFIX - 1;
+        if (len <= sl || strcmp(name + len - sl, GPU_SUFFIX)) {
+            rr->gpu_of[k] = 1;
+        } else {
+            char zone[sizeof rep->run.names[k].name];
+            snprintf(zone, sizeof zone, "%.*s", (int)(len - sl), name);
+            struct sps_cmp_zone *z = series_get(&rr->run->gpu, &rr->run->ngpu, zone, rr->g.cap, NAN);
+            if (!z)
+                return NULL;
+            rr->gpu_of[k] = (size_t)(z - rr->run->gpu) + 2;
+        }
+    }
+    *none = rr->gpu_of[k] == 1;
+    return *none ? NULL : &rr->run->gpu[rr->gpu_of[k] - 2];
+}
+
 /* Keep or leave out one row as the reader hands it over
  * (report_read_rows.h): the rows of the step compared, after warm-up,
  * their durations and their zones' self times. */
@@ -251,7 +316,18 @@ static int keep_row(void *ctx, const struct sps_report *rep, const struct sps_st
     /* as report.json writes duration_s: the same double */
     run->step_s[at] = (double)(row->end_ns - row->start_ns) / 1e9;
     for (size_t k = 0; k < rep->run.nnames; k++) {
-        if (!sps_kind_is_span(rep->run.names[k].kind) || isnan(row->by_name[k]))
+        if (isnan(row->by_name[k]))
+            continue;
+        if (rep->run.names[k].kind == SPS_KIND_VALUE) {
+            int none;
+            struct sps_cmp_zone *z = gpu_for(rr, rep, k, &none);
+            if (!z && !none)
+                return SPS_ENOMEM;
+            if (z) /* milliseconds in the row; seconds as the zones' */
+                z->self_s[at] = row->by_name[k] / 1e3;
+            continue;
+        }
+        if (!sps_kind_is_span(rep->run.names[k].kind))
             continue;
         struct sps_cmp_zone *z = zone_for(rr, rep, k);
         if (!z)
@@ -305,6 +381,8 @@ static void leave_out_profiled(struct sps_cmp_run *run, const struct sps_report 
         run->step_rank[j] = run->step_rank[i];
         for (size_t z = 0; z < run->nzones; z++)
             run->zones[z].self_s[j] = run->zones[z].self_s[i];
+        for (size_t z = 0; z < run->ngpu; z++)
+            run->gpu[z].self_s[j] = run->gpu[z].self_s[i];
         j++;
     }
     run->nsteps = j;
@@ -351,6 +429,9 @@ static int read_figures(struct sps_cmp_run *run, const struct sps_report *rep) {
     run->peak_gpu_bytes = peak_gpu_memory(info->sampler);
     run->energy_j = a->energy.total_joules;
     run->energy_per_step_j = a->energy.step_joules;
+    const struct sps_torch_memory *tm = &a->torch_memory;
+    run->torch_peak_allocated_bytes = tm->present ? tm->peak_allocated_bytes : NAN;
+    run->torch_peak_reserved_bytes = tm->present ? tm->peak_reserved_bytes : NAN;
     snprintf(run->bottleneck, sizeof run->bottleneck, "%s",
              a->bottleneck.computed ? sps__bn_kind_name(a->bottleneck.verdict.kind) : "");
     size_t used = 0;
@@ -383,6 +464,11 @@ static void run_free(struct sps_cmp_run *run) {
         free(run->zones[i].self_s);
     }
     free(run->zones);
+    for (size_t i = 0; i < run->ngpu; i++) {
+        free(run->gpu[i].name);
+        free(run->gpu[i].self_s);
+    }
+    free(run->gpu);
     for (size_t i = 0; i < run->nrates; i++)
         free(run->rates[i].name);
     free(run->rates);
@@ -412,6 +498,7 @@ int sps__cmp_side_add(struct sps_cmp_side *side, const char *path, const struct 
         leave_out_profiled(&run, &rep, rr.kept);
     free(rr.streams);
     free(rr.zone_of);
+    free(rr.gpu_of);
     free(rr.kept);
     if (!rc)
         rc = check_steps(&run, &rep, opt, err, errlen);
@@ -479,5 +566,12 @@ const struct sps_cmp_zone *sps__cmp_run_zone(const struct sps_cmp_run *run, cons
     for (size_t i = 0; i < run->nzones; i++)
         if (!strcmp(run->zones[i].name, name))
             return &run->zones[i];
+    return NULL;
+}
+
+const struct sps_cmp_zone *sps__cmp_run_gpu_zone(const struct sps_cmp_run *run, const char *name) {
+    for (size_t i = 0; i < run->ngpu; i++)
+        if (!strcmp(run->gpu[i].name, name))
+            return &run->gpu[i];
     return NULL;
 }

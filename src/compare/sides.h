@@ -14,7 +14,8 @@
 #include <stddef.h>
 
 /* A zone's self seconds in each kept step of one run (0 when the step did
- * not enter it), in step order. */
+ * not enter it), in step order; or a GPU zone's GPU seconds (run.gpu
+ * below: NAN when the step's row holds none). */
 struct sps_cmp_zone {
     char *name;
     double *self_s; /* [nsteps] of its run */
@@ -40,12 +41,23 @@ struct sps_cmp_run {
     int *step_rank;           /* [nsteps] the rank each is of (model/ranks.h); -1: of no rank */
     size_t nzones;
     struct sps_cmp_zone *zones;
+    /* each GPU zone's GPU time in the kept steps: self_s holds the step
+     * row's "<zone>.gpu_ms" value in seconds, NAN where the row has none
+     * (name: the zone's, without ".gpu_ms").  A row holds the last value
+     * of the name recorded in the step (model/steps.c), and a value is
+     * recorded when its pair of CUDA events is resolved, usually at a
+     * later step's end than the zone's own: so one GPU time per step that
+     * resolved one, not the step's total of a zone entered several times */
+    size_t ngpu;
+    struct sps_cmp_zone *gpu;
     double started_unix_s;    /* when the run started; NAN when the report does not say */
     /* run-level figures; NAN when the report does not have them */
     double peak_rss_bytes;      /* memory.peak_rss_bytes */
     double peak_gpu_bytes;      /* the busiest GPU's gpus[].metrics.gpu_memory_used_bytes.max */
     double energy_j;            /* analysis.energy.joules */
     double energy_per_step_j;   /* analysis.energy.per_step.joules */
+    double torch_peak_allocated_bytes; /* analysis.torch_cuda_memory.peak_allocated_bytes */
+    double torch_peak_reserved_bytes;  /* analysis.torch_cuda_memory.peak_reserved_bytes */
     size_t nrates;
     struct sps_cmp_rate *rates;
     char bottleneck[64];        /* analysis.bottleneck.verdict ("" when absent) */
@@ -96,5 +108,8 @@ void sps__cmp_side_free(struct sps_cmp_side *side);
 
 /* The zone named name in run, or NULL. */
 const struct sps_cmp_zone *sps__cmp_run_zone(const struct sps_cmp_run *run, const char *name);
+
+/* The GPU zone named name (without ".gpu_ms") in run, or NULL. */
+const struct sps_cmp_zone *sps__cmp_run_gpu_zone(const struct sps_cmp_run *run, const char *name);
 
 #endif /* SPS_COMPARE_SIDES_H */
