@@ -228,6 +228,7 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     sps__jw_number(w, "min_growth_fraction_of_median", SPS_LEAK_MIN_GROWTH_FRACTION);
     sps__jw_int(w, "segments", SPS_LEAK_SEGMENTS);
     sps__jw_number(w, "segment_rise_fraction", SPS_LEAK_SEGMENT_RISE);
+    sps__jw_number(w, "late_above_fraction", SPS_LEAK_LATE_ABOVE);
     sps__jw_int(w, "time_min_points", SPS_LEAK_TIME_MIN_POINTS);
     sps__jw_number(w, "time_min_seconds", SPS_LEAK_TIME_MIN_SECONDS);
     sps__jw_number(w, "time_warmup_fraction", SPS_LEAK_TIME_WARMUP_FRACTION);
