@@ -281,12 +281,16 @@ static int adopt_last_half(const double *x, const double *y, size_t n, size_t k,
     const char *whole = sps__leak_rule_name(out->rule);
     late->window = SPS_LEAK_WINDOW_LAST_HALF;
     late->window_from = from;
-    int on_steps = late->axis == SPS_LEAK_AXIS_STEPS;
+    char since[48];
+    if (late->axis == SPS_LEAK_AXIS_STEPS)
+        snprintf(since, sizeof since, "step %.0f", from);
+    else
+        snprintf(since, sizeof since, "%.4g s", from);
     snprintf(late->reason, sizeof late->reason,
-             "grows %.4g bytes/%s (95%% CI %.4g to %.4g) since %s%.4g%s, over %s (the run's last half): every one "
-             "of %d segments higher than the last, the end above the first half (the whole run: rule %s)",
-             late->slope, unit, late->ci95_low, late->ci95_high, on_steps ? "step " : "", from, on_steps ? "" : " s",
-             span_words, SPS_LEAK_SEGMENTS, whole ? whole : "none");
+             "grows %.4g bytes/%s (95%% CI %.4g to %.4g) since %s, over %s (the run's last half): every one of %d "
+             "segments higher than the last, the end above the first half (the whole run: rule %s)",
+             late->slope, unit, late->ci95_low, late->ci95_high, since, span_words, SPS_LEAK_SEGMENTS,
+             whole ? whole : "none");
     *out = *late;
     return 0;
 }

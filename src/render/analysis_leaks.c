@@ -334,7 +334,8 @@ void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
                 why, 100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
     }
     fputs(": a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
-          "matters and a rise that persists through the run (docs/analysis.md).</p>\n<p><strong>",
+          "matters and a rise that persists through the run, or through its last half for a leak that starts "
+          "mid-run (docs/analysis.md).</p>\n<p><strong>",
           out);
     svg_write_escaped(out, sps__leak_verdict_name(leaks->verdict));
     fputs("</strong>: ", out);
