@@ -405,6 +405,9 @@ static void fixture_analysis(struct sps_analysis *a, const struct sps__sampler_r
         s->first_segment_median_bytes = 1.51e9;
         s->last_segment_median_bytes = 1.6e9;
         s->rising_segments = i == 1 ? -1 : 4;
+        /* the tree's leak started mid-run: its last half was judged */
+        s->window = i == 0 ? SPS_LEAK_WINDOW_LAST_HALF : SPS_LEAK_WINDOW_ALL;
+        s->window_from = i == 0 ? 52 : NAN;
     }
 
     struct sps_energy *e = &a->energy;
@@ -731,6 +734,8 @@ static void check_leaks(const struct sps_leaks *a, const struct sps_leaks *b) {
         CHECK_SAME(x->first_segment_median_bytes, y->first_segment_median_bytes, x->series);
         CHECK_SAME(x->last_segment_median_bytes, y->last_segment_median_bytes, x->series);
         CHECK_EQ_I(x->rising_segments, y->rising_segments);
+        CHECK_EQ_I(x->window, y->window);
+        CHECK_SAME(x->window_from, y->window_from, x->series);
     }
 }
 
@@ -957,6 +962,7 @@ static void test_time_axis_leaks_round_trip(void) {
         s->seconds_analysed = i == 2 ? 3.5 : 5.0;
         s->first_at = i == 2 ? 2.75 : 1.25;
         s->last_at = 6.25;
+        s->window_from = i == 0 ? 3.75 : NAN;
     }
     struct sps_report back;
     if (round_trip(&rep, &back, "sections-time") == 0) {
@@ -965,6 +971,8 @@ static void test_time_axis_leaks_round_trip(void) {
         CHECK_SAME(back.analysis.leaks.series[0].slope, 1048576.5, "time slope");
         CHECK(isnan(back.analysis.leaks.series[1].slope)); /* unknown stays unknown */
         CHECK_SAME(back.analysis.leaks.series[2].first_at, 2.75, "time first_at");
+        CHECK_EQ_I(back.analysis.leaks.series[0].window, SPS_LEAK_WINDOW_LAST_HALF);
+        CHECK_SAME(back.analysis.leaks.series[0].window_from, 3.75, "time window_from");
     }
     sps__report_free(&back);
     sps__analysis_free(&rep.analysis);

@@ -38,6 +38,11 @@ struct sps_jw;
 #define SPS_LEAK_MIN_GROWTH_FRACTION 0.01 /* of the series' median level */
 #define SPS_LEAK_SEGMENTS 5            /* the persistence test's segments */
 #define SPS_LEAK_SEGMENT_RISE 0.25     /* each segment rises by this share of the trend's prediction */
+/* A late onset (a series the whole run clears, whose last half leaks):
+ * the last half's last segment sits above every segment of the first half
+ * by this share of the last half's growth (a sawtooth whose teeth are as
+ * long as the half does not). */
+#define SPS_LEAK_LATE_ABOVE 0.25
 /* The time axis (a run with no steps): too few readings or seconds, or a
  * hole in the readings, and the trend is not guessed. */
 #define SPS_LEAK_TIME_MIN_POINTS 20      /* readings within the analysed time: 4 a segment */
@@ -84,6 +89,14 @@ enum sps_leak_rule {
 /* "interval", "growth", "persistence", "all"; NULL for OTHER. */
 const char *sps__leak_rule_name(enum sps_leak_rule r);
 
+/* The stretch of the axis a series' figures are of: all of it after
+ * warm-up, or its last half, judged when the whole is no leak, and
+ * adopted when the last half leaks (a leak that starts mid-run). */
+enum sps_leak_window { SPS_LEAK_WINDOW_ALL = 0, SPS_LEAK_WINDOW_LAST_HALF, SPS_LEAK_WINDOW_COUNT };
+
+/* report.json's names: "all", "last half".  Static storage. */
+const char *sps__leak_window_name(enum sps_leak_window w);
+
 /* One series' answer.  Figures that could not be computed are NAN
  * (written as null); reason always says why the verdict is what it is. */
 struct sps_leak_series {
@@ -97,9 +110,12 @@ struct sps_leak_series {
     enum sps_leak_verdict verdict;
     enum sps_leak_rule rule;
     char reason[240];
-    size_t points;           /* readings analysed */
-    size_t steps_analysed;   /* steps axis: post-warm-up steps of the main stream; 0 on the time axis */
-    double seconds_analysed; /* time axis: this series' seconds after its warm-up; NAN on the steps axis */
+    enum sps_leak_window window; /* the stretch the figures below are of */
+    double window_from;      /* where that stretch starts on the axis (the last half's first step, or
+                                second); NAN for the whole run */
+    size_t points;           /* readings analysed (in the window) */
+    size_t steps_analysed;   /* steps axis: post-warm-up steps of the main stream (the window's); 0 on the time axis */
+    double seconds_analysed; /* time axis: this series' seconds after its warm-up (the window's); NAN on the steps axis */
     /* where the readings lie on the axis: step numbers, or seconds since
      * the sampler's first reading */
     double first_at, last_at;
@@ -152,7 +168,11 @@ int sps__theil_sen(const double *x, const double *y, size_t n, double *slope, do
 /*
  * The verdict on one series of n readings y at step numbers x (ascending),
  * over steps_analysed steps: fills out's figures, axis, verdict and reason
- * (its series, scope, gpu, pid and comm are left alone).  allowance_bytes
+ * (its series, scope, gpu, pid and comm are left alone).  When the whole
+ * is no leak, the last steps_analysed / 2 steps (up to x[n - 1]) are
+ * judged by the same rules, and a leak there that ends above the first
+ * half's level (SPS_LEAK_LATE_ABOVE) is the verdict, with that window's
+ * figures (out->window).  allowance_bytes
  * is growth that is known and bounded, not a leak (stepscope's own rings
  * becoming resident in the workload): it adds to the growth that matters.
  * Returns 0 or SPS_ENOMEM.  Thread-safe.
@@ -166,6 +186,7 @@ int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_ana
  * few readings (SPS_LEAK_TIME_MIN_POINTS), too short a stretch
  * (SPS_LEAK_TIME_MIN_SECONDS) or a stretch without readings longer than
  * SPS_LEAK_TIME_MAX_GAP_FRACTION of it; the slope is in bytes per second.
+ * The last half, [(from_s + to_s) / 2, to_s], is judged as on steps.
  * Returns 0 or SPS_ENOMEM.  Thread-safe.
  */
 int sps__leak_judge_time(const double *x, const double *y, size_t n, double from_s, double to_s,

@@ -26,6 +26,14 @@ const char *sps__leak_rule_name(enum sps_leak_rule r) {
     }
 }
 
+const char *sps__leak_window_name(enum sps_leak_window w) {
+    switch (w) {
+    case SPS_LEAK_WINDOW_ALL: return "all";
+    case SPS_LEAK_WINDOW_LAST_HALF: return "last half";
+    default: return NULL;
+    }
+}
+
 const char *sps__leak_verdict_name(enum sps_leak_verdict v) {
     switch (v) {
     case SPS_LEAK_FOUND:
@@ -97,6 +105,8 @@ static void reset(struct sps_leak_series *out, enum sps_leak_axis axis, const do
     out->axis = axis;
     out->verdict = SPS_LEAK_UNKNOWN;
     out->rule = SPS_LEAK_RULE_OTHER;
+    out->window = SPS_LEAK_WINDOW_ALL;
+    out->window_from = NAN;
     out->points = n;
     out->steps_analysed = 0;
     out->seconds_analysed = NAN;
@@ -218,6 +228,92 @@ static int judge_trend(const double *x, const double *y, size_t n, double span, 
     return 0;
 }
 
+/* The first of x[0..n) (ascending) at or after from. */
+static size_t first_from(const double *x, size_t n, double from) {
+    size_t k = 0;
+    while (k < n && x[k] < from)
+        k++;
+    return k;
+}
+
+/* The highest median of the readings before the window (y[0..k)), cut
+ * into stretches of `len` readings as the window's segments are; NAN when
+ * out of memory or there are none. */
+static double first_half_high(const double *y, size_t k, size_t len) {
+    if (k == 0 || len == 0)
+        return NAN;
+    double *buf = malloc(len * sizeof *buf);
+    if (!buf)
+        return NAN;
+    double high = -INFINITY;
+    for (size_t from = 0; from < k; from += len) {
+        size_t m = k - from < len ? k - from : len;
+        memcpy(buf, y + from, m * sizeof *buf);
+        double med = sps__median_inplace(buf, m);
+        if (med > high)
+            high = med;
+    }
+    free(buf);
+    return high;
+}
+
+/*
+ * A leak that starts mid-run (evaluation begins, a list starts keeping
+ * tensors with their graph): the whole run's segments do not all rise, so
+ * the whole is no leak.  The window [from, end] (its last half, `span`
+ * units long, readings x[k..n)) judged by the same rules, with the same
+ * allowance, is adopted into *out when it leaks and its last segment ends
+ * above every stretch before it by SPS_LEAK_LATE_ABOVE of its growth: a
+ * sawtooth or a level that only returns to where it was does not.
+ * *late arrives reset, its window's span set.  Returns 0 or SPS_ENOMEM.
+ */
+static int adopt_last_half(const double *x, const double *y, size_t n, size_t k, double from, double span,
+                           const char *unit, const char *span_words, struct sps_leak_series *late,
+                           struct sps_leak_series *out) {
+    int rc = judge_trend(x + k, y + k, n - k, span, unit, span_words, late);
+    if (rc != 0 || late->verdict != SPS_LEAK_FOUND)
+        return rc;
+    double high = first_half_high(y, k, (n - k) / SPS_LEAK_SEGMENTS);
+    if (isnan(high))
+        return k ? SPS_ENOMEM : 0;
+    if (!(late->last_segment_median_bytes - high >= SPS_LEAK_LATE_ABOVE * late->growth_bytes))
+        return 0;
+    const char *whole = sps__leak_rule_name(out->rule);
+    late->window = SPS_LEAK_WINDOW_LAST_HALF;
+    late->window_from = from;
+    char since[48];
+    if (late->axis == SPS_LEAK_AXIS_STEPS)
+        snprintf(since, sizeof since, "step %.0f", from);
+    else
+        snprintf(since, sizeof since, "%.4g s", from);
+    snprintf(late->reason, sizeof late->reason,
+             "grows %.4g bytes/%s (95%% CI %.4g to %.4g) since %s, over %s (the run's last half): every one of %d "
+             "segments higher than the last, the end above the first half (the whole run: rule %s)",
+             late->slope, unit, late->ci95_low, late->ci95_high, since, span_words, SPS_LEAK_SEGMENTS,
+             whole ? whole : "none");
+    *out = *late;
+    return 0;
+}
+
+/* On steps: the last steps_analysed / 2 steps, up to the last reading,
+ * when the whole run is no leak and the half has enough of both. */
+static int judge_last_half_steps(const double *x, const double *y, size_t n, size_t steps_analysed,
+                                 struct sps_leak_series *out) {
+    size_t half = steps_analysed / 2;
+    if (out->verdict != SPS_LEAK_NONE || half < SPS_LEAK_MIN_STEPS || n == 0)
+        return 0;
+    double from = x[n - 1] - (double)half;
+    size_t k = first_from(x, n, from);
+    if (n - k < SPS_LEAK_MIN_POINTS)
+        return 0;
+    struct sps_leak_series late = *out;
+    reset(&late, SPS_LEAK_AXIS_STEPS, x + k, n - k, out->allowance_bytes);
+    late.steps_analysed = half;
+    char span_words[48];
+    snprintf(span_words, sizeof span_words, "the last %zu steps", half);
+    return adopt_last_half(x, y, n, k, from, (double)half, "step", span_words, &late, out);
+}
+
 int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_analysed, double allowance_bytes,
                     struct sps_leak_series *out) {
     reset(out, SPS_LEAK_AXIS_STEPS, x, n, allowance_bytes);
@@ -238,7 +334,8 @@ int sps__leak_judge(const double *x, const double *y, size_t n, size_t steps_ana
     }
     char span_words[48];
     snprintf(span_words, sizeof span_words, "the %zu steps", steps_analysed);
-    return judge_trend(x, y, n, (double)steps_analysed, "step", span_words, out);
+    int rc = judge_trend(x, y, n, (double)steps_analysed, "step", span_words, out);
+    return rc != 0 ? rc : judge_last_half_steps(x, y, n, steps_analysed, out);
 }
 
 /* The longest stretch of [from, to] with no reading in it. */
@@ -250,6 +347,24 @@ static double longest_gap(const double *x, size_t n, double from, double to) {
         if (x[i] - x[i - 1] > gap)
             gap = x[i] - x[i - 1];
     return to - x[n - 1] > gap ? to - x[n - 1] : gap;
+}
+
+/* On time: the last half of [from_s, to_s], when the whole is no leak and
+ * the half has enough seconds and readings, and no hole. */
+static int judge_last_half_time(const double *x, const double *y, size_t n, double from_s, double to_s,
+                                struct sps_leak_series *out) {
+    double half = 0.5 * (to_s - from_s), from = to_s - half;
+    if (out->verdict != SPS_LEAK_NONE || half < SPS_LEAK_TIME_MIN_SECONDS)
+        return 0;
+    size_t k = first_from(x, n, from);
+    if (n - k < SPS_LEAK_TIME_MIN_POINTS || longest_gap(x + k, n - k, from, to_s) > SPS_LEAK_TIME_MAX_GAP_FRACTION * half)
+        return 0;
+    struct sps_leak_series late = *out;
+    reset(&late, SPS_LEAK_AXIS_TIME, x + k, n - k, out->allowance_bytes);
+    late.seconds_analysed = half;
+    char span_words[48];
+    snprintf(span_words, sizeof span_words, "the last %.3g s", half);
+    return adopt_last_half(x, y, n, k, from, half, "s", span_words, &late, out);
 }
 
 int sps__leak_judge_time(const double *x, const double *y, size_t n, double from_s, double to_s,
@@ -285,5 +400,6 @@ int sps__leak_judge_time(const double *x, const double *y, size_t n, double from
     }
     char span_words[48];
     snprintf(span_words, sizeof span_words, "the %.3g s", seconds);
-    return judge_trend(x, y, n, seconds, "s", span_words, out);
+    int rc = judge_trend(x, y, n, seconds, "s", span_words, out);
+    return rc != 0 ? rc : judge_last_half_time(x, y, n, from_s, to_s, out);
 }

@@ -64,14 +64,27 @@ static struct html_unit axis_unit(const struct sps_leak_series *s) {
     return html_elapsed_unit(isfinite(s->seconds_analysed) ? s->seconds_analysed : 0);
 }
 
-/* What a series was judged over: "50 steps", "3.21 s", "12.5 min". */
+/* What a series was judged over: "50 steps", "3.21 s", "12.5 min"; its
+ * last half's "last 95 steps", "last 1.6 s". */
 static void fmt_span(const struct sps_leak_series *s, char *buf, size_t len) {
+    const char *last = s->window == SPS_LEAK_WINDOW_LAST_HALF ? "last " : "";
     if (s->axis == SPS_LEAK_AXIS_STEPS) {
-        snprintf(buf, len, "%zu steps", s->steps_analysed);
+        snprintf(buf, len, "%s%zu steps", last, s->steps_analysed);
         return;
     }
     struct html_unit u = axis_unit(s);
-    snprintf(buf, len, "%.3g %s", s->seconds_analysed / u.div, u.name);
+    snprintf(buf, len, "%s%.3g %s", last, s->seconds_analysed / u.div, u.name);
+}
+
+/* Where a late onset's window starts: "step 105", "4.2 s" (time since
+ * the sampler's first reading, in the unit that reads best). */
+static void fmt_window_from(const struct sps_leak_series *s, char *buf, size_t len) {
+    if (s->axis == SPS_LEAK_AXIS_STEPS) {
+        snprintf(buf, len, "step %.0f", s->window_from);
+        return;
+    }
+    struct html_unit u = html_elapsed_unit(fabs(s->window_from));
+    snprintf(buf, len, "%.3g %s", s->window_from / u.div, u.name);
 }
 
 /* slope and its interval in one unit, the one that reads best for the
@@ -118,6 +131,16 @@ static void fmt_why(const struct sps_leak_series *s, char *buf, size_t len) {
     case SPS_LEAK_RULE_ALL: {
         char slope[128];
         fmt_slope(s, slope, sizeof slope);
+        if (s->window == SPS_LEAK_WINDOW_LAST_HALF) {
+            char from[48];
+            fmt_window_from(s, from, sizeof from);
+            snprintf(buf, len,
+                     "grows %s since %s, over the run's %s (its last half): every one of %d segments higher "
+                     "than the last, and the end above the first half; the whole run's segments do not all rise "
+                     "(a leak that starts mid-run)",
+                     slope, from, span, SPS_LEAK_SEGMENTS);
+            return;
+        }
         snprintf(buf, len, "grows %s over %s, every one of %d segments higher than the last", slope, span,
                  SPS_LEAK_SEGMENTS);
         return;
@@ -246,7 +269,14 @@ void sps__analysis_leaks_print(FILE *f, const struct sps_leaks *leaks) {
             html_fmt_bytes(growth, sizeof growth, s->growth_bytes);
             fmt_span(s, span, sizeof span);
             line_start(f, &first);
-            fprintf(f, "leak: %s grows %s over %s after warm-up (+%s)\n", label, slope, span, growth);
+            if (s->window == SPS_LEAK_WINDOW_LAST_HALF) {
+                char from[48];
+                fmt_window_from(s, from, sizeof from);
+                fprintf(f, "leak: %s grows %s since %s, the run's %s (+%s; a late onset: the first half does not rise with it)\n",
+                        label, slope, from, span, growth);
+            } else {
+                fprintf(f, "leak: %s grows %s over %s after warm-up (+%s)\n", label, slope, span, growth);
+            }
         }
         if (processes > MAX_PROCESS_LINES) {
             line_start(f, &first);
@@ -304,7 +334,8 @@ void sps__analysis_leaks_html(FILE *out, const struct sps_leaks *leaks) {
                 why, 100.0 * SPS_LEAK_TIME_WARMUP_FRACTION);
     }
     fputs(": a Theil-Sen slope with its 95% interval. A leak needs the interval above zero, growth that "
-          "matters and a rise that persists through the run (docs/analysis.md).</p>\n<p><strong>",
+          "matters and a rise that persists through the run, or through its last half for a leak that starts "
+          "mid-run (docs/analysis.md).</p>\n<p><strong>",
           out);
     svg_write_escaped(out, sps__leak_verdict_name(leaks->verdict));
     fputs("</strong>: ", out);

@@ -168,6 +168,7 @@ static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
         sps__jw_string(w, "rule", sps__leak_rule_name(s->rule));
     else
         sps__jw_null(w, "rule");
+    sps__jw_string(w, "window", sps__leak_window_name(s->window));
     sps__jw_uint(w, "points", s->points);
     /* each axis's keys, the other axis's null: a reader finds every key */
     int on_steps = s->axis == SPS_LEAK_AXIS_STEPS;
@@ -177,6 +178,8 @@ static void series_json(struct sps_jw *w, const struct sps_leak_series *s) {
     sps__jw_number(w, "last_step", on_steps ? s->last_at : NAN);
     sps__jw_number(w, "first_seconds", on_steps ? NAN : s->first_at);
     sps__jw_number(w, "last_seconds", on_steps ? NAN : s->last_at);
+    sps__jw_number(w, "window_from_step", on_steps ? s->window_from : NAN);
+    sps__jw_number(w, "window_from_seconds", on_steps ? NAN : s->window_from);
     sps__jw_number(w, "slope_bytes_per_step", on_steps ? s->slope : NAN);
     sps__jw_number(w, "slope_bytes_per_second", on_steps ? NAN : s->slope);
     sps__jw_number(w, "ci95_low", s->ci95_low);
@@ -225,6 +228,7 @@ void sps__leaks_json(struct sps_jw *w, const struct sps_leaks *l) {
     sps__jw_number(w, "min_growth_fraction_of_median", SPS_LEAK_MIN_GROWTH_FRACTION);
     sps__jw_int(w, "segments", SPS_LEAK_SEGMENTS);
     sps__jw_number(w, "segment_rise_fraction", SPS_LEAK_SEGMENT_RISE);
+    sps__jw_number(w, "late_above_fraction", SPS_LEAK_LATE_ABOVE);
     sps__jw_int(w, "time_min_points", SPS_LEAK_TIME_MIN_POINTS);
     sps__jw_number(w, "time_min_seconds", SPS_LEAK_TIME_MIN_SECONDS);
     sps__jw_number(w, "time_warmup_fraction", SPS_LEAK_TIME_WARMUP_FRACTION);

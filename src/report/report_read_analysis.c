@@ -97,6 +97,9 @@ static const char *leak_scope_name(int v) {
 static const char *leak_rule_name(int v) {
     return sps__leak_rule_name((enum sps_leak_rule)v);
 }
+static const char *leak_window_name(int v) {
+    return sps__leak_window_name((enum sps_leak_window)v);
+}
 static const char *leak_axis_name(int v) {
     return sps__leak_axis_name((enum sps_leak_axis)v);
 }
@@ -343,11 +346,13 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
         {"last_seconds", offsetof(struct sps_leak_series, last_at)},
         {"slope_bytes_per_step", offsetof(struct sps_leak_series, slope)},
         {"slope_bytes_per_second", offsetof(struct sps_leak_series, slope)},
+        {"window_from_step", offsetof(struct sps_leak_series, window_from)},
+        {"window_from_seconds", offsetof(struct sps_leak_series, window_from)},
     };
     char key[64];
     int v = 0;
     memset(ls, 0, sizeof *ls);
-    ls->seconds_analysed = ls->first_at = ls->last_at = ls->slope = NAN;
+    ls->seconds_analysed = ls->first_at = ls->last_at = ls->slope = ls->window_from = NAN;
     int rc = sps__jread_open(s, "leaks.series", '{');
     for (int at = 0; sps__jread_member(s, &at, key, sizeof key, &rc);) {
         size_t i = 0;
@@ -359,7 +364,8 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
             rc = sps__jread_number(s, key, &x);
             /* a key shared by both axes is taken as written; of a pair,
              * the one that is not null */
-            if (!rc && (!isnan(x) || (field != &ls->first_at && field != &ls->last_at && field != &ls->slope)))
+            if (!rc && (!isnan(x) || (field != &ls->first_at && field != &ls->last_at && field != &ls->slope &&
+                                      field != &ls->window_from)))
                 *field = x;
         } else if (!strcmp(key, "series")) {
             rc = sps__jread_text(s, key, ls->series, sizeof ls->series);
@@ -389,6 +395,11 @@ static int read_leak_series(struct sps_jscan *s, struct sps_leak_series *ls) {
             uint64_t n;
             if (!(rc = sps__jread_u64(s, key, &n)))
                 *(key[0] == 'p' ? &ls->points : &ls->steps_analysed) = (size_t)n;
+        } else if (!strcmp(key, "window")) {
+            /* absent in a report written before the last half was judged:
+             * the whole run (0) */
+            rc = read_name(s, key, leak_window_name, SPS_LEAK_WINDOW_COUNT, &v);
+            ls->window = (enum sps_leak_window)v;
         } else if (!strcmp(key, "rising_segments")) {
             rc = sps__jread_i32(s, key, -1, &ls->rising_segments);
         } else {
