@@ -239,23 +239,30 @@ static PyObject *device_now(void) {
     return dev;
 }
 
-/* Read the current device's figures into r.  0, or -1 (failed). */
-static int read_stats(struct reading *r) {
-    PyObject *fn = hold(memory_stats);
+/* callable(current device), a new reference; NULL when it failed (what
+ * names the call in the kept reason) or reading is off. */
+static PyObject *call_on_device(PyObject *callable, const char *what) {
+    PyObject *fn = hold(callable);
     if (!fn)
-        return -1;
+        return NULL;
     PyObject *dev = device_now();
     if (!dev) {
         Py_DECREF(fn);
-        return -1;
+        return NULL;
     }
-    PyObject *stats = PyObject_CallFunctionObjArgs(fn, dev, NULL);
+    PyObject *result = PyObject_CallFunctionObjArgs(fn, dev, NULL);
     Py_DECREF(fn);
     Py_DECREF(dev);
-    if (!stats) {
-        fail("torch._C._cuda_memoryStats()", NULL);
+    if (!result)
+        fail(what, NULL);
+    return result;
+}
+
+/* Read the current device's figures into r.  0, or -1 (failed). */
+static int read_stats(struct reading *r) {
+    PyObject *stats = call_on_device(memory_stats, "torch._C._cuda_memoryStats()");
+    if (!stats)
         return -1;
-    }
     const char *what = NULL;
     r->v[V_ALLOCATED] = stat_of(stats, K_ALLOCATED_BYTES, K_CURRENT, &what);
     r->v[V_RESERVED] = stat_of(stats, K_RESERVED_BYTES, K_CURRENT, &what);
@@ -271,21 +278,9 @@ static int read_stats(struct reading *r) {
 
 /* torch.cuda.reset_peak_memory_stats(current device).  0, or -1 (failed). */
 static int reset_peaks(void) {
-    PyObject *fn = hold(reset_peak);
-    if (!fn)
+    PyObject *r = call_on_device(reset_peak, "torch.cuda.reset_peak_memory_stats()");
+    if (!r)
         return -1;
-    PyObject *dev = device_now();
-    if (!dev) {
-        Py_DECREF(fn);
-        return -1;
-    }
-    PyObject *r = PyObject_CallFunctionObjArgs(fn, dev, NULL);
-    Py_DECREF(fn);
-    Py_DECREF(dev);
-    if (!r) {
-        fail("torch.cuda.reset_peak_memory_stats()", NULL);
-        return -1;
-    }
     Py_DECREF(r);
     return 0;
 }
