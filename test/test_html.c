@@ -551,6 +551,34 @@ static void test_pss_line(void) {
     fixture_free(&rep, r);
 }
 
+/* Give process 0 one thread whose values ring holds n events of the
+ * MemoryTracker timeline's value, each timed (depth 0xffff) and zeroed;
+ * returns the events for the caller to fill (value bits in a, times). */
+static struct sps_event *fixture_timeline(struct sps_report *rep, size_t n) {
+    struct sps_process_data *p = &rep->run.procs[0];
+    p->nnames = 1;
+    p->names = calloc(1, sizeof *p->names);
+    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
+    p->names[0].kind = SPS_KIND_VALUE;
+    p->nthreads = 1;
+    p->threads = calloc(1, sizeof *p->threads);
+    struct sps_thread_data *th = &p->threads[0];
+    th->events[SPS_RING_VALUES] = calloc(n, sizeof(struct sps_event));
+    th->nevents[SPS_RING_VALUES] = n;
+    for (size_t i = 0; i < n; i++) {
+        th->events[SPS_RING_VALUES][i].name = 1;
+        th->events[SPS_RING_VALUES][i].kind = SPS_KIND_VALUE;
+        th->events[SPS_RING_VALUES][i].depth = 0xffff;
+    }
+    return th->events[SPS_RING_VALUES];
+}
+
+/* One timeline event: value bytes at t_ns. */
+static void timeline_at(struct sps_event *e, uint64_t t_ns, double value) {
+    e->start_ns = e->end_ns = t_ns;
+    memcpy(&e->a, &value, sizeof e->a);
+}
+
 /* stepscope.MemoryTracker's allocation timeline (values recorded at their
  * own times): a chart of its own after the memory chart, one line per
  * process, its points where the values' times put them; none without. */
@@ -564,25 +592,9 @@ static void test_torch_memory_timeline(void) {
         CHECK_MSG(!strstr(page, "<section id=\"torch-memory-timeline\">"), "a chart of a timeline nobody recorded");
     free(page);
     static const double mib[] = {0, 4, 20, 16, 18};
-    struct sps_process_data *p = &rep.run.procs[0];
-    p->nnames = 1;
-    p->names = calloc(1, sizeof *p->names);
-    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
-    p->names[0].kind = SPS_KIND_VALUE;
-    p->nthreads = 1;
-    p->threads = calloc(1, sizeof *p->threads);
-    struct sps_thread_data *th = &p->threads[0];
-    th->events[SPS_RING_VALUES] = calloc(5, sizeof(struct sps_event));
-    th->nevents[SPS_RING_VALUES] = 5;
-    for (size_t i = 0; i < 5; i++) { /* recorded out of time order: drawn in it */
-        struct sps_event *e = &th->events[SPS_RING_VALUES][(i + 2) % 5];
-        double v = mib[i] * 1048576.0;
-        e->start_ns = e->end_ns = T0_NS + 100000000ull * (i + 1);
-        memcpy(&e->a, &v, sizeof e->a);
-        e->name = 1;
-        e->kind = SPS_KIND_VALUE;
-        e->depth = 0xffff;
-    }
+    struct sps_event *ev = fixture_timeline(&rep, 5);
+    for (size_t i = 0; i < 5; i++) /* recorded out of time order: drawn in it */
+        timeline_at(&ev[(i + 2) % 5], T0_NS + 100000000ull * (i + 1), mib[i] * 1048576.0);
     page = render_page(&rep);
     CHECK(page != NULL);
     if (page) {
@@ -624,25 +636,9 @@ static void test_torch_memory_timeline_keeps_peaks(void) {
     struct sps_report rep;
     fixture_build(&rep, r, 20);
     enum { N = 9000 };
-    struct sps_process_data *p = &rep.run.procs[0];
-    p->nnames = 1;
-    p->names = calloc(1, sizeof *p->names);
-    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
-    p->names[0].kind = SPS_KIND_VALUE;
-    p->nthreads = 1;
-    p->threads = calloc(1, sizeof *p->threads);
-    struct sps_thread_data *th = &p->threads[0];
-    th->events[SPS_RING_VALUES] = calloc(N, sizeof(struct sps_event));
-    th->nevents[SPS_RING_VALUES] = N;
-    for (size_t i = 0; i < N; i++) { /* 1 MiB after each alloc, 0 after each free; one 512 MiB alloc */
-        struct sps_event *e = &th->events[SPS_RING_VALUES][i];
-        double v = (i == N / 2 ? 512.0 : (double)(i % 2)) * 1048576.0;
-        e->start_ns = e->end_ns = T0_NS + 10000ull * (i + 1);
-        memcpy(&e->a, &v, sizeof e->a);
-        e->name = 1;
-        e->kind = SPS_KIND_VALUE;
-        e->depth = 0xffff;
-    }
+    struct sps_event *ev = fixture_timeline(&rep, N);
+    for (size_t i = 0; i < N; i++) /* 1 MiB after each alloc, 0 after each free; one 512 MiB alloc */
+        timeline_at(&ev[i], T0_NS + 10000ull * (i + 1), (i == N / 2 ? 512.0 : (double)(i % 2)) * 1048576.0);
     char *page = render_page(&rep);
     CHECK(page != NULL);
     if (page) {
@@ -665,25 +661,9 @@ static void test_torch_memory_sections_have_ids_of_their_own(void) {
     struct sps_report rep;
     fixture_build(&rep, r, 20);
     snprintf(rep.run.names[COL_LOSS].name, sizeof rep.run.names[COL_LOSS].name, "%s", SPS_TORCH_ALLOCATED);
-    struct sps_process_data *p = &rep.run.procs[0];
-    p->nnames = 1;
-    p->names = calloc(1, sizeof *p->names);
-    snprintf(p->names[0].name, sizeof p->names[0].name, "%s", SPS_TORCH_TIMELINE_VALUE);
-    p->names[0].kind = SPS_KIND_VALUE;
-    p->nthreads = 1;
-    p->threads = calloc(1, sizeof *p->threads);
-    struct sps_thread_data *th = &p->threads[0];
-    th->events[SPS_RING_VALUES] = calloc(3, sizeof(struct sps_event));
-    th->nevents[SPS_RING_VALUES] = 3;
-    for (size_t i = 0; i < 3; i++) {
-        struct sps_event *e = &th->events[SPS_RING_VALUES][i];
-        double v = (double)(i + 1) * 1048576.0;
-        e->start_ns = e->end_ns = T0_NS + 100000000ull * (i + 1);
-        memcpy(&e->a, &v, sizeof e->a);
-        e->name = 1;
-        e->kind = SPS_KIND_VALUE;
-        e->depth = 0xffff;
-    }
+    struct sps_event *ev = fixture_timeline(&rep, 3);
+    for (size_t i = 0; i < 3; i++)
+        timeline_at(&ev[i], T0_NS + 100000000ull * (i + 1), (double)(i + 1) * 1048576.0);
     char *page = render_page(&rep);
     CHECK(page != NULL);
     if (page) {
