@@ -65,7 +65,8 @@ enum {
     SPS_EIO = -3,      /* a file could not be read or written (see errno) */
     SPS_EFORMAT = -4,  /* a record or report is malformed */
     SPS_EVERSION = -5, /* a record has a format version this build cannot read */
-    SPS_ESTATE = -6    /* the call is not valid in the library's current state */
+    SPS_ESTATE = -6,   /* the call is not valid in the library's current state */
+    SPS_EUNSUPPORTED = -7 /* what the call needs is missing here (no libcuda, a call it lacks) */
 };
 
 /* A static, human-readable description of an SPS_E* code. */
@@ -416,6 +417,23 @@ SPS_API size_t sps_gpu_spans_since(uint64_t since_seq, struct sps_gpu_span *out,
  * Calling thread only.
  */
 SPS_API int sps_gpu_wait(double timeout_s);
+
+/*
+ * Device memory of the calling thread's current CUDA context's device:
+ * *free_bytes and *total_bytes from cuMemGetInfo_v2, through the libcuda
+ * GPU zones load (loading it first if no GPU zone has).  Used = total -
+ * free counts every process on the device and the driver's own
+ * reservations, not only this one's allocations.  Never synchronises
+ * (cuMemGetInfo does not wait for the GPU) and never creates a context.
+ * Returns 0, or SPS_EINVAL for a NULL pointer; SPS_EUNSUPPORTED when
+ * libcuda is not usable (sps_cuda_status() says why) or lacks
+ * cuMemGetInfo_v2; SPS_ESTATE when the thread has no current CUDA context
+ * (the driver answered CUDA_ERROR_INVALID_CONTEXT or cuCtxGetCurrent none);
+ * SPS_EIO when a driver call failed otherwise.  On an error the outputs are
+ * left as they were.  The pointers are the caller's.  Thread-safe: any
+ * thread, each about its own current context.
+ */
+SPS_API int sps_cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes);
 
 /* ------------------------------------------------------------ enable/disable */
 

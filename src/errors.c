@@ -10,6 +10,7 @@ const char *sps_strerror(int err) {
     case SPS_EFORMAT: return "malformed record or report";
     case SPS_EVERSION: return "unsupported record format version";
     case SPS_ESTATE: return "not valid in the current state";
+    case SPS_EUNSUPPORTED: return "not supported here";
     default: return "unknown error";
     }
 }

@@ -13,6 +13,9 @@
  *   CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
  *   CUresult cuEventDestroy(CUevent hEvent);      (exported as cuEventDestroy_v2)
  *   CUresult cuGetErrorString(CUresult error, const char **pStr);
+ *   CUresult cuMemGetInfo(size_t *free, size_t *total);   (exported as cuMemGetInfo_v2;
+ *            the unversioned export is the pre-3.2 one with unsigned int
+ *            outputs, which is why it is never loaded)
  * CUresult is a C enum (int-sized); CUcontext, CUevent and CUstream are
  * pointers to opaque structs.  None of these has changed since CUDA 4.0,
  * except that CUDA 12.8 added cuEventElapsedTime_v2 with the same

@@ -81,6 +81,7 @@ typedef sps_cu_result (*cu_event_query_fn)(sps_cu_event event);
 typedef sps_cu_result (*cu_event_elapsed_fn)(float *ms, sps_cu_event start, sps_cu_event end);
 typedef sps_cu_result (*cu_event_destroy_fn)(sps_cu_event event);
 typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **text);
+typedef sps_cu_result (*cu_mem_info_fn)(size_t *free_bytes, size_t *total_bytes);
 
 /* Pairs per thread: enough for the GPU to run a few steps of a few dozen
  * zones behind the CPU (the usual queue depth of an asynchronous loop). */
@@ -118,6 +119,7 @@ static struct {
     cu_event_elapsed_fn event_elapsed;
     cu_event_destroy_fn event_destroy;
     cu_error_string_fn error_string;
+    cu_mem_info_fn mem_info; /* optional: NULL where libcuda lacks it */
     char reason[192];
     /* process totals, added by flush() */
     uint64_t resolved, cpu_only, dropped, unresolved;
@@ -253,6 +255,8 @@ static void load_locked(void) {
     static const char *const n_elapsed[] = {"cuEventElapsedTime_v2", "cuEventElapsedTime", NULL};
     static const char *const n_destroy[] = {"cuEventDestroy_v2", "cuEventDestroy", NULL};
     static const char *const n_error[] = {"cuGetErrorString", NULL};
+    /* _v2 only: the unversioned export takes unsigned int outputs */
+    static const char *const n_mem_info[] = {"cuMemGetInfo_v2", NULL};
     cu_init_fn init = (cu_init_fn)sym(n_init);
     cu_version_fn version = (cu_version_fn)sym(n_version);
     G.ctx_current = (cu_ctx_current_fn)sym(n_ctx);
@@ -262,6 +266,7 @@ static void load_locked(void) {
     G.event_elapsed = (cu_event_elapsed_fn)sym(n_elapsed);
     G.event_destroy = (cu_event_destroy_fn)sym(n_destroy);
     G.error_string = (cu_error_string_fn)sym(n_error); /* optional */
+    G.mem_info = (cu_mem_info_fn)sym(n_mem_info);      /* optional: sps_cuda_mem_info says so */
     const char *missing = !init ? "cuInit" : !G.ctx_current ? "cuCtxGetCurrent" : !G.event_create ? "cuEventCreate"
                           : !G.event_record ? "cuEventRecord" : !G.event_query ? "cuEventQuery"
                           : !G.event_elapsed ? "cuEventElapsedTime" : !G.event_destroy ? "cuEventDestroy" : NULL;
@@ -829,6 +834,55 @@ int sps_cuda_status(struct sps_cuda_status *out) {
     return 0;
 }
 
+/* ------------------------------------------------------------ device memory */
+
+int sps__cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes, char *why, size_t why_len) {
+    char scratch[8];
+    if (!why || !why_len) {
+        why = scratch;
+        why_len = sizeof scratch;
+    }
+    if (!free_bytes || !total_bytes) {
+        snprintf(why, why_len, "free_bytes and total_bytes must not be NULL");
+        return SPS_EINVAL;
+    }
+    if (!cuda_ready()) {
+        pthread_mutex_lock(&G.lock);
+        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
+        pthread_mutex_unlock(&G.lock);
+        return SPS_EUNSUPPORTED;
+    }
+    if (!G.mem_info) {
+        snprintf(why, why_len, "%s lacks cuMemGetInfo_v2", libcuda_path());
+        return SPS_EUNSUPPORTED;
+    }
+    /* asked first: the driver would answer CUDA_ERROR_INVALID_CONTEXT, but
+     * a NULL context says it plainly, without a driver error to decode */
+    sps_cu_context ctx = NULL;
+    sps_cu_result r = G.ctx_current(&ctx);
+    if (r != SPS_CUDA_SUCCESS) {
+        snprintf(why, why_len, "cuCtxGetCurrent failed: %s", cu_error(r));
+        return SPS_EIO;
+    }
+    if (!ctx) {
+        snprintf(why, why_len, "the calling thread has no current CUDA context");
+        return SPS_ESTATE;
+    }
+    size_t f = 0, t = 0;
+    r = G.mem_info(&f, &t); /* does not wait for the GPU */
+    if (r != SPS_CUDA_SUCCESS) {
+        snprintf(why, why_len, "cuMemGetInfo_v2 failed: %s", cu_error(r));
+        return r == SPS_CUDA_ERROR_INVALID_CONTEXT ? SPS_ESTATE : SPS_EIO;
+    }
+    *free_bytes = f;
+    *total_bytes = t;
+    return 0;
+}
+
+int sps_cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes) {
+    return sps__cuda_mem_info(free_bytes, total_bytes, NULL, 0);
+}
+
 void sps__cuda_reset(void) {
     if (TG.pool) {
         pool_destroy_events(TG.pool);
@@ -848,6 +902,7 @@ void sps__cuda_reset(void) {
     G.published = 0;
     G.ctx_current = NULL;
     G.error_string = NULL;
+    G.mem_info = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
 }

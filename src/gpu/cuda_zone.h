@@ -4,7 +4,13 @@
 #ifndef SPS_GPU_CUDA_ZONE_H
 #define SPS_GPU_CUDA_ZONE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* sps_cuda_mem_info, with a one-line reason for an error written to why
+ * (why_len bytes, NUL-terminated; untouched on success).  For the Python
+ * module, which raises with it. */
+int sps__cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes, char *why, size_t why_len);
 
 /* Forget the loaded libcuda and the process totals, so the next GPU zone
  * loads it again with the current environment.  Tests only: no thread may

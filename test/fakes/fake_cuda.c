@@ -29,6 +29,12 @@
  *     Both kinds of control may be mixed: an event reached through one
  *     queue is skipped by the other;
  *   - the current context (fake_cuda_set_context: 0 none, 1 or 2);
+ *   - device memory: cuMemGetInfo_v2 answers the free and total bytes the
+ *     test set last (fake_cuda_set_mem(free, total); 0 and 0 before, and
+ *     after fake_cuda_reset),
+ *     CUDA_ERROR_INVALID_CONTEXT without a current context.  Built with
+ *     FAKE_CUDA_NO_MEM_INFO (the fake_cuda_nomem library), it lacks the
+ *     call, as a libcuda older than CUDA 3.2 would;
  *   - injected failures (fake_cuda_fail: the next n calls of an entry point
  *     answer an error code);
  *   - call counts, including of the synchronising calls (cuCtxSynchronize,
@@ -62,6 +68,7 @@ EXPORT long fake_cuda_stream_complete(void *stream, long n);
 EXPORT double fake_cuda_stream_clock(void *stream);
 EXPORT long fake_cuda_stream_pending(void *stream);
 EXPORT long fake_cuda_stream_records(void *stream);
+EXPORT void fake_cuda_set_mem(unsigned long long free_bytes, unsigned long long total_bytes);
 EXPORT sps_cu_result cuInit(unsigned int flags);
 EXPORT sps_cu_result cuDriverGetVersion(int *version);
 EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx);
@@ -72,6 +79,9 @@ EXPORT sps_cu_result cuEventElapsedTime(float *ms, sps_cu_event start, sps_cu_ev
 EXPORT sps_cu_result cuEventElapsedTime_v2(float *ms, sps_cu_event start, sps_cu_event end);
 EXPORT sps_cu_result cuEventDestroy_v2(sps_cu_event e);
 EXPORT sps_cu_result cuGetErrorString(sps_cu_result error, const char **text);
+#ifndef FAKE_CUDA_NO_MEM_INFO
+EXPORT sps_cu_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes);
+#endif
 EXPORT sps_cu_result cuCtxSynchronize(void);
 EXPORT sps_cu_result cuStreamSynchronize(sps_cu_stream s);
 EXPORT sps_cu_result cuEventSynchronize(sps_cu_event e);
@@ -87,10 +97,10 @@ struct sps_cu_event {
 };
 
 enum call { C_INIT, C_CTX, C_CREATE, C_RECORD, C_QUERY, C_ELAPSED, C_DESTROY, C_CTX_SYNC, C_STREAM_SYNC,
-            C_EVENT_SYNC, C_COUNT };
+            C_EVENT_SYNC, C_MEM_INFO, C_COUNT };
 static const char *const call_names[C_COUNT] = {
     "cuInit", "cuCtxGetCurrent", "cuEventCreate", "cuEventRecord", "cuEventQuery", "cuEventElapsedTime",
-    "cuEventDestroy", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"};
+    "cuEventDestroy", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuMemGetInfo"};
 
 static struct sps_cu_ctx { int n; } ctx_a = {1}, ctx_b = {2};
 
@@ -123,6 +133,7 @@ static struct {
     long calls[C_COUNT];
     int fail_code[C_COUNT], fail_left[C_COUNT];
     long live_events;
+    unsigned long long mem_free, mem_total; /* what cuMemGetInfo_v2 answers */
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER, .context = 1};
 
 static enum call call_of(const char *name) {
@@ -181,6 +192,7 @@ EXPORT void fake_cuda_reset(void) {
     memset(F.streams, 0, sizeof F.streams);
     memset(F.calls, 0, sizeof F.calls);
     memset(F.fail_left, 0, sizeof F.fail_left);
+    F.mem_free = F.mem_total = 0;
     pthread_mutex_unlock(&F.lock);
 }
 
@@ -256,6 +268,13 @@ EXPORT long fake_cuda_stream_records(void *stream) {
     long n = s ? s->records : 0;
     pthread_mutex_unlock(&F.lock);
     return n;
+}
+
+EXPORT void fake_cuda_set_mem(unsigned long long free_bytes, unsigned long long total_bytes) {
+    pthread_mutex_lock(&F.lock);
+    F.mem_free = free_bytes;
+    F.mem_total = total_bytes;
+    pthread_mutex_unlock(&F.lock);
 }
 
 EXPORT void fake_cuda_set_context(int which) {
@@ -421,6 +440,21 @@ EXPORT sps_cu_result cuEventDestroy_v2(sps_cu_event e) {
     pthread_mutex_unlock(&F.lock);
     return r;
 }
+
+#ifndef FAKE_CUDA_NO_MEM_INFO
+EXPORT sps_cu_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_MEM_INFO);
+    if (!r && !F.context)
+        r = SPS_CUDA_ERROR_INVALID_CONTEXT;
+    if (!r) {
+        *free_bytes = (size_t)F.mem_free;
+        *total_bytes = (size_t)F.mem_total;
+    }
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+#endif
 
 EXPORT sps_cu_result cuGetErrorString(sps_cu_result error, const char **text) {
     switch (error) {
