@@ -110,6 +110,28 @@ static void test_no_context(void) {
     check_no_sync();
 }
 
+/* what the Python MemoryTracker's sampling thread uses: the context of
+ * the thread that opened the block, made current on its own */
+static void test_context_handover(void) {
+    use(FAKE_CUDA_PATH);
+    char why[160] = "";
+    void *ctx = NULL, *none = (void *)1;
+    fake.set_context(2);
+    CHECK_EQ_I(sps__cuda_context(&ctx, why, sizeof why), 0);
+    CHECK(ctx != NULL);
+    fake.set_context(0);
+    CHECK_EQ_I(sps__cuda_context(&none, why, sizeof why), 0);
+    CHECK(none == NULL);
+    CHECK_EQ_I(sps__cuda_use_context(ctx, why, sizeof why), 0);
+    CHECK_EQ_I(fake.calls("cuCtxSetCurrent"), 1);
+    fake.set_mem(5, 9);
+    uint64_t f = 0, t = 0;
+    CHECK_EQ_I(sps_cuda_mem_info(&f, &t), 0); /* the context is current again */
+    CHECK_EQ_U(f, 5);
+    CHECK_EQ_I(sps__cuda_use_context((void *)&why, why, sizeof why), SPS_EIO);
+    CHECK_STR_HAS(why, "cuCtxSetCurrent failed: invalid device context");
+}
+
 static void test_missing_symbol(void) {
     use(FAKE_CUDA_NOMEM_PATH);
     uint64_t f = 11, t = 22;
@@ -141,6 +163,7 @@ int main(void) {
     load_fake();
     RUN_TEST(test_exact_values);
     RUN_TEST(test_no_context);
+    RUN_TEST(test_context_handover);
     RUN_TEST(test_missing_symbol);
     RUN_TEST(test_no_libcuda);
     sps__cuda_reset();

@@ -22,13 +22,16 @@
  * a small kernel launch should not pay for Python objects on top.
  *
  * Nothing here releases the GIL but cuda_status(), which may load libcuda
- * and call cuInit (slow on a real driver), and gpu_wait(), which sleeps
- * between polls.  The first GPU zone loads libcuda with the GIL held:
+ * and call cuInit (slow on a real driver), gpu_wait(), which sleeps
+ * between polls, and _cuda_mem_info(), a driver call (and maybe the
+ * load).  The first GPU zone loads libcuda with the GIL held:
  * once per process.
  */
 #include "ext.h"
 
 #include <stdint.h>
+
+#include "gpu/cuda_zone.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -503,7 +506,69 @@ static PyObject *py_gpu_wait(PyObject *self, PyObject *args, PyObject *kwargs) {
     return PyLong_FromLong(pending);
 }
 
+/* _cuda_mem_info() -> (free, total) bytes of the current CUDA context's
+ * device (sps_cuda_mem_info), or RuntimeError with the library's reason. */
+static PyObject *py_cuda_mem_info(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    uint64_t free_b = 0, total_b = 0;
+    char why[256] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps__cuda_mem_info(&free_b, &total_b, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyErr_Format(PyExc_RuntimeError, "CUDA device memory unavailable: %s", why);
+        return NULL;
+    }
+    return Py_BuildValue("(KK)", (unsigned long long)free_b, (unsigned long long)total_b);
+}
+
+/* _cuda_context() -> int: the calling thread's current CUDA context (0:
+ * none); _cuda_use_context(handle): make it current on the calling thread.
+ * RuntimeError with the reason when libcuda (or the call) is missing. */
+static PyObject *py_cuda_context(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    void *ctx = NULL;
+    char why[256] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps__cuda_context(&ctx, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyErr_Format(PyExc_RuntimeError, "no CUDA context: %s", why);
+        return NULL;
+    }
+    return PyLong_FromVoidPtr(ctx);
+}
+
+static PyObject *py_cuda_use_context(PyObject *self, PyObject *arg) {
+    (void)self;
+    void *ctx = PyLong_AsVoidPtr(arg);
+    if (!ctx && PyErr_Occurred())
+        return NULL;
+    char why[256] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sps__cuda_use_context(ctx, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyErr_Format(PyExc_RuntimeError, "cannot make the CUDA context current: %s", why);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef gpu_span_methods[] = {
+    {"_cuda_context", py_cuda_context, METH_NOARGS,
+     "_cuda_context() -> int: the calling thread's current CUDA context handle (0: none)."},
+    {"_cuda_use_context", py_cuda_use_context, METH_O,
+     "_cuda_use_context(handle): make the CUDA context handle (from _cuda_context()) current on the calling thread."},
+    {"_cuda_mem_info", py_cuda_mem_info, METH_NOARGS,
+     "_cuda_mem_info() -> (free, total): bytes of the device of the calling thread's current CUDA context "
+     "(cuMemGetInfo_v2; used = total - free counts every process on the device); RuntimeError with the reason "
+     "when libcuda, the call or a current context is missing.  Never synchronises."},
     {"_gpu_spans", (PyCFunction)(void (*)(void))py_gpu_spans, METH_VARARGS | METH_KEYWORDS,
      "_gpu_spans(since=0) -> list of (seq, name, stream, start_ns, end_ns, gpu_ms): the calling thread's resolved "
      "GPU zones after seq since, placed on the GPU's timeline (ns on _clock_ns()'s clock; stream 0: the legacy "

@@ -13,6 +13,7 @@
  *   CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
  *   CUresult cuEventDestroy(CUevent hEvent);      (exported as cuEventDestroy_v2)
  *   CUresult cuGetErrorString(CUresult error, const char **pStr);
+ *   CUresult cuCtxSetCurrent(CUcontext ctx);
  *   CUresult cuMemGetInfo(size_t *free, size_t *total);   (exported as cuMemGetInfo_v2;
  *            the unversioned export is the pre-3.2 one with unsigned int
  *            outputs, which is why it is never loaded)

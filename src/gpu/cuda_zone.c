@@ -82,6 +82,7 @@ typedef sps_cu_result (*cu_event_elapsed_fn)(float *ms, sps_cu_event start, sps_
 typedef sps_cu_result (*cu_event_destroy_fn)(sps_cu_event event);
 typedef sps_cu_result (*cu_error_string_fn)(sps_cu_result error, const char **text);
 typedef sps_cu_result (*cu_mem_info_fn)(size_t *free_bytes, size_t *total_bytes);
+typedef sps_cu_result (*cu_ctx_set_fn)(sps_cu_context ctx);
 
 /* Pairs per thread: enough for the GPU to run a few steps of a few dozen
  * zones behind the CPU (the usual queue depth of an asynchronous loop). */
@@ -120,6 +121,7 @@ static struct {
     cu_event_destroy_fn event_destroy;
     cu_error_string_fn error_string;
     cu_mem_info_fn mem_info; /* optional: NULL where libcuda lacks it */
+    cu_ctx_set_fn ctx_set;   /* optional: for sps__cuda_use_context */
     char reason[192];
     /* process totals, added by flush() */
     uint64_t resolved, cpu_only, dropped, unresolved;
@@ -257,6 +259,7 @@ static void load_locked(void) {
     static const char *const n_error[] = {"cuGetErrorString", NULL};
     /* _v2 only: the unversioned export takes unsigned int outputs */
     static const char *const n_mem_info[] = {"cuMemGetInfo_v2", NULL};
+    static const char *const n_ctx_set[] = {"cuCtxSetCurrent", NULL};
     cu_init_fn init = (cu_init_fn)sym(n_init);
     cu_version_fn version = (cu_version_fn)sym(n_version);
     G.ctx_current = (cu_ctx_current_fn)sym(n_ctx);
@@ -267,6 +270,7 @@ static void load_locked(void) {
     G.event_destroy = (cu_event_destroy_fn)sym(n_destroy);
     G.error_string = (cu_error_string_fn)sym(n_error); /* optional */
     G.mem_info = (cu_mem_info_fn)sym(n_mem_info);      /* optional: sps_cuda_mem_info says so */
+    G.ctx_set = (cu_ctx_set_fn)sym(n_ctx_set);         /* optional, likewise */
     const char *missing = !init ? "cuInit" : !G.ctx_current ? "cuCtxGetCurrent" : !G.event_create ? "cuEventCreate"
                           : !G.event_record ? "cuEventRecord" : !G.event_query ? "cuEventQuery"
                           : !G.event_elapsed ? "cuEventElapsedTime" : !G.event_destroy ? "cuEventDestroy" : NULL;
@@ -883,6 +887,42 @@ int sps_cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes) {
     return sps__cuda_mem_info(free_bytes, total_bytes, NULL, 0);
 }
 
+int sps__cuda_context(void **ctx, char *why, size_t why_len) {
+    if (!cuda_ready()) {
+        pthread_mutex_lock(&G.lock);
+        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
+        pthread_mutex_unlock(&G.lock);
+        return SPS_EUNSUPPORTED;
+    }
+    sps_cu_context c = NULL;
+    sps_cu_result r = G.ctx_current(&c);
+    if (r != SPS_CUDA_SUCCESS) {
+        snprintf(why, why_len, "cuCtxGetCurrent failed: %s", cu_error(r));
+        return SPS_EIO;
+    }
+    *ctx = c;
+    return 0;
+}
+
+int sps__cuda_use_context(void *ctx, char *why, size_t why_len) {
+    if (!cuda_ready()) {
+        pthread_mutex_lock(&G.lock);
+        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
+        pthread_mutex_unlock(&G.lock);
+        return SPS_EUNSUPPORTED;
+    }
+    if (!G.ctx_set) {
+        snprintf(why, why_len, "%s lacks cuCtxSetCurrent", libcuda_path());
+        return SPS_EUNSUPPORTED;
+    }
+    sps_cu_result r = G.ctx_set((sps_cu_context)ctx);
+    if (r != SPS_CUDA_SUCCESS) {
+        snprintf(why, why_len, "cuCtxSetCurrent failed: %s", cu_error(r));
+        return SPS_EIO;
+    }
+    return 0;
+}
+
 void sps__cuda_reset(void) {
     if (TG.pool) {
         pool_destroy_events(TG.pool);
@@ -903,6 +943,7 @@ void sps__cuda_reset(void) {
     G.ctx_current = NULL;
     G.error_string = NULL;
     G.mem_info = NULL;
+    G.ctx_set = NULL;
     __atomic_store_n(&G.loaded, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&G.lock);
 }

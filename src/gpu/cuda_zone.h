@@ -12,6 +12,14 @@
  * module, which raises with it. */
 int sps__cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes, char *why, size_t why_len);
 
+/* The calling thread's current CUDA context into *ctx (NULL: none), and
+ * making ctx current on the calling thread (cuCtxSetCurrent): how the
+ * Python MemoryTracker's sampling thread reads the device of the thread
+ * that opened the block (a context is current per thread).  0, or an
+ * SPS_E* code with the reason in why (why_len > 0). */
+int sps__cuda_context(void **ctx, char *why, size_t why_len);
+int sps__cuda_use_context(void *ctx, char *why, size_t why_len);
+
 /* Forget the loaded libcuda and the process totals, so the next GPU zone
  * loads it again with the current environment.  Tests only: no thread may
  * be using GPU zones, and the calling thread's pool is freed. */

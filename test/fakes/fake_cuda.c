@@ -28,7 +28,8 @@
  *     how many records it took (the library's epoch events included).
  *     Both kinds of control may be mixed: an event reached through one
  *     queue is skipped by the other;
- *   - the current context (fake_cuda_set_context: 0 none, 1 or 2);
+ *   - the current context (fake_cuda_set_context: 0 none, 1 or 2; one for
+ *     all threads, which cuCtxSetCurrent sets too);
  *   - device memory: cuMemGetInfo_v2 answers the free and total bytes the
  *     test set last (fake_cuda_set_mem(free, total); 0 and 0 before, and
  *     after fake_cuda_reset),
@@ -72,6 +73,7 @@ EXPORT void fake_cuda_set_mem(unsigned long long free_bytes, unsigned long long 
 EXPORT sps_cu_result cuInit(unsigned int flags);
 EXPORT sps_cu_result cuDriverGetVersion(int *version);
 EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx);
+EXPORT sps_cu_result cuCtxSetCurrent(sps_cu_context ctx);
 EXPORT sps_cu_result cuEventCreate(sps_cu_event *event, unsigned int flags);
 EXPORT sps_cu_result cuEventRecord(sps_cu_event e, sps_cu_stream stream);
 EXPORT sps_cu_result cuEventQuery(sps_cu_event e);
@@ -97,10 +99,10 @@ struct sps_cu_event {
 };
 
 enum call { C_INIT, C_CTX, C_CREATE, C_RECORD, C_QUERY, C_ELAPSED, C_DESTROY, C_CTX_SYNC, C_STREAM_SYNC,
-            C_EVENT_SYNC, C_MEM_INFO, C_COUNT };
+            C_EVENT_SYNC, C_MEM_INFO, C_CTX_SET, C_COUNT };
 static const char *const call_names[C_COUNT] = {
     "cuInit", "cuCtxGetCurrent", "cuEventCreate", "cuEventRecord", "cuEventQuery", "cuEventElapsedTime",
-    "cuEventDestroy", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuMemGetInfo"};
+    "cuEventDestroy", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "cuMemGetInfo", "cuCtxSetCurrent"};
 
 static struct sps_cu_ctx { int n; } ctx_a = {1}, ctx_b = {2};
 
@@ -345,6 +347,17 @@ EXPORT sps_cu_result cuCtxGetCurrent(sps_cu_context *ctx) {
     pthread_mutex_lock(&F.lock);
     int r = enter(C_CTX);
     *ctx = F.context == 1 ? &ctx_a : F.context == 2 ? &ctx_b : NULL;
+    pthread_mutex_unlock(&F.lock);
+    return r;
+}
+
+EXPORT sps_cu_result cuCtxSetCurrent(sps_cu_context ctx) {
+    pthread_mutex_lock(&F.lock);
+    int r = enter(C_CTX_SET);
+    if (!r && ctx && ctx != &ctx_a && ctx != &ctx_b)
+        r = SPS_CUDA_ERROR_INVALID_CONTEXT;
+    if (!r)
+        F.context = ctx == &ctx_a ? 1 : ctx == &ctx_b ? 2 : 0;
     pthread_mutex_unlock(&F.lock);
     return r;
 }
