@@ -537,7 +537,7 @@ static PyObject *py_cuda_context(PyObject *self, PyObject *noargs) {
     rc = sps__cuda_context(&ctx, why, sizeof why);
     Py_END_ALLOW_THREADS
     if (rc) {
-        PyErr_Format(PyExc_RuntimeError, "no CUDA context: %s", why);
+        PyErr_SetString(PyExc_RuntimeError, why);
         return NULL;
     }
     return PyLong_FromVoidPtr(ctx);

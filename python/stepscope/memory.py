@@ -22,6 +22,12 @@ values of the record, the timeline rows values at their own times
 (``torch.cuda.timeline.allocated_bytes``, stepscope.record(at_ns=)), so
 report.json, report.html and trace.json show them.  docs/python.md
 ("MemoryTracker") says what each figure is and how exact it is.
+
+Without torch's CUDA (no torch, a CPU-only torch, or CuPy / JAX / your own
+CUDA code), it reads the device instead: cuMemGetInfo_v2 of the current
+CUDA context through the library's libcuda (_stepscope._cuda_mem_info), at
+enter and exit and every ``interval`` ms between (get_stats()["source"] is
+"cuda"; used = total - free counts every process on the GPU).
 """
 
 import sys
@@ -36,6 +42,8 @@ __all__ = ["MemoryTracker"]
 #: the value name of the timeline's rows in the record (report.html's
 #: chart, trace.json's counter track)
 TIMELINE_VALUE = "torch.cuda.timeline.allocated_bytes"
+#: likewise for the device's used bytes, where torch has no CUDA
+DEVICE_TIMELINE_VALUE = "cuda.timeline.device_used_bytes"
 
 #: at most this many rows of one block go into the record (all of them
 #: stay in get_allocation_timeline()): below the 16384 value events a
@@ -185,6 +193,44 @@ class _Sampler(threading.Thread):
         self.join()
 
 
+def _device_used():
+    """(used, total) bytes of the current CUDA context's device."""
+    free, total = _core._cuda_mem_info()
+    return total - free, total
+
+
+class _DeviceSampler(threading.Thread):
+    """The device's used bytes every interval ms, with its time on the
+    record's clock, until stopped, in the CUDA context of the thread that
+    opened the block (made current on this thread first: a context is
+    current per thread)."""
+
+    def __init__(self, context, interval_ms):
+        super().__init__(name="stepscope device memory sampler", daemon=True)
+        self._context, self._interval = context, interval_ms / 1000.0
+        self._stop_event = threading.Event()
+        self.samples = []
+        self.error = None
+
+    def run(self):
+        try:
+            _core._cuda_use_context(self._context)
+        except Exception as e:
+            self.error = "%s: %s" % (type(e).__name__, e)
+            return
+        while not self._stop_event.wait(self._interval):
+            try:
+                used, _total = _device_used()
+            except Exception as e:  # never the workload's problem
+                self.error = "%s: %s" % (type(e).__name__, e)
+                return
+            self.samples.append((_core.clock_ns(), used))
+
+    def stop(self):
+        self._stop_event.set()
+        self.join()
+
+
 class MemoryTracker:
     """A context manager tracking torch.cuda memory of one GPU over its
     block (the seed's options, plus device, name and reset_peak).
@@ -202,8 +248,11 @@ class MemoryTracker:
 
     A tracker may be used for several blocks one after another (each block
     starts afresh); a block inside its own block is an error.  Without
-    torch or without a usable CUDA the block runs untracked: a warning
-    says why, get_stats() has "available": False and the "reason".
+    torch's CUDA but with a current CUDA context (CuPy, JAX, your own
+    CUDA code), it tracks the device's used memory instead (get_stats()
+    "source": "cuda"; docs/python.md).  Without either the block runs
+    untracked: a warning says why, get_stats() has "available": False and
+    the "reason".
     """
 
     def __init__(self, track_allocations=True, track_timeline=True, interval=100, device=None,
@@ -240,12 +289,15 @@ class MemoryTracker:
         self._torch, self._reason = _torch_cuda_or_reason()
         self._sampler = None
         self._history = None
+        self._device_mode = False
+        if self._torch is None:
+            self._begin_device()
         if self._torch is not None:
             try:
                 self._begin(self._torch.cuda)
             except Exception as e:  # a broken CUDA setup must not stop the training it watches
                 self._untrack("torch.cuda failed at the block's enter (%s: %s)" % (type(e).__name__, e))
-        if self._torch is None:
+        if self._torch is None and not self._device_mode:
             warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
                           RuntimeWarning, stacklevel=2)
         # the zone is the block's own time: CUDA's initialisation and the
@@ -267,6 +319,65 @@ class MemoryTracker:
         if self._sampler is not None:
             self._sampler.samples.append((self._enter_ns, _stat(self._at_enter, "allocated_bytes.all.current")))
             self._sampler.start()
+
+    def _begin_device(self):
+        """Where torch has no CUDA: track the device's used memory through
+        libcuda when the thread has a current CUDA context; else add why
+        not to the reason."""
+        if self.device is not None:
+            self._reason += "; device=%r needs torch's CUDA (without it the device is the current CUDA " \
+                            "context's)" % (self.device,)
+            return
+        try:
+            context = _core._cuda_context()
+            if not context:
+                raise RuntimeError("the calling thread has no current CUDA context")
+            used, total = _device_used()
+        except Exception as e:
+            self._reason += "; and no device memory to read instead (%s)" % (e,)
+            return
+        self._device_mode = True
+        self._enter_ns = _core.clock_ns()
+        self._device_enter = (used, total)
+        self._sampler = _DeviceSampler(context, self.interval)
+        self._sampler.samples.append((self._enter_ns, used))
+        self._sampler.start()
+
+    def _end_device(self):
+        self._sampler.stop()
+        s = {"available": True, "source": "cuda",
+             "scope": "the device of the current CUDA context: every process on it, not only this one"}
+        try:
+            used, total = _device_used()
+        except Exception as e:  # the context went away in the block
+            used, total = None, self._device_enter[1]
+            s["exit_error"] = "%s: %s" % (type(e).__name__, e)
+        self._exit_ns = _core.clock_ns()
+        samples = self._sampler.samples
+        if used is not None:
+            samples.append((self._exit_ns, used))
+        s.update({
+            "device": None,
+            "total": total,
+            "device_used_at_enter": self._device_enter[0],
+            "device_used": used if used is not None else samples[-1][1],
+            "duration_s": (self._exit_ns - self._enter_ns) / 1e9,
+            "peak_device_used": max(b for _, b in samples),
+            "peak_device_used_method": "sampled",
+            "samples": len(samples),
+            "interval_ms": self.interval,
+        })
+        s["delta_device_used"] = s["device_used"] - s["device_used_at_enter"]
+        if self._sampler.error:
+            s["timeline_error"] = self._sampler.error
+        self._stats = s
+        if self.track_timeline:
+            self._timeline = [(t, b, "sampled") for t, b in samples]
+            s["timeline_source"] = "device used bytes (cuMemGetInfo) sampled every %s ms" % self.interval
+            s["timeline_rows"] = len(self._timeline)
+        for key in ("peak_device_used", "device_used", "delta_device_used"):
+            _core.record(self.name + "." + key + "_bytes", s[key])
+        self._record_timeline(DEVICE_TIMELINE_VALUE)
 
     def _untrack(self, reason):
         """Stop tracking this block (what was started is stopped), for reason."""
@@ -290,7 +401,9 @@ class MemoryTracker:
                     self._untrack("torch.cuda failed at the block's exit (%s: %s)" % (type(e).__name__, e))
                     warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
                                   RuntimeWarning, stacklevel=2)
-            if self._torch is None:
+            if self._device_mode:
+                self._end_device()
+            elif self._torch is None:
                 self._stats = {"available": False, "reason": self._reason}
         finally:
             self._open = False
@@ -321,6 +434,7 @@ class MemoryTracker:
     def _figures(self, enter, exit_):
         s = {
             "available": True,
+            "source": "torch",
             "device": self._dev,
             "allocated_at_enter": _stat(enter, "allocated_bytes.all.current"),
             "reserved_at_enter": _stat(enter, "reserved_bytes.all.current"),
@@ -464,6 +578,10 @@ class MemoryTracker:
         if self.track_allocations:
             _core.record(prefix + "num_alloc", s["num_alloc"])
             _core.record(prefix + "num_free", s["num_free"])
+        self._record_timeline(TIMELINE_VALUE)
+
+    def _record_timeline(self, value_name):
+        s = self._stats
         if not self._timeline:
             return
         rows, thinned = thin_rows(self._timeline, MAX_RECORDED_ROWS)
@@ -471,15 +589,16 @@ class MemoryTracker:
         s["timeline_thinned_rows"] = thinned
         # from a thread of its own: a burst of values on the caller's
         # thread would push its own older values out of its ring
-        worker = threading.Thread(target=self._record_rows, args=(rows,), name="stepscope memory timeline")
+        worker = threading.Thread(target=self._record_rows, args=(rows, value_name),
+                                  name="stepscope memory timeline")
         worker.start()
         worker.join()
 
     @staticmethod
-    def _record_rows(rows):
+    def _record_rows(rows, value_name):
         _core.thread_name("stepscope memory timeline")
         for t_ns, allocated, _event in rows:
-            _core.record(TIMELINE_VALUE, allocated, at_ns=t_ns)
+            _core.record(value_name, allocated, at_ns=t_ns)
 
     # --------------------------------------------------------------- results
 
@@ -505,6 +624,9 @@ class MemoryTracker:
         if not s["available"]:
             print("MemoryTracker %s: not tracked: %s" % (self.name, s["reason"]), file=out)
             return
+        if s["source"] == "cuda":
+            self._print_device_summary(s, out)
+            return
         exact = {"reset": "exact (peak reset at enter)", "torch_peak_rose": "exact (torch's peak rose in the block)",
                  "history": "exact (allocation history)"}
 
@@ -525,7 +647,24 @@ class MemoryTracker:
             lines.append(("allocations / frees", "%d / %d" % (s["num_alloc"], s["num_free"])))
         if "timeline_source" in s:
             lines.append(("timeline", "%d rows, %s" % (s["timeline_rows"], s["timeline_source"])))
+        self._print_lines(s, lines, out)
+
+    def _print_lines(self, s, lines, out):
         print("MemoryTracker %s (%.3f s)" % (self.name, s["duration_s"]), file=out)
         width = max(len(k) for k, _ in lines)
         for k, v in lines:
             print("  %-*s  %s" % (width, k, v), file=out)
+
+    def _print_device_summary(self, s, out):
+        lines = [
+            ("measured", "device memory used (cuMemGetInfo), all processes on the GPU; torch has no CUDA here"),
+            ("device total", format_bytes(s["total"])),
+            ("used at enter", format_bytes(s["device_used_at_enter"])),
+            ("used at exit", format_bytes(s["device_used"])),
+            ("change", format_bytes(s["delta_device_used"])),
+            ("peak used", "%s  at least (the highest of %d samples, every %s ms)" % (
+                format_bytes(s["peak_device_used"]), s["samples"], s["interval_ms"])),
+        ]
+        if "timeline_source" in s:
+            lines.append(("timeline", "%d rows, %s" % (s["timeline_rows"], s["timeline_source"])))
+        self._print_lines(s, lines, out)

@@ -9,8 +9,11 @@ this machine (CPU only) gives the untracked block and its reason.
 """
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
+
+from conftest import STEPSCOPE_BIN
 
 from stepscope import memory as memory_module
 
@@ -381,10 +384,12 @@ def test_real_torch_without_cuda(run_alone):
         print([str(m.message) for m in w])
         print(t.get_stats(), t.get_allocation_timeline())
         t.print_summary()
-    ''')
+    ''', STEPSCOPE_LIBCUDA=NO_CUDA)
     lines = proc.stdout.splitlines()
     want = ("torch %s has no usable CUDA device (torch.cuda.is_available() is False: a CPU-only torch, no GPU, or "
-            "CUDA_VISIBLE_DEVICES empty)" % torch.__version__)
+            "CUDA_VISIBLE_DEVICES empty); and no device memory to read instead (libcuda unavailable: cannot load "
+            "%s: %s: cannot open shared object file: No such file or directory)" % (torch.__version__, NO_CUDA,
+                                                                                  NO_CUDA))
     assert lines[0] == repr(["stepscope.MemoryTracker: %s; the block is not tracked" % want])
     assert lines[1] == repr({"available": False, "reason": want}) + " []"
     assert lines[2] == "MemoryTracker memory_tracker: not tracked: " + want
@@ -412,3 +417,113 @@ def test_record_at_ns(run_under):
         "ValueError stepscope.record(): at_ns must be a non-negative int below 2**64",
         "TypeError stepscope.record(): at_ns must be an int (ns of stepscope.clock_ns()'s clock), not float",
         "TypeError stepscope.record() takes only the keyword at_ns"]
+
+
+# ----------------------------------------------- without torch's CUDA: libcuda
+# The device's used bytes (cuMemGetInfo_v2) through the suite's fake
+# libcuda, torch blocked (sys.modules["torch"] = None): the script changes
+# the fake's free bytes and waits until the sampler has read each value
+# (the fake counts the calls, and a call counted after a change sees it:
+# no timing in the test).
+
+NO_CUDA = "/nonexistent/libcuda.so.1"
+FAKE_CUDA_LIB = str(Path(STEPSCOPE_BIN).resolve().parent / "fakes" / "libfake_cuda.so")
+
+DEVICE_SCRIPT = r'''
+import ctypes, json, os, sys, time, warnings
+sys.modules["torch"] = None               # no torch at all: the libcuda path
+import stepscope
+fake = ctypes.CDLL(os.environ["STEPSCOPE_LIBCUDA"])
+fake.fake_cuda_set_mem.argtypes = [ctypes.c_ulonglong, ctypes.c_ulonglong]
+fake.fake_cuda_calls.argtypes = [ctypes.c_char_p]
+fake.fake_cuda_calls.restype = ctypes.c_long
+TOTAL = 80 << 30
+
+def use(used):
+    fake.fake_cuda_set_mem(TOTAL - used, TOTAL)
+
+def sampled():
+    # the next cuMemGetInfo sees the value set before it (a hang guard only)
+    n = fake.fake_cuda_calls(b"cuMemGetInfo")
+    deadline = time.monotonic() + 120
+    while fake.fake_cuda_calls(b"cuMemGetInfo") <= n and time.monotonic() < deadline:
+        time.sleep(0.001)
+'''
+
+
+def device_rows_dedup(rows):
+    out = []
+    for row in rows:
+        if not out or out[-1] != row[1]:
+            out.append(row[1])
+    return out
+
+
+@pytest.fixture
+def fake_libcuda():
+    if not Path(FAKE_CUDA_LIB).exists():
+        pytest.fail("no fake libcuda at %s: build the tree (cmake --build build)" % FAKE_CUDA_LIB)
+    return FAKE_CUDA_LIB
+
+
+def test_device_memory_without_torch_cuda(run_under, tmp_path, fake_libcuda):
+    G = 1 << 30
+    r = run_under(DEVICE_SCRIPT + textwrap.dedent('''
+        use(1 << 30)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = stepscope.MemoryTracker(interval=1)
+            with t:
+                use((5 << 30) + 123); sampled()
+                use(3 << 30); sampled()
+                use(2 << 30)
+        print("RESULT " + json.dumps(dict(stats=t.get_stats(), rows=t.get_allocation_timeline(),
+                                          warnings=[str(m.message) for m in w],
+                                          sync=sum(fake.fake_cuda_calls(n) for n in (
+                                              b"cuCtxSynchronize", b"cuStreamSynchronize",
+                                              b"cuEventSynchronize")))))
+        t.print_summary()
+    '''), STEPSCOPE_LIBCUDA=fake_libcuda)
+    res = result_of(r)
+    s, rows = res["stats"], res["rows"]
+    assert res["warnings"] == [] and res["sync"] == 0
+    assert s["available"] is True and s["source"] == "cuda"
+    assert s["total"] == 80 * G
+    assert s["device_used_at_enter"] == 1 * G
+    assert s["device_used"] == 2 * G
+    assert s["delta_device_used"] == 1 * G
+    assert s["peak_device_used"] == 5 * G + 123 and s["peak_device_used_method"] == "sampled"
+    assert "every process" in s["scope"]
+    # enter, the samples, exit: each value the script set, in order
+    assert device_rows_dedup(rows) == [1 * G, 5 * G + 123, 3 * G, 2 * G]
+    assert rows[0][1] == 1 * G and rows[-1][1] == 2 * G
+    assert all(row[2] == "sampled" for row in rows)
+    assert [row[0] for row in rows] == sorted(row[0] for row in rows)
+    assert s["timeline_rows"] == s["samples"] == len(rows)
+    assert "timeline_error" not in s
+    # the record: the figures and the rows as values at their own times
+    assert r.zone("memory_tracker")["count"] == 1
+    assert r.value("memory_tracker.peak_device_used_bytes")["last"] == 5 * G + 123
+    assert r.value("memory_tracker.delta_device_used_bytes")["last"] == 1 * G
+    v = r.value(memory_module.DEVICE_TIMELINE_VALUE)
+    assert v["count"] == len(rows) and v["max"] == 5 * G + 123 and v["min"] == 1 * G and v["last"] == 2 * G
+    assert "peak used" in r.stdout and "5.0 GiB  at least (the highest of %d samples, every 1 ms)" % len(rows) \
+        in r.stdout
+    assert "all processes on the GPU" in r.stdout
+
+
+def test_device_memory_without_a_context(run_under, fake_libcuda):
+    r = run_under(DEVICE_SCRIPT + textwrap.dedent('''
+        fake.fake_cuda_set_context(0)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t = stepscope.MemoryTracker()
+            with t:
+                pass
+        print("RESULT " + json.dumps(dict(stats=t.get_stats(), warnings=[str(m.message) for m in w])))
+    '''), STEPSCOPE_LIBCUDA=fake_libcuda)
+    res = result_of(r)
+    why = ("torch is not importable (ModuleNotFoundError: import of torch halted; None in sys.modules); and no device "
+           "memory to read instead (the calling thread has no current CUDA context)")
+    assert res["stats"] == {"available": False, "reason": why}
+    assert res["warnings"] == ["stepscope.MemoryTracker: %s; the block is not tracked" % why]
