@@ -479,6 +479,7 @@ def test_device_memory_without_torch_cuda(run_under, tmp_path, fake_libcuda):
                 use(2 << 30)
         print("RESULT " + json.dumps(dict(stats=t.get_stats(), rows=t.get_allocation_timeline(),
                                           warnings=[str(m.message) for m in w],
+                                          ctx_set=fake.fake_cuda_calls(b"cuCtxSetCurrent"),
                                           sync=sum(fake.fake_cuda_calls(n) for n in (
                                               b"cuCtxSynchronize", b"cuStreamSynchronize",
                                               b"cuEventSynchronize")))))
@@ -487,6 +488,9 @@ def test_device_memory_without_torch_cuda(run_under, tmp_path, fake_libcuda):
     res = result_of(r)
     s, rows = res["stats"], res["rows"]
     assert res["warnings"] == [] and res["sync"] == 0
+    # the sampler made the block's context current on its own thread (the
+    # fake's context is one for all threads, so this is what shows it)
+    assert res["ctx_set"] == 1
     assert s["available"] is True and s["source"] == "cuda"
     assert s["total"] == 80 * G
     assert s["device_used_at_enter"] == 1 * G
