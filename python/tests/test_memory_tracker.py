@@ -142,7 +142,7 @@ def test_history_timeline_stats_and_record(run_under, tmp_path):
     '''.replace("MIB", str(MIB))))
     res = result_of(r)
     s, rows = res["stats"], res["rows"]
-    assert s["available"] is True and s["device"] == 0
+    assert s["available"] is True and s["device"] == 0 and s["source"] == "torch"
     assert s["allocated_at_enter"] == 8 * MIB
     assert s["allocated"] == 26 * MIB
     assert s["delta_allocated"] == 18 * MIB
@@ -511,6 +511,9 @@ def test_device_memory_without_torch_cuda(run_under, tmp_path, fake_libcuda):
     assert r.value("memory_tracker.delta_device_used_bytes")["last"] == 1 * G
     v = r.value(memory_module.DEVICE_TIMELINE_VALUE)
     assert v["count"] == len(rows) and v["max"] == 5 * G + 123 and v["min"] == 1 * G and v["last"] == 2 * G
+    # trace.json: a counter track of the value's name, one point per row
+    points = counter_points(trace_of(tmp_path), memory_module.DEVICE_TIMELINE_VALUE)
+    assert [list(p["args"].values())[0] for p in points] == [row[1] for row in rows]
     assert "peak used" in r.stdout and "5.0 GiB  at least (the highest of %d samples, every 1 ms)" % len(rows) \
         in r.stdout
     assert "all processes on the GPU" in r.stdout
