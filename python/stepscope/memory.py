@@ -402,8 +402,14 @@ class MemoryTracker:
                     warnings.warn("stepscope.MemoryTracker: %s; the block is not tracked" % self._reason,
                                   RuntimeWarning, stacklevel=2)
             if self._device_mode:
-                self._end_device()
-            elif self._torch is None:
+                try:
+                    self._end_device()
+                except Exception as e:  # never the workload's problem, nor in place of its exception
+                    self._device_mode = False
+                    self._reason = "reading device memory failed at the block's exit (%s: %s)" % (
+                        type(e).__name__, e)
+                    self._timeline = []
+            if not self._device_mode and self._torch is None:
                 self._stats = {"available": False, "reason": self._reason}
         finally:
             self._open = False
