@@ -1587,13 +1587,15 @@ static void end_root_phase(void) {
         end_phase_at(seg, 1, sps__ticks());
 }
 
-static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a,
-                                    uint16_t depth) {
+/* One event into the values ring, whose events are timed already
+ * (values and counters at one instant, GPU spans over their placement). */
+static inline void push_values_ring(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t start,
+                                    uint64_t end, uint64_t a, uint16_t depth) {
     uint64_t h = seg->head[SPS_RING_VALUES];
     if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
         struct sps_rec_event *e = &T.ring[SPS_RING_VALUES][h & T.mask[SPS_RING_VALUES]];
-        e->start_ticks = now;
-        e->end_ticks = now;
+        e->start_ticks = start;
+        e->end_ticks = end;
         e->a = a;
         e->name = id;
         e->depth = depth;
@@ -1602,23 +1604,18 @@ static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uin
     __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
 }
 
+static inline void push_value_event(struct sps_rec_thread *seg, uint32_t id, uint32_t kind, uint64_t now, uint64_t a,
+                                    uint16_t depth) {
+    push_values_ring(seg, id, kind, now, now, a, depth);
+}
+
 void sps__record_gpu_span(struct sps_site *site, uint64_t start_ticks, uint64_t end_ticks, uint64_t stream) {
     struct sps_rec_thread *seg = T.seg;
     uint32_t id = site ? __atomic_load_n(&site->id, __ATOMIC_ACQUIRE) : 0;
     if (!seg || !id || site->kind != SPS_KIND_ZONE || (id > P.hdr->names_count && id != P.sink_id) ||
         !T.agg_index[id])
         return;
-    uint64_t h = seg->head[SPS_RING_VALUES];
-    if (LIKELY(h < seg->limit[SPS_RING_VALUES])) {
-        struct sps_rec_event *e = &T.ring[SPS_RING_VALUES][h & T.mask[SPS_RING_VALUES]];
-        e->start_ticks = start_ticks;
-        e->end_ticks = end_ticks;
-        e->a = stream;
-        e->name = id;
-        e->depth = 0;
-        e->kind = SPS_REC_KIND_GPU_SPAN;
-    }
-    __atomic_store_n(&seg->head[SPS_RING_VALUES], h + 1, __ATOMIC_RELEASE);
+    push_values_ring(seg, id, SPS_REC_KIND_GPU_SPAN, start_ticks, end_ticks, stream, 0);
 }
 
 static inline void value_agg(uint32_t id, double value) {
