@@ -840,6 +840,14 @@ int sps_cuda_status(struct sps_cuda_status *out) {
 
 /* ------------------------------------------------------------ device memory */
 
+/* SPS_EUNSUPPORTED, with why saying what keeps libcuda from use here. */
+static int cuda_unavailable(char *why, size_t why_len) {
+    pthread_mutex_lock(&G.lock);
+    snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
+    pthread_mutex_unlock(&G.lock);
+    return SPS_EUNSUPPORTED;
+}
+
 int sps__cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes, char *why, size_t why_len) {
     char scratch[8];
     if (!why || !why_len) {
@@ -850,30 +858,24 @@ int sps__cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes, char *why, s
         snprintf(why, why_len, "free_bytes and total_bytes must not be NULL");
         return SPS_EINVAL;
     }
-    if (!cuda_ready()) {
-        pthread_mutex_lock(&G.lock);
-        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
-        pthread_mutex_unlock(&G.lock);
-        return SPS_EUNSUPPORTED;
-    }
+    if (!cuda_ready())
+        return cuda_unavailable(why, why_len);
     if (!G.mem_info) {
         snprintf(why, why_len, "%s lacks cuMemGetInfo_v2", libcuda_path());
         return SPS_EUNSUPPORTED;
     }
     /* asked first: the driver would answer CUDA_ERROR_INVALID_CONTEXT, but
      * a NULL context says it plainly, without a driver error to decode */
-    sps_cu_context ctx = NULL;
-    sps_cu_result r = G.ctx_current(&ctx);
-    if (r != SPS_CUDA_SUCCESS) {
-        snprintf(why, why_len, "cuCtxGetCurrent failed: %s", cu_error(r));
-        return SPS_EIO;
-    }
+    void *ctx = NULL;
+    int rc = sps__cuda_context(&ctx, why, why_len);
+    if (rc)
+        return rc;
     if (!ctx) {
         snprintf(why, why_len, "the calling thread has no current CUDA context");
         return SPS_ESTATE;
     }
     size_t f = 0, t = 0;
-    r = G.mem_info(&f, &t); /* does not wait for the GPU */
+    sps_cu_result r = G.mem_info(&f, &t); /* does not wait for the GPU */
     if (r != SPS_CUDA_SUCCESS) {
         snprintf(why, why_len, "cuMemGetInfo_v2 failed: %s", cu_error(r));
         return r == SPS_CUDA_ERROR_INVALID_CONTEXT ? SPS_ESTATE : SPS_EIO;
@@ -888,12 +890,8 @@ int sps_cuda_mem_info(uint64_t *free_bytes, uint64_t *total_bytes) {
 }
 
 int sps__cuda_context(void **ctx, char *why, size_t why_len) {
-    if (!cuda_ready()) {
-        pthread_mutex_lock(&G.lock);
-        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
-        pthread_mutex_unlock(&G.lock);
-        return SPS_EUNSUPPORTED;
-    }
+    if (!cuda_ready())
+        return cuda_unavailable(why, why_len);
     sps_cu_context c = NULL;
     sps_cu_result r = G.ctx_current(&c);
     if (r != SPS_CUDA_SUCCESS) {
@@ -905,12 +903,8 @@ int sps__cuda_context(void **ctx, char *why, size_t why_len) {
 }
 
 int sps__cuda_use_context(void *ctx, char *why, size_t why_len) {
-    if (!cuda_ready()) {
-        pthread_mutex_lock(&G.lock);
-        snprintf(why, why_len, "libcuda unavailable: %s", G.reason);
-        pthread_mutex_unlock(&G.lock);
-        return SPS_EUNSUPPORTED;
-    }
+    if (!cuda_ready())
+        return cuda_unavailable(why, why_len);
     if (!G.ctx_set) {
         snprintf(why, why_len, "%s lacks cuCtxSetCurrent", libcuda_path());
         return SPS_EUNSUPPORTED;
