@@ -169,24 +169,27 @@ def _stat(stats, key):
 
 
 class _Sampler(threading.Thread):
-    """torch.cuda.memory_allocated(device) every interval ms, with its
-    time on the record's clock, until stopped; the block's enter and exit
-    readings (its stats') are put first and last by the tracker."""
+    """read() every interval ms, with its time on the record's clock,
+    until stopped (the tracker puts the block's enter and exit readings
+    first and last); setup() first, on this thread, when given.  An
+    exception ends the sampling with its text in .error: never the
+    workload's problem."""
 
-    def __init__(self, cuda, device, interval_ms):
-        super().__init__(name="stepscope memory sampler", daemon=True)
-        self._cuda, self._device, self._interval = cuda, device, interval_ms / 1000.0
+    def __init__(self, name, read, interval_ms, setup=None):
+        super().__init__(name=name, daemon=True)
+        self._read, self._setup, self._interval = read, setup, interval_ms / 1000.0
         self._stop_event = threading.Event()
         self.samples = []
         self.error = None
 
     def run(self):
-        while not self._stop_event.wait(self._interval):
-            try:
-                self.samples.append((_core.clock_ns(), int(self._cuda.memory_allocated(self._device))))
-            except Exception as e:  # never the workload's problem
-                self.error = "%s: %s" % (type(e).__name__, e)
-                return
+        try:
+            if self._setup:
+                self._setup()
+            while not self._stop_event.wait(self._interval):
+                self.samples.append((_core.clock_ns(), self._read()))
+        except Exception as e:
+            self.error = "%s: %s" % (type(e).__name__, e)
 
     def stop(self):
         self._stop_event.set()
@@ -197,38 +200,6 @@ def _device_used():
     """(used, total) bytes of the current CUDA context's device."""
     free, total = _core._cuda_mem_info()
     return total - free, total
-
-
-class _DeviceSampler(threading.Thread):
-    """The device's used bytes every interval ms, with its time on the
-    record's clock, until stopped, in the CUDA context of the thread that
-    opened the block (made current on this thread first: a context is
-    current per thread)."""
-
-    def __init__(self, context, interval_ms):
-        super().__init__(name="stepscope device memory sampler", daemon=True)
-        self._context, self._interval = context, interval_ms / 1000.0
-        self._stop_event = threading.Event()
-        self.samples = []
-        self.error = None
-
-    def run(self):
-        try:
-            _core._cuda_use_context(self._context)
-        except Exception as e:
-            self.error = "%s: %s" % (type(e).__name__, e)
-            return
-        while not self._stop_event.wait(self._interval):
-            try:
-                used, _total = _device_used()
-            except Exception as e:  # never the workload's problem
-                self.error = "%s: %s" % (type(e).__name__, e)
-                return
-            self.samples.append((_core.clock_ns(), used))
-
-    def stop(self):
-        self._stop_event.set()
-        self.join()
 
 
 class MemoryTracker:
@@ -339,7 +310,11 @@ class MemoryTracker:
         self._device_mode = True
         self._enter_ns = _core.clock_ns()
         self._device_enter = (used, total)
-        self._sampler = _DeviceSampler(context, self.interval)
+        # the device's used bytes, in the CUDA context of the thread that
+        # opened the block (made current on the sampler's own
+        # thread first: a context is current per thread)
+        self._sampler = _Sampler("stepscope device memory sampler", lambda: _device_used()[0], self.interval,
+                                 setup=lambda: _core._cuda_use_context(context))
         self._sampler.samples.append((self._enter_ns, used))
         self._sampler.start()
 
@@ -487,7 +462,9 @@ class MemoryTracker:
                           "torch.cuda.memory_allocated() every %s ms instead (and the per-step "
                           "torch.cuda.allocated_bytes values stand beside it)" % (self._no_history, self.interval),
                           RuntimeWarning, stacklevel=3)
-        self._sampler = _Sampler(cuda, self._dev, self.interval)  # started once the enter is read
+        dev = self._dev
+        self._sampler = _Sampler("stepscope memory sampler", lambda: int(cuda.memory_allocated(dev)),
+                                 self.interval)  # started once the enter is read
 
     def _finish_timeline(self, cuda):
         s = self._stats
