@@ -66,6 +66,21 @@ static json_t *load_json(const char *path) {
     return j;
 }
 
+/* Export rep's trace.json (max_bytes) into dir and load it: NULL, with the
+ * failure checked, when either fails.  rep stays the caller's. */
+static json_t *export_and_load(const struct sps_report *rep, const char *dir, uint64_t max_bytes) {
+    char path[700], err[512] = "";
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return NULL;
+    int rc = sps__export_trace(rep, f, max_bytes, err, sizeof err);
+    fclose(f);
+    CHECK_MSG(rc == 0, "export: %s", err);
+    return rc == 0 ? load_json(path) : NULL;
+}
+
 struct span {
     long long pid, tid, start, end; /* ns: exact, the file has 3 decimals of us */
 };
@@ -652,16 +667,7 @@ static void synthetic_input(struct sps_report *rep) {
 static void test_overlapping_events(void) {
     struct sps_report rep;
     synthetic_input(&rep);
-    const char *dir = tmpdir_new("trace-overlap");
-    char path[700], err[512] = "";
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    CHECK_EQ_I(sps__export_trace(&rep, f, 1 << 20, err, sizeof err), 0);
-    fclose(f);
-    json_t *trace = load_json(path);
+    json_t *trace = export_and_load(&rep, tmpdir_new("trace-overlap"), 1 << 20);
     if (!trace)
         return;
     struct seen s;
@@ -717,16 +723,7 @@ static void test_torch_memory_track(void) {
     rep.run.nprocs = 1;
     rep.run.procs = &proc;
     rep.run.start_ns = 5000;
-    const char *dir = tmpdir_new("trace-torch-memory");
-    char path[700], err[512] = "";
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f)
-        return;
-    CHECK_EQ_I(sps__export_trace(&rep, f, 1 << 20, err, sizeof err), 0);
-    fclose(f);
-    json_t *trace = load_json(path);
+    json_t *trace = export_and_load(&rep, tmpdir_new("trace-torch-memory"), 1 << 20);
     if (!trace)
         return;
     struct seen s;
@@ -990,19 +987,8 @@ static void test_gpu_tracks(void) {
     CHECK_MSG(rc == 0, "rebuild %s: %s", dir, err);
     if (rc != 0)
         return;
-    char path[700];
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (!f) {
-        sps__report_free(&rep);
-        return;
-    }
-    rc = sps__export_trace(&rep, f, SPS_TRACE_DEFAULT_MAX_BYTES, err, sizeof err);
-    fclose(f);
+    json_t *trace = export_and_load(&rep, dir, SPS_TRACE_DEFAULT_MAX_BYTES);
     sps__report_free(&rep);
-    CHECK_MSG(rc == 0, "export: %s", err);
-    json_t *trace = load_json(path);
     if (!trace)
         return;
     struct seen s;
