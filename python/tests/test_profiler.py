@@ -120,7 +120,11 @@ def test_a_block_that_grows_every_sample_is_a_leak(run_alone):
         p = stepscope.Profiler(memory_interval=0.01)
         kept = []
         with p.profile("leaky") as op:
-            while op.samples < 24:  # by samples, not by time: the same on a slow machine
+            # 24 allocations, each followed by at least one sample: by count,
+            # not by time, the same on a slow machine (looping until 24
+            # samples made fewer allocations where a busy machine let the
+            # sampler take several at once: CI saw 27 MiB of growth)
+            for _ in range(24):
                 kept.append(bytearray(2 << 20))
                 seen = op.samples
                 while op.samples == seen:
